@@ -1,0 +1,110 @@
+"""Argument checks for the public boundary; every TypeError/ValueError text comes from here.
+
+Messages name the argument, say what was expected and what came, and where it helps, the
+fix.  Kernels below the boundary assume their preconditions and never raise.
+"""
+
+from __future__ import annotations
+
+import enum
+import numbers
+from typing import TypeVar
+
+import numpy as np
+
+E = TypeVar("E", bound=enum.Enum)
+
+
+def describe(value: object) -> str:
+    """A short 'what came' phrase: the value (or array dtype/shape) and its type."""
+    if isinstance(value, np.ndarray):
+        return f"an array of dtype {value.dtype} and shape {value.shape}"
+    text = repr(value)
+    if len(text) > 60:
+        text = text[:57] + "..."
+    return f"{text} ({type(value).__name__})"
+
+
+def int_in_range(name: str, value: object, lo: int, hi: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise TypeError(f"{name} must be an int from {lo} to {hi}; got {describe(value)}")
+    if not lo <= int(value) <= hi:
+        raise ValueError(f"{name} must be from {lo} to {hi}; got {value}")
+    return int(value)
+
+
+def choice(name: str, value: object, enum_cls: type[E]) -> E:
+    """Coerce a member or its string value to ``enum_cls``; list the choices otherwise."""
+    if isinstance(value, enum_cls):
+        return value
+    valid = ", ".join(repr(m.value) for m in enum_cls)
+    if isinstance(value, str):
+        key = value.strip().lower().replace("-", "_").replace(" ", "_")
+        for member in enum_cls:
+            if member.value == key:
+                return member
+        raise ValueError(f"{name}={value!r} is not valid; choose one of {valid}")
+    raise TypeError(f"{name} must be one of {valid} (or a {enum_cls.__name__}); got {describe(value)}")
+
+
+def boolean(name: str, value: object) -> bool:
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
+    raise TypeError(f"{name} must be True or False; got {describe(value)}")
+
+
+def bit_patterns(name: str, bits: object, width: int) -> np.ndarray:
+    """Check that ``bits`` holds integer bit patterns of ``width`` bits; return it as an array.
+
+    Accepts Python ints and integer arrays of any integer dtype.  Float, bool, complex,
+    object and string inputs are a TypeError; values outside [0, 2**width) a ValueError
+    that names the first offending index and value.
+    """
+    if isinstance(bits, bool):
+        raise TypeError(f"{name} must hold integer bit patterns; got {describe(bits)}")
+    if isinstance(bits, numbers.Integral):
+        value = int(bits)
+        if not 0 <= value < (1 << width):
+            raise ValueError(
+                f"{name}={value:#x} does not fit the format's {width} bits "
+                f"(valid patterns are 0 to {(1 << width) - 1:#x})"
+            )
+        return np.asarray(np.uint64(value))
+    arr = bits if isinstance(bits, np.ndarray) else None
+    if arr is None:
+        if isinstance(bits, (list, tuple)):
+            try:
+                arr = np.asarray(bits)
+            except (ValueError, OverflowError) as exc:
+                raise TypeError(f"{name} must be integer bit patterns; could not convert: {exc}") from None
+            if arr.dtype == object:
+                arr = np.asarray([int(v) for v in np.ravel(arr)], dtype=np.uint64).reshape(arr.shape)
+        elif isinstance(bits, np.generic):
+            arr = np.asarray(bits)
+        else:
+            raise TypeError(
+                f"{name} must be integer bit patterns (an int or an integer array); got {describe(bits)}"
+            )
+    if arr.dtype.kind not in "ui":
+        hint = " (view float data as bits with .view(fmt.storage_dtype), or use encode())" if arr.dtype.kind == "f" else ""
+        raise TypeError(
+            f"{name} must have an integer dtype holding bit patterns; got an array of dtype {arr.dtype}{hint}"
+        )
+    if arr.size:
+        if arr.dtype.kind == "i":
+            bad = arr < 0
+            if width < arr.dtype.itemsize * 8:
+                bad |= arr >= (1 << width)
+        elif width < arr.dtype.itemsize * 8:
+            bad = arr >= (1 << width)
+        else:
+            bad = None
+        if bad is not None and bad.any():
+            index = np.unravel_index(int(np.argmax(bad)), arr.shape)
+            index = tuple(int(i) for i in index)
+            raise ValueError(
+                f"{name} holds a value that does not fit the format's {width} bits: "
+                f"{name}[{', '.join(map(str, index))}] = {int(arr[index])} "
+                f"(valid patterns are 0 to {(1 << width) - 1:#x}); {int(bad.sum())} such value(s) in all"
+            )
+    return arr

@@ -1,0 +1,294 @@
+"""Binary floating-point formats: declared by three numbers, everything else derived.
+
+A :class:`Format` is its exponent width, its trailing-significand width and its
+special-value policy (:class:`Specials`).  Bias, exponent range, limits, masks and the
+storage dtype are computed from those, never written down per format, and the tests
+check them against ``numpy.finfo`` and ``ml_dtypes.finfo``.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from . import _validate
+
+__all__ = [
+    "Format",
+    "Specials",
+    "as_format",
+    "catalogue",
+    "fp64",
+    "fp32",
+    "tf32",
+    "fp16",
+    "bf16",
+    "fp8_e4m3",
+    "fp8_e5m2",
+    "fp8_e4m3fnuz",
+    "fp8_e5m2fnuz",
+    "fp6_e3m2",
+    "fp6_e2m3",
+    "fp4_e2m1",
+]
+
+
+class Specials(str, enum.Enum):
+    """Where a format keeps its infinities and NaNs.
+
+    ``ieee``
+        IEEE 754: the all-ones exponent holds +-infinity (zero fraction) and NaNs
+        (non-zero fraction; the top fraction bit set means quiet).
+    ``fn``
+        OCP FP8 E4M3 ("finite, NaN"): no infinities; only S.1..1.1..1 is NaN, so the
+        all-ones exponent also holds finite values (max 448 for E4M3).
+    ``fnuz``
+        "finite, NaN, unsigned zero" (Graphcore/AMD FP8): no infinities, no -0; the
+        pattern 1.0..0.0..0 is the only NaN and the bias is one larger than IEEE's.
+    ``finite``
+        OCP MX FP6/FP4: no infinities and no NaN; every pattern is a number.
+    """
+
+    IEEE = "ieee"
+    FN = "fn"
+    FNUZ = "fnuz"
+    FINITE = "finite"
+
+
+_MAX_EXPONENT_BITS = 11
+_MAX_MANTISSA_BITS = 52
+
+
+@dataclass(frozen=True)
+class Format:
+    """A binary floating-point format.
+
+    Parameters
+    ----------
+    exponent_bits : int
+        Width of the biased exponent field, 2 to 11.
+    mantissa_bits : int
+        Width of the trailing significand field (the fraction, without the implicit
+        leading bit), 1 to 52.
+    specials : Specials or str, default "ieee"
+        Special-value policy, see :class:`Specials`.
+    name : str, optional
+        Display name; derived as ``e{E}m{M}`` (plus the policy suffix) when omitted.
+        Two formats with the same layout and policy compare equal whatever their names.
+
+    Every value of a format must be exactly representable in float64, so the exponent
+    range may not exceed float64's (this rules out 11-bit exponents for the non-IEEE
+    policies).
+
+    Examples
+    --------
+    >>> f = Format(exponent_bits=5, mantissa_bits=10)
+    >>> f == fp16, f.bias, f.emax, f.max_finite
+    (True, 15, 15, 65504.0)
+    >>> fp8_e4m3.max_finite, fp8_e4m3fnuz.bias
+    (448.0, 8)
+    """
+
+    exponent_bits: int
+    mantissa_bits: int
+    specials: Specials = Specials.IEEE
+    name: str = field(default="", compare=False)
+
+    def __post_init__(self) -> None:
+        _validate.int_in_range("exponent_bits", self.exponent_bits, 2, _MAX_EXPONENT_BITS)
+        _validate.int_in_range("mantissa_bits", self.mantissa_bits, 1, _MAX_MANTISSA_BITS)
+        object.__setattr__(self, "specials", _validate.choice("specials", self.specials, Specials))
+        if not isinstance(self.name, str):
+            raise TypeError(f"name must be a str; got {self.name!r} ({type(self.name).__name__})")
+        if not self.name:
+            suffix = "" if self.specials is Specials.IEEE else self.specials.value
+            object.__setattr__(self, "name", f"e{self.exponent_bits}m{self.mantissa_bits}{suffix}")
+        if self.emax > 1023 or self.emin < -1022:
+            raise ValueError(
+                f"format {self.name} has exponent range [{self.emin}, {self.emax}], wider than "
+                "float64's [-1022, 1023]; softfloat needs every value to be exact in float64. "
+                "Use fewer exponent bits or the 'ieee' policy."
+            )
+
+    # -- the declared layout, derived ------------------------------------------------
+    @property
+    def bits(self) -> int:
+        """Total width: sign + exponent + trailing significand."""
+        return 1 + self.exponent_bits + self.mantissa_bits
+
+    @property
+    def precision(self) -> int:
+        """Significand precision p in bits, counting the implicit leading bit."""
+        return self.mantissa_bits + 1
+
+    @property
+    def bias(self) -> int:
+        """Exponent bias: 2**(E-1) - 1, one more for the fnuz policy."""
+        return (1 << (self.exponent_bits - 1)) - (0 if self.specials is Specials.FNUZ else 1)
+
+    @property
+    def emin(self) -> int:
+        """Exponent of the smallest normal number (biased exponent field 1)."""
+        return 1 - self.bias
+
+    @property
+    def emax(self) -> int:
+        """Exponent of the largest finite number."""
+        top = (1 << self.exponent_bits) - 1  # the all-ones exponent field
+        return top - self.bias - (1 if self.specials is Specials.IEEE else 0)
+
+    @property
+    def has_infinity(self) -> bool:
+        return self.specials is Specials.IEEE
+
+    @property
+    def has_nan(self) -> bool:
+        return self.specials is not Specials.FINITE
+
+    @property
+    def has_negative_zero(self) -> bool:
+        return self.specials is not Specials.FNUZ
+
+    @property
+    def storage_dtype(self) -> np.dtype:
+        """The narrowest unsigned integer dtype that holds a bit pattern."""
+        for dt in (np.uint8, np.uint16, np.uint32, np.uint64):
+            if self.bits <= np.dtype(dt).itemsize * 8:
+                return np.dtype(dt)
+        raise AssertionError("unreachable: bits <= 64 by construction")
+
+    # -- masks and special patterns (magnitudes exclude the sign bit) ------------------
+    @property
+    def sign_mask(self) -> int:
+        return 1 << (self.bits - 1)
+
+    @property
+    def exponent_mask(self) -> int:
+        return ((1 << self.exponent_bits) - 1) << self.mantissa_bits
+
+    @property
+    def mantissa_mask(self) -> int:
+        return (1 << self.mantissa_bits) - 1
+
+    @property
+    def max_finite_bits(self) -> int:
+        """Magnitude pattern of the largest finite value."""
+        if self.specials is Specials.IEEE:
+            return self.exponent_mask - 1  # 0.11..10.11..1
+        if self.specials is Specials.FN:
+            return self.exponent_mask | (self.mantissa_mask - 1)  # 0.11..11.11..10
+        return self.exponent_mask | self.mantissa_mask  # 0.11..11.11..11
+
+    @property
+    def infinity_bits(self) -> int | None:
+        """Magnitude pattern of +infinity, or None where the format has none."""
+        return self.exponent_mask if self.has_infinity else None
+
+    @property
+    def nan_bits(self) -> int | None:
+        """The canonical quiet NaN (positive where the sign is free), or None."""
+        if self.specials is Specials.IEEE:
+            return self.exponent_mask | (1 << (self.mantissa_bits - 1))
+        if self.specials is Specials.FN:
+            return self.exponent_mask | self.mantissa_mask
+        if self.specials is Specials.FNUZ:
+            return self.sign_mask  # the "negative zero" pattern
+        return None
+
+    # -- limits as Python floats (all exact in float64) ------------------------------
+    @property
+    def max_finite(self) -> float:
+        e, m = divmod(self.max_finite_bits, 1 << self.mantissa_bits)
+        return float.fromhex(f"0x{(1 << self.mantissa_bits) | m:x}p{e - self.bias - self.mantissa_bits}")
+
+    @property
+    def min_normal(self) -> float:
+        return 2.0**self.emin
+
+    @property
+    def min_subnormal(self) -> float:
+        return 2.0 ** (self.emin - self.mantissa_bits)
+
+    @property
+    def epsilon(self) -> float:
+        """Distance from 1.0 to the next larger value: 2**-mantissa_bits."""
+        return 2.0**-self.mantissa_bits
+
+    def __repr__(self) -> str:
+        if self.name in _BY_NAME and _BY_NAME[self.name] == self:
+            return f"softfloat.{self.name}" if self.name in _CATALOGUE_NAMES else f"Format({self.name!r})"
+        policy = "" if self.specials is Specials.IEEE else f", specials={self.specials.value!r}"
+        return f"Format(exponent_bits={self.exponent_bits}, mantissa_bits={self.mantissa_bits}{policy})"
+
+    def __str__(self) -> str:
+        return self.name
+
+
+def _fmt(e: int, m: int, specials: str, name: str) -> Format:
+    return Format(exponent_bits=e, mantissa_bits=m, specials=Specials(specials), name=name)
+
+
+fp64 = _fmt(11, 52, "ieee", "fp64")
+fp32 = _fmt(8, 23, "ieee", "fp32")
+tf32 = _fmt(8, 10, "ieee", "tf32")
+fp16 = _fmt(5, 10, "ieee", "fp16")
+bf16 = _fmt(8, 7, "ieee", "bf16")
+fp8_e4m3 = _fmt(4, 3, "fn", "fp8_e4m3")
+fp8_e5m2 = _fmt(5, 2, "ieee", "fp8_e5m2")
+fp8_e4m3fnuz = _fmt(4, 3, "fnuz", "fp8_e4m3fnuz")
+fp8_e5m2fnuz = _fmt(5, 2, "fnuz", "fp8_e5m2fnuz")
+fp6_e3m2 = _fmt(3, 2, "finite", "fp6_e3m2")
+fp6_e2m3 = _fmt(2, 3, "finite", "fp6_e2m3")
+fp4_e2m1 = _fmt(2, 1, "finite", "fp4_e2m1")
+
+_CATALOGUE = (fp64, fp32, tf32, fp16, bf16, fp8_e4m3, fp8_e5m2, fp8_e4m3fnuz, fp8_e5m2fnuz,
+              fp6_e3m2, fp6_e2m3, fp4_e2m1)
+_CATALOGUE_NAMES = frozenset(f.name for f in _CATALOGUE)
+
+_BY_NAME: dict[str, Format] = {f.name: f for f in _CATALOGUE}
+_BY_NAME.update({
+    "float64": fp64, "double": fp64, "binary64": fp64,
+    "float32": fp32, "single": fp32, "binary32": fp32,
+    "float16": fp16, "half": fp16, "binary16": fp16,
+    "bfloat16": bf16, "tensorfloat32": tf32,
+    "e4m3": fp8_e4m3, "e4m3fn": fp8_e4m3, "float8_e4m3fn": fp8_e4m3, "fp8_e4m3fn": fp8_e4m3,
+    "e5m2": fp8_e5m2, "float8_e5m2": fp8_e5m2,
+    "e4m3fnuz": fp8_e4m3fnuz, "float8_e4m3fnuz": fp8_e4m3fnuz,
+    "e5m2fnuz": fp8_e5m2fnuz, "float8_e5m2fnuz": fp8_e5m2fnuz,
+    "e3m2": fp6_e3m2, "float6_e3m2fn": fp6_e3m2, "fp6_e3m2fn": fp6_e3m2,
+    "e2m3": fp6_e2m3, "float6_e2m3fn": fp6_e2m3, "fp6_e2m3fn": fp6_e2m3,
+    "e2m1": fp4_e2m1, "float4_e2m1fn": fp4_e2m1, "fp4_e2m1fn": fp4_e2m1,
+})
+
+
+def catalogue() -> tuple[Format, ...]:
+    """The named formats, widest first."""
+    return _CATALOGUE
+
+
+def as_format(fmt: Format | str, argname: str = "fmt") -> Format:
+    """Return ``fmt`` itself, or the catalogue format a name refers to.
+
+    Names are case-insensitive and accept the aliases ``half``, ``bfloat16``,
+    ``e4m3fn``, ``float8_e5m2``, ... .
+
+    >>> as_format("BFloat16") is bf16
+    True
+    """
+    if isinstance(fmt, Format):
+        return fmt
+    if isinstance(fmt, str):
+        key = fmt.strip().lower().replace("-", "_")
+        if key in _BY_NAME:
+            return _BY_NAME[key]
+        raise ValueError(
+            f"{argname}={fmt!r} is not a known format; choose one of "
+            f"{', '.join(f.name for f in _CATALOGUE)} (aliases: {', '.join(sorted(set(_BY_NAME) - _CATALOGUE_NAMES))}) "
+            "or build one with softfloat.Format(exponent_bits=..., mantissa_bits=...)"
+        )
+    raise TypeError(
+        f"{argname} must be a softfloat.Format or a format name such as 'bf16'; "
+        f"got {fmt!r} ({type(fmt).__name__})"
+    )
