@@ -75,7 +75,7 @@ def parse_exact(x: object, argname: str = "x") -> ExactValue:
     """Read an exact scalar: int, float, Fraction, Decimal, or a decimal/hex/special string.
 
     >>> str(parse_exact("0x1.8p-3")), str(parse_exact("-0")), parse_exact("-0").negative
-    ('0.1875', '0', True)
+    ('0.1875', '-0', True)
     """
     if isinstance(x, bool):
         raise TypeError(f"{argname} must be a number; got {x!r} (bool)")

@@ -182,7 +182,7 @@ def quantize(x, fmt, rounding="nearest_even", *, saturate=False, subnormals=True
     Examples
     --------
     >>> import numpy as np
-    >>> quantize(np.float32([0.1, 3.0e38]), "bf16").tolist()
+    >>> quantize(np.float32([0.1, 3.4e38]), "bf16").tolist()
     [0.10009765625, inf]
     >>> float(quantize("6.36", "fp16", rounding="toward_zero"))
     6.359375
