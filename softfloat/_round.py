@@ -15,7 +15,8 @@ rounding *is* integer rounding of ``v >> s``:
 
 This module alone decides increments, overflow, underflow (with either tininess
 choice), flush-to-zero and the sign; it knows nothing about where ``v`` came from.
-It is pure: mode, tininess and random bits in; patterns and flag masks out.
+It is pure: mode, tininess and random bits in; patterns and flag masks out.  For speed it
+works in place on caller-owned block buffers (``v`` is consumed).
 """
 
 from __future__ import annotations
@@ -40,72 +41,79 @@ class Policy:
     saturate: bool = False
 
 
-def _low_mask(s: np.ndarray) -> np.ndarray:
-    """(1 << s) - 1, elementwise, for 0 <= s < width."""
-    one = s.dtype.type(1)
-    return np.left_shift(one, s) - one
+def _round_in_place(v, s, r, rounding: Rounding, negative, rand, tmp):
+    """v <- v / 2**s rounded to an integer in ``rounding``.
 
-
-def shift_round(v, s, rounding: Rounding, negative, rand):
-    """Round ``v / 2**s`` to an integer in ``rounding``; return (t, discarded bits).
-
-    Preconditions: 1 <= s <= W-1 and v < 2**(W-1) for W the width of v's dtype, so no
-    sum below wraps; ``negative`` (bool) selects the direction for upward/downward;
-    ``rand`` holds uniform W-bit integers for stochastic rounding (else None).
+    ``r`` = W - s (W = width of v's dtype), so that masks need no ``1 << s`` that could
+    hit the undefined shift by W:  2**s - 1 = ALL >> r,  2**(s-1) - 1 = (ALL >> 1) >> r.
+    ``negative`` holds 0/1 per element (for upward/downward), ``rand`` uniform W-bit
+    integers (stochastic only), ``tmp`` a scratch array like ``v``.
+    Preconditions: 1 <= s <= W-1 and v < 2**(W-1), so no sum below wraps.
     """
-    one = v.dtype.type(1)
-    mask = _low_mask(s)
+    dt = v.dtype.type
+    ones = dt(np.iinfo(v.dtype).max)
     if rounding is Rounding.TOWARD_ZERO:
-        t = v >> s
+        pass
     elif rounding is Rounding.NEAREST_EVEN:
-        # v + (half - 1) + lsb(kept): a tie carries only when the kept part is odd
-        t = v + (mask >> one)
-        t += (v >> s) & one
-        t >>= s
+        # v + lsb(kept) + (half - 1): a tie carries only when the kept part is odd
+        np.right_shift(v, s, out=tmp)
+        tmp &= dt(1)
+        v += tmp
+        np.right_shift(ones >> dt(1), r, out=tmp)
+        v += tmp
     elif rounding is Rounding.NEAREST_AWAY:
-        t = v + (mask >> one) + one
-        t >>= s
+        np.right_shift(ones >> dt(1), r, out=tmp)  # half - 1
+        v += tmp
+        v += dt(1)
     elif rounding in (Rounding.UPWARD, Rounding.DOWNWARD):
-        # away from zero (add all-ones below the cut) for +x upward / -x downward
-        away = negative if rounding is Rounding.DOWNWARD else ~negative
-        t = v + np.where(away, mask, v.dtype.type(0))
-        t >>= s
+        # add all-ones below the cut (round away from zero) for +x upward / -x downward
+        np.right_shift(ones, r, out=tmp)
+        away = negative - dt(1) if rounding is Rounding.UPWARD else dt(0) - negative
+        tmp &= away
+        v += tmp
     elif rounding is Rounding.ODD:
-        t = v >> s
-        t |= ((v & mask) != 0).astype(v.dtype)
+        np.right_shift(ones, r, out=tmp)
+        tmp &= v
+        np.minimum(tmp, dt(1), out=tmp)  # 1 where any discarded bit is set
+        v >>= s
+        v |= tmp
+        return
     elif rounding is Rounding.STOCHASTIC:
         # up with probability (v mod 2**s) / 2**s: add s uniform random bits
-        t = v + (rand & mask)
-        t >>= s
+        np.right_shift(ones, r, out=tmp)
+        tmp &= rand
+        v += tmp
     else:  # pragma: no cover - Rounding is closed
         raise AssertionError(rounding)
-    return t, v & mask
+    v >>= s
 
 
 def _overflow_is_infinite(rounding: Rounding, negative):
     """Per IEEE 754-2019 7.4: which overflowing results go to infinity (else max_finite).
 
     Nearest modes and stochastic -> infinity; toward_zero and odd -> max_finite; upward ->
-    +inf / -max; downward -> +max / -inf.
+    +inf / -max; downward -> +max / -inf.  Returns True/False for the whole array, or
+    per element 1/0 in ``negative``'s dtype (``negative`` holds 0/1).
     """
     if rounding in (Rounding.NEAREST_EVEN, Rounding.NEAREST_AWAY, Rounding.STOCHASTIC):
         return True
     if rounding in (Rounding.TOWARD_ZERO, Rounding.ODD):
         return False
-    return negative if rounding is Rounding.DOWNWARD else ~negative
+    return negative if rounding is Rounding.DOWNWARD else negative ^ negative.dtype.type(1)
 
 
-def round_pack(fmt: Format, negative, v, s, offset, policy: Policy, rand=None, want_flags=False):
+def round_pack(fmt: Format, negative, v, s, offset, policy: Policy, rand=None,
+               want_flags=False, out=None):
     """Round the exact magnitudes ``v / 2**s + offset`` into ``fmt``; apply the sign.
 
     Parameters
     ----------
     fmt : Format
-    negative : ndarray of bool
-        Sign of each exact value (True for negative, also for -0).
-    v, s : ndarray of uint32 or uint64 (same dtype, width W)
+    negative : ndarray like ``v``
+        1 where the exact value is negative (also for -0), else 0.
+    v, s : 1-D ndarrays of uint32 or uint64 (same dtype, width W)
         See the module docstring.  Bit 0 of ``v`` may be a sticky bit (the OR of
-        everything below it) wherever ``s >= 2``.
+        everything below it) wherever ``s >= 2``.  ``v`` is overwritten.
     offset : ndarray like ``v`` or None
         Added after rounding (the biased exponent, for callers whose ``v`` holds only the
         significand); must be 0 wherever the value is below the smallest normal.
@@ -114,34 +122,51 @@ def round_pack(fmt: Format, negative, v, s, offset, policy: Policy, rand=None, w
         Uniform random bits, needed for stochastic rounding only.
     want_flags : bool
         Also compute the overflow, underflow and inexact masks.
+    out : ndarray of fmt.storage_dtype, optional
+        Where to write the bit patterns.
 
     Preconditions: 1 <= s <= W-1; v < 2**(W-1); where ``s`` had to be clamped to W-1,
-    v < 2**(W-2) (then every deterministic mode still rounds exactly).
+    v < 2**(W-2) (then every deterministic mode still rounds exactly: all of v lies
+    below the guard bit).
 
     Returns
     -------
-    bits : ndarray of the dtype of ``v`` with the sign applied
+    bits : ``out`` (or a new array of fmt.storage_dtype) with the sign applied
     flags : (overflow, underflow, inexact) boolean arrays, or None
     """
-    r = policy.rounding
+    rounding = policy.rounding
     m = fmt.mantissa_bits
     dt = v.dtype.type
-    t, rest = shift_round(v, s, r, negative, rand)
-    if offset is not None:
-        t += offset
-    inexact = rest != 0 if (want_flags or not policy.subnormals) else None
+    W = v.dtype.itemsize * 8
+    r = dt(W) - s
+    tmp = np.empty_like(v)
+    if out is None:
+        out = np.empty(v.shape, dtype=fmt.storage_dtype)
 
-    # ---- underflow: tiny and inexact; flush-to-zero when subnormals are off -------------
-    underflow = None
+    # ---- the exact value's own facts, before v is rounded in place ----------------------
+    inexact = tiny = None
     if want_flags or not policy.subnormals:
+        rest = np.right_shift(dt(np.iinfo(v.dtype).max), r)
+        rest &= v
+        inexact = rest != 0
         trunc = v >> s
         if offset is not None:
             trunc += offset
         tiny = trunc < dt(1 << m)  # exact value below the smallest normal (pattern 1 << m)
+        v_orig = v.copy() if policy.tininess is Tininess.AFTER else None
+
+    _round_in_place(v, s, r, rounding, negative, rand, tmp)
+    t = v
+    if offset is not None:
+        t += offset
+
+    # ---- underflow: tiny and inexact; flush-to-zero when subnormals are off -------------
+    underflow = None
+    if tiny is not None:
         if policy.tininess is Tininess.AFTER:
-            tiny = _tiny_after_rounding(fmt, tiny, t, v, s, inexact, negative, rand, r)
+            tiny = _tiny_after_rounding(fmt, tiny, t, v_orig, s, inexact, negative, rand, rounding)
         if not policy.subnormals:
-            flush = tiny & (v != 0)
+            flush = tiny & ((trunc != 0) | inexact)  # a non-zero value that is tiny
             t[flush] = 0
             inexact = inexact | flush
         underflow = tiny & inexact
@@ -151,35 +176,38 @@ def round_pack(fmt: Format, negative, v, s, offset, policy: Policy, rand=None, w
     overflow = None
     fnuz_nan = None
     if t.size and t.max() > maxpat:
-        overflow = t > maxpat
-        t[overflow] = maxpat
-        if not (policy.saturate or fmt.specials is Specials.FINITE):
-            to_special = overflow & np.asarray(_overflow_is_infinite(r, negative))
-            if fmt.specials is Specials.IEEE:
-                t[to_special] = dt(fmt.infinity_bits)
-            elif fmt.specials is Specials.FN:
-                t[to_special] = dt(fmt.nan_bits)  # no infinity: NaN, as OCP's non-saturating mode
-            else:
-                fnuz_nan = to_special  # the NaN is the "-0" pattern, set with the sign below
+        if want_flags or fmt.specials is Specials.FNUZ:
+            overflow = t > maxpat
+        # clamp to max_finite or to the pattern just above it, which is +inf for IEEE
+        # formats and the NaN S.1111.111 for fn formats (OCP's non-saturating overflow)
+        special = not (policy.saturate or fmt.specials in (Specials.FINITE, Specials.FNUZ))
+        to_special = _overflow_is_infinite(rounding, negative) if special else False
+        if to_special is True or to_special is False:
+            np.minimum(t, maxpat + dt(to_special), out=t)
+        else:
+            np.minimum(t, to_special + maxpat, out=t)
+        if fmt.specials is Specials.FNUZ and not policy.saturate:
+            fnuz_nan = overflow & (_overflow_is_infinite(rounding, negative) == 1)
         if want_flags:
             inexact = inexact | overflow
     elif want_flags:
         overflow = np.zeros(t.shape, dtype=bool)
 
     # ---- sign ----------------------------------------------------------------------------
-    sign = negative.astype(v.dtype) << dt(fmt.bits - 1)
+    np.left_shift(negative, dt(fmt.bits - 1), out=tmp)
     if fmt.specials is Specials.FNUZ:
-        sign[t == 0] = 0  # no negative zero: -0 results become +0
+        tmp[t == 0] = 0  # no negative zero: -0 results become +0
         if fnuz_nan is not None:
             t[fnuz_nan] = 0
-            sign[fnuz_nan] = dt(fmt.sign_mask)
-    t |= sign
+            tmp[fnuz_nan] = dt(fmt.sign_mask)
+    t |= tmp
+    np.copyto(out, t, casting="unsafe")
     if not want_flags:
-        return t, None
-    return t, (overflow, underflow, inexact)
+        return out, None
+    return out, (overflow, underflow, inexact)
 
 
-def _tiny_after_rounding(fmt, tiny_before, t, v, s, inexact, negative, rand, r):
+def _tiny_after_rounding(fmt, tiny_before, t, v, s, inexact, negative, rand, rounding):
     """Refine tininess to IEEE's "after rounding" definition.
 
     A value below the smallest normal is still tiny after rounding unless rounding it to
@@ -195,10 +223,13 @@ def _tiny_after_rounding(fmt, tiny_before, t, v, s, inexact, negative, rand, r):
         return tiny_before
     tiny = tiny_before.copy()
     idx = np.nonzero(cand)
-    if r is Rounding.STOCHASTIC:
+    if rounding is Rounding.STOCHASTIC:
         tiny[idx] = False
         return tiny
+    fine = v[idx]
+    s_fine = s[idx] - dt(1)
+    W = v.dtype.itemsize * 8
     sub_rand = None if rand is None else rand[idx]
-    fine, _ = shift_round(v[idx], s[idx] - dt(1), r, negative[idx], sub_rand)
+    _round_in_place(fine, s_fine, dt(W) - s_fine, rounding, negative[idx], sub_rand, np.empty_like(fine))
     tiny[idx] = fine < dt(1 << (m + 1))
     return tiny

@@ -381,13 +381,13 @@ def _stream(arr, fmt, policy, rng, bits_out, values_out, flags):
     flat_vals = None if values_out is None else values_out.reshape(-1)
     flat_flags = None if flags is None else [m.reshape(-1) for _, m in flags]
     want = flags is not None
+    scratch = np.empty(min(n, _BLOCK), dtype=fmt.storage_dtype) if flat_bits is None else None
     for start in range(0, n, _BLOCK):
         stop = min(start + _BLOCK, n)
         blk = flat_in[start:stop] if direct else np.asarray(arr.flat[start:stop]).astype(native, copy=False)
         rand = None if rng is None else rng.bit_generator.random_raw(stop - start)
-        bits, fl = _encode_block(blk, fmt, policy, rand, want)
-        if flat_bits is not None:
-            flat_bits[start:stop] = bits
+        bits = flat_bits[start:stop] if flat_bits is not None else scratch[: stop - start]
+        fl = _encode_block(blk, fmt, policy, rand, want, bits)
         if flat_vals is not None:
             flat_vals[start:stop] = _decode_block(bits, fmt)
         if want:
@@ -396,11 +396,12 @@ def _stream(arr, fmt, policy, rng, bits_out, values_out, flags):
                     dst[start:stop] = src
 
 
-def _encode_block(blk, fmt, policy, rand, want):
-    """Encode one contiguous native block; flags as (invalid, dbz, overflow, underflow, inexact)."""
+def _encode_block(blk, fmt, policy, rand, want, out):
+    """Encode one contiguous native block into ``out``; return the five flag masks (or
+    None), invalid first, None for a flag that cannot be raised."""
     if blk.dtype.kind == "f":
-        return _encode_floats(blk, fmt, policy, rand, want)
-    return _encode_ints(blk, fmt, policy, rand, want)
+        return _encode_floats(blk, fmt, policy, rand, want, out)
+    return _encode_ints(blk, fmt, policy, rand, want, out)
 
 
 def _work_width(src: Format, fmt: Format) -> int:
@@ -417,37 +418,43 @@ def _work_width(src: Format, fmt: Format) -> int:
     return 0
 
 
-def _encode_floats(blk, fmt, policy, rand, want):
+def _encode_floats(blk, fmt, policy, rand, want, out):
     src = _SOURCE_FORMAT[blk.dtype]
     width = _work_width(src, fmt)
     work = np.float32 if width == 32 else np.float64
     wblk = blk if blk.dtype == work else blk.astype(work)
     if width:
-        bits, fl = _encode_float_patterns(wblk, fmt, policy, rand, want)
+        fl, max_mag = _encode_float_patterns(wblk, fmt, policy, rand, want, out)
+        has_special = max_mag >= (fp32 if width == 32 else fp64).infinity_bits
     else:
         negative, sig, e_top = _float64_significands(wblk)
-        bits, fl = _encode_significands(negative, sig, e_top, fmt, policy, rand, want)
-    # NaN and infinity lanes, from the original source patterns (a widening cast on the
-    # way could have quieted a signaling NaN)
-    u = blk.view(_UINT[src.bits])
-    mag = u & u.dtype.type(~src.sign_mask & ((1 << src.bits) - 1))
-    if mag.max(initial=0) >= src.infinity_bits:
-        idx = np.nonzero(mag >= src.infinity_bits)
-        frac = (mag[idx] & u.dtype.type(src.mantissa_mask)).astype(np.uint64)
-        neg = u[idx] > mag[idx]
-        sbits, sfl = _encode_specials(neg, frac, src.mantissa_bits, fmt, policy, want)
-        bits[idx] = sbits
-        if want:
-            fl = [None if f is None else f.copy() for f in fl]
-            for j, f in enumerate(sfl):
-                if fl[j] is None:
-                    fl[j] = np.zeros(bits.shape, dtype=bool)
-                fl[j][idx] = f
-    return bits, fl
+        fl = _encode_significands(negative, sig, e_top, fmt, policy, rand, want, out)
+        has_special = True  # checked below
+    if has_special:
+        u = blk.view(_UINT[src.bits])
+        mag = u & u.dtype.type((1 << (src.bits - 1)) - 1)
+        if mag.max(initial=0) >= src.infinity_bits:
+            _patch_specials(u, mag, src, fmt, policy, out, fl)
+    return fl
 
 
-def _encode_float_patterns(x, fmt, policy, rand, want):
-    """The fast path: round float32/float64 patterns directly (width 32 or 64).
+def _patch_specials(u, mag, src, fmt, policy, bits, fl):
+    """Overwrite NaN and infinity lanes, decided from the original source patterns (a
+    widening cast on the way could have quieted a signaling NaN)."""
+    idx = np.nonzero(mag >= src.infinity_bits)
+    frac = (mag[idx] & u.dtype.type(src.mantissa_mask)).astype(np.uint64)
+    neg = (u[idx] >> u.dtype.type(src.bits - 1)).astype(np.uint64)
+    sbits, sfl = _encode_specials(neg, frac, src.mantissa_bits, fmt, policy, fl is not None)
+    bits[idx] = sbits
+    if fl is not None:
+        for j, f in enumerate(sfl):
+            if fl[j] is None:
+                fl[j] = np.zeros(bits.shape, dtype=bool)
+            fl[j][idx] = f
+
+
+def _encode_float_patterns(x, fmt, policy, rand, want, out):
+    """The fast path: round float32/float64 patterns directly (width W = 32 or 64).
 
     With a = |x| as a pattern (E = biased exponent, F = fraction, m_s fraction bits) and
     Emn the source's biased exponent of the target's smallest normal, c = clip(E, 1, Emn):
@@ -457,26 +464,35 @@ def _encode_float_patterns(x, fmt, policy, rand, want):
     For target-normal values (E >= Emn) this re-biases the exponent, so v >> s is the
     target magnitude pattern; below, v is the significand 1.F (or 0.F) and s grows by one
     per binade, so v >> s counts smallest subnormals.  Either way round_pack gets
-    "pattern = v / 2**s" with an unbounded exponent.
+    "pattern = v / 2**s" with an unbounded exponent.  Returns the flags and max |x|
+    as a pattern (to spot NaN and infinity lanes).
     """
     src = fp32 if x.dtype == np.float32 else fp64
-    W = src.bits
-    ut = _UINT[W]
-    dt = ut.type if hasattr(ut, "type") else ut
-    u = x.view(ut)
-    a = u & dt((1 << (W - 1)) - 1)
-    negative = u > a
+    W, ms = src.bits, src.mantissa_bits
+    dt = np.dtype(_UINT[W]).type
+    u = x.view(_UINT[W])
+    v = u & dt((1 << (W - 1)) - 1)
+    max_mag = v.max(initial=0)
+    negative = u >> dt(W - 1)
     emn = fmt.emin + src.bias
-    c = np.clip(a >> dt(src.mantissa_bits), dt(1), dt(emn))
-    v = a - ((c - dt(1)) << dt(src.mantissa_bits))
-    s_true = dt(src.mantissa_bits - fmt.mantissa_bits + emn) - c
-    s = np.minimum(s_true, dt(W - 1))
+    c = v >> dt(ms)
+    np.clip(c, dt(1), dt(emn), out=c)
+    s = np.subtract(dt(ms - fmt.mantissa_bits + emn), c)
+    c -= dt(1)
+    c <<= dt(ms)
+    v -= c
+    if ms - fmt.mantissa_bits + emn - 1 > W - 1:
+        s_true = s
+        s = np.minimum(s_true, dt(W - 1))
+    else:
+        s_true = None
     rand_w = None
     if rand is not None:
         rand_w = rand if W == 64 else (rand >> np.uint64(32)).astype(np.uint32)
-        v = _clamp_for_stochastic(v, s_true, W)
-    bits, fl = round_pack(fmt, negative, v, s, None, policy, rand_w, want)
-    return bits.astype(fmt.storage_dtype), _flag_tuple(fl, bits.shape)
+        if s_true is not None:
+            v = _clamp_for_stochastic(v, s_true, W)
+    _, fl = round_pack(fmt, negative, v, s, None, policy, rand_w, want, out)
+    return _flag_tuple(fl), max_mag
 
 
 def _clamp_for_stochastic(v, s_true, W):
@@ -493,7 +509,7 @@ def _float64_significands(x):
     """float64 -> (negative, sig in [2**61, 2**62) or 0, e_top): exact, normalising subnormals."""
     u = x.view(np.uint64)
     a = u & np.uint64((1 << 63) - 1)
-    negative = u > a
+    negative = u >> np.uint64(63)
     E = (a >> np.uint64(52)).astype(np.int64)
     frac = a & np.uint64((1 << 52) - 1)
     sig = (frac | np.uint64(1 << 52)) << np.uint64(_exact.SIG_TOP - 52)
@@ -517,13 +533,14 @@ def _bit_length(mag):
     return bl
 
 
-def _encode_ints(blk, fmt, policy, rand, want):
+def _encode_ints(blk, fmt, policy, rand, want, out):
     if blk.dtype.itemsize <= 4 or np.all(np.abs(blk.astype(np.float64)) <= 2.0**53):
         # exact in float64 (values of at most 53 bits)
-        return _encode_floats(blk.astype(np.float64), fmt, policy, rand, want)
+        return _encode_floats(blk.astype(np.float64), fmt, policy, rand, want, out)
     negative = blk < 0 if blk.dtype.kind == "i" else np.zeros(blk.shape, dtype=bool)
     mag = blk.astype(np.uint64)
     mag = np.where(negative, np.uint64(0) - mag, mag)  # two's complement: |int64 min| fits
+    negative = negative.astype(np.uint64)
     bl = _bit_length(mag)
     top = np.int64(_exact.SIG_TOP + 1)
     up = np.clip(top - bl, 0, 63).astype(np.uint64)
@@ -531,10 +548,10 @@ def _encode_ints(blk, fmt, policy, rand, want):
     sticky = (mag & ((np.uint64(1) << down) - np.uint64(1))) != 0
     sig = np.where(bl <= top, mag << up, (mag >> down) | sticky.astype(np.uint64))
     e_top = np.where(bl > 0, bl - 1, 0)
-    return _encode_significands(negative, sig, e_top, fmt, policy, rand, want)
+    return _encode_significands(negative, sig, e_top, fmt, policy, rand, want, out)
 
 
-def _encode_significands(negative, sig, e_top, fmt, policy, rand, want):
+def _encode_significands(negative, sig, e_top, fmt, policy, rand, want, out):
     """The generic path: value = sig * 2**(e_top - 61), sig in [2**61, 2**62) or 0
     (e_top is ignored for zeros).
 
@@ -551,11 +568,11 @@ def _encode_significands(negative, sig, e_top, fmt, policy, rand, want):
     offset = (np.clip(be, 1, (1 << fmt.exponent_bits) + 1) - 1).astype(np.uint64) << np.uint64(m)
     if rand is not None:
         sig = _clamp_for_stochastic(sig, s_true, 64)
-    bits, fl = round_pack(fmt, negative, sig, s, offset, policy, rand, want)
-    return bits.astype(fmt.storage_dtype), _flag_tuple(fl, bits.shape)
+    _, fl = round_pack(fmt, negative, sig, s, offset, policy, rand, want, out)
+    return _flag_tuple(fl)
 
 
-def _flag_tuple(fl, shape):
+def _flag_tuple(fl):
     """round_pack's (overflow, underflow, inexact) as the five-flag list (invalid first)."""
     if fl is None:
         return None
@@ -603,7 +620,7 @@ def _encode_specials(negative, frac, frac_bits, fmt, policy, want):
 
 def _encode_exact(value: "_exact.ExactValue", fmt, policy, rng):
     """One exact scalar through the same rounding point (as a one-element block)."""
-    negative = np.array([value.negative])
+    negative = np.array([value.negative], dtype=np.uint64)
     if value.kind != "finite":
         frac_bits = 2
         frac = np.array([0 if value.kind == "inf" else (1 if value.signaling else 2)], dtype=np.uint64)
@@ -612,8 +629,9 @@ def _encode_exact(value: "_exact.ExactValue", fmt, policy, rng):
         sig, e_top = _exact.to_significand(value.magnitude)
         e_top = max(min(e_top, 4000), -4000)
         rand = None if rng is None else rng.bit_generator.random_raw(1)
-        bits, fl = _encode_significands(negative, np.array([sig], dtype=np.uint64),
-                                        np.array([e_top], dtype=np.int64), fmt, policy, rand, True)
+        bits = np.empty(1, dtype=fmt.storage_dtype)
+        fl = _encode_significands(negative, np.array([sig], dtype=np.uint64),
+                                  np.array([e_top], dtype=np.int64), fmt, policy, rand, True, bits)
     flags = Flags(*(np.bool_(False) if f is None else np.bool_(f[0]) for f in fl))
     return bits[0], flags
 

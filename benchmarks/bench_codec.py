@@ -1,0 +1,119 @@
+"""Time softfloat's encode and quantize against numpy, ml_dtypes and a plain copy.
+
+For each target format the input is 2**24 float32 or float64 values spread log-uniformly
+over the target's whole range -- from a quarter of its smallest subnormal to four times
+its largest finite value, both signs -- so subnormal, normal and overflowing inputs all
+appear.  Every figure in a table comes from the same run on the same data:
+
+    np.copyto              the floor: read and write once
+    numpy astype(float16)  numpy's own conversion (fp16 only)
+    ml_dtypes astype       where ml_dtypes is installed
+    softfloat encode/quantize in every rounding mode
+
+Output: ns/element (the median of --repeat runs) and the ratio to the np.copyto floor.
+Peak extra memory of one encode call is reported too (tracemalloc), as a multiple of
+the output size.
+
+    python benchmarks/bench_codec.py                 # all of it, 2**24 elements
+    python benchmarks/bench_codec.py --n 22 --formats fp16 --modes nearest_even
+"""
+
+from __future__ import annotations
+
+import argparse
+import warnings
+import statistics
+import time
+import tracemalloc
+
+import numpy as np
+
+import softfloat as sf
+
+try:
+    import ml_dtypes
+except ImportError:  # pragma: no cover - optional
+    ml_dtypes = None
+
+ML_DTYPES = {"bf16": "bfloat16", "fp8_e4m3": "float8_e4m3fn",
+             "fp8_e5m2": "float8_e5m2"}
+
+
+def wide_range_data(fmt: sf.Format, n: int, dtype, seed: int = 0) -> np.ndarray:
+    """n values log-uniform over [min_subnormal / 4, 4 * max_finite], random signs."""
+    rng = np.random.default_rng(seed)
+    lo, hi = np.log2(fmt.min_subnormal / 4), np.log2(fmt.max_finite * 4)
+    x = np.exp2(rng.uniform(lo, hi, n)) * rng.choice([-1.0, 1.0], n)
+    return x.astype(dtype)
+
+
+def timeit(fn, repeat: int) -> float:
+    """Median seconds of ``repeat`` calls after one warm-up call."""
+    fn()
+    times = []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times)
+
+
+def peak_ratio(fn, out_nbytes: int) -> float:
+    tracemalloc.start()
+    tracemalloc.reset_peak()
+    result = fn()
+    _, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    del result
+    return (peak - out_nbytes) / out_nbytes
+
+
+def main(argv=None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--n", type=int, default=24, help="log2 of the number of elements (default 24)")
+    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--formats", nargs="+", default=["fp16", "bf16", "fp8_e4m3"])
+    ap.add_argument("--dtypes", nargs="+", default=["float64", "float32"])
+    ap.add_argument("--modes", nargs="+", default=[m.value for m in sf.Rounding])
+    ap.add_argument("--quantize", action="store_true", help="also time quantize (decode included)")
+    args = ap.parse_args(argv)
+    warnings.simplefilter("ignore", RuntimeWarning)  # numpy's own casts warn on overflow
+    n = 1 << args.n
+
+    print(f"softfloat {sf.__version__}, numpy {np.__version__}, "
+          f"ml_dtypes {getattr(ml_dtypes, '__version__', 'not installed')}, n = 2**{args.n}")
+    for dtype in args.dtypes:
+        for name in args.formats:
+            fmt = sf.as_format(name)
+            x = wide_range_data(fmt, n, dtype)
+            floor_out = np.empty_like(x)
+            floor = timeit(lambda: np.copyto(floor_out, x), args.repeat)
+            rows = [("np.copyto (floor)", floor)]
+            if name == "fp16":
+                rows.append(("numpy astype(float16)", timeit(lambda: x.astype(np.float16), args.repeat)))
+            if ml_dtypes is not None and name in ML_DTYPES:
+                mdt = getattr(ml_dtypes, ML_DTYPES[name])
+                rows.append((f"ml_dtypes astype({ML_DTYPES[name]})", timeit(lambda: x.astype(mdt), args.repeat)))
+            nearest = None
+            for mode in args.modes:
+                t = timeit(lambda: sf.encode(x, fmt, mode, rng=0), args.repeat)
+                nearest = t if mode == "nearest_even" else nearest
+                rows.append((f"encode {mode}", t))
+                if args.quantize:
+                    rows.append((f"quantize {mode}", timeit(lambda: sf.quantize(x, fmt, mode, rng=0), args.repeat)))
+            print(f"\n{dtype} -> {fmt.name}   ({n} values over the whole range of {fmt.name})")
+            print(f"  {'':34s} {'ns/elem':>8s} {'x floor':>8s}")
+            for label, t in rows:
+                print(f"  {label:34s} {t / n * 1e9:8.2f} {t / floor:8.1f}")
+            if nearest is not None and "stochastic" in args.modes:
+                sto = dict(rows)["encode stochastic"]
+                print(f"  stochastic / nearest_even: {sto / nearest:.2f}")
+            out_bytes = n * fmt.storage_dtype.itemsize
+            print(f"  peak extra memory of encode: {peak_ratio(lambda: sf.encode(x, fmt), out_bytes):.2f} x output")
+            if args.quantize:
+                q_bytes = n * np.dtype(dtype).itemsize
+                print(f"  peak extra memory of quantize: {peak_ratio(lambda: sf.quantize(x, fmt), q_bytes):.2f} x output")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,642 @@
+"""The teaching view: how one number becomes bits of a format, and why those bits.
+
+:func:`explain` rounds a single value with :func:`softfloat.encode` (the library's one
+rounding point) and then *describes* the result: the exact input, the bit fields, the two
+representable neighbours that bracket the input, the guard/round/sticky bits and the rule
+that picked the neighbour, the error in absolute terms and in ulps, and the flags.  The
+description is exact rational arithmetic on values that ``encode`` and ``decode``
+produced; it never chooses bits itself, and it checks that its story matches the bits.
+"""
+
+from __future__ import annotations
+
+import decimal
+import html
+from dataclasses import dataclass
+from fractions import Fraction
+
+import numpy as np
+
+from . import _exact, _validate
+from .codec import classify, decode, encode
+from .formats import Format, as_format
+from .rounding import Rounding, as_rounding
+
+__all__ = ["Explanation", "Neighbour", "explain"]
+
+#: exact decimals longer than this are shown abbreviated in ``str()`` (never in to_dict)
+_MAX_DIGITS_SHOWN = 160
+
+_FLAG_MEANINGS = {
+    "invalid": "invalid (no meaningful result in this format)",
+    "divide_by_zero": "divide_by_zero",
+    "overflow": "overflow (rounded beyond the largest finite value)",
+    "underflow": "underflow (tiny and inexact)",
+    "inexact": "inexact (the result differs from the input)",
+}
+
+
+@dataclass(frozen=True)
+class Neighbour:
+    """A representable value next to the input: its bit pattern and exact value.
+
+    ``value`` is a :class:`~fractions.Fraction` for finite values, ``float('inf')`` or
+    ``-inf`` for infinities.
+    """
+
+    bits: int
+    value: Fraction | float
+
+
+@dataclass(frozen=True)
+class Explanation:
+    """How one value was rounded into a format; print it, or read its attributes.
+
+    ``str()`` gives the teaching text, ``_repr_html_()`` the notebook view and
+    :meth:`to_dict` a JSON-ready dictionary.  All numbers here are exact: values are
+    :class:`~fractions.Fraction` objects (``float`` only for infinities and NaN).
+
+    Attributes
+    ----------
+    input : object
+        The value as given.
+    exact : Fraction or None
+        Its exact value (signed); None for infinities and NaNs.
+    negative : bool
+        Its sign (True for -0 too).
+    format : Format
+    rounding : Rounding
+    bits : int
+        The bit pattern :func:`softfloat.encode` returned.
+    value : Fraction or float
+        The exact value of ``bits`` (``float`` for infinities and NaN).
+    below, above : Neighbour or None
+        The representable values just below and just above the input (equal to each
+        other when the input is representable); None where the format has none (NaN
+        input, or beyond the largest finite value of a format without infinity).
+    ulp : Fraction or None
+        The spacing of the format at the input (for inputs beyond the largest finite
+        value: the spacing at the largest finite value).
+    guard, round, sticky : int or None
+        The first and second bits of the input below the last kept fraction bit, and
+        the OR of all bits further below; None where no rounding position applies.
+    decision : str
+        Why the result is what it is, in words.
+    error : Fraction or float or None
+        ``value - exact``: exact; ``+-inf`` after an overflow to infinity; None for NaN.
+    error_ulps : Fraction or float or None
+        ``error / ulp``.
+    flags : tuple of str
+        The IEEE exceptions raised, in IEEE order.
+    """
+
+    input: object
+    exact: Fraction | None
+    negative: bool
+    format: Format
+    rounding: Rounding
+    bits: int
+    value: Fraction | float
+    below: Neighbour | None
+    above: Neighbour | None
+    ulp: Fraction | None
+    guard: int | None
+    round: int | None
+    sticky: int | None
+    decision: str
+    error: Fraction | float | None
+    error_ulps: Fraction | float | None
+    flags: tuple[str, ...]
+
+    # -- fields of the result ---------------------------------------------------------
+    @property
+    def sign(self) -> int:
+        return self.bits >> (self.format.bits - 1)
+
+    @property
+    def biased_exponent(self) -> int:
+        return (self.bits & self.format.exponent_mask) >> self.format.mantissa_bits
+
+    @property
+    def fraction(self) -> int:
+        """The trailing significand field, as an integer."""
+        return self.bits & self.format.mantissa_mask
+
+    @property
+    def ieee_class(self) -> str:
+        """IEEE 754 class of the result, e.g. 'positiveNormal' (see :func:`classify`)."""
+        return classify(self.bits, self.format)
+
+    @property
+    def exponent(self) -> int | None:
+        """Unbiased exponent E of the result (emin for subnormals and zeros); None for
+        infinities and NaNs."""
+        if self.ieee_class.endswith(("NaN", "Infinity")):
+            return None
+        return max(self.biased_exponent, 1) - self.format.bias
+
+    @property
+    def bit_string(self) -> str:
+        """The result's bits grouped ``sign exponent fraction``."""
+        return bit_string(self.bits, self.format)
+
+    # -- views ------------------------------------------------------------------------
+    def to_dict(self) -> dict:
+        """The explanation as plain JSON-ready data; exact values as decimal strings."""
+        return {
+            "input": repr(self.input),
+            "exact": _exact_text(self.exact, self.negative),
+            "format": self.format.name,
+            "rounding": self.rounding.value,
+            "bits": self.bits,
+            "hex": _hex(self.bits, self.format),
+            "bit_string": self.bit_string,
+            "sign": self.sign,
+            "biased_exponent": self.biased_exponent,
+            "exponent": self.exponent,
+            "fraction": self.fraction,
+            "value": _value_text(self.value),
+            "class": self.ieee_class,
+            "below": None if self.below is None else _value_text(self.below.value),
+            "above": None if self.above is None else _value_text(self.above.value),
+            "ulp": _value_text(self.ulp),
+            "guard": self.guard,
+            "round": self.round,
+            "sticky": self.sticky,
+            "decision": self.decision,
+            "error": _value_text(self.error),
+            "error_ulps": _value_text(self.error_ulps),
+            "flags": list(self.flags),
+        }
+
+    def _rows(self) -> list[tuple[str, str]]:
+        fmt = self.format
+        rows = [
+            ("input", _validate.describe(self.input)),
+            ("exactly", _exact_row(self)),
+            ("bits", f"{self.bit_string}  ({_hex(self.bits, fmt)})"),
+            ("sign", f"{self.sign} ({'-' if self.sign else '+'})"),
+            ("exponent", _exponent_text(self)),
+            ("fraction", f"{_field(self.fraction, fmt.mantissa_bits)} = {self.fraction}"),
+            ("value", _formula(self)),
+            ("class", self.ieee_class),
+        ]
+        for name, nb in (("below", self.below), ("above", self.above)):
+            rows.append((name, _neighbour_text(nb, self)))
+        if self.ulp is not None:
+            rows.append(("ulp", _ulp_text(self.ulp)))
+        rows.append(("rounding", self.decision))
+        if self.error is not None:
+            rows.append(("error", f"{_show(self.error)} = {_ulps_text(self.error_ulps)}"))
+        meanings = [_FLAG_MEANINGS[f] for f in self.flags]
+        rows.append(("flags", ", ".join(meanings) if meanings else "none"))
+        return rows
+
+    def _title(self) -> str:
+        return f"{self.input!s} -> {self.format.name} (rounding={self.rounding.value})"
+
+    def __str__(self) -> str:
+        lines = [self._title()]
+        lines += [f"  {name:<9} {text}" for name, text in self._rows()]
+        return "\n".join(lines)
+
+    def __repr__(self) -> str:
+        return (f"<Explanation {self.input!r} -> {self.format.name} "
+                f"{_hex(self.bits, self.format)} ({self.rounding.value})>")
+
+    def _repr_html_(self) -> str:
+        """Notebook view: a table, with sign, exponent and fraction bits coloured."""
+        fmt = self.format
+        s, e, f = self.bit_string.split(" ")
+        colored = (f'<span style="color:#c0392b">{s}</span> '
+                   f'<span style="color:#2471a3">{e}</span> '
+                   f'<span style="color:#1e8449">{f}</span>')
+        body = "".join(
+            f"<tr><th style='text-align:left'>{html.escape(name)}</th>"
+            f"<td style='text-align:left'><code>{colored if name == 'bits' else html.escape(text)}</code></td></tr>"
+            for name, text in self._rows()
+        )
+        return (f"<div><b>{html.escape(self._title())}</b>"
+                f"<div><code>{self.bit_string}</code> ({_hex(self.bits, fmt)})</div>"
+                f"<table>{body}</table></div>")
+
+
+# =====================================================================================
+# the public function
+# =====================================================================================
+def explain(x, fmt, rounding="nearest_even", *, saturate=False, subnormals=True,
+            tininess="after", rng=None) -> Explanation:
+    """Round one value into ``fmt`` and explain the result bit by bit.
+
+    The bits come from :func:`softfloat.encode` with the same arguments; ``explain``
+    adds the description: exact input, fields, the bracketing neighbours (from
+    ``encode`` with ``"downward"`` and ``"upward"``), guard/round/sticky bits and the
+    rule that chose between the neighbours, exact error in ulps, and the flags.
+
+    Parameters
+    ----------
+    x : scalar
+        A Python int or float, a numpy scalar, a ``Fraction`` or ``Decimal``, or a
+        string (``"6.36"`` is the exact decimal 6.36; ``"0x1.8p-3"``, ``"1/3"``,
+        ``"inf"``, ``"nan"`` also work).  A float is explained from its exact binary
+        value.
+    fmt : Format or str
+    rounding, saturate, subnormals, tininess, rng
+        As for :func:`softfloat.encode`.
+
+    Returns
+    -------
+    Explanation
+        Print it, show it in a notebook, or call ``.to_dict()``.
+
+    Raises
+    ------
+    TypeError
+        ``x`` is not a scalar number (explain arrays element by element).
+
+    Examples
+    --------
+    >>> print(explain(0.875, "fp32"))
+    0.875 -> fp32 (rounding=nearest_even)
+      input     0.875 (float)
+      exactly   0.875
+      bits      0 01111110 11000000000000000000000  (0x3f600000)
+      sign      0 (+)
+      exponent  01111110 = 126 biased, 126 - 127 = -1 unbiased
+      fraction  11000000000000000000000 = 6291456
+      value     (-1)^0 x 1.11000000000000000000000 (binary) x 2^-1 = 0.875
+      class     positiveNormal
+      below     0.875  (the result)
+      above     0.875  (the result)
+      ulp       2^-24 = 0.000000059604644775390625
+      rounding  guard=0, round=0, sticky=0: exact, 0.875 is representable in fp32
+      error     0 = 0 ulp
+      flags     none
+
+    A tie in FP4 (E2M1): 3.5 lies halfway between 3 and 4 and goes to the even one.
+
+    >>> e = explain(3.5, "fp4_e2m1")
+    >>> e.bit_string, float(e.value), e.decision
+    ('0 11 0', 4.0, 'guard=1, round=0, sticky=0: exact tie, rounds to even (up)')
+    >>> e.below.value, e.above.value, e.error_ulps, e.flags
+    (Fraction(3, 1), Fraction(4, 1), Fraction(1, 2), ('inexact',))
+    >>> explain("6.36", "fp32").bit_string
+    '0 10000001 10010111000010100011111'
+    """
+    fmt = as_format(fmt)
+    mode = as_rounding(rounding)
+    x = _scalar(x)
+    given = _exact_input(x)
+    bits, flags = encode(x, fmt, mode, saturate=saturate, subnormals=subnormals,
+                         tininess=tininess, rng=rng, return_flags=True)
+    bits, raised = int(bits), flags.raised()
+    value = _decoded(bits, fmt)
+    common = dict(input=x, negative=given.negative, format=fmt, rounding=mode, bits=bits,
+                  value=value, flags=raised)
+    if given.kind != "finite":
+        return Explanation(exact=None, below=None, above=None, ulp=None, guard=None,
+                           round=None, sticky=None, error=None, error_ulps=None,
+                           decision=_special_decision(given, value, fmt, raised), **common)
+    exact = -given.magnitude if given.negative else given.magnitude
+    below, above = _neighbour(x, fmt, "downward", exact), _neighbour(x, fmt, "upward", exact)
+    story = _Story.tell(given, below, above, bits, value, fmt, mode, raised, subnormals)
+    error = value - exact if isinstance(value, Fraction) else value
+    return Explanation(exact=exact, below=below, above=above, ulp=story.ulp,
+                       guard=story.grs[0] if story.grs else None,
+                       round=story.grs[1] if story.grs else None,
+                       sticky=story.grs[2] if story.grs else None,
+                       decision=story.text, error=error, error_ulps=error / story.ulp,
+                       **common)
+
+
+def bit_string(bits: int, fmt: Format | str) -> str:
+    """A bit pattern of ``fmt`` grouped ``sign exponent fraction``.
+
+    >>> bit_string(0x3C01, "fp16")
+    '0 01111 0000000001'
+    """
+    fmt = as_format(fmt)
+    bits = int(_validate.bit_patterns("bits", bits, fmt.bits))
+    m, e = fmt.mantissa_bits, fmt.exponent_bits
+    return " ".join((str(bits >> (fmt.bits - 1)), _field(bits >> m, e), _field(bits, m)))
+
+
+# =====================================================================================
+# input and neighbours
+# =====================================================================================
+def _scalar(x):
+    """Unwrap 0-d arrays; refuse arrays and sequences with a pointer to the array API."""
+    if isinstance(x, np.ndarray) and x.ndim == 0:
+        return x[()]
+    if isinstance(x, (np.ndarray, list, tuple)):
+        raise TypeError(
+            f"x must be one scalar number; got {_validate.describe(x)}. explain() describes "
+            "one value at a time: use softfloat.encode or quantize for arrays, or explain "
+            "each element"
+        )
+    return x
+
+
+def _exact_input(x) -> _exact.ExactValue:
+    """The exact value of ``x`` (numpy float scalars are exact in a Python float)."""
+    if isinstance(x, np.floating) and not isinstance(x, float):
+        value = _exact.parse_exact(float(x), "x")
+        if value.kind == "nan" and x.dtype.kind == "f" and x.dtype.itemsize in (2, 4):
+            src = {2: (np.uint16, 9), 4: (np.uint32, 22)}[x.dtype.itemsize]
+            quiet = (int(x.view(src[0])) >> src[1]) & 1
+            value = _exact.ExactValue(value.negative, "nan", signaling=not quiet)
+        return value
+    return _exact.parse_exact(x, "x")
+
+
+def _decoded(bits: int, fmt: Format) -> Fraction | float:
+    """Exact value of one pattern: a Fraction when finite, else the float inf/nan."""
+    v = float(decode(bits, fmt))
+    return Fraction(v) if np.isfinite(v) else v
+
+
+def _neighbour(x, fmt: Format, direction: str, exact: Fraction) -> Neighbour | None:
+    """The representable value next to ``x`` in ``direction``, if it brackets ``x``.
+
+    It does not where the format has no value on that side: beyond the largest finite
+    value, formats without infinity give NaN (fn, fnuz) or saturate (FP6/FP4).
+    """
+    bits = int(encode(x, fmt, direction))
+    value = _decoded(bits, fmt)
+    if value != value:  # NaN
+        return None
+    brackets = value <= exact if direction == "downward" else value >= exact
+    return Neighbour(bits, value) if brackets else None
+
+
+# =====================================================================================
+# the rounding story
+# =====================================================================================
+@dataclass(frozen=True)
+class _Story:
+    """The description of one finite rounding: ulp, (guard, round, sticky) and words."""
+
+    ulp: Fraction
+    grs: tuple[int, int, int] | None
+    text: str
+
+    @classmethod
+    def tell(cls, given, below, above, bits, value, fmt, mode, raised, subnormals):
+        """Describe how ``given`` became ``bits`` (which ``encode`` chose).
+
+        Works on magnitudes: ``t`` is the neighbour toward zero (it always exists) and
+        the candidate away from zero is ``t + ulp`` (which may lie beyond the largest
+        finite value, where it stands for "overflow").  With r = (|x| - t) / ulp:
+
+            |x| = t + r * ulp,   r = 0.G R S...   (guard, round, sticky = OR of the rest)
+        """
+        a = given.magnitude
+        toward = above if given.negative else below
+        away = below if given.negative else above
+        t = abs(toward.value)
+        ulp = _ulp(a, fmt)
+        if away is not None and isinstance(away.value, Fraction) and away.value != toward.value:
+            _check(abs(away.value) - t == ulp, "neighbour spacing", given, fmt)
+        r = (a - t) / ulp
+        if r >= 1:
+            _check("overflow" in raised, "overflow", given, fmt)
+            return cls(ulp, None, _far_overflow(fmt, mode, value))
+        grs = _guard_round_sticky(r)
+        head = f"guard={grs[0]}, round={grs[1]}, sticky={grs[2]}: "
+        if r == 0:
+            side, text = "toward", head + f"exact, {_show(a, given.negative)} is representable in {fmt.name}"
+        else:
+            side = _direction(r, mode, given.negative, toward.bits)
+            if side is None:  # stochastic: the draw decided; read it off the result
+                side = "toward" if isinstance(value, Fraction) and abs(value) == t else "away"
+            text = head + _rule_text(r, mode, side, given.negative)
+        text += _aftermath(side, t, ulp, given, value, fmt, mode, raised, subnormals)
+        return cls(ulp, grs, text)
+
+
+def _guard_round_sticky(r: Fraction) -> tuple[int, int, int]:
+    """The bits of r = 0.G R S... in [0, 1): guard, round, and sticky = "anything below"."""
+    q = 4 * r
+    top = q.numerator // q.denominator  # 0bGR
+    return top >> 1, top & 1, int(q.denominator != 1)
+
+
+def _ulp(a: Fraction, fmt: Format) -> Fraction:
+    """Spacing of ``fmt`` at magnitude ``a``: 2**(e - m) for the binade e of ``a``,
+    clamped to [emin, emax] (subnormals share emin's spacing)."""
+    e = _exact.to_significand(a)[1] if a else fmt.emin
+    e = min(max(e, fmt.emin), fmt.emax)
+    return Fraction(2) ** (e - fmt.mantissa_bits)
+
+
+def _direction(r: Fraction, mode: Rounding, negative: bool, toward_bits: int) -> str | None:
+    """Which way ``mode`` goes from r ulps above the toward-zero neighbour: 'toward'
+    (zero) or 'away'; None for stochastic (decided by a random draw)."""
+    half = Fraction(1, 2)
+    toward_is_even = toward_bits & 1 == 0
+    if mode is Rounding.NEAREST_EVEN:
+        return "toward" if r < half or (r == half and toward_is_even) else "away"
+    if mode is Rounding.NEAREST_AWAY:
+        return "toward" if r < half else "away"
+    if mode is Rounding.TOWARD_ZERO:
+        return "toward"
+    if mode is Rounding.UPWARD:
+        return "toward" if negative else "away"
+    if mode is Rounding.DOWNWARD:
+        return "away" if negative else "toward"
+    if mode is Rounding.ODD:
+        return "away" if toward_is_even else "toward"
+    return None
+
+
+def _rule_text(r: Fraction, mode: Rounding, side: str, negative: bool) -> str:
+    """E.g. 'above the midpoint, rounds up' or 'exact tie, rounds to even (up)'."""
+    half = Fraction(1, 2)
+    where = "below the midpoint" if r < half else "exact tie" if r == half else "above the midpoint"
+    if negative and r != half:
+        where = "|x| " + where
+    went = _went(side, negative)
+    if mode is Rounding.NEAREST_EVEN:
+        return f"{where}, rounds to even ({went})" if r == half else f"{where}, rounds {went}"
+    if mode is Rounding.NEAREST_AWAY:
+        return f"{where}, rounds away from zero ({went})" if r == half else f"{where}, rounds {went}"
+    rules = {
+        Rounding.TOWARD_ZERO: "toward_zero truncates",
+        Rounding.UPWARD: "upward rounds toward +inf",
+        Rounding.DOWNWARD: "downward rounds toward -inf",
+        Rounding.ODD: "round to odd picks the neighbour whose last bit is 1",
+        Rounding.STOCHASTIC: f"stochastic rounds away from zero with probability {_approx(r)}; this draw",
+    }
+    return f"{where}; {rules[mode]}: {went}" if mode is not Rounding.STOCHASTIC else f"{where}; {rules[mode]} went {went}"
+
+
+def _went(side: str, negative: bool) -> str:
+    """'up' / 'down' in value terms, saying 'toward/away from zero' for negatives."""
+    if not negative:
+        return "up" if side == "away" else "down"
+    return "down, away from zero" if side == "away" else "up, toward zero"
+
+
+def _aftermath(side, t, ulp, given, value, fmt, mode, raised, subnormals) -> str:
+    """What became of the chosen neighbour: kept, overflowed, or flushed to zero.
+
+    Checks the story against ``encode``: the rounded magnitude (unbounded exponent)
+    exceeds the largest finite value exactly when ``encode`` raised overflow, and
+    otherwise the result is that neighbour (or zero, when subnormals are flushed).
+    """
+    rounded = t if side == "toward" else t + ulp
+    max_finite = Fraction(fmt.max_finite)
+    _check((rounded > max_finite) == ("overflow" in raised), "overflow", given, fmt)
+    if rounded > max_finite:
+        return (f"; {_show(rounded)} exceeds the largest finite value "
+                f"{_show(max_finite)}: {_overflow_result(value, fmt, mode)}")
+    if not isinstance(value, Fraction) or abs(value) != rounded:
+        flushed = not subnormals and value == 0 and "underflow" in raised
+        _check(flushed, "result", given, fmt)
+        zero = _show(value, given.negative and fmt.has_negative_zero)
+        return (f"; subnormals are off and the result is tiny (below 2^{fmt.emin}), "
+                f"so it is flushed to {zero}")
+    return ""
+
+
+def _far_overflow(fmt: Format, mode: Rounding, value) -> str:
+    """Words for |x| at least one ulp beyond the largest finite value."""
+    max_finite = Fraction(fmt.max_finite)
+    limit = max_finite + _ulp(max_finite, fmt)
+    return (f"|x| >= {_show(limit)} = max_finite + 1 ulp, so every rounding mode "
+            f"overflows: {_overflow_result(value, fmt, mode)}")
+
+
+def _overflow_result(value, fmt: Format, mode: Rounding) -> str:
+    """Describe the overflowed result encode delivered (infinity, max or NaN)."""
+    if isinstance(value, float) and value != value:
+        return (f"{fmt.name} has no infinity, so non-saturating overflow gives NaN "
+                "(saturate=True gives +-max_finite)")
+    if isinstance(value, float):
+        return f"{mode.value} sends it to {_show(value)}"
+    if not fmt.has_infinity and not fmt.has_nan:
+        return f"{fmt.name} has neither infinity nor NaN, so it saturates to {_show(value)}"
+    return f"{mode.value} gives the largest finite value {_show(value)}"
+
+
+def _special_decision(given, value, fmt: Format, raised) -> str:
+    """Words for an infinite or NaN input."""
+    if given.kind == "nan":
+        if not fmt.has_nan:
+            return f"{fmt.name} has no NaN: a NaN gives +0 and raises invalid"
+        if "invalid" in raised:
+            return "signaling NaN: becomes a quiet NaN and raises invalid"
+        if fmt.has_infinity:
+            return "NaN stays NaN (quiet, with the sign and top payload bits kept)"
+        return f"NaN becomes {fmt.name}'s single NaN pattern"
+    if isinstance(value, float) and value == value:
+        return "infinity is representable: exact"
+    if isinstance(value, float):
+        return f"{fmt.name} has no infinity: an infinite input gives NaN and raises invalid"
+    return (f"{fmt.name} has no infinity: an infinite input saturates to "
+            f"{_show(value)} and raises overflow")
+
+
+def _check(ok: bool, what: str, given, fmt: Format) -> None:
+    """Guard the description against the bits: a mismatch is a library bug."""
+    if not ok:
+        raise AssertionError(
+            f"softfloat.explain: the {what} described for {given} in {fmt.name} disagrees "
+            "with softfloat.encode; please report this as a bug"
+        )
+
+
+# =====================================================================================
+# text helpers
+# =====================================================================================
+def _field(value: int, width: int) -> str:
+    return format(value & ((1 << width) - 1), f"0{width}b")
+
+
+def _hex(bits: int, fmt: Format) -> str:
+    return f"0x{bits:0{(fmt.bits + 3) // 4}x}"
+
+
+def _exponent_text(e: Explanation) -> str:
+    fmt = e.format
+    field = _field(e.biased_exponent, fmt.exponent_bits)
+    if e.exponent is None:
+        return f"{field}: all ones, reserved for infinity and NaN"
+    if e.biased_exponent == 0:
+        return f"{field} = 0: subnormal or zero, scale 2^emin = 2^{fmt.emin}"
+    return (f"{field} = {e.biased_exponent} biased, "
+            f"{e.biased_exponent} - {fmt.bias} = {e.exponent} unbiased")
+
+
+def _formula(e: Explanation) -> str:
+    """(-1)^s x 1.M x 2^E for normals, (-1)^s x 0.M x 2^emin below; words for specials."""
+    if e.exponent is None:
+        return e.ieee_class
+    lead = "1" if e.biased_exponent else "0"
+    frac = _field(e.fraction, e.format.mantissa_bits)
+    value = _show(e.value, bool(e.sign))
+    return f"(-1)^{e.sign} x {lead}.{frac} (binary) x 2^{e.exponent} = {value}"
+
+
+def _neighbour_text(nb: Neighbour | None, e: Explanation) -> str:
+    if nb is None:
+        if e.exact is None:
+            return "none (the input is not a finite number)"
+        return f"none ({e.format.name} has no value beyond {_show(Fraction(e.format.max_finite))})"
+    tag = "  (the result)" if nb.bits == e.bits else ""
+    if e.below is not None and e.above is not None and e.below.bits == e.above.bits:
+        return f"{_show(nb.value)}{tag}"
+    return f"{_show(nb.value)}  {bit_string(nb.bits, e.format)}{tag}"
+
+
+def _ulp_text(ulp: Fraction) -> str:
+    exponent = ulp.numerator.bit_length() - ulp.denominator.bit_length()  # ulp = 2**exponent
+    return f"2^{exponent} = {_show(ulp)}"
+
+
+def _ulps_text(x) -> str:
+    if isinstance(x, float):
+        return f"{x} ulp"
+    text = _value_text(x)
+    return f"{text} ulp" if len(text) <= 24 and "/" not in text else f"~{_approx(x)} ulp"
+
+
+def _value_text(x, negative_zero: bool = False) -> str | None:
+    """Exact decimal text of a Fraction ('1/3' when it does not terminate); floats as
+    'inf', '-inf', 'nan'; None stays None."""
+    if x is None:
+        return None
+    if isinstance(x, float):
+        return repr(x)
+    sign = "-" if x < 0 or (x == 0 and negative_zero) else ""
+    return sign + _exact.format_fraction(abs(x))
+
+
+def _exact_row(e: Explanation) -> str:
+    return "(not a finite number)" if e.exact is None else _show(e.exact, e.negative)
+
+
+def _exact_text(exact: Fraction | None, negative: bool) -> str:
+    if exact is None:
+        return "(not a finite number)"
+    return _value_text(exact, negative)
+
+
+def _show(x, negative_zero: bool = False) -> str:
+    """Display text: exact when short, else ~17 digits (the exact text is in to_dict)."""
+    text = _value_text(x, negative_zero)
+    if isinstance(x, float):
+        return text
+    if "/" in text:
+        return f"{text} (~{_approx(x)})"
+    if len(text) > _MAX_DIGITS_SHOWN:
+        return f"~{_approx(x)} (exact decimal: {sum(c.isdigit() for c in text)} digits)"
+    return text
+
+
+def _approx(q: Fraction) -> str:
+    """About 17 significant digits of ``q``, for display only (any magnitude)."""
+    with decimal.localcontext() as ctx:
+        ctx.prec = 17
+        d = decimal.Decimal(q.numerator) / decimal.Decimal(q.denominator)
+        return str(d.normalize()) if d else "0"
