@@ -103,7 +103,7 @@ def _overflow_is_infinite(rounding: Rounding, negative):
 
 
 def round_pack(fmt: Format, negative, v, s, offset, policy: Policy, rand=None,
-               want_flags=False, out=None):
+               want_flags=False, out=None, scratch=None):
     """Round the exact magnitudes ``v / 2**s + offset`` into ``fmt``; apply the sign.
 
     Parameters
@@ -124,6 +124,9 @@ def round_pack(fmt: Format, negative, v, s, offset, policy: Policy, rand=None,
         Also compute the overflow, underflow and inexact masks.
     out : ndarray of fmt.storage_dtype, optional
         Where to write the bit patterns.
+    scratch : list of two ndarrays like ``v``, optional
+        Work space, reused across blocks so that no block allocates (fresh pages cost
+        more than the arithmetic).  Overwritten.
 
     Preconditions: 1 <= s <= W-1; v < 2**(W-1); where ``s`` had to be clamped to W-1,
     v < 2**(W-2) (then every deterministic mode still rounds exactly: all of v lies
@@ -138,8 +141,8 @@ def round_pack(fmt: Format, negative, v, s, offset, policy: Policy, rand=None,
     m = fmt.mantissa_bits
     dt = v.dtype.type
     W = v.dtype.itemsize * 8
-    r = dt(W) - s
-    tmp = np.empty_like(v)
+    r, tmp = scratch if scratch is not None else (np.empty_like(v), np.empty_like(v))
+    np.subtract(dt(W), s, out=r)
     if out is None:
         out = np.empty(v.shape, dtype=fmt.storage_dtype)
 
@@ -193,15 +196,16 @@ def round_pack(fmt: Format, negative, v, s, offset, policy: Policy, rand=None,
     elif want_flags:
         overflow = np.zeros(t.shape, dtype=bool)
 
-    # ---- sign ----------------------------------------------------------------------------
-    np.left_shift(negative, dt(fmt.bits - 1), out=tmp)
-    if fmt.specials is Specials.FNUZ:
-        tmp[t == 0] = 0  # no negative zero: -0 results become +0
-        if fnuz_nan is not None:
-            t[fnuz_nan] = 0
-            tmp[fnuz_nan] = dt(fmt.sign_mask)
-    t |= tmp
+    # ---- sign, applied in the (narrow) storage dtype --------------------------------------
     np.copyto(out, t, casting="unsafe")
+    sign = np.left_shift(negative, dt(fmt.bits - 1), out=np.empty_like(out) if scratch is None
+                         else scratch[1].view(out.dtype)[: out.size], casting="unsafe")
+    if fmt.specials is Specials.FNUZ:
+        sign[out == 0] = 0  # no negative zero: -0 results become +0
+        if fnuz_nan is not None:
+            out[fnuz_nan] = 0
+            sign[fnuz_nan] = fmt.sign_mask
+    out |= sign
     if not want_flags:
         return out, None
     return out, (overflow, underflow, inexact)

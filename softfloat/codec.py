@@ -164,9 +164,10 @@ def decode(bits, fmt, dtype=np.float64):
     arr = _validate.bit_patterns("bits", bits, fmt.bits)
     out = np.empty(arr.shape, dtype=dtype)
     flat_in, flat_out = arr.reshape(-1), out.reshape(-1)
+    ws = _Workspace(min(arr.size, _BLOCK))
     for start in range(0, arr.size, _BLOCK):
         stop = min(start + _BLOCK, arr.size)
-        flat_out[start:stop] = _decode_block(flat_in[start:stop], fmt)
+        _decode_block(flat_in[start:stop], fmt, flat_out[start:stop], ws)
     return out[()] if out.ndim == 0 else out
 
 
@@ -371,6 +372,21 @@ def _scalar_flags(flags):
 # =====================================================================================
 # the streaming driver
 # =====================================================================================
+class _Workspace:
+    """Block-sized scratch arrays, allocated once per call and reused by every block."""
+
+    def __init__(self, size: int):
+        self.size = size
+        self._buffers: dict[tuple[str, np.dtype], np.ndarray] = {}
+
+    def get(self, name: str, dtype, n: int) -> np.ndarray:
+        key = (name, np.dtype(dtype))
+        buf = self._buffers.get(key)
+        if buf is None:
+            buf = self._buffers[key] = np.empty(self.size, dtype=dtype)
+        return buf[:n]
+
+
 def _stream(arr, fmt, policy, rng, bits_out, values_out, flags):
     """Encode ``arr`` block by block into ``bits_out`` and/or decoded ``values_out``."""
     n = arr.size
@@ -381,27 +397,27 @@ def _stream(arr, fmt, policy, rng, bits_out, values_out, flags):
     flat_vals = None if values_out is None else values_out.reshape(-1)
     flat_flags = None if flags is None else [m.reshape(-1) for _, m in flags]
     want = flags is not None
-    scratch = np.empty(min(n, _BLOCK), dtype=fmt.storage_dtype) if flat_bits is None else None
+    ws = _Workspace(min(n, _BLOCK))
     for start in range(0, n, _BLOCK):
         stop = min(start + _BLOCK, n)
         blk = flat_in[start:stop] if direct else np.asarray(arr.flat[start:stop]).astype(native, copy=False)
         rand = None if rng is None else rng.bit_generator.random_raw(stop - start)
-        bits = flat_bits[start:stop] if flat_bits is not None else scratch[: stop - start]
-        fl = _encode_block(blk, fmt, policy, rand, want, bits)
+        bits = flat_bits[start:stop] if flat_bits is not None else ws.get("bits", fmt.storage_dtype, stop - start)
+        fl = _encode_block(blk, fmt, policy, rand, want, bits, ws)
         if flat_vals is not None:
-            flat_vals[start:stop] = _decode_block(bits, fmt)
+            _decode_block(bits, fmt, flat_vals[start:stop], ws)
         if want:
             for dst, src in zip(flat_flags, fl):
                 if src is not None:
                     dst[start:stop] = src
 
 
-def _encode_block(blk, fmt, policy, rand, want, out):
+def _encode_block(blk, fmt, policy, rand, want, out, ws):
     """Encode one contiguous native block into ``out``; return the five flag masks (or
     None), invalid first, None for a flag that cannot be raised."""
     if blk.dtype.kind == "f":
-        return _encode_floats(blk, fmt, policy, rand, want, out)
-    return _encode_ints(blk, fmt, policy, rand, want, out)
+        return _encode_floats(blk, fmt, policy, rand, want, out, ws)
+    return _encode_ints(blk, fmt, policy, rand, want, out, ws)
 
 
 def _work_width(src: Format, fmt: Format) -> int:
@@ -418,13 +434,17 @@ def _work_width(src: Format, fmt: Format) -> int:
     return 0
 
 
-def _encode_floats(blk, fmt, policy, rand, want, out):
+def _encode_floats(blk, fmt, policy, rand, want, out, ws):
     src = _SOURCE_FORMAT[blk.dtype]
     width = _work_width(src, fmt)
     work = np.float32 if width == 32 else np.float64
-    wblk = blk if blk.dtype == work else blk.astype(work)
+    if blk.dtype == work:
+        wblk = blk
+    else:
+        wblk = ws.get("widened", work, blk.size)
+        np.copyto(wblk, blk)
     if width:
-        fl, max_mag = _encode_float_patterns(wblk, fmt, policy, rand, want, out)
+        fl, max_mag = _encode_float_patterns(wblk, fmt, policy, rand, want, out, ws)
         has_special = max_mag >= (fp32 if width == 32 else fp64).infinity_bits
     else:
         negative, sig, e_top = _float64_significands(wblk)
@@ -453,7 +473,7 @@ def _patch_specials(u, mag, src, fmt, policy, bits, fl):
             fl[j][idx] = f
 
 
-def _encode_float_patterns(x, fmt, policy, rand, want, out):
+def _encode_float_patterns(x, fmt, policy, rand, want, out, ws):
     """The fast path: round float32/float64 patterns directly (width W = 32 or 64).
 
     With a = |x| as a pattern (E = biased exponent, F = fraction, m_s fraction bits) and
@@ -471,19 +491,26 @@ def _encode_float_patterns(x, fmt, policy, rand, want, out):
     W, ms = src.bits, src.mantissa_bits
     dt = np.dtype(_UINT[W]).type
     u = x.view(_UINT[W])
-    v = u & dt((1 << (W - 1)) - 1)
+    n = u.size
+    v = np.bitwise_and(u, dt((1 << (W - 1)) - 1), out=ws.get("v", dt, n))
     max_mag = v.max(initial=0)
-    negative = u >> dt(W - 1)
+    negative = np.right_shift(u, dt(W - 1), out=ws.get("negative", dt, n))
     emn = fmt.emin + src.bias
-    c = v >> dt(ms)
+    c = np.right_shift(v, dt(ms), out=ws.get("c", dt, n))
     np.clip(c, dt(1), dt(emn), out=c)
-    s = np.subtract(dt(ms - fmt.mantissa_bits + emn), c)
+    s = np.subtract(dt(ms - fmt.mantissa_bits + emn), c, out=ws.get("s", dt, n))
     c -= dt(1)
     c <<= dt(ms)
     v -= c
-    if ms - fmt.mantissa_bits + emn - 1 > W - 1:
+    # s may exceed W-1 only for values far below the smallest subnormal.  numpy defines
+    # unsigned shifts by >= W as 0, which the nearest and toward_zero kernels round
+    # correctly (v, below half, gives 0); the other modes and the flags need masks of
+    # the discarded bits, so they get s clamped to W-1 (see round_pack).
+    needs_clamp = want or not policy.subnormals or policy.rounding not in (
+        Rounding.NEAREST_EVEN, Rounding.NEAREST_AWAY, Rounding.TOWARD_ZERO)
+    if needs_clamp and ms - fmt.mantissa_bits + emn - 1 > W - 1:
         s_true = s
-        s = np.minimum(s_true, dt(W - 1))
+        s = np.minimum(s_true, dt(W - 1), out=c)
     else:
         s_true = None
     rand_w = None
@@ -491,7 +518,8 @@ def _encode_float_patterns(x, fmt, policy, rand, want, out):
         rand_w = rand if W == 64 else (rand >> np.uint64(32)).astype(np.uint32)
         if s_true is not None:
             v = _clamp_for_stochastic(v, s_true, W)
-    _, fl = round_pack(fmt, negative, v, s, None, policy, rand_w, want, out)
+    scratch = [ws.get("r", dt, n), ws.get("tmp", dt, n)]
+    _, fl = round_pack(fmt, negative, v, s, None, policy, rand_w, want, out, scratch)
     return _flag_tuple(fl), max_mag
 
 
@@ -533,10 +561,10 @@ def _bit_length(mag):
     return bl
 
 
-def _encode_ints(blk, fmt, policy, rand, want, out):
+def _encode_ints(blk, fmt, policy, rand, want, out, ws):
     if blk.dtype.itemsize <= 4 or np.all(np.abs(blk.astype(np.float64)) <= 2.0**53):
         # exact in float64 (values of at most 53 bits)
-        return _encode_floats(blk.astype(np.float64), fmt, policy, rand, want, out)
+        return _encode_floats(blk.astype(np.float64), fmt, policy, rand, want, out, ws)
     negative = blk < 0 if blk.dtype.kind == "i" else np.zeros(blk.shape, dtype=bool)
     mag = blk.astype(np.uint64)
     mag = np.where(negative, np.uint64(0) - mag, mag)  # two's complement: |int64 min| fits
@@ -639,29 +667,45 @@ def _encode_exact(value: "_exact.ExactValue", fmt, policy, rng):
 # =====================================================================================
 # decoding and fields
 # =====================================================================================
-def _decode_block(b, fmt):
-    """Exact float64 values of a 1-D block of bit patterns (any unsigned dtype)."""
-    b = b.astype(np.uint64, copy=False)
+def _decode_block(b, fmt, out=None, ws=None):
+    """Exact values of a 1-D block of bit patterns (any unsigned dtype), as float64 or
+    written into ``out`` (a float array that holds ``fmt`` exactly).
+
+    The magnitude is moved into float64's field layout, which makes it the float64
+    number 1.F * 2**(E - 1023), or 0.F * 2**-1022 when E == 0, and one exact multiply by
+    2**(1023 - bias) scales both to the target's value -- subnormals included:
+
+        |s|e e e e e|f f f f f f f f f f|  ->  |s|0..0 e e e e e|f f f f f f f f f f 0..0|
+    """
+    n = b.size
     m = fmt.mantissa_bits
-    sign = (b >> np.uint64(fmt.bits - 1)) << np.uint64(63)
-    exp = (b >> np.uint64(m)) & np.uint64((1 << fmt.exponent_bits) - 1)
-    frac = b & np.uint64(fmt.mantissa_mask)
-    pattern = ((exp + np.uint64(1023 - fmt.bias)) << np.uint64(52)) | (frac << np.uint64(52 - m)) | sign
-    sub = exp == 0
-    if sub.any():
-        # 0.F * 2**emin = F * 2**(emin - m): exact (it is a multiple of float64's smallest step)
-        tiny = (frac[sub].astype(np.float64) * 2.0 ** (fmt.emin - m)).view(np.uint64)
-        pattern[sub] = tiny | sign[sub]
-    top = np.uint64((1 << fmt.exponent_bits) - 1)
-    if fmt.specials is Specials.IEEE:
-        special = exp == top
-        pattern[special] = np.uint64(0x7FF << 52) | (frac[special] << np.uint64(52 - m)) | sign[special]
-    elif fmt.specials is Specials.FN:
-        nan = (exp == top) & (frac == np.uint64(fmt.mantissa_mask))
-        pattern[nan] = np.uint64(0x7FF8 << 48) | sign[nan]
+    get = (lambda name, dt: ws.get(name, dt, n)) if ws is not None else (lambda name, dt: np.empty(n, dt))
+    u = get("dec_u", np.uint64)
+    np.copyto(u, b, casting="unsafe")
+    mag = get("dec_mag", np.uint64)
+    np.bitwise_and(u, np.uint64((1 << (fmt.bits - 1)) - 1), out=mag)
+    max_mag = mag.max(initial=0)
+    np.right_shift(u, np.uint64(fmt.bits - 1), out=u)
+    u <<= np.uint64(63)
+    np.left_shift(mag, np.uint64(52 - m), out=mag)
+    mag |= u
+    values = mag.view(np.float64)
+    values *= 2.0 ** (1023 - fmt.bias)
+    if fmt.specials is Specials.IEEE and max_mag >= fmt.exponent_mask:
+        u = np.asarray(b, dtype=np.uint64)
+        special = (u & np.uint64(fmt.exponent_mask)) == np.uint64(fmt.exponent_mask)
+        frac = u[special] & np.uint64(fmt.mantissa_mask)
+        sign = (u[special] >> np.uint64(fmt.bits - 1)) << np.uint64(63)
+        mag[special] = np.uint64(0x7FF << 52) | (frac << np.uint64(52 - m)) | sign
+    elif fmt.specials is Specials.FN and max_mag == fmt.exponent_mask | fmt.mantissa_mask:
+        nan = (np.asarray(b, dtype=np.uint64) & np.uint64((1 << (fmt.bits - 1)) - 1)) == np.uint64(fmt.nan_bits)
+        values[nan] = np.copysign(np.nan, values[nan])  # the NaN S.1111.111 keeps its sign
     elif fmt.specials is Specials.FNUZ:
-        pattern[b == np.uint64(fmt.sign_mask)] = np.uint64(0x7FF8 << 48)
-    return pattern.view(np.float64)
+        values[np.asarray(b) == fmt.nan_bits] = np.nan
+    if out is None:
+        return values if ws is None else values.copy()
+    np.copyto(out, values, casting="same_kind")
+    return out
 
 
 def _decompose(bits, fmt):
