@@ -11,6 +11,7 @@ allocations are the outputs.
 from __future__ import annotations
 
 import numbers
+import sys
 
 import numpy as np
 
@@ -44,6 +45,7 @@ _BLOCK = 1 << 14
 
 _SOURCE_FORMAT = {np.dtype(np.float16): fp16, np.dtype(np.float32): fp32, np.dtype(np.float64): fp64}
 _UINT = {16: np.uint16, 32: np.uint32, 64: np.uint64}
+_LITTLE_ENDIAN = sys.byteorder == "little"
 
 
 # =====================================================================================
@@ -420,36 +422,66 @@ def _encode_block(blk, fmt, policy, rand, want, out, ws):
     return _encode_ints(blk, fmt, policy, rand, want, out, ws)
 
 
-def _work_width(src: Format, fmt: Format) -> int:
-    """Word width for the pattern path: 32 when the rounding fits float32's patterns.
+#: float64's upper 32-bit word read as a format of its own (sign, 11 exponent bits, the
+#: top 20 fraction bits); with the OR of the lower word in bit 0 it rounds exactly to
+#: any format of at most 17 fraction bits (see _fp64_top_words)
+_FP64_TOP = Format(exponent_bits=11, mantissa_bits=20, name="fp64-top-word")
+_TOP_WORD_MAX_MANTISSA = 17
 
-    Needs a source with more fraction bits than the target (so at least one bit is cut in
-    the normal range) and a target exponent range inside the source's (so every source
-    subnormal is a target subnormal); 64 (via float64) otherwise; 0 for the generic path.
+
+def _layout(src: Format, fmt: Format, rounding: Rounding) -> Format | None:
+    """The word layout the pattern path rounds from, or None for the generic path.
+
+    The pattern path needs a layout with at least one more fraction bit than the target
+    and a target exponent range inside the layout's (so each layout subnormal is a target
+    subnormal).  float16 input is widened to float32 (exact).  float64 input is read as
+    its upper word plus a sticky bit when the target keeps at most 17 fraction bits --
+    except for stochastic rounding, whose probability needs every discarded bit.
     """
     if src.bits <= 32 and fmt.mantissa_bits < fp32.mantissa_bits and fmt.emin >= fp32.emin:
-        return 32
+        return fp32
+    if fmt.mantissa_bits <= _TOP_WORD_MAX_MANTISSA and rounding is not Rounding.STOCHASTIC:
+        return _FP64_TOP
     if fmt.mantissa_bits < fp64.mantissa_bits:
-        return 64
-    return 0
+        return fp64
+    return None
+
+
+def _fp64_top_words(x, ws):
+    """float64 -> uint32 words: the upper half of each pattern, bit 0 ORed with "the lower
+    half is non-zero".
+
+        | s | e (11) | f51 .. f32 |  f31 .. f0 |   ->   | s | e (11) | f51 .. f33 f32|sticky |
+
+    Rounding to m <= 17 fraction bits cuts at least 3 bits of the upper word, so the
+    sticky bit lies below the guard bit (also for the one-bit-finer tininess check),
+    where it changes no rounding decision but keeps inexactness visible.
+    """
+    halves = x.view(np.uint32).reshape(-1, 2)
+    lo, hi = (halves[:, 0], halves[:, 1]) if _LITTLE_ENDIAN else (halves[:, 1], halves[:, 0])
+    words = ws.get("top_words", np.uint32, x.size)
+    np.minimum(lo, np.uint32(1), out=words)
+    words |= hi
+    return words
 
 
 def _encode_floats(blk, fmt, policy, rand, want, out, ws):
     src = _SOURCE_FORMAT[blk.dtype]
-    width = _work_width(src, fmt)
-    work = np.float32 if width == 32 else np.float64
+    layout = _layout(src, fmt, policy.rounding)
+    work = np.float32 if layout is fp32 else np.float64
     if blk.dtype == work:
         wblk = blk
     else:
         wblk = ws.get("widened", work, blk.size)
         np.copyto(wblk, blk)
-    if width:
-        fl, max_mag = _encode_float_patterns(wblk, fmt, policy, rand, want, out, ws)
-        has_special = max_mag >= (fp32 if width == 32 else fp64).infinity_bits
-    else:
+    if layout is None:
         negative, sig, e_top = _float64_significands(wblk)
         fl = _encode_significands(negative, sig, e_top, fmt, policy, rand, want, out)
         has_special = True  # checked below
+    else:
+        words = _fp64_top_words(wblk, ws) if layout is _FP64_TOP else wblk.view(_UINT[layout.bits])
+        fl, max_mag = _encode_float_patterns(words, layout, fmt, policy, rand, want, out, ws)
+        has_special = max_mag >= layout.infinity_bits
     if has_special:
         u = blk.view(_UINT[src.bits])
         mag = u & u.dtype.type((1 << (src.bits - 1)) - 1)
@@ -473,7 +505,7 @@ def _patch_specials(u, mag, src, fmt, policy, bits, fl):
             fl[j][idx] = f
 
 
-def _encode_float_patterns(x, fmt, policy, rand, want, out, ws):
+def _encode_float_patterns(u, src, fmt, policy, rand, want, out, ws):
     """The fast path: round float32/float64 patterns directly (width W = 32 or 64).
 
     With a = |x| as a pattern (E = biased exponent, F = fraction, m_s fraction bits) and
@@ -487,10 +519,8 @@ def _encode_float_patterns(x, fmt, policy, rand, want, out, ws):
     "pattern = v / 2**s" with an unbounded exponent.  Returns the flags and max |x|
     as a pattern (to spot NaN and infinity lanes).
     """
-    src = fp32 if x.dtype == np.float32 else fp64
-    W, ms = src.bits, src.mantissa_bits
-    dt = np.dtype(_UINT[W]).type
-    u = x.view(_UINT[W])
+    W, ms = u.dtype.itemsize * 8, src.mantissa_bits
+    dt = u.dtype.type
     n = u.size
     v = np.bitwise_and(u, dt((1 << (W - 1)) - 1), out=ws.get("v", dt, n))
     max_mag = v.max(initial=0)
