@@ -167,9 +167,10 @@ def decode(bits, fmt, dtype=np.float64):
     out = np.empty(arr.shape, dtype=dtype)
     flat_in, flat_out = arr.reshape(-1), out.reshape(-1)
     ws = _Workspace(min(arr.size, _BLOCK))
-    for start in range(0, arr.size, _BLOCK):
-        stop = min(start + _BLOCK, arr.size)
-        _decode_block(flat_in[start:stop], fmt, flat_out[start:stop], ws)
+    with np.errstate(all="ignore"):  # signaling NaN lanes are rewritten from their patterns
+        for start in range(0, arr.size, _BLOCK):
+            stop = min(start + _BLOCK, arr.size)
+            _decode_block(flat_in[start:stop], fmt, flat_out[start:stop], ws)
     return out[()] if out.ndim == 0 else out
 
 
@@ -390,7 +391,12 @@ class _Workspace:
 
 
 def _stream(arr, fmt, policy, rng, bits_out, values_out, flags):
-    """Encode ``arr`` block by block into ``bits_out`` and/or decoded ``values_out``."""
+    """Encode ``arr`` block by block into ``bits_out`` and/or decoded ``values_out``.
+
+    Blocks are taken in C order; non-contiguous or byte-swapped input is copied one block
+    at a time.  NaN and infinity lanes are decided from their bit patterns, so numpy's
+    floating-point warnings on them are silenced here.
+    """
     n = arr.size
     native = arr.dtype.newbyteorder("=")
     direct = arr.flags.c_contiguous and arr.dtype.isnative
@@ -398,20 +404,20 @@ def _stream(arr, fmt, policy, rng, bits_out, values_out, flags):
     flat_bits = None if bits_out is None else bits_out.reshape(-1)
     flat_vals = None if values_out is None else values_out.reshape(-1)
     flat_flags = None if flags is None else [m.reshape(-1) for _, m in flags]
-    want = flags is not None
     ws = _Workspace(min(n, _BLOCK))
-    for start in range(0, n, _BLOCK):
-        stop = min(start + _BLOCK, n)
-        blk = flat_in[start:stop] if direct else np.asarray(arr.flat[start:stop]).astype(native, copy=False)
-        rand = None if rng is None else rng.bit_generator.random_raw(stop - start)
-        bits = flat_bits[start:stop] if flat_bits is not None else ws.get("bits", fmt.storage_dtype, stop - start)
-        fl = _encode_block(blk, fmt, policy, rand, want, bits, ws)
-        if flat_vals is not None:
-            _decode_block(bits, fmt, flat_vals[start:stop], ws)
-        if want:
-            for dst, src in zip(flat_flags, fl):
-                if src is not None:
-                    dst[start:stop] = src
+    with np.errstate(all="ignore"):
+        for start in range(0, n, _BLOCK):
+            stop = min(start + _BLOCK, n)
+            blk = flat_in[start:stop] if direct else np.asarray(arr.flat[start:stop]).astype(native, copy=False)
+            rand = None if rng is None else rng.bit_generator.random_raw(stop - start)
+            bits = ws.get("bits", fmt.storage_dtype, stop - start) if flat_bits is None else flat_bits[start:stop]
+            fl = _encode_block(blk, fmt, policy, rand, flags is not None, bits, ws)
+            if flat_vals is not None:
+                _decode_block(bits, fmt, flat_vals[start:stop], ws)
+            if flags is not None:
+                for dst, src in zip(flat_flags, fl):
+                    if src is not None:
+                        dst[start:stop] = src
 
 
 def _encode_block(blk, fmt, policy, rand, want, out, ws):
