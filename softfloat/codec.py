@@ -598,8 +598,10 @@ def _bit_length(mag):
 
 
 def _encode_ints(blk, fmt, policy, rand, want, out, ws):
-    if blk.dtype.itemsize <= 4 or np.all(np.abs(blk.astype(np.float64)) <= 2.0**53):
-        # exact in float64 (values of at most 53 bits)
+    limit = blk.dtype.type(1 << 53)
+    if blk.dtype.itemsize <= 4 or (blk.max(initial=0) <= limit and
+                                   (blk.dtype.kind == "u" or blk.min(initial=0) >= -limit)):
+        # every value has at most 53 bits: exact in float64
         return _encode_floats(blk.astype(np.float64), fmt, policy, rand, want, out, ws)
     negative = blk < 0 if blk.dtype.kind == "i" else np.zeros(blk.shape, dtype=bool)
     mag = blk.astype(np.uint64)
