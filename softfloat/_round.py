@@ -128,9 +128,12 @@ def round_pack(fmt: Format, negative, v, s, offset, policy: Policy, rand=None,
         Work space, reused across blocks so that no block allocates (fresh pages cost
         more than the arithmetic).  Overwritten.
 
-    Preconditions: 1 <= s <= W-1; v < 2**(W-1); where ``s`` had to be clamped to W-1,
-    v < 2**(W-2) (then every deterministic mode still rounds exactly: all of v lies
-    below the guard bit).
+    Preconditions: s >= 1 and v < 2**(W-1), so no sum below wraps.  s <= W-1, except
+    that nearest_even, nearest_away and toward_zero without flags and flushing accept any
+    s: numpy defines unsigned shifts by W or more as 0, which rounds such a v (then far
+    below the guard bit) to 0 exactly.  Callers may clamp s to W-1 instead wherever
+    v < 2**(W-2): then every deterministic mode still rounds exactly, since all of v lies
+    below the guard bit.
 
     Returns
     -------

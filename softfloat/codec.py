@@ -714,6 +714,9 @@ def _decode_block(b, fmt, out=None, ws=None):
     2**(1023 - bias) scales both to the target's value -- subnormals included:
 
         |s|e e e e e|f f f f f f f f f f|  ->  |s|0..0 e e e e e|f f f f f f f f f f 0..0|
+
+    NaN and infinity lanes then get float64's all-ones exponent ORed in, which keeps
+    their sign and fraction (payload).
     """
     n = b.size
     m = fmt.mantissa_bits
@@ -722,28 +725,36 @@ def _decode_block(b, fmt, out=None, ws=None):
     np.copyto(u, b, casting="unsafe")
     mag = get("dec_mag", np.uint64)
     np.bitwise_and(u, np.uint64((1 << (fmt.bits - 1)) - 1), out=mag)
-    max_mag = mag.max(initial=0)
     np.right_shift(u, np.uint64(fmt.bits - 1), out=u)
     u <<= np.uint64(63)
     np.left_shift(mag, np.uint64(52 - m), out=mag)
     mag |= u
     values = mag.view(np.float64)
-    values *= 2.0 ** (1023 - fmt.bias)
-    if fmt.specials is Specials.IEEE and max_mag >= fmt.exponent_mask:
-        u = np.asarray(b, dtype=np.uint64)
-        special = (u & np.uint64(fmt.exponent_mask)) == np.uint64(fmt.exponent_mask)
-        frac = u[special] & np.uint64(fmt.mantissa_mask)
-        sign = (u[special] >> np.uint64(fmt.bits - 1)) << np.uint64(63)
-        mag[special] = np.uint64(0x7FF << 52) | (frac << np.uint64(52 - m)) | sign
-    elif fmt.specials is Specials.FN and max_mag == fmt.exponent_mask | fmt.mantissa_mask:
-        nan = (np.asarray(b, dtype=np.uint64) & np.uint64((1 << (fmt.bits - 1)) - 1)) == np.uint64(fmt.nan_bits)
-        values[nan] = np.copysign(np.nan, values[nan])  # the NaN S.1111.111 keeps its sign
-    elif fmt.specials is Specials.FNUZ:
-        values[np.asarray(b) == fmt.nan_bits] = np.nan
+    if fmt.bias != 1023:
+        values *= 2.0 ** (1023 - fmt.bias)
+    special = _special_lanes(b, fmt)
+    if special is not None:
+        np.bitwise_or(mag, np.uint64(0x7FF8 << 48 if fmt.specials is not Specials.IEEE else 0x7FF << 52),
+                      out=mag, where=special)
     if out is None:
         return values if ws is None else values.copy()
     np.copyto(out, values, casting="same_kind")
     return out
+
+
+def _special_lanes(b, fmt):
+    """Boolean mask of the NaN/infinity patterns in a block, or None if there are none."""
+    dt = b.dtype.type
+    if fmt.specials is Specials.FINITE:
+        return None
+    if fmt.specials is Specials.FNUZ:
+        special = b == dt(fmt.nan_bits)
+    else:
+        mag = b & dt((1 << (fmt.bits - 1)) - 1)
+        if mag.max(initial=0) < (fmt.exponent_mask if fmt.specials is Specials.IEEE else fmt.nan_bits):
+            return None
+        special = mag >= dt(fmt.exponent_mask) if fmt.specials is Specials.IEEE else mag == dt(fmt.nan_bits)
+    return special if special.any() else None
 
 
 def _decompose(bits, fmt):
