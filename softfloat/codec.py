@@ -647,41 +647,48 @@ def _flag_tuple(fl):
 
 
 def _encode_specials(negative, frac, frac_bits, fmt, policy, want):
-    """Bits and flags for NaN and infinity inputs, given the source fraction field.
+    """Bits and flags for NaN and infinity inputs, given the source's fraction field.
 
-    ``frac`` == 0 means infinity; otherwise a NaN whose top fraction bit is its quiet bit.
+    ``frac`` == 0 means infinity, otherwise a NaN whose top fraction bit is its quiet bit.
+
+        input   ieee                          fn / fnuz                   finite
+        +-inf   +-inf                         NaN, invalid; or with       +-max_finite,
+                                              saturate +-max_finite,      overflow, inexact
+                                              overflow, inexact
+        NaN     quiet NaN, sign and top       the format's NaN (fnuz's    +0, invalid
+                payload bits kept             has no sign)
+        sNaN    as NaN, and invalid           as NaN, and invalid         +0, invalid
     """
     dt = fmt.storage_dtype.type
     is_nan = frac != 0
-    quiet_src = np.uint64(1 << (frac_bits - 1)) if frac_bits else np.uint64(0)
-    signaling = is_nan & ((frac & quiet_src) == 0)
-    sign = np.where(negative, dt(fmt.sign_mask), dt(0))
-    n = negative.shape
-    zeros = np.zeros(n, dtype=bool)
-    invalid, overflow = signaling.copy(), zeros.copy()
+    quiet_bit = np.uint64(1 << (frac_bits - 1)) if frac_bits else np.uint64(0)
+    invalid = is_nan & ((frac & quiet_bit) == 0)  # signaling NaNs
+    sign = negative.astype(fmt.storage_dtype) << dt(fmt.bits - 1)
+    no_flag = np.zeros(is_nan.shape, dtype=bool)
+
     if fmt.specials is Specials.IEEE:
-        shift = frac_bits - fmt.mantissa_bits
+        shift = frac_bits - fmt.mantissa_bits  # keep the top payload bits
         payload = frac >> np.uint64(shift) if shift >= 0 else frac << np.uint64(-shift)
-        payload = (payload.astype(np.uint64) & np.uint64(fmt.mantissa_mask)) | np.uint64(fmt.nan_bits)
-        bits = np.where(is_nan, payload.astype(fmt.storage_dtype), dt(fmt.infinity_bits)) | sign
+        nan_out = (payload & np.uint64(fmt.mantissa_mask)).astype(fmt.storage_dtype) | dt(fmt.nan_bits) | sign
+    elif fmt.specials is Specials.FN:
+        nan_out = sign | dt(fmt.nan_bits)
+    elif fmt.specials is Specials.FNUZ:
+        nan_out = np.full(is_nan.shape, dt(fmt.nan_bits))
     else:
-        saturating = policy.saturate or fmt.specials is Specials.FINITE
-        inf_bits = dt(fmt.max_finite_bits) if saturating else dt(fmt.nan_bits or 0)
-        if fmt.specials is Specials.FINITE:
-            nan_bits = np.full(n, dt(0))  # no NaN: +0
-            invalid = is_nan.copy()
-        elif fmt.specials is Specials.FNUZ:
-            nan_bits = np.full(n, dt(fmt.nan_bits))  # the single NaN, sign-free
-        else:
-            nan_bits = dt(fmt.nan_bits) | sign
-        inf_out = np.full(n, inf_bits) | (sign if saturating or fmt.specials is Specials.FN else dt(0))
-        bits = np.where(is_nan, nan_bits, inf_out)
-        if saturating:
-            overflow = ~is_nan
-        else:
-            invalid = invalid | ~is_nan
-    flags = (invalid, zeros, overflow, zeros, overflow.copy())
-    return bits.astype(fmt.storage_dtype), (flags if want else None)
+        nan_out = np.zeros(is_nan.shape, dtype=fmt.storage_dtype)
+        invalid = is_nan.copy()
+
+    overflow = no_flag
+    if fmt.has_infinity:
+        inf_out = sign | dt(fmt.infinity_bits)
+    elif policy.saturate or fmt.specials is Specials.FINITE:
+        inf_out = sign | dt(fmt.max_finite_bits)
+        overflow = ~is_nan
+    else:
+        inf_out = nan_out if fmt.specials is Specials.FNUZ else sign | dt(fmt.nan_bits)
+        invalid = invalid | ~is_nan
+    bits = np.where(is_nan, nan_out, inf_out)
+    return bits, ((invalid, no_flag, overflow, no_flag, overflow) if want else None)
 
 
 def _encode_exact(value: "_exact.ExactValue", fmt, policy, rng):
