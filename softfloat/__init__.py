@@ -23,10 +23,12 @@ from .codec import (
     is_zero,
     quantize,
 )
+from .explain import Explanation, bit_string, explain
 from .flags import FLAG_NAMES, Flags
 from .formats import (
     Format,
     Specials,
+    aliases,
     as_format,
     bf16,
     catalogue,
@@ -47,8 +49,9 @@ from .rounding import Rounding, Tininess
 __version__ = "0.1.0"
 
 __all__ = [
-    "FLAG_NAMES", "FLOAT_CLASSES", "Flags", "Format", "Rounding", "Specials", "Tininess",
-    "as_format", "catalogue", "classify", "compose", "decode", "encode", "fields",
+    "Explanation", "FLAG_NAMES", "FLOAT_CLASSES", "Flags", "Format", "Rounding", "Specials",
+    "Tininess", "aliases", "as_format", "bit_string", "catalogue", "classify", "compose",
+    "decode", "encode", "explain", "fields",
     "is_finite", "is_inf", "is_infinite", "is_nan", "is_normal", "is_sign_minus",
     "is_signaling", "is_subnormal", "is_zero", "quantize",
     "bf16", "fp4_e2m1", "fp6_e2m3", "fp6_e3m2", "fp8_e4m3", "fp8_e4m3fnuz", "fp8_e5m2",

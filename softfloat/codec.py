@@ -253,6 +253,8 @@ def classify(bits, fmt):
 
     >>> classify([0x0001, 0x8000, 0x7C00, 0x7E00], "fp16").tolist()
     ['positiveSubnormal', 'negativeZero', 'positiveInfinity', 'quietNaN']
+    >>> classify(0x3F600000, "fp32")
+    'positiveNormal'
     """
     fmt = as_format(fmt)
     sign, exp, frac, nan, inf = _decompose(bits, fmt)
@@ -264,7 +266,7 @@ def classify(bits, fmt):
     code = np.where(zero, np.where(sign, 5, 6), code)
     code = np.where(inf, np.where(sign, 2, 9), code)
     code = np.where(nan, np.where(signaling, 0, 1), code)
-    names = np.asarray(FLOAT_CLASSES)[code]
+    names = np.asarray(np.asarray(FLOAT_CLASSES)[code])
     return str(names[()]) if names.ndim == 0 else names
 
 

@@ -19,10 +19,14 @@ import numpy as np
 
 from . import _exact, _validate
 from .codec import classify, decode, encode
-from .formats import Format, as_format
+from .formats import Format, as_format, fp16, fp32
 from .rounding import Rounding, as_rounding
 
-__all__ = ["Explanation", "Neighbour", "explain"]
+__all__ = ["Explanation", "Neighbour", "bit_string", "explain"]
+
+#: numerator bits + 3 x denominator bits above which a value's decimal has more digits
+#: than Python converts (sys.get_int_max_str_digits(), 4300 by default); shown as ~approx
+_MAX_EXACT_BITS = 12000
 
 #: exact decimals longer than this are shown abbreviated in ``str()`` (never in to_dict)
 _MAX_DIGITS_SHOWN = 160
@@ -83,7 +87,8 @@ class Explanation:
     decision : str
         Why the result is what it is, in words.
     error : Fraction or float or None
-        ``value - exact``: exact; ``+-inf`` after an overflow to infinity; None for NaN.
+        ``value - exact``, exact; ``+-inf`` after an overflow to infinity; None when
+        the input or the result is NaN.
     error_ulps : Fraction or float or None
         ``error / ulp``.
     flags : tuple of str
@@ -125,7 +130,8 @@ class Explanation:
     @property
     def ieee_class(self) -> str:
         """IEEE 754 class of the result, e.g. 'positiveNormal' (see :func:`classify`)."""
-        return classify(self.bits, self.format)
+        # one-element list: classify() of a bare scalar pattern is not relied on here
+        return str(classify([self.bits], self.format)[0])
 
     @property
     def exponent(self) -> int | None:
@@ -205,19 +211,18 @@ class Explanation:
                 f"{_hex(self.bits, self.format)} ({self.rounding.value})>")
 
     def _repr_html_(self) -> str:
-        """Notebook view: a table, with sign, exponent and fraction bits coloured."""
-        fmt = self.format
+        """Notebook view: a table, with the sign, exponent and fraction bits coloured."""
         s, e, f = self.bit_string.split(" ")
         colored = (f'<span style="color:#c0392b">{s}</span> '
                    f'<span style="color:#2471a3">{e}</span> '
                    f'<span style="color:#1e8449">{f}</span>')
-        body = "".join(
-            f"<tr><th style='text-align:left'>{html.escape(name)}</th>"
-            f"<td style='text-align:left'><code>{colored if name == 'bits' else html.escape(text)}</code></td></tr>"
-            for name, text in self._rows()
-        )
+        cells = [(name, colored if name == "bits" else html.escape(text))
+                 for name, text in self._rows()]
+        body = "".join(f"<tr><th style='text-align:left'>{html.escape(name)}</th>"
+                       f"<td style='text-align:left'><code>{cell}</code></td></tr>"
+                       for name, cell in cells)
         return (f"<div><b>{html.escape(self._title())}</b>"
-                f"<div><code>{self.bit_string}</code> ({_hex(self.bits, fmt)})</div>"
+                f"<div><code>{self.bit_string}</code> ({_hex(self.bits, self.format)})</div>"
                 f"<table>{body}</table></div>")
 
 
@@ -269,7 +274,7 @@ def explain(x, fmt, rounding="nearest_even", *, saturate=False, subnormals=True,
       below     0.875  (the result)
       above     0.875  (the result)
       ulp       2^-24 = 0.000000059604644775390625
-      rounding  guard=0, round=0, sticky=0: exact, 0.875 is representable in fp32
+      rounding  guard=0, round=0, sticky=0: exact, representable in fp32: no rounding
       error     0 = 0 ulp
       flags     none
 
@@ -289,24 +294,23 @@ def explain(x, fmt, rounding="nearest_even", *, saturate=False, subnormals=True,
     given = _exact_input(x)
     bits, flags = encode(x, fmt, mode, saturate=saturate, subnormals=subnormals,
                          tininess=tininess, rng=rng, return_flags=True)
-    bits, raised = int(bits), flags.raised()
-    value = _decoded(bits, fmt)
+    bits = int(bits)
+    case = _Case(given, _decoded(bits, fmt), fmt, mode, flags.raised(), bool(saturate),
+                 bool(subnormals))
     common = dict(input=x, negative=given.negative, format=fmt, rounding=mode, bits=bits,
-                  value=value, flags=raised)
+                  value=case.value, flags=case.raised)
     if given.kind != "finite":
         return Explanation(exact=None, below=None, above=None, ulp=None, guard=None,
                            round=None, sticky=None, error=None, error_ulps=None,
-                           decision=_special_decision(given, value, fmt, raised), **common)
+                           decision=_special_decision(case), **common)
     exact = -given.magnitude if given.negative else given.magnitude
     below, above = _neighbour(x, fmt, "downward", exact), _neighbour(x, fmt, "upward", exact)
-    story = _Story.tell(given, below, above, bits, value, fmt, mode, raised, subnormals)
-    error = value - exact if isinstance(value, Fraction) else value
-    return Explanation(exact=exact, below=below, above=above, ulp=story.ulp,
-                       guard=story.grs[0] if story.grs else None,
-                       round=story.grs[1] if story.grs else None,
-                       sticky=story.grs[2] if story.grs else None,
-                       decision=story.text, error=error, error_ulps=error / story.ulp,
-                       **common)
+    story = _Story.tell(case, below, above)
+    error = _error(case.value, exact)
+    grs = story.grs or (None, None, None)
+    return Explanation(exact=exact, below=below, above=above, ulp=story.ulp, guard=grs[0],
+                       round=grs[1], sticky=grs[2], decision=story.text, error=error,
+                       error_ulps=None if error is None else error / story.ulp, **common)
 
 
 def bit_string(bits: int, fmt: Format | str) -> str:
@@ -338,21 +342,28 @@ def _scalar(x):
 
 
 def _exact_input(x) -> _exact.ExactValue:
-    """The exact value of ``x`` (numpy float scalars are exact in a Python float)."""
-    if isinstance(x, np.floating) and not isinstance(x, float):
-        value = _exact.parse_exact(float(x), "x")
-        if value.kind == "nan" and x.dtype.kind == "f" and x.dtype.itemsize in (2, 4):
-            src = {2: (np.uint16, 9), 4: (np.uint32, 22)}[x.dtype.itemsize]
-            quiet = (int(x.view(src[0])) >> src[1]) & 1
-            value = _exact.ExactValue(value.negative, "nan", signaling=not quiet)
-        return value
-    return _exact.parse_exact(x, "x")
+    """The exact value of ``x``; float16/float32 scalars are exact as Python floats."""
+    source = {np.dtype(np.float16): fp16, np.dtype(np.float32): fp32}.get(getattr(x, "dtype", None))
+    if not isinstance(x, np.generic) or source is None:
+        return _exact.parse_exact(x, "x")
+    value = _exact.parse_exact(float(x), "x")
+    if value.kind == "nan":  # float() may quiet a signaling NaN: read its quiet bit
+        quiet = int(x.view(source.storage_dtype)) >> (source.mantissa_bits - 1) & 1
+        value = _exact.ExactValue(value.negative, "nan", signaling=not quiet)
+    return value
 
 
 def _decoded(bits: int, fmt: Format) -> Fraction | float:
     """Exact value of one pattern: a Fraction when finite, else the float inf/nan."""
     v = float(decode(bits, fmt))
     return Fraction(v) if np.isfinite(v) else v
+
+
+def _error(value, exact: Fraction):
+    """value - exact, exactly; +-inf for an infinite result, None for a NaN result."""
+    if isinstance(value, Fraction):
+        return value - exact
+    return None if value != value else value
 
 
 def _neighbour(x, fmt: Format, direction: str, exact: Fraction) -> Neighbour | None:
@@ -373,6 +384,19 @@ def _neighbour(x, fmt: Format, direction: str, exact: Fraction) -> Neighbour | N
 # the rounding story
 # =====================================================================================
 @dataclass(frozen=True)
+class _Case:
+    """One call of explain: the exact input, what encode delivered, and the options."""
+
+    given: _exact.ExactValue
+    value: Fraction | float  # the exact value of encode's bits
+    fmt: Format
+    mode: Rounding
+    raised: tuple[str, ...]
+    saturate: bool
+    subnormals: bool
+
+
+@dataclass(frozen=True)
 class _Story:
     """The description of one finite rounding: ulp, (guard, round, sticky) and words."""
 
@@ -381,8 +405,8 @@ class _Story:
     text: str
 
     @classmethod
-    def tell(cls, given, below, above, bits, value, fmt, mode, raised, subnormals):
-        """Describe how ``given`` became ``bits`` (which ``encode`` chose).
+    def tell(cls, case: _Case, below: Neighbour | None, above: Neighbour | None) -> "_Story":
+        """Describe how the input became ``case.value`` (which ``encode`` chose).
 
         Works on magnitudes: ``t`` is the neighbour toward zero (it always exists) and
         the candidate away from zero is ``t + ulp`` (which may lie beyond the largest
@@ -390,28 +414,28 @@ class _Story:
 
             |x| = t + r * ulp,   r = 0.G R S...   (guard, round, sticky = OR of the rest)
         """
-        a = given.magnitude
-        toward = above if given.negative else below
-        away = below if given.negative else above
+        negative, fmt = case.given.negative, case.fmt
+        toward, away = (above, below) if negative else (below, above)
         t = abs(toward.value)
-        ulp = _ulp(a, fmt)
+        ulp = _ulp(case.given.magnitude, fmt)
         if away is not None and isinstance(away.value, Fraction) and away.value != toward.value:
-            _check(abs(away.value) - t == ulp, "neighbour spacing", given, fmt)
-        r = (a - t) / ulp
+            _check(abs(away.value) - t == ulp, "neighbour spacing", case)
+        r = (case.given.magnitude - t) / ulp
         if r >= 1:
-            _check("overflow" in raised, "overflow", given, fmt)
-            return cls(ulp, None, _far_overflow(fmt, mode, value))
+            _check("overflow" in case.raised, "overflow", case)
+            return cls(ulp, None, _far_overflow(case))
         grs = _guard_round_sticky(r)
         head = f"guard={grs[0]}, round={grs[1]}, sticky={grs[2]}: "
         if r == 0:
-            side, text = "toward", head + f"exact, {_show(a, given.negative)} is representable in {fmt.name}"
+            side, text = "toward", head + f"exact, representable in {fmt.name}: no rounding"
         else:
-            side = _direction(r, mode, given.negative, toward.bits)
+            side = _direction(r, case.mode, negative, toward.bits)
             if side is None:  # stochastic: the draw decided; read it off the result
-                side = "toward" if isinstance(value, Fraction) and abs(value) == t else "away"
-            text = head + _rule_text(r, mode, side, given.negative)
-        text += _aftermath(side, t, ulp, given, value, fmt, mode, raised, subnormals)
-        return cls(ulp, grs, text)
+                kept = isinstance(case.value, Fraction) and abs(case.value) == t
+                side = "toward" if kept else "away"
+            text = head + _rule_text(r, case.mode, side, negative)
+        rounded = t if side == "toward" else t + ulp  # with an unbounded exponent
+        return cls(ulp, grs, text + _aftermath(case, rounded))
 
 
 def _guard_round_sticky(r: Fraction) -> tuple[int, int, int]:
@@ -460,14 +484,16 @@ def _rule_text(r: Fraction, mode: Rounding, side: str, negative: bool) -> str:
         return f"{where}, rounds to even ({went})" if r == half else f"{where}, rounds {went}"
     if mode is Rounding.NEAREST_AWAY:
         return f"{where}, rounds away from zero ({went})" if r == half else f"{where}, rounds {went}"
-    rules = {
+    if mode is Rounding.STOCHASTIC:
+        return (f"{where}; stochastic rounds away from zero with probability {_approx(r)}; "
+                f"this draw went {went}")
+    rule = {
         Rounding.TOWARD_ZERO: "toward_zero truncates",
         Rounding.UPWARD: "upward rounds toward +inf",
         Rounding.DOWNWARD: "downward rounds toward -inf",
         Rounding.ODD: "round to odd picks the neighbour whose last bit is 1",
-        Rounding.STOCHASTIC: f"stochastic rounds away from zero with probability {_approx(r)}; this draw",
-    }
-    return f"{where}; {rules[mode]}: {went}" if mode is not Rounding.STOCHASTIC else f"{where}; {rules[mode]} went {went}"
+    }[mode]
+    return f"{where}; {rule}: {went}"
 
 
 def _went(side: str, negative: bool) -> str:
@@ -477,54 +503,58 @@ def _went(side: str, negative: bool) -> str:
     return "down, away from zero" if side == "away" else "up, toward zero"
 
 
-def _aftermath(side, t, ulp, given, value, fmt, mode, raised, subnormals) -> str:
-    """What became of the chosen neighbour: kept, overflowed, or flushed to zero.
+def _aftermath(case: _Case, rounded: Fraction) -> str:
+    """What became of the chosen neighbour ``rounded``: kept, overflowed, or flushed.
 
     Checks the story against ``encode``: the rounded magnitude (unbounded exponent)
     exceeds the largest finite value exactly when ``encode`` raised overflow, and
     otherwise the result is that neighbour (or zero, when subnormals are flushed).
     """
-    rounded = t if side == "toward" else t + ulp
+    fmt, value = case.fmt, case.value
     max_finite = Fraction(fmt.max_finite)
-    _check((rounded > max_finite) == ("overflow" in raised), "overflow", given, fmt)
+    _check((rounded > max_finite) == ("overflow" in case.raised), "overflow", case)
     if rounded > max_finite:
         return (f"; {_show(rounded)} exceeds the largest finite value "
-                f"{_show(max_finite)}: {_overflow_result(value, fmt, mode)}")
+                f"{_show(max_finite)}: {_overflow_result(case)}")
     if not isinstance(value, Fraction) or abs(value) != rounded:
-        flushed = not subnormals and value == 0 and "underflow" in raised
-        _check(flushed, "result", given, fmt)
-        zero = _show(value, given.negative and fmt.has_negative_zero)
+        flushed = not case.subnormals and value == 0 and "underflow" in case.raised
+        _check(flushed, "result", case)
+        zero = _show(value, case.given.negative and fmt.has_negative_zero)
         return (f"; subnormals are off and the result is tiny (below 2^{fmt.emin}), "
                 f"so it is flushed to {zero}")
     return ""
 
 
-def _far_overflow(fmt: Format, mode: Rounding, value) -> str:
+def _far_overflow(case: _Case) -> str:
     """Words for |x| at least one ulp beyond the largest finite value."""
-    max_finite = Fraction(fmt.max_finite)
-    limit = max_finite + _ulp(max_finite, fmt)
+    max_finite = Fraction(case.fmt.max_finite)
+    limit = max_finite + _ulp(max_finite, case.fmt)
     return (f"|x| >= {_show(limit)} = max_finite + 1 ulp, so every rounding mode "
-            f"overflows: {_overflow_result(value, fmt, mode)}")
+            f"overflows: {_overflow_result(case)}")
 
 
-def _overflow_result(value, fmt: Format, mode: Rounding) -> str:
-    """Describe the overflowed result encode delivered (infinity, max or NaN)."""
+def _overflow_result(case: _Case) -> str:
+    """Describe the overflowed result encode delivered (infinity, max or NaN), and why."""
+    fmt, value = case.fmt, case.value
     if isinstance(value, float) and value != value:
         return (f"{fmt.name} has no infinity, so non-saturating overflow gives NaN "
                 "(saturate=True gives +-max_finite)")
     if isinstance(value, float):
-        return f"{mode.value} sends it to {_show(value)}"
+        return f"{case.mode.value} sends it to {_show(value)}"
     if not fmt.has_infinity and not fmt.has_nan:
         return f"{fmt.name} has neither infinity nor NaN, so it saturates to {_show(value)}"
-    return f"{mode.value} gives the largest finite value {_show(value)}"
+    if case.saturate:
+        return f"saturate=True clamps it to the largest finite value {_show(value)}"
+    return f"{case.mode.value} gives the largest finite value {_show(value)}"
 
 
-def _special_decision(given, value, fmt: Format, raised) -> str:
+def _special_decision(case: _Case) -> str:
     """Words for an infinite or NaN input."""
-    if given.kind == "nan":
+    fmt, value = case.fmt, case.value
+    if case.given.kind == "nan":
         if not fmt.has_nan:
             return f"{fmt.name} has no NaN: a NaN gives +0 and raises invalid"
-        if "invalid" in raised:
+        if "invalid" in case.raised:
             return "signaling NaN: becomes a quiet NaN and raises invalid"
         if fmt.has_infinity:
             return "NaN stays NaN (quiet, with the sign and top payload bits kept)"
@@ -537,12 +567,12 @@ def _special_decision(given, value, fmt: Format, raised) -> str:
             f"{_show(value)} and raises overflow")
 
 
-def _check(ok: bool, what: str, given, fmt: Format) -> None:
+def _check(ok: bool, what: str, case: _Case) -> None:
     """Guard the description against the bits: a mismatch is a library bug."""
     if not ok:
         raise AssertionError(
-            f"softfloat.explain: the {what} described for {given} in {fmt.name} disagrees "
-            "with softfloat.encode; please report this as a bug"
+            f"softfloat.explain: the {what} described for {case.given} in {case.fmt.name} "
+            f"({case.mode.value}) disagrees with softfloat.encode; please report this as a bug"
         )
 
 
@@ -560,8 +590,10 @@ def _hex(bits: int, fmt: Format) -> str:
 def _exponent_text(e: Explanation) -> str:
     fmt = e.format
     field = _field(e.biased_exponent, fmt.exponent_bits)
-    if e.exponent is None:
+    if e.exponent is None and fmt.has_infinity:
         return f"{field}: all ones, reserved for infinity and NaN"
+    if e.exponent is None:
+        return f"{field}: part of {fmt.name}'s single NaN pattern ({bit_string(e.bits, fmt)})"
     if e.biased_exponent == 0:
         return f"{field} = 0: subnormal or zero, scale 2^emin = 2^{fmt.emin}"
     return (f"{field} = {e.biased_exponent} biased, "
@@ -571,7 +603,7 @@ def _exponent_text(e: Explanation) -> str:
 def _formula(e: Explanation) -> str:
     """(-1)^s x 1.M x 2^E for normals, (-1)^s x 0.M x 2^emin below; words for specials."""
     if e.exponent is None:
-        return e.ieee_class
+        return _value_text(e.value).replace("nan", "NaN").replace("inf", "infinity")
     lead = "1" if e.biased_exponent else "0"
     frac = _field(e.fraction, e.format.mantissa_bits)
     value = _show(e.value, bool(e.sign))
@@ -609,6 +641,8 @@ def _value_text(x, negative_zero: bool = False) -> str | None:
     if isinstance(x, float):
         return repr(x)
     sign = "-" if x < 0 or (x == 0 and negative_zero) else ""
+    if x.numerator.bit_length() + 3 * x.denominator.bit_length() > _MAX_EXACT_BITS:
+        return f"~{_approx(x)}"  # beyond Python's int-to-str limit: approximate
     return sign + _exact.format_fraction(abs(x))
 
 
@@ -616,16 +650,16 @@ def _exact_row(e: Explanation) -> str:
     return "(not a finite number)" if e.exact is None else _show(e.exact, e.negative)
 
 
-def _exact_text(exact: Fraction | None, negative: bool) -> str:
-    if exact is None:
-        return "(not a finite number)"
-    return _value_text(exact, negative)
+def _exact_text(exact: Fraction | None, negative: bool) -> str | None:
+    return None if exact is None else _value_text(exact, negative)
 
 
 def _show(x, negative_zero: bool = False) -> str:
     """Display text: exact when short, else ~17 digits (the exact text is in to_dict)."""
     text = _value_text(x, negative_zero)
     if isinstance(x, float):
+        return text
+    if text.startswith("~"):
         return text
     if "/" in text:
         return f"{text} (~{_approx(x)})"
@@ -639,4 +673,4 @@ def _approx(q: Fraction) -> str:
     with decimal.localcontext() as ctx:
         ctx.prec = 17
         d = decimal.Decimal(q.numerator) / decimal.Decimal(q.denominator)
-        return str(d.normalize()) if d else "0"
+        return format(d.normalize(), "g") if d else "0"

@@ -18,6 +18,7 @@ from . import _validate
 __all__ = [
     "Format",
     "Specials",
+    "aliases",
     "as_format",
     "catalogue",
     "fp64",
@@ -266,6 +267,15 @@ _BY_NAME.update({
 def catalogue() -> tuple[Format, ...]:
     """The named formats, widest first."""
     return _CATALOGUE
+
+
+def aliases() -> dict[str, Format]:
+    """Every other name :func:`as_format` accepts, mapped to its catalogue format.
+
+    >>> aliases()["half"] is fp16
+    True
+    """
+    return {name: f for name, f in _BY_NAME.items() if name not in _CATALOGUE_NAMES}
 
 
 def as_format(fmt: Format | str, argname: str = "fmt") -> Format:

@@ -1,0 +1,283 @@
+"""The ``softfloat`` command line: list formats, explain one rounding, quantise a .npy file.
+
+A thin argparse layer over the library: every number is computed by :mod:`softfloat`;
+this module parses, prints, and turns the library's TypeError/ValueError/OSError into a
+one-line ``softfloat: error: ...`` and exit status 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+
+import numpy as np
+
+from . import __version__, _exact
+from .codec import encode, quantize
+from .explain import explain
+from .formats import aliases, as_format, catalogue
+from .rounding import Rounding, Tininess, as_rounding, as_tininess
+
+__all__ = ["main"]
+
+_EPILOG = """\
+examples:
+  softfloat formats
+  softfloat explain 6.36                        # the exact decimal 6.36 into fp32
+  softfloat explain 0.1 --format bf16 --rounding toward_zero
+  softfloat explain -1e-5 --format fp16         # negative values need no quoting
+  softfloat explain 1/3 --format e4m3 --json
+  softfloat quantize w.npy w_bf16.npy --format bf16
+  softfloat quantize x.npy x_e4m3.npy --format e4m3 --saturate --bits
+
+'python -m softfloat' is the same command.
+"""
+
+#: explain's options that take a value (the token after them is never the VALUE)
+_VALUE_OPTIONS = frozenset({"-f", "--format", "-r", "--rounding", "--tininess", "--seed"})
+
+
+class _UsageError(Exception):
+    """A command-line mistake argparse found; main() prints it as one line."""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str):  # argparse would print usage lines and exit
+        raise _UsageError(f"{message} (see '{self.prog} --help')")
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the command line with ``argv`` (default ``sys.argv[1:]``); return the exit status.
+
+    0 on success, 2 on a bad argument, an unknown format or rounding mode, a value that is
+    not a number, or a file that cannot be read or written (one line on stderr, no
+    traceback).
+
+    Examples
+    --------
+    >>> main(["explain", "3.5", "--format", "fp4_e2m1"])  # doctest: +ELLIPSIS
+    3.5 -> fp4_e2m1 (rounding=nearest_even)
+    ...
+      bits      0 11 0  (0x6)
+    ...
+      rounding  guard=1, round=0, sticky=0: exact tie, rounds to even (up)
+    ...
+    0
+    """
+    argv = list(sys.argv[1:] if argv is None else argv)
+    try:
+        args = _build_parser().parse_args(_protect_negative_value(argv))
+    except _UsageError as exc:
+        return _fail(str(exc))
+    except SystemExit as exc:  # --help and --version print and exit
+        return exc.code if isinstance(exc.code, int) else 0
+    try:
+        return args.command(args)
+    except BrokenPipeError:  # `softfloat formats | head`: the reader left early
+        _discard_stdout()
+        return 0
+    except (TypeError, ValueError, OSError) as exc:
+        return _fail(str(exc))
+
+
+def _discard_stdout() -> None:
+    """Point stdout at devnull so the interpreter's final flush does not fail again."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):
+        pass
+
+
+def _fail(message: str) -> int:
+    print(f"softfloat: error: {' '.join(message.split())}", file=sys.stderr)
+    return 2
+
+
+# =====================================================================================
+# the parser
+# =====================================================================================
+def _build_parser() -> _Parser:
+    parser = _Parser(
+        prog="softfloat",
+        description="Bit-exact emulation of IEEE 754 and ML float formats.",
+        epilog=_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--version", action="version", version=f"softfloat {__version__}")
+    commands = parser.add_subparsers(title="commands", metavar="COMMAND", required=True)
+
+    formats = commands.add_parser("formats", help="list the formats and their limits",
+                                  description="List the catalogue: layout, bias and limits.")
+    formats.set_defaults(command=_run_formats)
+
+    ex = commands.add_parser(
+        "explain", help="show how one value rounds into a format, bit by bit",
+        description="Show the exact input, the result's bits and fields, the two "
+                    "neighbours, the guard/round/sticky bits, the error and the flags.",
+        epilog="VALUE is read exactly: '6.36' is the decimal 6.36, not the float nearest "
+               "to it. Hex floats (0x1.8p-3), ratios (1/3), inf and nan work too.")
+    ex.add_argument("value", metavar="VALUE", help="the number, e.g. 6.36, -1e-5, 0x1p-3, 1/3, inf")
+    ex.add_argument("-f", "--format", default="fp32", help="target format (default fp32)")
+    _rounding_options(ex)
+    ex.add_argument("--json", action="store_true", help="print the explanation as JSON")
+    ex.set_defaults(command=_run_explain)
+
+    qz = commands.add_parser(
+        "quantize", help="round a .npy array into a format",
+        description="Load a .npy array, round every element into --format, save the "
+                    "values (or, with --bits, the bit patterns) and print how many "
+                    "overflowed, underflowed or were inexact.")
+    qz.add_argument("input", metavar="IN.npy", help="array to read (numpy .npy file)")
+    qz.add_argument("output", metavar="OUT.npy", help="where to write the result")
+    qz.add_argument("-f", "--format", required=True, help="target format, e.g. bf16 or e4m3")
+    _rounding_options(qz)
+    qz.add_argument("--bits", action="store_true",
+                    help="save the encoded bit patterns (unsigned ints) instead of values")
+    qz.set_defaults(command=_run_quantize)
+    return parser
+
+
+def _rounding_options(sub: argparse.ArgumentParser) -> None:
+    modes = ", ".join(m.value for m in Rounding)
+    sub.add_argument("-r", "--rounding", default="nearest_even",
+                     help=f"one of {modes} (default nearest_even)")
+    sub.add_argument("--saturate", action="store_true",
+                     help="overflow to +-max_finite instead of infinity (or NaN)")
+    sub.add_argument("--flush-subnormals", action="store_true",
+                     help="flush tiny results to zero (no subnormals)")
+    sub.add_argument("--tininess", default="after",
+                     help=f"when underflow is judged: {' or '.join(t.value for t in Tininess)} "
+                          "rounding (default after)")
+    sub.add_argument("--seed", type=int, default=None,
+                     help="random seed for --rounding stochastic")
+
+
+def _protect_negative_value(argv: list[str]) -> list[str]:
+    """Let ``softfloat explain -1e-5`` (or ``-inf``) through: argparse would read such a
+    VALUE as an unknown option, so move it behind a ``--``."""
+    positional = [i for i, tok in enumerate(argv) if not tok.startswith("-")]
+    if "--" in argv or not positional or argv[positional[0]] != "explain":
+        return argv
+    for i in range(positional[0] + 1, len(argv)):
+        tok = argv[i]
+        if tok.startswith("-") and argv[i - 1] not in _VALUE_OPTIONS and _is_number(tok):
+            return argv[:i] + argv[i + 1:] + ["--", tok]
+    return argv
+
+
+def _is_number(token: str) -> bool:
+    try:
+        _exact.parse_exact(token)
+    except ValueError:
+        return False
+    return True
+
+
+def _policy(args) -> dict:
+    """The rounding keywords of encode/quantize, checked and named as on the command line."""
+    return dict(
+        rounding=as_rounding(args.rounding, "--rounding"),
+        saturate=args.saturate,
+        subnormals=not args.flush_subnormals,
+        tininess=as_tininess(args.tininess, "--tininess"),
+        rng=args.seed,
+    )
+
+
+# =====================================================================================
+# the commands
+# =====================================================================================
+_COLUMNS = ("name", "bits", "exp", "man", "bias", "max", "min normal", "min subnormal",
+            "epsilon", "specials")
+
+
+def _run_formats(args) -> int:
+    rows = [_COLUMNS] + [_format_row(f) for f in catalogue()]
+    widths = [max(len(row[i]) for row in rows) for i in range(len(_COLUMNS))]
+    for row in rows:
+        cells = [c.ljust(w) if i in (0, len(row) - 1) else c.rjust(w)
+                 for i, (c, w) in enumerate(zip(row, widths))]
+        print("  ".join(cells).rstrip())
+    print()
+    print("aliases:")
+    aliases = _aliases()
+    for f in catalogue():
+        if aliases.get(f.name):
+            print(f"  {f.name:<{widths[0]}}  {', '.join(aliases[f.name])}")
+    print()
+    print("exp/man: exponent and trailing-significand (mantissa) bits; max, min normal, "
+          "min subnormal and epsilon (2^-man) to 8 significant digits")
+    return 0
+
+
+def _format_row(f) -> tuple[str, ...]:
+    return (f.name, str(f.bits), str(f.exponent_bits), str(f.mantissa_bits), str(f.bias),
+            _g(f.max_finite), _g(f.min_normal), _g(f.min_subnormal), _g(f.epsilon),
+            f.specials.value)
+
+
+def _g(v: float) -> str:
+    return f"{v:.8g}"
+
+
+def _aliases() -> dict[str, list[str]]:
+    """Alternative names accepted for each catalogue format (from the name table)."""
+    out: dict[str, list[str]] = {}
+    for alias, fmt in aliases().items():
+        out.setdefault(fmt.name, []).append(alias)
+    return out
+
+
+def _run_explain(args) -> int:
+    _exact.parse_exact(args.value, "VALUE")  # a non-number fails here, named as VALUE
+    fmt = as_format(args.format, "--format")
+    e = explain(args.value, fmt, **_policy(args))
+    print(json.dumps(e.to_dict(), indent=2) if args.json else e)
+    return 0
+
+
+def _run_quantize(args) -> int:
+    fmt = as_format(args.format, "--format")
+    policy = _policy(args)
+    x = _load(args.input)
+    if args.bits:
+        result, flags = encode(x, fmt, **policy, return_flags=True)
+    else:
+        result, flags = quantize(x, fmt, **policy, return_flags=True)
+    _save(args.output, np.asarray(result))
+    what = "bit patterns" if args.bits else "values"
+    print(f"{np.size(x)} values of {x.dtype} {tuple(np.shape(x))} -> {fmt.name} "
+          f"(rounding={policy['rounding'].value}): wrote {what} as {np.asarray(result).dtype} "
+          f"to {args.output}")
+    print(flags.summary())
+    return 0
+
+
+def _load(path: str) -> np.ndarray:
+    """Read one numeric array from a .npy file; a clear OSError/ValueError otherwise."""
+    try:
+        with open(path, "rb") as fh:
+            magic = fh.read(6)
+    except OSError as exc:
+        raise OSError(f"cannot read IN.npy {path!r}: {exc.strerror or exc}") from None
+    if magic[:2] == b"PK":
+        raise ValueError(f"{path!r} is an .npz archive; quantize takes one array saved "
+                         "with numpy.save (.npy)")
+    if magic != b"\x93NUMPY":
+        raise ValueError(f"{path!r} is not a .npy file (it lacks the header numpy.save writes)")
+    try:
+        return np.load(path, allow_pickle=False)
+    except ValueError as exc:
+        raise ValueError(f"cannot read {path!r}: object (pickled) arrays are not "
+                         f"supported, save a numeric array ({exc})") from None
+
+
+def _save(path: str, array: np.ndarray) -> None:
+    try:
+        with open(path, "wb") as fh:  # exactly this path: np.save(str) would append .npy
+            np.save(fh, array)
+    except OSError as exc:
+        raise OSError(f"cannot write OUT.npy {path!r}: {exc.strerror or exc}") from None
