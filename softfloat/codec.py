@@ -199,8 +199,11 @@ def quantize(x, fmt, rounding="nearest_even", *, saturate=False, subnormals=True
         value = _decode_block(np.asarray([bits], dtype=np.uint64), fmt)[0]
         return (value, flags) if return_flags else value
     arr = _input_array(x, "x")
-    candidates = ([arr.dtype] if arr.dtype.kind == "f" else []) + [np.dtype(np.float32), np.dtype(np.float64)]
-    out_dtype = next(d for d in candidates if _holds(_SOURCE_FORMAT[d], fmt))
+    if arr.dtype.kind == "f":
+        candidates = (arr.dtype.newbyteorder("="), np.dtype(np.float32), np.dtype(np.float64))
+        out_dtype = next(d for d in candidates if _holds(_SOURCE_FORMAT[d], fmt))
+    else:
+        out_dtype = np.dtype(np.float64)
     out = np.empty(arr.shape, dtype=out_dtype)
     flags = Flags.none(arr.shape) if return_flags else None
     _stream(arr, fmt, policy, rng, None, out, flags)
@@ -600,9 +603,8 @@ def _bit_length(mag):
 
 
 def _encode_ints(blk, fmt, policy, rand, want, out, ws):
-    limit = blk.dtype.type(1 << 53)
-    if blk.dtype.itemsize <= 4 or (blk.max(initial=0) <= limit and
-                                   (blk.dtype.kind == "u" or blk.min(initial=0) >= -limit)):
+    if blk.dtype.itemsize <= 4 or (blk.max(initial=0) <= (1 << 53) and
+                                   (blk.dtype.kind == "u" or blk.min(initial=0) >= -(1 << 53))):
         # every value has at most 53 bits: exact in float64
         return _encode_floats(blk.astype(np.float64), fmt, policy, rand, want, out, ws)
     negative = blk < 0 if blk.dtype.kind == "i" else np.zeros(blk.shape, dtype=bool)
@@ -697,8 +699,10 @@ def _encode_exact(value: "_exact.ExactValue", fmt, policy, rng):
     """One exact scalar through the same rounding point (as a one-element block)."""
     negative = np.array([value.negative], dtype=np.uint64)
     if value.kind != "finite":
-        frac_bits = 2
-        frac = np.array([0 if value.kind == "inf" else (1 if value.signaling else 2)], dtype=np.uint64)
+        # a payload-less NaN: the quiet bit alone, or for "snan" only the lowest bit of a
+        # field wide enough that no target keeps it (so both give the canonical NaN)
+        frac_bits = 60
+        frac = np.array([0 if value.kind == "inf" else (1 if value.signaling else 1 << 59)], dtype=np.uint64)
         bits, fl = _encode_specials(negative, frac, frac_bits, fmt, policy, True)
     else:
         sig, e_top = _exact.to_significand(value.magnitude)
@@ -742,13 +746,30 @@ def _decode_block(b, fmt, out=None, ws=None):
     if fmt.bias != 1023:
         values *= 2.0 ** (1023 - fmt.bias)
     special = _special_lanes(b, fmt)
-    if special is not None:
-        np.bitwise_or(mag, np.uint64(0x7FF8 << 48 if fmt.specials is not Specials.IEEE else 0x7FF << 52),
-                      out=mag, where=special)
+    if special is None:
+        pass
+    elif fmt.specials is Specials.IEEE:
+        np.bitwise_or(mag, np.uint64(0x7FF << 52), out=mag, where=special)  # keeps sign, payload
+    elif fmt.specials is Specials.FN:
+        np.bitwise_or(mag, np.uint64(0x7FF8 << 48), out=mag, where=special)  # S.1111.111 keeps S
+    else:
+        np.copyto(mag, np.uint64(0x7FF8 << 48), where=special)  # the fnuz NaN has no sign
     if out is None:
         return values if ws is None else values.copy()
     np.copyto(out, values, casting="same_kind")
+    if special is not None and fmt.specials is Specials.IEEE and out.dtype != np.float64:
+        _copy_specials_exactly(b, special, fmt, out)  # the cast above quiets signaling NaNs
     return out
+
+
+def _copy_specials_exactly(b, special, fmt, out):
+    """Write the NaN/infinity lanes of ``b`` into a float32/float16 ``out`` by their bits,
+    keeping sign and payload (a float64 -> float32 cast would set the quiet bit)."""
+    dst = _SOURCE_FORMAT[out.dtype]
+    b = np.asarray(b[special], dtype=np.uint64)
+    sign = (b >> np.uint64(fmt.bits - 1)) << np.uint64(dst.bits - 1)
+    frac = (b & np.uint64(fmt.mantissa_mask)) << np.uint64(dst.mantissa_bits - fmt.mantissa_bits)
+    out.view(_UINT[dst.bits])[special] = sign | np.uint64(dst.exponent_mask) | frac
 
 
 def _special_lanes(b, fmt):

@@ -34,12 +34,13 @@ def _mpfr_round(q: Fraction, prec: int, emin: int, emax: int, mode: str) -> Frac
     """Round q (finite, non-zero allowed) with MPFR; emin/emax in MPFR's 0.1xxx convention."""
     ctx = gmpy2.context(precision=prec, emin=emin, emax=emax, subnormalize=True,
                         round=_MPFR_MODE[mode])
-    with gmpy2.local_context(ctx):
+    with ctx:
         r = gmpy2.mpfr(gmpy2.mpq(q.numerator, q.denominator))
         r = gmpy2.check_range(r)
     if gmpy2.is_infinite(r):
         return math.inf if r > 0 else -math.inf
-    return Fraction(*r.as_integer_ratio())
+    n, d = r.as_integer_ratio()
+    return Fraction(int(n), int(d))
 
 
 def _ties_away(q: Fraction, prec: int, emin: int, emax: int) -> Fraction:
@@ -69,16 +70,17 @@ def _round_odd(q: Fraction, prec: int, emin: int, emax: int) -> Fraction:
     return t
 
 
+def _floor_log2(a: Fraction) -> int:
+    """Exact floor(log2(a)) for a > 0."""
+    e = a.numerator.bit_length() - a.denominator.bit_length()
+    return e if Fraction(2) ** e <= a else e - 1
+
+
 def _last_bit_odd(v: Fraction, prec: int, emin_mpfr: int) -> bool:
     if v == 0:
         return False
     a = abs(v)
-    e = math.floor(math.log2(a.numerator) - math.log2(a.denominator))
-    while Fraction(2) ** e > a:
-        e -= 1
-    while Fraction(2) ** (e + 1) <= a:
-        e += 1
-    quantum_exp = max(e + 1, emin_mpfr + prec - 1) - prec  # ulp exponent
+    quantum_exp = max(_floor_log2(a) + 1, emin_mpfr + prec - 1) - prec  # ulp exponent
     k = a / Fraction(2) ** quantum_exp
     assert k.denominator == 1
     return k.numerator % 2 == 1
