@@ -77,8 +77,10 @@ def bit_patterns(name: str, bits: object, width: int) -> np.ndarray:
                 arr = np.asarray(bits)
             except (ValueError, OverflowError) as exc:
                 raise TypeError(f"{name} must be integer bit patterns; could not convert: {exc}") from None
-            if arr.dtype == object:
-                arr = np.asarray([int(v) for v in np.ravel(arr)], dtype=np.uint64).reshape(arr.shape)
+            if arr.size == 0:
+                arr = arr.astype(np.uint64)  # numpy reads [] as float64
+            elif arr.dtype == object:
+                arr = _python_int_patterns(name, arr, width)
         elif isinstance(bits, np.generic):
             arr = np.asarray(bits)
         else:
@@ -108,3 +110,18 @@ def bit_patterns(name: str, bits: object, width: int) -> np.ndarray:
                 f"(valid patterns are 0 to {(1 << width) - 1:#x}); {int(bad.sum())} such value(s) in all"
             )
     return arr
+
+
+def _python_int_patterns(name: str, arr: np.ndarray, width: int) -> np.ndarray:
+    """An object array of Python ints (some beyond int64) as uint64, range-checked."""
+    flat = arr.ravel()
+    for i, v in enumerate(flat):
+        if isinstance(v, bool) or not isinstance(v, numbers.Integral):
+            raise TypeError(f"{name} must hold integer bit patterns; {name}[{i}] is {describe(v)}")
+        if not 0 <= int(v) < (1 << width):
+            index = ", ".join(map(str, np.unravel_index(i, arr.shape)))
+            raise ValueError(
+                f"{name} holds a value that does not fit the format's {width} bits: "
+                f"{name}[{index}] = {int(v)} (valid patterns are 0 to {(1 << width) - 1:#x})"
+            )
+    return np.array([int(v) for v in flat], dtype=np.uint64).reshape(arr.shape)

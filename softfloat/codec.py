@@ -180,8 +180,9 @@ def quantize(x, fmt, rounding="nearest_even", *, saturate=False, subnormals=True
 
     Takes the same arguments as :func:`encode`.  The result has ``x``'s own float dtype
     when that dtype holds every value of ``fmt`` (float32 stays float32 for bf16, fp16 and
-    FP8), else the narrowest of float32 and float64 that does; integer and scalar inputs
-    give float64.  It is computed block by block, with no full-size temporary.
+    FP8), else the narrowest of float32 and float64 that does.  Integer arrays, Python
+    floats and exact scalars give float64 (numpy scalars follow their dtype).  It is
+    computed block by block, with no full-size temporary.
 
     Examples
     --------
@@ -603,9 +604,13 @@ def _bit_length(mag):
 
 
 def _encode_ints(blk, fmt, policy, rand, want, out, ws):
-    if blk.dtype.itemsize <= 4 or (blk.max(initial=0) <= (1 << 53) and
+    """Integers: through float64 when every value of the block has at most 53 bits (all
+    of them for 8- to 32-bit dtypes), else the generic path.  64-bit integers under
+    stochastic rounding always take the generic path, so that an element's random draw
+    is spent the same way whatever else shares its block."""
+    if blk.dtype.itemsize <= 4 or (policy.rounding is not Rounding.STOCHASTIC and
+                                   blk.max(initial=0) <= (1 << 53) and
                                    (blk.dtype.kind == "u" or blk.min(initial=0) >= -(1 << 53))):
-        # every value has at most 53 bits: exact in float64
         return _encode_floats(blk.astype(np.float64), fmt, policy, rand, want, out, ws)
     negative = blk < 0 if blk.dtype.kind == "i" else np.zeros(blk.shape, dtype=bool)
     mag = blk.astype(np.uint64)

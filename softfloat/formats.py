@@ -98,14 +98,15 @@ class Format:
     name: str = field(default="", compare=False)
 
     def __post_init__(self) -> None:
-        _validate.int_in_range("exponent_bits", self.exponent_bits, 2, _MAX_EXPONENT_BITS)
-        _validate.int_in_range("mantissa_bits", self.mantissa_bits, 1, _MAX_MANTISSA_BITS)
+        object.__setattr__(self, "exponent_bits", _validate.int_in_range(
+            "exponent_bits", self.exponent_bits, 2, _MAX_EXPONENT_BITS))
+        object.__setattr__(self, "mantissa_bits", _validate.int_in_range(
+            "mantissa_bits", self.mantissa_bits, 1, _MAX_MANTISSA_BITS))
         object.__setattr__(self, "specials", _validate.choice("specials", self.specials, Specials))
         if not isinstance(self.name, str):
             raise TypeError(f"name must be a str; got {self.name!r} ({type(self.name).__name__})")
         if not self.name:
-            suffix = "" if self.specials is Specials.IEEE else self.specials.value
-            object.__setattr__(self, "name", f"e{self.exponent_bits}m{self.mantissa_bits}{suffix}")
+            object.__setattr__(self, "name", _default_name(self.exponent_bits, self.mantissa_bits, self.specials))
         if self.emax > 1023 or self.emin < -1022:
             raise ValueError(
                 f"format {self.name} has exponent range [{self.emin}, {self.emax}], wider than "
@@ -218,13 +219,21 @@ class Format:
         return 2.0**-self.mantissa_bits
 
     def __repr__(self) -> str:
-        if self.name in _BY_NAME and _BY_NAME[self.name] == self:
-            return f"softfloat.{self.name}" if self.name in _CATALOGUE_NAMES else f"Format({self.name!r})"
-        policy = "" if self.specials is Specials.IEEE else f", specials={self.specials.value!r}"
-        return f"Format(exponent_bits={self.exponent_bits}, mantissa_bits={self.mantissa_bits}{policy})"
+        if self.name in _CATALOGUE_NAMES and _BY_NAME[self.name] == self:
+            return f"softfloat.{self.name}"
+        args = f"exponent_bits={self.exponent_bits}, mantissa_bits={self.mantissa_bits}"
+        if self.specials is not Specials.IEEE:
+            args += f", specials={self.specials.value!r}"
+        if self.name != _default_name(self.exponent_bits, self.mantissa_bits, self.specials):
+            args += f", name={self.name!r}"
+        return f"Format({args})"
 
     def __str__(self) -> str:
         return self.name
+
+
+def _default_name(e: int, m: int, specials: Specials) -> str:
+    return f"e{e}m{m}" + ("" if specials is Specials.IEEE else specials.value)
 
 
 def _fmt(e: int, m: int, specials: str, name: str) -> Format:

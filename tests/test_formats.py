@@ -1,0 +1,402 @@
+"""Format descriptors: every derived attribute against an independent oracle.
+
+Oracles, none of which share code with softfloat:
+
+* ``numpy.finfo`` for fp16/fp32/fp64 and ``ml_dtypes.finfo`` for bf16 and the FP8/FP6/FP4
+  formats (the bias is read from the oracle dtype's own bit pattern of 1.0);
+* enumeration of every bit pattern of the ml_dtypes types (``ml_dtypes`` does the
+  decoding) for the special-value policy: infinities, NaNs, negative zero, largest finite;
+* arithmetic identities with literal constants for tf32 and custom formats, plus brute
+  force over all their bit patterns (decoded by ``softfloat.decode``; the set of values
+  must have the claimed max, min, spacing at 1.0 and smallest normal).
+
+Also: name lookup and aliases, equality and hashing by layout, immutability, repr/str,
+and the constructor's argument validation.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+import softfloat
+from softfloat import Format, Specials
+
+# (format, oracle dtype) pairs: finfo of the dtype is the oracle for the format
+ORACLE_DTYPES = [
+    (softfloat.fp64, np.float64),
+    (softfloat.fp32, np.float32),
+    (softfloat.fp16, np.float16),
+    (softfloat.bf16, ml_dtypes.bfloat16),
+    (softfloat.fp8_e4m3, ml_dtypes.float8_e4m3fn),
+    (softfloat.fp8_e5m2, ml_dtypes.float8_e5m2),
+    (softfloat.fp8_e4m3fnuz, ml_dtypes.float8_e4m3fnuz),
+    (softfloat.fp8_e5m2fnuz, ml_dtypes.float8_e5m2fnuz),
+    (softfloat.fp6_e3m2, ml_dtypes.float6_e3m2fn),
+    (softfloat.fp6_e2m3, ml_dtypes.float6_e2m3fn),
+    (softfloat.fp4_e2m1, ml_dtypes.float4_e2m1fn),
+]
+ORACLE_IDS = [f.name for f, _ in ORACLE_DTYPES]
+ML_DTYPES = [(f, dt) for f, dt in ORACLE_DTYPES if dt not in (np.float16, np.float32, np.float64)]
+SMALL_ML = [(f, dt) for f, dt in ML_DTYPES if f.bits <= 8]
+
+
+def finfo(dtype):
+    return np.finfo(dtype) if dtype in (np.float16, np.float32, np.float64) else ml_dtypes.finfo(dtype)
+
+
+def unsigned_like(dtype) -> np.dtype:
+    """The unsigned integer dtype with the same item size as ``dtype``."""
+    return np.dtype(f"u{np.dtype(dtype).itemsize}")
+
+
+def oracle_bias(dtype) -> int:
+    """The biased exponent field of 1.0, read from the oracle dtype's own encoding."""
+    fi = finfo(dtype)
+    one = np.array(1.0, dtype=dtype).view(unsigned_like(dtype))
+    return int(one) >> int(fi.nmant)
+
+
+# attribute name -> how to get the expected value from the oracle dtype
+ORACLE_ATTRIBUTES = {
+    "bits": lambda dt: int(finfo(dt).bits),
+    "exponent_bits": lambda dt: int(finfo(dt).nexp),
+    "mantissa_bits": lambda dt: int(finfo(dt).nmant),
+    "precision": lambda dt: int(finfo(dt).nmant) + 1,
+    "bias": oracle_bias,
+    "emin": lambda dt: int(finfo(dt).minexp),
+    "emax": lambda dt: int(finfo(dt).maxexp) - 1,
+    "max_finite": lambda dt: float(finfo(dt).max),
+    "min_normal": lambda dt: float(finfo(dt).smallest_normal),
+    "min_subnormal": lambda dt: float(finfo(dt).smallest_subnormal),
+    "epsilon": lambda dt: float(finfo(dt).eps),
+    "storage_dtype": unsigned_like,
+}
+
+
+@pytest.mark.parametrize("attribute", list(ORACLE_ATTRIBUTES))
+@pytest.mark.parametrize(("fmt", "dtype"), ORACLE_DTYPES, ids=ORACLE_IDS)
+def test_attribute_matches_finfo(fmt, dtype, attribute):
+    expected = ORACLE_ATTRIBUTES[attribute](dtype)
+    got = getattr(fmt, attribute)
+    assert got == expected, f"{fmt.name}.{attribute} = {got!r}, finfo says {expected!r}"
+    assert type(got) is type(expected)
+
+
+# ---------------------------------------------------------------------------------------
+# special-value policy against ml_dtypes' own decoding of every bit pattern
+# ---------------------------------------------------------------------------------------
+def ml_values(fmt, dtype) -> np.ndarray:
+    """float64 values of every bit pattern of ``dtype``, as decoded by ml_dtypes."""
+    patterns = np.arange(1 << fmt.bits, dtype=unsigned_like(dtype))
+    return patterns.view(dtype).astype(np.float64)
+
+
+@pytest.mark.parametrize(("fmt", "dtype"), SMALL_ML, ids=[f.name for f, _ in SMALL_ML])
+def test_special_policy_matches_ml_dtypes_enumeration(fmt, dtype):
+    values = ml_values(fmt, dtype)
+    finite = values[np.isfinite(values)]
+    assert fmt.has_infinity == bool(np.isinf(values).any())
+    assert fmt.has_nan == bool(np.isnan(values).any())
+    assert fmt.has_negative_zero == bool(((values == 0) & np.signbit(values)).any())
+    assert fmt.max_finite == finite.max() == -finite.min()
+    assert fmt.min_subnormal == finite[finite > 0].min()
+
+
+@pytest.mark.parametrize(("fmt", "dtype"), SMALL_ML, ids=[f.name for f, _ in SMALL_ML])
+def test_special_patterns_match_ml_dtypes(fmt, dtype):
+    values = ml_values(fmt, dtype)
+    nan_patterns = set(np.flatnonzero(np.isnan(values)).tolist())
+    magnitude = (1 << (fmt.bits - 1)) - 1
+    if fmt.has_nan:
+        assert fmt.nan_bits in nan_patterns
+    else:
+        assert fmt.nan_bits is None and not nan_patterns
+    if fmt.has_infinity:
+        assert values[fmt.infinity_bits] == math.inf
+    else:
+        assert fmt.infinity_bits is None
+    assert values[fmt.max_finite_bits] == fmt.max_finite
+    assert fmt.max_finite_bits <= magnitude
+    assert fmt.sign_mask == 1 << (fmt.bits - 1)
+    assert values[fmt.sign_mask | 0x1] == -values[0x1]  # the sign bit is where we say
+
+
+def test_fp16_fp32_fp64_special_patterns_match_numpy():
+    for fmt, dtype, udtype in [(softfloat.fp16, np.float16, np.uint16),
+                               (softfloat.fp32, np.float32, np.uint32),
+                               (softfloat.fp64, np.float64, np.uint64)]:
+        fi = np.finfo(dtype)
+        assert int(np.array(np.inf, dtype=dtype).view(udtype)) == fmt.infinity_bits
+        assert int(np.array(fi.max, dtype=dtype).view(udtype)) == fmt.max_finite_bits
+        assert int(np.array(np.nan, dtype=dtype).view(udtype)) & ~fmt.sign_mask == fmt.nan_bits
+
+
+# ---------------------------------------------------------------------------------------
+# tf32 and custom formats: identities with literal constants, and brute force
+# ---------------------------------------------------------------------------------------
+def test_tf32_identities():
+    tf32 = softfloat.tf32
+    assert (tf32.exponent_bits, tf32.mantissa_bits, tf32.specials) == (8, 10, Specials.IEEE)
+    assert tf32.bits == 19 and tf32.precision == 11
+    assert tf32.storage_dtype == np.dtype(np.uint32)
+    assert tf32.epsilon == 2.0**-10
+    # tf32 has fp32's exponent field, so fp32's exponent limits are an independent oracle
+    f32 = np.finfo(np.float32)
+    assert tf32.emin == int(f32.minexp) and tf32.emax == int(f32.maxexp) - 1
+    assert tf32.bias == 127
+    assert tf32.min_normal == float(f32.smallest_normal)
+    assert tf32.max_finite == (2 - 2.0**-10) * 2.0**127
+    assert tf32.min_subnormal == tf32.min_normal * tf32.epsilon == 2.0**-136
+
+
+# custom layouts with hand-computed expectations:
+# (format, bits, bias, emin, emax, max_finite, min_normal, min_subnormal, epsilon, storage)
+CUSTOM_EXPECTED = [
+    (Format(6, 9), 16, 31, -30, 31, (2 - 2.0**-9) * 2.0**31, 2.0**-30, 2.0**-39, 2.0**-9, np.uint16),
+    (Format(3, 4), 8, 3, -2, 3, (2 - 2.0**-4) * 8, 0.25, 2.0**-6, 2.0**-4, np.uint8),
+    (Format(2, 1), 4, 1, 0, 1, 3.0, 1.0, 0.5, 0.5, np.uint8),
+    (Format(8, 12), 21, 127, -126, 127, (2 - 2.0**-12) * 2.0**127, 2.0**-126, 2.0**-138, 2.0**-12, np.uint32),
+    (Format(11, 20), 32, 1023, -1022, 1023, (2 - 2.0**-20) * 2.0**1023, 2.0**-1022, 2.0**-1042, 2.0**-20,
+     np.uint32),
+    (Format(9, 30), 40, 255, -254, 255, (2 - 2.0**-30) * 2.0**255, 2.0**-254, 2.0**-284, 2.0**-30, np.uint64),
+    # fn: the all-ones exponent holds numbers, only S.1..1.1..1 is NaN
+    (Format(4, 3, "fn"), 8, 7, -6, 8, 448.0, 2.0**-6, 2.0**-9, 0.125, np.uint8),
+    (Format(3, 2, "fn"), 6, 3, -2, 4, 24.0, 0.25, 2.0**-4, 0.25, np.uint8),
+    # fnuz: bias one larger, every pattern but 1.0..0.0..0 a number
+    (Format(4, 3, "fnuz"), 8, 8, -7, 7, 240.0, 2.0**-7, 2.0**-10, 0.125, np.uint8),
+    (Format(5, 5, "fnuz"), 11, 16, -15, 15, (2 - 2.0**-5) * 2.0**15, 2.0**-15, 2.0**-20, 2.0**-5, np.uint16),
+    # finite: every pattern a number
+    (Format(3, 3, "finite"), 7, 3, -2, 4, 15 * 2.0, 0.25, 2.0**-5, 0.125, np.uint8),
+]
+
+
+@pytest.mark.parametrize("case", CUSTOM_EXPECTED, ids=[c[0].name for c in CUSTOM_EXPECTED])
+def test_custom_format_attributes(case):
+    fmt, bits, bias, emin, emax, max_finite, min_normal, min_subnormal, epsilon, storage = case
+    assert fmt.bits == bits
+    assert fmt.precision == fmt.mantissa_bits + 1
+    assert fmt.bias == bias
+    assert (fmt.emin, fmt.emax) == (emin, emax)
+    assert fmt.max_finite == max_finite
+    assert fmt.min_normal == min_normal
+    assert fmt.min_subnormal == min_subnormal
+    assert fmt.epsilon == epsilon
+    assert fmt.storage_dtype == np.dtype(storage)
+
+
+ENUMERABLE = [f for f in softfloat.catalogue() if f.bits <= 19] + [
+    c[0] for c in CUSTOM_EXPECTED if c[0].bits <= 21
+]
+
+
+@pytest.mark.parametrize("fmt", ENUMERABLE, ids=[f.name for f in ENUMERABLE])
+def test_limits_by_enumerating_every_pattern(fmt):
+    """max/min/epsilon/min_normal are facts about the set of values; find them by brute force."""
+    values = softfloat.decode(np.arange(1 << fmt.bits, dtype=np.uint64), fmt)
+    finite = values[np.isfinite(values)]
+    positive = np.unique(finite[finite > 0])  # sorted
+    assert fmt.max_finite == positive[-1] == -finite.min()
+    assert fmt.min_subnormal == positive[0]
+    # the spacing of the values first doubles at twice the smallest normal
+    spacing = np.diff(positive)
+    first_wide = np.flatnonzero(spacing > positive[0])[0]
+    assert fmt.min_normal == positive[first_wide] / 2
+    # epsilon: the distance from 1.0 to the next larger value
+    one = np.searchsorted(positive, 1.0)
+    assert positive[one] == 1.0
+    assert fmt.epsilon == positive[one + 1] - 1.0
+    assert fmt.emin == math.log2(fmt.min_normal)
+    assert fmt.emax == math.floor(math.log2(fmt.max_finite))
+    # policies, as seen in the value set
+    assert fmt.has_infinity == bool(np.isinf(values).any())
+    assert fmt.has_nan == bool(np.isnan(values).any())
+    assert fmt.has_negative_zero == bool(((values == 0) & np.signbit(values)).any())
+
+
+# ---------------------------------------------------------------------------------------
+# names, aliases, equality, immutability, repr
+# ---------------------------------------------------------------------------------------
+@pytest.mark.parametrize("fmt", softfloat.catalogue(), ids=lambda f: f.name)
+def test_catalogue_names_resolve_to_themselves(fmt):
+    assert softfloat.as_format(fmt.name) is fmt
+    assert softfloat.as_format(fmt) is fmt
+    assert getattr(softfloat, fmt.name) is fmt
+
+
+ALIASES = [
+    ("half", "fp16"), ("float16", "fp16"), ("binary16", "fp16"),
+    ("single", "fp32"), ("float32", "fp32"), ("binary32", "fp32"),
+    ("double", "fp64"), ("float64", "fp64"), ("binary64", "fp64"),
+    ("bfloat16", "bf16"), ("tensorfloat32", "tf32"),
+    ("e4m3fn", "fp8_e4m3"), ("e4m3", "fp8_e4m3"), ("e5m2", "fp8_e5m2"),
+    ("e4m3fnuz", "fp8_e4m3fnuz"), ("e5m2fnuz", "fp8_e5m2fnuz"),
+    ("e3m2", "fp6_e3m2"), ("e2m3", "fp6_e2m3"), ("e2m1", "fp4_e2m1"),
+    # case, surrounding blanks and dashes do not matter
+    ("HALF", "fp16"), ("BFloat16", "bf16"), ("  bf16 ", "bf16"), ("E4M3FN", "fp8_e4m3"),
+    ("fp8-e5m2", "fp8_e5m2"), ("FP8_E4M3FNUZ", "fp8_e4m3fnuz"),
+]
+
+
+@pytest.mark.parametrize(("alias", "name"), ALIASES, ids=[a.strip() for a, _ in ALIASES])
+def test_alias(alias, name):
+    assert softfloat.as_format(alias) is getattr(softfloat, name)
+
+
+@pytest.mark.parametrize(("fmt", "dtype"), ML_DTYPES, ids=[f.name for f, _ in ML_DTYPES])
+def test_ml_dtypes_names_are_aliases(fmt, dtype):
+    """Every ml_dtypes type name (float8_e4m3fn, ...) finds the matching format."""
+    assert softfloat.as_format(np.dtype(dtype).name) is fmt
+
+
+def test_equality_is_by_layout_and_policy():
+    assert Format(exponent_bits=6, mantissa_bits=9) == Format(6, 9)
+    assert Format(6, 9) == Format(6, 9, name="mine")
+    assert hash(Format(6, 9)) == hash(Format(6, 9, name="mine"))
+    assert Format(5, 10) == softfloat.fp16 and hash(Format(5, 10)) == hash(softfloat.fp16)
+    assert Format(8, 7) == softfloat.bf16
+    assert Format(4, 3, "fn") == softfloat.fp8_e4m3
+    assert Format(4, 3, Specials.FNUZ) == softfloat.fp8_e4m3fnuz
+    assert Format(4, 3) != softfloat.fp8_e4m3  # same layout, different policy
+    assert Format(6, 9) != Format(9, 6)
+    assert len({Format(6, 9), Format(6, 9, name="x"), Format(6, 9, "fn")}) == 2
+
+
+def test_specials_accepts_strings_case_insensitively():
+    assert Format(4, 3, "FNUZ").specials is Specials.FNUZ
+    assert Format(4, 3, " fn ").specials is Specials.FN
+
+
+def test_derived_name():
+    assert Format(6, 9).name == "e6m9"
+    assert Format(4, 3, "fnuz").name == "e4m3fnuz"
+    assert Format(3, 3, "finite").name == "e3m3finite"
+    assert Format(6, 9, name="mine").name == "mine"
+
+
+@pytest.mark.parametrize("attribute", ["exponent_bits", "mantissa_bits", "specials", "name"])
+def test_fields_are_immutable(attribute):
+    fmt = Format(6, 9)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        setattr(fmt, attribute, getattr(fmt, attribute))
+
+
+@pytest.mark.parametrize("attribute", ["bias", "emax", "max_finite", "storage_dtype"])
+def test_derived_attributes_are_read_only(attribute):
+    with pytest.raises(AttributeError):
+        setattr(softfloat.bf16, attribute, 1)
+    assert softfloat.bf16.bias == 127
+
+
+def test_catalogue_formats_are_unchanged_by_attempted_assignment():
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        softfloat.fp16.mantissa_bits = 7
+    assert softfloat.fp16.mantissa_bits == 10
+
+
+def test_catalogue_contents():
+    names = [f.name for f in softfloat.catalogue()]
+    assert names == ["fp64", "fp32", "tf32", "fp16", "bf16", "fp8_e4m3", "fp8_e5m2", "fp8_e4m3fnuz",
+                     "fp8_e5m2fnuz", "fp6_e3m2", "fp6_e2m3", "fp4_e2m1"]
+    widths = [f.bits for f in softfloat.catalogue()]
+    assert widths == sorted(widths, reverse=True)
+
+
+def test_str_is_the_name():
+    assert str(softfloat.fp16) == "fp16"
+    assert str(softfloat.fp8_e4m3fnuz) == "fp8_e4m3fnuz"
+    assert str(Format(6, 9)) == "e6m9"
+    assert str(Format(6, 9, name="mine")) == "mine"
+
+
+def test_repr_of_catalogue_formats():
+    assert repr(softfloat.fp16) == "softfloat.fp16"
+    assert repr(softfloat.bf16) == "softfloat.bf16"
+    assert repr(Format(6, 9)) == "Format(exponent_bits=6, mantissa_bits=9)"
+    assert repr(Format(4, 2, "fnuz")) == "Format(exponent_bits=4, mantissa_bits=2, specials='fnuz')"
+
+
+# Format(5, 2), Format(4, 3, "fn") and Format(4, 3, "fnuz") derive names that are also
+# catalogue aliases ("e5m2", "e4m3fn", "e4m3fnuz"); so does an explicit name="half"
+REPR_CASES = [*softfloat.catalogue(), Format(6, 9), Format(6, 9, name="mine"), Format(5, 10),
+              Format(5, 2), Format(4, 3, "fn"), Format(4, 3, "fnuz"), Format(5, 10, name="half"),
+              Format(2, 1, "finite")]
+
+
+@pytest.mark.parametrize("fmt", REPR_CASES, ids=lambda f: f"{f.name}-{f.exponent_bits}-{f.mantissa_bits}")
+def test_repr_evaluates_back_to_an_equal_format(fmt):
+    """repr() reads as Python that rebuilds an equal format."""
+    rebuilt = eval(repr(fmt), {"softfloat": softfloat, "Format": Format})  # noqa: S307
+    assert rebuilt == fmt
+
+
+# ---------------------------------------------------------------------------------------
+# constructor validation
+# ---------------------------------------------------------------------------------------
+@pytest.mark.parametrize("exponent_bits", [0, 1, 12, 64, -5])
+def test_exponent_bits_out_of_range(exponent_bits):
+    with pytest.raises(ValueError, match=rf"exponent_bits must be from 2 to 11; got {exponent_bits}"):
+        Format(exponent_bits, 3)
+
+
+@pytest.mark.parametrize("mantissa_bits", [0, -1, 53, 100])
+def test_mantissa_bits_out_of_range(mantissa_bits):
+    with pytest.raises(ValueError, match=rf"mantissa_bits must be from 1 to 52; got {mantissa_bits}"):
+        Format(5, mantissa_bits)
+
+
+@pytest.mark.parametrize("bad", [5.0, "5", True, None, np.float64(5)], ids=repr)
+def test_exponent_bits_not_an_int(bad):
+    with pytest.raises(TypeError, match=r"exponent_bits must be an int from 2 to 11; got .*\(") as info:
+        Format(bad, 3)
+    assert type(bad).__name__ in str(info.value)
+
+
+@pytest.mark.parametrize("bad", [3.0, "3", False], ids=repr)
+def test_mantissa_bits_not_an_int(bad):
+    with pytest.raises(TypeError, match=r"mantissa_bits must be an int from 1 to 52"):
+        Format(5, bad)
+
+
+@pytest.mark.parametrize("int_type", [np.int64, np.uint8, np.int16], ids=lambda t: t.__name__)
+def test_numpy_integers_give_the_same_format_as_python_ints(int_type):
+    """Widths given as numpy integers are stored as ints: every attribute is fp16's."""
+    fmt = Format(int_type(5), int_type(10))
+    assert fmt == softfloat.fp16
+    for attribute in ORACLE_ATTRIBUTES:
+        got, expected = getattr(fmt, attribute), getattr(softfloat.fp16, attribute)
+        assert got == expected and type(got) is type(expected), attribute
+
+
+def test_unknown_specials_lists_the_policies():
+    with pytest.raises(ValueError, match=r"specials='ieeee' is not valid") as info:
+        Format(4, 3, "ieeee")
+    for policy in ("ieee", "fn", "fnuz", "finite"):
+        assert repr(policy) in str(info.value)
+
+
+def test_specials_of_wrong_type():
+    with pytest.raises(TypeError, match=r"specials must be one of .*got 3 \(int\)"):
+        Format(4, 3, 3)
+
+
+def test_name_of_wrong_type():
+    with pytest.raises(TypeError, match=r"name must be a str; got 3 \(int\)"):
+        Format(4, 3, name=3)
+
+
+@pytest.mark.parametrize("specials", ["fn", "fnuz", "finite"])
+def test_non_ieee_11_bit_exponent_is_rejected_with_the_range(specials):
+    with pytest.raises(ValueError, match=r"wider than float64's \[-1022, 1023\]") as info:
+        Format(11, 5, specials)
+    assert f"e11m5{specials}" in str(info.value)
+
+
+def test_widest_ieee_formats_are_accepted():
+    assert Format(11, 52) == softfloat.fp64
+    assert Format(11, 1).max_finite == 3.0 * 2.0**1022
+    assert Format(10, 52, "fnuz").emin == -511
