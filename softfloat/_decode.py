@@ -1,0 +1,110 @@
+"""Bit patterns -> exact values, and the field/class decomposition behind the predicates."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from . import _validate
+from ._encode import SOURCE_FORMAT, UINT
+from .formats import Specials
+
+__all__ = ["decode_block", "decompose", "signaling_bit_clear"]
+
+
+def decode_block(b, fmt, out=None, ws=None):
+    """Exact values of a 1-D block of bit patterns (any unsigned dtype), as float64 or
+    written into ``out`` (a float array that holds ``fmt`` exactly).
+
+    The magnitude is moved into float64's field layout, which makes it the float64
+    number 1.F * 2**(E - 1023), or 0.F * 2**-1022 when E == 0, and one exact multiply by
+    2**(1023 - bias) scales both to the target's value -- subnormals included:
+
+        |s|e e e e e|f f f f f f f f f f|  ->  |s|0..0 e e e e e|f f f f f f f f f f 0..0|
+
+    NaN and infinity lanes then get float64's all-ones exponent ORed in, which keeps
+    their sign and fraction (payload).
+    """
+    n = b.size
+    m = fmt.mantissa_bits
+    get = (lambda name, dt: ws.get(name, dt, n)) if ws is not None else (lambda name, dt: np.empty(n, dt))
+    u = get("dec_u", np.uint64)
+    np.copyto(u, b, casting="unsafe")
+    mag = get("dec_mag", np.uint64)
+    np.bitwise_and(u, np.uint64((1 << (fmt.bits - 1)) - 1), out=mag)
+    np.right_shift(u, np.uint64(fmt.bits - 1), out=u)
+    u <<= np.uint64(63)
+    np.left_shift(mag, np.uint64(52 - m), out=mag)
+    mag |= u
+    values = mag.view(np.float64)
+    if fmt.bias != 1023:
+        values *= 2.0 ** (1023 - fmt.bias)
+    special = _special_lanes(b, fmt)
+    if special is None:
+        pass
+    elif fmt.specials is Specials.IEEE:
+        np.bitwise_or(mag, np.uint64(0x7FF << 52), out=mag, where=special)  # keeps sign, payload
+    elif fmt.specials is Specials.FN:
+        np.bitwise_or(mag, np.uint64(0x7FF8 << 48), out=mag, where=special)  # S.1111.111 keeps S
+    else:
+        np.copyto(mag, np.uint64(0x7FF8 << 48), where=special)  # the fnuz NaN has no sign
+    if out is None:
+        return values if ws is None else values.copy()
+    np.copyto(out, values, casting="same_kind")
+    if special is not None and fmt.specials is Specials.IEEE and out.dtype != np.float64:
+        _copy_specials_exactly(b, special, fmt, out)  # the cast above quiets signaling NaNs
+    return out
+
+
+def _copy_specials_exactly(b, special, fmt, out):
+    """Write the NaN/infinity lanes of ``b`` into a float32/float16 ``out`` by their bits,
+    keeping sign and payload (a float64 -> float32 cast would set the quiet bit)."""
+    dst = SOURCE_FORMAT[out.dtype]
+    b = np.asarray(b[special], dtype=np.uint64)
+    sign = (b >> np.uint64(fmt.bits - 1)) << np.uint64(dst.bits - 1)
+    frac = (b & np.uint64(fmt.mantissa_mask)) << np.uint64(dst.mantissa_bits - fmt.mantissa_bits)
+    out.view(UINT[dst.bits])[special] = sign | np.uint64(dst.exponent_mask) | frac
+
+
+def _special_lanes(b, fmt):
+    """Boolean mask of the NaN/infinity patterns in a block, or None if there are none."""
+    dt = b.dtype.type
+    if fmt.specials is Specials.FINITE:
+        return None
+    if fmt.specials is Specials.FNUZ:
+        special = b == dt(fmt.nan_bits)
+    else:
+        mag = b & dt((1 << (fmt.bits - 1)) - 1)
+        if mag.max(initial=0) < (fmt.exponent_mask if fmt.specials is Specials.IEEE else fmt.nan_bits):
+            return None
+        special = mag >= dt(fmt.exponent_mask) if fmt.specials is Specials.IEEE else mag == dt(fmt.nan_bits)
+    return special if special.any() else None
+
+
+def decompose(bits, fmt):
+    """(sign, exponent, fraction, is_nan, is_inf) boolean/int arrays for predicates."""
+    arr = _validate.bit_patterns("bits", bits, fmt.bits).astype(np.uint64)
+    m = fmt.mantissa_bits
+    sign = (arr >> np.uint64(fmt.bits - 1)) != 0
+    exp = (arr >> np.uint64(m)) & np.uint64((1 << fmt.exponent_bits) - 1)
+    frac = arr & np.uint64(fmt.mantissa_mask)
+    top = np.uint64((1 << fmt.exponent_bits) - 1)
+    if fmt.specials is Specials.IEEE:
+        nan = (exp == top) & (frac != 0)
+        inf = (exp == top) & (frac == 0)
+    elif fmt.specials is Specials.FN:
+        nan = (exp == top) & (frac == np.uint64(fmt.mantissa_mask))
+        inf = np.zeros(arr.shape, dtype=bool)
+    elif fmt.specials is Specials.FNUZ:
+        nan = arr == np.uint64(fmt.sign_mask)
+        inf = np.zeros(arr.shape, dtype=bool)
+    else:
+        nan = inf = np.zeros(arr.shape, dtype=bool)
+    if fmt.specials is Specials.FNUZ:
+        sign = sign & ~nan
+    return sign, exp, frac, nan, inf
+
+
+def signaling_bit_clear(frac, fmt):
+    if fmt.specials is not Specials.IEEE:
+        return np.zeros(np.shape(frac), dtype=bool)
+    return (frac & np.uint64(1 << (fmt.mantissa_bits - 1))) == 0

@@ -1,0 +1,344 @@
+"""Exact inputs -> the rounding point: the block-level paths behind encode and the ops.
+
+Each path turns a contiguous block of exact values into the "v / 2**s + offset" form that
+:func:`softfloat._round.round_pack` rounds:
+
+* float32/float64 patterns, re-biased in place (the fast path; float64 input to narrow
+  formats rounds from its upper 32-bit word plus a sticky bit);
+* normalised 62-bit significands with a sticky bit and an exponent (the generic path: big
+  integers, exact scalars, formats too wide for the fast path);
+* NaN and infinity lanes, which are mapped by policy, not rounded.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import numpy as np
+
+from . import _exact
+from ._round import round_pack
+from .flags import Flags
+from .formats import Format, Specials, fp16, fp32, fp64
+from .rounding import Rounding
+
+__all__ = ["Workspace", "SOURCE_FORMAT", "UINT", "encode_block", "encode_significands",
+           "encode_specials", "encode_exact"]
+
+SOURCE_FORMAT = {np.dtype(np.float16): fp16, np.dtype(np.float32): fp32, np.dtype(np.float64): fp64}
+UINT = {8: np.uint8, 16: np.uint16, 32: np.uint32, 64: np.uint64}
+_LITTLE_ENDIAN = sys.byteorder == "little"
+
+
+class Workspace:
+    """Block-sized scratch arrays, allocated once per call and reused by every block."""
+
+    def __init__(self, size: int):
+        self.size = size
+        self._buffers: dict[tuple[str, np.dtype], np.ndarray] = {}
+
+    def get(self, name: str, dtype, n: int) -> np.ndarray:
+        key = (name, np.dtype(dtype))
+        buf = self._buffers.get(key)
+        if buf is None:
+            buf = self._buffers[key] = np.empty(self.size, dtype=dtype)
+        return buf[:n]
+
+
+def encode_block(blk, fmt, policy, rand, want, out, ws):
+    """Encode one contiguous native block into ``out``; return the five flag masks (or
+    None), invalid first, None for a flag that cannot be raised."""
+    if blk.dtype.kind == "f":
+        return _encode_floats(blk, fmt, policy, rand, want, out, ws)
+    return _encode_ints(blk, fmt, policy, rand, want, out, ws)
+
+
+#: float64's upper 32-bit word read as a format of its own (sign, 11 exponent bits, the
+#: top 20 fraction bits); with the OR of the lower word in bit 0 it rounds exactly to
+#: any format of at most 17 fraction bits (see _fp64_top_words)
+_FP64_TOP = Format(exponent_bits=11, mantissa_bits=20, name="fp64-top-word")
+_TOP_WORD_MAX_MANTISSA = 17
+
+
+def _layout(src: Format, fmt: Format, rounding: Rounding) -> Format | None:
+    """The word layout the pattern path rounds from, or None for the generic path.
+
+    The pattern path needs a layout with at least one more fraction bit than the target
+    and a target exponent range inside the layout's (so each layout subnormal is a target
+    subnormal).  float16 input is widened to float32 (exact).  float64 input is read as
+    its upper word plus a sticky bit when the target keeps at most 17 fraction bits --
+    except for stochastic rounding, whose probability needs every discarded bit.
+    """
+    if src.bits <= 32 and fmt.mantissa_bits < fp32.mantissa_bits and fmt.emin >= fp32.emin:
+        return fp32
+    if fmt.mantissa_bits <= _TOP_WORD_MAX_MANTISSA and rounding is not Rounding.STOCHASTIC:
+        return _FP64_TOP
+    if fmt.mantissa_bits < fp64.mantissa_bits:
+        return fp64
+    return None
+
+
+def _fp64_top_words(x, ws):
+    """float64 -> uint32 words: the upper half of each pattern, bit 0 ORed with "the lower
+    half is non-zero".
+
+        | s | e (11) | f51 .. f32 |  f31 .. f0 |   ->   | s | e (11) | f51 .. f33 f32|sticky |
+
+    Rounding to m <= 17 fraction bits cuts at least 3 bits of the upper word, so the
+    sticky bit lies below the guard bit (also for the one-bit-finer tininess check),
+    where it changes no rounding decision but keeps inexactness visible.
+    """
+    halves = x.view(np.uint32).reshape(-1, 2)
+    lo, hi = (halves[:, 0], halves[:, 1]) if _LITTLE_ENDIAN else (halves[:, 1], halves[:, 0])
+    words = ws.get("top_words", np.uint32, x.size)
+    np.minimum(lo, np.uint32(1), out=words)
+    words |= hi
+    return words
+
+
+def _encode_floats(blk, fmt, policy, rand, want, out, ws):
+    src = SOURCE_FORMAT[blk.dtype]
+    layout = _layout(src, fmt, policy.rounding)
+    work = np.float32 if layout is fp32 else np.float64
+    if blk.dtype == work:
+        wblk = blk
+    else:
+        wblk = ws.get("widened", work, blk.size)
+        np.copyto(wblk, blk)
+    if layout is None:
+        negative, sig, e_top = _float64_significands(wblk)
+        fl = encode_significands(negative, sig, e_top, fmt, policy, rand, want, out)
+        has_special = True  # checked below
+    else:
+        words = _fp64_top_words(wblk, ws) if layout is _FP64_TOP else wblk.view(UINT[layout.bits])
+        fl, max_mag = _encode_float_patterns(words, layout, fmt, policy, rand, want, out, ws)
+        has_special = max_mag >= layout.infinity_bits
+    if has_special:
+        u = blk.view(UINT[src.bits])
+        mag = u & u.dtype.type((1 << (src.bits - 1)) - 1)
+        if mag.max(initial=0) >= src.infinity_bits:
+            _patch_specials(u, mag, src, fmt, policy, out, fl)
+    return fl
+
+
+def _patch_specials(u, mag, src, fmt, policy, bits, fl):
+    """Overwrite NaN and infinity lanes, decided from the original source patterns (a
+    widening cast on the way could have quieted a signaling NaN)."""
+    idx = np.nonzero(mag >= src.infinity_bits)
+    frac = (mag[idx] & u.dtype.type(src.mantissa_mask)).astype(np.uint64)
+    neg = (u[idx] >> u.dtype.type(src.bits - 1)).astype(np.uint64)
+    sbits, sfl = encode_specials(neg, frac, src.mantissa_bits, fmt, policy, fl is not None)
+    bits[idx] = sbits
+    if fl is not None:
+        for j, f in enumerate(sfl):
+            if fl[j] is None:
+                fl[j] = np.zeros(bits.shape, dtype=bool)
+            fl[j][idx] = f
+
+
+def _encode_float_patterns(u, src, fmt, policy, rand, want, out, ws):
+    """The fast path: round float32/float64 patterns directly (width W = 32 or 64).
+
+    With a = |x| as a pattern (E = biased exponent, F = fraction, m_s fraction bits) and
+    Emn the source's biased exponent of the target's smallest normal, c = clip(E, 1, Emn):
+
+        v = a - ((c - 1) << m_s)          s = (m_s - m) + (Emn - c)
+
+    For target-normal values (E >= Emn) this re-biases the exponent, so v >> s is the
+    target magnitude pattern; below, v is the significand 1.F (or 0.F) and s grows by one
+    per binade, so v >> s counts smallest subnormals.  Either way round_pack gets
+    "pattern = v / 2**s" with an unbounded exponent.  Returns the flags and max |x|
+    as a pattern (to spot NaN and infinity lanes).
+    """
+    W, ms = u.dtype.itemsize * 8, src.mantissa_bits
+    dt = u.dtype.type
+    n = u.size
+    v = np.bitwise_and(u, dt((1 << (W - 1)) - 1), out=ws.get("v", dt, n))
+    max_mag = v.max(initial=0)
+    negative = np.right_shift(u, dt(W - 1), out=ws.get("negative", dt, n))
+    emn = fmt.emin + src.bias
+    c = np.right_shift(v, dt(ms), out=ws.get("c", dt, n))
+    np.clip(c, dt(1), dt(emn), out=c)
+    s = np.subtract(dt(ms - fmt.mantissa_bits + emn), c, out=ws.get("s", dt, n))
+    c -= dt(1)
+    c <<= dt(ms)
+    v -= c
+    # s may exceed W-1 only for values far below the smallest subnormal.  numpy defines
+    # unsigned shifts by >= W as 0, which the nearest and toward_zero kernels round
+    # correctly (v, below half, gives 0); the other modes and the flags need masks of
+    # the discarded bits, so they get s clamped to W-1 (see round_pack).
+    needs_clamp = want or not policy.subnormals or policy.rounding not in (
+        Rounding.NEAREST_EVEN, Rounding.NEAREST_AWAY, Rounding.TOWARD_ZERO)
+    if needs_clamp and ms - fmt.mantissa_bits + emn - 1 > W - 1:
+        s_true = s
+        s = np.minimum(s_true, dt(W - 1), out=c)
+    else:
+        s_true = None
+    rand_w = None
+    if rand is not None:
+        rand_w = rand if W == 64 else (rand >> np.uint64(32)).astype(np.uint32)
+        if s_true is not None:
+            v = _clamp_for_stochastic(v, s_true, W)
+    scratch = [ws.get("r", dt, n), ws.get("tmp", dt, n)]
+    _, fl = round_pack(fmt, negative, v, s, None, policy, rand_w, want, out, scratch)
+    return _flag_tuple(fl), max_mag
+
+
+def _clamp_for_stochastic(v, s_true, W):
+    """Where more than W-1 bits are cut, pre-shift so the probability stays v / 2**s_true
+    to within 2**-(W-1) (deterministic modes need no such care: see round_pack)."""
+    over = s_true > v.dtype.type(W - 1)
+    if not over.any():
+        return v
+    excess = np.minimum(s_true - v.dtype.type(W - 1), v.dtype.type(W - 1))
+    return np.where(over, v >> excess, v)
+
+
+def _float64_significands(x):
+    """float64 -> (negative, sig in [2**61, 2**62) or 0, e_top): exact, normalising subnormals."""
+    u = x.view(np.uint64)
+    a = u & np.uint64((1 << 63) - 1)
+    negative = u >> np.uint64(63)
+    E = (a >> np.uint64(52)).astype(np.int64)
+    frac = a & np.uint64((1 << 52) - 1)
+    sig = (frac | np.uint64(1 << 52)) << np.uint64(_exact.SIG_TOP - 52)
+    e_top = E - 1023
+    sub = E == 0
+    if sub.any():
+        bl = _bit_length(frac[sub])
+        nz = bl > 0
+        shift = np.where(nz, _exact.SIG_TOP + 1 - bl, 0).astype(np.uint64)
+        sig[sub] = np.where(nz, frac[sub] << shift, np.uint64(0))
+        e_top[sub] = np.where(nz, bl - 1 - 1074, 0)
+    return negative, sig, e_top
+
+
+def _bit_length(mag):
+    """Exact bit length of uint64 values (float conversion may round up a power of two)."""
+    _, e = np.frexp(mag.astype(np.float64))
+    bl = e.astype(np.int64)
+    hi = np.where(bl > 0, bl - 1, 0).astype(np.uint64)
+    bl -= ((mag >> hi) == 0) & (bl > 0)
+    return bl
+
+
+def _encode_ints(blk, fmt, policy, rand, want, out, ws):
+    """Integers: through float64 when every value of the block has at most 53 bits (all
+    of them for 8- to 32-bit dtypes), else the generic path.  64-bit integers under
+    stochastic rounding always take the generic path, so that an element's random draw
+    is spent the same way whatever else shares its block."""
+    if blk.dtype.itemsize <= 4 or (policy.rounding is not Rounding.STOCHASTIC and
+                                   blk.max(initial=0) <= (1 << 53) and
+                                   (blk.dtype.kind == "u" or blk.min(initial=0) >= -(1 << 53))):
+        return _encode_floats(blk.astype(np.float64), fmt, policy, rand, want, out, ws)
+    negative = blk < 0 if blk.dtype.kind == "i" else np.zeros(blk.shape, dtype=bool)
+    mag = blk.astype(np.uint64)
+    mag = np.where(negative, np.uint64(0) - mag, mag)  # two's complement: |int64 min| fits
+    negative = negative.astype(np.uint64)
+    bl = _bit_length(mag)
+    top = np.int64(_exact.SIG_TOP + 1)
+    up = np.clip(top - bl, 0, 63).astype(np.uint64)
+    down = np.clip(bl - top, 0, 63).astype(np.uint64)
+    sticky = (mag & ((np.uint64(1) << down) - np.uint64(1))) != 0
+    sig = np.where(bl <= top, mag << up, (mag >> down) | sticky.astype(np.uint64))
+    e_top = np.where(bl > 0, bl - 1, 0)
+    return encode_significands(negative, sig, e_top, fmt, policy, rand, want, out)
+
+
+def encode_significands(negative, sig, e_top, fmt, policy, rand, want, out):
+    """The generic path: value = sig * 2**(e_top - 61), sig in [2**61, 2**62) or 0
+    (e_top is ignored for zeros).
+
+    In the target, with biased exponent be = e_top + bias, the fraction is cut after
+    (61 - m) bits in the normal range and one bit more per binade below it; the
+    exponent field is added back after rounding (so a carry still moves into it):
+
+        s = (61 - m) + max(1 - be, 0)          offset = max(be - 1, 0) << m
+    """
+    m = fmt.mantissa_bits
+    be = np.where(sig == 0, 0, np.clip(e_top, -2200, 2200) + fmt.bias)  # zeros: no exponent
+    s_true = (_exact.SIG_TOP - m + np.maximum(1 - be, 0)).astype(np.uint64)
+    s = np.minimum(s_true, np.uint64(63))
+    offset = (np.clip(be, 1, (1 << fmt.exponent_bits) + 1) - 1).astype(np.uint64) << np.uint64(m)
+    if rand is not None:
+        sig = _clamp_for_stochastic(sig, s_true, 64)
+    _, fl = round_pack(fmt, negative, sig, s, offset, policy, rand, want, out)
+    return _flag_tuple(fl)
+
+
+def _flag_tuple(fl):
+    """round_pack's (overflow, underflow, inexact) as the five-flag list (invalid first)."""
+    if fl is None:
+        return None
+    overflow, underflow, inexact = fl
+    return [None, None, overflow, underflow, inexact]
+
+
+def encode_specials(negative, frac, frac_bits, fmt, policy, want):
+    """Bits and flags for NaN and infinity inputs, given the source's fraction field.
+
+    ``frac`` == 0 means infinity, otherwise a NaN whose top fraction bit is its quiet bit.
+
+        input   ieee                          fn / fnuz                   finite
+        +-inf   +-inf                         NaN, invalid; or with       +-max_finite,
+                                              saturate +-max_finite,      overflow, inexact
+                                              overflow, inexact
+        NaN     quiet NaN, sign and top       the format's NaN (fnuz's    +0, invalid
+                payload bits kept             has no sign)
+        sNaN    as NaN, and invalid           as NaN, and invalid         +0, invalid
+    """
+    dt = fmt.storage_dtype.type
+    is_nan = frac != 0
+    quiet_bit = np.uint64(1 << (frac_bits - 1)) if frac_bits else np.uint64(0)
+    invalid = is_nan & ((frac & quiet_bit) == 0)  # signaling NaNs
+    sign = negative.astype(fmt.storage_dtype) << dt(fmt.bits - 1)
+    no_flag = np.zeros(is_nan.shape, dtype=bool)
+
+    if fmt.specials is Specials.IEEE:
+        shift = frac_bits - fmt.mantissa_bits  # keep the top payload bits
+        payload = frac >> np.uint64(shift) if shift >= 0 else frac << np.uint64(-shift)
+        nan_out = (payload & np.uint64(fmt.mantissa_mask)).astype(fmt.storage_dtype) | dt(fmt.nan_bits) | sign
+    elif fmt.specials is Specials.FN:
+        nan_out = sign | dt(fmt.nan_bits)
+    elif fmt.specials is Specials.FNUZ:
+        nan_out = np.full(is_nan.shape, dt(fmt.nan_bits))
+    else:
+        nan_out = np.zeros(is_nan.shape, dtype=fmt.storage_dtype)
+        invalid = is_nan.copy()
+
+    overflow = no_flag
+    if fmt.has_infinity:
+        inf_out = sign | dt(fmt.infinity_bits)
+    elif policy.saturate or fmt.specials is Specials.FINITE:
+        inf_out = sign | dt(fmt.max_finite_bits)
+        overflow = ~is_nan
+    else:
+        inf_out = nan_out if fmt.specials is Specials.FNUZ else sign | dt(fmt.nan_bits)
+        invalid = invalid | ~is_nan
+    bits = np.where(is_nan, nan_out, inf_out)
+    return bits, ((invalid, no_flag, overflow, no_flag, overflow) if want else None)
+
+
+def encode_exact(value: "_exact.ExactValue", fmt, policy, rng):
+    """One exact scalar through the same rounding point (as a one-element block)."""
+    negative = np.array([value.negative], dtype=np.uint64)
+    if value.kind != "finite":
+        # a payload-less NaN: the quiet bit alone, or for "snan" only the lowest bit of a
+        # field wide enough that no target keeps it (so both give the canonical NaN)
+        frac_bits = 60
+        frac = np.array([0 if value.kind == "inf" else (1 if value.signaling else 1 << 59)], dtype=np.uint64)
+        bits, fl = encode_specials(negative, frac, frac_bits, fmt, policy, True)
+    else:
+        sig, e_top = _exact.to_significand(value.magnitude)
+        e_top = max(min(e_top, 4000), -4000)
+        rand = None if rng is None else rng.bit_generator.random_raw(1)
+        bits = np.empty(1, dtype=fmt.storage_dtype)
+        fl = encode_significands(negative, np.array([sig], dtype=np.uint64),
+                                  np.array([e_top], dtype=np.int64), fmt, policy, rand, True, bits)
+    flags = Flags(*(np.bool_(False) if f is None else np.bool_(f[0]) for f in fl))
+    return bits[0], flags
+
+
+# =====================================================================================
+# decoding and fields
+# =====================================================================================
