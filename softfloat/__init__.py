@@ -46,7 +46,7 @@ from .formats import (
 )
 from .rounding import Rounding, Tininess
 
-__version__ = "0.1.0"
+from ._version import __version__
 
 __all__ = [
     "Explanation", "FLAG_NAMES", "FLOAT_CLASSES", "Flags", "Format", "Rounding", "Specials",

@@ -14,7 +14,8 @@ import sys
 
 import numpy as np
 
-from . import __version__, _exact
+from . import _exact
+from ._version import __version__
 from .codec import encode, quantize
 from .explain import explain
 from .formats import aliases, as_format, catalogue

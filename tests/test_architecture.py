@@ -1,0 +1,77 @@
+"""The shape of the house: one-way imports, no optional dependency at import time, and
+the numpy behaviour the kernels rely on."""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+PACKAGE = Path(__file__).resolve().parent.parent / "softfloat"
+
+#: a module may import only modules of a lower rank
+RANK = {
+    "_validate": 0, "_version": 0,
+    "formats": 1, "rounding": 1, "flags": 1, "_exact": 1,
+    "_round": 2,
+    "_encode": 3,
+    "_decode": 4,
+    "codec": 5,
+    "explain": 6, "testing": 6,
+    "strategies": 7,
+    "cli": 8,
+    "__init__": 9,
+    "__main__": 10,
+}
+
+
+def _internal_imports(path: Path) -> set[str]:
+    tree = ast.parse(path.read_text())
+    names = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.level == 1:
+            if node.module:
+                names.add(node.module.split(".")[0])
+            else:
+                names.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith("softfloat"):
+            parts = node.module.split(".")
+            if len(parts) > 1:
+                names.add(parts[1])
+    return names
+
+
+MODULES = sorted(p.stem for p in PACKAGE.glob("*.py"))
+
+
+def test_every_module_has_a_rank():
+    assert set(MODULES) <= set(RANK), f"give these modules a rank: {set(MODULES) - set(RANK)}"
+
+
+@pytest.mark.parametrize("module", MODULES)
+def test_imports_point_downward(module):
+    for dep in _internal_imports(PACKAGE / f"{module}.py"):
+        assert RANK[dep] < RANK[module], f"softfloat.{module} (rank {RANK[module]}) imports {dep} (rank {RANK[dep]})"
+
+
+def test_import_softfloat_loads_no_optional_dependency():
+    code = ("import sys, softfloat; "
+            "bad = [m for m in ('hypothesis', 'gmpy2', 'ml_dtypes', 'pytest') if m in sys.modules]; "
+            "print(', '.join(bad)); sys.exit(1 if bad else 0)")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+@pytest.mark.parametrize("dtype", [np.uint32, np.uint64])
+def test_numpy_defines_oversized_unsigned_shifts_as_zero(dtype):
+    # The nearest and toward-zero kernels skip clamping shift counts because numpy
+    # defines v >> s and v << s as 0 for s >= the bit width (see _round.round_pack).
+    width = np.dtype(dtype).itemsize * 8
+    v = np.full(4, np.iinfo(dtype).max, dtype=dtype)
+    s = np.array([width, width + 1, 2 * width, 1000], dtype=dtype)
+    assert not np.any(v >> s)
+    assert not np.any(v << s)
