@@ -46,7 +46,7 @@ from .formats import (
 )
 from .rounding import Rounding, Tininess
 
-from ._version import __version__
+from ._version import __version__  # noqa: F401  (re-exported)
 
 __all__ = [
     "Explanation", "FLAG_NAMES", "FLOAT_CLASSES", "Flags", "Format", "Rounding", "Specials",

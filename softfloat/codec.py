@@ -10,17 +10,15 @@ allocations are the outputs.
 
 from __future__ import annotations
 
-import numbers
 
 import numpy as np
 
 from . import _exact, _validate
 from ._decode import decode_block, decompose, signaling_bit_clear
 from ._encode import SOURCE_FORMAT, Workspace, encode_block, encode_exact
-from ._round import Policy
+from ._options import policy_from_options
 from .flags import Flags
 from .formats import Format, as_format
-from .rounding import Rounding, as_rounding, as_tininess
 
 __all__ = [
     "encode",
@@ -116,7 +114,7 @@ def encode(x, fmt, rounding="nearest_even", *, saturate=False, subnormals=True,
     (['0x0', '0x7c00'], ('overflow', 'underflow', 'inexact'))
     """
     fmt = as_format(fmt)
-    policy, rng = _policy(rounding, tininess, subnormals, saturate, rng)
+    policy, rng = policy_from_options(rounding, tininess, subnormals, saturate, rng)
     return_flags = _validate.boolean("return_flags", return_flags)
     if _exact.is_exact_scalar(x):
         bits, flags = encode_exact(_exact.parse_exact(x, "x"), fmt, policy, rng)
@@ -190,7 +188,7 @@ def quantize(x, fmt, rounding="nearest_even", *, saturate=False, subnormals=True
     6.359375
     """
     fmt = as_format(fmt)
-    policy, rng = _policy(rounding, tininess, subnormals, saturate, rng)
+    policy, rng = policy_from_options(rounding, tininess, subnormals, saturate, rng)
     return_flags = _validate.boolean("return_flags", return_flags)
     if _exact.is_exact_scalar(x):
         bits, flags = encode_exact(_exact.parse_exact(x, "x"), fmt, policy, rng)
@@ -303,26 +301,6 @@ is_sign_minus = _predicate("is_sign_minus", "True where the sign bit is set (NaN
 # =====================================================================================
 # input handling
 # =====================================================================================
-def _policy(rounding, tininess, subnormals, saturate, rng):
-    policy = Policy(
-        rounding=as_rounding(rounding),
-        tininess=as_tininess(tininess),
-        subnormals=_validate.boolean("subnormals", subnormals),
-        saturate=_validate.boolean("saturate", saturate),
-    )
-    if policy.rounding is not Rounding.STOCHASTIC:
-        if rng is not None and not isinstance(rng, (np.random.Generator, numbers.Integral)):
-            raise TypeError(f"rng must be a numpy.random.Generator, an int seed or None; got {_validate.describe(rng)}")
-        return policy, None
-    if rng is None or (isinstance(rng, numbers.Integral) and not isinstance(rng, bool)):
-        return policy, np.random.default_rng(rng)
-    if isinstance(rng, np.random.Generator):
-        return policy, rng
-    raise TypeError(
-        f"rng must be a numpy.random.Generator, an int seed or None; got {_validate.describe(rng)}"
-    )
-
-
 def _input_array(x, argname):
     """Check a numeric input and return it as an ndarray (no copy when already one)."""
     arr = x if isinstance(x, np.ndarray) else None
