@@ -22,7 +22,7 @@ from .flags import Flags
 from .formats import Format, Specials, fp16, fp32, fp64
 from .rounding import Rounding
 
-__all__ = ["Workspace", "SOURCE_FORMAT", "UINT", "encode_block", "encode_significands",
+__all__ = ["Workspace", "SOURCE_FORMAT", "UINT", "encode_block", "encode_significands", "float64_significands",
            "encode_specials", "encode_exact"]
 
 SOURCE_FORMAT = {np.dtype(np.float16): fp16, np.dtype(np.float32): fp32, np.dtype(np.float64): fp64}
@@ -106,7 +106,7 @@ def _encode_floats(blk, fmt, policy, rand, want, out, ws):
         wblk = ws.get("widened", work, blk.size)
         np.copyto(wblk, blk)
     if layout is None:
-        negative, sig, e_top = _float64_significands(wblk)
+        negative, sig, e_top = float64_significands(wblk)
         fl = encode_significands(negative, sig, e_top, fmt, policy, rand, want, out)
         has_special = True  # checked below
     else:
@@ -194,7 +194,7 @@ def _clamp_for_stochastic(v, s_true, W):
     return np.where(over, v >> excess, v)
 
 
-def _float64_significands(x):
+def float64_significands(x):
     """float64 -> (negative, sig in [2**61, 2**62) or 0, e_top): exact, normalising subnormals."""
     u = x.view(np.uint64)
     a = u & np.uint64((1 << 63) - 1)
