@@ -44,12 +44,13 @@ from .formats import (
     fp64,
     tf32,
 )
+from .ops import NAN_POLICY, add, div, fma, mul, sqrt, sub
 from .rounding import Rounding, Tininess
 
-from ._version import __version__  # noqa: F401  (re-exported)
+from ._version import __version__
 
 __all__ = [
-    "Explanation", "FLAG_NAMES", "FLOAT_CLASSES", "Flags", "Format", "Rounding", "Specials",
+    "__version__", "NAN_POLICY", "add", "sub", "mul", "div", "sqrt", "fma", "Explanation", "FLAG_NAMES", "FLOAT_CLASSES", "Flags", "Format", "Rounding", "Specials",
     "Tininess", "aliases", "as_format", "bit_string", "catalogue", "classify", "compose",
     "decode", "encode", "explain", "fields",
     "is_finite", "is_inf", "is_infinite", "is_nan", "is_normal", "is_sign_minus",

@@ -21,7 +21,7 @@ RANK = {
     "_encode": 3, "_options": 3,
     "_decode": 4,
     "codec": 5,
-    "explain": 6, "testing": 6,
+    "explain": 6, "testing": 6, "ops": 6,
     "strategies": 7,
     "cli": 8,
     "__init__": 9,
@@ -46,6 +46,9 @@ def _internal_imports(path: Path) -> set[str]:
 
 
 MODULES = sorted(p.stem for p in PACKAGE.glob("*.py"))
+#: inside softfloat/ops/: _common first, then one module per operation family
+OPS_RANK = {"_common": 0, "add": 1, "mul": 1, "div": 1, "sqrt": 1, "fma": 1, "convert": 1,
+            "compare": 1, "sign": 1, "__init__": 2}
 
 
 def test_every_module_has_a_rank():
@@ -75,3 +78,16 @@ def test_numpy_defines_oversized_unsigned_shifts_as_zero(dtype):
     s = np.array([width, width + 1, 2 * width, 1000], dtype=dtype)
     assert not np.any(v >> s)
     assert not np.any(v << s)
+
+
+@pytest.mark.parametrize("module", sorted(p.stem for p in (PACKAGE / "ops").glob("*.py")))
+def test_ops_modules_share_only_common(module):
+    assert module in OPS_RANK, f"give softfloat/ops/{module}.py a rank"
+    tree = ast.parse((PACKAGE / "ops" / f"{module}.py").read_text())
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.level == 1 and node.module:
+            dep = node.module.split(".")[0]
+            assert OPS_RANK[dep] < OPS_RANK[module], f"ops/{module} imports ops/{dep}"
+        if isinstance(node, ast.ImportFrom) and node.level == 2 and node.module:
+            dep = node.module.split(".")[0]
+            assert RANK[dep] < RANK["ops"], f"ops/{module} imports softfloat.{dep}"

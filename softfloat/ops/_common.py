@@ -1,0 +1,289 @@
+"""Shared machinery of the operations: operands, streaming, NaNs, and the hand-off of each
+exact result to the one rounding point.
+
+Every value of a supported format is a float64, so an operation decodes its operands
+exactly into float64 and computes its exact result as an unevaluated pair
+
+    exact = hi + lo        hi = the float64 nearest the exact result, |lo| <= ulp(hi)/2
+
+with ``lo`` exact (error-free transformations: TwoSum, Dekker's product) or, for div and
+sqrt, of exact sign and nearly exact size.  The pair then goes to the rounding point:
+
+* ``lo`` zero everywhere: ``hi`` is the exact result, encoded like any float64;
+* otherwise, in the deterministic modes: ``hi`` rounded to odd with ``lo``'s sign.  Round
+  to odd at 53 bits followed by rounding to p <= 51 bits is a single rounding to p bits in
+  every mode (Boldo and Melquiond, "Emulation of FMA and correctly rounded sums: proved
+  algorithms using rounding to odd", IEEE TC 2008), so no double rounding can occur;
+* stochastic rounding: the pair as a 62-bit significand with a sticky bit, so the
+  probability sees lo's bits (exact for add, sub, mul and fma; for div and sqrt it is
+  accurate to about 2**-45 of an ulp).
+
+NaN operands and invalid operations never reach the host FPU's NaN rules: they are
+resolved by :data:`NAN_POLICY`.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import _validate
+from .._decode import decode_block
+from .._encode import Workspace, encode_block, encode_significands, float64_significands
+from .._options import policy_from_options
+from ..flags import Flags
+from ..formats import Format, Specials, as_format
+from ..rounding import Rounding
+
+__all__ = ["NAN_POLICY", "apply", "check_supported", "daz"]
+
+#: elements per block (the same trade-off as codec._BLOCK)
+_BLOCK = 1 << 14
+
+#: How NaN results are chosen, written down as data (hardware differs here):
+#: - an invalid operation returns the format's canonical quiet NaN, positive
+#:   (``Format.nan_bits``), as RISC-V and AArch64 in default-NaN mode do;
+#: - a NaN operand propagates: the first signaling NaN operand if there is one, else the
+#:   first quiet NaN operand, quieted, keeping its sign and payload (AArch64 with
+#:   FPCR.DN = 0).  x86 SSE differs: it takes the first NaN operand whatever its kind,
+#:   and its default NaN is negative.
+#: Formats with a single NaN (fn, fnuz) return it; FP6/FP4 have none and return +0.
+NAN_POLICY = {"default_nan": "positive canonical quiet NaN", "propagation": "signaling first, then first operand"}
+
+
+def check_supported(fmt: Format, op: str) -> None:
+    """Raise NotImplementedError for formats the float64-based kernels cannot yet serve.
+
+    The kernels need every product of two values exact in float64 (precision <= 26) and
+    every product, quotient and remainder term inside float64's range (exponent <= 8
+    bits).  That covers fp32, tf32, fp16, bf16, FP8, FP6, FP4 and custom formats of that
+    size; fp64 arithmetic needs the wider exact path (issue 3, to come).
+    """
+    if fmt.precision > 24 or fmt.exponent_bits > 8:
+        raise NotImplementedError(
+            f"softfloat.{op} supports formats of at most 8 exponent bits and 23 mantissa bits "
+            f"(fp32 and narrower); {fmt.name} has {fmt.exponent_bits} and {fmt.mantissa_bits}. "
+            "Arithmetic in fp64 is not implemented yet."
+        )
+
+
+def daz(x: np.ndarray, fmt: Format) -> None:
+    """Denormals-are-zero, in place: subnormal operands become zeros of the same sign."""
+    tiny = (np.abs(x) < fmt.min_normal) & (x != 0)
+    if tiny.any():
+        np.copyto(x, np.copysign(0.0, x), where=tiny)
+
+
+def apply(op: str, kernel, fmt, operands, rounding, *, tininess, subnormals, denormals_are_zero,
+          rng, return_flags, saturate=False):
+    """Run ``kernel`` over broadcast bit-pattern operands of ``fmt``; round once.
+
+    ``operands`` is a list of ``(argname, value)``.  ``kernel(policy, *xs)`` receives the
+    exact float64 values of one block and returns ``(hi, lo, invalid, divide_by_zero)``:
+    the pair described in the module docstring (``lo`` None when ``hi`` is exact), and
+    masks of invalid operations that did not come from NaN operands and of exact
+    divisions by zero (or None).
+    """
+    fmt = as_format(fmt)
+    check_supported(fmt, op)
+    policy, rng = policy_from_options(rounding, tininess, subnormals, saturate, rng)
+    denormals_are_zero = _validate.boolean("denormals_are_zero", denormals_are_zero)
+    return_flags = _validate.boolean("return_flags", return_flags)
+    arrays = [_validate.bit_patterns(name, value, fmt.bits).astype(fmt.storage_dtype, copy=False)
+              for name, value in operands]
+    try:
+        shape = np.broadcast_shapes(*(a.shape for a in arrays))
+    except ValueError:
+        shapes = ", ".join(f"{name}{a.shape}" for (name, _), a in zip(operands, arrays))
+        raise ValueError(f"operands could not be broadcast together: {shapes}") from None
+    out = np.empty(shape, dtype=fmt.storage_dtype)
+    flags = Flags.none(shape) if return_flags else None
+    with np.errstate(all="ignore"):
+        _stream(kernel, fmt, policy, rng, denormals_are_zero, arrays, shape, out, flags)
+    result = out[()] if out.ndim == 0 else out
+    if not return_flags:
+        return result
+    if flags.shape == ():
+        flags = Flags(*(np.bool_(m[()]) for _, m in flags))
+    return result, flags
+
+
+def _stream(kernel, fmt, policy, rng, daz_inputs, arrays, shape, out, flags):
+    n = out.size
+    flat_out = out.reshape(-1)
+    flat_flags = None if flags is None else [m.reshape(-1) for _, m in flags]
+    flat_ops = [a.reshape(-1) if a.shape == shape and a.flags.c_contiguous else np.broadcast_to(a, shape)
+                for a in arrays]
+    ws = Workspace(min(n, _BLOCK))
+    want = flags is not None
+    for start in range(0, n, _BLOCK):
+        stop = min(start + _BLOCK, n)
+        m = stop - start
+        blocks = [op[start:stop] if op.ndim == 1 and op.shape[0] == n else np.asarray(op.flat[start:stop])
+                  for op in flat_ops]
+        xs = []
+        for i, b in enumerate(blocks):
+            x = decode_block(b, fmt, ws.get(f"operand{i}", np.float64, m), ws)
+            if daz_inputs:
+                daz(x, fmt)
+            xs.append(x)
+        rand = None if rng is None else rng.bit_generator.random_raw(m)
+        hi, lo, invalid, dbz = kernel(policy, *xs)
+        fl = _round(hi, lo, fmt, policy, rand, want, flat_out[start:stop], ws)
+        invalid = _resolve_nans(blocks, xs, hi, invalid, fmt, flat_out[start:stop])
+        if want:
+            fl = list(fl)
+            fl[0] = invalid if fl[0] is None else fl[0] | invalid
+            if dbz is not None:
+                fl[1] = dbz
+            nan_lanes = np.isnan(hi)
+            for j in (2, 3, 4):  # a NaN result raises no overflow, underflow or inexact
+                if fl[j] is not None:
+                    fl[j] = fl[j] & ~nan_lanes
+            for dst, src in zip(flat_flags, fl):
+                if src is not None:
+                    dst[start:stop] = src
+
+
+def _round(hi, lo, fmt, policy, rand, want, out, ws):
+    """Hand the exact pair hi + lo to the rounding point (see the module docstring)."""
+    if lo is None or not lo.any():
+        return encode_block(hi, fmt, policy, rand, want, out, ws)
+    if policy.rounding is not Rounding.STOCHASTIC:
+        return encode_block(round_to_odd(hi, lo), fmt, policy, rand, want, out, ws)
+    negative, sig, e_top = pair_significands(hi, lo)
+    return encode_significands(negative, sig, e_top, fmt, policy, rand, want, out)
+
+
+def round_to_odd(hi, lo):
+    """The float64 rounding to odd of hi + lo, given |lo| <= ulp(hi)/2 and finite hi.
+
+    Where lo != 0 and hi's last significand bit is 0, step hi's magnitude one ulp toward
+    lo (up if lo has hi's sign), which lands on the odd neighbour on lo's side:
+
+        ... b52 b53 = ..0   ->   ..1  (lo same sign)   or   ..(0-1) = ..1 (lo opposite)
+    """
+    u = hi.view(np.uint64)
+    step = (lo != 0) & ((u & np.uint64(1)) == 0)
+    same = np.signbit(lo) == np.signbit(hi)
+    delta = np.where(same, np.uint64(1), np.uint64(0xFFFF_FFFF_FFFF_FFFF))  # +1 or -1 mod 2**64
+    return (u + np.where(step, delta, np.uint64(0))).view(np.float64)
+
+
+def pair_significands(hi, lo):
+    """hi + lo (|lo| <= ulp(hi)/2, hi finite) as (negative, 62-bit significand + sticky, e_top).
+
+    With |hi| = sig * 2**(e_top - 61) (sig's leading bit at bit 61) the low part in the
+    same units is L = lo * 2**(61 - e_top), |L| <= 2**8; then the magnitude is
+    sig + floor(L) plus a sticky fraction.  A negative L below a power of two drops the
+    leading bit to 60: those lanes are redone one bit finer.
+    """
+    negative, sig, e_top = float64_significands(hi)
+    towards = np.where(negative.astype(bool), -lo, lo)  # lo measured along |hi|
+    scale = np.ldexp(1.0, (61 - e_top).astype(np.int64))
+    L = towards * scale
+    lost = (towards != 0) & (L == 0)
+    F = np.floor(L)
+    total = sig + F.astype(np.int64).view(np.uint64)
+    sticky = (L != F) | lost
+    low = total < np.uint64(1 << 61)
+    if low.any():
+        L2 = L * 2
+        F2 = np.floor(L2)
+        total = np.where(low, (sig << np.uint64(1)) + F2.astype(np.int64).view(np.uint64), total)
+        sticky = np.where(low, (L2 != F2) | lost, sticky)
+        e_top = np.where(low, e_top - 1, e_top)
+    high = total >= np.uint64(1 << 62)
+    if high.any():
+        sticky = np.where(high, sticky | ((total & np.uint64(1)) != 0), sticky)
+        total = np.where(high, total >> np.uint64(1), total)
+        e_top = np.where(high, e_top + 1, e_top)
+    return negative, total | sticky.astype(np.uint64), e_top
+
+
+def _resolve_nans(blocks, xs, hi, invalid, fmt, out):
+    """Apply NAN_POLICY to the lanes with NaN operands or invalid operations; return the
+    invalid mask (invalid operations and signaling NaN operands)."""
+    nan_ops = [np.isnan(x) for x in xs]
+    any_nan = np.logical_or.reduce(nan_ops)
+    invalid = np.zeros(hi.shape, dtype=bool) if invalid is None else invalid
+    if not any_nan.any():
+        if invalid.any():
+            out[invalid] = _default_nan(fmt)
+        return invalid
+    signaling = [_is_signaling(b, fmt) & n for b, n in zip(blocks, nan_ops)]
+    any_signaling = np.logical_or.reduce(signaling)
+    # the operand whose NaN propagates: the first signaling one, else the first NaN
+    chosen = np.full(hi.shape, -1)
+    for i in reversed(range(len(blocks))):
+        chosen = np.where(nan_ops[i], i, chosen)
+    for i in reversed(range(len(blocks))):
+        chosen = np.where(any_signaling & signaling[i], i, chosen)
+    result = out.copy()
+    for i, b in enumerate(blocks):
+        take = chosen == i
+        if take.any():
+            result[take] = _quieted(b[take], fmt)
+    result[invalid & ~any_nan] = _default_nan(fmt)  # with a NaN operand, that NaN wins
+    np.copyto(out, result)
+    return invalid | any_signaling
+
+
+def _default_nan(fmt: Format):
+    return fmt.storage_dtype.type(fmt.nan_bits if fmt.has_nan else 0)
+
+
+def _is_signaling(b, fmt: Format):
+    if fmt.specials is not Specials.IEEE:
+        return np.zeros(b.shape, dtype=bool)
+    quiet = fmt.storage_dtype.type(1 << (fmt.mantissa_bits - 1))
+    return (b & quiet) == 0
+
+
+def _quieted(b, fmt: Format):
+    if fmt.specials is Specials.IEEE:
+        return b | fmt.storage_dtype.type(1 << (fmt.mantissa_bits - 1))
+    return b  # fn/fnuz: the single NaN is already the result
+
+
+# ---- error-free transformations (exact in float64 barring overflow) --------------------
+def two_sum(a, b):
+    """s, e with s = fl(a + b) and s + e == a + b exactly (Knuth's TwoSum); e = 0 where
+    s is not finite."""
+    s = a + b
+    bv = s - a
+    av = s - bv
+    e = (a - av) + (b - bv)
+    e[~np.isfinite(s)] = 0.0
+    return s, e
+
+
+_SPLITTER = 2.0**27 + 1  # Veltkamp: splits a float64 into two 26-bit halves
+
+
+def two_product(a, b):
+    """p, e with p = fl(a * b) and p + e == a * b exactly (Dekker), valid while no
+    intermediate overflows or underflows -- true for operands of formats of at most 8
+    exponent bits (see check_supported)."""
+    p = a * b
+    ah, al = _split(a)
+    bh, bl = _split(b)
+    e = ((ah * bh - p) + ah * bl + al * bh) + al * bl
+    e[~np.isfinite(p)] = 0.0
+    return p, e
+
+
+def _split(a):
+    c = _SPLITTER * a
+    hi = c - (c - a)
+    return hi, a - hi
+
+
+def exact_zero_sign(hi, lo, first, second, policy):
+    """IEEE 754-2019 6.3 for sums: an exact zero sum of operands of opposite signs (or a
+    cancellation) is +0, except -0 under downward; x + x keeps x's sign.  float64's own
+    sum already gets the nearest-mode signs right; fix the downward ones in place."""
+    if policy.rounding is not Rounding.DOWNWARD:
+        return
+    zero = (hi == 0) & (lo == 0 if lo is not None else True)
+    both_plus_zero = (first == 0) & (second == 0) & ~np.signbit(first) & ~np.signbit(second)
+    hi[zero & ~both_plus_zero] = -0.0

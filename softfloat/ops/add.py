@@ -1,0 +1,79 @@
+"""Correctly rounded addition and subtraction."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ._common import apply, exact_zero_sign, two_sum
+
+__all__ = ["add", "sub"]
+
+
+def _add_kernel(policy, x, y):
+    hi, lo = two_sum(x, y)
+    exact_zero_sign(hi, lo, x, y, policy)
+    invalid = np.isinf(x) & np.isinf(y) & (np.signbit(x) != np.signbit(y))
+    return hi, lo, invalid, None
+
+
+def _sub_kernel(policy, x, y):
+    return _add_kernel(policy, x, -y)
+
+
+def add(a, b, fmt, rounding="nearest_even", *, tininess="after", subnormals=True,
+        denormals_are_zero=False, saturate=False, rng=None, return_flags=False):
+    """a + b, correctly rounded into ``fmt``: bit patterns in, bit patterns out.
+
+    Parameters
+    ----------
+    a, b : int or integer array_like
+        Bit patterns of ``fmt`` (broadcast against each other).
+    fmt : Format or str
+    rounding : Rounding or str, default "nearest_even"
+    tininess : {"after", "before"}, default "after"
+    subnormals : bool, default True
+        False flushes subnormal results to zero (flush-to-zero).
+    denormals_are_zero : bool, default False
+        True reads subnormal operands as zeros of the same sign (DAZ).
+    saturate : bool, default False
+        Overflow to +-max_finite instead of infinity (or NaN for fn/fnuz formats).
+    rng : numpy.random.Generator or int, optional
+        For ``rounding="stochastic"``.
+    return_flags : bool, default False
+
+    Returns
+    -------
+    bits : ndarray of ``fmt.storage_dtype`` (or a scalar), and Flags with ``return_flags``
+
+    Notes
+    -----
+    IEEE 754-2019: inf + (-inf) is invalid; an exact zero sum of opposite-signed operands
+    is +0 (-0 under downward); a non-zero result that rounds to zero keeps its sign.  NaNs
+    follow :data:`softfloat.ops.NAN_POLICY`.
+
+    Examples
+    --------
+    >>> import softfloat as sf
+    >>> hex(sf.add(0x6800, 0x3C00, "fp16"))        # 2048 + 1 = 2048: swamping
+    '0x6800'
+    >>> hex(sf.add(0x6800, 0x3C00, "fp16", "upward"))
+    '0x6801'
+    """
+    return apply("add", _add_kernel, fmt, [("a", a), ("b", b)], rounding, tininess=tininess,
+                 subnormals=subnormals, denormals_are_zero=denormals_are_zero, saturate=saturate,
+                 rng=rng, return_flags=return_flags)
+
+
+def sub(a, b, fmt, rounding="nearest_even", *, tininess="after", subnormals=True,
+        denormals_are_zero=False, saturate=False, rng=None, return_flags=False):
+    """a - b, correctly rounded into ``fmt``; see :func:`add` for the parameters.
+
+    Examples
+    --------
+    >>> import softfloat as sf
+    >>> hex(sf.sub(0x3C00, 0x3C00, "fp16")), hex(sf.sub(0x3C00, 0x3C00, "fp16", "downward"))
+    ('0x0', '0x8000')
+    """
+    return apply("sub", _sub_kernel, fmt, [("a", a), ("b", b)], rounding, tininess=tininess,
+                 subnormals=subnormals, denormals_are_zero=denormals_are_zero, saturate=saturate,
+                 rng=rng, return_flags=return_flags)

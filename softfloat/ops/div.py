@@ -1,0 +1,42 @@
+"""Correctly rounded division."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ._common import apply, two_product
+
+__all__ = ["div"]
+
+
+def _div_kernel(policy, x, y):
+    hi = x / y
+    # the remainder x - hi*y is exact (Dekker's product and Sterbenz), so lo = r / y has
+    # the exact sign of the quotient's rounding error and nearly its exact size
+    p, e = two_product(hi, y)
+    r = (x - p) - e
+    finite = np.isfinite(hi) & (hi != 0)
+    lo = np.where(finite, r / np.where(finite, y, 1.0), 0.0)
+    invalid = ((x == 0) & (y == 0)) | (np.isinf(x) & np.isinf(y))
+    dbz = (y == 0) & np.isfinite(x) & (x != 0)
+    return hi, lo, invalid, dbz
+
+
+def div(a, b, fmt, rounding="nearest_even", *, tininess="after", subnormals=True,
+        denormals_are_zero=False, saturate=False, rng=None, return_flags=False):
+    """a / b, correctly rounded into ``fmt``; keyword arguments as for :func:`~softfloat.add`.
+
+    0/0 and inf/inf are invalid; a finite non-zero number divided by zero raises
+    divide_by_zero and gives a correctly signed infinity (NaN in fn/fnuz formats,
+    +-max_finite in FP6/FP4).
+
+    Examples
+    --------
+    >>> import softfloat as sf
+    >>> one, three = sf.encode(1.0, "bf16"), sf.encode(3.0, "bf16")
+    >>> [float(sf.decode(sf.div(one, three, "bf16", r), "bf16")) for r in ("downward", "upward")]
+    [0.33203125, 0.333984375]
+    """
+    return apply("div", _div_kernel, fmt, [("a", a), ("b", b)], rounding, tininess=tininess,
+                 subnormals=subnormals, denormals_are_zero=denormals_are_zero, saturate=saturate,
+                 rng=rng, return_flags=return_flags)
