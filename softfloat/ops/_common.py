@@ -31,10 +31,11 @@ from .._decode import decode_block
 from .._encode import Workspace, encode_block, encode_significands, float64_significands
 from .._options import policy_from_options
 from ..flags import Flags
-from ..formats import Format, Specials, as_format
+from ..formats import Format, Specials, as_format, fp16, fp32
 from ..rounding import Rounding
 
-__all__ = ["NAN_POLICY", "apply", "check_supported", "daz"]
+__all__ = ["NAN_POLICY", "apply", "check_supported", "daz", "exact_zero_sign", "sums_are_exact",
+           "two_product", "two_sum"]
 
 #: elements per block (the same trade-off as codec._BLOCK)
 _BLOCK = 1 << 14
@@ -77,11 +78,11 @@ def apply(op: str, kernel, fmt, operands, rounding, *, tininess, subnormals, den
           rng, return_flags, saturate=False):
     """Run ``kernel`` over broadcast bit-pattern operands of ``fmt``; round once.
 
-    ``operands`` is a list of ``(argname, value)``.  ``kernel(policy, *xs)`` receives the
-    exact float64 values of one block and returns ``(hi, lo, invalid, divide_by_zero)``:
-    the pair described in the module docstring (``lo`` None when ``hi`` is exact), and
-    masks of invalid operations that did not come from NaN operands and of exact
-    divisions by zero (or None).
+    ``operands`` is a list of ``(argname, value)``.  ``kernel(fmt, policy, *xs)`` receives
+    the exact float64 values of one block and returns ``(hi, lo, invalid, divide_by_zero)``:
+    the pair described in the module docstring (``lo`` None when ``hi`` is exact), a mask
+    of invalid operations that float64 arithmetic does not turn into NaN (or None), and a
+    mask of exact divisions by zero (or None).
     """
     fmt = as_format(fmt)
     check_supported(fmt, op)
@@ -122,12 +123,12 @@ def _stream(kernel, fmt, policy, rng, daz_inputs, arrays, shape, out, flags):
                   for op in flat_ops]
         xs = []
         for i, b in enumerate(blocks):
-            x = decode_block(b, fmt, ws.get(f"operand{i}", np.float64, m), ws)
+            x = _values(b, fmt, ws.get(f"operand{i}", np.float64, m), ws)
             if daz_inputs:
                 daz(x, fmt)
             xs.append(x)
         rand = None if rng is None else rng.bit_generator.random_raw(m)
-        hi, lo, invalid, dbz = kernel(policy, *xs)
+        hi, lo, invalid, dbz = kernel(fmt, policy, *xs)
         fl = _round(hi, lo, fmt, policy, rand, want, flat_out[start:stop], ws)
         invalid = _resolve_nans(blocks, xs, hi, invalid, fmt, flat_out[start:stop])
         if want:
@@ -142,6 +143,21 @@ def _stream(kernel, fmt, policy, rng, daz_inputs, arrays, shape, out, flags):
             for dst, src in zip(flat_flags, fl):
                 if src is not None:
                     dst[start:stop] = src
+
+
+def _values(b, fmt, out, ws):
+    """Exact float64 values of operand patterns.  NaN payloads need not survive (NaN
+    results are rebuilt from the patterns), so fp32 may use the hardware's widening cast
+    (numpy's float16 cast too, except that it is slower than decode_block on subnormals)."""
+    if fmt == fp32 or (fmt == fp16 and not _has_subnormals(b, fmt)):
+        np.copyto(out, b.view(np.float32 if fmt == fp32 else np.float16))
+        return out
+    return decode_block(b, fmt, out, ws)
+
+
+def _has_subnormals(b, fmt: Format) -> bool:
+    mag = b & fmt.storage_dtype.type(fmt.sign_mask - 1)
+    return bool(np.any((mag != 0) & (mag <= fmt.mantissa_mask)))
 
 
 def _round(hi, lo, fmt, policy, rand, want, out, ws):
@@ -201,15 +217,21 @@ def pair_significands(hi, lo):
 
 
 def _resolve_nans(blocks, xs, hi, invalid, fmt, out):
-    """Apply NAN_POLICY to the lanes with NaN operands or invalid operations; return the
-    invalid mask (invalid operations and signaling NaN operands)."""
+    """Apply NAN_POLICY to the NaN lanes of hi; return the invalid mask.
+
+    A NaN result comes from a NaN operand or an invalid operation (inf - inf, 0 * inf,
+    0/0, inf/inf, sqrt(-x)): float64 arithmetic makes NaN exactly there.  ``invalid``
+    adds what float64 cannot see (fma(0, inf, qNaN)).  Signaling NaN operands are
+    invalid too.
+    """
+    nan_result = np.isnan(hi)
+    if not nan_result.any():
+        return np.zeros(hi.shape, dtype=bool)
     nan_ops = [np.isnan(x) for x in xs]
     any_nan = np.logical_or.reduce(nan_ops)
-    invalid = np.zeros(hi.shape, dtype=bool) if invalid is None else invalid
-    if not any_nan.any():
-        if invalid.any():
-            out[invalid] = _default_nan(fmt)
-        return invalid
+    invalid_op = nan_result & ~any_nan
+    if invalid is not None:
+        invalid_op |= invalid
     signaling = [_is_signaling(b, fmt) & n for b, n in zip(blocks, nan_ops)]
     any_signaling = np.logical_or.reduce(signaling)
     # the operand whose NaN propagates: the first signaling one, else the first NaN
@@ -218,14 +240,12 @@ def _resolve_nans(blocks, xs, hi, invalid, fmt, out):
         chosen = np.where(nan_ops[i], i, chosen)
     for i in reversed(range(len(blocks))):
         chosen = np.where(any_signaling & signaling[i], i, chosen)
-    result = out.copy()
     for i, b in enumerate(blocks):
         take = chosen == i
         if take.any():
-            result[take] = _quieted(b[take], fmt)
-    result[invalid & ~any_nan] = _default_nan(fmt)  # with a NaN operand, that NaN wins
-    np.copyto(out, result)
-    return invalid | any_signaling
+            out[take] = _quieted(b[take], fmt)
+    out[nan_result & ~any_nan] = _default_nan(fmt)
+    return invalid_op | any_signaling
 
 
 def _default_nan(fmt: Format):
@@ -253,8 +273,7 @@ def two_sum(a, b):
     bv = s - a
     av = s - bv
     e = (a - av) + (b - bv)
-    e[~np.isfinite(s)] = 0.0
-    return s, e
+    return s, np.nan_to_num(e, copy=False, nan=0.0, posinf=0.0, neginf=0.0)
 
 
 _SPLITTER = 2.0**27 + 1  # Veltkamp: splits a float64 into two 26-bit halves
@@ -268,14 +287,19 @@ def two_product(a, b):
     ah, al = _split(a)
     bh, bl = _split(b)
     e = ((ah * bh - p) + ah * bl + al * bh) + al * bl
-    e[~np.isfinite(p)] = 0.0
-    return p, e
+    return p, np.nan_to_num(e, copy=False, nan=0.0, posinf=0.0, neginf=0.0)
 
 
 def _split(a):
     c = _SPLITTER * a
     hi = c - (c - a)
     return hi, a - hi
+
+
+def sums_are_exact(fmt: Format) -> bool:
+    """Is every sum of two values of ``fmt`` exact in float64?  Its bits span from the
+    smallest subnormal's up to one above the largest binade: at most 53 of them."""
+    return (fmt.emax + 1) - (fmt.emin - fmt.mantissa_bits) + 1 <= 53
 
 
 def exact_zero_sign(hi, lo, first, second, policy):

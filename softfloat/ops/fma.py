@@ -9,13 +9,14 @@ from ._common import apply, exact_zero_sign, two_sum
 __all__ = ["fma"]
 
 
-def _fma_kernel(policy, x, y, z):
+def _fma_kernel(fmt, policy, x, y, z):
     product = x * y  # exact, as in mul
     hi, lo = two_sum(product, z)
     exact_zero_sign(hi, lo, product, z, policy)
+    # float64 makes NaNs for 0 * inf and inf - inf; 0 * inf is invalid even when z is a
+    # quiet NaN, which float64 cannot show
     zero_times_inf = (np.isinf(x) & (y == 0)) | ((x == 0) & np.isinf(y))
-    inf_minus_inf = np.isinf(product) & np.isinf(z) & (np.signbit(product) != np.signbit(z))
-    return hi, lo, zero_times_inf | inf_minus_inf, None
+    return hi, lo, zero_times_inf, None
 
 
 def fma(a, b, c, fmt, rounding="nearest_even", *, tininess="after", subnormals=True,

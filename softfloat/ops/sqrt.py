@@ -9,7 +9,7 @@ from ._common import apply, two_product
 __all__ = ["sqrt"]
 
 
-def _sqrt_kernel(policy, x):
+def _sqrt_kernel(fmt, policy, x):
     hi = np.sqrt(x)
     # x - hi**2 is exact (Dekker's product), so lo = r / (2 hi) has the exact sign of
     # the root's rounding error and nearly its exact size
@@ -17,8 +17,7 @@ def _sqrt_kernel(policy, x):
     r = (x - p) - e
     finite = np.isfinite(hi) & (hi > 0)
     lo = np.where(finite, r / np.where(finite, 2.0 * hi, 1.0), 0.0)
-    invalid = x < 0  # -0 is not below 0: sqrt(-0) = -0
-    return hi, lo, invalid, None
+    return hi, lo, None, None  # sqrt(-x): float64 makes the NaN; sqrt(-0) = -0
 
 
 def sqrt(a, fmt, rounding="nearest_even", *, tininess="after", subnormals=True,
