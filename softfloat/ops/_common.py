@@ -18,24 +18,35 @@ sqrt, of exact sign and nearly exact size.  The pair then goes to the rounding p
   probability sees lo's bits (exact for add, sub, mul and fma; for div and sqrt it is
   accurate to about 2**-45 of an ulp).
 
+In formats wider than fp32 (fp64 and custom ones) the error-free transformations fail
+where an intermediate overflows or underflows float64, and a pair whose low part is only
+nearly exact cannot place a result that lies within 2**-40 of the 62-bit grid.  Kernels
+mark such lanes as hazards; they are computed with exact rational arithmetic in Python
+and rounded by the same rounding point.  They need magnitudes beyond 2**995 or below
+2**-968 (or a one-in-2**40 coincidence), so they are rare: benchmarks/bench_ops.py
+reports their share.
+
 NaN operands and invalid operations never reach the host FPU's NaN rules: they are
 resolved by :data:`NAN_POLICY`.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from fractions import Fraction
+
 import numpy as np
 
-from .. import _validate
+from .. import _exact, _validate
 from .._decode import decode_block
 from .._encode import Workspace, encode_block, encode_significands, float64_significands
 from .._options import policy_from_options
 from ..flags import Flags
-from ..formats import Format, Specials, as_format, fp16, fp32
+from ..formats import Format, Specials, as_format, fp16, fp32, fp64
 from ..rounding import Rounding
 
-__all__ = ["NAN_POLICY", "apply", "check_supported", "daz", "exact_zero_sign", "sums_are_exact",
-           "two_product", "two_sum"]
+__all__ = ["NAN_POLICY", "Exact", "apply", "daz", "exact_zero_sign", "is_narrow", "safe_magnitude",
+           "sums_are_exact", "two_product", "two_sum"]
 
 #: elements per block (the same trade-off as codec._BLOCK)
 _BLOCK = 1 << 14
@@ -51,20 +62,33 @@ _BLOCK = 1 << 14
 NAN_POLICY = {"default_nan": "positive canonical quiet NaN", "propagation": "signaling first, then first operand"}
 
 
-def check_supported(fmt: Format, op: str) -> None:
-    """Raise NotImplementedError for formats the float64-based kernels cannot yet serve.
+def is_narrow(fmt: Format) -> bool:
+    """fp32 and narrower: every product of two values is exact in float64 (precision <=
+    24 makes at most 48 bits) and every intermediate stays inside float64's range
+    (exponent <= 8 bits), so no lane is ever a hazard."""
+    return fmt.precision <= 24 and fmt.exponent_bits <= 8
 
-    The kernels need every product of two values exact in float64 (precision <= 26) and
-    every product, quotient and remainder term inside float64's range (exponent <= 8
-    bits).  That covers fp32, tf32, fp16, bf16, FP8, FP6, FP4 and custom formats of that
-    size; fp64 arithmetic needs the wider exact path (issue 3, to come).
-    """
-    if fmt.precision > 24 or fmt.exponent_bits > 8:
-        raise NotImplementedError(
-            f"softfloat.{op} supports formats of at most 8 exponent bits and 23 mantissa bits "
-            f"(fp32 and narrower); {fmt.name} has {fmt.exponent_bits} and {fmt.mantissa_bits}. "
-            "Arithmetic in fp64 is not implemented yet."
-        )
+
+_SAFE_LO, _SAFE_HI = 2.0**-968, 2.0**995
+
+
+def safe_magnitude(x):
+    """Where Dekker's product of x (and of values near x) is exact: no overflow in its
+    Veltkamp split, no underflow of its error term."""
+    a = np.abs(x)
+    return (a >= _SAFE_LO) & (a <= _SAFE_HI)
+
+
+@dataclass
+class Exact:
+    """One block's exact results, as a kernel returns them (see the module docstring)."""
+
+    hi: np.ndarray
+    lo: np.ndarray | None = None  # None: hi is exact
+    lo_exact: bool = True  # False: lo has the exact sign but only ~53 correct bits
+    invalid: np.ndarray | None = None  # invalid operations float64 does not turn into NaN
+    divide_by_zero: np.ndarray | None = None
+    hazard: np.ndarray | None = None  # lanes to compute exactly in Python
 
 
 def daz(x: np.ndarray, fmt: Format) -> None:
@@ -74,18 +98,17 @@ def daz(x: np.ndarray, fmt: Format) -> None:
         np.copyto(x, np.copysign(0.0, x), where=tiny)
 
 
-def apply(op: str, kernel, fmt, operands, rounding, *, tininess, subnormals, denormals_are_zero,
+def apply(kernel, exact, fmt, operands, rounding, *, tininess, subnormals, denormals_are_zero,
           rng, return_flags, saturate=False):
     """Run ``kernel`` over broadcast bit-pattern operands of ``fmt``; round once.
 
     ``operands`` is a list of ``(argname, value)``.  ``kernel(fmt, policy, *xs)`` receives
-    the exact float64 values of one block and returns ``(hi, lo, invalid, divide_by_zero)``:
-    the pair described in the module docstring (``lo`` None when ``hi`` is exact), a mask
-    of invalid operations that float64 arithmetic does not turn into NaN (or None), and a
-    mask of exact divisions by zero (or None).
+    the exact float64 values of one block and returns an :class:`Exact`.
+    ``exact(policy, *fractions)`` gives one hazard lane's exact result as ``(negative,
+    magnitude)`` with ``magnitude`` a Fraction, or ``(negative, (sig, e_top))`` already in
+    the rounding point's significand form (sqrt).
     """
     fmt = as_format(fmt)
-    check_supported(fmt, op)
     policy, rng = policy_from_options(rounding, tininess, subnormals, saturate, rng)
     denormals_are_zero = _validate.boolean("denormals_are_zero", denormals_are_zero)
     return_flags = _validate.boolean("return_flags", return_flags)
@@ -99,7 +122,7 @@ def apply(op: str, kernel, fmt, operands, rounding, *, tininess, subnormals, den
     out = np.empty(shape, dtype=fmt.storage_dtype)
     flags = Flags.none(shape) if return_flags else None
     with np.errstate(all="ignore"):
-        _stream(kernel, fmt, policy, rng, denormals_are_zero, arrays, shape, out, flags)
+        _stream(kernel, exact, fmt, policy, rng, denormals_are_zero, arrays, shape, out, flags)
     result = out[()] if out.ndim == 0 else out
     if not return_flags:
         return result
@@ -108,7 +131,7 @@ def apply(op: str, kernel, fmt, operands, rounding, *, tininess, subnormals, den
     return result, flags
 
 
-def _stream(kernel, fmt, policy, rng, daz_inputs, arrays, shape, out, flags):
+def _stream(kernel, exact, fmt, policy, rng, daz_inputs, arrays, shape, out, flags):
     n = out.size
     flat_out = out.reshape(-1)
     flat_flags = None if flags is None else [m.reshape(-1) for _, m in flags]
@@ -128,15 +151,17 @@ def _stream(kernel, fmt, policy, rng, daz_inputs, arrays, shape, out, flags):
                 daz(x, fmt)
             xs.append(x)
         rand = None if rng is None else rng.bit_generator.random_raw(m)
-        hi, lo, invalid, dbz = kernel(fmt, policy, *xs)
-        fl = _round(hi, lo, fmt, policy, rand, want, flat_out[start:stop], ws)
-        invalid = _resolve_nans(blocks, xs, hi, invalid, fmt, flat_out[start:stop])
+        res = kernel(fmt, policy, *xs)
+        block_out = flat_out[start:stop]
+        fl = _round(res, fmt, policy, rand, want, block_out, ws)
+        fl = _settle_hazards(res, exact, xs, fmt, policy, rand, want, block_out, fl)
+        invalid = _resolve_nans(blocks, xs, res.hi, res.invalid, fmt, block_out)
         if want:
             fl = list(fl)
             fl[0] = invalid if fl[0] is None else fl[0] | invalid
-            if dbz is not None:
-                fl[1] = dbz
-            nan_lanes = np.isnan(hi)
+            if res.divide_by_zero is not None:
+                fl[1] = res.divide_by_zero
+            nan_lanes = np.isnan(res.hi)
             for j in (2, 3, 4):  # a NaN result raises no overflow, underflow or inexact
                 if fl[j] is not None:
                     fl[j] = fl[j] & ~nan_lanes
@@ -149,8 +174,8 @@ def _values(b, fmt, out, ws):
     """Exact float64 values of operand patterns.  NaN payloads need not survive (NaN
     results are rebuilt from the patterns), so fp32 may use the hardware's widening cast
     (numpy's float16 cast too, except that it is slower than decode_block on subnormals)."""
-    if fmt == fp32 or (fmt == fp16 and not _has_subnormals(b, fmt)):
-        np.copyto(out, b.view(np.float32 if fmt == fp32 else np.float16))
+    if fmt == fp64 or fmt == fp32 or (fmt == fp16 and not _has_subnormals(b, fmt)):
+        np.copyto(out, b.view(np.dtype(f"f{fmt.bits // 8}")))
         return out
     return decode_block(b, fmt, out, ws)
 
@@ -160,14 +185,64 @@ def _has_subnormals(b, fmt: Format) -> bool:
     return bool(np.any((mag != 0) & (mag <= fmt.mantissa_mask)))
 
 
-def _round(hi, lo, fmt, policy, rand, want, out, ws):
+def _round(res, fmt, policy, rand, want, out, ws):
     """Hand the exact pair hi + lo to the rounding point (see the module docstring)."""
+    hi, lo = res.hi, res.lo
     if lo is None or not lo.any():
         return encode_block(hi, fmt, policy, rand, want, out, ws)
-    if policy.rounding is not Rounding.STOCHASTIC:
+    if policy.rounding is not Rounding.STOCHASTIC and fmt.precision <= 51:
         return encode_block(round_to_odd(hi, lo), fmt, policy, rand, want, out, ws)
-    negative, sig, e_top = pair_significands(hi, lo)
-    return encode_significands(negative, sig, e_top, fmt, policy, rand, want, out)
+    finite = np.isfinite(hi)
+    negative, sig, e_top, near = pair_significands(np.where(finite, hi, 0.0), np.where(finite, lo, 0.0))
+    if not res.lo_exact:  # a nearly exact lo cannot place a value this close to the grid
+        near &= lo != 0
+        res.hazard = near if res.hazard is None else res.hazard | near
+    fl = encode_significands(negative, sig, e_top, fmt, policy, rand, want, out)
+    exact_inf = np.isinf(hi) & (True if res.hazard is None else ~res.hazard)
+    if exact_inf.any():  # infinite operands: infinite results, exactly
+        idx = np.nonzero(exact_inf)
+        k = len(idx[0])
+        sub_out = np.empty(k, dtype=out.dtype)
+        sub_fl = encode_block(hi[idx], fmt, policy, None, want, sub_out, Workspace(k))
+        out[idx] = sub_out
+        fl = _merge_flags(fl, sub_fl, idx, out.shape, want)
+    return fl
+
+
+def _settle_hazards(res, exact, xs, fmt, policy, rand, want, out, fl):
+    """Compute the hazard lanes exactly (rational arithmetic) and round them."""
+    if res.hazard is None or not res.hazard.any():
+        return fl
+    idx = np.nonzero(res.hazard)
+    k = len(idx[0])
+    negative = np.empty(k, dtype=np.uint64)
+    sig = np.empty(k, dtype=np.uint64)
+    e_top = np.empty(k, dtype=np.int64)
+    for j, lane in enumerate(idx[0]):  # rare by construction: see the module docstring
+        neg, value = exact(policy, *(Fraction(float(x[lane])) for x in xs))
+        sig[j], e_top[j] = _exact.to_significand(value) if isinstance(value, Fraction) else value
+        negative[j] = neg
+    e_top = np.clip(e_top, -4000, 4000)
+    sub_out = np.empty(k, dtype=out.dtype)
+    sub_rand = None if rand is None else rand[idx]
+    sub_fl = encode_significands(negative, sig, e_top, fmt, policy, sub_rand, want, sub_out)
+    out[idx] = sub_out
+    return _merge_flags(fl, sub_fl, idx, out.shape, want)
+
+
+def _merge_flags(fl, sub_fl, idx, shape, want):
+    if not want:
+        return fl
+    fl = list(fl)
+    for j, f in enumerate(sub_fl):
+        if f is None and fl[j] is None:
+            continue
+        if fl[j] is None:
+            fl[j] = np.zeros(shape, dtype=bool)
+        else:
+            fl[j] = fl[j].copy()
+        fl[j][idx] = False if f is None else f
+    return fl
 
 
 def round_to_odd(hi, lo):
@@ -186,7 +261,8 @@ def round_to_odd(hi, lo):
 
 
 def pair_significands(hi, lo):
-    """hi + lo (|lo| <= ulp(hi)/2, hi finite) as (negative, 62-bit significand + sticky, e_top).
+    """hi + lo (|lo| <= ulp(hi)/2, hi finite) as (negative, 62-bit significand + sticky,
+    e_top, near), ``near`` marking lanes whose low part lies within 2**-40 of the grid.
 
     With |hi| = sig * 2**(e_top - 61) (sig's leading bit at bit 61) the low part in the
     same units is L = lo * 2**(61 - e_top), |L| <= 2**8; then the magnitude is
@@ -195,9 +271,9 @@ def pair_significands(hi, lo):
     """
     negative, sig, e_top = float64_significands(hi)
     towards = np.where(negative.astype(bool), -lo, lo)  # lo measured along |hi|
-    scale = np.ldexp(1.0, (61 - e_top).astype(np.int64))
-    L = towards * scale
+    L = np.ldexp(towards, (61 - e_top).astype(np.int32))  # no overflowing 2**k factor
     lost = (towards != 0) & (L == 0)
+    near = np.abs(L - np.rint(L)) < 2.0**-40
     F = np.floor(L)
     total = sig + F.astype(np.int64).view(np.uint64)
     sticky = (L != F) | lost
@@ -213,7 +289,7 @@ def pair_significands(hi, lo):
         sticky = np.where(high, sticky | ((total & np.uint64(1)) != 0), sticky)
         total = np.where(high, total >> np.uint64(1), total)
         e_top = np.where(high, e_top + 1, e_top)
-    return negative, total | sticky.astype(np.uint64), e_top
+    return negative, total | sticky.astype(np.uint64), e_top, near
 
 
 def _resolve_nans(blocks, xs, hi, invalid, fmt, out):

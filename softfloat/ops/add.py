@@ -4,23 +4,34 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._common import apply, exact_zero_sign, sums_are_exact, two_sum
+from ._common import Exact, apply, exact_zero_sign, sums_are_exact, two_sum
 
 __all__ = ["add", "sub"]
 
 
 def _add_kernel(fmt, policy, x, y):
     if sums_are_exact(fmt):  # fp16, FP8, FP6, FP4: float64 holds every sum
-        hi, lo = x + y, None
-    else:
-        hi, lo = two_sum(x, y)
+        hi = x + y
+        exact_zero_sign(hi, None, x, y, policy)
+        return Exact(hi)
+    hi, lo = two_sum(x, y)
     exact_zero_sign(hi, lo, x, y, policy)
-    return hi, lo, None, None  # inf - inf: float64 makes the NaN
+    # inf - inf: float64 makes the NaN; a float64 overflow (fp64 only) is a hazard
+    overflow = np.isinf(hi) & np.isfinite(x) & np.isfinite(y)
+    return Exact(hi, lo, hazard=overflow)
 
 
 def _sub_kernel(fmt, policy, x, y):
     np.negative(y, out=y)  # y is this block's own decoded copy
     return _add_kernel(fmt, policy, x, y)
+
+
+def _add_exact(policy, a, b):
+    return a + b < 0, abs(a + b)  # hazards are overflows: never zero
+
+
+def _sub_exact(policy, a, b):
+    return _add_exact(policy, a, -b)
 
 
 def add(a, b, fmt, rounding="nearest_even", *, tininess="after", subnormals=True,
@@ -62,7 +73,7 @@ def add(a, b, fmt, rounding="nearest_even", *, tininess="after", subnormals=True
     >>> hex(sf.add(0x6800, 0x3C00, "fp16", "upward"))
     '0x6801'
     """
-    return apply("add", _add_kernel, fmt, [("a", a), ("b", b)], rounding, tininess=tininess,
+    return apply(_add_kernel, _add_exact, fmt, [("a", a), ("b", b)], rounding, tininess=tininess,
                  subnormals=subnormals, denormals_are_zero=denormals_are_zero, saturate=saturate,
                  rng=rng, return_flags=return_flags)
 
@@ -77,6 +88,6 @@ def sub(a, b, fmt, rounding="nearest_even", *, tininess="after", subnormals=True
     >>> hex(sf.sub(0x3C00, 0x3C00, "fp16")), hex(sf.sub(0x3C00, 0x3C00, "fp16", "downward"))
     ('0x0', '0x8000')
     """
-    return apply("sub", _sub_kernel, fmt, [("a", a), ("b", b)], rounding, tininess=tininess,
+    return apply(_sub_kernel, _sub_exact, fmt, [("a", a), ("b", b)], rounding, tininess=tininess,
                  subnormals=subnormals, denormals_are_zero=denormals_are_zero, saturate=saturate,
                  rng=rng, return_flags=return_flags)

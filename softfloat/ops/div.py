@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._common import apply, two_product
+from ._common import Exact, apply, is_narrow, safe_magnitude, two_product
 
 __all__ = ["div"]
 
@@ -18,7 +18,16 @@ def _div_kernel(fmt, policy, x, y):
     finite = np.isfinite(hi) & (hi != 0)
     lo = np.where(finite, r / np.where(finite, y, 1.0), 0.0)
     dbz = (y == 0) & np.isfinite(x) & (x != 0)
-    return hi, lo, None, dbz  # 0/0 and inf/inf: float64 makes the NaN
+    hazard = None
+    if not is_narrow(fmt):  # fp64: Dekker's product needs room on both sides
+        finite_nonzero = np.isfinite(x) & np.isfinite(y) & (x != 0) & (y != 0)
+        hazard = finite_nonzero & ~(safe_magnitude(x) & safe_magnitude(y) & safe_magnitude(hi))
+    # 0/0 and inf/inf: float64 makes the NaN
+    return Exact(hi, lo, lo_exact=False, divide_by_zero=dbz, hazard=hazard)
+
+
+def _div_exact(policy, a, b):
+    return (a / b) < 0, abs(a / b)
 
 
 def div(a, b, fmt, rounding="nearest_even", *, tininess="after", subnormals=True,
@@ -36,6 +45,6 @@ def div(a, b, fmt, rounding="nearest_even", *, tininess="after", subnormals=True
     >>> [float(sf.decode(sf.div(one, three, "bf16", r), "bf16")) for r in ("downward", "upward")]
     [0.33203125, 0.333984375]
     """
-    return apply("div", _div_kernel, fmt, [("a", a), ("b", b)], rounding, tininess=tininess,
+    return apply(_div_kernel, _div_exact, fmt, [("a", a), ("b", b)], rounding, tininess=tininess,
                  subnormals=subnormals, denormals_are_zero=denormals_are_zero, saturate=saturate,
                  rng=rng, return_flags=return_flags)

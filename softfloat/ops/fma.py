@@ -2,21 +2,45 @@
 
 from __future__ import annotations
 
+from fractions import Fraction
+
 import numpy as np
 
-from ._common import apply, exact_zero_sign, two_sum
+from ..rounding import Rounding
+from ._common import (Exact, apply, exact_zero_sign, is_narrow, round_to_odd, safe_magnitude,
+                      two_product, two_sum)
 
 __all__ = ["fma"]
 
 
 def _fma_kernel(fmt, policy, x, y, z):
-    product = x * y  # exact, as in mul
-    hi, lo = two_sum(product, z)
-    exact_zero_sign(hi, lo, product, z, policy)
     # float64 makes NaNs for 0 * inf and inf - inf; 0 * inf is invalid even when z is a
     # quiet NaN, which float64 cannot show
     zero_times_inf = (np.isinf(x) & (y == 0)) | ((x == 0) & np.isinf(y))
-    return hi, lo, zero_times_inf, None
+    if is_narrow(fmt):
+        product = x * y  # exact, as in mul
+        hi, lo = two_sum(product, z)
+        exact_zero_sign(hi, lo, product, z, policy)
+        return Exact(hi, lo, invalid=zero_times_inf)
+    # fp64: a*b = ph + pl exactly; ph + z = sh + sl exactly; the tail sl + pl rounded to
+    # odd keeps every bit the final rounding can see (Boldo and Melquiond's emulated FMA)
+    ph, pl = two_product(x, y)
+    sh, sl = two_sum(ph, z)
+    t, t_err = two_sum(sl, pl)
+    hi, lo = two_sum(sh, round_to_odd(t, t_err))
+    exact_zero_sign(hi, lo, ph, z, policy)
+    finite = np.isfinite(x) & np.isfinite(y) & np.isfinite(z)
+    product_nonzero = (x != 0) & (y != 0)
+    hazard = finite & ((product_nonzero & ~(safe_magnitude(x) & safe_magnitude(y) & safe_magnitude(ph)))
+                       | ~np.isfinite(hi) | (np.abs(z) > 2.0**995))
+    return Exact(hi, lo, lo_exact=False, invalid=zero_times_inf, hazard=hazard)
+
+
+def _fma_exact(policy, a, b, c):
+    total = a * b + c
+    if total == 0:  # hazards have a non-zero product: an exact cancellation, +0 (-0 downward)
+        return policy.rounding is Rounding.DOWNWARD, Fraction(0)
+    return total < 0, abs(total)
 
 
 def fma(a, b, c, fmt, rounding="nearest_even", *, tininess="after", subnormals=True,
@@ -34,6 +58,6 @@ def fma(a, b, c, fmt, rounding="nearest_even", *, tininess="after", subnormals=T
     >>> float(sf.decode(sf.fma(a, a, c, "fp16"), "fp16"))     # 2**-20, lost by mul then add
     9.5367431640625e-07
     """
-    return apply("fma", _fma_kernel, fmt, [("a", a), ("b", b), ("c", c)], rounding,
+    return apply(_fma_kernel, _fma_exact, fmt, [("a", a), ("b", b), ("c", c)], rounding,
                  tininess=tininess, subnormals=subnormals, denormals_are_zero=denormals_are_zero,
                  saturate=saturate, rng=rng, return_flags=return_flags)

@@ -2,16 +2,25 @@
 
 from __future__ import annotations
 
-from ._common import apply
+import numpy as np
+
+from ._common import Exact, apply, is_narrow, safe_magnitude, two_product
 
 __all__ = ["mul"]
 
 
 def _mul_kernel(fmt, policy, x, y):
-    # exact: two significands of at most 24 bits make at most 48, and the exponent range
-    # of an 8-bit-exponent format squared stays inside float64's (check_supported);
     # 0 * inf: float64 makes the NaN
-    return x * y, None, None, None
+    if is_narrow(fmt):  # two significands of <= 24 bits make <= 48: exact in float64
+        return Exact(x * y)
+    hi, lo = two_product(x, y)
+    finite_nonzero = np.isfinite(x) & np.isfinite(y) & (x != 0) & (y != 0)
+    hazard = finite_nonzero & ~(safe_magnitude(x) & safe_magnitude(y) & safe_magnitude(hi))
+    return Exact(hi, lo, hazard=hazard)
+
+
+def _mul_exact(policy, a, b):
+    return (a * b) < 0, abs(a * b)
 
 
 def mul(a, b, fmt, rounding="nearest_even", *, tininess="after", subnormals=True,
@@ -28,6 +37,6 @@ def mul(a, b, fmt, rounding="nearest_even", *, tininess="after", subnormals=True
     >>> int(sf.mul(g16, g16, "fp16")), float(sf.decode(sf.mul(g32, g32, "fp32"), "fp32"))
     (0, 1.4901161193847656e-08)
     """
-    return apply("mul", _mul_kernel, fmt, [("a", a), ("b", b)], rounding, tininess=tininess,
+    return apply(_mul_kernel, _mul_exact, fmt, [("a", a), ("b", b)], rounding, tininess=tininess,
                  subnormals=subnormals, denormals_are_zero=denormals_are_zero, saturate=saturate,
                  rng=rng, return_flags=return_flags)

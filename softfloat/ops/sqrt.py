@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._common import apply, two_product
+import math
+from fractions import Fraction
+
+from ._common import Exact, apply, is_narrow, safe_magnitude, two_product
 
 __all__ = ["sqrt"]
 
@@ -17,7 +20,28 @@ def _sqrt_kernel(fmt, policy, x):
     r = (x - p) - e
     finite = np.isfinite(hi) & (hi > 0)
     lo = np.where(finite, r / np.where(finite, 2.0 * hi, 1.0), 0.0)
-    return hi, lo, None, None  # sqrt(-x): float64 makes the NaN; sqrt(-0) = -0
+    hazard = None if is_narrow(fmt) else (x > 0) & np.isfinite(x) & ~safe_magnitude(x)
+    # sqrt(-x): float64 makes the NaN; sqrt(-0) = -0
+    return Exact(hi, lo, lo_exact=False, hazard=hazard)
+
+
+def _sqrt_exact(policy, a: Fraction):
+    """(negative, (sig, e_top)): the root's leading 62 bits and a sticky bit, by isqrt.
+
+    With 2**e <= a < 2**(e+2) (e even), sqrt(a) = sqrt(a * 2**(122 - e)) * 2**(e/2 - 61),
+    and isqrt of the integer part gives a 61- or 62-bit root; the rest is sticky.
+    """
+    e = a.numerator.bit_length() - a.denominator.bit_length() - 2
+    e -= e % 2
+    scaled = a * Fraction(2) ** (122 - e)
+    n = scaled.numerator // scaled.denominator
+    root = math.isqrt(n)
+    sticky = root * root != n or scaled.numerator % scaled.denominator != 0
+    e_top = e // 2 + root.bit_length() - 62
+    shift = root.bit_length() - 62
+    sig = root >> shift if shift >= 0 else root << -shift
+    lost = shift > 0 and root & ((1 << shift) - 1) != 0
+    return False, (sig | int(sticky or lost), e_top)
 
 
 def sqrt(a, fmt, rounding="nearest_even", *, tininess="after", subnormals=True,
@@ -33,6 +57,6 @@ def sqrt(a, fmt, rounding="nearest_even", *, tininess="after", subnormals=True,
     >>> hex(sf.sqrt(sf.encode(2.0, "fp16"), "fp16"))
     '0x3da8'
     """
-    return apply("sqrt", _sqrt_kernel, fmt, [("a", a)], rounding, tininess=tininess,
+    return apply(_sqrt_kernel, _sqrt_exact, fmt, [("a", a)], rounding, tininess=tininess,
                  subnormals=subnormals, denormals_are_zero=denormals_are_zero, saturate=saturate,
                  rng=rng, return_flags=return_flags)
