@@ -5,6 +5,9 @@ For each format, operands are 2**22 bit patterns drawn two ways:
     wide    finite values log-uniform over the whole range, subnormals to overflow
     normal  values in [1, 2)
 
+(fp64 can be added with --formats; its lanes with magnitudes beyond 2**995 or below
+2**-968 take an exact slow path, and the share of such lanes is printed.)
+
 and each operation is timed in nearest_even and the directed modes, beside numpy's
 float16/float32 ufuncs on the same values (fp16 and fp32) and ml_dtypes' bfloat16 ufuncs
 (bf16), which compute in float32 and round -- not always correctly; they are the speed
@@ -25,6 +28,7 @@ import warnings
 import numpy as np
 
 import softfloat as sf
+from softfloat.ops._common import is_narrow, safe_magnitude
 
 try:
     import ml_dtypes
@@ -86,6 +90,12 @@ def main(argv=None) -> None:
             if kind == "normal":
                 b = sf.encode(np.abs(sf.decode(b, fmt)), fmt)  # sqrt of [1, 2) stays real
             print(f"\n{fmt.name}, {kind} data       ns/elem   native   ratio")
+            if not is_narrow(fmt):
+                # wide formats compute lanes with extreme magnitudes exactly in Python
+                xa, xb = sf.decode(a, fmt), sf.decode(b, fmt)
+                with np.errstate(all="ignore"):
+                    outside = ~(safe_magnitude(xa) & safe_magnitude(xb) & safe_magnitude(xa * xb))
+                print(f"  (share of mul lanes on the exact slow path: {outside.mean():.2%})")
             for op in args.ops:
                 native = None
                 if dt is not None:
