@@ -35,7 +35,7 @@ try:
 except ImportError:  # pragma: no cover - optional
     ml_dtypes = None
 
-NATIVE = {"fp16": np.float16, "fp32": np.float32}
+NATIVE = {"fp16": np.float16, "fp32": np.float32, "fp64": np.float64}
 BINARY = {"add": np.add, "sub": np.subtract, "mul": np.multiply, "div": np.divide}
 
 

@@ -1,8 +1,8 @@
 """Shared machinery of the operations: operands, streaming, NaNs, and the hand-off of each
 exact result to the one rounding point.
 
-Every value of a supported format is a float64, so an operation decodes its operands
-exactly into float64 and computes its exact result as an unevaluated pair
+Every value of every format is a float64, so an operation decodes its operands exactly
+into float64 and computes its exact result as an unevaluated pair
 
     exact = hi + lo        hi = the float64 nearest the exact result, |lo| <= ulp(hi)/2
 
@@ -10,13 +10,15 @@ with ``lo`` exact (error-free transformations: TwoSum, Dekker's product) or, for
 sqrt, of exact sign and nearly exact size.  The pair then goes to the rounding point:
 
 * ``lo`` zero everywhere: ``hi`` is the exact result, encoded like any float64;
-* otherwise, in the deterministic modes: ``hi`` rounded to odd with ``lo``'s sign.  Round
-  to odd at 53 bits followed by rounding to p <= 51 bits is a single rounding to p bits in
-  every mode (Boldo and Melquiond, "Emulation of FMA and correctly rounded sums: proved
-  algorithms using rounding to odd", IEEE TC 2008), so no double rounding can occur;
-* stochastic rounding: the pair as a 62-bit significand with a sticky bit, so the
-  probability sees lo's bits (exact for add, sub, mul and fma; for div and sqrt it is
-  accurate to about 2**-45 of an ulp).
+* otherwise, deterministic modes into formats of at most 51-bit precision: ``hi`` rounded
+  to odd with ``lo``'s sign.  Round to odd at 53 bits followed by rounding to p <= 51
+  bits is a single rounding to p bits in every mode (Boldo and Melquiond, "Emulation of
+  FMA and correctly rounded sums: proved algorithms using rounding to odd", IEEE TC
+  2008), so no double rounding can occur;
+* otherwise (fp64, or stochastic rounding): the pair as a 62-bit significand with a
+  sticky bit, so the rounding sees lo's bits (for stochastic rounding the probability is
+  exact for add, sub, mul and fma, and accurate to about 2**-45 of an ulp for div and
+  sqrt).
 
 In formats wider than fp32 (fp64 and custom ones) the error-free transformations fail
 where an intermediate overflows or underflows float64, and a pair whose low part is only
