@@ -79,8 +79,9 @@ def bit_patterns(name: str, bits: object, width: int) -> np.ndarray:
                 raise TypeError(f"{name} must be integer bit patterns; could not convert: {exc}") from None
             if arr.size == 0:
                 arr = arr.astype(np.uint64)  # numpy reads [] as float64
-            elif arr.dtype == object:
-                arr = _python_int_patterns(name, arr, width)
+            elif arr.dtype == object or (arr.dtype.kind == "f" and _all_ints(bits)):
+                # Python ints beyond int64 (numpy makes objects, or float64 when mixed)
+                arr = _python_int_patterns(name, np.array(bits, dtype=object), width)
         elif isinstance(bits, np.generic):
             arr = np.asarray(bits)
         else:
@@ -110,6 +111,11 @@ def bit_patterns(name: str, bits: object, width: int) -> np.ndarray:
                 f"(valid patterns are 0 to {(1 << width) - 1:#x}); {int(bad.sum())} such value(s) in all"
             )
     return arr
+
+
+def _all_ints(values) -> bool:
+    flat = np.array(values, dtype=object).ravel()
+    return all(isinstance(v, numbers.Integral) and not isinstance(v, bool) for v in flat)
 
 
 def _python_int_patterns(name: str, arr: np.ndarray, width: int) -> np.ndarray:
