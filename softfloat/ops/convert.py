@@ -1,0 +1,435 @@
+"""Conversions: between formats, to integral values, to and from integer dtypes.
+
+Every value of every format is a float64 (``Format`` guarantees it), so each conversion
+decodes its operand exactly into float64 and hands the exact result to the one rounding
+point through the encoder -- one rounding, whatever the two formats:
+
+* ``convert``: the decoded value *is* the exact result.  NaNs travel as float64 NaNs with
+  their sign, quiet bit and payload in place (decoding and encoding only move bits, no
+  float operation touches them), so the encoder's special-value table quiets them, keeps
+  the top payload bits and raises invalid for a signaling NaN -- also when widening
+  (fn NaNs, which have no payload, are made canonical first);
+* ``round_to_integral`` and ``to_int``: rounding a float64 to an integral float64 is exact
+  (numpy's rint/floor/ceil/trunc, and exact float64 steps for the other modes), and the
+  integer is a value of the format, as it has no more significant bits than the operand
+  (barring one corner: an integer past max_finite, see ``round_to_integral``);
+* ``from_int``: the encoder rounds integers of any size once.
+
+Large arrays stream through in blocks, like the codec, so the only full-size allocations
+are the outputs.
+"""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+
+from .. import _validate
+from .._decode import decode_block
+from .._encode import Workspace, encode_block
+from .._options import policy_from_options
+from .._round import Policy
+from ..codec import encode
+from ..flags import Flags
+from ..formats import Format, Specials, as_format
+from ..rounding import Rounding
+from ._common import daz
+
+__all__ = ["convert", "round_to_integral", "to_int", "from_int"]
+
+#: elements per block (the same trade-off as codec._BLOCK)
+_BLOCK = 1 << 14
+
+
+# =====================================================================================
+# convert
+# =====================================================================================
+def convert(bits, src_fmt, dst_fmt, rounding="nearest_even", *, tininess="after", subnormals=True,
+            denormals_are_zero=False, saturate=False, rng=None, return_flags=False):
+    """Convert bit patterns of ``src_fmt`` into ``dst_fmt``, correctly rounded.
+
+    Parameters
+    ----------
+    bits : int or integer array_like
+        Bit patterns of ``src_fmt``.
+    src_fmt, dst_fmt : Format or str
+        Any two formats, fp64 included.
+    rounding : Rounding or str, default "nearest_even"
+        Any mode of :class:`~softfloat.Rounding`, ``stochastic`` and ``odd`` included.
+    tininess : {"after", "before"}, default "after"
+    subnormals : bool, default True
+        False flushes subnormal results to zero (flush-to-zero).
+    denormals_are_zero : bool, default False
+        True reads subnormal operands as zeros of the same sign (DAZ), raising nothing.
+    saturate : bool, default False
+        Overflow to +-max_finite instead of infinity (or NaN for fn/fnuz formats), and
+        send infinities to +-max_finite in formats without infinity.
+    rng : numpy.random.Generator or int, optional
+        For ``rounding="stochastic"`` (one 64-bit draw per element, in C order).
+    return_flags : bool, default False
+        Also return the IEEE exception flags as a :class:`~softfloat.Flags`.
+
+    Returns
+    -------
+    bits : ndarray of ``dst_fmt.storage_dtype`` (a scalar for scalar input), and Flags
+    with ``return_flags``
+
+    Notes
+    -----
+    Narrowing rounds once (overflow and underflow exactly as :func:`softfloat.encode`);
+    widening is exact and raises nothing, except that a signaling NaN always raises
+    invalid (IEEE 754-2019 section 5.4.2).  A NaN becomes a quiet NaN with its sign and
+    the top bits of its payload (the single NaN of fn/fnuz formats); fn and fnuz NaNs have
+    no payload and become the canonical quiet NaN (fn keeps its sign; the fnuz NaN is
+    positive), as in ml_dtypes.  In FP6/FP4, which have no NaN, a NaN becomes +0 with
+    invalid.  An infinity converted to a format without one
+    gives NaN with invalid, or +-max_finite with overflow when saturating (always for
+    FP6/FP4).
+
+    Examples
+    --------
+    >>> hex(convert(0x3C01, "fp16", "e4m3"))                    # 1 + 2**-10 -> 1
+    '0x38'
+    >>> hex(convert(0x3C01, "fp16", "e4m3", "upward"))
+    '0x39'
+    >>> b, flags = convert(0x7C01, "fp16", "fp32", return_flags=True)   # sNaN, widened
+    >>> hex(b), flags.raised()
+    ('0x7fc02000', ('invalid',))
+    >>> hex(convert(0x5F80, "bf16", "e5m2")), hex(convert(0x5F80, "bf16", "e5m2", saturate=True))
+    ('0x7c', '0x7b')
+    """
+    src = as_format(src_fmt, "src_fmt")
+    dst = as_format(dst_fmt, "dst_fmt")
+    policy, rng = policy_from_options(rounding, tininess, subnormals, saturate, rng)
+    denormals_are_zero = _validate.boolean("denormals_are_zero", denormals_are_zero)
+    return_flags = _validate.boolean("return_flags", return_flags)
+    x = _validate.bit_patterns("bits", bits, src.bits).astype(src.storage_dtype, copy=False)
+
+    def block(b, rand, out, ws):
+        values = decode_block(b, src, ws.get("values", np.float64, b.size), ws)
+        if src.specials is Specials.FN:
+            _drop_payload(values)
+        if denormals_are_zero:
+            daz(values, src)
+        return encode_block(values, dst, policy, rand, return_flags, out, ws)
+
+    return _run(block, x, dst.storage_dtype, rng, return_flags)
+
+
+# =====================================================================================
+# round_to_integral and to_int
+# =====================================================================================
+def round_to_integral(bits, fmt, rounding="nearest_even", *, exact=False, rng=None, return_flags=False):
+    """Round bit patterns of ``fmt`` to integral values of ``fmt`` (IEEE roundToIntegral).
+
+    Parameters
+    ----------
+    bits : int or integer array_like
+        Bit patterns of ``fmt``.
+    fmt : Format or str
+    rounding : Rounding or str, default "nearest_even"
+        ``nearest_even``, ``nearest_away``, ``toward_zero``, ``upward`` and ``downward``
+        are IEEE's roundToIntegralTiesToEven, ...TiesToAway, ...TowardZero,
+        ...TowardPositive and ...TowardNegative.  ``odd`` gives the odd integer next to a
+        non-integral value, ``stochastic`` rounds up with probability equal to the
+        fraction (exact to 2**-64).
+    exact : bool, default False
+        True is IEEE roundToIntegralExact: raise inexact where the value changes.
+        False raises no inexact.
+    rng : numpy.random.Generator or int, optional
+        For ``rounding="stochastic"``.
+    return_flags : bool, default False
+
+    Returns
+    -------
+    bits : ndarray of ``fmt.storage_dtype`` (a scalar for scalar input), and Flags with
+    ``return_flags``
+
+    Notes
+    -----
+    A zero result keeps the operand's sign (round(-0.5) = -0; fnuz formats give +0).
+    Infinities are returned unchanged; a NaN gives a quiet NaN, a signaling NaN raising
+    invalid.  In the rare formats whose max_finite lies below 2**mantissa_bits (FP6 E2M3,
+    max 7.5, or small custom formats) an integer can exceed max_finite: it then overflows
+    as any result does (infinity, or +-max_finite where there is none, with overflow and
+    inexact).
+
+    Examples
+    --------
+    >>> import softfloat as sf
+    >>> x = sf.encode([2.5, -0.5, 3.5, -1.25], "fp16")
+    >>> sf.decode(round_to_integral(x, "fp16"), "fp16").tolist()
+    [2.0, -0.0, 4.0, -1.0]
+    >>> sf.decode(round_to_integral(x, "fp16", "nearest_away"), "fp16").tolist()
+    [3.0, -1.0, 4.0, -1.0]
+    >>> b, flags = round_to_integral(x, "fp16", "downward", exact=True, return_flags=True)
+    >>> sf.decode(b, "fp16").tolist(), flags.inexact.tolist()
+    ([2.0, -1.0, 3.0, -2.0], [True, True, True, True])
+    """
+    fmt = as_format(fmt)
+    policy, rng = policy_from_options(rounding, "after", True, False, rng)
+    exact = _validate.boolean("exact", exact)
+    return_flags = _validate.boolean("return_flags", return_flags)
+    x = _validate.bit_patterns("bits", bits, fmt.bits).astype(fmt.storage_dtype, copy=False)
+    # the integral value is exact in fmt; only an overflow (see Notes) rounds, and then
+    # like any result: stochastic's overflow rule is nearest's
+    encode_policy = Policy(rounding=Rounding.NEAREST_EVEN if policy.rounding is Rounding.STOCHASTIC
+                           else policy.rounding)
+
+    def block(b, rand, out, ws):
+        values = decode_block(b, fmt, ws.get("values", np.float64, b.size), ws)
+        integral = _integral(values, policy.rounding, rand)
+        fl = encode_block(integral, fmt, encode_policy, None, return_flags, out, ws)
+        nan = np.isnan(values)
+        out[nan] = _quieted(b[nan], fmt)
+        if not return_flags:
+            return None
+        fl = _flag_list(fl, b.size)
+        fl[0] = nan & _is_signaling(b, fmt)
+        if exact:
+            fl[4] |= (integral != values) & ~nan
+        return fl
+
+    return _run(block, x, fmt.storage_dtype, rng, return_flags)
+
+
+#: What ``to_int`` returns where the conversion is invalid (a NaN, an infinity or a value
+#: out of the dtype's range), unless it saturates.  x86's "integer indefinite": the
+#: dtype's minimum for signed dtypes (CVTTSD2SI), all ones for unsigned ones (AVX-512
+#: VCVTTSD2USI); numpy's own float-to-int casts on x86 give the same for int32/int64.
+INVALID_INTEGER = {"signed": "minimum", "unsigned": "maximum"}
+
+
+def to_int(bits, fmt, rounding="nearest_even", dtype=np.int64, *, exact=False, saturate=False,
+           rng=None, return_flags=False):
+    """Convert bit patterns of ``fmt`` to integers (IEEE convertToInteger).
+
+    Parameters
+    ----------
+    bits : int or integer array_like
+        Bit patterns of ``fmt``.
+    fmt : Format or str
+    rounding : Rounding or str, default "nearest_even"
+        How a non-integral value is rounded, as in :func:`round_to_integral` (C's cast
+        truncates: use ``"toward_zero"``).
+    dtype : integer dtype, default numpy.int64
+        Any signed or unsigned numpy integer dtype of 8 to 64 bits.
+    exact : bool, default False
+        True is IEEE convertToIntegerExact: raise inexact where the value changes.
+    saturate : bool, default False
+        Where the conversion is invalid: False gives :data:`INVALID_INTEGER` (x86);
+        True clamps out-of-range values and infinities to the dtype's minimum or maximum
+        and gives 0 for NaN (ARM, CUDA).  Invalid is raised either way.
+    rng : numpy.random.Generator or int, optional
+        For ``rounding="stochastic"``.
+    return_flags : bool, default False
+
+    Returns
+    -------
+    ndarray of ``dtype`` (a scalar for scalar input), and Flags with ``return_flags``
+
+    Notes
+    -----
+    Invalid is raised for NaNs, infinities and values whose rounded integer lies outside
+    the dtype's range; no inexact is raised for them.  -0 and values that round to zero
+    give 0.
+
+    Examples
+    --------
+    >>> import numpy as np, softfloat as sf
+    >>> x = sf.encode([2.5, -2.5, 300.0, float("nan")], "fp16")
+    >>> to_int(x, "fp16").tolist(), to_int(x, "fp16", "toward_zero").tolist()
+    ([2, -2, 300, -9223372036854775808], [2, -2, 300, -9223372036854775808])
+    >>> r, flags = to_int(x, "fp16", dtype=np.int8, saturate=True, return_flags=True)
+    >>> r.tolist(), flags.invalid.tolist()
+    ([2, -2, 127, 0], [False, False, True, True])
+    """
+    fmt = as_format(fmt)
+    policy, rng = policy_from_options(rounding, "after", True, False, rng)
+    dtype = _integer_dtype("dtype", dtype)
+    exact = _validate.boolean("exact", exact)
+    saturate = _validate.boolean("saturate", saturate)
+    return_flags = _validate.boolean("return_flags", return_flags)
+    x = _validate.bit_patterns("bits", bits, fmt.bits).astype(fmt.storage_dtype, copy=False)
+    info = np.iinfo(dtype)
+    low, high = float(info.min), float(info.max) + 1.0  # exact powers of two (or 0)
+
+    def block(b, rand, out, ws):
+        values = decode_block(b, fmt, ws.get("values", np.float64, b.size), ws)
+        integral = _integral(values, policy.rounding, rand)
+        valid = (integral >= low) & (integral < high)  # False for NaN
+        out[valid] = integral[valid].astype(dtype)
+        bad = integral[~valid]
+        lowest, highest = dtype.type(info.min), dtype.type(info.max)
+        if saturate:
+            out[~valid] = np.where(np.isnan(bad), dtype.type(0), np.where(bad < 0, lowest, highest))
+        else:
+            out[~valid] = lowest if info.min < 0 else highest
+        if not return_flags:
+            return None
+        fl = _flag_list(None, b.size)
+        fl[0] = ~valid
+        if exact:
+            fl[4] = valid & (integral != values)
+        return fl
+
+    return _run(block, x, dtype, rng, return_flags)
+
+
+def _integral(x, rounding: Rounding, rand):
+    """float64 values rounded to integral float64 values, exactly; a zero keeps x's sign.
+
+    NaN and infinity lanes come back as NaN and infinity.  Stochastic: up with
+    probability frac = x - floor(x) (exact in float64), drawn as ``rand < ceil(frac *
+    2**64)`` on the 64-bit random integers -- exact where frac is a multiple of 2**-64.
+    """
+    if rounding is Rounding.NEAREST_EVEN:
+        r = np.rint(x)
+    elif rounding is Rounding.TOWARD_ZERO:
+        r = np.trunc(x)
+    elif rounding is Rounding.UPWARD:
+        r = np.ceil(x)
+    elif rounding is Rounding.DOWNWARD:
+        r = np.floor(x)
+    elif rounding is Rounding.NEAREST_AWAY:
+        t = np.trunc(x)
+        r = np.where(np.abs(x - t) >= 0.5, t + np.copysign(1.0, x), t)  # x - t is exact
+    elif rounding is Rounding.ODD:
+        t = np.trunc(x)
+        r = np.where((x != t) & (np.fmod(t, 2.0) == 0), t + np.copysign(1.0, x), t)
+    elif rounding is Rounding.STOCHASTIC:
+        f = np.floor(x)
+        frac = np.where(np.isfinite(x), x - f, 0.0)
+        threshold = np.ceil(np.ldexp(frac, 64))  # an integer below 2**64
+        up = rand < threshold.astype(np.uint64)
+        r = f + up
+    else:  # pragma: no cover - Rounding is closed
+        raise AssertionError(rounding)
+    return np.copysign(r, x)
+
+
+# =====================================================================================
+# from_int
+# =====================================================================================
+def from_int(ints, fmt, rounding="nearest_even", *, saturate=False, rng=None, return_flags=False):
+    """Convert integers to bit patterns of ``fmt``, correctly rounded (IEEE
+    convertFromInt).
+
+    Parameters
+    ----------
+    ints : int or integer array_like
+        Python ints of any size, numpy integer scalars, or arrays (lists) of a signed or
+        unsigned integer dtype.
+    fmt : Format or str
+    rounding : Rounding or str, default "nearest_even"
+    saturate : bool, default False
+        Overflow to +-max_finite instead of infinity (or NaN for fn/fnuz formats).
+    rng : numpy.random.Generator or int, optional
+        For ``rounding="stochastic"``.
+    return_flags : bool, default False
+
+    Returns
+    -------
+    bits : ndarray of ``fmt.storage_dtype`` (a scalar for scalar input), and Flags with
+    ``return_flags`` (overflow and inexact can be raised; integers are never tiny)
+
+    Examples
+    --------
+    >>> hex(from_int(2049, "fp16")), hex(from_int(2049, "fp16", "upward"))
+    ('0x6800', '0x6801')
+    >>> hex(from_int(2**200 + 1, "fp32", "upward"))
+    '0x7f800000'
+    >>> [hex(b) for b in from_int([-3, 1000], "e4m3")]             # 1000 overflows to NaN
+    ['0xc4', '0x7f']
+    >>> [hex(b) for b in from_int([-3, 1000], "e4m3", saturate=True)]
+    ['0xc4', '0x7e']
+    """
+    if isinstance(ints, bool) or not (isinstance(ints, (numbers.Integral, np.ndarray, list, tuple))):
+        raise TypeError(
+            f"ints must be an int or an integer array; got {_validate.describe(ints)} "
+            "(for floats use softfloat.encode)")
+    if not isinstance(ints, numbers.Integral) or isinstance(ints, np.integer):
+        arr = np.asarray(ints)
+        if arr.size == 0 and arr.dtype.kind == "f":
+            arr = arr.astype(np.int64)  # numpy reads [] as float64
+        if arr.dtype.kind not in "iu":
+            raise TypeError(
+                f"ints must have a signed or unsigned integer dtype; got {_validate.describe(arr)}"
+                + (" (Python ints beyond 64 bits convert one at a time)" if arr.dtype == object else "")
+                + (" (for floats use softfloat.encode)" if arr.dtype.kind == "f" else ""))
+        ints = arr
+    return encode(ints, fmt, rounding, saturate=saturate, rng=rng, return_flags=return_flags)
+
+
+# =====================================================================================
+# streaming and helpers
+# =====================================================================================
+def _run(block, x, out_dtype, rng, want_flags):
+    """Apply ``block(b, rand, out, ws) -> five flag masks or None`` to ``x`` block by
+    block (C order); return the result (a scalar for 0-d input) and the Flags."""
+    out = np.empty(x.shape, dtype=out_dtype)
+    flags = Flags.none(x.shape) if want_flags else None
+    flat_in = np.ascontiguousarray(x).reshape(-1)
+    flat_out = out.reshape(-1)
+    flat_flags = None if flags is None else [m.reshape(-1) for _, m in flags]
+    ws = Workspace(min(x.size, _BLOCK))
+    with np.errstate(all="ignore"):  # NaN lanes are decided from their patterns
+        for start in range(0, x.size, _BLOCK):
+            stop = min(start + _BLOCK, x.size)
+            rand = None if rng is None else rng.bit_generator.random_raw(stop - start)
+            fl = block(flat_in[start:stop], rand, flat_out[start:stop], ws)
+            if flat_flags is not None:
+                for dst, src in zip(flat_flags, fl):
+                    if src is not None:
+                        dst[start:stop] = src
+    result = out[()] if out.ndim == 0 else out
+    if not want_flags:
+        return result
+    if flags.shape == ():
+        flags = Flags(*(np.bool_(m[()]) for _, m in flags))
+    return result, flags
+
+
+def _drop_payload(values):
+    """NaN lanes of float64 ``values`` -> the canonical quiet NaN of their sign.
+
+    fn NaNs (S.1111.111) have no payload; decoding leaves their fraction bits in the
+    float64 payload, which would reach an IEEE target as payload bits.
+
+        | s | 11111111111 | 1 xxx..x |  ->  | s | 11111111111 | 1 000..0 |
+    """
+    u = values.view(np.uint64)
+    nan = np.isnan(values)
+    if nan.any():
+        u[nan] &= np.uint64(0xFFF8_0000_0000_0000)
+
+
+def _flag_list(fl, n):
+    """The encoder's five masks (None where a flag cannot be raised) as five arrays."""
+    fl = [None] * 5 if fl is None else list(fl)
+    return [np.zeros(n, dtype=bool) if f is None else f.copy() for f in fl]
+
+
+def _integer_dtype(name, dtype):
+    try:
+        dt = np.dtype(dtype)
+    except TypeError:
+        dt = None
+    if dt is None or dt.kind not in "iu":
+        raise TypeError(f"{name} must be a numpy integer dtype such as numpy.int32 or numpy.uint8; "
+                        f"got {_validate.describe(dtype)}")
+    return dt
+
+
+def _is_signaling(b, fmt: Format):
+    """Quiet bit clear (meaningful on NaN lanes of IEEE formats only)."""
+    if fmt.specials is not Specials.IEEE:
+        return np.zeros(b.shape, dtype=bool)
+    return (b & b.dtype.type(1 << (fmt.mantissa_bits - 1))) == 0
+
+
+def _quieted(b, fmt: Format):
+    if fmt.specials is Specials.IEEE:
+        return b | b.dtype.type(1 << (fmt.mantissa_bits - 1))
+    return b
