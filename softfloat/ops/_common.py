@@ -47,8 +47,9 @@ from ..flags import Flags
 from ..formats import Format, Specials, as_format, fp16, fp32, fp64
 from ..rounding import Rounding
 
-__all__ = ["NAN_POLICY", "Exact", "apply", "daz", "exact_zero_sign", "is_narrow", "safe_magnitude",
-           "sums_are_exact", "two_product", "two_sum"]
+__all__ = ["NAN_POLICY", "Exact", "apply", "daz", "exact_zero_sign", "is_narrow", "is_signaling",
+           "operand_patterns", "quieted", "safe_magnitude", "scalar_or_array", "sums_are_exact",
+           "two_product", "two_sum"]
 
 #: elements per block (the same trade-off as codec._BLOCK)
 _BLOCK = 1 << 14
@@ -114,13 +115,7 @@ def apply(kernel, exact, fmt, operands, rounding, *, tininess, subnormals, denor
     policy, rng = policy_from_options(rounding, tininess, subnormals, saturate, rng)
     denormals_are_zero = _validate.boolean("denormals_are_zero", denormals_are_zero)
     return_flags = _validate.boolean("return_flags", return_flags)
-    arrays = [_validate.bit_patterns(name, value, fmt.bits).astype(fmt.storage_dtype, copy=False)
-              for name, value in operands]
-    try:
-        shape = np.broadcast_shapes(*(a.shape for a in arrays))
-    except ValueError:
-        shapes = ", ".join(f"{name}{a.shape}" for (name, _), a in zip(operands, arrays))
-        raise ValueError(f"operands could not be broadcast together: {shapes}") from None
+    arrays, shape = operand_patterns(fmt, operands)
     out = np.empty(shape, dtype=fmt.storage_dtype)
     flags = Flags.none(shape) if return_flags else None
     with np.errstate(all="ignore"):
@@ -310,7 +305,7 @@ def _resolve_nans(blocks, xs, hi, invalid, fmt, out):
     invalid_op = nan_result & ~any_nan
     if invalid is not None:
         invalid_op |= invalid
-    signaling = [_is_signaling(b, fmt) & n for b, n in zip(blocks, nan_ops)]
+    signaling = [is_signaling(b, fmt) & n for b, n in zip(blocks, nan_ops)]
     any_signaling = np.logical_or.reduce(signaling)
     # the operand whose NaN propagates: the first signaling one, else the first NaN
     chosen = np.full(hi.shape, -1)
@@ -321,7 +316,7 @@ def _resolve_nans(blocks, xs, hi, invalid, fmt, out):
     for i, b in enumerate(blocks):
         take = chosen == i
         if take.any():
-            out[take] = _quieted(b[take], fmt)
+            out[take] = quieted(b[take], fmt)
     out[nan_result & ~any_nan] = _default_nan(fmt)
     return invalid_op | any_signaling
 
@@ -330,17 +325,37 @@ def _default_nan(fmt: Format):
     return fmt.storage_dtype.type(fmt.nan_bits if fmt.has_nan else 0)
 
 
-def _is_signaling(b, fmt: Format):
+def is_signaling(b, fmt: Format):
+    """Quiet bit clear (meaningful on the NaN lanes of IEEE formats only)."""
     if fmt.specials is not Specials.IEEE:
-        return np.zeros(b.shape, dtype=bool)
-    quiet = fmt.storage_dtype.type(1 << (fmt.mantissa_bits - 1))
-    return (b & quiet) == 0
+        return np.zeros(np.shape(b), dtype=bool)
+    return (b & b.dtype.type(1 << (fmt.mantissa_bits - 1))) == 0
 
 
-def _quieted(b, fmt: Format):
+def quieted(b, fmt: Format):
+    """NaN patterns with the quiet bit set (the fn/fnuz NaN is already the result)."""
     if fmt.specials is Specials.IEEE:
-        return b | fmt.storage_dtype.type(1 << (fmt.mantissa_bits - 1))
-    return b  # fn/fnuz: the single NaN is already the result
+        return b | b.dtype.type(1 << (fmt.mantissa_bits - 1))
+    return b
+
+
+def operand_patterns(fmt: Format, operands):
+    """Check ``(argname, value)`` bit-pattern operands, cast them to ``fmt.storage_dtype``
+    and return them with their broadcast shape."""
+    arrays = [_validate.bit_patterns(name, value, fmt.bits).astype(fmt.storage_dtype, copy=False)
+              for name, value in operands]
+    try:
+        shape = np.broadcast_shapes(*(a.shape for a in arrays))
+    except ValueError:
+        shapes = ", ".join(f"{name}{a.shape}" for (name, _), a in zip(operands, arrays))
+        raise ValueError(f"operands could not be broadcast together: {shapes}") from None
+    return arrays, shape
+
+
+def scalar_or_array(out):
+    """A 0-d result as a numpy scalar, like a ufunc's."""
+    out = np.asarray(out)
+    return out[()] if out.ndim == 0 else out
 
 
 # ---- error-free transformations (exact in float64 barring overflow) --------------------

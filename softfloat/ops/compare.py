@@ -32,6 +32,7 @@ import numpy as np
 from .. import _validate
 from ..flags import Flags
 from ..formats import Format, Specials, as_format
+from ._common import is_signaling, operand_patterns, quieted
 
 __all__ = [
     "eq", "ne", "lt", "le", "gt", "ge", "unordered", "total_order", "total_order_mag",
@@ -81,7 +82,7 @@ def _comparison(name, relation, *, symbol, ieee, unordered_result, examples):
         fmt = as_format(fmt)
         signaling = _validate.boolean("signaling", signaling)
         return_flags = _validate.boolean("return_flags", return_flags)
-        x, y = _patterns(fmt, [("a", a), ("b", b)])
+        (x, y), _ = operand_patterns(fmt, [("a", a), ("b", b)])
         nan_x, nan_y = _is_nan(x, fmt), _is_nan(y, fmt)
         either_nan = nan_x | nan_y
         result = relation(_order_key(x, fmt), _order_key(y, fmt))
@@ -89,7 +90,7 @@ def _comparison(name, relation, *, symbol, ieee, unordered_result, examples):
         if signaling:
             invalid = either_nan
         else:
-            invalid = (nan_x & _is_signaling(x, fmt)) | (nan_y & _is_signaling(y, fmt))
+            invalid = (nan_x & is_signaling(x, fmt)) | (nan_y & is_signaling(y, fmt))
         return _predicate_result(result, invalid, return_flags)
 
     compare.__name__ = compare.__qualname__ = name
@@ -137,9 +138,9 @@ def unordered(a, b, fmt, *, return_flags=False):
     """
     fmt = as_format(fmt)
     return_flags = _validate.boolean("return_flags", return_flags)
-    x, y = _patterns(fmt, [("a", a), ("b", b)])
+    (x, y), _ = operand_patterns(fmt, [("a", a), ("b", b)])
     nan_x, nan_y = _is_nan(x, fmt), _is_nan(y, fmt)
-    invalid = (nan_x & _is_signaling(x, fmt)) | (nan_y & _is_signaling(y, fmt))
+    invalid = (nan_x & is_signaling(x, fmt)) | (nan_y & is_signaling(y, fmt))
     return _predicate_result(nan_x | nan_y, invalid, return_flags)
 
 
@@ -175,7 +176,7 @@ def total_order(a, b, fmt):
     True
     """
     fmt = as_format(fmt)
-    x, y = _patterns(fmt, [("a", a), ("b", b)])
+    (x, y), _ = operand_patterns(fmt, [("a", a), ("b", b)])
     return _bool_result(_total_key(x, fmt) <= _total_key(y, fmt))
 
 
@@ -188,7 +189,7 @@ def total_order_mag(a, b, fmt):
     (True, False)
     """
     fmt = as_format(fmt)
-    x, y = _patterns(fmt, [("a", a), ("b", b)])
+    (x, y), _ = operand_patterns(fmt, [("a", a), ("b", b)])
     return _bool_result(_total_key(_magnitude(x, fmt), fmt) <= _total_key(_magnitude(y, fmt), fmt))
 
 
@@ -234,7 +235,7 @@ def _minmax(name, prefer, *, by_magnitude, number_wins, summary, ieee, examples,
     def minmax(a, b, fmt, *, return_flags=False):
         fmt = as_format(fmt)
         return_flags = _validate.boolean("return_flags", return_flags)
-        x, y = _patterns(fmt, [("a", a), ("b", b)])
+        (x, y), _ = operand_patterns(fmt, [("a", a), ("b", b)])
         nan_x, nan_y = _is_nan(x, fmt), _is_nan(y, fmt)
         kx, ky = _total_key(x, fmt), _total_key(y, fmt)
         take_x = prefer(kx, ky)
@@ -248,7 +249,7 @@ def _minmax(name, prefer, *, by_magnitude, number_wins, summary, ieee, examples,
             result = np.where(nan_x & nan_y, nan_result, result)
         else:
             result = np.where(nan_x | nan_y, nan_result, result)
-        invalid = (nan_x & _is_signaling(x, fmt)) | (nan_y & _is_signaling(y, fmt))
+        invalid = (nan_x & is_signaling(x, fmt)) | (nan_y & is_signaling(y, fmt))
         return _bits_result(result, fmt, invalid, return_flags)
 
     rules = _NUMBER_WINS if number_wins else _NAN_PROPAGATES
@@ -394,7 +395,7 @@ def ulp(a, fmt, *, return_flags=False):
     """
     fmt = as_format(fmt)
     return_flags = _validate.boolean("return_flags", return_flags)
-    (x,) = _patterns(fmt, [("a", a)])
+    (x,), _ = operand_patterns(fmt, [("a", a)])
     u = x.astype(np.uint64)
     m = np.uint64(fmt.mantissa_bits)
     biased = (u & np.uint64(fmt.sign_mask - 1)) >> m   # 0 for zeros and subnormals
@@ -406,8 +407,8 @@ def ulp(a, fmt, *, return_flags=False):
     nan = _is_nan(x, fmt)
     if fmt.has_infinity:
         result = np.where(_magnitude(x, fmt) == fmt.infinity_bits, np.uint64(fmt.infinity_bits), result)
-    result = np.where(nan, _quieted(x, fmt).astype(np.uint64), result)
-    return _bits_result(result.astype(fmt.storage_dtype), fmt, nan & _is_signaling(x, fmt), return_flags)
+    result = np.where(nan, quieted(x, fmt).astype(np.uint64), result)
+    return _bits_result(result.astype(fmt.storage_dtype), fmt, nan & is_signaling(x, fmt), return_flags)
 
 
 def _step(a, fmt, direction, return_flags):
@@ -419,7 +420,7 @@ def _step(a, fmt, direction, return_flags):
     """
     fmt = as_format(fmt)
     return_flags = _validate.boolean("return_flags", return_flags)
-    (x,) = _patterns(fmt, [("a", a)])
+    (x,), _ = operand_patterns(fmt, [("a", a)])
     top = fmt.infinity_bits if fmt.has_infinity else fmt.max_finite_bits
     key = np.clip(_order_key(x, fmt) + direction, -top, top)
     mag = np.abs(key).astype(np.uint64)
@@ -429,26 +430,13 @@ def _step(a, fmt, direction, return_flags):
     negative = np.where(key == 0, sign_bit, np.where(key < 0, np.uint64(fmt.sign_mask), np.uint64(0)))
     result = (mag | negative).astype(fmt.storage_dtype)
     nan = _is_nan(x, fmt)
-    result = np.where(nan, _quieted(x, fmt), result)
-    return _bits_result(result, fmt, nan & _is_signaling(x, fmt), return_flags)
+    result = np.where(nan, quieted(x, fmt), result)
+    return _bits_result(result, fmt, nan & is_signaling(x, fmt), return_flags)
 
 
 # =====================================================================================
 # bit-level helpers
 # =====================================================================================
-def _patterns(fmt: Format, operands):
-    """Check bit-pattern operands, cast them to ``fmt.storage_dtype`` and check that they
-    broadcast together."""
-    arrays = [_validate.bit_patterns(name, value, fmt.bits).astype(fmt.storage_dtype, copy=False)
-              for name, value in operands]
-    try:
-        np.broadcast_shapes(*(a.shape for a in arrays))
-    except ValueError:
-        shapes = ", ".join(f"{name}{a.shape}" for (name, _), a in zip(operands, arrays))
-        raise ValueError(f"operands could not be broadcast together: {shapes}") from None
-    return arrays
-
-
 def _magnitude(x, fmt: Format):
     """|x| as a pattern, except that the fnuz NaN (1.000..0) stays itself."""
     mag = x & x.dtype.type(fmt.sign_mask - 1)
@@ -487,27 +475,13 @@ def _is_nan(x, fmt: Format):
     return np.zeros(np.shape(x), dtype=bool)
 
 
-def _is_signaling(x, fmt: Format):
-    """Quiet bit clear (meaningful on NaN lanes of IEEE formats only)."""
-    if fmt.specials is not Specials.IEEE:
-        return np.zeros(np.shape(x), dtype=bool)
-    return (x & x.dtype.type(1 << (fmt.mantissa_bits - 1))) == 0
-
-
-def _quieted(x, fmt: Format):
-    """NaN patterns with the quiet bit set (fn/fnuz NaNs are already the result)."""
-    if fmt.specials is Specials.IEEE:
-        return x | x.dtype.type(1 << (fmt.mantissa_bits - 1))
-    return x
-
-
 def _propagate_nan(x, y, nan_x, nan_y, fmt: Format):
     """NAN_POLICY for two operands: the first signaling NaN, else the first NaN, quieted
     (meaningful where either is a NaN)."""
-    snan_x = nan_x & _is_signaling(x, fmt)
-    snan_y = nan_y & _is_signaling(y, fmt)
+    snan_x = nan_x & is_signaling(x, fmt)
+    snan_y = nan_y & is_signaling(y, fmt)
     take_x = snan_x | (nan_x & ~snan_y)
-    return _quieted(np.where(take_x, x, y), fmt)
+    return quieted(np.where(take_x, x, y), fmt)
 
 
 def _flags(invalid, shape):

@@ -32,9 +32,9 @@ from .._options import policy_from_options
 from .._round import Policy
 from ..codec import encode
 from ..flags import Flags
-from ..formats import Format, Specials, as_format
+from ..formats import Specials, as_format
 from ..rounding import Rounding
-from ._common import daz
+from ._common import daz, is_signaling, quieted
 
 __all__ = ["convert", "round_to_integral", "to_int", "from_int"]
 
@@ -182,11 +182,11 @@ def round_to_integral(bits, fmt, rounding="nearest_even", *, exact=False, rng=No
         integral = _integral(values, policy.rounding, rand)
         fl = encode_block(integral, fmt, encode_policy, None, return_flags, out, ws)
         nan = np.isnan(values)
-        out[nan] = _quieted(b[nan], fmt)
+        out[nan] = quieted(b[nan], fmt)
         if not return_flags:
             return None
         fl = _flag_list(fl, b.size)
-        fl[0] = nan & _is_signaling(b, fmt)
+        fl[0] = nan & is_signaling(b, fmt)
         if exact:
             fl[4] |= (integral != values) & ~nan
         return fl
@@ -422,14 +422,3 @@ def _integer_dtype(name, dtype):
     return dt
 
 
-def _is_signaling(b, fmt: Format):
-    """Quiet bit clear (meaningful on NaN lanes of IEEE formats only)."""
-    if fmt.specials is not Specials.IEEE:
-        return np.zeros(b.shape, dtype=bool)
-    return (b & b.dtype.type(1 << (fmt.mantissa_bits - 1))) == 0
-
-
-def _quieted(b, fmt: Format):
-    if fmt.specials is Specials.IEEE:
-        return b | b.dtype.type(1 << (fmt.mantissa_bits - 1))
-    return b

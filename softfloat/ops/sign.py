@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import _validate
 from ..formats import Format, Specials, as_format
+from ._common import operand_patterns, scalar_or_array
 
 __all__ = ["neg", "abs", "copysign"]
 
@@ -43,9 +43,9 @@ def neg(a, fmt):
     ('0x0', '0x80')
     """
     fmt = as_format(fmt)
-    (x,) = _patterns(fmt, [("a", a)])
+    (x,), _ = operand_patterns(fmt, [("a", a)])
     result = x ^ _sign(fmt)
-    return _result(_keep_unsigned(result, x, fmt))
+    return scalar_or_array(_keep_unsigned(result, x, fmt))
 
 
 def abs(a, fmt):  # noqa: A001 - the IEEE name; exported as softfloat.ops.sign.abs
@@ -73,9 +73,9 @@ def abs(a, fmt):  # noqa: A001 - the IEEE name; exported as softfloat.ops.sign.a
     '0x80'
     """
     fmt = as_format(fmt)
-    (x,) = _patterns(fmt, [("a", a)])
+    (x,), _ = operand_patterns(fmt, [("a", a)])
     result = x & ~_sign(fmt)
-    return _result(_keep_unsigned(result, x, fmt))
+    return scalar_or_array(_keep_unsigned(result, x, fmt))
 
 
 def copysign(a, b, fmt):
@@ -105,13 +105,13 @@ def copysign(a, b, fmt):
     ('0x38', '0x0')
     """
     fmt = as_format(fmt)
-    x, y = _patterns(fmt, [("a", a), ("b", b)])
+    (x, y), _ = operand_patterns(fmt, [("a", a), ("b", b)])
     sign = _sign(fmt)
     y_sign = y & sign
     if fmt.specials is Specials.FNUZ:
         y_sign = np.where(y == sign, np.zeros_like(y_sign), y_sign)  # the NaN has no sign
     result = (x & ~sign) | y_sign
-    return _result(_keep_unsigned(result, x, fmt))
+    return scalar_or_array(_keep_unsigned(result, x, fmt))
 
 
 # ---- helpers ------------------------------------------------------------------------------
@@ -127,19 +127,3 @@ def _keep_unsigned(result, x, fmt: Format):
     return np.where((x & ~_sign(fmt)) == 0, x, result)
 
 
-def _patterns(fmt: Format, operands):
-    """Check bit-pattern operands, cast them to ``fmt.storage_dtype`` and check that they
-    broadcast together."""
-    arrays = [_validate.bit_patterns(name, value, fmt.bits).astype(fmt.storage_dtype, copy=False)
-              for name, value in operands]
-    try:
-        np.broadcast_shapes(*(a.shape for a in arrays))
-    except ValueError:
-        shapes = ", ".join(f"{name}{a.shape}" for (name, _), a in zip(operands, arrays))
-        raise ValueError(f"operands could not be broadcast together: {shapes}") from None
-    return arrays
-
-
-def _result(out):
-    out = np.asarray(out)
-    return out[()] if out.ndim == 0 else out
