@@ -22,13 +22,12 @@ from __future__ import annotations
 
 import argparse
 import warnings
-import statistics
-import time
 import tracemalloc
 
 import numpy as np
 
 import softfloat as sf
+from timing import log_uniform, timeit
 
 try:
     import ml_dtypes
@@ -41,21 +40,7 @@ ML_DTYPES = {"bf16": "bfloat16", "fp8_e4m3": "float8_e4m3fn",
 
 def wide_range_data(fmt: sf.Format, n: int, dtype, seed: int = 0) -> np.ndarray:
     """n values log-uniform over [min_subnormal / 4, 4 * max_finite], random signs."""
-    rng = np.random.default_rng(seed)
-    lo, hi = np.log2(fmt.min_subnormal / 4), np.log2(fmt.max_finite * 4)
-    x = np.exp2(rng.uniform(lo, hi, n)) * rng.choice([-1.0, 1.0], n)
-    return x.astype(dtype)
-
-
-def timeit(fn, repeat: int) -> float:
-    """Median seconds of ``repeat`` calls after one warm-up call."""
-    fn()
-    times = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times)
+    return log_uniform(fmt.min_subnormal / 4, fmt.max_finite * 4, n, seed).astype(dtype)
 
 
 def peak_ratio(fn, out_nbytes: int) -> float:

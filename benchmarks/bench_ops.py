@@ -21,13 +21,12 @@ the native ufunc.
 from __future__ import annotations
 
 import argparse
-import statistics
-import time
 import warnings
 
 import numpy as np
 
 import softfloat as sf
+from timing import log_uniform, timeit
 from softfloat.ops._common import is_narrow, safe_magnitude
 
 try:
@@ -40,23 +39,11 @@ BINARY = {"add": np.add, "sub": np.subtract, "mul": np.multiply, "div": np.divid
 
 
 def operands(fmt: sf.Format, n: int, kind: str, seed: int) -> np.ndarray:
-    rng = np.random.default_rng(seed)
     if kind == "normal":
-        x = rng.uniform(1.0, 2.0, n)
+        x = np.random.default_rng(seed).uniform(1.0, 2.0, n)
     else:
-        lo, hi = np.log2(fmt.min_subnormal), np.log2(fmt.max_finite)
-        x = np.exp2(rng.uniform(lo, hi, n)) * rng.choice([-1.0, 1.0], n)
+        x = log_uniform(fmt.min_subnormal, fmt.max_finite, n, seed)
     return sf.encode(x, fmt)
-
-
-def timeit(fn, repeat: int) -> float:
-    fn()
-    times = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times)
 
 
 def native_dtype(name: str):

@@ -1,0 +1,25 @@
+"""Shared by the benchmark scripts: median wall time and wide-range test data."""
+
+from __future__ import annotations
+
+import statistics
+import time
+
+import numpy as np
+
+
+def timeit(fn, repeat: int) -> float:
+    """Median seconds of ``repeat`` calls after one warm-up call."""
+    fn()
+    times = []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times)
+
+
+def log_uniform(lo: float, hi: float, n: int, seed: int) -> np.ndarray:
+    """n float64 values with log2|x| uniform in [log2 lo, log2 hi] and random signs."""
+    rng = np.random.default_rng(seed)
+    return np.exp2(rng.uniform(np.log2(lo), np.log2(hi), n)) * rng.choice([-1.0, 1.0], n)
