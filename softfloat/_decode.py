@@ -43,8 +43,9 @@ def decode_block(b, fmt, out=None, ws=None):
         pass
     elif fmt.specials is Specials.IEEE:
         np.bitwise_or(mag, np.uint64(0x7FF << 52), out=mag, where=special)  # keeps sign, payload
-    elif fmt.specials is Specials.FN:
-        np.bitwise_or(mag, np.uint64(0x7FF8 << 48), out=mag, where=special)  # S.1111.111 keeps S
+    elif fmt.specials is Specials.FN:  # S.1111.111: a canonical quiet NaN that keeps S
+        np.bitwise_and(mag, np.uint64(1 << 63), out=mag, where=special)
+        np.bitwise_or(mag, np.uint64(0x7FF8 << 48), out=mag, where=special)
     else:
         np.copyto(mag, np.uint64(0x7FF8 << 48), where=special)  # the fnuz NaN has no sign
     if out is None:
