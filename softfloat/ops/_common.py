@@ -200,7 +200,8 @@ def _round(res, fmt, policy, rand, want, out, ws):
         idx = np.nonzero(exact_inf)
         k = len(idx[0])
         sub_out = np.empty(k, dtype=out.dtype)
-        sub_fl = encode_block(hi[idx], fmt, policy, None, want, sub_out, Workspace(k))
+        sub_rand = None if rand is None else rand[idx]
+        sub_fl = encode_block(hi[idx], fmt, policy, sub_rand, want, sub_out, Workspace(k))
         out[idx] = sub_out
         fl = _merge_flags(fl, sub_fl, idx, out.shape, want)
     return fl
@@ -269,15 +270,15 @@ def pair_significands(hi, lo):
     negative, sig, e_top = float64_significands(hi)
     towards = np.where(negative.astype(bool), -lo, lo)  # lo measured along |hi|
     L = np.ldexp(towards, (61 - e_top).astype(np.int32))  # no overflowing 2**k factor
-    lost = (towards != 0) & (L == 0)
+    lost = (towards != 0) & (L == 0)  # below even float64's range: only its sign is left
     near = np.abs(L - np.rint(L)) < 2.0**-40
-    F = np.floor(L)
+    F = np.where(lost & (towards < 0), -1.0, np.floor(L))
     total = sig + F.astype(np.int64).view(np.uint64)
     sticky = (L != F) | lost
     low = total < np.uint64(1 << 61)
     if low.any():
         L2 = L * 2
-        F2 = np.floor(L2)
+        F2 = np.where(lost & (towards < 0), -1.0, np.floor(L2))
         total = np.where(low, (sig << np.uint64(1)) + F2.astype(np.int64).view(np.uint64), total)
         sticky = np.where(low, (L2 != F2) | lost, sticky)
         e_top = np.where(low, e_top - 1, e_top)

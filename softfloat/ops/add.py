@@ -22,8 +22,7 @@ def _add_kernel(fmt, policy, x, y):
 
 
 def _sub_kernel(fmt, policy, x, y):
-    np.negative(y, out=y)  # y is this block's own decoded copy
-    return _add_kernel(fmt, policy, x, y)
+    return _add_kernel(fmt, policy, x, -y)
 
 
 def _add_exact(policy, a, b):

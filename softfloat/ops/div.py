@@ -35,8 +35,10 @@ def div(a, b, fmt, rounding="nearest_even", *, tininess="after", subnormals=True
     """a / b, correctly rounded into ``fmt``; keyword arguments as for :func:`~softfloat.add`.
 
     0/0 and inf/inf are invalid; a finite non-zero number divided by zero raises
-    divide_by_zero and gives a correctly signed infinity (NaN in fn/fnuz formats,
-    +-max_finite in FP6/FP4).
+    divide_by_zero and gives a correctly signed infinity.  Formats without infinity then
+    map that infinity as :func:`~softfloat.encode` does: NaN with invalid as well (fn,
+    fnuz), or +-max_finite with overflow and inexact as well (``saturate=True``; FP6/FP4
+    always).
 
     Examples
     --------

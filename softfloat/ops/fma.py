@@ -27,12 +27,19 @@ def _fma_kernel(fmt, policy, x, y, z):
     ph, pl = two_product(x, y)
     sh, sl = two_sum(ph, z)
     t, t_err = two_sum(sl, pl)
-    hi, lo = two_sum(sh, round_to_odd(t, t_err))
+    tail = round_to_odd(t, t_err)
+    hi, lo = two_sum(sh, tail)
+    no_tail = tail == 0  # then the result is sh exactly, with sh's zero sign
+    hi[no_tail], lo[no_tail] = sh[no_tail], 0.0
+    finite_product = np.isfinite(x) & np.isfinite(y)
+    # a finite product (even one beyond float64) plus an infinity is that infinity
+    inf_z = finite_product & np.isinf(z)
+    hi[inf_z], lo[inf_z] = z[inf_z], 0.0
     exact_zero_sign(hi, lo, ph, z, policy)
-    finite = np.isfinite(x) & np.isfinite(y) & np.isfinite(z)
     product_nonzero = (x != 0) & (y != 0)
-    hazard = finite & ((product_nonzero & ~(safe_magnitude(x) & safe_magnitude(y) & safe_magnitude(ph)))
-                       | ~np.isfinite(hi) | (np.abs(z) > 2.0**995))
+    hazard = finite_product & np.isfinite(z) & (
+        (product_nonzero & ~(safe_magnitude(x) & safe_magnitude(y) & safe_magnitude(ph)))
+        | ~np.isfinite(hi) | (np.abs(z) > 2.0**995))
     return Exact(hi, lo, lo_exact=False, invalid=zero_times_inf, hazard=hazard)
 
 
