@@ -34,6 +34,7 @@ resolved by :data:`NAN_POLICY`.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from fractions import Fraction
 
@@ -47,7 +48,7 @@ from ..flags import Flags
 from ..formats import Format, Specials, as_format, fp16, fp32, fp64
 from ..rounding import Rounding
 
-__all__ = ["NAN_POLICY", "Exact", "apply", "daz", "exact_zero_sign", "is_narrow", "is_signaling",
+__all__ = ["NAN_POLICY", "Exact", "apply", "sign_of", "zero_sum_is_negative", "daz", "exact_zero_sign", "is_narrow", "is_signaling",
            "operand_patterns", "quieted", "safe_magnitude", "scalar_or_array", "sums_are_exact",
            "two_product", "two_sum"]
 
@@ -107,9 +108,10 @@ def apply(kernel, exact, fmt, operands, rounding, *, tininess, subnormals, denor
 
     ``operands`` is a list of ``(argname, value)``.  ``kernel(fmt, policy, *xs)`` receives
     the exact float64 values of one block and returns an :class:`Exact`.
-    ``exact(policy, *fractions)`` gives one hazard lane's exact result as ``(negative,
-    magnitude)`` with ``magnitude`` a Fraction, or ``(negative, (sig, e_top))`` already in
-    the rounding point's significand form (sqrt).
+    ``exact(policy, *floats)`` gives one hazard lane's exact result (from the operands as
+    Python floats, so that zeros keep their signs) as ``(negative, magnitude)`` with
+    ``magnitude`` a Fraction, or ``(negative, (sig, e_top))`` already in the rounding
+    point's significand form (sqrt).
     """
     fmt = as_format(fmt)
     policy, rng = policy_from_options(rounding, tininess, subnormals, saturate, rng)
@@ -217,7 +219,7 @@ def _settle_hazards(res, exact, xs, fmt, policy, rand, want, out, fl):
     sig = np.empty(k, dtype=np.uint64)
     e_top = np.empty(k, dtype=np.int64)
     for j, lane in enumerate(idx[0]):  # rare by construction: see the module docstring
-        neg, value = exact(policy, *(Fraction(float(x[lane])) for x in xs))
+        neg, value = exact(policy, *(float(x[lane]) for x in xs))
         sig[j], e_top[j] = _exact.to_significand(value) if isinstance(value, Fraction) else value
         negative[j] = neg
     e_top = np.clip(e_top, -4000, 4000)
@@ -394,6 +396,19 @@ def sums_are_exact(fmt: Format) -> bool:
     """Is every sum of two values of ``fmt`` exact in float64?  Its bits span from the
     smallest subnormal's up to one above the largest binade: at most 53 of them."""
     return (fmt.emax + 1) - (fmt.emin - fmt.mantissa_bits) + 1 <= 53
+
+
+def zero_sum_is_negative(first_negative: bool, second_negative: bool, policy) -> bool:
+    """IEEE 754-2019 6.3 for one exact zero sum: the operands' sign if they agree (both
+    zeros), else +0 -- or -0 under downward."""
+    if first_negative == second_negative:
+        return first_negative
+    return policy.rounding is Rounding.DOWNWARD
+
+
+def sign_of(x: float) -> bool:
+    """True for negative numbers and -0.0."""
+    return math.copysign(1.0, x) < 0
 
 
 def exact_zero_sign(hi, lo, first, second, policy):

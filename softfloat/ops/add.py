@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from fractions import Fraction
+
 import numpy as np
 
-from ._common import Exact, apply, exact_zero_sign, sums_are_exact, two_sum
+from ._common import Exact, apply, exact_zero_sign, sign_of, sums_are_exact, two_sum, zero_sum_is_negative
 
 __all__ = ["add", "sub"]
 
@@ -26,7 +28,10 @@ def _sub_kernel(fmt, policy, x, y):
 
 
 def _add_exact(policy, a, b):
-    return a + b < 0, abs(a + b)  # hazards are overflows: never zero
+    total = Fraction(a) + Fraction(b)
+    if total == 0:
+        return zero_sum_is_negative(sign_of(a), sign_of(b), policy), total
+    return total < 0, abs(total)
 
 
 def _sub_exact(policy, a, b):

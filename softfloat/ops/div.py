@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from fractions import Fraction
+
 import numpy as np
 
-from ._common import Exact, apply, is_narrow, safe_magnitude, two_product
+from ._common import Exact, apply, is_narrow, safe_magnitude, sign_of, two_product
 
 __all__ = ["div"]
 
@@ -26,8 +28,8 @@ def _div_kernel(fmt, policy, x, y):
     return Exact(hi, lo, lo_exact=False, divide_by_zero=dbz, hazard=hazard)
 
 
-def _div_exact(policy, a, b):
-    return (a / b) < 0, abs(a / b)
+def _div_exact(policy, a, b):  # hazards have b != 0
+    return sign_of(a) != sign_of(b), abs(Fraction(a) / Fraction(b))
 
 
 def div(a, b, fmt, rounding="nearest_even", *, tininess="after", subnormals=True,

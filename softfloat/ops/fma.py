@@ -6,9 +6,8 @@ from fractions import Fraction
 
 import numpy as np
 
-from ..rounding import Rounding
 from ._common import (Exact, apply, exact_zero_sign, is_narrow, round_to_odd, safe_magnitude,
-                      two_product, two_sum)
+                      sign_of, two_product, two_sum, zero_sum_is_negative)
 
 __all__ = ["fma"]
 
@@ -44,9 +43,10 @@ def _fma_kernel(fmt, policy, x, y, z):
 
 
 def _fma_exact(policy, a, b, c):
-    total = a * b + c
-    if total == 0:  # hazards have a non-zero product: an exact cancellation, +0 (-0 downward)
-        return policy.rounding is Rounding.DOWNWARD, Fraction(0)
+    product = Fraction(a) * Fraction(b)
+    total = product + Fraction(c)
+    if total == 0:
+        return zero_sum_is_negative(sign_of(a) != sign_of(b), sign_of(c), policy), total
     return total < 0, abs(total)
 
 

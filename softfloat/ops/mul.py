@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from fractions import Fraction
+
 import numpy as np
 
-from ._common import Exact, apply, is_narrow, safe_magnitude, two_product
+from ._common import Exact, apply, is_narrow, safe_magnitude, sign_of, two_product
 
 __all__ = ["mul"]
 
@@ -20,7 +22,7 @@ def _mul_kernel(fmt, policy, x, y):
 
 
 def _mul_exact(policy, a, b):
-    return (a * b) < 0, abs(a * b)
+    return sign_of(a) != sign_of(b), abs(Fraction(a) * Fraction(b))
 
 
 def mul(a, b, fmt, rounding="nearest_even", *, tininess="after", subnormals=True,

@@ -7,7 +7,7 @@ import numpy as np
 import math
 from fractions import Fraction
 
-from ._common import Exact, apply, is_narrow, safe_magnitude, two_product
+from ._common import Exact, apply, is_narrow, safe_magnitude, sign_of, two_product
 
 __all__ = ["sqrt"]
 
@@ -25,12 +25,15 @@ def _sqrt_kernel(fmt, policy, x):
     return Exact(hi, lo, lo_exact=False, hazard=hazard)
 
 
-def _sqrt_exact(policy, a: Fraction):
+def _sqrt_exact(policy, x: float):
     """(negative, (sig, e_top)): the root's leading 62 bits and a sticky bit, by isqrt.
 
     With 2**e <= a < 2**(e+2) (e even), sqrt(a) = sqrt(a * 2**(122 - e)) * 2**(e/2 - 61),
     and isqrt of the integer part gives a 61- or 62-bit root; the rest is sticky.
     """
+    if x == 0:
+        return sign_of(x), Fraction(0)  # sqrt(-0) = -0
+    a = Fraction(x)
     e = a.numerator.bit_length() - a.denominator.bit_length() - 2
     e -= e % 2
     scaled = a * Fraction(2) ** (122 - e)
