@@ -22,7 +22,7 @@ from .flags import Flags
 from .formats import Format, Specials, fp16, fp32, fp64
 from .rounding import Rounding
 
-__all__ = ["Workspace", "SOURCE_FORMAT", "UINT", "encode_block", "encode_significands", "float64_significands",
+__all__ = ["Workspace", "SOURCE_FORMAT", "UINT", "stream_blocks", "encode_block", "encode_significands", "float64_significands",
            "encode_specials", "encode_exact"]
 
 SOURCE_FORMAT = {np.dtype(np.float16): fp16, np.dtype(np.float32): fp32, np.dtype(np.float64): fp64}
@@ -43,6 +43,28 @@ class Workspace:
         if buf is None:
             buf = self._buffers[key] = np.empty(self.size, dtype=dtype)
         return buf[:n]
+
+
+def stream_blocks(n, block_size, rng, flags, block):
+    """Run ``block(start, stop, rand, ws)`` over [0, n) in blocks; scatter its flags.
+
+    ``block`` returns the five flag masks of its elements (None entries for flags that
+    cannot be raised).  Each element gets one 64-bit random draw, in order, so results
+    do not depend on the block size.  One Workspace serves every block, and numpy's
+    floating-point warnings are silenced: NaN and infinity lanes are decided from bit
+    patterns, not from what the FPU says about them.
+    """
+    flat_flags = None if flags is None else [m.reshape(-1) for _, m in flags]
+    ws = Workspace(min(n, block_size))
+    with np.errstate(all="ignore"):
+        for start in range(0, n, block_size):
+            stop = min(start + block_size, n)
+            rand = None if rng is None else rng.bit_generator.random_raw(stop - start)
+            fl = block(start, stop, rand, ws)
+            if flat_flags is not None:
+                for dst, src in zip(flat_flags, fl):
+                    if src is not None:
+                        dst[start:stop] = src
 
 
 def encode_block(blk, fmt, policy, rand, want, out, ws):

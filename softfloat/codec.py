@@ -15,7 +15,7 @@ import numpy as np
 
 from . import _exact, _validate
 from ._decode import decode_block, decompose, signaling_bit_clear
-from ._encode import SOURCE_FORMAT, Workspace, encode_block, encode_exact
+from ._encode import SOURCE_FORMAT, Workspace, encode_block, encode_exact, stream_blocks
 from ._options import policy_from_options
 from .flags import Flags
 from .formats import Format, as_format
@@ -124,7 +124,7 @@ def encode(x, fmt, rounding="nearest_even", *, saturate=False, subnormals=True,
     flags = Flags.none(arr.shape) if return_flags else None
     _stream(arr, fmt, policy, rng, out, None, flags)
     result = out[()] if out.ndim == 0 else out
-    return (result, _scalar_flags(flags)) if return_flags else result
+    return (result, flags.squeezed()) if return_flags else result
 
 
 def decode(bits, fmt, dtype=np.float64):
@@ -204,7 +204,7 @@ def quantize(x, fmt, rounding="nearest_even", *, saturate=False, subnormals=True
     flags = Flags.none(arr.shape) if return_flags else None
     _stream(arr, fmt, policy, rng, None, out, flags)
     result = out[()] if out.ndim == 0 else out
-    return (result, _scalar_flags(flags)) if return_flags else result
+    return (result, flags.squeezed()) if return_flags else result
 
 
 def fields(bits, fmt):
@@ -347,39 +347,26 @@ def _holds(container: Format, fmt: Format) -> bool:
             and fmt.emin - fmt.mantissa_bits >= container.emin - container.mantissa_bits)
 
 
-def _scalar_flags(flags):
-    if flags is None or flags.shape != ():
-        return flags
-    return Flags(*(np.bool_(m[()]) for _, m in flags))
-
-
 def _stream(arr, fmt, policy, rng, bits_out, values_out, flags):
     """Encode ``arr`` block by block into ``bits_out`` and/or decoded ``values_out``.
 
     Blocks are taken in C order; non-contiguous or byte-swapped input is copied one block
-    at a time.  NaN and infinity lanes are decided from their bit patterns, so numpy's
-    floating-point warnings on them are silenced here.
+    at a time.
     """
-    n = arr.size
     native = arr.dtype.newbyteorder("=")
     direct = arr.flags.c_contiguous and arr.dtype.isnative
     flat_in = arr.reshape(-1) if direct else None
     flat_bits = None if bits_out is None else bits_out.reshape(-1)
     flat_vals = None if values_out is None else values_out.reshape(-1)
-    flat_flags = None if flags is None else [m.reshape(-1) for _, m in flags]
-    ws = Workspace(min(n, _BLOCK))
-    with np.errstate(all="ignore"):
-        for start in range(0, n, _BLOCK):
-            stop = min(start + _BLOCK, n)
-            blk = flat_in[start:stop] if direct else np.asarray(arr.flat[start:stop]).astype(native, copy=False)
-            rand = None if rng is None else rng.bit_generator.random_raw(stop - start)
-            bits = ws.get("bits", fmt.storage_dtype, stop - start) if flat_bits is None else flat_bits[start:stop]
-            fl = encode_block(blk, fmt, policy, rand, flags is not None, bits, ws)
-            if flat_vals is not None:
-                decode_block(bits, fmt, flat_vals[start:stop], ws)
-            if flags is not None:
-                for dst, src in zip(flat_flags, fl):
-                    if src is not None:
-                        dst[start:stop] = src
+
+    def block(start, stop, rand, ws):
+        blk = flat_in[start:stop] if direct else np.asarray(arr.flat[start:stop]).astype(native, copy=False)
+        bits = ws.get("bits", fmt.storage_dtype, stop - start) if flat_bits is None else flat_bits[start:stop]
+        fl = encode_block(blk, fmt, policy, rand, flags is not None, bits, ws)
+        if flat_vals is not None:
+            decode_block(bits, fmt, flat_vals[start:stop], ws)
+        return fl
+
+    stream_blocks(arr.size, _BLOCK, rng, flags, block)
 
 

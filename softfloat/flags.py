@@ -58,6 +58,12 @@ class Flags:
         values.update(changes)
         return Flags(**values)
 
+    def squeezed(self) -> "Flags":
+        """For a 0-d result: the same flags as numpy booleans (scalars), like the result."""
+        if self.shape != ():
+            return self
+        return Flags(*(np.bool_(m[()]) for _, m in self))
+
     @property
     def shape(self) -> tuple[int, ...]:
         return np.shape(self.inexact)

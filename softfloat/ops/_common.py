@@ -42,7 +42,7 @@ import numpy as np
 
 from .. import _exact, _validate
 from .._decode import decode_block
-from .._encode import Workspace, encode_block, encode_significands, float64_significands
+from .._encode import Workspace, encode_block, encode_significands, float64_significands, stream_blocks
 from .._options import policy_from_options
 from ..flags import Flags
 from ..formats import Format, Specials, as_format, fp16, fp32, fp64
@@ -120,26 +120,21 @@ def apply(kernel, exact, fmt, operands, rounding, *, tininess, subnormals, denor
     arrays, shape = operand_patterns(fmt, operands)
     out = np.empty(shape, dtype=fmt.storage_dtype)
     flags = Flags.none(shape) if return_flags else None
-    with np.errstate(all="ignore"):
-        _stream(kernel, exact, fmt, policy, rng, denormals_are_zero, arrays, shape, out, flags)
+    _stream(kernel, exact, fmt, policy, rng, denormals_are_zero, arrays, shape, out, flags)
     result = out[()] if out.ndim == 0 else out
     if not return_flags:
         return result
-    if flags.shape == ():
-        flags = Flags(*(np.bool_(m[()]) for _, m in flags))
-    return result, flags
+    return result, flags.squeezed()
 
 
 def _stream(kernel, exact, fmt, policy, rng, daz_inputs, arrays, shape, out, flags):
     n = out.size
     flat_out = out.reshape(-1)
-    flat_flags = None if flags is None else [m.reshape(-1) for _, m in flags]
     flat_ops = [a.reshape(-1) if a.shape == shape and a.flags.c_contiguous else np.broadcast_to(a, shape)
                 for a in arrays]
-    ws = Workspace(min(n, _BLOCK))
     want = flags is not None
-    for start in range(0, n, _BLOCK):
-        stop = min(start + _BLOCK, n)
+
+    def block(start, stop, rand, ws):
         m = stop - start
         blocks = [op[start:stop] if op.ndim == 1 and op.shape[0] == n else np.asarray(op.flat[start:stop])
                   for op in flat_ops]
@@ -149,24 +144,24 @@ def _stream(kernel, exact, fmt, policy, rng, daz_inputs, arrays, shape, out, fla
             if daz_inputs:
                 daz(x, fmt)
             xs.append(x)
-        rand = None if rng is None else rng.bit_generator.random_raw(m)
         res = kernel(fmt, policy, *xs)
         block_out = flat_out[start:stop]
         fl = _round(res, fmt, policy, rand, want, block_out, ws)
         fl = _settle_hazards(res, exact, xs, fmt, policy, rand, want, block_out, fl)
         invalid = _resolve_nans(blocks, xs, res.hi, res.invalid, fmt, block_out)
-        if want:
-            fl = list(fl)
-            fl[0] = invalid if fl[0] is None else fl[0] | invalid
-            if res.divide_by_zero is not None:
-                fl[1] = res.divide_by_zero
-            nan_lanes = np.isnan(res.hi)
-            for j in (2, 3, 4):  # a NaN result raises no overflow, underflow or inexact
-                if fl[j] is not None:
-                    fl[j] = fl[j] & ~nan_lanes
-            for dst, src in zip(flat_flags, fl):
-                if src is not None:
-                    dst[start:stop] = src
+        if not want:
+            return None
+        fl = list(fl)
+        fl[0] = invalid if fl[0] is None else fl[0] | invalid
+        if res.divide_by_zero is not None:
+            fl[1] = res.divide_by_zero
+        nan_lanes = np.isnan(res.hi)
+        for j in (2, 3, 4):  # a NaN result raises no overflow, underflow or inexact
+            if fl[j] is not None:
+                fl[j] = fl[j] & ~nan_lanes
+        return fl
+
+    stream_blocks(n, _BLOCK, rng, flags, block)
 
 
 def _values(b, fmt, out, ws):

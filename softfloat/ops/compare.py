@@ -485,10 +485,7 @@ def _propagate_nan(x, y, nan_x, nan_y, fmt: Format):
 
 
 def _flags(invalid, shape):
-    flags = Flags.none(shape)._replace(invalid=np.broadcast_to(invalid, shape).copy())
-    if shape == ():
-        flags = Flags(*(np.bool_(m[()]) for _, m in flags))
-    return flags
+    return Flags.none(shape)._replace(invalid=np.broadcast_to(invalid, shape).copy()).squeezed()
 
 
 def _predicate_result(result, invalid, return_flags):

@@ -27,12 +27,12 @@ import numpy as np
 
 from .. import _validate
 from .._decode import decode_block
-from .._encode import Workspace, encode_block
+from .._encode import encode_block, stream_blocks
 from .._options import policy_from_options
 from .._round import Policy
 from ..codec import encode
 from ..flags import Flags
-from ..formats import Specials, as_format
+from ..formats import as_format
 from ..rounding import Rounding
 from ._common import daz, is_signaling, quieted
 
@@ -108,8 +108,6 @@ def convert(bits, src_fmt, dst_fmt, rounding="nearest_even", *, tininess="after"
 
     def block(b, rand, out, ws):
         values = decode_block(b, src, ws.get("values", np.float64, b.size), ws)
-        if src.specials is Specials.FN:
-            _drop_payload(values)
         if denormals_are_zero:
             daz(values, src)
         return encode_block(values, dst, policy, rand, return_flags, out, ws)
@@ -372,37 +370,10 @@ def _run(block, x, out_dtype, rng, want_flags):
     flags = Flags.none(x.shape) if want_flags else None
     flat_in = np.ascontiguousarray(x).reshape(-1)
     flat_out = out.reshape(-1)
-    flat_flags = None if flags is None else [m.reshape(-1) for _, m in flags]
-    ws = Workspace(min(x.size, _BLOCK))
-    with np.errstate(all="ignore"):  # NaN lanes are decided from their patterns
-        for start in range(0, x.size, _BLOCK):
-            stop = min(start + _BLOCK, x.size)
-            rand = None if rng is None else rng.bit_generator.random_raw(stop - start)
-            fl = block(flat_in[start:stop], rand, flat_out[start:stop], ws)
-            if flat_flags is not None:
-                for dst, src in zip(flat_flags, fl):
-                    if src is not None:
-                        dst[start:stop] = src
+    stream_blocks(x.size, _BLOCK, rng, flags,
+                  lambda start, stop, rand, ws: block(flat_in[start:stop], rand, flat_out[start:stop], ws))
     result = out[()] if out.ndim == 0 else out
-    if not want_flags:
-        return result
-    if flags.shape == ():
-        flags = Flags(*(np.bool_(m[()]) for _, m in flags))
-    return result, flags
-
-
-def _drop_payload(values):
-    """NaN lanes of float64 ``values`` -> the canonical quiet NaN of their sign.
-
-    fn NaNs (S.1111.111) have no payload; decoding leaves their fraction bits in the
-    float64 payload, which would reach an IEEE target as payload bits.
-
-        | s | 11111111111 | 1 xxx..x |  ->  | s | 11111111111 | 1 000..0 |
-    """
-    u = values.view(np.uint64)
-    nan = np.isnan(values)
-    if nan.any():
-        u[nan] &= np.uint64(0xFFF8_0000_0000_0000)
+    return (result, flags.squeezed()) if want_flags else result
 
 
 def _flag_list(fl, n):
