@@ -137,3 +137,40 @@ def round_exact(q: Fraction, negative: bool, fmt, mode: str, *, tininess="after"
 def value_of_float(x: float) -> tuple[Fraction, bool]:
     """Exact magnitude and sign of a finite Python/numpy float."""
     return abs(Fraction(float(x))), math.copysign(1.0, float(x)) < 0
+
+
+def nan_pattern(fmt, negative: bool) -> int:
+    """The canonical quiet NaN each special-value policy defines."""
+    m, e_bits = fmt.mantissa_bits, fmt.exponent_bits
+    sign = (1 << (fmt.bits - 1)) if negative else 0
+    ones = ((1 << e_bits) - 1) << m
+    policy = fmt.specials.value
+    if policy == "ieee":
+        return sign | ones | (1 << (m - 1))
+    if policy == "fn":
+        return sign | ones | ((1 << m) - 1)
+    if policy == "fnuz":
+        return 1 << (fmt.bits - 1)
+    raise AssertionError(f"{fmt} has no NaN")
+
+
+def pattern_of(value, negative: bool, fmt) -> int:
+    """Bit pattern of an exact value of ``fmt`` (Fraction), or of +-inf / NaN (float)."""
+    m, e_bits = fmt.mantissa_bits, fmt.exponent_bits
+    sign = (1 << (fmt.bits - 1)) if negative else 0
+    if isinstance(value, float):
+        if math.isnan(value):
+            return nan_pattern(fmt, negative)
+        assert fmt.has_infinity, f"oracle gave infinity for {fmt}"
+        return sign | (((1 << e_bits) - 1) << m)
+    a = abs(value)
+    if a == 0:
+        return sign
+    e = _floor_log2(a)
+    biased = max(e, fmt.emin) - fmt.emin + (e >= fmt.emin)
+    quantum = max(e, fmt.emin) - m
+    k = a / Fraction(2) ** quantum
+    assert k.denominator == 1, f"{value} is not a value of {fmt}"
+    frac = k.numerator - ((1 << m) if biased else 0)
+    assert 0 <= frac < (1 << m)
+    return sign | (biased << m) | frac

@@ -34,7 +34,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import softfloat as sf
-from tests.oracle import _floor_log2, round_exact
+from tests.oracle import nan_pattern, pattern_of, round_exact
 
 
 # =====================================================================================
@@ -64,43 +64,6 @@ def fmt_id(fmt: sf.Format) -> str:
 # =====================================================================================
 # the oracle side: exact value -> bit pattern, without softfloat
 # =====================================================================================
-def nan_pattern(fmt: sf.Format, negative: bool) -> int:
-    """The canonical quiet NaN each special-value policy defines."""
-    m, e_bits = fmt.mantissa_bits, fmt.exponent_bits
-    sign = (1 << (fmt.bits - 1)) if negative else 0
-    ones = ((1 << e_bits) - 1) << m
-    policy = fmt.specials.value
-    if policy == "ieee":
-        return sign | ones | (1 << (m - 1))
-    if policy == "fn":
-        return sign | ones | ((1 << m) - 1)
-    if policy == "fnuz":
-        return 1 << (fmt.bits - 1)
-    raise AssertionError(f"{fmt} has no NaN")
-
-
-def pattern_of(value, negative: bool, fmt: sf.Format) -> int:
-    """Bit pattern of an exact value of ``fmt`` (Fraction), or of +-inf / NaN (float)."""
-    m, e_bits = fmt.mantissa_bits, fmt.exponent_bits
-    sign = (1 << (fmt.bits - 1)) if negative else 0
-    if isinstance(value, float):
-        if math.isnan(value):
-            return nan_pattern(fmt, negative)
-        assert fmt.has_infinity, f"oracle gave infinity for {fmt}"
-        return sign | (((1 << e_bits) - 1) << m)
-    a = abs(value)
-    if a == 0:
-        return sign
-    e = _floor_log2(a)
-    biased = max(e, fmt.emin) - fmt.emin + (e >= fmt.emin)
-    quantum = max(e, fmt.emin) - m
-    k = a / Fraction(2) ** quantum
-    assert k.denominator == 1, f"{value} is not a value of {fmt}"
-    frac = k.numerator - ((1 << m) if biased else 0)
-    assert 0 <= frac < (1 << m)
-    return sign | (biased << m) | frac
-
-
 def oracle(q: Fraction, negative: bool, fmt: sf.Format, mode: str, **policy):
     """(bits, flags) of the correctly rounded (-1)**negative * q; flags in FLAGS_CHECKED order."""
     exp = round_exact(abs(q), negative, fmt, mode, **policy)

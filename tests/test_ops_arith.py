@@ -46,7 +46,7 @@ from hypothesis import strategies as st
 
 import softfloat as sf
 from tests.oracle import round_exact
-from tests.test_codec_oracle import nan_pattern, pattern_of
+from tests.oracle import nan_pattern, pattern_of
 
 # =====================================================================================
 # the grid

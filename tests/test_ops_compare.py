@@ -31,7 +31,7 @@ from softfloat.ops.compare import (
     next_up, total_order, total_order_mag, ulp, unordered,
 )
 from tests.oracle import _floor_log2
-from tests.test_codec_exhaustive import CUSTOM_FORMATS, REFERENCE, reference_values
+from tests.references import CUSTOM_FORMATS, REFERENCE, reference_values
 
 SMALL = tuple(f for f in REFERENCE if f.bits <= 8) + tuple(f for f in CUSTOM_FORMATS if f.bits <= 8)
 PREDICATES = {"eq": (eq, np.equal), "ne": (ne, np.not_equal), "lt": (lt, np.less),

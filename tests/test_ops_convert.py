@@ -34,7 +34,7 @@ import pytest
 import softfloat as sf
 from softfloat.ops.convert import INVALID_INTEGER, convert, from_int, round_to_integral, to_int
 from tests.oracle import round_exact
-from tests.test_codec_oracle import pattern_of
+from tests.oracle import pattern_of
 
 NARROW = (sf.fp8_e4m3, sf.fp8_e5m2, sf.fp8_e4m3fnuz, sf.fp8_e5m2fnuz, sf.fp6_e3m2, sf.fp6_e2m3,
           sf.fp4_e2m1)
