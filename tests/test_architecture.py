@@ -91,3 +91,15 @@ def test_ops_modules_share_only_common(module):
         if isinstance(node, ast.ImportFrom) and node.level == 2 and node.module:
             dep = node.module.split(".")[0]
             assert RANK[dep] < RANK["ops"], f"ops/{module} imports softfloat.{dep}"
+
+
+def test_every_subpackage_is_shipped():
+    # a non-editable install ships only the packages pyproject.toml names
+    import fnmatch
+    import tomllib
+
+    config = tomllib.loads((PACKAGE.parent / "pyproject.toml").read_text())
+    include = config["tool"]["setuptools"]["packages"]["find"]["include"]
+    packages = [".".join(p.relative_to(PACKAGE.parent).parts[:-1]) for p in PACKAGE.rglob("__init__.py")]
+    for package in packages:
+        assert any(fnmatch.fnmatch(package, pattern) for pattern in include), package
