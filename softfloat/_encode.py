@@ -22,12 +22,16 @@ from .flags import Flags
 from .formats import Format, Specials, fp16, fp32, fp64
 from .rounding import Rounding
 
-__all__ = ["Workspace", "SOURCE_FORMAT", "UINT", "stream_blocks", "encode_block", "encode_significands", "float64_significands",
+__all__ = ["BLOCK_SIZE", "Workspace", "SOURCE_FORMAT", "UINT", "stream_blocks", "encode_block", "encode_significands", "float64_significands",
            "encode_specials", "encode_exact"]
 
 SOURCE_FORMAT = {np.dtype(np.float16): fp16, np.dtype(np.float32): fp32, np.dtype(np.float64): fp64}
 UINT = {8: np.uint8, 16: np.uint16, 32: np.uint32, 64: np.uint64}
 _LITTLE_ENDIAN = sys.byteorder == "little"
+
+#: elements per block: a handful of block-sized work buffers stay in L2 while a block
+#: is processed (2**16 spills, 2**12 pays numpy's per-call overhead)
+BLOCK_SIZE = 1 << 14
 
 
 class Workspace:

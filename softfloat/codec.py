@@ -15,7 +15,7 @@ import numpy as np
 
 from . import _exact, _validate
 from ._decode import decode_block, decompose, signaling_bit_clear
-from ._encode import SOURCE_FORMAT, Workspace, encode_block, encode_exact, stream_blocks
+from ._encode import BLOCK_SIZE, SOURCE_FORMAT, Workspace, encode_block, encode_exact, stream_blocks
 from ._options import policy_from_options
 from .flags import Flags
 from .formats import Format, as_format
@@ -39,8 +39,8 @@ __all__ = [
     "is_sign_minus",
 ]
 
-#: elements per block: a few 128 KiB buffers stay in L2 while a block is processed
-_BLOCK = 1 << 14
+#: elements per block (tests change it to check that results do not depend on it)
+_BLOCK = BLOCK_SIZE
 
 
 # =====================================================================================

@@ -42,7 +42,7 @@ import numpy as np
 
 from .. import _exact, _validate
 from .._decode import decode_block
-from .._encode import Workspace, encode_block, encode_significands, float64_significands, stream_blocks
+from .._encode import BLOCK_SIZE, Workspace, encode_block, encode_significands, float64_significands, stream_blocks
 from .._options import policy_from_options
 from ..flags import Flags
 from ..formats import Format, Specials, as_format, fp16, fp32, fp64
@@ -51,9 +51,6 @@ from ..rounding import Rounding
 __all__ = ["NAN_POLICY", "Exact", "apply", "sign_of", "zero_sum_is_negative", "daz", "exact_zero_sign", "is_narrow", "is_signaling",
            "operand_patterns", "quieted", "safe_magnitude", "scalar_or_array", "sums_are_exact",
            "two_product", "two_sum"]
-
-#: elements per block (the same trade-off as codec._BLOCK)
-_BLOCK = 1 << 14
 
 #: How NaN results are chosen, written down as data (hardware differs here):
 #: - an invalid operation returns the format's canonical quiet NaN, positive
@@ -161,7 +158,7 @@ def _stream(kernel, exact, fmt, policy, rng, daz_inputs, arrays, shape, out, fla
                 fl[j] = fl[j] & ~nan_lanes
         return fl
 
-    stream_blocks(n, _BLOCK, rng, flags, block)
+    stream_blocks(n, BLOCK_SIZE, rng, flags, block)
 
 
 def _values(b, fmt, out, ws):

@@ -27,7 +27,7 @@ import numpy as np
 
 from .. import _validate
 from .._decode import decode_block
-from .._encode import encode_block, stream_blocks
+from .._encode import BLOCK_SIZE, encode_block, stream_blocks
 from .._options import policy_from_options
 from .._round import Policy
 from ..codec import encode
@@ -37,9 +37,6 @@ from ..rounding import Rounding
 from ._common import daz, is_signaling, quieted
 
 __all__ = ["convert", "round_to_integral", "to_int", "from_int"]
-
-#: elements per block (the same trade-off as codec._BLOCK)
-_BLOCK = 1 << 14
 
 
 # =====================================================================================
@@ -370,7 +367,7 @@ def _run(block, x, out_dtype, rng, want_flags):
     flags = Flags.none(x.shape) if want_flags else None
     flat_in = np.ascontiguousarray(x).reshape(-1)
     flat_out = out.reshape(-1)
-    stream_blocks(x.size, _BLOCK, rng, flags,
+    stream_blocks(x.size, BLOCK_SIZE, rng, flags,
                   lambda start, stop, rand, ws: block(flat_in[start:stop], rand, flat_out[start:stop], ws))
     result = out[()] if out.ndim == 0 else out
     return (result, flags.squeezed()) if want_flags else result
