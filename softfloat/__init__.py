@@ -2,9 +2,11 @@
 
 Formats (FP64 down to FP4 and custom ones), correctly rounded conversion in every IEEE
 rounding mode plus stochastic and round-to-odd, exact decoding, classification and the
-five IEEE exception flags as data.
+five IEEE exception flags as data; arithmetic in the format itself; sums, dot and matrix
+products with an explicit accumulator, order and tensor-core model.
 """
 
+from .accumulate import FusedAccumulator, matmul, sum, vecdot  # noqa: A004 - numpy's names
 from .codec import (
     FLOAT_CLASSES,
     classify,
@@ -24,7 +26,7 @@ from .codec import (
     quantize,
 )
 from .explain import Explanation, bit_string, explain
-from .flags import FLAG_NAMES, Flags
+from .flags import FLAG_NAMES, AccumulationFlags, Flags
 from .formats import (
     Format,
     Specials,
@@ -86,7 +88,7 @@ from .rounding import Rounding, Tininess
 from ._version import __version__
 
 __all__ = [
-    "__version__", "Explanation", "FLAG_NAMES", "FLOAT_CLASSES", "Flags", "Format", "Rounding", "Specials",
+    "__version__", "AccumulationFlags", "Explanation", "FLAG_NAMES", "FLOAT_CLASSES", "Flags", "Format", "Rounding", "Specials",
     "Tininess", "aliases", "as_format", "bit_string", "catalogue", "classify", "compose",
     "decode", "encode", "explain", "fields",
     "is_finite", "is_inf", "is_infinite", "is_nan", "is_normal", "is_sign_minus",
@@ -128,4 +130,9 @@ __all__ = [
     "total_order_mag",
     "ulp",
     "unordered",
+    # sums, dot and matrix products (softfloat.accumulate)
+    "FusedAccumulator",
+    "matmul",
+    "sum",
+    "vecdot",
 ]

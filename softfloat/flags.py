@@ -10,7 +10,7 @@ from dataclasses import dataclass, fields
 
 import numpy as np
 
-__all__ = ["Flags", "FLAG_NAMES"]
+__all__ = ["AccumulationFlags", "Flags", "FLAG_NAMES"]
 
 FLAG_NAMES = ("invalid", "divide_by_zero", "overflow", "underflow", "inexact")
 
@@ -59,10 +59,10 @@ class Flags:
         return Flags(**values)
 
     def squeezed(self) -> "Flags":
-        """For a 0-d result: the same flags as numpy booleans (scalars), like the result."""
+        """For a 0-d result: the same flags as numpy scalars, like the result."""
         if self.shape != ():
             return self
-        return Flags(*(np.bool_(m[()]) for _, m in self))
+        return type(self)(**{f.name: getattr(self, f.name)[()] for f in fields(self)})
 
     @property
     def shape(self) -> tuple[int, ...]:
@@ -77,6 +77,11 @@ class Flags:
         if not isinstance(other, Flags):
             return NotImplemented
         return Flags(*(np.logical_or(a, b) for (_, a), (_, b) in zip(self, other)))
+
+    def _lines(self) -> list[str]:
+        total = int(np.prod(self.shape, dtype=np.int64))
+        return [f"{_VERBS[name]}: {n} of {total} ({_percent(n, total)})"
+                for name, n in self.count().items() if n]
 
     def any(self) -> bool:
         """True if any flag is raised for any element."""
@@ -109,11 +114,8 @@ class Flags:
         underflowed: 3 of 40 (7.5%)
         inexact: 3 of 40 (7.5%)
         """
+        lines = self._lines()
         total = int(np.prod(self.shape, dtype=np.int64))
-        lines = []
-        for name, n in self.count().items():
-            if n:
-                lines.append(f"{_VERBS[name]}: {n} of {total} ({_percent(n, total)})")
         return "\n".join(lines) if lines else f"no flags raised ({total} values)"
 
     def __str__(self) -> str:
@@ -121,7 +123,7 @@ class Flags:
 
     def __repr__(self) -> str:
         counts = ", ".join(f"{k}={v}" for k, v in self.count().items())
-        return f"Flags(shape={self.shape}, {counts})"
+        return f"{type(self).__name__}(shape={self.shape}, {counts})"
 
 
 def _percent(n: int, total: int) -> str:
@@ -129,3 +131,40 @@ def _percent(n: int, total: int) -> str:
     if share >= 0.1 or share == 0:
         return f"{share:.1f}%"
     return f"{share:.2g}%"
+
+
+@dataclass(frozen=True)
+class AccumulationFlags(Flags):
+    """The flags of a sum, dot or matrix product: the five IEEE flags of each output
+    element (OR over every rounding that made it) and ``swamped``.
+
+    Attributes
+    ----------
+    swamped : numpy.ndarray of int64
+        Per output element, the number of additions in which a non-zero finite addend
+        left a finite partial sum unchanged (the update "too small to matter": 1 added to
+        2048 in fp16).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> z = np.zeros(2, bool)
+    >>> f = AccumulationFlags(z, z, z, z, np.array([True, False]), swamped=np.array([2048, 0]))
+    >>> print(f.summary())
+    inexact: 1 of 2 (50.0%)
+    swamped additions: 2048, in 1 of 2 (50.0%)
+    """
+
+    swamped: np.ndarray = None
+
+    def _lines(self) -> list[str]:
+        lines = super()._lines()
+        hit = int(np.count_nonzero(self.swamped))
+        if hit:
+            total = int(np.prod(self.shape, dtype=np.int64))
+            lines.append(f"swamped additions: {int(np.sum(self.swamped))}, in {hit} of {total} "
+                         f"({_percent(hit, total)})")
+        return lines
+
+    def __repr__(self) -> str:
+        return super().__repr__()[:-1] + f", swamped={int(np.sum(self.swamped))})"

@@ -22,7 +22,7 @@ RANK = {
     "_decode": 4,
     "codec": 5,
     "explain": 6, "testing": 6, "ops": 6,
-    "strategies": 7,
+    "strategies": 7, "accumulate": 7,
     "cli": 8,
     "__init__": 9,
     "__main__": 10,
@@ -91,6 +91,28 @@ def test_ops_modules_share_only_common(module):
         if isinstance(node, ast.ImportFrom) and node.level == 2 and node.module:
             dep = node.module.split(".")[0]
             assert RANK[dep] < RANK["ops"], f"ops/{module} imports softfloat.{dep}"
+
+
+#: inside softfloat/accumulate/: data and helpers, the two arithmetics, the orders, the API
+ACCUMULATE_RANK = {"hardware": 0, "_draws": 0, "_operands": 0, "_ieee": 1, "_fast": 1,
+                   "_orders": 2, "_fused": 2, "reduce": 3, "__init__": 4}
+
+
+@pytest.mark.parametrize("module", sorted(p.stem for p in (PACKAGE / "accumulate").glob("*.py")))
+def test_accumulate_modules_point_downward(module):
+    assert module in ACCUMULATE_RANK, f"give softfloat/accumulate/{module}.py a rank"
+    tree = ast.parse((PACKAGE / "accumulate" / f"{module}.py").read_text())
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.level == 1 and node.module:
+            dep = node.module.split(".")[0]
+            assert ACCUMULATE_RANK[dep] < ACCUMULATE_RANK[module], f"accumulate/{module} imports {dep}"
+        if isinstance(node, ast.ImportFrom) and node.level == 1 and not node.module:
+            for alias in node.names:
+                assert ACCUMULATE_RANK[alias.name] < ACCUMULATE_RANK[module], \
+                    f"accumulate/{module} imports {alias.name}"
+        if isinstance(node, ast.ImportFrom) and node.level == 2 and node.module:
+            dep = node.module.split(".")[0]
+            assert RANK[dep] < RANK["accumulate"], f"accumulate/{module} imports softfloat.{dep}"
 
 
 def test_every_subpackage_is_shipped():

@@ -48,7 +48,7 @@ from ..flags import Flags
 from ..formats import Format, Specials, as_format, fp16, fp32, fp64
 from ..rounding import Rounding
 
-__all__ = ["NAN_POLICY", "Exact", "apply", "sign_of", "zero_sum_is_negative", "daz", "exact_zero_sign", "is_narrow", "is_signaling",
+__all__ = ["NAN_POLICY", "Exact", "apply", "round_result", "sign_of", "zero_sum_is_negative", "daz", "exact_zero_sign", "is_narrow", "is_signaling",
            "operand_patterns", "quieted", "safe_magnitude", "scalar_or_array", "sums_are_exact",
            "two_product", "two_sum"]
 
@@ -104,7 +104,10 @@ def apply(kernel, exact, fmt, operands, rounding, *, tininess, subnormals, denor
     """Run ``kernel`` over broadcast bit-pattern operands of ``fmt``; round once.
 
     ``operands`` is a list of ``(argname, value)``.  ``kernel(fmt, policy, *xs)`` receives
-    the exact float64 values of one block and returns an :class:`Exact`.
+    the exact float64 values of one block and returns an :class:`Exact`; ``fmt`` must hold
+    every operand, since it picks the kernel's float64 path (the family modules name
+    their kernels ``<op>_kernel`` and ``<op>_exact``; softfloat.accumulate runs them on
+    operands of several formats, passing a format that holds them all).
     ``exact(policy, *floats)`` gives one hazard lane's exact result (from the operands as
     Python floats, so that zeros keep their signs) as ``(negative, magnitude)`` with
     ``magnitude`` a Fraction, or ``(negative, (sig, e_top))`` already in the rounding
@@ -143,8 +146,7 @@ def _stream(kernel, exact, fmt, policy, rng, daz_inputs, arrays, shape, out, fla
             xs.append(x)
         res = kernel(fmt, policy, *xs)
         block_out = flat_out[start:stop]
-        fl = _round(res, fmt, policy, rand, want, block_out, ws)
-        fl = _settle_hazards(res, exact, xs, fmt, policy, rand, want, block_out, fl)
+        fl = round_result(res, exact, xs, fmt, policy, rand, want, block_out, ws)
         invalid = _resolve_nans(blocks, xs, res.hi, res.invalid, fmt, block_out)
         if not want:
             return None
@@ -174,6 +176,17 @@ def _values(b, fmt, out, ws):
 def _has_subnormals(b, fmt: Format) -> bool:
     mag = b & fmt.storage_dtype.type(fmt.sign_mask - 1)
     return bool(np.any((mag != 0) & (mag <= fmt.mantissa_mask)))
+
+
+def round_result(res, exact, xs, fmt, policy, rand, want, out, ws):
+    """Round one block's :class:`Exact` result into ``out`` (bit patterns of ``fmt``).
+
+    ``xs`` are the kernel's float64 operands, from which ``exact`` recomputes the hazard
+    lanes.  Returns the five flag masks (None where a flag cannot be raised); NaN lanes
+    are left as the rounding point made them, for the caller's NaN policy.
+    """
+    fl = _round(res, fmt, policy, rand, want, out, ws)
+    return _settle_hazards(res, exact, xs, fmt, policy, rand, want, out, fl)
 
 
 def _round(res, fmt, policy, rand, want, out, ws):

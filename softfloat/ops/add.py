@@ -11,7 +11,7 @@ from ._common import Exact, apply, exact_zero_sign, sign_of, sums_are_exact, two
 __all__ = ["add", "sub"]
 
 
-def _add_kernel(fmt, policy, x, y):
+def add_kernel(fmt, policy, x, y):
     if sums_are_exact(fmt):  # fp16, FP8, FP6, FP4: float64 holds every sum
         hi = x + y
         exact_zero_sign(hi, None, x, y, policy)
@@ -23,19 +23,19 @@ def _add_kernel(fmt, policy, x, y):
     return Exact(hi, lo, hazard=overflow)
 
 
-def _sub_kernel(fmt, policy, x, y):
-    return _add_kernel(fmt, policy, x, -y)
+def sub_kernel(fmt, policy, x, y):
+    return add_kernel(fmt, policy, x, -y)
 
 
-def _add_exact(policy, a, b):
+def add_exact(policy, a, b):
     total = Fraction(a) + Fraction(b)
     if total == 0:
         return zero_sum_is_negative(sign_of(a), sign_of(b), policy), total
     return total < 0, abs(total)
 
 
-def _sub_exact(policy, a, b):
-    return _add_exact(policy, a, -b)
+def sub_exact(policy, a, b):
+    return add_exact(policy, a, -b)
 
 
 def add(a, b, fmt, rounding="nearest_even", *, tininess="after", subnormals=True,
@@ -77,7 +77,7 @@ def add(a, b, fmt, rounding="nearest_even", *, tininess="after", subnormals=True
     >>> hex(sf.add(0x6800, 0x3C00, "fp16", "upward"))
     '0x6801'
     """
-    return apply(_add_kernel, _add_exact, fmt, [("a", a), ("b", b)], rounding, tininess=tininess,
+    return apply(add_kernel, add_exact, fmt, [("a", a), ("b", b)], rounding, tininess=tininess,
                  subnormals=subnormals, denormals_are_zero=denormals_are_zero, saturate=saturate,
                  rng=rng, return_flags=return_flags)
 
@@ -92,6 +92,6 @@ def sub(a, b, fmt, rounding="nearest_even", *, tininess="after", subnormals=True
     >>> hex(sf.sub(0x3C00, 0x3C00, "fp16")), hex(sf.sub(0x3C00, 0x3C00, "fp16", "downward"))
     ('0x0', '0x8000')
     """
-    return apply(_sub_kernel, _sub_exact, fmt, [("a", a), ("b", b)], rounding, tininess=tininess,
+    return apply(sub_kernel, sub_exact, fmt, [("a", a), ("b", b)], rounding, tininess=tininess,
                  subnormals=subnormals, denormals_are_zero=denormals_are_zero, saturate=saturate,
                  rng=rng, return_flags=return_flags)

@@ -11,7 +11,7 @@ from ._common import Exact, apply, is_narrow, safe_magnitude, sign_of, two_produ
 __all__ = ["div"]
 
 
-def _div_kernel(fmt, policy, x, y):
+def div_kernel(fmt, policy, x, y):
     hi = x / y
     # the remainder x - hi*y is exact (Dekker's product and Sterbenz), so lo = r / y has
     # the exact sign of the quotient's rounding error and nearly its exact size
@@ -28,7 +28,7 @@ def _div_kernel(fmt, policy, x, y):
     return Exact(hi, lo, lo_exact=False, divide_by_zero=dbz, hazard=hazard)
 
 
-def _div_exact(policy, a, b):  # hazards have b != 0
+def div_exact(policy, a, b):  # hazards have b != 0
     return sign_of(a) != sign_of(b), abs(Fraction(a) / Fraction(b))
 
 
@@ -49,6 +49,6 @@ def div(a, b, fmt, rounding="nearest_even", *, tininess="after", subnormals=True
     >>> [float(sf.decode(sf.div(one, three, "bf16", r), "bf16")) for r in ("downward", "upward")]
     [0.33203125, 0.333984375]
     """
-    return apply(_div_kernel, _div_exact, fmt, [("a", a), ("b", b)], rounding, tininess=tininess,
+    return apply(div_kernel, div_exact, fmt, [("a", a), ("b", b)], rounding, tininess=tininess,
                  subnormals=subnormals, denormals_are_zero=denormals_are_zero, saturate=saturate,
                  rng=rng, return_flags=return_flags)

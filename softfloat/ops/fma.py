@@ -12,7 +12,7 @@ from ._common import (Exact, apply, exact_zero_sign, is_narrow, round_to_odd, sa
 __all__ = ["fma"]
 
 
-def _fma_kernel(fmt, policy, x, y, z):
+def fma_kernel(fmt, policy, x, y, z):
     # float64 makes NaNs for 0 * inf and inf - inf; 0 * inf is invalid even when z is a
     # quiet NaN, which float64 cannot show
     zero_times_inf = (np.isinf(x) & (y == 0)) | ((x == 0) & np.isinf(y))
@@ -42,7 +42,7 @@ def _fma_kernel(fmt, policy, x, y, z):
     return Exact(hi, lo, lo_exact=False, invalid=zero_times_inf, hazard=hazard)
 
 
-def _fma_exact(policy, a, b, c):
+def fma_exact(policy, a, b, c):
     product = Fraction(a) * Fraction(b)
     total = product + Fraction(c)
     if total == 0:
@@ -65,6 +65,6 @@ def fma(a, b, c, fmt, rounding="nearest_even", *, tininess="after", subnormals=T
     >>> float(sf.decode(sf.fma(a, a, c, "fp16"), "fp16"))     # 2**-20, lost by mul then add
     9.5367431640625e-07
     """
-    return apply(_fma_kernel, _fma_exact, fmt, [("a", a), ("b", b), ("c", c)], rounding,
+    return apply(fma_kernel, fma_exact, fmt, [("a", a), ("b", b), ("c", c)], rounding,
                  tininess=tininess, subnormals=subnormals, denormals_are_zero=denormals_are_zero,
                  saturate=saturate, rng=rng, return_flags=return_flags)

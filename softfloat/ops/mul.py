@@ -11,7 +11,7 @@ from ._common import Exact, apply, is_narrow, safe_magnitude, sign_of, two_produ
 __all__ = ["mul"]
 
 
-def _mul_kernel(fmt, policy, x, y):
+def mul_kernel(fmt, policy, x, y):
     # 0 * inf: float64 makes the NaN
     if is_narrow(fmt):  # two significands of <= 24 bits make <= 48: exact in float64
         return Exact(x * y)
@@ -21,7 +21,7 @@ def _mul_kernel(fmt, policy, x, y):
     return Exact(hi, lo, hazard=hazard)
 
 
-def _mul_exact(policy, a, b):
+def mul_exact(policy, a, b):
     return sign_of(a) != sign_of(b), abs(Fraction(a) * Fraction(b))
 
 
@@ -39,6 +39,6 @@ def mul(a, b, fmt, rounding="nearest_even", *, tininess="after", subnormals=True
     >>> int(sf.mul(g16, g16, "fp16")), float(sf.decode(sf.mul(g32, g32, "fp32"), "fp32"))
     (0, 1.4901161193847656e-08)
     """
-    return apply(_mul_kernel, _mul_exact, fmt, [("a", a), ("b", b)], rounding, tininess=tininess,
+    return apply(mul_kernel, mul_exact, fmt, [("a", a), ("b", b)], rounding, tininess=tininess,
                  subnormals=subnormals, denormals_are_zero=denormals_are_zero, saturate=saturate,
                  rng=rng, return_flags=return_flags)

@@ -12,7 +12,7 @@ from ._common import Exact, apply, is_narrow, safe_magnitude, sign_of, two_produ
 __all__ = ["sqrt"]
 
 
-def _sqrt_kernel(fmt, policy, x):
+def sqrt_kernel(fmt, policy, x):
     hi = np.sqrt(x)
     # x - hi**2 is exact (Dekker's product), so lo = r / (2 hi) has the exact sign of
     # the root's rounding error and nearly its exact size
@@ -25,7 +25,7 @@ def _sqrt_kernel(fmt, policy, x):
     return Exact(hi, lo, lo_exact=False, hazard=hazard)
 
 
-def _sqrt_exact(policy, x: float):
+def sqrt_exact(policy, x: float):
     """(negative, (sig, e_top)): the root's leading 62 bits and a sticky bit, by isqrt.
 
     With 2**e <= a < 2**(e+2) (e even), sqrt(a) = sqrt(a * 2**(122 - e)) * 2**(e/2 - 61),
@@ -60,6 +60,6 @@ def sqrt(a, fmt, rounding="nearest_even", *, tininess="after", subnormals=True,
     >>> hex(sf.sqrt(sf.encode(2.0, "fp16"), "fp16"))
     '0x3da8'
     """
-    return apply(_sqrt_kernel, _sqrt_exact, fmt, [("a", a)], rounding, tininess=tininess,
+    return apply(sqrt_kernel, sqrt_exact, fmt, [("a", a)], rounding, tininess=tininess,
                  subnormals=subnormals, denormals_are_zero=denormals_are_zero, saturate=saturate,
                  rng=rng, return_flags=return_flags)

@@ -1,0 +1,61 @@
+"""Sums, dot products and matrix products with an explicit accumulator, order and hardware model.
+
+``sum``, ``vecdot`` and ``matmul`` take bit patterns of ``fmt`` and return bit patterns of
+``out_format``.  What they compute is defined exactly, so that any result can be redone
+with pencil and paper (and is, by the tests' exact oracle):
+
+Terms
+    ``sum``: t_k = x_k.  ``vecdot``/``matmul``: t_k = a_k * b_k, exact when ``product`` is
+    None (the product is fused into the addition that takes it, one rounding per step as
+    in an fma chain), or round_P(a_k * b_k) when ``product`` is a format P.
+
+IEEE accumulator A (``accumulator`` a format)
+    round_A(v) is the correct rounding of the exact v into A (``rounding``, ``tininess``,
+    ``subnormals``; overflow as IEEE 754 section 7.4).
+
+    * ``order="sequential"``: s = c (held exactly) if given; then for k = 0, 1, ..., K-1:
+      s = round_A(t_k) while s is still undefined, else s = round_A(s + t_k).
+    * ``order="reverse"``: the same with k = K-1, ..., 0.
+    * ``order="pairwise"``: leaves l_k = round_A(t_k); each level adds adjacent pairs,
+      round_A(l_0 + l_1), round_A(l_2 + l_3), ..., an odd last element carried up
+      unchanged, until one value P is left; then s = round_A(c + P) if c is given, else P.
+    * ``block=b``: the terms are cut into runs of b consecutive terms (in the order's
+      direction, the last run shorter), each run is summed in A by the order above without
+      c, and the run sums R_0, R_1, ... are added in sequence into the total in
+      ``out_format`` O: T = c if given; then T = round_O(R_j) while T is undefined, else
+      T = round_O(T + R_j) ("promotion", as DeepSeek-V3 does every 128 FP8 terms).
+    * An empty sum is c, or +0.  The result is round_O(s) (exact when A fits in O).
+
+Hardware accumulator (``accumulator`` a preset name such as "h100", or a
+:class:`FusedAccumulator`)
+    The products go through the chip's fused multi-term adder, block by block in k order
+    (see :mod:`softfloat.accumulate.hardware` for the model and :data:`PRESETS` for the
+    chips); c is the first block's accumulator.  The presets' output is fp32, or fp16 where
+    ``out_format`` is fp16; another ``out_format`` is reached by one final rounding.  With
+    ``block=b`` each run of b terms goes through the fused adder from a zero accumulator and
+    the run results are added in IEEE arithmetic in ``out_format`` as above.
+
+Zeros, NaNs and flags
+    Exact zero sums follow IEEE 754 section 6.3 (+0 for opposite signs, -0 under
+    downward; -0 + -0 = -0).  Every NaN result is the canonical quiet NaN of
+    ``out_format`` (positive), as GPUs return it: sums carry no NaN payloads.  A format
+    without NaN (FP6/FP4) returns +0 there, flagged invalid.  With ``return_flags=True``
+    the result comes with :class:`~softfloat.AccumulationFlags`: per output element, the
+    OR of the IEEE flags over every rounding that made it (invalid: inf - inf, 0 * inf or
+    a signalling NaN among its inputs; divide_by_zero never), and ``swamped``, the number
+    of additions in which a non-zero finite addend left a finite partial sum unchanged
+    (for a pairwise addition: the result equals one operand and the other is non-zero;
+    for the fused adder: a non-zero product truncated away entirely).
+
+Stochastic rounding
+    Each rounding draws 64 random bits that depend only on ``rng``, the output element and
+    the rounding's place in the definition above -- not on how the work is split into
+    blocks -- so results are reproducible for a given seed.
+"""
+
+from __future__ import annotations
+
+from .hardware import PRESETS, FusedAccumulator, hardware_model
+from .reduce import matmul, sum, vecdot  # noqa: A004 - numpy's names
+
+__all__ = ["FusedAccumulator", "PRESETS", "hardware_model", "matmul", "sum", "vecdot"]

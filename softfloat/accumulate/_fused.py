@@ -1,0 +1,167 @@
+"""The fused multi-term adder of matrix units, vectorised over a tile of outputs.
+
+One block of N products and the accumulator c (steps of ``hardware``'s docstring):
+
+    E_k = e(a_k) + e(b_k)          e(x) = max(floor(log2 |x|), emin of x's format)
+    M   = max(E_k, e(c))           over the non-zero terms
+    S   = sum_k trunc(p_k * 2**(F - M)) + trunc(c * 2**(F - M))      (exact integers)
+    r   = round_out(S * 2**(M - F))
+
+Every p_k is exact in float64 (inputs of at most 11 significant bits, products of at most
+24), the scaled terms are integers below 2**(F + 2), and S has at most F + 2 + log2(N + 1)
+<= 53 bits, so float64 carries the whole block exactly; only ``round_out`` rounds.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+
+from .._round import Policy
+from ..formats import Format, fp16
+from ..ops._common import Exact, is_narrow
+from ..ops.add import add_exact, add_kernel
+from ..rounding import Rounding
+from . import _draws
+from ._ieee import Rounder, TileFlags, join
+from .hardware import FusedAccumulator
+
+__all__ = ["accumulate_tile", "check_inputs"]
+
+_NO_EXPONENT = -(1 << 20)  # zeros, infinities and NaNs take no part in M
+
+
+def check_inputs(acc: FusedAccumulator, fmt: Format) -> None:
+    """The model needs products that are exact in float64 (inputs of <= 24-bit precision)."""
+    if not is_narrow(fmt) or fmt.precision > 12:
+        raise ValueError(f"the fused accumulator model takes inputs of at most 11 fraction bits and "
+                         f"8 exponent bits (fp16, bf16, tf32, FP8, ...); got {fmt}")
+
+
+def _exponents(x, emin: int):
+    """e(x) = max(floor(log2 |x|), emin) for finite non-zero x, else _NO_EXPONENT."""
+    _, e = np.frexp(x)
+    e = np.maximum(e.astype(np.int64) - 1, emin)
+    return np.where((x != 0) & np.isfinite(x), e, _NO_EXPONENT)
+
+
+class _Block:
+    """One fused step over the products of a block, vectorised over the tile."""
+
+    def __init__(self, acc: FusedAccumulator, spec, want: bool):
+        self.F = acc.fraction_bits
+        self.out = acc.output
+        self.c_emin = acc.output.emin
+        policy = Policy(rounding=acc.output_rounding)
+        self.to_out = Rounder(acc.rounding_format, policy, want)
+        self.want = want
+
+    def __call__(self, P, E, nan_inputs, c, flags: TileFlags):
+        """P (rows, n) exact products, E (rows, n) their exponents, nan_inputs (n,) "a NaN
+        among the factors", c (n,) the accumulator's values."""
+        ec = _exponents(c, self.c_emin)
+        M = np.maximum(E.max(axis=0, initial=_NO_EXPONENT), ec)
+        live = M > _NO_EXPONENT
+        shift = np.where(live, self.F - M, 0)
+        scaled = np.ldexp(P, shift[None, :])
+        kept = np.trunc(scaled)
+        c_scaled = np.ldexp(c, shift)
+        c_kept = np.trunc(c_scaled)
+        S = kept.sum(axis=0) + c_kept
+        exact = np.ldexp(S, -shift)
+        finite = np.isfinite(exact)
+        zero = (S == 0) & finite
+        # -0 only when every term is a -0 (c included); cancellation gives +0
+        negzero = zero & np.signbit(c) & (c == 0) & np.all((P == 0) & np.signbit(P), axis=0)
+        exact[zero] = 0.0
+        exact[negzero] = -0.0
+        values, fl = self.to_out(Exact(exact), None, [exact], None)
+        if self.want:
+            fl = list(fl)
+            dropped = ((kept != scaled) & np.isfinite(scaled)).any(axis=0) | ((c_kept != c_scaled) & np.isfinite(c))
+            fl[4] = dropped if fl[4] is None else fl[4] | dropped
+            nan = np.isnan(values)
+            if nan.any():  # inf - inf or 0 * inf, not a NaN passed on
+                fl[0] = nan & ~np.isnan(c) & ~nan_inputs
+            swamped = ((P != 0) & np.isfinite(P) & (kept == 0)).sum(axis=0)
+            flags.add(fl, swamped)
+        return values
+
+
+def accumulate_tile(acc: FusedAccumulator, spec, tile, c_values, flags: TileFlags):
+    """The tile's results (flat exact float64 values of out_format)."""
+    fmt, K, n = spec.fmt, tile.layout.K, tile.n
+    block = _Block(acc, spec, spec.want)
+    via = acc.fp8 == "via_fp16" and fmt.exponent_bits <= 5 and fmt.mantissa_bits <= 3
+    emin = fp16.emin if via else fmt.emin
+    ieee_out = Rounder(acc.output, replace(spec.policy, rounding=Rounding.NEAREST_EVEN), spec.want)
+    to_hw = Rounder(acc.output, spec.policy, spec.want)
+    to_out = Rounder(spec.out, spec.policy, spec.want)
+
+    def products(k0, k1):
+        X, Y = tile.factors(k0, k1)
+        if Y is None:  # a sum: terms are products x * 1
+            Y = np.ones((1,) * X.ndim)
+        E = _exponents(X, emin) + _exponents(Y, emin)
+        E = np.where(E < _NO_EXPONENT // 2, _NO_EXPONENT, E)  # a zero factor: no product
+        P = np.multiply(X, Y)
+        rows = k1 - k0
+        nan_in = np.broadcast_to(np.isnan(X) | np.isnan(Y), P.shape).reshape(rows, -1)
+        return P.reshape(rows, -1), np.broadcast_to(E, P.shape).reshape(rows, -1), nan_in
+
+    def chain(k0, k1, c):
+        """Blocks of N terms over k0 .. k1-1 from accumulator c (values of the output)."""
+        if via:
+            for a in range(k0, k1, acc.terms):
+                b = min(a + acc.terms, k1)
+                P, E, nan_in = products(a, b)
+                first = (np.arange(a, b) % 4) < 2
+                s = block(P[first], E[first], nan_in[first].any(axis=0), np.zeros(n), flags)
+                s = block(P[~first], E[~first], nan_in[~first].any(axis=0), s, flags)
+                res = add_kernel(join(acc.output, acc.output), ieee_out.policy, s, c)
+                c, fl = ieee_out(res, add_exact, [s, c], None)
+                if fl is not None:
+                    flags.add(fl)
+            return c
+        for a in range(k0, k1, acc.terms):
+            b = min(a + acc.terms, k1)
+            P, E, nan_in = products(a, b)
+            c = block(P, E, nan_in.any(axis=0), c, flags)
+        return c
+
+    if c_values is None:
+        start = np.zeros(n)
+    elif spec.out == acc.output:
+        start = c_values
+    else:
+        start, fl = to_hw(Exact(c_values.copy()), None, [c_values], _rand(spec, _draws.FINAL, 1, tile))
+        if fl is not None:
+            flags.add(fl)
+    if spec.block is None:
+        result = chain(0, K, start)
+        if spec.out == acc.output:
+            return result
+        values, fl = to_out(Exact(result.copy()), None, [result], _rand(spec, _draws.FINAL, 0, tile))
+        if fl is not None:
+            flags.add(fl)
+        return values
+    total = None if c_values is None else c_values
+    for j, k0 in enumerate(range(0, K, spec.block)):
+        run = chain(k0, min(k0 + spec.block, K), np.zeros(n))
+        if total is None:
+            total, fl = to_out(Exact(run.copy()), None, [run], _rand(spec, _draws.PROMOTE, j, tile))
+        else:
+            res = add_kernel(join(spec.out, acc.output), spec.policy, total, run)
+            before = total
+            total, fl = to_out(res, add_exact, [total, run], _rand(spec, _draws.PROMOTE, j, tile))
+            if fl is not None:
+                flags.add(fl, (run != 0) & np.isfinite(run) & np.isfinite(before) & (total == before))
+                fl = None
+        if fl is not None:
+            flags.add(fl)
+    return np.zeros(n) if total is None else total
+
+
+def _rand(spec, kind, step, tile):
+    return None if spec.key is None else _draws.draws(spec.key, kind, step, tile.q0, tile.n)

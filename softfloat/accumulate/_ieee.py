@@ -1,0 +1,283 @@
+"""IEEE accumulators: every addition rounded once in the accumulator format.
+
+The orders, ``c``, ``product`` and ``block`` are defined in the package docstring; this
+module carries them out tile by tile.  Each step hands the exact sum to the operations'
+own kernels (``softfloat.ops``: float64 error-free transformations, exact rational
+arithmetic on the rare hazard lanes) and their rounding point, then decodes the rounded
+bits back to exact float64 values for the next step.  Work is vectorised over the
+output elements of a tile; the pairwise order is also vectorised over the pairs of a
+level, and the leaves of a chunk of k.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .._decode import decode_block
+from .._encode import Workspace
+from .._round import Policy
+from ..formats import Format, fp64
+from ..ops._common import Exact, is_narrow, round_result
+from ..ops.add import add_exact, add_kernel
+from ..ops.fma import fma_exact, fma_kernel
+from ..ops.mul import mul_exact, mul_kernel
+from . import _draws
+
+__all__ = ["Arithmetic", "Rounder", "Spec", "TileFlags", "join"]
+
+
+@dataclass(frozen=True)
+class Spec:
+    """Everything one reduction call fixes (already validated)."""
+
+    fmt: Format  # the inputs
+    acc: Format  # the accumulator A
+    out: Format  # out_format O
+    product: Format | None
+    order: str
+    block: int | None
+    policy: Policy
+    key: np.uint64 | None  # stochastic rounding only
+    want: bool
+
+
+def join(f: Format, g: Format) -> Format:
+    """An IEEE format holding every value of ``f`` and of ``g`` (it picks the kernels'
+    float64 path: see ``softfloat.ops._common.is_narrow`` and ``sums_are_exact``).  fn,
+    fnuz and finite formats reach one binade higher than IEEE ones: one more exponent bit."""
+    wider = any(h.specials.value != "ieee" for h in (f, g))
+    e = min(max(f.exponent_bits, g.exponent_bits) + wider, 11)
+    return Format(e, max(f.mantissa_bits, g.mantissa_bits))
+
+
+class TileFlags:
+    """The flags and swamped counts of one tile's outputs, ORed / added over its steps."""
+
+    def __init__(self, n: int, want: bool):
+        self.n = n
+        self.masks = [np.zeros(n, dtype=bool) for _ in range(5)] if want else None
+        self.swamped = np.zeros(n, dtype=np.int64) if want else None
+
+    def add(self, fl, swamped=None):
+        """OR in a step's five flag masks (shape (n,) or (rows * n,)); add swamped counts."""
+        if self.masks is None:
+            return
+        for dst, src in zip(self.masks, fl):
+            if src is not None:
+                dst |= src.reshape(-1, self.n).any(axis=0)
+        if swamped is not None:
+            self.swamped += swamped.reshape(-1, self.n).sum(axis=0)
+
+
+class Rounder:
+    """Rounds kernels' exact results into one format and returns exact float64 values."""
+
+    def __init__(self, fmt: Format, policy: Policy, want: bool):
+        self.fmt, self.policy, self.want = fmt, policy, want
+        self.ws = Workspace(0)
+
+    def __call__(self, res: Exact, exact, xs, rand):
+        """(values, five flag masks or None): res rounded into fmt, NaN lanes flagged
+        invalid where no operand was a NaN, and cleared of the other flags."""
+        n = res.hi.size
+        if self.ws.size < n:
+            self.ws = Workspace(n)
+        bits = self.ws.get("rounded", self.fmt.storage_dtype, n)
+        fl = round_result(res, exact, xs, self.fmt, self.policy, rand, self.want, bits, self.ws)
+        values = decode_block(bits, self.fmt, np.empty(n), self.ws)
+        if not self.want:
+            return values, None
+        fl = list(fl)
+        nan = np.isnan(res.hi)
+        if nan.any():
+            made = nan.copy()
+            for x in xs:
+                made &= ~np.isnan(x)
+            if res.invalid is not None:
+                made |= res.invalid
+            fl[0] = made
+            for j in (2, 3, 4):
+                if fl[j] is not None:
+                    fl[j] = fl[j] & ~nan
+        elif res.invalid is not None:
+            fl[0] = res.invalid
+        return values, fl
+
+
+class Arithmetic:
+    """The roundings of one call: terms, sequential additions, pair additions, promotions."""
+
+    def __init__(self, spec: Spec, is_product: bool):
+        self.spec = spec
+        p = spec.policy
+        self.to_acc = Rounder(spec.acc, p, spec.want)
+        self.to_product = Rounder(spec.product, p, spec.want) if spec.product is not None else None
+        self.to_out = Rounder(spec.out, p, spec.want)
+        # the format that selects each kernel's float64 path: one holding every operand
+        # (see join); exact products of narrow inputs are sums of arbitrary float64s
+        fused = is_product and spec.product is None
+        self.sum_format = fp64 if fused else join(spec.acc, spec.product or spec.fmt)
+        self.product_format = spec.fmt if is_narrow(spec.fmt) else fp64
+
+    def rand(self, kind, step, q0, n, level=0):
+        key = self.spec.key
+        return None if key is None else _draws.draws(key, kind, step, q0, n, level)
+
+    # ---- terms -------------------------------------------------------------------------
+    def terms(self, X, Y, ks, q0, n, flags: TileFlags):
+        """Exact values of the terms with indices ``ks`` (rows of X*Y, or X), flat, for the
+        additions that take them; None when the products must stay fused (wide inputs)."""
+        if Y is None:
+            return X.reshape(-1)
+        if self.spec.product is None and not is_narrow(self.spec.fmt):
+            return None
+        with np.errstate(all="ignore"):
+            t = np.multiply(X, Y).reshape(-1)  # exact: is_narrow(fmt)
+        if self.spec.product is None:
+            if flags.masks is not None:
+                flags.add([_made_nan(t, X, Y, len(ks)), None, None, None, None])
+            return t
+        xs = list(_flat_factors(X, Y))
+        res = mul_kernel(self.product_format, self.spec.policy, *xs)
+        rand = None if self.spec.key is None else self.rand(_draws.PRODUCT, np.asarray(ks), q0, n).reshape(-1)
+        values, fl = self.to_product(res, mul_exact, xs, rand)
+        if fl is not None:
+            flags.add(fl)
+        return values
+
+    # ---- one sequential step -----------------------------------------------------------
+    def add(self, s, t, factors, k, q0, n, flags: TileFlags):
+        """s + t_k rounded into A (s None: t_k alone); t None means the fused product of
+        ``factors`` (flat float64 arrays)."""
+        spec = self.spec
+        rand = self.rand(_draws.ADD, k, q0, n)
+        if t is None:
+            x, y = factors
+            if s is None:
+                res, exact, xs = mul_kernel(fp64, spec.policy, x, y), mul_exact, [x, y]
+            else:
+                res, exact, xs = fma_kernel(fp64, spec.policy, x, y, s), fma_exact, [x, y, s]
+        elif s is None:
+            res, exact, xs = Exact(t.copy()), None, [t]
+        else:
+            res, exact, xs = add_kernel(self.sum_format, spec.policy, s, t), add_exact, [s, t]
+        values, fl = self.to_acc(res, exact, xs, rand)
+        if fl is not None:
+            swamped = None
+            if s is not None:
+                addend_ok = _nonzero_finite(t) if t is not None else (
+                    _nonzero_finite(factors[0]) & _nonzero_finite(factors[1]))
+                swamped = addend_ok & np.isfinite(s) & (values == s)
+            flags.add(fl, swamped)
+        return values
+
+    def add_pairs(self, left, right, q0, n, steps, level, flags: TileFlags, to=None):
+        """Rows left[i] + right[i] rounded into A (or ``to``): pair additions or
+        promotions, vectorised over the rows.  A pair addition is swamped when the result
+        equals either operand and the other is non-zero; a promotion (``to`` given) when
+        the running total (left) absorbs a non-zero run sum."""
+        rounder = to or self.to_acc
+        kind = _draws.PROMOTE if to is not None else _draws.PAIR
+        a, b = left.reshape(-1), right.reshape(-1)
+        res = add_kernel(join(rounder.fmt, self.spec.acc), self.spec.policy, a, b)
+        rand = None if self.spec.key is None else self.rand(kind, np.asarray(steps), q0, n, level).reshape(-1)
+        values, fl = rounder(res, add_exact, [a, b], rand)
+        if fl is not None:
+            swamped = _nonzero_finite(b) & np.isfinite(a) & (values == a)
+            if to is None:
+                swamped |= _nonzero_finite(a) & np.isfinite(b) & (values == b)
+            flags.add(fl, swamped)
+        return values.reshape(left.shape)
+
+
+    # ---- the pieces the orders are made of (see _orders) -------------------------------
+    def chain(self, s, tile, c0, c1, reverse, flags: TileFlags):
+        """s, then terms c0 .. c1-1 (backwards if ``reverse``) added one at a time."""
+        X, Y = tile.factors(c0, c1)
+        for i in (range(c1 - c0 - 1, -1, -1) if reverse else range(c1 - c0)):
+            x = X[i]
+            if Y is None:
+                t, factors = np.ascontiguousarray(np.broadcast_to(x, tile.shape)).reshape(-1), None
+            else:
+                y = Y[i]
+                t = self.terms(x[None], y[None], [c0 + i], tile.q0, tile.n, flags)
+                factors = None if t is not None else _flat_factors(x, y)
+            s = self.add(s, t, factors, c0 + i, tile.q0, tile.n, flags)
+        return s
+
+    def leaves(self, tile, a, b, flags: TileFlags):
+        """The terms a .. b-1 each rounded into A, as rows."""
+        X, Y = tile.factors(a, b)
+        ks = np.arange(a, b)
+        n = tile.n
+        if Y is None:
+            t = np.ascontiguousarray(np.broadcast_to(X, (b - a,) + tile.shape)).reshape(-1)
+        else:
+            t = self.terms(X, Y, ks, tile.q0, n, flags)
+        if t is None:  # wide inputs: the products rounded into A
+            xs = list(_flat_factors(X, Y))
+            res, exact = mul_kernel(fp64, self.spec.policy, *xs), mul_exact
+        else:
+            res, exact, xs = Exact(t.copy()), None, [t]
+        rand = None if self.spec.key is None else self.rand(_draws.LEAF, ks, tile.q0, n).reshape(-1)
+        values, fl = self.to_acc(res, exact, xs, rand)
+        if fl is not None:
+            flags.add(fl)
+        return values.reshape(b - a, n)
+
+    def pairs(self, left, right, tile, steps, level, flags: TileFlags):
+        """Pair additions of one level, rounded into A."""
+        return self.add_pairs(left, right, tile.q0, tile.n, steps, level, flags)
+
+    def add_c(self, start, total, tile, K, flags: TileFlags):
+        """c + P for the pairwise order, rounded into A (c held exactly)."""
+        res = add_kernel(join(self.spec.out, self.spec.acc), self.spec.policy, start, total)
+        values, fl = self.to_acc(res, add_exact, [start, total], self.rand(_draws.ADD, K, tile.q0, tile.n))
+        if fl is not None:
+            flags.add(fl, _nonzero_finite(total) & np.isfinite(start) & (values == start))
+        return values
+
+    def promote(self, total, run, j, tile, flags: TileFlags):
+        """The running total in out_format plus run sum j (total None: the run alone)."""
+        if total is None:
+            values, fl = self.to_out(Exact(run.copy()), None, [run],
+                                     self.rand(_draws.PROMOTE, j, tile.q0, tile.n))
+            if fl is not None:
+                flags.add(fl)
+            return values
+        return self.add_pairs(total[None], run[None], tile.q0, tile.n, [j], 0, flags, to=self.to_out)[0]
+
+    def finish(self, s, tile, flags: TileFlags):
+        """s rounded into out_format."""
+        if self.spec.acc == self.spec.out:
+            return s
+        values, fl = self.to_out(Exact(s.copy()), None, [s], self.rand(_draws.FINAL, 0, tile.q0, tile.n))
+        if fl is not None:
+            flags.add(fl)
+        return values
+
+    def start(self, c_values):
+        return c_values
+
+    def zeros(self, n):
+        return np.zeros(n)
+
+def _nonzero_finite(x):
+    return (x != 0) & np.isfinite(x)
+
+
+def _made_nan(t, X, Y, rows):
+    """Invalid products (0 * inf): NaN where neither factor is a NaN."""
+    nan = np.isnan(t)
+    if not nan.any():
+        return None
+    x, y = _flat_factors(X, Y)
+    return nan & ~np.isnan(x) & ~np.isnan(y)
+
+
+def _flat_factors(X, Y):
+    shape = np.broadcast_shapes(X.shape, Y.shape)
+    return (np.ascontiguousarray(np.broadcast_to(X, shape)).reshape(-1),
+            np.ascontiguousarray(np.broadcast_to(Y, shape)).reshape(-1))

@@ -1,0 +1,283 @@
+"""Operands of a reduction: checked, laid out k-major, and cut into tiles of output elements.
+
+Every reduction becomes "for each output element q, the terms t_0 .. t_{K-1}", where each
+term is x (a sum) or x * y (a product).  Two layouts serve the three functions:
+
+* paired (sum, vecdot): bit patterns transposed once to ``(K, Q)``, so that the k-th
+  terms of a run of outputs are one contiguous row slice; decoded chunk by chunk, since
+  each input is used once;
+* outer (matmul): values decoded once (each input is used N or M times), A transposed to
+  ``(batch, K, M)``; the k-th terms of a tile of rows are the outer product of a column
+  slice of A and a row slice of B.
+
+A tile is a run of consecutive output elements (whole rows of a matrix product, or part
+of one row), so that its flat output indices are ``q0 .. q0 + n - 1``; the engines keep
+its running sums in block-sized buffers.
+"""
+
+from __future__ import annotations
+
+import operator
+from dataclasses import dataclass
+
+import numpy as np
+
+from .. import _validate
+from .._decode import decode_block
+from .._encode import BLOCK_SIZE, Workspace
+from ..formats import Format, Specials
+
+__all__ = ["Layout", "Tile", "matmul_layout", "paired_layout", "initial_values"]
+
+
+@dataclass
+class Tile:
+    """A run of output elements and the way to their terms."""
+
+    layout: "Layout"
+    q0: int
+    shape: tuple[int, ...]  # the tile's own shape: (n,) or (rows, cols)
+    where: tuple  # index of the tile in the batched output array
+
+    @property
+    def n(self) -> int:
+        return int(np.prod(self.shape))
+
+    def factors(self, k0: int, k1: int):
+        """Terms k0 .. k1-1 as (X, Y): float64 arrays with a leading k axis that broadcast to
+        ``(k1 - k0,) + shape`` (Y is None for a sum)."""
+        return self.layout.factors(self, k0, k1)
+
+
+class Layout:
+    """Result shape, K, and the term source; see the module docstring."""
+
+    shape: tuple[int, ...]
+    K: int
+    is_product: bool
+    outer: bool = False
+
+    def magnitude_ranges(self):
+        """((smallest non-zero, largest) |x|, the same for y) over the inputs, or None when
+        one of them is an infinity or a NaN (zeros count as the smallest non-zero: 1)."""
+        raise NotImplementedError
+
+    def tiles(self, size: int):
+        raise NotImplementedError
+
+    def factors(self, tile: Tile, k0: int, k1: int):
+        raise NotImplementedError
+
+
+class _Paired(Layout):
+    def __init__(self, shape, x_bits, y_bits, fmt):
+        self.shape = shape
+        self.fmt = fmt
+        self.K = x_bits.shape[0]
+        self.Q = x_bits.shape[1]
+        self.x_bits, self.y_bits = x_bits, y_bits
+        self.is_product = y_bits is not None
+        self._ws = Workspace(BLOCK_SIZE)
+
+    def magnitude_ranges(self):
+        ranges = []
+        for bits in (b for b in (self.x_bits, self.y_bits) if b is not None):
+            mag = bits & bits.dtype.type(self.fmt.sign_mask - 1)
+            if mag.size and mag.max() > self.fmt.max_finite_bits:
+                return None
+            if self.fmt.specials is Specials.FNUZ and np.any(bits == self.fmt.nan_bits):
+                return None
+            nonzero = mag[mag != 0]
+            if not nonzero.size:
+                ranges.append((1.0, 0.0))
+                continue
+            lo, hi = decode_block(np.array([nonzero.min(), nonzero.max()]), self.fmt)
+            ranges.append((float(lo), float(hi)))
+        return ranges
+
+    def tiles(self, size):
+        for q0 in range(0, self.Q, size):
+            n = min(size, self.Q - q0)
+            yield Tile(self, q0, (n,), (slice(q0, q0 + n),))
+
+    def factors(self, tile, k0, k1):
+        sl = tile.where[0]
+        x = _decode(self.x_bits[k0:k1, sl], self.fmt)
+        y = None if self.y_bits is None else _decode(self.y_bits[k0:k1, sl], self.fmt)
+        return x, y
+
+
+class _Outer(Layout):
+    def __init__(self, shape, a_t, b, batch_pairs, M, N):
+        self.shape = shape
+        self.a_t, self.b = a_t, b  # (Ba, K, M) and (Bb, K, N) float64 values
+        self.pairs = batch_pairs
+        self.M, self.N = M, N
+        self.K = b.shape[1]
+        self.is_product = True
+        self.outer = True
+
+    def magnitude_ranges(self):
+        ranges = []
+        for values in (self.a_t, self.b):
+            mag = np.abs(values)
+            if mag.size and not np.isfinite(mag).all():
+                return None
+            nonzero = mag[mag != 0]
+            ranges.append((float(nonzero.min()), float(nonzero.max())) if nonzero.size else (1.0, 0.0))
+        return ranges
+
+    def tiles(self, size):
+        M, N = self.M, self.N
+        rows = max(1, size // max(N, 1))
+        cols = min(N, size)
+        for t, _ in enumerate(self.pairs):
+            for i0 in range(0, M, rows):
+                i1 = min(i0 + rows, M)
+                for j0 in range(0, N, cols):
+                    j1 = min(j0 + cols, N)
+                    yield Tile(self, (t * M + i0) * N + j0, (i1 - i0, j1 - j0),
+                               (t, slice(i0, i1), slice(j0, j1)))
+
+    def factors(self, tile, k0, k1):
+        t, rows, cols = tile.where
+        ia, ib = self.pairs[t]
+        return self.a_t[ia, k0:k1, rows, None], self.b[ib, k0:k1, None, cols]
+
+
+def _decode(bits, fmt):
+    """Exact float64 values of a 2-D slice of bit patterns (a small contiguous copy)."""
+    flat = np.ascontiguousarray(bits).reshape(-1)
+    return decode_block(flat, fmt).reshape(bits.shape)
+
+
+def _patterns(name, value, fmt):
+    return _validate.bit_patterns(name, value, fmt.bits).astype(fmt.storage_dtype, copy=False)
+
+
+def _signaling(bits, fmt):
+    """Signalling NaN patterns (IEEE formats only: the others have no signalling NaN)."""
+    if fmt.specials is not Specials.IEEE:
+        return np.zeros(bits.shape, dtype=bool)
+    mag = bits & fmt.storage_dtype.type(fmt.sign_mask - 1)
+    quiet = fmt.storage_dtype.type(1 << (fmt.mantissa_bits - 1))
+    return (mag > fmt.exponent_mask) & ((mag & quiet) == 0)
+
+
+def _axes(axis, ndim):
+    """Normalise ``axis`` (None, int or tuple of ints) for an array of ``ndim`` dimensions."""
+    if axis is None:
+        return tuple(range(ndim))
+    items = axis if isinstance(axis, tuple) else (axis,)
+    out = []
+    for a in items:
+        try:
+            a = operator.index(a)
+        except TypeError:
+            raise TypeError(f"axis must be None, an int or a tuple of ints; got {_validate.describe(axis)}") from None
+        if not -ndim <= a < ndim:
+            raise ValueError(f"axis {a} is out of bounds for an array of {ndim} dimension(s)")
+        out.append(a % ndim)
+    if len(set(out)) != len(out):
+        raise ValueError(f"axis={axis!r} repeats an axis")
+    return tuple(out)
+
+
+def paired_layout(fmt: Format, x, y=None, *, axis, keepdims=False, names=("x", "y")):
+    """Layout of a sum (``y`` None: reduce ``axis``, an int, tuple or None) or of a vecdot
+    (contract ``axis``, an int, of x and y after broadcasting the other axes).
+
+    Returns the layout, the signalling-NaN mask per output element and the result shape.
+    """
+    x = _patterns(names[0], x, fmt)
+    if y is None:
+        axes = _axes(axis, x.ndim)
+        keep = [d for d in range(x.ndim) if d not in axes]
+        moved = np.transpose(x, axes + tuple(keep))
+        out_shape = tuple(x.shape[d] for d in keep)
+        K = int(np.prod([x.shape[d] for d in axes], dtype=np.int64))
+        x_bits = np.ascontiguousarray(moved).reshape(K, int(np.prod(out_shape, dtype=np.int64)))
+        y_bits = None
+        signaling = _signaling(x_bits, fmt).any(axis=0) if K else np.zeros(x_bits.shape[1], bool)
+        if keepdims:
+            out_shape = tuple(1 if d in axes else x.shape[d] for d in range(x.ndim))
+    else:
+        y = _patterns(names[1], y, fmt)
+        if x.ndim == 0 or y.ndim == 0:
+            raise ValueError(f"vecdot needs arrays of at least one dimension; got {names[0]} of shape "
+                             f"{x.shape} and {names[1]} of shape {y.shape}")
+        try:
+            ax = operator.index(axis)
+        except TypeError:
+            raise TypeError(f"axis must be an int; got {_validate.describe(axis)}") from None
+        for name, arr in ((names[0], x), (names[1], y)):
+            if not -arr.ndim <= ax < arr.ndim:
+                raise ValueError(f"axis {ax} is out of bounds for {name} of shape {arr.shape}")
+        xm, ym = np.moveaxis(x, ax, -1), np.moveaxis(y, ax, -1)
+        if xm.shape[-1] != ym.shape[-1]:
+            raise ValueError(f"vecdot: the contracted axis has length {xm.shape[-1]} in {names[0]} "
+                             f"(shape {x.shape}) but {ym.shape[-1]} in {names[1]} (shape {y.shape})")
+        try:
+            out_shape = np.broadcast_shapes(xm.shape[:-1], ym.shape[:-1])
+        except ValueError:
+            raise ValueError(f"vecdot: {names[0]} of shape {x.shape} and {names[1]} of shape {y.shape} "
+                             f"do not broadcast outside axis {ax}") from None
+        K = xm.shape[-1]
+        Q = int(np.prod(out_shape, dtype=np.int64))
+        x_bits, y_bits = (np.ascontiguousarray(np.moveaxis(np.broadcast_to(m, out_shape + (K,)), -1, 0))
+                          .reshape(K, Q) for m in (xm, ym))
+        signaling = (_signaling(x_bits, fmt) | _signaling(y_bits, fmt)).any(axis=0)
+    layout = _Paired(tuple(out_shape), x_bits, y_bits, fmt)
+    return layout, signaling.reshape(out_shape)
+
+
+def matmul_layout(fmt: Format, a, b):
+    """Layout of numpy's matmul: (..., M, K) @ (..., K, N), 1-d operands promoted and their
+    axis removed from the result, batch axes broadcast."""
+    a = _patterns("a", a, fmt)
+    b = _patterns("b", b, fmt)
+    if a.ndim == 0 or b.ndim == 0:
+        raise ValueError(f"matmul needs arrays of at least one dimension; got a of shape {a.shape} "
+                         f"and b of shape {b.shape} (use softfloat.mul for scalars)")
+    a2 = a[None, :] if a.ndim == 1 else a
+    b2 = b[:, None] if b.ndim == 1 else b
+    M, K = a2.shape[-2:]
+    K2, N = b2.shape[-2:]
+    if K != K2:
+        raise ValueError(f"matmul: a has {K} columns (shape {a.shape}) but b has {K2} rows "
+                         f"(shape {b.shape}); the contracted lengths must match")
+    try:
+        batch = np.broadcast_shapes(a2.shape[:-2], b2.shape[:-2])
+    except ValueError:
+        raise ValueError(f"matmul: the batch axes of a {a.shape} and b {b.shape} do not broadcast") from None
+    shape = batch + (M, N)
+    if a.ndim == 1:
+        shape = shape[:-2] + (N,)
+    if b.ndim == 1:
+        shape = shape[:-1]
+    a3 = a2.reshape((int(np.prod(a2.shape[:-2], dtype=np.int64)), M, K))
+    b3 = b2.reshape((int(np.prod(b2.shape[:-2], dtype=np.int64)), K, N))
+    ia = np.broadcast_to(np.arange(a3.shape[0]).reshape(a2.shape[:-2] or ()), batch).reshape(-1)
+    ib = np.broadcast_to(np.arange(b3.shape[0]).reshape(b2.shape[:-2] or ()), batch).reshape(-1)
+    a_t = np.ascontiguousarray(np.swapaxes(_decode(a3, fmt), 1, 2))
+    b_v = _decode(b3, fmt)
+    sa = _signaling(a3, fmt).any(axis=2)  # (Ba, M)
+    sb = _signaling(b3, fmt).any(axis=1)  # (Bb, N)
+    signaling = (sa[ia][:, :, None] | sb[ib][:, None, :]).reshape(shape)
+    layout = _Outer(shape, a_t, b_v, list(zip(ia.tolist(), ib.tolist())), M, N)
+    return layout, signaling
+
+
+def initial_values(c, out_format: Format, shape):
+    """``c`` (bit patterns of out_format, broadcast to the result shape) as flat exact
+    float64 values, or None."""
+    if c is None:
+        return None
+    bits = _patterns("c", c, out_format)
+    try:
+        if np.broadcast_shapes(bits.shape, shape) != tuple(shape):
+            raise ValueError
+    except ValueError:
+        raise ValueError(f"c of shape {bits.shape} does not broadcast to the result shape {tuple(shape)}") from None
+    flat = np.ascontiguousarray(np.broadcast_to(bits, shape)).reshape(-1)
+    return decode_block(flat, out_format), _signaling(flat, out_format)

@@ -1,0 +1,271 @@
+"""The public reductions: sum, vecdot and matmul (definitions in the package docstring)."""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+
+from .. import _validate
+from .._encode import BLOCK_SIZE, Workspace, encode_block
+from .._options import policy_from_options
+from .._round import Policy
+from ..flags import AccumulationFlags
+from ..formats import Format, as_format, fp32
+from . import _draws, _fast, _fused, _ieee, _orders
+from ._operands import initial_values, matmul_layout, paired_layout
+from .hardware import PRESETS, FusedAccumulator, hardware_model, is_preset
+
+__all__ = ["matmul", "sum", "vecdot"]
+
+_ORDERS = ("sequential", "pairwise", "reverse")
+
+
+def sum(x, fmt, *, axis=None, keepdims=False, accumulator=None, out_format=None, c=None,  # noqa: A001
+        order="sequential", block=None, rounding="nearest_even", tininess="after", subnormals=True,
+        rng=None, return_flags=False):
+    """Sum of bit patterns of ``fmt`` along ``axis``, accumulated as the package docstring
+    defines: in ``accumulator``, in the given ``order``, rounded into ``out_format``.
+
+    Parameters
+    ----------
+    x : integer array_like
+        Bit patterns of ``fmt``.
+    fmt : Format or str
+    axis : None, int or tuple of ints, default None
+        The axes to reduce (None: all, in C order: k is the flat index).
+    keepdims : bool, default False
+    accumulator : Format, str, FusedAccumulator or None
+        A format (each addition rounded once in it), a hardware preset name ("v100",
+        "t4", "a100", "a2", "ada", "l40s", "h100", "h200", "b200": the terms go through
+        its fused adder as products x * 1) or a :class:`FusedAccumulator`.
+        Default: ``fmt`` itself.
+    out_format : Format or str, optional
+        Format of the result (default: the accumulator's).
+    c : integer array_like, optional
+        Bit patterns of ``out_format``, broadcast to the result: the initial value.
+    order : {"sequential", "pairwise", "reverse"}, default "sequential"
+    block : int, optional
+        Sum runs of ``block`` terms in the accumulator, then add the run sums in
+        ``out_format`` (promotion).
+    rounding : Rounding or str, default "nearest_even"
+        The mode of every rounding (the hardware accumulators' fused steps use the
+        hardware's own).
+    tininess : {"after", "before"}, default "after"
+    subnormals : bool, default True
+        False flushes subnormal results of every rounding to zero.
+    rng : numpy.random.Generator or int, optional
+        For ``rounding="stochastic"``: a seed or generator makes the result reproducible;
+        None draws fresh entropy.  Ignored by the deterministic modes.
+    return_flags : bool, default False
+        Also return :class:`~softfloat.AccumulationFlags` (the IEEE flags per output
+        element, ORed over its roundings, and the count of swamped additions).
+
+    Returns
+    -------
+    bits : ndarray of ``out_format.storage_dtype`` (a numpy scalar for a 0-d result),
+        and the flags with ``return_flags``.
+
+    Examples
+    --------
+    >>> import numpy as np, softfloat as sf
+    >>> ones = np.full(4096, sf.encode(1.0, "fp16"))
+    >>> float(sf.decode(sf.sum(ones, "fp16"), "fp16"))                # stalls at 2048
+    2048.0
+    >>> float(sf.decode(sf.sum(ones, "fp16", accumulator="fp32"), "fp32"))
+    4096.0
+    >>> bits, flags = sf.sum(ones, "fp16", return_flags=True)
+    >>> int(flags.swamped)                                             # 2048 updates lost
+    2048
+    """
+    fmt = as_format(fmt)
+    keepdims = _validate.boolean("keepdims", keepdims)
+    layout, signaling = paired_layout(fmt, x, axis=axis, keepdims=keepdims, names=("x", None))
+    return _reduce(layout, signaling, fmt, fmt, accumulator, out_format, c, None, order, block,
+                   rounding, tininess, subnormals, rng, return_flags)
+
+
+def vecdot(a, b, fmt, *, axis=-1, accumulator=None, out_format=None, c=None, product=None,
+           order="sequential", block=None, rounding="nearest_even", tininess="after", subnormals=True,
+           rng=None, return_flags=False):
+    """Dot products of bit patterns of ``fmt`` along ``axis`` (numpy 2's ``vecdot``: the
+    axis is contracted, the others broadcast).
+
+    Parameters
+    ----------
+    a, b : integer array_like
+        Bit patterns of ``fmt``, of the same length along ``axis``.
+    fmt : Format or str
+    axis : int, default -1
+    accumulator : Format, str, FusedAccumulator or None
+        As for :func:`sum`.  Default: "fp32" when every value of ``fmt`` is an fp32 value
+        (fp16, bf16, tf32, FP8, ...), else ``fmt``.
+    product : Format or str, optional
+        None: products are exact and fused into the additions (one rounding per step).
+        A format: each product is first rounded into it (a separate multiply).
+    out_format, c, order, block, rounding, tininess, subnormals, rng, return_flags
+        As for :func:`sum`.
+
+    Returns
+    -------
+    bits : ndarray of ``out_format.storage_dtype`` (or a scalar), and the flags with
+        ``return_flags``.
+
+    Examples
+    --------
+    >>> import numpy as np, softfloat as sf
+    >>> a = sf.encode(np.full(3, 1.0), "fp16"); b = sf.encode([2.0**-11, 2.0**-11, 2.0**-11], "fp16")
+    >>> one = sf.encode(1.0, "fp16")
+    >>> float(sf.decode(sf.vecdot(a, b, "fp16", accumulator="fp16", c=one), "fp16"))  # swamped
+    1.0
+    >>> float(sf.decode(sf.vecdot(a, b, "fp16", c=sf.encode(1.0, "fp32")), "fp32"))   # fp32 keeps them
+    1.00146484375
+    """
+    fmt = as_format(fmt)
+    layout, signaling = paired_layout(fmt, a, b, axis=axis, names=("a", "b"))
+    return _reduce(layout, signaling, fmt, _default_product_accumulator(fmt), accumulator, out_format,
+                   c, product, order, block, rounding, tininess, subnormals, rng, return_flags)
+
+
+def matmul(a, b, fmt, *, accumulator=None, out_format=None, c=None, product=None,
+           order="sequential", block=None, rounding="nearest_even", tininess="after", subnormals=True,
+           rng=None, return_flags=False):
+    """Matrix product of bit patterns of ``fmt`` with numpy's ``matmul`` shapes: D = A·B + C.
+
+    Parameters
+    ----------
+    a, b : integer array_like
+        Bit patterns of ``fmt``: (..., M, K) and (..., K, N); a 1-d ``a`` is a row, a 1-d
+        ``b`` a column, and that axis is removed from the result; batch axes broadcast.
+    fmt : Format or str
+    accumulator, out_format, c, product, order, block, rounding, tininess, subnormals, rng,
+    return_flags
+        As for :func:`vecdot`.  ``c`` broadcasts to the result shape (..., M, N).
+
+    Returns
+    -------
+    bits : ndarray of ``out_format.storage_dtype``, and the flags with ``return_flags``.
+
+    Examples
+    --------
+    >>> import numpy as np, softfloat as sf
+    >>> a = sf.encode([[0.5, 0.5, 0.5, 0.5]], "fp16")                   # 1 x 4
+    >>> b = sf.encode([[2.0**-24]] * 4, "fp16")                          # 4 x 1
+    >>> c = sf.encode([[1.0]], "fp32")
+    >>> def d(bits): return sf.decode(bits, "fp32").tolist()
+    >>> d(sf.matmul(a, b, "fp16", c=c))                 # IEEE fp32: each 2**-25 is below half an ulp
+    [[1.0]]
+    >>> d(sf.matmul(a, b, "fp16", c=c, accumulator="a100"))   # 24 bits below 1: all four dropped
+    [[1.0]]
+    >>> d(sf.matmul(a, b, "fp16", c=c, accumulator="h100"))   # 25 bits: 1 + 4 * 2**-25
+    [[1.0000001192092896]]
+    """
+    fmt = as_format(fmt)
+    layout, signaling = matmul_layout(fmt, a, b)
+    return _reduce(layout, signaling, fmt, _default_product_accumulator(fmt), accumulator, out_format,
+                   c, product, order, block, rounding, tininess, subnormals, rng, return_flags)
+
+
+def _default_product_accumulator(fmt: Format) -> Format:
+    """fp32 for formats whose every value is an fp32 value (but fp32 itself), else fmt."""
+    fits = (fmt.precision <= fp32.precision and fmt.emax <= fp32.emax
+            and fmt.emin - fmt.mantissa_bits >= fp32.emin - fp32.mantissa_bits)
+    return fp32 if fits and fmt != fp32 else fmt
+
+
+def _accumulator(accumulator, fmt, default, out_format):
+    """The accumulator argument as a Format or a FusedAccumulator."""
+    if accumulator is None:
+        return default
+    if isinstance(accumulator, FusedAccumulator):
+        return accumulator
+    if is_preset(accumulator):
+        return hardware_model(accumulator, fmt, out_format)
+    if isinstance(accumulator, (Format, str)):
+        try:
+            return as_format(accumulator, "accumulator")
+        except ValueError as exc:
+            raise ValueError(f"{exc}; or a hardware preset: {', '.join(sorted(PRESETS))} "
+                             "(aliases a2, l40s, h200)") from None
+    raise TypeError("accumulator must be a format (name or softfloat.Format), a hardware preset name "
+                    "such as 'h100', or a softfloat.accumulate.FusedAccumulator; got "
+                    f"{_validate.describe(accumulator)}")
+
+
+def _reduce(layout, signaling, fmt, default_acc, accumulator, out_format, c, product, order, block,
+            rounding, tininess, subnormals, rng, return_flags):
+    policy, rng = policy_from_options(rounding, tininess, subnormals, False, rng)
+    want = _validate.boolean("return_flags", return_flags)
+    out_fmt = None if out_format is None else as_format(out_format, "out_format")
+    acc = _accumulator(accumulator, fmt, default_acc, out_fmt)
+    hardware = isinstance(acc, FusedAccumulator)
+    if out_fmt is None:
+        out_fmt = acc.output if hardware else acc
+    if product is not None:
+        if not layout.is_product:
+            raise TypeError("product= applies to vecdot and matmul only")
+        if hardware:
+            raise ValueError(f"product={product!r} cannot be used with the hardware accumulator {acc!r}: "
+                             "its products are exact by construction")
+        product = as_format(product, "product")
+    if order not in _ORDERS:
+        raise ValueError(f"order must be one of {', '.join(map(repr, _ORDERS))}; got {order!r}")
+    if hardware and order != "sequential":
+        raise ValueError(f"order={order!r} is not available with a hardware accumulator: its fused "
+                         "adder works through the terms in k order (order='sequential')")
+    if block is not None:
+        if isinstance(block, bool) or not isinstance(block, numbers.Integral) or block < 1:
+            raise ValueError(f"block must be a positive int or None; got {_validate.describe(block)}")
+        block = int(block)
+    if hardware:
+        _fused.check_inputs(acc, fmt)
+    start = initial_values(c, out_fmt, layout.shape)
+    key = None if rng is None else _draws.key_from(rng)
+    spec = _ieee.Spec(fmt, acc if not hardware else acc.output, out_fmt, product, order, block,
+                      policy, key, want)
+    Q = int(np.prod(layout.shape, dtype=np.int64))
+    bits = np.empty(Q, dtype=out_fmt.storage_dtype)
+    masks = [np.zeros(Q, dtype=bool) for _ in range(5)] if want else None
+    swamped = np.zeros(Q, dtype=np.int64) if want else None
+    c_values = c_signaling = None
+    if start is not None:
+        c_values, c_signaling = start
+
+    arith = None if hardware else (_fast.plan(spec, layout) or _ieee.Arithmetic(spec, layout.is_product))
+    ws = Workspace(BLOCK_SIZE)
+    with np.errstate(all="ignore"):
+        for tile in layout.tiles(BLOCK_SIZE):
+            sl = slice(tile.q0, tile.q0 + tile.n)
+            c_tile = None if c_values is None else c_values[sl]
+            tile_flags = _ieee.TileFlags(tile.n, want)
+            if hardware:
+                values = _fused.accumulate_tile(acc, spec, tile, c_tile, tile_flags)
+            else:
+                values = _orders.accumulate_tile(arith, spec, tile, arith.start(c_tile), tile_flags)
+            _store(values, out_fmt, bits[sl], ws, tile_flags)
+            if want:
+                for dst, src in zip(masks, tile_flags.masks):
+                    dst[sl] = src
+                swamped[sl] = tile_flags.swamped
+    bits = bits.reshape(layout.shape)
+    result = bits[()] if bits.ndim == 0 else bits
+    if not want:
+        return result
+    invalid = masks[0] | signaling.reshape(-1)
+    if c_signaling is not None:
+        invalid |= c_signaling
+    flags = AccumulationFlags(invalid.reshape(layout.shape), *(m.reshape(layout.shape) for m in masks[1:]),
+                              swamped=swamped.reshape(layout.shape))
+    return result, flags.squeezed()
+
+
+def _store(values, fmt, out, ws, tile_flags):
+    """Exact values of ``fmt`` -> bit patterns (no rounding happens: any policy does); every
+    NaN becomes the canonical quiet NaN (a format without NaN gets +0, flagged invalid)."""
+    encode_block(values, fmt, Policy(), None, False, out, ws)
+    nan = np.isnan(values)
+    if nan.any():
+        out[nan] = fmt.nan_bits if fmt.has_nan else 0
+        if not fmt.has_nan and tile_flags.masks is not None:
+            tile_flags.masks[0] |= nan
+
