@@ -85,7 +85,7 @@ def test_stochastic_is_reproducible_and_independent_of_tiles_and_chunks(order, m
     assert np.array_equal(first, sf.matmul(a, b, "bf16", **kwargs))
     assert not np.array_equal(first, sf.matmul(a, b, "bf16", **{**kwargs, "rng": 4321}))
     monkeypatch.setattr(reduce, "BLOCK_SIZE", 5)  # tiles of part of a row
-    monkeypatch.setattr(_orders, "CHAIN_CHUNK", 3)
+    monkeypatch.setattr(_orders, "CHAIN_LANES", 3)
     monkeypatch.setattr(_orders, "PAIRWISE_LANES", 4)
     assert np.array_equal(first, sf.matmul(a, b, "bf16", **kwargs))
     # the same sums as dot products: a different layout, the same draws per output element

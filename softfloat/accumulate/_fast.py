@@ -76,17 +76,22 @@ def plan(spec, layout):
         ok = _products_fit(spec.fmt, acc, layout)
     else:
         ok = spec.product == acc and acc in (fp32, fp64) and is_narrow(spec.fmt)
-    return Native(_DTYPES[acc], spec.product is not None) if ok else None
+    # a sum of the accumulator's own format reads its bit patterns as the native dtype
+    raw = not layout.is_product and spec.fmt == acc
+    return Native(_DTYPES[acc], spec.product is not None, raw) if ok else None
 
 
 class Native:
     """numpy's arithmetic in one dtype (see the module docstring for when it is exact)."""
 
-    def __init__(self, dtype, round_products: bool):
+    def __init__(self, dtype, round_products: bool, raw: bool = False):
         self.dtype = np.dtype(dtype)
         self.round_products = round_products
+        self.raw = raw
 
     def _terms(self, tile, a, b):
+        if self.raw:
+            return tile.layout.patterns(tile, a, b).view(self.dtype)
         X, Y = tile.factors(a, b)
         if Y is None:
             t = X.astype(self.dtype)

@@ -100,6 +100,10 @@ class _Paired(Layout):
             n = min(size, self.Q - q0)
             yield Tile(self, q0, (n,), (slice(q0, q0 + n),))
 
+    def patterns(self, tile, k0, k1):
+        """The bit patterns of x's terms k0 .. k1-1 (rows) for the tile's outputs."""
+        return self.x_bits[k0:k1, tile.where[0]]
+
     def factors(self, tile, k0, k1):
         sl = tile.where[0]
         x = _decode(self.x_bits[k0:k1, sl], self.fmt)

@@ -14,8 +14,8 @@ import numpy as np
 
 __all__ = ["accumulate_tile"]
 
-#: terms per chunk of a sequential chain (bounds the decoded factors held at once)
-CHAIN_CHUNK = 1024
+#: lanes (terms of a chunk times outputs of a tile) a sequential chain decodes at once
+CHAIN_LANES = 1 << 18
 #: lanes (leaves of a chunk times outputs of a tile) the pairwise order holds at once
 PAIRWISE_LANES = 1 << 20
 
@@ -51,9 +51,10 @@ def _runs(K: int, size: int, reverse: bool):
 
 def _sequential(arith, tile, k0, k1, reverse, s, flags):
     """s, then the terms k0 .. k1-1 (or backwards) added one by one."""
-    starts = range(k0, k1, CHAIN_CHUNK)
+    chunk = max(1, CHAIN_LANES // max(tile.n, 1))
+    starts = range(k0, k1, chunk)
     for c0 in (reversed(starts) if reverse else starts):
-        s = arith.chain(s, tile, c0, min(c0 + CHAIN_CHUNK, k1), reverse, flags)
+        s = arith.chain(s, tile, c0, min(c0 + chunk, k1), reverse, flags)
     return s
 
 

@@ -1,0 +1,99 @@
+"""Time softfloat's sums and matrix products against numpy's own, same run, same data.
+
+Matrix products: 512 x 512 @ 512 x 512 fp16 inputs (standard normal), beside numpy's own
+float16 ``matmul`` (the speed reference the issue names), numpy float32 ``matmul`` (BLAS)
+and ml_dtypes' bfloat16 ``matmul`` where installed, for
+
+    fp32 accumulator, sequential, nearest_even    (the native float32 fast path)
+    fp32 accumulator, toward_zero / stochastic    (the general, correctly rounded path)
+    fp16 and bf16 accumulators, nearest_even      (the general path)
+    pairwise order, fp32 accumulator
+    the "h100" and "v100" tensor-core models, and FP8 (e4m3) on "h100"
+    block=128 promotion with the h100 FP8 model (DeepSeek-V3's recipe)
+
+Sums: 2**24 fp16 values in an fp16 accumulator (numpy's float16 running sum: the native
+path) and in fp32, beside ``np.copyto`` of the same array and numpy's ``np.sum``.
+
+Output: seconds, ns per multiply-add (or per element), and the ratio to numpy.
+
+    python benchmarks/bench_accumulate.py
+    python benchmarks/bench_accumulate.py --size 256 --repeat 1
+"""
+
+from __future__ import annotations
+
+import argparse
+
+import numpy as np
+
+import softfloat as sf
+from timing import timeit
+
+try:
+    import ml_dtypes
+except ImportError:  # pragma: no cover - optional
+    ml_dtypes = None
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--size", type=int, default=512, help="M = K = N of the matrix products")
+    parser.add_argument("--sum-log2", type=int, default=24, help="log2 of the sum's length")
+    parser.add_argument("--repeat", type=int, default=3)
+    args = parser.parse_args()
+    n = args.size
+    rng = np.random.default_rng(0)
+    a16 = rng.standard_normal((n, n)).astype(np.float16)
+    b16 = rng.standard_normal((n, n)).astype(np.float16)
+    a, b = a16.view(np.uint16), b16.view(np.uint16)
+    macs = n ** 3
+
+    ref = timeit(lambda: np.matmul(a16, b16), args.repeat)
+    print(f"matmul {n}x{n} @ {n}x{n}, fp16 inputs; reference numpy float16 matmul {ref:.3f} s "
+          f"({ref / macs * 1e9:.2f} ns/MAC)")
+    a32, b32 = a16.astype(np.float32), b16.astype(np.float32)
+    rows = [("numpy float32 matmul (BLAS)", lambda: np.matmul(a32, b32))]
+    if ml_dtypes is not None:
+        abf, bbf = a16.astype(ml_dtypes.bfloat16), b16.astype(ml_dtypes.bfloat16)
+        rows.append(("ml_dtypes bfloat16 matmul", lambda: np.matmul(abf, bbf)))
+    e4 = sf.encode(a16, "fp8_e4m3"), sf.encode(b16, "fp8_e4m3")
+    rows += [
+        ("fp32 acc, sequential, nearest_even", lambda: sf.matmul(a, b, "fp16")),
+        ("fp32 acc, pairwise, nearest_even", lambda: sf.matmul(a, b, "fp16", order="pairwise")),
+        ("fp32 acc, toward_zero", lambda: sf.matmul(a, b, "fp16", rounding="toward_zero")),
+        ("fp32 acc, stochastic", lambda: sf.matmul(a, b, "fp16", rounding="stochastic", rng=0)),
+        ("fp32 acc, nearest_even, return_flags", lambda: sf.matmul(a, b, "fp16", return_flags=True)),
+        ("fp16 acc, nearest_even", lambda: sf.matmul(a, b, "fp16", accumulator="fp16")),
+        ("bf16 acc, nearest_even", lambda: sf.matmul(a, b, "fp16", accumulator="bf16")),
+        ("h100 model (N=16, F=25)", lambda: sf.matmul(a, b, "fp16", accumulator="h100")),
+        ("v100 model (N=4, F=23)", lambda: sf.matmul(a, b, "fp16", accumulator="v100")),
+        ("fp8 e4m3 inputs, h100 model", lambda: sf.matmul(*e4, "fp8_e4m3", accumulator="h100")),
+        ("fp8 e4m3, h100, block=128 promotion", lambda: sf.matmul(*e4, "fp8_e4m3", accumulator="h100",
+                                                                  block=128)),
+    ]
+    print(f"{'':40s} {'s':>8s} {'ns/MAC':>8s} {'x numpy f16':>12s}")
+    for label, fn in rows:
+        t = timeit(fn, args.repeat)
+        print(f"{label:40s} {t:8.3f} {t / macs * 1e9:8.2f} {t / ref:12.2f}")
+
+    m = 1 << args.sum_log2
+    x16 = rng.standard_normal(m).astype(np.float16)
+    x = x16.view(np.uint16)
+    dst = np.empty_like(x16)
+    copy = timeit(lambda: np.copyto(dst, x16), args.repeat)
+    npsum = timeit(lambda: np.sum(x16), args.repeat)
+    print(f"\nsum of 2**{args.sum_log2} fp16 values; np.copyto {copy / m * 1e9:.2f} ns/element, "
+          f"numpy float16 np.sum (pairwise, float32 inside) {npsum / m * 1e9:.2f} ns/element")
+    print(f"{'':40s} {'s':>8s} {'ns/elem':>8s} {'x copy':>8s}")
+    for label, fn in [
+        ("fp16 acc, sequential, nearest_even", lambda: sf.sum(x, "fp16")),
+        ("fp32 acc, sequential, nearest_even", lambda: sf.sum(x, "fp16", accumulator="fp32")),
+        ("fp16 acc, pairwise, nearest_even", lambda: sf.sum(x, "fp16", order="pairwise")),
+        ("fp16 acc, pairwise, toward_zero", lambda: sf.sum(x, "fp16", order="pairwise", rounding="toward_zero")),
+    ]:
+        t = timeit(fn, args.repeat)
+        print(f"{label:40s} {t:8.3f} {t / m * 1e9:8.2f} {t / copy:8.1f}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,125 @@
+"""The native fast paths of softfloat.accumulate equal the general path bit for bit, and
+the platform facts they stand on hold here."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import softfloat as sf
+from softfloat.accumulate import _fast
+
+FORMATS = ["fp16", "bf16", "fp8_e4m3", "fp8_e5m2", "tf32"]
+
+
+@pytest.fixture
+def general(monkeypatch):
+    """Call a reduction with the fast paths switched off."""
+    def call(fn, *args, **kwargs):
+        with monkeypatch.context() as m:
+            m.setattr(_fast, "plan", lambda spec, layout: None)
+            return fn(*args, **kwargs)
+    return call
+
+
+def _wide_data(fmt, shape, seed):
+    """Values across the format's range, with zeros, signed zeros and subnormals."""
+    rng = np.random.default_rng(seed)
+    fmt = sf.as_format(fmt)
+    mags = 2.0 ** rng.uniform(fmt.emin - fmt.mantissa_bits, min(fmt.emax, 20) / 2, shape)
+    x = np.where(rng.random(shape) < 0.5, -mags, mags)
+    x[rng.random(shape) < 0.05] = 0.0
+    x[rng.random(shape) < 0.05] = -0.0
+    return sf.encode(x, fmt)
+
+
+def _assert_taken(fn, *args, **kwargs):
+    """The call really runs the fast path (so the comparison is not vacuous)."""
+    seen = []
+    original = _fast.plan
+
+    def spy(spec, layout):
+        plan = original(spec, layout)
+        seen.append(plan is not None)
+        return plan
+    _fast.plan = spy
+    try:
+        fn(*args, **kwargs)
+    finally:
+        _fast.plan = original
+    return seen == [True]
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+@pytest.mark.parametrize("order", ["sequential", "reverse", "pairwise"])
+@pytest.mark.parametrize("block", [None, 5])
+def test_matmul_fast_path_equals_general(fmt, order, block, general):
+    a = _wide_data(fmt, (13, 37), 1)
+    b = _wide_data(fmt, (37, 9), 2)
+    c = sf.encode(np.linspace(-2, 2, 9), "fp32")
+    for kwargs in ({}, {"c": c}, {"product": "fp32"}):
+        fast = sf.matmul(a, b, fmt, order=order, block=block, **kwargs)
+        assert np.array_equal(fast, general(sf.matmul, a, b, fmt, order=order, block=block, **kwargs)), kwargs
+
+
+@pytest.mark.parametrize("fmt, acc", [("fp16", "fp16"), ("fp16", "fp32"), ("bf16", "fp32"), ("fp32", "fp64"),
+                                      ("fp8_e4m3", "fp16"), ("fp32", "fp32"), ("fp64", "fp64")])
+@pytest.mark.parametrize("order", ["sequential", "reverse", "pairwise"])
+def test_sum_fast_path_equals_general(fmt, acc, order, general):
+    x = _wide_data(fmt, (300, 7), 3)
+    assert _assert_taken(sf.sum, x, fmt, axis=0, accumulator=acc, order=order)
+    for block in (None, 16):
+        fast = sf.sum(x, fmt, axis=0, accumulator=acc, order=order, block=block)
+        assert np.array_equal(fast, general(sf.sum, x, fmt, axis=0, accumulator=acc, order=order, block=block))
+
+
+def test_fast_path_takes_the_steps_that_make_overflow_and_nan():
+    big = sf.encode(np.array([60000.0, 60000.0, -60000.0, 1.0]), "fp16")  # overflow midway
+    for acc in ("fp16", "fp32"):
+        assert _assert_taken(sf.sum, big, "fp16", accumulator=acc)
+    assert int(sf.sum(big, "fp16")) == 0x7C00  # +inf stays
+    assert int(sf.sum(big, "fp16", accumulator="fp32", out_format="fp16")) == 0x7B53  # 60001 -> 60000
+    inf = np.array([0x7C00, 0xFC00], dtype=np.uint16)
+    assert int(sf.sum(inf, "fp16")) == 0x7E00  # canonical, positive (x86 would give -NaN)
+
+
+def test_bf16_products_outside_fp32_take_the_general_path():
+    # 2**-70 * 2**-70 = 2**-140 is not an fp32 value with 16 significant bits
+    tiny = sf.encode(np.array([2.0**-70 * (1 + 2**-7)] * 4), "bf16")
+    assert not _assert_taken(sf.vecdot, tiny, tiny, "bf16")
+    ordinary = sf.encode(np.array([1.5, -2.25, 3.0, 0.0]), "bf16")
+    assert _assert_taken(sf.vecdot, ordinary, ordinary, "bf16")
+
+
+def test_flags_and_other_modes_take_the_general_path():
+    x = _wide_data("fp16", (50,), 4)
+    assert not _assert_taken(sf.sum, x, "fp16", return_flags=True)
+    assert not _assert_taken(sf.sum, x, "fp16", rounding="toward_zero")
+    assert not _assert_taken(sf.sum, x, "fp16", subnormals=False)
+    assert not _assert_taken(sf.sum, x, "fp16", accumulator="bf16")
+
+
+# ---- the platform facts ---------------------------------------------------------------
+def test_numpy_float16_addition_is_one_correct_rounding():
+    # Figueroa: float32 has 24 >= 2 * 11 + 2 bits, so float16(float32(a) + float32(b)) is
+    # correctly rounded; checked against the library's own add on patterns of every class
+    rng = np.random.default_rng(5)
+    a = rng.integers(0, 1 << 16, 400_000).astype(np.uint16)
+    b = rng.integers(0, 1 << 16, 400_000).astype(np.uint16)
+    finite = ((a & 0x7C00) != 0x7C00) & ((b & 0x7C00) != 0x7C00)
+    a, b = a[finite], b[finite]
+    with np.errstate(over="ignore"):
+        native = (a.view(np.float16) + b.view(np.float16)).view(np.uint16)
+    assert np.array_equal(native, sf.add(a, b, "fp16"))
+
+
+def test_numpy_float64_to_float32_cast_is_one_correct_rounding():
+    rng = np.random.default_rng(6)
+    x = rng.integers(0, 1 << 64, 400_000, dtype=np.uint64).view(np.float64)
+    x = x[np.isfinite(x)]
+    ties = (np.float32(rng.standard_normal(1000)).astype(np.float64)
+            * (1 + 2.0**-24))  # exactly halfway between neighbours
+    x = np.concatenate([x, ties, ties * 2.0**-130])
+    with np.errstate(over="ignore"):
+        native = x.astype(np.float32).view(np.uint32)
+    assert np.array_equal(native, sf.encode(x, "fp32"))
