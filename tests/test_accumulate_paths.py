@@ -123,3 +123,36 @@ def test_numpy_float64_to_float32_cast_is_one_correct_rounding():
     with np.errstate(over="ignore"):
         native = x.astype(np.float32).view(np.uint32)
     assert np.array_equal(native, sf.encode(x, "fp32"))
+
+
+# ---- long chains over few outputs, a window of steps at a time ------------------------
+def _chain_cases(fmt, seed):
+    """Terms that walk across binades, through zero, into subnormals, onto ties and past
+    the overflow threshold."""
+    fmt = sf.as_format(fmt)
+    rng = np.random.default_rng(seed)
+    walk = rng.standard_normal(300) * rng.choice([1.0, 2.0**-4, 2.0**3], 300)
+    tiny = rng.integers(-3, 4, 200) * fmt.min_subnormal * rng.choice([1, 2, 3], 200)
+    ties = np.tile([1.0, 3.0, -1.0, 2.0], 60) * 2.0 ** (fmt.mantissa_bits - 1)  # halves of the spacing
+    big = np.abs(rng.standard_normal(150)) * fmt.max_finite / 40  # overflows midway
+    return [sf.encode(v, fmt, "toward_zero") for v in (walk, tiny, ties, big)]
+
+
+@pytest.mark.parametrize("fmt", ["bf16", "fp16", "fp8_e4m3", "fp8_e5m2", "fp6_e2m3", sf.Format(6, 9)])
+@pytest.mark.parametrize("rounding", ["nearest_even", "nearest_away", "toward_zero", "upward", "downward", "odd"])
+def test_windowed_chains_equal_step_by_step(fmt, rounding, general, monkeypatch):
+    from softfloat.accumulate import _ieee
+    for i, x in enumerate(_chain_cases(fmt, seed=len(str(fmt)) + len(rounding))):
+        for kwargs in ({}, {"subnormals": False}, {"order": "reverse"}):
+            got = sf.sum(x, fmt, rounding=rounding, **kwargs)
+            with monkeypatch.context() as m:
+                m.setattr(_ieee, "WINDOW_LANES", 0)
+                want = general(sf.sum, x, fmt, rounding=rounding, **kwargs)
+            assert int(got) == int(want), (i, kwargs, hex(int(got)), hex(int(want)))
+        # products into a few outputs, c included
+        y = np.stack([x, x[::-1]])
+        got = sf.vecdot(y, y[::-1], fmt, accumulator=fmt, rounding=rounding, c=np.array([0, 1]))
+        with monkeypatch.context() as m:
+            m.setattr(_ieee, "WINDOW_LANES", 0)
+            want = general(sf.vecdot, y, y[::-1], fmt, accumulator=fmt, rounding=rounding, c=np.array([0, 1]))
+        assert np.array_equal(got, want), (i, got, want)

@@ -94,7 +94,7 @@ def test_ops_modules_share_only_common(module):
 
 
 #: inside softfloat/accumulate/: data and helpers, the two arithmetics, the orders, the API
-ACCUMULATE_RANK = {"hardware": 0, "_draws": 0, "_operands": 0, "_ieee": 1, "_fast": 1,
+ACCUMULATE_RANK = {"hardware": 0, "_draws": 0, "_operands": 0, "_binade": 0, "_ieee": 1, "_fast": 1,
                    "_orders": 2, "_fused": 2, "reduce": 3, "__init__": 4}
 
 

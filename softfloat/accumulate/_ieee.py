@@ -23,9 +23,12 @@ from ..ops._common import Exact, is_narrow, round_result
 from ..ops.add import add_exact, add_kernel
 from ..ops.fma import fma_exact, fma_kernel
 from ..ops.mul import mul_exact, mul_kernel
-from . import _draws
+from . import _binade, _draws
 
 __all__ = ["Arithmetic", "Rounder", "Spec", "TileFlags", "join"]
+
+#: outputs per tile up to which a sequential chain is taken a window of steps at a time
+WINDOW_LANES = 8
 
 
 @dataclass(frozen=True)
@@ -196,6 +199,10 @@ class Arithmetic:
     def chain(self, s, tile, c0, c1, reverse, flags: TileFlags):
         """s, then terms c0 .. c1-1 (backwards if ``reverse``) added one at a time."""
         X, Y = tile.factors(c0, c1)
+        if (tile.n <= WINDOW_LANES and c1 - c0 > 1 and flags.masks is None
+                and _binade.supports(self.spec.policy.rounding)
+                and (Y is None or self.spec.product is not None or is_narrow(self.spec.fmt))):
+            return self._windows(s, tile, X, Y, c0, c1, reverse, flags)
         for i in (range(c1 - c0 - 1, -1, -1) if reverse else range(c1 - c0)):
             x = X[i]
             if Y is None:
@@ -206,6 +213,24 @@ class Arithmetic:
                 factors = None if t is not None else _flat_factors(x, y)
             s = self.add(s, t, factors, c0 + i, tile.q0, tile.n, flags)
         return s
+
+    def _windows(self, s, tile, X, Y, c0, c1, reverse, flags):
+        """A chain over few outputs, taken a window of steps at a time (see _binade)."""
+        ks = np.arange(c0, c1)
+        if Y is None:
+            T = np.ascontiguousarray(np.broadcast_to(X, (c1 - c0,) + tile.shape)).reshape(c1 - c0, tile.n)
+        else:
+            T = self.terms(X, Y, ks, tile.q0, tile.n, flags).reshape(c1 - c0, tile.n)
+        if reverse:
+            T, ks = T[::-1], ks[::-1]
+        first = 0
+        if s is None:
+            s, first = self.add(None, T[0], None, ks[0], tile.q0, tile.n, flags), 1
+
+        def exact_step(s, i):
+            return self.add(s, T[first + i], None, ks[first + i], tile.q0, tile.n, flags)
+        p = self.spec.policy
+        return _binade.chain(s, T[first:], self.spec.acc, p.rounding, p.subnormals, exact_step)
 
     def leaves(self, tile, a, b, flags: TileFlags):
         """The terms a .. b-1 each rounded into A, as rows."""
