@@ -120,9 +120,10 @@ def accumulate_tile(acc: FusedAccumulator, spec, tile, c_values, flags: TileFlag
                 s = block(P[first], E[first], nan_in[first].any(axis=0), np.zeros(n), flags)
                 s = block(P[~first], E[~first], nan_in[~first].any(axis=0), s, flags)
                 res = add_kernel(join(acc.output, acc.output), ieee_out.policy, s, c)
+                before = c
                 c, fl = ieee_out(res, add_exact, [s, c], None)
-                if fl is not None:
-                    flags.add(fl)
+                if fl is not None:  # c + the block: an IEEE addition, swamped as such
+                    flags.add(fl, (s != 0) & np.isfinite(s) & np.isfinite(before) & (c == before))
             return c
         for a in range(k0, k1, acc.terms):
             b = min(a + acc.terms, k1)

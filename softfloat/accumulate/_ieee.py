@@ -100,7 +100,7 @@ class Rounder:
                 made &= ~np.isnan(x)
             if res.invalid is not None:
                 made |= res.invalid
-            fl[0] = made
+            fl[0] = made if fl[0] is None else fl[0] | made  # (a NaN into a format without NaN)
             for j in (2, 3, 4):
                 if fl[j] is not None:
                     fl[j] = fl[j] & ~nan

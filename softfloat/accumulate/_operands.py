@@ -184,7 +184,7 @@ def _axes(axis, ndim):
         out.append(a % ndim)
     if len(set(out)) != len(out):
         raise ValueError(f"axis={axis!r} repeats an axis")
-    return tuple(out)
+    return tuple(sorted(out))  # the terms in C order, however the tuple lists the axes
 
 
 def paired_layout(fmt: Format, x, y=None, *, axis, keepdims=False, names=("x", "y")):

@@ -33,7 +33,8 @@ def sum(x, fmt, *, axis=None, keepdims=False, accumulator=None, out_format=None,
         Bit patterns of ``fmt``.
     fmt : Format or str
     axis : None, int or tuple of ints, default None
-        The axes to reduce (None: all, in C order: k is the flat index).
+        The axes to reduce (None: all); the terms are taken in C order of the reduced
+        axes (k is their flat index), whatever order a tuple lists them in.
     keepdims : bool, default False
     accumulator : Format, str, FusedAccumulator or None
         A format (each addition rounded once in it), a hardware preset name ("v100",
