@@ -570,16 +570,19 @@ def test_random_sums(opts, shape_axis, keepdims):
     check("sum", x, fmt, axis=axis, keepdims=keepdims, **kw)
 
 
+def _factor_patterns(rng, fmt, shapes, data):
+    """The two factors of a random dot or matrix product (products near 2**center)."""
+    return tuple(random_patterns(rng, fmt, shape, center=data["center"] // 2, spread=data["spread"],
+                                 specials=data["specials"]) for shape in shapes)
+
+
 @settings(max_examples=EXAMPLES, suppress_health_check=[HealthCheck.too_slow])
 @given(opts=options(dot=True),
        shapes=st.sampled_from([((4,), (4,)), ((3, 5), (3, 5)), ((2, 1, 6), (3, 6)), ((7,), (2, 7))]))
 def test_random_vecdots(opts, shapes):
     fmt, O, kw, data = opts
     rng = np.random.default_rng(data["seed"])
-    a = random_patterns(rng, fmt, shapes[0], center=data["center"] // 2, spread=data["spread"],
-                         specials=data["specials"])
-    b = random_patterns(rng, fmt, shapes[1], center=data["center"] // 2, spread=data["spread"],
-                         specials=data["specials"])
+    a, b = _factor_patterns(rng, fmt, shapes, data)
     out_shape = np.broadcast_shapes(shapes[0][:-1], shapes[1][:-1])
     c = _c_for(rng, O, out_shape, data, kw)
     if c is not None:
@@ -594,10 +597,7 @@ def test_random_vecdots(opts, shapes):
 def test_random_matmuls(opts, shapes):
     fmt, O, kw, data = opts
     rng = np.random.default_rng(data["seed"])
-    a = random_patterns(rng, fmt, shapes[0], center=data["center"] // 2, spread=data["spread"],
-                         specials=data["specials"])
-    b = random_patterns(rng, fmt, shapes[1], center=data["center"] // 2, spread=data["spread"],
-                         specials=data["specials"])
+    a, b = _factor_patterns(rng, fmt, shapes, data)
     out_shape = np.matmul(np.zeros(shapes[0]), np.zeros(shapes[1])).shape
     c = _c_for(rng, O, out_shape, data, kw)
     if c is not None:

@@ -80,39 +80,29 @@ def test_numpy_defines_oversized_unsigned_shifts_as_zero(dtype):
     assert not np.any(v << s)
 
 
-@pytest.mark.parametrize("module", sorted(p.stem for p in (PACKAGE / "ops").glob("*.py")))
-def test_ops_modules_share_only_common(module):
-    assert module in OPS_RANK, f"give softfloat/ops/{module}.py a rank"
-    tree = ast.parse((PACKAGE / "ops" / f"{module}.py").read_text())
-    for node in ast.walk(tree):
-        if isinstance(node, ast.ImportFrom) and node.level == 1 and node.module:
-            dep = node.module.split(".")[0]
-            assert OPS_RANK[dep] < OPS_RANK[module], f"ops/{module} imports ops/{dep}"
-        if isinstance(node, ast.ImportFrom) and node.level == 2 and node.module:
-            dep = node.module.split(".")[0]
-            assert RANK[dep] < RANK["ops"], f"ops/{module} imports softfloat.{dep}"
-
-
 #: inside softfloat/accumulate/: data and helpers, the two arithmetics, the orders, the API
 ACCUMULATE_RANK = {"hardware": 0, "_draws": 0, "_operands": 0, "_binade": 0, "_ieee": 1, "_fast": 1,
                    "_orders": 2, "_fused": 2, "reduce": 3, "__init__": 4}
+SUBPACKAGE_RANK = {"ops": OPS_RANK, "accumulate": ACCUMULATE_RANK}
 
 
-@pytest.mark.parametrize("module", sorted(p.stem for p in (PACKAGE / "accumulate").glob("*.py")))
-def test_accumulate_modules_point_downward(module):
-    assert module in ACCUMULATE_RANK, f"give softfloat/accumulate/{module}.py a rank"
-    tree = ast.parse((PACKAGE / "accumulate" / f"{module}.py").read_text())
+@pytest.mark.parametrize("package, module", [(pkg, p.stem) for pkg in SUBPACKAGE_RANK
+                                             for p in sorted((PACKAGE / pkg).glob("*.py"))])
+def test_subpackage_modules_point_downward(package, module):
+    # ops: one module per family sharing only _common; accumulate: layered as ranked
+    ranks = SUBPACKAGE_RANK[package]
+    assert module in ranks, f"give softfloat/{package}/{module}.py a rank"
+    tree = ast.parse((PACKAGE / package / f"{module}.py").read_text())
     for node in ast.walk(tree):
-        if isinstance(node, ast.ImportFrom) and node.level == 1 and node.module:
+        if not isinstance(node, ast.ImportFrom):
+            continue
+        if node.level == 1:
+            deps = [node.module.split(".")[0]] if node.module else [a.name for a in node.names]
+            for dep in deps:
+                assert ranks[dep] < ranks[module], f"{package}/{module} imports {package}/{dep}"
+        if node.level == 2 and node.module:
             dep = node.module.split(".")[0]
-            assert ACCUMULATE_RANK[dep] < ACCUMULATE_RANK[module], f"accumulate/{module} imports {dep}"
-        if isinstance(node, ast.ImportFrom) and node.level == 1 and not node.module:
-            for alias in node.names:
-                assert ACCUMULATE_RANK[alias.name] < ACCUMULATE_RANK[module], \
-                    f"accumulate/{module} imports {alias.name}"
-        if isinstance(node, ast.ImportFrom) and node.level == 2 and node.module:
-            dep = node.module.split(".")[0]
-            assert RANK[dep] < RANK["accumulate"], f"accumulate/{module} imports softfloat.{dep}"
+            assert RANK[dep] < RANK[package], f"{package}/{module} imports softfloat.{dep}"
 
 
 def test_every_subpackage_is_shipped():
