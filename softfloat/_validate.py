@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import enum
 import numbers
+from fractions import Fraction
 from typing import TypeVar
 
 import numpy as np
@@ -19,10 +20,30 @@ def describe(value: object) -> str:
     """A short 'what came' phrase: the value (or array dtype/shape) and its type."""
     if isinstance(value, np.ndarray):
         return f"an array of dtype {value.dtype} and shape {value.shape}"
-    text = repr(value)
-    if len(text) > 60:
-        text = text[:57] + "..."
-    return f"{text} ({type(value).__name__})"
+    return f"{short_repr(value)} ({type(value).__name__})"
+
+
+#: ints beyond this many bits are described by their size: Python refuses to write ints
+#: of more than 4300 digits (about 14,000 bits), and takes quadratic time below that
+_REPR_BITS = 10000
+
+
+def short_repr(value: object, limit: int = 60) -> str:
+    """``repr(value)`` cut to ``limit`` characters; ints (and Fraction terms) of more than
+    10,000 bits are shown by their size, without writing out their digits.
+
+    >>> short_repr(10**100000), short_repr("x" * 100)
+    ('<int of 332193 bits>', "'xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx...")
+    """
+    if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > _REPR_BITS:
+        text = f"<{'-' if value < 0 else ''}int of {value.bit_length()} bits>"
+    elif isinstance(value, Fraction) and max(value.numerator.bit_length(),
+                                             value.denominator.bit_length()) > _REPR_BITS:
+        text = (f"Fraction(<{value.numerator.bit_length()}-bit int>, "
+                f"<{value.denominator.bit_length()}-bit int>)")
+    else:
+        text = repr(value[:limit + 1] if isinstance(value, str) else value)
+    return text if len(text) <= limit else text[:limit - 3] + "..."
 
 
 def int_in_range(name: str, value: object, lo: int, hi: int) -> int:
