@@ -346,7 +346,12 @@ def encode_specials(negative, frac, frac_bits, fmt, policy, want):
 
 
 def encode_exact(value: "_exact.ExactValue", fmt, policy, rng):
-    """One exact scalar through the same rounding point (as a one-element block)."""
+    """One exact scalar through the same rounding point (as a one-element block).
+
+    Rounds ``value.significand``, which parse_exact computed with work bounded by the
+    formats (values beyond every format's range come as stand-ins past the bound): a
+    handful of numpy scalar operations, whatever the value's exponent.
+    """
     negative = np.array([value.negative], dtype=np.uint64)
     if value.kind != "finite":
         # a payload-less NaN: the quiet bit alone, or for "snan" only the lowest bit of a
@@ -355,7 +360,7 @@ def encode_exact(value: "_exact.ExactValue", fmt, policy, rng):
         frac = np.array([0 if value.kind == "inf" else (1 if value.signaling else 1 << 59)], dtype=np.uint64)
         bits, fl = encode_specials(negative, frac, frac_bits, fmt, policy, True)
     else:
-        sig, e_top = _exact.to_significand(value.magnitude)
+        sig, e_top = value.significand
         e_top = max(min(e_top, 4000), -4000)
         rand = None if rng is None else rng.bit_generator.random_raw(1)
         bits = np.empty(1, dtype=fmt.storage_dtype)

@@ -24,10 +24,6 @@ from .rounding import Rounding, as_rounding
 
 __all__ = ["Explanation", "Neighbour", "bit_string", "explain"]
 
-#: numerator bits + 3 x denominator bits above which a value's decimal has more digits
-#: than Python converts (sys.get_int_max_str_digits(), 4300 by default); shown as ~approx
-_MAX_EXACT_BITS = 12000
-
 #: exact decimals longer than this are shown abbreviated in ``str()`` (never in to_dict)
 _MAX_DIGITS_SHOWN = 160
 
@@ -65,7 +61,11 @@ class Explanation:
     input : object
         The value as given.
     exact : Fraction or None
-        Its exact value (signed); None for infinities and NaNs.
+        Its exact value (signed); None for infinities and NaNs, and for inputs given in
+        a form too large to expand: a decimal or hex exponent beyond every format's range
+        (beyond 2**1100 or below 2**-1200, where the exponent alone decides the
+        rounding) or more than 4000 digits.  The text views then show the input's own
+        exact form (such as ``1e1000000000``) and the error to 17 digits.
     negative : bool
         Its sign (True for -0 too).
     format : Format
@@ -88,7 +88,7 @@ class Explanation:
         Why the result is what it is, in words.
     error : Fraction or float or None
         ``value - exact``, exact; ``+-inf`` after an overflow to infinity; None when
-        the input or the result is NaN.
+        the input or the result is NaN, or when ``exact`` is None.
     error_ulps : Fraction or float or None
         ``error / ulp``.
     flags : tuple of str
@@ -148,10 +148,17 @@ class Explanation:
 
     # -- views ------------------------------------------------------------------------
     def to_dict(self) -> dict:
-        """The explanation as plain JSON-ready data; exact values as decimal strings."""
+        """The explanation as plain JSON-ready data; exact values as decimal strings
+        (``~`` and 17 digits for values whose exact text would be too long, and for the
+        errors of inputs that were not expanded)."""
+        unexpanded = self._unexpanded()
+        error, error_ulps = (_value_text(self.error), _value_text(self.error_ulps))
+        if unexpanded is not None and self.error is None:
+            error, error_ulps = _approx_error(unexpanded, self.value, self.ulp)
         return {
-            "input": repr(self.input),
-            "exact": _exact_text(self.exact, self.negative),
+            "input": _validate.short_repr(self.input, 1 << 62),
+            "exact": (_given_text(unexpanded, limit=_MAX_TEXT_CHARS) if unexpanded is not None
+                      else _exact_text(self.exact, self.negative)),
             "format": self.format.name,
             "rounding": self.rounding.value,
             "bits": self.bits,
@@ -170,16 +177,23 @@ class Explanation:
             "round": self.round,
             "sticky": self.sticky,
             "decision": self.decision,
-            "error": _value_text(self.error),
-            "error_ulps": _value_text(self.error_ulps),
+            "error": error,
+            "error_ulps": error_ulps,
             "flags": list(self.flags),
         }
 
+    def _unexpanded(self) -> _exact.ExactValue | None:
+        """The parsed input when it is finite but was not expanded (``exact`` is None)."""
+        if self.exact is not None or self.ulp is None:
+            return None
+        return _exact_input(self.input)
+
     def _rows(self) -> list[tuple[str, str]]:
         fmt = self.format
+        unexpanded = self._unexpanded()
         rows = [
             ("input", _validate.describe(self.input)),
-            ("exactly", _exact_row(self)),
+            ("exactly", _exact_row(self) if unexpanded is None else _given_text(unexpanded)),
             ("bits", f"{self.bit_string}  ({_hex(self.bits, fmt)})"),
             ("sign", f"{self.sign} ({'-' if self.sign else '+'})"),
             ("exponent", _exponent_text(self)),
@@ -194,12 +208,15 @@ class Explanation:
         rows.append(("rounding", self.decision))
         if self.error is not None:
             rows.append(("error", f"{_show(self.error)} = {_ulps_text(self.error_ulps)}"))
+        elif unexpanded is not None and self.value == self.value:
+            error, error_ulps = _approx_error(unexpanded, self.value, self.ulp)
+            rows.append(("error", f"{error} = {error_ulps} ulp"))
         meanings = [_FLAG_MEANINGS[f] for f in self.flags]
         rows.append(("flags", ", ".join(meanings) if meanings else "none"))
         return rows
 
     def _title(self) -> str:
-        return f"{self.input!s} -> {self.format.name} (rounding={self.rounding.value})"
+        return f"{_title_text(self.input)} -> {self.format.name} (rounding={self.rounding.value})"
 
     def __str__(self) -> str:
         lines = [self._title()]
@@ -259,6 +276,14 @@ def explain(x, fmt, rounding="nearest_even", *, saturate=False, subnormals=True,
     TypeError
         ``x`` is not a scalar number (explain arrays element by element).
 
+    Notes
+    -----
+    The work is bounded as for :func:`softfloat.encode`: an input far beyond every
+    format's range (``"1e1000000000"``, ``Fraction(1, 10**100000)``) is explained from its
+    exponent, without expanding it -- its neighbours, ulp and rounding story are exact,
+    its error is shown to 17 digits -- in a few milliseconds; long digit strings take
+    time linear in their length.
+
     Examples
     --------
     >>> print(explain(0.875, "fp32"))
@@ -303,8 +328,12 @@ def explain(x, fmt, rounding="nearest_even", *, saturate=False, subnormals=True,
         return Explanation(exact=None, below=None, above=None, ulp=None, guard=None,
                            round=None, sticky=None, error=None, error_ulps=None,
                            decision=_special_decision(case), **common)
-    exact = -given.magnitude if given.negative else given.magnitude
-    below, above = _neighbour(x, fmt, "downward", exact), _neighbour(x, fmt, "upward", exact)
+    # |x| itself, or for an input that was not expanded a stand-in that rounds as |x|
+    # does and lies on the same side of every value of every format
+    q = given.proxy()
+    signed = -q if given.negative else q
+    exact = None if given.magnitude is None else signed
+    below, above = _neighbour(x, fmt, "downward", signed), _neighbour(x, fmt, "upward", signed)
     story = _Story.tell(case, below, above)
     error = _error(case.value, exact)
     grs = story.grs or (None, None, None)
@@ -359,10 +388,11 @@ def _decoded(bits: int, fmt: Format) -> Fraction | float:
     return Fraction(v) if np.isfinite(v) else v
 
 
-def _error(value, exact: Fraction):
-    """value - exact, exactly; +-inf for an infinite result, None for a NaN result."""
+def _error(value, exact: Fraction | None):
+    """value - exact, exactly; +-inf for an infinite result, None for a NaN result (and
+    for a finite result when the input was not expanded)."""
     if isinstance(value, Fraction):
-        return value - exact
+        return None if exact is None else value - exact
     return None if value != value else value
 
 
@@ -417,10 +447,10 @@ class _Story:
         negative, fmt = case.given.negative, case.fmt
         toward, away = (above, below) if negative else (below, above)
         t = abs(toward.value)
-        ulp = _ulp(case.given.magnitude, fmt)
+        ulp = _ulp(case.given, fmt)
         if away is not None and isinstance(away.value, Fraction) and away.value != toward.value:
             _check(abs(away.value) - t == ulp, "neighbour spacing", case)
-        r = (case.given.magnitude - t) / ulp
+        r = (case.given.proxy() - t) / ulp
         if r >= 1:
             _check("overflow" in case.raised, "overflow", case)
             return cls(ulp, None, _far_overflow(case))
@@ -445,11 +475,12 @@ def _guard_round_sticky(r: Fraction) -> tuple[int, int, int]:
     return top >> 1, top & 1, int(q.denominator != 1)
 
 
-def _ulp(a: Fraction, fmt: Format) -> Fraction:
+def _ulp(a: Fraction | _exact.ExactValue, fmt: Format) -> Fraction:
     """Spacing of ``fmt`` at magnitude ``a``: 2**(e - m) for the binade e of ``a``,
-    clamped to [emin, emax] (subnormals share emin's spacing)."""
-    e = _exact.to_significand(a)[1] if a else fmt.emin
-    e = min(max(e, fmt.emin), fmt.emax)
+    clamped to [emin, emax] (subnormals share emin's spacing).  For an ExactValue the
+    binade comes from its significand (a stand-in's beyond reach: clamped the same)."""
+    sig, e = a.significand if isinstance(a, _exact.ExactValue) else _exact.to_significand(a)
+    e = min(max(e, fmt.emin), fmt.emax) if sig else fmt.emin
     return Fraction(2) ** (e - fmt.mantissa_bits)
 
 
@@ -641,9 +672,15 @@ def _value_text(x, negative_zero: bool = False) -> str | None:
     if isinstance(x, float):
         return repr(x)
     sign = "-" if x < 0 or (x == 0 and negative_zero) else ""
-    if x.numerator.bit_length() + 3 * x.denominator.bit_length() > _MAX_EXACT_BITS:
+    if not _exact.fits_exact_text(x):
         return f"~{_approx(x)}"  # beyond Python's int-to-str limit: approximate
     return sign + _exact.format_fraction(abs(x))
+
+
+def _title_text(x) -> str:
+    """The input as the user wrote it, cut to 60 characters (huge ints by their size)."""
+    text = x if isinstance(x, str) else _validate.short_repr(x) if isinstance(x, (int, Fraction)) else str(x)
+    return text if len(text) <= 60 else text[:57] + "..."
 
 
 def _exact_row(e: Explanation) -> str:
@@ -669,8 +706,56 @@ def _show(x, negative_zero: bool = False) -> str:
 
 
 def _approx(q: Fraction) -> str:
-    """About 17 significant digits of ``q``, for display only (any magnitude)."""
+    """About 17 significant digits of ``q``, for display only (any magnitude; bounded work:
+    terms beyond 20,000 bits are read from their leading bits)."""
+    if not q:
+        return "0"
+    if max(q.numerator.bit_length(), q.denominator.bit_length()) > 20000:
+        sign = "-" if q < 0 else ""
+        return sign + _exact.scientific_text(*_exact.scaled_ratio(abs(q.numerator), q.denominator, 0))
     with decimal.localcontext() as ctx:
         ctx.prec = 17
         d = decimal.Decimal(q.numerator) / decimal.Decimal(q.denominator)
-        return format(d.normalize(), "g") if d else "0"
+        return format(d.normalize(), "g")
+
+
+#: to_dict writes an unexpanded input's exact text up to this length (else ~17 digits)
+_MAX_TEXT_CHARS = 4000
+
+
+def _given_text(given: _exact.ExactValue, limit: int = _MAX_DIGITS_SHOWN) -> str:
+    """An unexpanded input in its own exact form ('1e1000000000', '0x1p+10000000000'),
+    or, beyond ``limit`` characters, ~17 digits and its size."""
+    sign = "-" if given.negative else ""
+    text = given.text
+    approx = _exact.scientific_text(*_exact.scientific(given))
+    if len(text) > limit:
+        if text.startswith("0x"):
+            size = f"exact hex float: {len(text) - 4 - len(text.partition('p')[2])} hex digits"
+        elif "/" in text:
+            num, den = text.split("/")
+            size = f"exact ratio of {len(num)}- and {len(den)}-digit integers"
+        else:
+            size = f"exact decimal: {len(text.partition('e')[0])} significant digits"
+        return f"{sign}~{approx} ({size}, not expanded)"
+    if text.startswith("0x") and limit == _MAX_DIGITS_SHOWN:
+        return f"{sign}{text} (~{sign}{approx})"
+    return sign + text
+
+
+def _approx_error(given: _exact.ExactValue, value, ulp: Fraction) -> tuple[str | None, str | None]:
+    """``value - x`` and the same in ulps, to 17 digits, for an input that was not
+    expanded (exact arithmetic on its digits where they matter: see approximate_gap)."""
+    if not isinstance(value, Fraction):  # infinite or NaN results: error is exact or None
+        return _value_text(value if value == value else None), _value_text(value if value == value else None)
+    k = ulp.numerator.bit_length() - ulp.denominator.bit_length()  # ulp = 2**k
+    texts = []
+    for e2 in (0, -k):
+        gap = _exact.approximate_gap(given, abs(value), e2)  # |value| - |x|, scaled
+        if gap is None:
+            texts.append("0")
+            continue
+        sign, c, e = gap
+        negative = (sign < 0) != given.negative  # value - x = sign(x) * (|value| - |x|)
+        texts.append(f"~{'-' if negative else ''}{_exact.scientific_text(c, e)}")
+    return texts[0], texts[1]
