@@ -34,6 +34,7 @@ except ImportError as exc:  # pragma: no cover - checked in a subprocess by the 
 
 from ._validate import boolean as _boolean
 from ._validate import describe as _describe
+from ._validate import short_repr as _short_repr
 from .codec import FLOAT_CLASSES, decode, encode
 from .formats import Format, Specials, as_format, catalogue
 from .rounding import Rounding
@@ -428,19 +429,23 @@ def _bound_key(name, value, fmt, order):
                 f"use {name}={largest!r} or None"
             )
         return order.signed(order.inf_mag, value < 0)
-    down = int(encode(value, fmt, "downward", saturate=True))
-    up = int(encode(value, fmt, "upward", saturate=True))
-    if down == up and Fraction(float(decode(down, fmt))) == Fraction(value):
-        return order.key(down)
-    if abs(Fraction(value)) > Fraction(fmt.max_finite):
+    # encode's flags decide, with work bounded whatever the bound's size or exponent:
+    # exact (no inexact flag) means representable; overflow (either way) means beyond
+    # the largest finite value
+    down, down_flags = encode(value, fmt, "downward", saturate=True, return_flags=True)
+    up, up_flags = encode(value, fmt, "upward", saturate=True, return_flags=True)
+    if not down_flags.inexact:
+        return order.key(int(down))
+    shown = _short_repr(value)
+    if down_flags.overflow or up_flags.overflow:
         largest = fmt.max_finite if value > 0 else -fmt.max_finite
         raise ValueError(
-            f"{name}={value!r} is not representable in {fmt.name}: it lies beyond the largest "
+            f"{name}={shown} is not representable in {fmt.name}: it lies beyond the largest "
             f"finite value {largest!r}; use {name}={largest!r}"
             + (" or an infinity" if fmt.has_infinity else "") + " instead"
         )
     raise ValueError(
-        f"{name}={value!r} is not representable in {fmt.name}; the nearest values are "
+        f"{name}={shown} is not representable in {fmt.name}; the nearest values are "
         f"{float(decode(down, fmt))!r} and {float(decode(up, fmt))!r} (use one of them)"
     )
 
@@ -454,7 +459,7 @@ def _check_exclusions(min_value, max_value, exclude_min, exclude_max):
 def _check_order(min_value, max_value, lo, hi):
     if lo is not None and hi is not None and lo > hi:
         raise ValueError(
-            f"min_value={min_value!r} is greater than max_value={max_value!r}; swap them"
+            f"min_value={_short_repr(min_value)} is greater than max_value={_short_repr(max_value)}; swap them"
             + (" (-0.0 sorts below 0.0)" if min_value == max_value else "")
         )
 
@@ -483,7 +488,7 @@ def _infer_infinity(fmt, allow_infinity, min_value, max_value):
         )
     if allow_infinity and min_value is not None and max_value is not None and not infinite_bound:
         raise ValueError(
-            f"allow_infinity=True, but min_value={min_value!r} and max_value={max_value!r} "
+            f"allow_infinity=True, but min_value={_short_repr(min_value)} and max_value={_short_repr(max_value)} "
             "leave out both infinities; drop allow_infinity or a bound"
         )
     if not allow_infinity and infinite_bound:
@@ -512,8 +517,8 @@ def _apply_subnormal(fmt, order, keys, allow_subnormal, min_value, max_value) ->
     has_subnormal = any(keys.meets(a, b) for a, b in ranges)
     if allow_subnormal and not has_subnormal:
         raise ValueError(
-            f"allow_subnormal=True, but no subnormal of {fmt.name} lies between min_value={min_value!r} "
-            f"and max_value={max_value!r}; drop allow_subnormal or widen the bounds"
+            f"allow_subnormal=True, but no subnormal of {fmt.name} lies between min_value={_short_repr(min_value)} "
+            f"and max_value={_short_repr(max_value)}; drop allow_subnormal or widen the bounds"
         )
     if allow_subnormal is False:
         for a, b in ranges:
@@ -522,7 +527,7 @@ def _apply_subnormal(fmt, order, keys, allow_subnormal, min_value, max_value) ->
 
 
 def _conditions(min_value, max_value, exclude_min, exclude_max, allow_negative_zero, allow_subnormal):
-    parts = [f"min_value={min_value!r}", f"max_value={max_value!r}"]
+    parts = [f"min_value={_short_repr(min_value)}", f"max_value={_short_repr(max_value)}"]
     parts += [f"{name}={flag}" for name, flag in (
         ("exclude_min", exclude_min), ("exclude_max", exclude_max),
         ("allow_negative_zero", allow_negative_zero), ("allow_subnormal", allow_subnormal)) if flag is not None]
