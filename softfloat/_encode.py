@@ -212,12 +212,19 @@ def _encode_float_patterns(u, src, fmt, policy, rand, want, out, ws):
 
 def _clamp_for_stochastic(v, s_true, W):
     """Where more than W-1 bits are cut, pre-shift so the probability stays v / 2**s_true
-    to within 2**-(W-1) (deterministic modes need no such care: see round_pack)."""
+    to within 2**-(W-1) (deterministic modes need no such care: see round_pack).
+
+    The bits shifted out are ORed into bit 0 (sticky), so a value far below the
+    smallest subnormal still counts as inexact (and tiny), not as an exact zero; that
+    moves the probability by at most 2**-(W-1), within the bound above.
+    """
     over = s_true > v.dtype.type(W - 1)
     if not over.any():
         return v
     excess = np.minimum(s_true - v.dtype.type(W - 1), v.dtype.type(W - 1))
-    return np.where(over, v >> excess, v)
+    shifted = v >> excess
+    sticky = ((shifted << excess) != v).astype(v.dtype)
+    return np.where(over, shifted | sticky, v)
 
 
 def float64_significands(x):

@@ -483,3 +483,19 @@ def test_stochastic_of_representable_values_is_exact(case, seed):
     again, flags = softfloat.quantize(q, fmt, "stochastic", rng=seed, return_flags=True)
     assert again.tobytes() == q.tobytes()
     assert not flags.inexact.any()
+
+
+@pytest.mark.parametrize("fmt", [softfloat.fp64, softfloat.fp32, softfloat.fp16, softfloat.fp8_e4m3],
+                         ids=lambda f: f.name)
+def test_stochastic_far_below_the_subnormals_is_inexact(fmt):
+    """A value so far below the smallest subnormal that more than 63 bits are cut (the
+    rounding probability is then below 2**-63) still rounds to 0 *inexactly*: underflow
+    and inexact are raised, as in every deterministic mode, not dropped with the bits."""
+    if fmt is not softfloat.fp64:  # (float64 input is exact in fp64)
+        x = np.array([5e-324, -5e-324, 2.0**-1000])  # 2**-1074 and friends
+        bits, flags = softfloat.encode(x, fmt, "stochastic", rng=1, return_flags=True)
+        assert (bits & ((1 << (fmt.bits - 1)) - 1) == 0).all()
+        assert flags.underflow.all() and flags.inexact.all()
+    for q in (Fraction(1, 2**1150), Fraction(-1, 2**3000)):
+        b, f = softfloat.encode(q, fmt, "stochastic", rng=1, return_flags=True)
+        assert int(b) & ((1 << (fmt.bits - 1)) - 1) == 0 and f.underflow and f.inexact
