@@ -101,6 +101,15 @@ def encode(x, fmt, rounding="nearest_even", *, saturate=False, subnormals=True,
     have no NaN: a NaN input gives +0 and raises invalid (ml_dtypes gives -0).  fnuz
     formats have no -0: negative values that round to zero give +0.
 
+    Exact scalars cost work bounded by the formats, not by their exponent.  A value
+    beyond every format's range -- above 2**1100 or below 2**-1200 in magnitude, such as
+    ``"1e1000000000"``, ``"0x1p-10000000000"``, ``Decimal("1e-999999999999999999")`` or
+    ``10**100000`` -- is recognised from its exponent and rounds as above (overflow, or
+    the directed rules below the smallest subnormal, flags raised) without being
+    expanded: well under a millisecond and a few KB.  Strings and Decimals of many digits
+    take time and memory linear in their length (about 20 ms and 8 MB per million
+    digits); ints and Fractions, time linear in their size.
+
     Examples
     --------
     >>> hex(encode(0.875, "fp32"))

@@ -61,7 +61,9 @@ def values(fmt, min_value=None, max_value=None, *, allow_nan=None, allow_infinit
     fmt : Format or str
     min_value, max_value : real number, optional
         Inclusive bounds; each must be a value of ``fmt`` (an error names the two nearest
-        values otherwise).  As in ``hypothesis.strategies.floats``, ``min_value=0.0``
+        values otherwise).  Checked exactly, with work bounded as for
+        :func:`softfloat.encode`: ``Decimal("1e1000000000")`` or ``10**100000`` is refused
+        at once.  As in ``hypothesis.strategies.floats``, ``min_value=0.0``
         excludes -0.0 and ``max_value=-0.0`` excludes +0.0.
     allow_nan : bool, optional
         Default: True when the format has NaN and no bound is given.

@@ -314,8 +314,9 @@ def from_int(ints, fmt, rounding="nearest_even", *, saturate=False, rng=None, re
     Parameters
     ----------
     ints : int or integer array_like
-        Python ints of any size, numpy integer scalars, or arrays (lists) of a signed or
-        unsigned integer dtype.
+        Python ints of any size (those beyond 2**1100 are decided from their bit length:
+        no work grows with their size beyond reading it), numpy integer scalars, or arrays
+        (lists) of a signed or unsigned integer dtype.
     fmt : Format or str
     rounding : Rounding or str, default "nearest_even"
     saturate : bool, default False
