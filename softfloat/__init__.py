@@ -7,6 +7,9 @@ products with an explicit accumulator, order and tensor-core model.
 """
 
 from .accumulate import FusedAccumulator, matmul, sum, vecdot  # noqa: A004 - numpy's names
+from .array import Array, asarray
+from .context import (Context, DivisionByZero, FloatingPointSignal, Inexact, InvalidOperation, Overflow,
+                      Underflow, context, get_context)
 from .codec import (
     FLOAT_CLASSES,
     classify,
@@ -130,6 +133,18 @@ __all__ = [
     "total_order_mag",
     "ulp",
     "unordered",
+    # emulated-precision arrays and their context
+    "Array",
+    "Context",
+    "DivisionByZero",
+    "FloatingPointSignal",
+    "Inexact",
+    "InvalidOperation",
+    "Overflow",
+    "Underflow",
+    "asarray",
+    "context",
+    "get_context",
     # sums, dot and matrix products (softfloat.accumulate)
     "FusedAccumulator",
     "matmul",

@@ -17,15 +17,18 @@ PACKAGE = Path(__file__).resolve().parent.parent / "softfloat"
 RANK = {
     "_validate": 0, "_version": 0,
     "formats": 1, "rounding": 1, "flags": 1, "_exact": 1,
-    "_round": 2,
+    "_round": 2, "context": 2,
     "_encode": 3, "_options": 3,
     "_decode": 4,
     "codec": 5,
     "explain": 6, "testing": 6, "ops": 6,
     "strategies": 7, "accumulate": 7,
-    "cli": 8,
-    "__init__": 9,
-    "__main__": 10,
+    "_array_ufuncs": 8,
+    "_array_functions": 9,
+    "array": 10,
+    "cli": 11,
+    "__init__": 12,
+    "__main__": 13,
 }
 
 

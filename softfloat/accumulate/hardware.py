@@ -15,7 +15,9 @@ and B200 bit for bit.  For each block of ``terms`` products and the accumulator 
    once;
 5. the block result is rounded into the output: ``output_rounding`` to
    ``output_mantissa_bits`` fraction bits, stored in ``output`` (fp32 outputs truncate,
-   to 13 fraction bits for native FP8; fp16 outputs round to nearest even);
+   to 13 fraction bits for native FP8; fp16 outputs round to nearest even); overflow
+   follows that mode's IEEE rule (truncation gives +-max_finite), an infinite product or
+   c gives that infinity, and infinities of both signs, 0 * inf or a NaN give a NaN;
 6. longer sums chain the blocks in k order, each block's rounded output being the next
    block's c.
 
@@ -49,7 +51,9 @@ class FusedAccumulator:
     Parameters
     ----------
     terms : int
-        N, the number of products one fused step adds (with the accumulator c).
+        N, the number of products one fused step adds (with the accumulator c); with
+        ``fp8="via_fp16"`` the block length, whose two halves (k mod 4 in {0, 1}, then
+        {2, 3}) each make one fused step.
     fraction_bits : int
         F, the bits kept below the largest exponent when the terms are aligned.
     output : Format or str, default "fp32"

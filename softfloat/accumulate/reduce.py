@@ -16,7 +16,7 @@ from . import _draws, _fast, _fused, _ieee, _orders
 from ._operands import initial_values, matmul_layout, paired_layout
 from .hardware import PRESETS, FusedAccumulator, hardware_model, is_preset
 
-__all__ = ["matmul", "sum", "vecdot"]
+__all__ = ["default_accumulator", "matmul", "sum", "vecdot"]
 
 _ORDERS = ("sequential", "pairwise", "reverse")
 
@@ -124,7 +124,7 @@ def vecdot(a, b, fmt, *, axis=-1, accumulator=None, out_format=None, c=None, pro
     """
     fmt = as_format(fmt)
     layout, signaling = paired_layout(fmt, a, b, axis=axis, names=("a", "b"))
-    return _reduce(layout, signaling, fmt, _default_product_accumulator(fmt), accumulator, out_format,
+    return _reduce(layout, signaling, fmt, default_accumulator(fmt), accumulator, out_format,
                    c, product, order, block, rounding, tininess, subnormals, rng, return_flags)
 
 
@@ -163,12 +163,13 @@ def matmul(a, b, fmt, *, accumulator=None, out_format=None, c=None, product=None
     """
     fmt = as_format(fmt)
     layout, signaling = matmul_layout(fmt, a, b)
-    return _reduce(layout, signaling, fmt, _default_product_accumulator(fmt), accumulator, out_format,
+    return _reduce(layout, signaling, fmt, default_accumulator(fmt), accumulator, out_format,
                    c, product, order, block, rounding, tininess, subnormals, rng, return_flags)
 
 
-def _default_product_accumulator(fmt: Format) -> Format:
-    """fp32 for formats whose every value is an fp32 value (but fp32 itself), else fmt."""
+def default_accumulator(fmt: Format) -> Format:
+    """The default accumulator of products (and of the array layer's sums): fp32 for
+    formats whose every value is an fp32 value (but fp32 itself), else fmt."""
     fits = (fmt.precision <= fp32.precision and fmt.emax <= fp32.emax
             and fmt.emin - fmt.mantissa_bits >= fp32.emin - fp32.mantissa_bits)
     return fp32 if fits and fmt != fp32 else fmt

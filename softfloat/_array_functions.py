@@ -1,0 +1,300 @@
+"""numpy functions on :class:`~softfloat.Array` (NEP 18 ``__array_function__``).
+
+* Contractions go through :mod:`softfloat.accumulate` with the context's accumulator and
+  order, and are rounded once into the operands' format at the end (as torch does for
+  an fp16 matmul with fp32 accumulation): matmul, dot, vdot, inner, tensordot, sum; mean
+  divides that sum by n with one more correctly rounded division.
+* Structural functions move bit patterns and never round: reshape, transpose,
+  concatenate, stack, where, take, broadcast_to, copy, zeros_like, ones_like, full_like
+  (the fill value rounded once), clip (IEEE maximum then minimum), sort and argsort (by
+  IEEE totalOrder), array_equal (IEEE equality), allclose / isclose (on exact values),
+  shape, ndim, size.
+
+Anything else returns NotImplemented: numpy raises its TypeError naming the function.
+Every implementation takes the Array type's adapter ``A`` first (see _array_ufuncs).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from . import codec, ops
+from ._array_ufuncs import matmul as array_matmul
+from ._array_ufuncs import sum_of
+from .context import get_context
+from .ops._common import round_result
+from .ops.div import div_exact, div_kernel
+from ._encode import Workspace
+from ._round import Policy
+from .formats import fp64
+from .flags import Flags
+
+__all__ = ["FUNCTIONS"]
+
+FUNCTIONS: dict = {}
+
+
+def implements(*funcs):
+    def register(impl):
+        for f in funcs:
+            FUNCTIONS[f] = impl
+        return impl
+    return register
+
+
+# ---- contractions ----------------------------------------------------------------------
+@implements(np.matmul)
+def matmul(A, a, b, **kwargs):
+    return NotImplemented if kwargs else array_matmul(A, a, b)
+
+
+@implements(np.tensordot)
+def tensordot(A, a, b, axes=2):
+    fmt, (x, y) = A.common(a, b)
+    if isinstance(axes, int):
+        ax_a, ax_b = list(range(x.ndim - axes, x.ndim)), list(range(axes))
+    else:
+        ax_a, ax_b = ([axes[0]] if np.ndim(axes[0]) == 0 else list(axes[0]),
+                      [axes[1]] if np.ndim(axes[1]) == 0 else list(axes[1]))
+    ax_a = [d % x.ndim for d in ax_a]
+    ax_b = [d % y.ndim for d in ax_b]
+    free_a = [d for d in range(x.ndim) if d not in ax_a]
+    free_b = [d for d in range(y.ndim) if d not in ax_b]
+    k = int(np.prod([x.shape[d] for d in ax_a], dtype=np.int64))
+    if k != int(np.prod([y.shape[d] for d in ax_b], dtype=np.int64)):
+        raise ValueError(f"tensordot: shape mismatch for the summed axes: {x.shape} {ax_a} and {y.shape} {ax_b}")
+    x2 = np.transpose(x, free_a + ax_a).reshape(-1, k)
+    y2 = np.transpose(y, ax_b + free_b).reshape(k, -1)
+    out = matmul(A, A.wrap(x2, fmt), A.wrap(y2, fmt))
+    return out.reshape([x.shape[d] for d in free_a] + [y.shape[d] for d in free_b])
+
+
+@implements(np.dot)
+def dot(A, a, b, out=None):
+    if out is not None:
+        return NotImplemented
+    na, nb = np.ndim(_bits(A, a)), np.ndim(_bits(A, b))
+    if na == 0 or nb == 0:
+        return np.multiply(a, b)
+    if nb == 1 or na == 1 and nb == 2:
+        return tensordot(A, a, b, axes=([-1], [0 if nb <= 2 else -2]))
+    return tensordot(A, a, b, axes=([-1], [-2]))
+
+
+@implements(np.inner)
+def inner(A, a, b):
+    return tensordot(A, a, b, axes=([-1], [-1]))
+
+
+@implements(np.vdot)
+def vdot(A, a, b):
+    fmt, (x, y) = A.common(a, b)
+    return matmul(A, A.wrap(x.reshape(1, -1), fmt), A.wrap(y.reshape(-1, 1), fmt)).reshape(())
+
+
+# ---- reductions ------------------------------------------------------------------------
+def _plain(kwargs, *allowed):
+    return all(k in allowed or v is None or v is np._NoValue or (k == "where" and v is True)
+               for k, v in kwargs.items())
+
+
+@implements(np.sum)
+def sum_(A, a, axis=None, dtype=None, out=None, keepdims=False, **kwargs):
+    if dtype is not None or out is not None or not _plain(kwargs):
+        return NotImplemented
+    return sum_of(A, a, axis=axis, keepdims=keepdims)
+
+
+@implements(np.mean)
+def mean(A, a, axis=None, dtype=None, out=None, keepdims=False, **kwargs):
+    if dtype is not None or out is not None or not _plain(kwargs):
+        return NotImplemented
+    total = sum_of(A, a, axis=axis, keepdims=keepdims)
+    n = a.size // max(total.size, 1) if a.size else 0
+    return _divide_by(A, total, n, "mean")
+
+
+@implements(np.max, np.amax)
+def max_(A, a, axis=None, out=None, keepdims=False, **kwargs):
+    if out is not None or not _plain(kwargs):
+        return NotImplemented
+    return np.maximum.reduce(a, axis=axis, keepdims=keepdims)
+
+
+@implements(np.min, np.amin)
+def min_(A, a, axis=None, out=None, keepdims=False, **kwargs):
+    if out is not None or not _plain(kwargs):
+        return NotImplemented
+    return np.minimum.reduce(a, axis=axis, keepdims=keepdims)
+
+
+def _divide_by(A, x, n: int, operation: str):
+    """x / n correctly rounded into x's format (n need not be a value of it)."""
+    ctx = get_context()
+    fmt = x.format
+    values = np.asarray(codec.decode(x.bits, fmt), dtype=np.float64).reshape(-1)
+    divisor = np.full(values.shape, float(n))
+    policy = Policy(rounding=ctx.rounding, tininess=ctx.tininess, subnormals=ctx.subnormals,
+                    saturate=ctx.saturate)
+    res = div_kernel(fp64, policy, values, divisor)  # fp64: a kernel path for any operands
+    out = np.empty(values.shape, dtype=fmt.storage_dtype)
+    rand = None if ctx.rng is None or ctx.rounding.value != "stochastic" else \
+        ctx.rng.bit_generator.random_raw(values.size)
+    with np.errstate(all="ignore"):
+        fl = round_result(res, div_exact, [values, divisor], fmt, policy, rand, True, out,
+                          Workspace(values.size))
+    nan = np.isnan(res.hi)
+    out[nan] = fmt.nan_bits if fmt.has_nan else 0
+    masks = [np.zeros(values.shape, bool) if f is None else f for f in fl]
+    masks[0] = masks[0] | (nan & ~np.isnan(values))
+    masks[1] = masks[1] | ((divisor == 0) & np.isfinite(values) & (values != 0))
+    ctx.record(operation, Flags(*(m.reshape(x.shape) for m in masks)))
+    return A.wrap(out.reshape(x.shape), fmt)
+
+
+# ---- structure: bits move, nothing rounds -----------------------------------------------
+def _bits(A, x):
+    return x.bits if A.is_array(x) else x
+
+
+@implements(np.reshape)
+def reshape(A, a, *args, **kwargs):
+    return A.wrap(np.reshape(a.bits, *args, **kwargs), a.format)
+
+
+@implements(np.transpose)
+def transpose(A, a, axes=None):
+    return A.wrap(np.transpose(a.bits, axes), a.format)
+
+
+@implements(np.concatenate)
+def concatenate(A, arrays, axis=0, **kwargs):
+    if kwargs:
+        return NotImplemented
+    fmt, bits = A.common(*arrays)
+    return A.wrap(np.concatenate(bits, axis=axis), fmt)
+
+
+@implements(np.stack)
+def stack(A, arrays, axis=0, **kwargs):
+    if kwargs:
+        return NotImplemented
+    fmt, bits = A.common(*arrays)
+    return A.wrap(np.stack(bits, axis=axis), fmt)
+
+
+@implements(np.where)
+def where(A, condition, x=None, y=None):
+    if x is None or y is None:
+        return np.where(_bits(A, condition))
+    fmt, (bx, by) = A.common(x, y)
+    return A.wrap(np.where(np.asarray(_bits(A, condition), dtype=bool), bx, by), fmt)
+
+
+@implements(np.take)
+def take(A, a, indices, axis=None, **kwargs):
+    if kwargs:
+        return NotImplemented
+    return A.wrap(np.take(a.bits, indices, axis=axis), a.format)
+
+
+@implements(np.broadcast_to)
+def broadcast_to(A, array, shape, **kwargs):
+    return A.wrap(np.broadcast_to(array.bits, shape, **kwargs), array.format)
+
+
+@implements(np.copy)
+def copy(A, a, **kwargs):
+    return a.copy()
+
+
+@implements(np.shape)
+def shape(A, a):
+    return a.shape
+
+
+@implements(np.ndim)
+def ndim(A, a):
+    return a.ndim
+
+
+@implements(np.size)
+def size(A, a, axis=None):
+    return a.size if axis is None else a.shape[axis]
+
+
+def _full(A, a, value, shape=None):
+    shape = a.shape if shape is None else shape
+    fill = A.bits_in(value, a.format, "full_like")
+    return A.wrap(np.full(shape, fill, dtype=a.format.storage_dtype), a.format)
+
+
+@implements(np.zeros_like)
+def zeros_like(A, a, dtype=None, shape=None, **kwargs):
+    return NotImplemented if dtype is not None else _full(A, a, 0.0, shape)
+
+
+@implements(np.ones_like)
+def ones_like(A, a, dtype=None, shape=None, **kwargs):
+    return NotImplemented if dtype is not None else _full(A, a, 1.0, shape)
+
+
+@implements(np.full_like)
+def full_like(A, a, fill_value, dtype=None, shape=None, **kwargs):
+    return NotImplemented if dtype is not None else _full(A, a, fill_value, shape)
+
+
+@implements(np.clip)
+def clip(A, a, a_min=None, a_max=None, **kwargs):
+    if kwargs:
+        return NotImplemented
+    result = a
+    if a_min is not None:
+        result = np.maximum(result, a_min)
+    if a_max is not None:
+        result = np.minimum(result, a_max)
+    return result
+
+
+def _total_order_key(bits, fmt):
+    """Integers that sort like IEEE totalOrder: -NaN < -inf < ... < -0 < +0 < ... < +NaN."""
+    u = bits.astype(np.int64)
+    sign = np.int64(fmt.sign_mask)
+    return np.where(u & sign, (sign - 1) - (u ^ sign) - sign, u)
+
+
+@implements(np.argsort)
+def argsort(A, a, axis=-1, kind=None, order=None, **kwargs):
+    return np.argsort(_total_order_key(a.bits, a.format), axis=axis, kind="stable")
+
+
+@implements(np.sort)
+def sort(A, a, axis=-1, kind=None, order=None, **kwargs):
+    index = argsort(A, a, axis=axis)
+    return A.wrap(np.take_along_axis(a.bits, index, axis=axis), a.format)
+
+
+@implements(np.array_equal)
+def array_equal(A, a1, a2, equal_nan=False):
+    if np.shape(_bits(A, a1)) != np.shape(_bits(A, a2)):
+        return False
+    fmt, (x, y) = A.common(a1, a2)
+    same = np.asarray(ops.eq(x, y, fmt))
+    if equal_nan:
+        same |= np.asarray(codec.is_nan(x, fmt)) & np.asarray(codec.is_nan(y, fmt))
+    return bool(np.all(same))
+
+
+def _values(A, v):
+    return v.to_numpy(np.float64) if A.is_array(v) else np.asarray(v, dtype=np.float64)
+
+
+@implements(np.allclose)
+def allclose(A, a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
+    return bool(np.allclose(_values(A, a), _values(A, b), rtol=rtol, atol=atol, equal_nan=equal_nan))
+
+
+@implements(np.isclose)
+def isclose(A, a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
+    return np.isclose(_values(A, a), _values(A, b), rtol=rtol, atol=atol, equal_nan=equal_nan)
+

@@ -1,0 +1,293 @@
+"""Emulated-precision arrays: ordinary numpy code, every operation one correct rounding.
+
+An :class:`Array` holds bit patterns and a :class:`~softfloat.Format`.  numpy's protocols
+(NEP 13 ``__array_ufunc__``, NEP 18 ``__array_function__``) send ufuncs and functions to
+the bit-level operations (``softfloat.ops``, ``softfloat.accumulate``) with the attributes
+of the current :func:`~softfloat.context`, whose sticky flags count what happened.  What
+is not mapped returns ``NotImplemented``, so numpy raises its TypeError: there is never a
+silent float64 fallback.  The mapping itself lives in ``softfloat._array_ufuncs`` and
+``softfloat._array_functions``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from . import _validate
+from ._array_functions import FUNCTIONS
+from ._array_ufuncs import dispatch
+from .codec import decode, encode
+from .context import get_context
+from .formats import Format, as_format, catalogue, fp32, fp64, tf32
+from .ops import convert
+
+__all__ = ["Array", "asarray", "promote"]
+
+
+class Array(np.lib.mixins.NDArrayOperatorsMixin):
+    """An array of values of one floating-point format, stored as bit patterns.
+
+    Make one with :func:`asarray` (rounding any input once) or :meth:`from_bits`.
+    Arithmetic, comparisons, reductions and matrix products follow numpy's spelling and
+    are correctly rounded in the format (see the module docstring for the mapping).
+
+    Attributes
+    ----------
+    bits : numpy.ndarray
+        The bit patterns, of ``format.storage_dtype``.
+    format : Format
+
+    Examples
+    --------
+    >>> import numpy as np, softfloat as sf
+    >>> x = sf.asarray([1.0, 0.1], "fp16")
+    >>> x
+    Array([1.0, 0.0999755859375], fmt=fp16)
+    >>> x + 2**-11                      # 1 + 2**-11 is a tie: back to 1 (swamping)
+    Array([1.0, 0.1004638671875], fmt=fp16)
+    >>> np.maximum(x - 1, 0).tolist()
+    [0.0, 0.0]
+    """
+
+    __slots__ = ("_bits", "_format")
+    __array_priority__ = 20
+
+    def __init__(self, bits: np.ndarray, fmt: Format):
+        """Wrap patterns already checked and of ``fmt.storage_dtype`` (use from_bits)."""
+        self._bits = bits
+        self._format = fmt
+
+    @classmethod
+    def from_bits(cls, bits, fmt) -> "Array":
+        """An Array of the given bit patterns (copied), checked against ``fmt``'s width.
+
+        >>> import softfloat as sf
+        >>> sf.Array.from_bits([0x3C00, 0x7C00], "fp16")
+        Array([1.0, inf], fmt=fp16)
+        """
+        fmt = as_format(fmt)
+        arr = _validate.bit_patterns("bits", bits, fmt.bits)
+        return cls(np.array(arr, dtype=fmt.storage_dtype, copy=True), fmt)
+
+    # ---- what it is --------------------------------------------------------------------
+    @property
+    def bits(self) -> np.ndarray:
+        return self._bits
+
+    @property
+    def format(self) -> Format:
+        return self._format
+
+    @property
+    def dtype(self) -> Format:
+        """The format (an Array's element type)."""
+        return self._format
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return self._bits.shape
+
+    @property
+    def ndim(self) -> int:
+        return self._bits.ndim
+
+    @property
+    def size(self) -> int:
+        return self._bits.size
+
+    @property
+    def T(self) -> "Array":
+        return Array(self._bits.T, self._format)
+
+    def __len__(self) -> int:
+        return len(self._bits)
+
+    def __iter__(self):
+        for i in range(len(self)):
+            yield self[i]
+
+    def _value_dtype(self):
+        f = self._format
+        fits = f.precision <= fp32.precision and f.emax <= fp32.emax and f.emin - f.mantissa_bits >= -149
+        return np.float32 if fits else np.float64
+
+    def to_numpy(self, dtype=None) -> np.ndarray:
+        """The exact values: float32 when every value of the format is a float32, else
+        float64 (or the ``dtype`` asked for, if it holds them exactly)."""
+        return np.asarray(decode(self._bits, self._format, self._value_dtype() if dtype is None else dtype))
+
+    def __array__(self, dtype=None, copy=None):
+        values = self.to_numpy()
+        return values if dtype is None else values.astype(dtype)
+
+    def item(self) -> float:
+        return float(decode(self._bits.reshape(-1)[0] if self.size == 1 else self._bits.item(), self._format))
+
+    def tolist(self):
+        return decode(self._bits, self._format).tolist()
+
+    def astype(self, fmt, rounding=None) -> "Array":
+        """Convert into another format with one rounding (the context's by default)."""
+        fmt = as_format(fmt)
+        ctx = get_context()
+        opts = ctx.options()
+        if rounding is not None:
+            opts["rounding"] = rounding
+        bits, flags = convert(self._bits, self._format, fmt, saturate=ctx.saturate, return_flags=True, **opts)
+        ctx.record("astype", flags)
+        return Array(np.asarray(bits), fmt)
+
+    def copy(self) -> "Array":
+        return Array(self._bits.copy(), self._format)
+
+    def reshape(self, *shape) -> "Array":
+        return Array(self._bits.reshape(*shape), self._format)
+
+    def transpose(self, *axes) -> "Array":
+        return Array(self._bits.transpose(*axes), self._format)
+
+    def __repr__(self) -> str:
+        values = np.asarray(decode(self._bits, self._format))
+        body = np.array2string(values, separator=", ", threshold=20,
+                               formatter={"float_kind": lambda v: repr(float(v))}) if self.ndim else repr(float(values))
+        return f"Array({body}, fmt={self._format.name})"
+
+    # ---- indexing ----------------------------------------------------------------------
+    def __getitem__(self, index) -> "Array":
+        return Array(np.asarray(self._bits[_index(index)]), self._format)
+
+    def __setitem__(self, index, value) -> None:
+        self._bits[_index(index)] = _bits_in(value, self._format, "assignment")
+
+    # ---- numpy protocols ---------------------------------------------------------------
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        return dispatch(_ADAPTER, ufunc, method, inputs, kwargs)
+
+    def __array_function__(self, func, types, args, kwargs):
+        impl = FUNCTIONS.get(func)
+        if impl is None or not all(issubclass(t, (Array, np.ndarray)) for t in types):
+            return NotImplemented
+        return impl(_ADAPTER, *args, **kwargs)
+
+
+def _index(index):
+    """Arrays used as indices (boolean masks from comparisons are ndarrays already)."""
+    if isinstance(index, Array):
+        raise TypeError("an Array of floating-point values cannot index; use a boolean or integer array")
+    return index
+
+
+def promote(*formats: Format) -> Format:
+    """The smallest catalogue format that holds every value of each of ``formats``
+    (fp16 + bf16 -> fp32, as torch and JAX promote), else fp64.  tf32 is a compute
+    format (stored as fp32), never a result.
+
+    >>> import softfloat as sf
+    >>> promote(sf.fp16, sf.bf16), promote(sf.fp8_e4m3, sf.fp16), promote(sf.fp8_e5m2, sf.bf16)
+    (softfloat.fp32, softfloat.fp16, softfloat.bf16)
+    """
+    distinct = list(dict.fromkeys(formats))
+    if len(distinct) == 1:
+        return distinct[0]
+    storage = [f for f in catalogue() if f != tf32]  # tf32 is a compute format, stored as fp32
+    for candidate in sorted(storage, key=lambda f: (f.bits, -f.exponent_bits)):
+        if all(_holds(candidate, f) for f in distinct):
+            return candidate
+    return fp64
+
+
+def _holds(container: Format, f: Format) -> bool:
+    if container == f:
+        return True
+    return (f.precision <= container.precision and f.emax <= container.emax
+            and f.emin - f.mantissa_bits >= container.emin - container.mantissa_bits
+            and (container.has_infinity or not f.has_infinity) and (container.has_nan or not f.has_nan))
+
+
+def _bits_in(value, fmt: Format, operation: str) -> np.ndarray:
+    """``value`` as bit patterns of ``fmt``: an Array converted exactly where it can be
+    (else rounded), anything else rounded once with the context's attributes."""
+    ctx = get_context()
+    if isinstance(value, Array):
+        if value.format == fmt:
+            return value.bits
+        bits, flags = convert(value.bits, value.format, fmt, saturate=ctx.saturate, return_flags=True,
+                              **ctx.options())
+    else:
+        if isinstance(value, (complex, np.complexfloating)) or (isinstance(value, np.ndarray)
+                                                                and value.dtype.kind == "c"):
+            raise TypeError(f"an Array of {fmt} holds real numbers; got {_validate.describe(value)}")
+        if isinstance(value, (str, bytes)) or (isinstance(value, np.ndarray) and value.dtype.kind in "OUS"):
+            raise TypeError(f"an Array of {fmt} takes numbers (or Arrays); got {_validate.describe(value)}")
+        bits, flags = encode(value, fmt, saturate=ctx.saturate, return_flags=True, **ctx.options())
+    ctx.record(operation, flags)
+    return np.asarray(bits)
+
+
+class _Adapter:
+    """What the mapping modules below need of the Array type (they cannot import it)."""
+
+    @staticmethod
+    def is_array(x) -> bool:
+        return isinstance(x, Array)
+
+    @staticmethod
+    def wrap(bits, fmt: Format) -> Array:
+        return Array(np.asarray(bits).astype(fmt.storage_dtype, copy=False), fmt)
+
+    @staticmethod
+    def common(*values):
+        """The promoted format of the Array operands and every operand's bit patterns."""
+        fmt = promote(*(v.format for v in values if isinstance(v, Array)))
+        return fmt, [_bits_in(v, fmt, "operand") for v in values]
+
+    bits_in = staticmethod(lambda value, fmt, operation: _bits_in(value, fmt, operation))
+
+
+_ADAPTER = _Adapter()
+
+
+def asarray(x, fmt=None, rounding=None, *, saturate=None) -> Array:
+    """``x`` as an :class:`Array` of ``fmt``, each value rounded once from its exact value.
+
+    Parameters
+    ----------
+    x : array_like, Array or scalar
+        Anything :func:`softfloat.encode` accepts; an Array of another format is
+        converted (exactly where it fits).
+    fmt : Format or str, optional
+        Required unless ``x`` is an Array (which is then returned as is).
+    rounding : Rounding or str, optional
+        Default: the context's.
+    saturate : bool, optional
+        Default: the context's.
+
+    Examples
+    --------
+    >>> import softfloat as sf
+    >>> sf.asarray(6.36, "fp16")
+    Array(6.359375, fmt=fp16)
+    >>> sf.asarray(6.36, "fp16", "toward_zero").bits
+    array(18012, dtype=uint16)
+    """
+    if fmt is None:
+        if isinstance(x, Array):
+            return x
+        raise TypeError("asarray needs fmt (a Format or a name such as 'bf16') unless x is an Array")
+    fmt = as_format(fmt)
+    if isinstance(x, Array) and x.format == fmt:
+        return x
+    ctx = get_context()
+    if rounding is None and saturate is None:
+        return Array(np.array(_bits_in(x, fmt, "asarray"), dtype=fmt.storage_dtype, copy=True), fmt)
+    opts = ctx.options()
+    if rounding is not None:
+        opts["rounding"] = rounding
+    sat = ctx.saturate if saturate is None else saturate
+    if isinstance(x, Array):
+        bits, flags = convert(x.bits, x.format, fmt, saturate=sat, return_flags=True, **opts)
+    else:
+        bits, flags = encode(x, fmt, saturate=sat, return_flags=True, **opts)
+    ctx.record("asarray", flags)
+    return Array(np.array(bits, dtype=fmt.storage_dtype, copy=True), fmt)
+

@@ -1,0 +1,257 @@
+"""The arithmetic context of emulated-precision arrays: defaults, sticky flags and traps.
+
+Like Python's ``decimal``: a :class:`Context` holds the rounding attributes every
+:class:`softfloat.Array` operation uses, ORs each operation's IEEE flags into its sticky
+counts, and raises for the flags it traps.  The current context lives in a
+``contextvars.ContextVar``, so threads and asyncio tasks each see their own; there is no
+global mutable state.  Kernels never read it: only the array layer does.
+
+>>> import softfloat as sf
+>>> with sf.context(rounding="toward_zero", traps={"overflow"}) as ctx:
+...     ctx.rounding
+<Rounding.TOWARD_ZERO: 'toward_zero'>
+"""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+import numbers
+from dataclasses import dataclass, field, replace
+
+import numpy as np
+
+from . import _validate
+from .flags import FLAG_NAMES, Flags
+from .rounding import Rounding, Tininess, as_rounding, as_tininess
+
+__all__ = ["Context", "DivisionByZero", "FloatingPointSignal", "Inexact", "InvalidOperation", "Overflow",
+           "StickyFlags", "Underflow", "context", "get_context"]
+
+
+class FloatingPointSignal(ArithmeticError):
+    """A trapped IEEE exception (the base of the five signals, as in ``decimal``)."""
+
+    flag = ""
+
+    def __init__(self, operation: str, index: tuple[int, ...], count: int):
+        self.operation, self.index, self.count = operation, index, count
+        where = f" at index {index}" if index else ""
+        super().__init__(f"{operation} raised {self.flag}{where} ({count} element{'s' if count != 1 else ''} "
+                         f"in all); remove {self.flag!r} from the context's traps to get the IEEE default result")
+
+
+class InvalidOperation(FloatingPointSignal):
+    flag = "invalid"
+
+
+class DivisionByZero(FloatingPointSignal, ZeroDivisionError):
+    flag = "divide_by_zero"
+
+
+class Overflow(FloatingPointSignal):
+    flag = "overflow"
+
+
+class Underflow(FloatingPointSignal):
+    flag = "underflow"
+
+
+class Inexact(FloatingPointSignal):
+    flag = "inexact"
+
+
+SIGNALS = {cls.flag: cls for cls in (InvalidOperation, DivisionByZero, Overflow, Underflow, Inexact)}
+
+
+@dataclass
+class StickyFlags:
+    """Counts of elements that raised each flag, summed over a context's operations.
+
+    Attributes
+    ----------
+    invalid, divide_by_zero, overflow, underflow, inexact : int
+    swamped : int
+        Additions in sums and products that left the partial sum unchanged.
+    values : int
+        Elements produced by the counted operations.
+    operations : int
+    last : Flags or None
+        The per-element flags of the most recent operation.
+    """
+
+    invalid: int = 0
+    divide_by_zero: int = 0
+    overflow: int = 0
+    underflow: int = 0
+    inexact: int = 0
+    swamped: int = 0
+    values: int = 0
+    operations: int = 0
+    last: Flags | None = field(default=None, repr=False)
+
+    def record(self, flags: Flags) -> None:
+        """Add one operation's flags."""
+        for name, n in flags.count().items():
+            setattr(self, name, getattr(self, name) + n)
+        swamped = getattr(flags, "swamped", None)
+        if swamped is not None:
+            self.swamped += int(np.sum(swamped))
+        self.values += int(np.prod(flags.shape, dtype=np.int64))
+        self.operations += 1
+        self.last = flags
+
+    def clear(self) -> None:
+        for name in (*FLAG_NAMES, "swamped", "values", "operations"):
+            setattr(self, name, 0)
+        self.last = None
+
+    def raised(self) -> tuple[str, ...]:
+        return tuple(name for name in FLAG_NAMES if getattr(self, name))
+
+    def summary(self) -> str:
+        """A line per raised flag, e.g. "underflowed: 412 of 1000000 values in 3 operations".
+
+        >>> f = StickyFlags(); f.record(Flags.none((10,))); print(f.summary())
+        no flags raised (10 values in 1 operation)
+        """
+        ops = f"{self.operations} operation{'s' if self.operations != 1 else ''}"
+        verbs = {"invalid": "invalid", "divide_by_zero": "divided by zero", "overflow": "overflowed",
+                 "underflow": "underflowed", "inexact": "inexact"}
+        lines = [f"{verbs[name]}: {getattr(self, name)} of {self.values} values in {ops}"
+                 for name in FLAG_NAMES if getattr(self, name)]
+        if self.swamped:
+            lines.append(f"swamped additions: {self.swamped}")
+        return "\n".join(lines) if lines else f"no flags raised ({self.values} values in {ops})"
+
+    def __str__(self) -> str:
+        return self.summary()
+
+
+_ORDERS = ("sequential", "pairwise", "reverse")
+
+
+@dataclass
+class Context:
+    """The attributes of emulated-precision arithmetic (see :func:`context`)."""
+
+    rounding: Rounding = Rounding.NEAREST_EVEN
+    accumulator: object = None
+    order: str = "sequential"
+    tininess: Tininess = Tininess.AFTER
+    subnormals: bool = True
+    saturate: bool = False
+    rng: np.random.Generator | None = None
+    traps: frozenset = frozenset()
+    flags: StickyFlags = field(default_factory=StickyFlags)
+
+    def options(self) -> dict:
+        """The keyword arguments of the bit-level operations."""
+        return dict(rounding=self.rounding, tininess=self.tininess, subnormals=self.subnormals, rng=self.rng)
+
+    def record(self, operation: str, flags: Flags) -> None:
+        """Count one operation's flags, then raise for the first trapped one."""
+        self.flags.record(flags)
+        for name in FLAG_NAMES:
+            if name in self.traps:
+                mask = np.asarray(getattr(flags, name))
+                if mask.any():
+                    index = tuple(int(i) for i in np.unravel_index(int(np.argmax(mask)), mask.shape))
+                    raise SIGNALS[name](operation, index, int(np.count_nonzero(mask)))
+
+
+_CURRENT: contextvars.ContextVar[Context] = contextvars.ContextVar("softfloat_context")
+
+
+def get_context() -> Context:
+    """The current context (a fresh default one per thread or task until one is set)."""
+    try:
+        return _CURRENT.get()
+    except LookupError:
+        ctx = Context()
+        _CURRENT.set(ctx)
+        return ctx
+
+
+_OPTIONS = ("rounding", "accumulator", "order", "tininess", "subnormals", "saturate", "rng", "traps")
+
+
+def _checked(base: Context, **changes) -> Context:
+    unknown = set(changes) - set(_OPTIONS)
+    if unknown:
+        raise TypeError(f"context() got unknown option(s) {sorted(unknown)}; the options are {', '.join(_OPTIONS)}")
+    kw = {}
+    if "rounding" in changes:
+        kw["rounding"] = as_rounding(changes["rounding"])
+    if "tininess" in changes:
+        kw["tininess"] = as_tininess(changes["tininess"])
+    for name in ("subnormals", "saturate"):
+        if name in changes:
+            kw[name] = _validate.boolean(name, changes[name])
+    if "order" in changes:
+        if changes["order"] not in _ORDERS:
+            raise ValueError(f"order must be one of {', '.join(map(repr, _ORDERS))}; got {changes['order']!r}")
+        kw["order"] = changes["order"]
+    if "accumulator" in changes:
+        kw["accumulator"] = changes["accumulator"]
+    if "rng" in changes:
+        rng = changes["rng"]
+        if rng is not None and not isinstance(rng, np.random.Generator):
+            if isinstance(rng, bool) or not isinstance(rng, numbers.Integral):
+                raise TypeError(f"rng must be a numpy.random.Generator, an int seed or None; got {_validate.describe(rng)}")
+            rng = np.random.default_rng(rng)
+        kw["rng"] = rng
+    if "traps" in changes:
+        traps = changes["traps"] or ()
+        traps = {traps} if isinstance(traps, str) else set(traps)
+        unknown = traps - set(FLAG_NAMES)
+        if unknown:
+            raise ValueError(f"traps must name IEEE flags ({', '.join(FLAG_NAMES)}); got {sorted(unknown)}")
+        kw["traps"] = frozenset(traps)
+    return replace(base, **kw, flags=StickyFlags())
+
+
+@contextlib.contextmanager
+def context(**changes):
+    """Run a block with a new context: the current one with ``changes`` and fresh flags.
+
+    Parameters
+    ----------
+    rounding : Rounding or str
+        Every rounding of every operation ("stochastic" draws from ``rng``).
+    accumulator : format, preset name or FusedAccumulator, optional
+        Of sums, dot and matrix products (default: fp32 for formats narrower than fp32,
+        else the format itself; see :func:`softfloat.sum`).
+    order : {"sequential", "pairwise", "reverse"}
+    tininess : {"after", "before"}
+    subnormals : bool
+        False flushes subnormal results to zero.
+    saturate : bool
+        Overflow to +-max_finite.
+    rng : numpy.random.Generator or int, optional
+        For stochastic rounding: a seed makes the block reproducible; None draws fresh
+        entropy.
+    traps : iterable of flag names
+        Raise :class:`Overflow`, :class:`InvalidOperation`, ... (ArithmeticErrors) when an
+        operation raises these flags.
+
+    Yields
+    ------
+    Context
+        Its ``flags`` (:class:`StickyFlags`) count what the block's operations raised.
+
+    Examples
+    --------
+    >>> import softfloat as sf
+    >>> with sf.context(traps={"overflow"}):
+    ...     sf.asarray(60000.0, "fp16") * 2
+    Traceback (most recent call last):
+    ...
+    softfloat.context.Overflow: multiply raised overflow (1 element in all); remove 'overflow' from the context's traps to get the IEEE default result
+    """
+    ctx = _checked(get_context(), **changes)
+    token = _CURRENT.set(ctx)
+    try:
+        yield ctx
+    finally:
+        _CURRENT.reset(token)

@@ -1,0 +1,288 @@
+"""softfloat.Array and softfloat.context: numpy code in emulated precision.
+
+Every mapped ufunc and function is checked against the bit-level operation it stands for
+(whose own correctness the oracle tests establish), flags included; real numpy programs
+run unchanged and equal the same computation spelled out by hand.
+"""
+
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import softfloat as sf
+from softfloat.strategies import arrays
+
+FORMATS = [sf.fp32, sf.fp16, sf.bf16, sf.fp8_e4m3, sf.fp8_e5m2, sf.Format(6, 9)]
+MODES = ["nearest_even", "toward_zero", "upward", "downward", "nearest_away", "odd"]
+
+BINARY = {np.add: sf.add, np.subtract: sf.sub, np.multiply: sf.mul, np.divide: sf.div}
+EXACT_BINARY = {np.maximum: sf.maximum, np.minimum: sf.minimum, np.fmax: sf.maximum_number,
+                np.fmin: sf.minimum_number}
+COMPARE = {np.equal: sf.eq, np.not_equal: sf.ne, np.less: sf.lt, np.less_equal: sf.le,
+           np.greater: sf.gt, np.greater_equal: sf.ge}
+
+
+def _same_flags(got_counts, flags):
+    for name, n in flags.count().items():
+        assert getattr(got_counts, name) == n, name
+
+
+@st.composite
+def operands(draw, n_operands=2):
+    fmt = draw(st.sampled_from(FORMATS))
+    shape = draw(st.sampled_from([(), (1,), (7,), (2, 3)]))
+    return fmt, [draw(arrays(fmt, shape, as_bits=True)) for _ in range(n_operands)]
+
+
+@settings(max_examples=60)
+@given(ops=operands(), mode=st.sampled_from(MODES), ufunc=st.sampled_from(list(BINARY)))
+def test_arithmetic_ufuncs_equal_the_bit_level_operations(ops, mode, ufunc):
+    fmt, (a, b) = ops
+    expected, flags = BINARY[ufunc](a, b, fmt, mode, return_flags=True)
+    with sf.context(rounding=mode) as ctx:
+        got = ufunc(sf.Array.from_bits(a, fmt), sf.Array.from_bits(b, fmt))
+    assert isinstance(got, sf.Array) and got.format == fmt
+    assert np.array_equal(got.bits, expected)
+    _same_flags(ctx.flags, flags)
+
+
+@settings(max_examples=40)
+@given(ops=operands(), ufunc=st.sampled_from(list(EXACT_BINARY) + list(COMPARE)))
+def test_exact_ufuncs_and_comparisons_equal_the_bit_level_operations(ops, ufunc):
+    fmt, (a, b) = ops
+    reference = {**EXACT_BINARY, **COMPARE}[ufunc]
+    got = ufunc(sf.Array.from_bits(a, fmt), sf.Array.from_bits(b, fmt))
+    expected = reference(a, b, fmt)
+    if ufunc in COMPARE:
+        assert isinstance(got, (np.ndarray, np.bool_)) and np.array_equal(got, expected)
+    else:
+        assert np.array_equal(got.bits, expected)
+
+
+@settings(max_examples=40)
+@given(ops=operands(1), mode=st.sampled_from(MODES))
+def test_unary_ufuncs_equal_the_bit_level_operations(ops, mode):
+    fmt, (a,) = ops
+    x = sf.Array.from_bits(a, fmt)
+    with sf.context(rounding=mode):
+        assert np.array_equal(np.sqrt(x).bits, sf.sqrt(a, fmt, mode))
+        assert np.array_equal(np.square(x).bits, sf.mul(a, a, fmt, mode))
+        assert np.array_equal((x ** 3).bits, sf.mul(sf.mul(a, a, fmt, mode), a, fmt, mode))
+        assert np.array_equal(np.reciprocal(x).bits, sf.div(sf.encode(1.0, fmt), a, fmt, mode))
+    assert np.array_equal((-x).bits, sf.neg(a, fmt))
+    assert np.array_equal(abs(x).bits, sf.abs(a, fmt))
+    for ufunc, rounding in ((np.floor, "downward"), (np.ceil, "upward"), (np.trunc, "toward_zero"),
+                            (np.rint, "nearest_even")):
+        assert np.array_equal(ufunc(x).bits, sf.round_to_integral(a, fmt, rounding))
+    assert np.array_equal(np.isnan(x), sf.is_nan(a, fmt))
+    assert np.array_equal(np.isfinite(x), sf.is_finite(a, fmt))
+    assert np.array_equal(np.signbit(x), sf.is_sign_minus(a, fmt))
+
+
+def test_nextafter_and_spacing_step_one_value():
+    x = sf.asarray([1.0, -1.0, 0.0, 65504.0], "fp16")
+    up = np.nextafter(x, sf.asarray(np.inf, "fp16"))
+    assert up.bits.tolist() == [0x3C01, 0xBBFF, 0x0001, 0x7C00]
+    assert np.spacing(sf.asarray([1.0, -2.0], "fp16")).tolist() == [2.0**-10, -(2.0**-9)]
+
+
+# ---- real numpy programs, unchanged --------------------------------------------------
+def layer(x, w, b):
+    return np.maximum(x @ w + b, 0)
+
+
+def softmax_cross_entropy(logits, target):
+    shifted = logits - np.max(logits, axis=-1, keepdims=True)
+    e = np.exp(shifted)
+    return np.log(np.sum(e, axis=-1)) - np.sum(shifted * target, axis=-1)
+
+
+@pytest.mark.parametrize("fmt", ["fp16", "bf16", "fp8_e4m3"])
+def test_a_dense_layer_runs_unchanged_and_equals_the_bit_level_spelling(fmt):
+    rng = np.random.default_rng(0)
+    x, w, b = rng.standard_normal((4, 8)), rng.standard_normal((8, 3)), rng.standard_normal(3)
+    X, W, B = (sf.asarray(v, fmt) for v in (x, w, b))
+    got = layer(X, W, B)
+    by_hand = sf.maximum(sf.add(sf.matmul(X.bits, W.bits, fmt, out_format=fmt), B.bits, fmt),
+                         sf.encode(0.0, fmt), fmt)
+    assert np.array_equal(got.bits, by_hand)
+
+
+@pytest.mark.parametrize("fmt", ["fp16", "bf16"])
+def test_softmax_cross_entropy_runs_unchanged_and_equals_the_bit_level_spelling(fmt):
+    rng = np.random.default_rng(1)
+    logits, target = rng.standard_normal((5, 6)) * 3, np.eye(6)[rng.integers(0, 6, 5)]
+    L, T = sf.asarray(logits, fmt), sf.asarray(target, fmt)
+    got = softmax_cross_entropy(L, T)
+    # by hand: max (exact), sub, exp in float64 rounded once, sums in fp32 rounded into fmt
+    m = np.max(sf.decode(L.bits, fmt), axis=-1, keepdims=True)
+    shifted = sf.sub(L.bits, sf.encode(m, fmt), fmt)
+    e = sf.encode(np.exp(sf.decode(shifted, fmt)), fmt)
+    log_sum = sf.encode(np.log(sf.decode(sf.sum(e, fmt, axis=-1, accumulator="fp32", out_format=fmt), fmt)), fmt)
+    dot = sf.sum(sf.mul(shifted, T.bits, fmt), fmt, axis=-1, accumulator="fp32", out_format=fmt)
+    assert np.array_equal(got.bits, sf.sub(log_sum, dot, fmt))
+
+
+# ---- the seeds' phenomena through the array type --------------------------------------
+def test_swamping_through_arrays():
+    x = sf.asarray(1.0, "fp16")
+    assert bool(x + 2**-11 == x)
+    assert not bool(sf.asarray(1.0, "fp32") + 2**-11 == sf.asarray(1.0, "fp32"))
+
+
+def test_sum_of_4096_ones_in_fp16_and_fp32_accumulators():
+    ones = sf.asarray(np.ones(4096), "fp16")
+    with sf.context(accumulator="fp16") as ctx:
+        assert np.sum(ones).item() == 2048.0
+    assert ctx.flags.swamped == 2048
+    assert np.sum(ones).item() == 4096.0  # the default fp32 accumulator
+    assert np.mean(ones).item() == 1.0
+
+
+def test_squared_small_gradient_underflows_with_the_flag_in_the_context():
+    with sf.context() as ctx:
+        g = sf.asarray(2.0**-13, "fp16")
+        assert (g ** 2).item() == 0.0
+    assert ctx.flags.underflow == 1 and "underflowed: 1" in ctx.flags.summary()
+
+
+# ---- context: defaults, sticky flags, traps, isolation -------------------------------
+def test_traps_raise_arithmetic_errors_naming_the_operation_and_index():
+    x = sf.asarray([1.0, 60000.0], "fp16")
+    with sf.context(traps={"overflow"}):
+        with pytest.raises(sf.Overflow) as info:
+            x * 2
+    assert isinstance(info.value, ArithmeticError)
+    assert "multiply" in str(info.value) and "(1,)" in str(info.value)
+    with sf.context(traps={"divide_by_zero"}):
+        with pytest.raises(ZeroDivisionError):
+            x / 0
+
+
+def test_contexts_nest_and_restore():
+    outer = sf.get_context()
+    with sf.context(rounding="upward") as a:
+        with sf.context(order="pairwise") as b:
+            assert b.rounding.value == "upward" and b.order == "pairwise"
+            assert sf.get_context() is b
+        assert sf.get_context() is a
+    assert sf.get_context() is outer
+
+
+def test_threads_see_their_own_context():
+    seen = {}
+
+    def worker(mode):
+        with sf.context(rounding=mode):
+            seen[mode] = (sf.asarray(1.0, "fp16") + 2**-11).bits.item()
+    threads = [threading.Thread(target=worker, args=(m,)) for m in ("nearest_even", "upward")]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert seen == {"nearest_even": 0x3C00, "upward": 0x3C01}
+
+
+def test_stochastic_context_is_reproducible_per_seed():
+    x = sf.asarray(np.full(1000, 1.0), "fp16")
+    results = []
+    for _ in range(2):
+        with sf.context(rounding="stochastic", rng=7):
+            results.append((x + 2**-12).bits)
+    assert np.array_equal(*results)
+    assert 0 < np.count_nonzero(results[0] == 0x3C01) < 1000
+
+
+def test_bad_context_options_are_named():
+    with pytest.raises(ValueError, match="traps"):
+        with sf.context(traps={"overflowed"}):
+            pass
+    with pytest.raises(ValueError, match="rounding"):
+        with sf.context(rounding="nearest"):
+            pass
+    with pytest.raises(TypeError, match="unknown option"):
+        with sf.context(precision=3):
+            pass
+
+
+# ---- the array type itself ---------------------------------------------------------------
+def test_repr_shape_indexing_and_conversion():
+    x = sf.asarray([[1.0, 0.1], [2.0, -3.0]], "fp16")
+    assert repr(x[0]) == "Array([1.0, 0.0999755859375], fmt=fp16)"
+    assert x.shape == (2, 2) and x.ndim == 2 and x.size == 4 and len(x) == 2
+    assert x.to_numpy().dtype == np.float32 and np.asarray(x).dtype == np.float32
+    assert sf.asarray(1.0, "fp64").to_numpy().dtype == np.float64
+    assert x[:, 1].tolist() == [0.0999755859375, -3.0]
+    assert x[x > 1].tolist() == [2.0]
+    assert x.T[1, 0].item() == 0.0999755859375
+    assert x.astype("bf16", rounding="toward_zero")[0, 1].item() == 0.099609375
+
+
+def test_assignment_rounds_once_and_reports():
+    x = sf.asarray(np.zeros(3), "fp8_e4m3")
+    with sf.context() as ctx:
+        x[1] = 1000.0  # beyond 448: E4M3 has no infinity, non-saturating overflow is NaN
+    assert np.isnan(x.to_numpy()[1]) and ctx.flags.overflow == 1
+    with sf.context(saturate=True):
+        x[2] = 1000.0
+    assert x[2].item() == 448.0
+
+
+def test_mixed_formats_promote_like_torch():
+    a, b = sf.asarray([1.0], "fp16"), sf.asarray([1.0], "bf16")
+    assert (a + b).format == sf.fp32
+    assert (a + sf.asarray([1.0], "fp8_e4m3")).format == sf.fp16
+    assert (sf.asarray([1.0], "fp8_e5m2") * b).format == sf.bf16
+
+
+def test_structural_functions_move_bits_without_rounding():
+    x = sf.asarray(np.arange(6.0).reshape(2, 3) - 2.5, "bf16")
+    assert np.array_equal(np.concatenate([x, x]).bits, np.concatenate([x.bits, x.bits]))
+    assert np.array_equal(np.stack([x, x], axis=1).bits, np.stack([x.bits, x.bits], axis=1))
+    assert np.array_equal(np.transpose(x).bits, x.bits.T)
+    assert np.array_equal(np.sort(x).to_numpy(), np.sort(x.to_numpy()))
+    assert np.sort(sf.asarray([0.0, -0.0, -1.0], "fp16")).bits.tolist() == [0xBC00, 0x8000, 0x0000]
+    assert np.array_equal(np.clip(x, -1, 1).to_numpy(), np.clip(x.to_numpy(), -1, 1))
+    assert np.array_equal(np.where(x > 0, x, 0).to_numpy(), np.where(x.to_numpy() > 0, x.to_numpy(), 0))
+    assert np.array_equal(np.zeros_like(x).bits, np.zeros((2, 3), np.uint16))
+    assert np.array_equal(np.take(x, [2, 0], axis=1).bits, x.bits[:, [2, 0]])
+    assert np.array_equal(x, x) and not np.array_equal(x, x + 1)
+    assert np.allclose(x, x.to_numpy())
+
+
+def test_contractions_follow_numpy_shapes():
+    rng = np.random.default_rng(2)
+    a, b = rng.integers(-3, 4, (2, 3, 4)).astype(float), rng.integers(-3, 4, (4, 5)).astype(float)
+    A, B = sf.asarray(a, "fp16"), sf.asarray(b, "fp16")
+    assert np.array_equal((A @ B).to_numpy(), a @ b)  # small integers: exact
+    assert np.array_equal(np.dot(A, B).to_numpy(), np.dot(a, b))
+    assert np.array_equal(np.tensordot(A, B, axes=1).to_numpy(), np.tensordot(a, b, axes=1))
+    assert np.array_equal(np.inner(A, sf.asarray(b.T, "fp16")).to_numpy(), np.inner(a, b.T))
+    assert np.vdot(A[0], A[0]).item() == np.vdot(a[0], a[0])
+
+
+def test_unsupported_calls_raise_numpys_type_error():
+    x = sf.asarray([1.0, 2.0], "fp16")
+    with pytest.raises(TypeError, match="fft"):
+        np.fft.fft(x)
+    with pytest.raises(TypeError):
+        np.bitwise_and(x, x)
+    with pytest.raises(TypeError, match="real numbers"):
+        x + np.array([1j, 2j])
+    with pytest.raises(TypeError, match="numbers"):
+        x + np.array(["a", "b"])
+    with pytest.raises(ValueError, match="broadcast"):
+        x + sf.asarray([1.0, 2.0, 3.0], "fp16")
+
+
+def test_inputs_are_not_modified():
+    a = np.array([1.0, 2.0])
+    bits = sf.encode(a, "fp16")
+    x = sf.Array.from_bits(bits, "fp16")
+    x[0] = 5.0
+    assert bits[0] == 0x3C00 and a[0] == 1.0
