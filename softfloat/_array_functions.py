@@ -2,8 +2,11 @@
 
 * Contractions go through :mod:`softfloat.accumulate` with the context's accumulator and
   order, and are rounded once into the operands' format at the end (as torch does for
-  an fp16 matmul with fp32 accumulation): matmul, dot, vdot, inner, tensordot, sum; mean
-  divides that sum by n with one more correctly rounded division.
+  an fp16 matmul with fp32 accumulation): matmul, dot, vdot, inner, tensordot, einsum
+  (two-operand contractions), sum, linalg.norm (then a sqrt); mean divides that sum by n
+  with one more correctly rounded division; var and std are built from those steps;
+  cumsum keeps the accumulator's running sums, each rounded into the format; prod is
+  left-to-right correctly rounded multiplication.
 * Structural functions move bit patterns and never round: reshape, transpose,
   concatenate, stack, where, take, broadcast_to, copy, zeros_like, ones_like, full_like
   (the fill value rounded once), clip (IEEE maximum then minimum), sort and argsort (by
@@ -21,7 +24,10 @@ import numpy as np
 from . import codec, ops
 from ._array_ufuncs import matmul as array_matmul
 from ._array_ufuncs import sum_of
+from .accumulate import vecdot as accumulate_vecdot
+from .accumulate.reduce import default_accumulator
 from .context import get_context
+from .formats import Format, as_format
 from .ops._common import round_result
 from .ops.div import div_exact, div_kernel
 from ._encode import Workspace
@@ -112,6 +118,126 @@ def mean(A, a, axis=None, dtype=None, out=None, keepdims=False, **kwargs):
     total = sum_of(A, a, axis=axis, keepdims=keepdims)
     n = a.size // max(total.size, 1) if a.size else 0
     return _divide_by(A, total, n, "mean")
+
+
+@implements(np.var)
+def var(A, a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, **kwargs):
+    """mean, deviations a - mean, their squares, the sum of those in the accumulator,
+    then one division by n - ddof: each step rounded once into the format."""
+    if dtype is not None or out is not None or not _plain(kwargs):
+        return NotImplemented
+    m = mean(A, a, axis=axis, keepdims=True)
+    d = a - m
+    total = sum_of(A, d * d, axis=axis, keepdims=keepdims)
+    n = a.size // max(total.size, 1) if a.size else 0
+    return _divide_by(A, total, n - ddof, "var")
+
+
+@implements(np.std)
+def std(A, a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, **kwargs):
+    """sqrt(var), rounded once more."""
+    v = var(A, a, axis=axis, dtype=dtype, out=out, ddof=ddof, keepdims=keepdims, **kwargs)
+    return v if v is NotImplemented else np.sqrt(v)
+
+
+@implements(np.linalg.norm)
+def norm(A, x, ord=None, axis=None, keepdims=False):
+    """The 2-norm (Frobenius for matrices): the sum of x * x with exact, fused products in
+    the accumulator, rounded into the format, then a correctly rounded sqrt."""
+    if ord not in (None, 2, "fro") or (ord == 2 and x.ndim != 1 and axis is None):
+        return NotImplemented
+    fmt = x.format
+    ctx = get_context()
+    acc = ctx.accumulator if ctx.accumulator is not None else default_accumulator(fmt)
+    bits = x.bits.reshape(-1) if axis is None else np.moveaxis(x.bits, axis, -1)
+    total, flags = accumulate_vecdot(bits, bits, fmt, accumulator=acc, out_format=fmt, order=ctx.order,
+                                     return_flags=True, **ctx.options())
+    ctx.record("norm", flags)
+    result = np.sqrt(A.wrap(total, fmt))
+    if keepdims:
+        result = result.reshape((1,) * x.ndim if axis is None else np.expand_dims(total, axis).shape)
+    return result
+
+
+@implements(np.prod)
+def prod(A, a, axis=None, dtype=None, out=None, keepdims=False, **kwargs):
+    """Left-to-right correctly rounded multiplications along ``axis`` (K - 1 of them)."""
+    if dtype is not None or out is not None or not _plain(kwargs):
+        return NotImplemented
+    bits = a.bits.reshape(-1) if axis is None else np.moveaxis(a.bits, axis, 0)
+    if bits.shape[0] == 0:
+        result = A.wrap(np.full(bits.shape[1:], codec.encode(1.0, a.format)), a.format)
+    else:
+        result = A.wrap(bits[0], a.format)
+        for k in range(1, bits.shape[0]):
+            result = result * A.wrap(bits[k], a.format)
+    if keepdims:
+        result = result.reshape(np.expand_dims(np.empty(result.shape), 0 if axis is None else axis).shape
+                                if axis is not None else (1,) * a.ndim)
+    return result
+
+
+@implements(np.cumsum)
+def cumsum(A, a, axis=None, dtype=None, out=None):
+    """Running sums in the context's accumulator (sequential), each rounded into the format."""
+    if dtype is not None or out is not None:
+        return NotImplemented
+    fmt = a.format
+    ctx = get_context()
+    acc = ctx.accumulator if ctx.accumulator is not None else default_accumulator(fmt)
+    if not isinstance(acc, Format):
+        acc = as_format(acc, "accumulator")
+    bits = a.bits.reshape(-1) if axis is None else np.moveaxis(a.bits, axis, 0)
+    terms, flags = ops.convert(bits, fmt, acc, return_flags=True, **ctx.options())
+    ctx.record("cumsum", flags)
+    running = np.empty_like(terms)
+    s = None
+    for k in range(terms.shape[0]):
+        if s is None:
+            s = terms[k]
+        else:
+            s, f = ops.add(s, terms[k], acc, saturate=ctx.saturate, return_flags=True, **ctx.options())
+            ctx.record("cumsum", f)
+        running[k] = s
+    result, flags = ops.convert(running, acc, fmt, saturate=ctx.saturate, return_flags=True, **ctx.options())
+    ctx.record("cumsum", flags)
+    result = np.asarray(result)
+    return A.wrap(result if axis is None else np.moveaxis(result, 0, axis), fmt)
+
+
+@implements(np.einsum)
+def einsum(A, subscripts, *operands, **kwargs):
+    """Two-operand contractions ("ij,jk->ik", "bij,bjk->bik", "i,i->", ...) as matmul:
+    indices in both inputs and the output are batch axes, in both inputs only are summed."""
+    if kwargs or len(operands) != 2 or not isinstance(subscripts, str) or "." in subscripts:
+        return NotImplemented
+    spec = subscripts.replace(" ", "")
+    inputs, _, output = spec.partition("->")
+    parts = inputs.split(",")
+    if len(parts) != 2 or any(len(set(p)) != len(p) for p in parts):
+        return NotImplemented
+    sa, sb = parts
+    if not _:
+        output = "".join(sorted(c for c in set(sa) ^ set(sb)))
+    fmt, (x, y) = A.common(*operands)
+    summed = [c for c in sa if c in sb and c not in output]
+    batch = [c for c in output if c in sa and c in sb]
+    free_a = [c for c in sa if c not in sb or (c in output and c not in batch)]
+    free_b = [c for c in sb if c not in sa]
+    if set(output) - set(sa) - set(sb) or any(c not in output and c not in sb for c in sa) \
+            or any(c not in output and c not in sa for c in sb):
+        return NotImplemented  # sums over one operand alone, or new indices: not a contraction
+    size = {**dict(zip(sa, x.shape)), **dict(zip(sb, y.shape))}
+    xa = np.transpose(x, [sa.index(c) for c in batch + free_a + summed])
+    yb = np.transpose(y, [sb.index(c) for c in batch + summed + free_b])
+    nb = [size[c] for c in batch]
+    k = int(np.prod([size[c] for c in summed], dtype=np.int64))
+    m = int(np.prod([size[c] for c in free_a], dtype=np.int64))
+    n = int(np.prod([size[c] for c in free_b], dtype=np.int64))
+    product = array_matmul(A, A.wrap(xa.reshape(nb + [m, k]), fmt), A.wrap(yb.reshape(nb + [k, n]), fmt))
+    result = product.reshape(nb + [size[c] for c in free_a + free_b])
+    order = batch + free_a + free_b
+    return np.transpose(result, [order.index(c) for c in output])
 
 
 @implements(np.max, np.amax)

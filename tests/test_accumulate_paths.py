@@ -57,9 +57,22 @@ def test_matmul_fast_path_equals_general(fmt, order, block, general):
     a = _wide_data(fmt, (13, 37), 1)
     b = _wide_data(fmt, (37, 9), 2)
     c = sf.encode(np.linspace(-2, 2, 9), "fp32")
-    for kwargs in ({}, {"c": c}, {"product": "fp32"}):
-        fast = sf.matmul(a, b, fmt, order=order, block=block, **kwargs)
-        assert np.array_equal(fast, general(sf.matmul, a, b, fmt, order=order, block=block, **kwargs)), kwargs
+    c16 = sf.encode(np.linspace(-2, 2, 9), "fp16")
+    for kwargs in ({}, {"c": c}, {"product": "fp32"}, {"out_format": "fp16", "c": c16}):
+        if block is not None and "out_format" in kwargs:
+            continue
+        fast = sf.matmul(a, b, fmt, order=order, block=block, return_flags=True, **kwargs)
+        slow = general(sf.matmul, a, b, fmt, order=order, block=block, return_flags=True, **kwargs)
+        _same(fast, slow, kwargs)
+        assert np.array_equal(sf.matmul(a, b, fmt, order=order, block=block, **kwargs), fast[0])
+
+
+def _same(fast, slow, what):
+    """Bits, the five flags and the swamped counts agree."""
+    assert np.array_equal(fast[0], slow[0]), what
+    for (name, m1), (_, m2) in zip(fast[1], slow[1]):
+        assert np.array_equal(m1, m2), (what, name)
+    assert np.array_equal(fast[1].swamped, slow[1].swamped), what
 
 
 @pytest.mark.parametrize("fmt, acc", [("fp16", "fp16"), ("fp16", "fp32"), ("bf16", "fp32"), ("fp32", "fp64"),
@@ -69,14 +82,19 @@ def test_sum_fast_path_equals_general(fmt, acc, order, general):
     x = _wide_data(fmt, (300, 7), 3)
     assert _assert_taken(sf.sum, x, fmt, axis=0, accumulator=acc, order=order)
     for block in (None, 16):
-        fast = sf.sum(x, fmt, axis=0, accumulator=acc, order=order, block=block)
-        assert np.array_equal(fast, general(sf.sum, x, fmt, axis=0, accumulator=acc, order=order, block=block))
+        fast = sf.sum(x, fmt, axis=0, accumulator=acc, order=order, block=block, return_flags=True)
+        _same(fast, general(sf.sum, x, fmt, axis=0, accumulator=acc, order=order, block=block, return_flags=True),
+              block)
+        assert np.array_equal(sf.sum(x, fmt, axis=0, accumulator=acc, order=order, block=block), fast[0])
 
 
-def test_fast_path_takes_the_steps_that_make_overflow_and_nan():
+def test_fast_path_takes_the_steps_that_make_overflow_and_nan(general):
     big = sf.encode(np.array([60000.0, 60000.0, -60000.0, 1.0]), "fp16")  # overflow midway
     for acc in ("fp16", "fp32"):
         assert _assert_taken(sf.sum, big, "fp16", accumulator=acc)
+        for order in ("sequential", "pairwise"):
+            _same(sf.sum(big, "fp16", accumulator=acc, order=order, return_flags=True),
+                  general(sf.sum, big, "fp16", accumulator=acc, order=order, return_flags=True), (acc, order))
     assert int(sf.sum(big, "fp16")) == 0x7C00  # +inf stays
     assert int(sf.sum(big, "fp16", accumulator="fp32", out_format="fp16")) == 0x7B53  # 60001 -> 60000
     inf = np.array([0x7C00, 0xFC00], dtype=np.uint16)
@@ -91,9 +109,9 @@ def test_bf16_products_outside_fp32_take_the_general_path():
     assert _assert_taken(sf.vecdot, ordinary, ordinary, "bf16")
 
 
-def test_flags_and_other_modes_take_the_general_path():
+def test_other_modes_take_the_general_path():
     x = _wide_data("fp16", (50,), 4)
-    assert not _assert_taken(sf.sum, x, "fp16", return_flags=True)
+    assert _assert_taken(sf.sum, x, "fp16", return_flags=True)  # flags come from the additions
     assert not _assert_taken(sf.sum, x, "fp16", rounding="toward_zero")
     assert not _assert_taken(sf.sum, x, "fp16", subnormals=False)
     assert not _assert_taken(sf.sum, x, "fp16", accumulator="bf16")

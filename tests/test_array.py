@@ -286,3 +286,44 @@ def test_inputs_are_not_modified():
     x = sf.Array.from_bits(bits, "fp16")
     x[0] = 5.0
     assert bits[0] == 0x3C00 and a[0] == 1.0
+
+
+# ---- reductions built from the accumulators ------------------------------------------
+@pytest.mark.parametrize("spec, sa, sb", [("ij,jk->ik", (3, 4), (4, 2)), ("bij,bjk->bik", (2, 3, 4), (2, 4, 5)),
+                                          ("i,i->", (6,), (6,)), ("ijk,kl", (2, 3, 4), (4, 5)),
+                                          ("ijk,ijk->ij", (2, 3, 4), (2, 3, 4)), ("ijk,kl->lji", (2, 3, 4), (4, 5))])
+def test_einsum_contractions_follow_numpy(spec, sa, sb):
+    rng = np.random.default_rng(3)
+    a, b = rng.integers(-3, 4, sa).astype(float), rng.integers(-3, 4, sb).astype(float)
+    got = np.einsum(spec, sf.asarray(a, "bf16"), sf.asarray(b, "bf16"))
+    assert np.array_equal(got.to_numpy(), np.einsum(spec, a, b))  # small integers: exact
+
+
+def test_einsum_beyond_two_operand_contractions_is_refused():
+    x = sf.asarray(np.ones((2, 2)), "fp16")
+    with pytest.raises(TypeError, match="einsum"):
+        np.einsum("ii->i", x, x)  # a repeated index: not a contraction of two operands
+    with pytest.raises(TypeError, match="einsum"):
+        np.einsum("ij,jk,kl->il", x, x, x)
+
+
+def test_cumsum_keeps_the_accumulators_running_sums():
+    x = sf.asarray(np.full(3000, 1.0), "fp16")
+    got = np.cumsum(x)  # fp32 running sums: 1 .. 3000, each rounded into fp16
+    assert np.array_equal(got.bits, sf.encode(np.arange(1.0, 3001.0), "fp16"))
+    with sf.context(accumulator="fp16"):
+        assert np.cumsum(x)[-1].item() == 2048.0
+
+
+def test_prod_var_std_norm_are_spelled_out_steps():
+    fmt = "bf16"
+    v = sf.asarray([1.1, 2.3, 3.7, 5.3], fmt)
+    bits = v.bits
+    p = bits[0]
+    for k in range(1, 4):
+        p = sf.mul(p, bits[k], fmt)
+    assert np.prod(v).bits == p
+    total = sf.vecdot(bits, bits, fmt, out_format=fmt)  # sum of squares in fp32, rounded once
+    assert np.linalg.norm(v).bits == sf.sqrt(total, fmt)
+    assert np.std(v).bits == np.sqrt(np.var(v)).bits
+    assert abs(np.var(v).item() - np.var(v.to_numpy().astype(float))) < 0.02

@@ -3,7 +3,8 @@ provably the same as the correctly rounded definition.
 
 Conditions (all of them; ``plan`` checks each and returns None otherwise):
 
-* round to nearest even, gradual underflow, no flags and no stochastic draws;
+* round to nearest even, gradual underflow and no stochastic draws (flags are derived
+  from each addition's operands and result: :func:`addition_flags`);
 * the accumulator is fp32, fp16 or fp64, so a numpy addition of two accumulator values
   is one IEEE addition in it (fp16: numpy adds in float32 and rounds once to float16,
   which is a single correct rounding by Figueroa's theorem, since 24 >= 2 * 11 + 2;
@@ -19,7 +20,8 @@ Conditions (all of them; ``plan`` checks each and returns None otherwise):
   - ``product`` equal to the accumulator (fp32 or fp64): the product rounded by numpy's
     own multiply (float64) or its float64 -> float32 cast, both correctly rounded;
 * ``c``, ``block`` runs and the final result stay in the accumulator (out_format equal
-  to it, or wider for the final rounding only, which then goes the general way).
+  to it; or narrower without blocks, the final rounding to nearest even then done by the
+  rounding point).
 
 Every fast result is checked bit for bit against the general path in the tests.
 """
@@ -28,11 +30,12 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._encode import Workspace, encode_block
 from ..formats import Format, fp16, fp32, fp64
 from ..ops._common import is_narrow
 from ..rounding import Rounding
 
-__all__ = ["Native", "plan"]
+__all__ = ["Native", "addition_flags", "plan"]
 
 _DTYPES = {fp32: np.float32, fp16: np.float16, fp64: np.float64}
 
@@ -65,31 +68,60 @@ def plan(spec, layout):
     """A :class:`Native` arithmetic for this call, or None where the general path must run."""
     acc = spec.acc
     p = spec.policy
-    if (acc not in _DTYPES or p.rounding is not Rounding.NEAREST_EVEN or not p.subnormals
-            or spec.want or spec.key is not None):
+    if acc not in _DTYPES or p.rounding is not Rounding.NEAREST_EVEN or not p.subnormals or spec.key is not None:
         return None
-    if spec.out != acc:
+    # the final result may be rounded (to nearest even) into a narrower out_format, by the
+    # one rounding point; c (a value of out_format) then is exactly a value of acc
+    if spec.out != acc and (spec.block is not None or not _fits(spec.out, acc)):
         return None
     if not layout.is_product:
         ok = _fits(spec.fmt, acc)
     elif spec.product is None:
         ok = _products_fit(spec.fmt, acc, layout)
-    else:
-        ok = spec.product == acc and acc in (fp32, fp64) and is_narrow(spec.fmt)
+    else:  # (rounded products raise flags of their own: the general path counts them)
+        ok = spec.product == acc and acc in (fp32, fp64) and is_narrow(spec.fmt) and not spec.want
     # a sum of the accumulator's own format reads its bit patterns as the native dtype
     raw = not layout.is_product and spec.fmt == acc
-    return Native(_DTYPES[acc], spec.product is not None, raw) if ok else None
+    return Native(spec, _DTYPES[acc], spec.product is not None, raw) if ok else None
+
+
+def addition_flags(a, b, r, symmetric=False):
+    """The flags of r = a + b rounded to nearest in a's dtype, from the operands and result.
+
+    * inexact: r - a != b or r - b != a (with round to nearest, the difference of r and the
+      larger operand is exact, Fast2Sum; so it equals the other operand iff r is exact), or
+      an overflow;
+    * overflow: an infinite r from finite operands; invalid: a NaN r from non-NaN ones;
+    * underflow never: a sum that lands below the smallest normal is exact (gradual
+      underflow), so tininess comes without inexactness;
+    * swamped: a non-zero finite b left a finite a unchanged (``symmetric``: or the other
+      way round, for pair additions).
+
+    Returns the five flag masks (None where none can be raised) and the swamped mask.
+    """
+    finite_a, finite_b = np.isfinite(a), np.isfinite(b)
+    finite_r = np.isfinite(r)
+    inexact = finite_r & ((r - a != b) | (r - b != a))
+    overflow = ~finite_r & ~np.isnan(r) & finite_a & finite_b
+    invalid = np.isnan(r) & ~np.isnan(a) & ~np.isnan(b)
+    swamped = (r == a) & (b != 0) & finite_b & finite_a
+    if symmetric:
+        swamped |= (r == b) & (a != 0) & finite_a & finite_b
+    return [invalid, None, overflow, None, inexact | overflow], swamped
 
 
 class Native:
-    """numpy's arithmetic in one dtype (see the module docstring for when it is exact)."""
+    """numpy's arithmetic in one dtype (see the module docstring for when it is exact),
+    with the flags of every addition where they are asked for (:func:`addition_flags`)."""
 
-    def __init__(self, dtype, round_products: bool, raw: bool = False):
+    def __init__(self, spec, dtype, round_products: bool, raw: bool = False):
+        self.spec = spec
         self.dtype = np.dtype(dtype)
         self.round_products = round_products
         self.raw = raw
+        self.want = spec.want
 
-    def _terms(self, tile, a, b):
+    def _terms(self, tile, a, b, flags):
         if self.raw:
             return tile.layout.patterns(tile, a, b).view(self.dtype)
         X, Y = tile.factors(a, b)
@@ -99,22 +131,28 @@ class Native:
             t = np.multiply(X, Y).astype(self.dtype)  # float64 product, one rounding
         else:
             t = np.multiply(X.astype(self.dtype), Y.astype(self.dtype))  # exact
+            if self.want:
+                flags.add(_product_flags(X, Y, t))
         return np.broadcast_to(t, (b - a,) + tile.shape).reshape(b - a, tile.n)
 
     def start(self, c_values):
         return None if c_values is None else c_values.astype(self.dtype)
 
     def chain(self, s, tile, c0, c1, reverse, flags):
-        if tile.layout.outer and not self.round_products:
+        if tile.layout.outer and not self.round_products and not self.want:
             return self._outer_chain(s, tile, c0, c1, reverse)
-        t = self._terms(tile, c0, c1)
+        t = self._terms(tile, c0, c1, flags)
         if reverse:
             t = t[::-1]
         buf = np.empty((t.shape[0] + (s is not None), tile.n), dtype=self.dtype)
         if s is not None:
             buf[0] = s
         buf[s is not None:] = t
-        np.add.accumulate(buf, axis=0, out=buf)  # row after row: s = s + t_k
+        _running_sums(buf)  # row after row: s = s + t_k
+        if self.want:  # every partial sum is at hand: the steps' flags at once
+            first = 0 if s is not None else 1
+            fl, swamped = addition_flags(buf[:-1], t[first:], buf[1:])
+            flags.add(fl, swamped)
         return buf[-1].copy()
 
     def _outer_chain(self, s, tile, c0, c1, reverse):
@@ -132,19 +170,56 @@ class Native:
         return s
 
     def leaves(self, tile, a, b, flags):
-        return self._terms(tile, a, b)
+        return self._terms(tile, a, b, flags)
+
+    def _add(self, a, b, flags, symmetric=False):
+        r = a + b
+        if self.want:
+            fl, swamped = addition_flags(a, b, r, symmetric)
+            flags.add(fl, swamped)
+        return r
 
     def pairs(self, left, right, tile, steps, level, flags):
-        return left + right
+        return self._add(left, right, flags, symmetric=True)
 
     def add_c(self, start, total, tile, K, flags):
-        return start + total
+        return self._add(start, total, flags)
 
     def promote(self, total, run, j, tile, flags):
-        return run.copy() if total is None else total + run
+        return run.copy() if total is None else self._add(total, run, flags)
 
     def finish(self, s, tile, flags):
+        """s, whose rounding into a narrower out_format the caller's store does (to
+        nearest even: the only mode here); its flags are computed here."""
+        if self.want and self.spec.out != self.spec.acc:
+            out = np.empty(s.shape, dtype=self.spec.out.storage_dtype)
+            fl = encode_block(np.ascontiguousarray(s), self.spec.out, self.spec.policy, None, True, out,
+                              Workspace(s.size))
+            flags.add(fl)
         return s
 
     def zeros(self, n):
         return np.zeros(n, dtype=self.dtype)
+
+
+def _product_flags(X, Y, t):
+    """Products are exact here: only 0 * inf (a NaN from non-NaN factors) raises a flag."""
+    nan = np.isnan(t)
+    if not nan.any():
+        return [None] * 5
+    x, y = np.broadcast_arrays(X, Y)
+    return [(nan & ~np.isnan(x) & ~np.isnan(y)).reshape(-1), None, None, None, None]
+
+
+#: outputs from which a running sum goes row by row (numpy's accumulate along axis 0 of a
+#: wide array walks it column-wise, an order of magnitude slower)
+_ROW_WISE = 64
+
+
+def _running_sums(buf):
+    """buf[k] = buf[k-1] + buf[k] for k = 1, 2, ..., in place: each row one rounding."""
+    if buf.shape[1] < _ROW_WISE:
+        np.add.accumulate(buf, axis=0, out=buf)
+        return
+    for k in range(1, buf.shape[0]):
+        np.add(buf[k - 1], buf[k], out=buf[k])
