@@ -179,8 +179,20 @@ def _index(index):
 
 def promote(*formats: Format) -> Format:
     """The smallest catalogue format that holds every value of each of ``formats``
-    (fp16 + bf16 -> fp32, as torch and JAX promote), else fp64.  tf32 is a compute
-    format (stored as fp32), never a result.
+    (fp16 + bf16 -> fp32, as torch and JAX promote), else fp64; between formats of equal
+    width the more precise.  tf32 is a compute format (stored as fp32), never a result.
+
+    ========  ========  ========  ====  ====  ====
+    (+)       fp8_e4m3  fp8_e5m2  fp16  bf16  fp32
+    ========  ========  ========  ====  ====  ====
+    fp8_e4m3  fp8_e4m3  fp16      fp16  bf16  fp32
+    fp8_e5m2  fp16      fp8_e5m2  fp16  bf16  fp32
+    fp16      fp16      fp16      fp16  fp32  fp32
+    bf16      bf16      bf16      fp32  bf16  fp32
+    ========  ========  ========  ====  ====  ====
+
+    fp64 with anything gives fp64; custom formats go to the first catalogue format that
+    holds them.
 
     >>> import softfloat as sf
     >>> promote(sf.fp16, sf.bf16), promote(sf.fp8_e4m3, sf.fp16), promote(sf.fp8_e5m2, sf.bf16)
@@ -190,7 +202,7 @@ def promote(*formats: Format) -> Format:
     if len(distinct) == 1:
         return distinct[0]
     storage = [f for f in catalogue() if f != tf32]  # tf32 is a compute format, stored as fp32
-    for candidate in sorted(storage, key=lambda f: (f.bits, -f.exponent_bits)):
+    for candidate in sorted(storage, key=lambda f: (f.bits, -f.mantissa_bits)):
         if all(_holds(candidate, f) for f in distinct):
             return candidate
     return fp64

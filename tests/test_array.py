@@ -238,6 +238,8 @@ def test_mixed_formats_promote_like_torch():
     assert (a + b).format == sf.fp32
     assert (a + sf.asarray([1.0], "fp8_e4m3")).format == sf.fp16
     assert (sf.asarray([1.0], "fp8_e5m2") * b).format == sf.bf16
+    # e4m3 and e5m2 both fit fp16 and bf16: the more precise wins
+    assert (sf.asarray([1.0], "fp8_e5m2") - sf.asarray([1.0], "fp8_e4m3")).format == sf.fp16
 
 
 def test_structural_functions_move_bits_without_rounding():
