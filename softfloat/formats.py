@@ -9,6 +9,7 @@ check them against ``numpy.finfo`` and ``ml_dtypes.finfo``.
 from __future__ import annotations
 
 import enum
+import functools
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -153,7 +154,7 @@ class Format:
     def has_negative_zero(self) -> bool:
         return self.specials is not Specials.FNUZ
 
-    @property
+    @functools.cached_property  # read in every block of every operation
     def storage_dtype(self) -> np.dtype:
         """The narrowest unsigned integer dtype that holds a bit pattern."""
         for dt in (np.uint8, np.uint16, np.uint32, np.uint64):
