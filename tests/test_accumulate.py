@@ -207,6 +207,7 @@ def test_flags_summary_names_swamping():
     (lambda: sf.matmul(np.zeros((2, 2), np.uint16), np.zeros((2, 2), np.uint16), "fp16", accumulator="h100",
                        product="fp16"), ValueError, ["product", "exact"]),
     (lambda: sf.sum(np.zeros(3, np.uint16), "fp16", rounding="nearest"), ValueError, ["rounding"]),
+    (lambda: sf.sum(np.zeros(3, np.uint16), "fp16", product="fp16"), TypeError, ["product", "vecdot"]),
 ])
 def test_bad_input_gets_a_clear_error(call, exc, words):
     with pytest.raises(exc) as info:

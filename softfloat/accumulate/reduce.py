@@ -22,8 +22,8 @@ _ORDERS = ("sequential", "pairwise", "reverse")
 
 
 def sum(x, fmt, *, axis=None, keepdims=False, accumulator=None, out_format=None, c=None,  # noqa: A001
-        order="sequential", block=None, rounding="nearest_even", tininess="after", subnormals=True,
-        rng=None, return_flags=False):
+        product=None, order="sequential", block=None, rounding="nearest_even", tininess="after",
+        subnormals=True, rng=None, return_flags=False):
     """Sum of bit patterns of ``fmt`` along ``axis``, accumulated as the package docstring
     defines: in ``accumulator``, in the given ``order``, rounded into ``out_format``.
 
@@ -45,6 +45,9 @@ def sum(x, fmt, *, axis=None, keepdims=False, accumulator=None, out_format=None,
         Format of the result (default: the accumulator's).
     c : integer array_like, optional
         Bit patterns of ``out_format``, broadcast to the result: the initial value.
+    product : None
+        Accepted for symmetry with :func:`vecdot` and :func:`matmul`; a sum has no
+        products, so anything else is a TypeError.
     order : {"sequential", "pairwise", "reverse"}, default "sequential"
     block : int, optional
         Sum runs of ``block`` terms in the accumulator, then add the run sums in
@@ -82,7 +85,7 @@ def sum(x, fmt, *, axis=None, keepdims=False, accumulator=None, out_format=None,
     fmt = as_format(fmt)
     keepdims = _validate.boolean("keepdims", keepdims)
     layout, signaling = paired_layout(fmt, x, axis=axis, keepdims=keepdims, names=("x", None))
-    return _reduce(layout, signaling, fmt, fmt, accumulator, out_format, c, None, order, block,
+    return _reduce(layout, signaling, fmt, fmt, accumulator, out_format, c, product, order, block,
                    rounding, tininess, subnormals, rng, return_flags)
 
 
@@ -205,7 +208,8 @@ def _reduce(layout, signaling, fmt, default_acc, accumulator, out_format, c, pro
         out_fmt = acc.output if hardware else acc
     if product is not None:
         if not layout.is_product:
-            raise TypeError("product= applies to vecdot and matmul only")
+            raise TypeError(f"product={product!r}: a sum has no products to round (product= applies "
+                            "to vecdot and matmul)")
         if hardware:
             raise ValueError(f"product={product!r} cannot be used with the hardware accumulator {acc!r}: "
                              "its products are exact by construction")
