@@ -120,6 +120,18 @@ class Array(np.lib.mixins.NDArrayOperatorsMixin):
         values = self.to_numpy()
         return values if dtype is None else values.astype(dtype)
 
+    def __float__(self) -> float:
+        return self.item()
+
+    def __int__(self) -> int:
+        return int(self.item())
+
+    def __bool__(self) -> bool:
+        if self.size != 1:
+            raise ValueError("the truth value of an Array with more than one element is ambiguous; "
+                             "use np.any() or np.all() on a comparison")
+        return bool(self.item() != 0.0)
+
     def item(self) -> float:
         return float(decode(self._bits.reshape(-1)[0] if self.size == 1 else self._bits.item(), self._format))
 

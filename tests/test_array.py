@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 import softfloat as sf
 from softfloat.strategies import arrays
 
-FORMATS = [sf.fp32, sf.fp16, sf.bf16, sf.fp8_e4m3, sf.fp8_e5m2, sf.Format(6, 9)]
+FORMATS = [*sf.catalogue(), sf.Format(6, 9)]
 MODES = ["nearest_even", "toward_zero", "upward", "downward", "nearest_away", "odd"]
 
 BINARY = {np.add: sf.add, np.subtract: sf.sub, np.multiply: sf.mul, np.divide: sf.div}
@@ -49,6 +49,16 @@ def test_arithmetic_ufuncs_equal_the_bit_level_operations(ops, mode, ufunc):
     assert isinstance(got, sf.Array) and got.format == fmt
     assert np.array_equal(got.bits, expected)
     _same_flags(ctx.flags, flags)
+
+
+@settings(max_examples=30)
+@given(ops=operands(), ufunc=st.sampled_from(list(BINARY)), seed=st.integers(0, 2**32 - 1))
+def test_stochastic_ufuncs_draw_from_the_contexts_generator(ops, ufunc, seed):
+    fmt, (a, b) = ops
+    expected = BINARY[ufunc](a, b, fmt, "stochastic", rng=np.random.default_rng(seed))
+    with sf.context(rounding="stochastic", rng=seed):
+        got = ufunc(sf.Array.from_bits(a, fmt), sf.Array.from_bits(b, fmt))
+    assert np.array_equal(got.bits, expected)
 
 
 @settings(max_examples=40)
@@ -221,6 +231,10 @@ def test_repr_shape_indexing_and_conversion():
     assert x[x > 1].tolist() == [2.0]
     assert x.T[1, 0].item() == 0.0999755859375
     assert x.astype("bf16", rounding="toward_zero")[0, 1].item() == 0.099609375
+    assert float(x[0, 1]) == 0.0999755859375 and int(x[1, 1]) == -3
+    assert bool(x[0, 0]) and not bool(sf.asarray(-0.0, "fp16"))
+    with pytest.raises(ValueError, match="ambiguous"):
+        bool(x)
 
 
 def test_assignment_rounds_once_and_reports():
