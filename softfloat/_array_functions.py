@@ -283,30 +283,29 @@ def _bits(A, x):
     return x.bits if A.is_array(x) else x
 
 
-@implements(np.reshape)
-def reshape(A, a, *args, **kwargs):
-    return A.wrap(np.reshape(a.bits, *args, **kwargs), a.format)
+def _bits_only(func):
+    """A structural function: numpy's own, applied to the bit patterns; the format kept."""
+    def impl(A, a, *args, **kwargs):
+        if kwargs.get("out") is not None:
+            return NotImplemented
+        return A.wrap(func(a.bits, *args, **kwargs), a.format)
+    return impl
 
 
-@implements(np.transpose)
-def transpose(A, a, axes=None):
-    return A.wrap(np.transpose(a.bits, axes), a.format)
+def _joining(func):
+    """concatenate / stack: the operands in their common format, then numpy's own."""
+    def impl(A, arrays, axis=0, **kwargs):
+        if kwargs:
+            return NotImplemented
+        fmt, bits = A.common(*arrays)
+        return A.wrap(func(bits, axis=axis), fmt)
+    return impl
 
 
-@implements(np.concatenate)
-def concatenate(A, arrays, axis=0, **kwargs):
-    if kwargs:
-        return NotImplemented
-    fmt, bits = A.common(*arrays)
-    return A.wrap(np.concatenate(bits, axis=axis), fmt)
-
-
-@implements(np.stack)
-def stack(A, arrays, axis=0, **kwargs):
-    if kwargs:
-        return NotImplemented
-    fmt, bits = A.common(*arrays)
-    return A.wrap(np.stack(bits, axis=axis), fmt)
+for _func in (np.reshape, np.transpose, np.take, np.broadcast_to):
+    FUNCTIONS[_func] = _bits_only(_func)
+FUNCTIONS[np.concatenate] = _joining(np.concatenate)
+FUNCTIONS[np.stack] = _joining(np.stack)
 
 
 @implements(np.where)
@@ -315,18 +314,6 @@ def where(A, condition, x=None, y=None):
         return np.where(_bits(A, condition))
     fmt, (bx, by) = A.common(x, y)
     return A.wrap(np.where(np.asarray(_bits(A, condition), dtype=bool), bx, by), fmt)
-
-
-@implements(np.take)
-def take(A, a, indices, axis=None, **kwargs):
-    if kwargs:
-        return NotImplemented
-    return A.wrap(np.take(a.bits, indices, axis=axis), a.format)
-
-
-@implements(np.broadcast_to)
-def broadcast_to(A, array, shape, **kwargs):
-    return A.wrap(np.broadcast_to(array.bits, shape, **kwargs), array.format)
 
 
 @implements(np.copy)
