@@ -99,6 +99,12 @@ def addition_flags(a, b, r, symmetric=False):
 
     Returns the five flag masks (None where none can be raised) and the swamped mask.
     """
+    if np.isfinite(r).all():  # the common case, about half the work: no overflow, no NaN
+        inexact = (r - a != b) | (r - b != a)
+        swamped = (r == a) & (b != 0)
+        if symmetric:
+            swamped |= (r == b) & (a != 0)
+        return [None, None, None, None, inexact], swamped
     finite_a, finite_b = np.isfinite(a), np.isfinite(b)
     finite_r = np.isfinite(r)
     inexact = finite_r & ((r - a != b) | (r - b != a))
