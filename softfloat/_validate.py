@@ -46,6 +46,15 @@ def short_repr(value: object, limit: int = 60) -> str:
     return text if len(text) <= limit else text[:limit - 3] + "..."
 
 
+def counted(n: int, noun: str = "value") -> str:
+    """``n`` and the noun in the right number: '1 value', '0 values', '3 values'.
+
+    >>> counted(1), counted(0), counted(3, "addition")
+    ('1 value', '0 values', '3 additions')
+    """
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
+
+
 def int_in_range(name: str, value: object, lo: int, hi: int) -> int:
     if isinstance(value, bool) or not isinstance(value, numbers.Integral):
         raise TypeError(f"{name} must be an int from {lo} to {hi}; got {describe(value)}")
@@ -83,6 +92,8 @@ def bit_patterns(name: str, bits: object, width: int) -> np.ndarray:
     """
     if isinstance(bits, bool):
         raise TypeError(f"{name} must hold integer bit patterns; got {describe(bits)}")
+    if isinstance(bits, (list, tuple)):
+        mixed_sequence(name, bits)
     if isinstance(bits, numbers.Integral):
         value = int(bits)
         if not 0 <= value < (1 << width):
@@ -108,9 +119,11 @@ def bit_patterns(name: str, bits: object, width: int) -> np.ndarray:
         else:
             raise TypeError(
                 f"{name} must be integer bit patterns (an int or an integer array); got {describe(bits)}"
-            )
+                + _float_hint(bits))
     if arr.dtype.kind not in "ui":
-        hint = " (view float data as bits with .view(fmt.storage_dtype), or use encode())" if arr.dtype.kind == "f" else ""
+        hint = (" (to round values into the format use softfloat.encode(x, fmt), which returns "
+                "their bits; to reinterpret float data as bits use .view(fmt.storage_dtype))"
+                if arr.dtype.kind == "f" else "")
         raise TypeError(
             f"{name} must have an integer dtype holding bit patterns; got an array of dtype {arr.dtype}{hint}"
         )
@@ -132,6 +145,74 @@ def bit_patterns(name: str, bits: object, width: int) -> np.ndarray:
                 f"(valid patterns are 0 to {(1 << width) - 1:#x}); {int(bad.sum())} such value(s) in all"
             )
     return arr
+
+
+_FLOATS = frozenset(np.dtype(t) for t in (np.float16, np.float32, np.float64))
+
+
+def numeric_array(name: str, x: object) -> np.ndarray:
+    """Check a numeric array input (float16/32/64 or integer; lists, tuples and Python
+    or numpy numbers are converted); return it as an ndarray, no copy when it is one.
+
+    Lists that mix numbers with strings are a TypeError that says so.
+    """
+    arr = x if isinstance(x, np.ndarray) else None
+    if arr is None:
+        if isinstance(x, (np.generic, float, list, tuple)):
+            try:
+                arr = np.asarray(x)
+            except (ValueError, OverflowError, TypeError) as exc:
+                raise TypeError(f"{name} could not be read as a numeric array: {exc}") from None
+        else:
+            raise TypeError(
+                f"{name} must be a float or integer array, a Python number, a Fraction, a "
+                f"Decimal or a numeric string; got {describe(x)}"
+            )
+    kind = arr.dtype.kind
+    if kind == "f" and arr.dtype.newbyteorder("=") in _FLOATS:
+        return arr
+    if kind in "iu":
+        return arr
+    if isinstance(x, (list, tuple)):
+        mixed_sequence(name, x)
+    what = {
+        "c": "complex values have no single rounding; encode the real and imaginary parts separately",
+        "O": "object arrays are not supported; pass exact scalars one at a time or convert to a float/int dtype",
+        "U": "string arrays are not supported; pass one numeric string at a time",
+        "S": "byte-string arrays are not supported",
+        "b": "booleans are not numbers here; convert with .astype(np.uint8) if you mean 0/1",
+        "f": "only float16, float32 and float64 are supported",
+    }.get(kind, "expected a float or integer dtype")
+    raise TypeError(f"{name} has dtype {arr.dtype}: {what}")
+
+
+def mixed_sequence(name: str, values: list | tuple) -> None:
+    """Raise a TypeError if the (nested) list ``values`` mixes numbers and strings."""
+    flat, stack = [], [values]
+    while stack and len(flat) < 1_000_000:
+        item = stack.pop()
+        if isinstance(item, (list, tuple)):
+            stack.extend(reversed(item))
+        else:
+            flat.append(item)
+    strings = [v for v in flat if isinstance(v, (str, bytes, np.str_, np.bytes_))]
+    numbers_ = [v for v in flat if isinstance(v, (numbers.Number, np.generic))
+                and not isinstance(v, (str, bytes, np.str_, np.bytes_))]
+    if strings and numbers_:
+        raise TypeError(
+            f"{name} mixes numbers and strings (such as {short_repr(numbers_[0], 20)} and "
+            f"{short_repr(strings[0], 20)}), which numpy would read as an array of strings; "
+            f"pass numbers only, converting the strings first (float({short_repr(strings[0], 20)}), "
+            "or softfloat.encode of the string alone to keep its exact decimal value)"
+        )
+
+
+def _float_hint(value: object) -> str:
+    """For a float given where bits belong: the likely fix."""
+    if isinstance(value, float):
+        return (f" (a float is a value, not a bit pattern: softfloat.encode({short_repr(value, 30)}, fmt) "
+                "gives its bits)")
+    return ""
 
 
 def _all_ints(values) -> bool:

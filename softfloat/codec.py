@@ -312,32 +312,7 @@ is_sign_minus = _predicate("is_sign_minus", "True where the sign bit is set (NaN
 # =====================================================================================
 def _input_array(x, argname):
     """Check a numeric input and return it as an ndarray (no copy when already one)."""
-    arr = x if isinstance(x, np.ndarray) else None
-    if arr is None:
-        if isinstance(x, (np.generic, float, list, tuple)):
-            try:
-                arr = np.asarray(x)
-            except (ValueError, OverflowError, TypeError) as exc:
-                raise TypeError(f"{argname} could not be read as a numeric array: {exc}") from None
-        else:
-            raise TypeError(
-                f"{argname} must be a float or integer array, a Python number, a Fraction, a "
-                f"Decimal or a numeric string; got {_validate.describe(x)}"
-            )
-    kind = arr.dtype.kind
-    if kind == "f" and arr.dtype.newbyteorder("=") in SOURCE_FORMAT:
-        return arr
-    if kind in "iu":
-        return arr
-    what = {
-        "c": "complex values have no single rounding; encode the real and imaginary parts separately",
-        "O": "object arrays are not supported; pass exact scalars one at a time or convert to a float/int dtype",
-        "U": "string arrays are not supported; pass one numeric string at a time",
-        "S": "byte-string arrays are not supported",
-        "b": "booleans are not numbers here; convert with .astype(np.uint8) if you mean 0/1",
-        "f": "only float16, float32 and float64 are supported",
-    }.get(kind, "expected a float or integer dtype")
-    raise TypeError(f"{argname} has dtype {arr.dtype}: {what}")
+    return _validate.numeric_array(argname, x)
 
 
 def _float_dtype(argname, dtype):

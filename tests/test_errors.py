@@ -101,9 +101,47 @@ def test_ragged_list():
         softfloat.encode([[1.0, 2.0], [3.0]], "fp16")
 
 
-def test_list_with_a_string_is_rejected():
-    with pytest.raises(TypeError, match=r"^x has dtype <U"):
-        softfloat.encode([1.0, "a"], "fp16")
+@pytest.mark.parametrize("convert", CONVERTERS, ids=CONVERTER_IDS)
+@pytest.mark.parametrize("x", [[1.0, "2"], ["2", 1], [[1, 2], [3, "4.5"]], (np.float32(1), "2")],
+                         ids=["float-str", "str-int", "nested", "tuple-numpy"])
+def test_list_mixing_numbers_and_strings_says_so(convert, x):
+    with pytest.raises(TypeError) as info:
+        convert(x, "fp16")
+    message = str(info.value)
+    assert message.startswith("x mixes numbers and strings"), message
+    assert "pass numbers only" in message and "float(" in message, message
+
+
+def test_list_of_strings_only_is_a_string_array():
+    with pytest.raises(TypeError, match=r"^x has dtype <U3: string arrays are not supported"):
+        softfloat.encode(["1.5", "2"], "fp16")
+
+
+OPS = [(softfloat.add, 2), (softfloat.mul, 2), (softfloat.sqrt, 1), (softfloat.fma, 3),
+       (softfloat.convert, 1)]
+
+
+def _call(op, arity, first):
+    args = [first] + [0x3C00] * (arity - 1)
+    return op(*args, "fp16", "fp32") if op is softfloat.convert else op(*args, "fp16")
+
+
+@pytest.mark.parametrize(("op", "arity"), OPS, ids=lambda v: getattr(v, "__name__", str(v)))
+@pytest.mark.parametrize("value", [1.5, np.float64(1.5), np.array([1.0, 2.5]), [1.0, 2.5],
+                                   np.float32([0.5])], ids=["float", "np.float64", "array", "list", "float32"])
+def test_ops_given_floats_point_to_encode(op, arity, value):
+    with pytest.raises(TypeError) as info:
+        _call(op, arity, value)
+    message = str(info.value)
+    name = "bits" if op is softfloat.convert else "a"
+    assert message.startswith(f"{name} must "), message
+    assert "softfloat.encode(" in message, message
+
+
+@pytest.mark.parametrize(("op", "arity"), OPS[:2], ids=["add", "mul"])
+def test_ops_given_a_mixed_list(op, arity):
+    with pytest.raises(TypeError, match=r"^a mixes numbers and strings"):
+        _call(op, arity, [0x3C00, "2"])
 
 
 # ---------------------------------------------------------------------------------------
