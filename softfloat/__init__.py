@@ -29,7 +29,7 @@ from .codec import (
     quantize,
 )
 from .explain import Explanation, bit_string, explain
-from .flags import FLAG_NAMES, AccumulationFlags, Flags
+from .flags import FLAG_NAMES, OUTCOME_NAMES, AccumulationFlags, Flags, Outcomes
 from .formats import (
     Format,
     Specials,
@@ -86,6 +86,7 @@ from .ops import (  # noqa: A004 - abs is IEEE's name (like numpy.abs), kept out
     ulp,
     unordered,
 )
+from .report import ErrorStats, error_stats, outcomes
 from .rounding import Rounding, Tininess
 
 from ._version import __version__
@@ -150,4 +151,10 @@ __all__ = [
     "matmul",
     "sum",
     "vecdot",
+    # what rounding did to the values (softfloat.report)
+    "ErrorStats",
+    "OUTCOME_NAMES",
+    "Outcomes",
+    "error_stats",
+    "outcomes",
 ]

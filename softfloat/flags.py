@@ -1,7 +1,11 @@
-"""The five IEEE 754 exceptions as data: one boolean mask per exception, per element.
+"""The five IEEE 754 exceptions as data, and the outcomes beside them.
 
 Kernels return flags; they never raise or keep state.  ``Flags`` merges with ``|``, counts,
-and prints a summary a person can read ("3.2% underflowed").
+and prints a summary a person can read ("3.2% underflowed").  ``Outcomes`` counts what
+became of the values (exact, rounded, became zero, ...), which the flags alone cannot say:
+"underflow" covers both a value that became subnormal and one that became zero.  Outcomes
+are computed from a result's bits and its flags by :func:`softfloat.outcomes`, and
+``Flags.summary(outcomes)`` prints the two side by side.
 """
 
 from __future__ import annotations
@@ -10,7 +14,9 @@ from dataclasses import dataclass, fields
 
 import numpy as np
 
-__all__ = ["AccumulationFlags", "Flags", "FLAG_NAMES"]
+from ._validate import counted
+
+__all__ = ["AccumulationFlags", "Flags", "FLAG_NAMES", "OUTCOME_NAMES", "Outcomes"]
 
 FLAG_NAMES = ("invalid", "divide_by_zero", "overflow", "underflow", "inexact")
 
@@ -33,13 +39,14 @@ class Flags:
 
     Examples
     --------
-    >>> import numpy as np
-    >>> f = Flags.none((4,))
-    >>> f.any()
-    False
-    >>> g = f | Flags.none((4,))._replace(inexact=np.array([True, False, False, False]))
-    >>> g.count()["inexact"], g.raised()
-    (1, ('inexact',))
+    >>> import numpy as np, softfloat as sf
+    >>> bits, f = sf.encode(np.array([1.0, 0.1, 1e-9, 70000.0]), "fp16", return_flags=True)
+    >>> f.inexact.tolist(), f.count()["underflow"], f.raised()
+    ([False, True, True, True], 1, ('overflow', 'underflow', 'inexact'))
+    >>> f.mask().tolist()                    # any flag, per element
+    [False, True, True, True]
+    >>> Flags.none((4,)).any(), (f | Flags.none((4,))).count() == f.count()
+    (False, True)
     """
 
     invalid: np.ndarray
@@ -105,18 +112,43 @@ class Flags:
     def to_dict(self) -> dict[str, int]:
         return self.count()
 
-    def summary(self) -> str:
+    def summary(self, outcomes: "Outcomes | None" = None) -> str:
         """One line per raised flag with its count and share, or 'no flags raised'.
 
+        Parameters
+        ----------
+        outcomes : Outcomes, optional
+            What became of the same values (from :func:`softfloat.outcomes`).  Given, the
+            summary has two sections: the IEEE flags, then the outcomes.
+
+        Examples
+        --------
         >>> import numpy as np
         >>> z = np.zeros(40, bool); u = z.copy(); u[:3] = True
         >>> print(Flags(z, z, z, u, u).summary())
         underflowed: 3 of 40 (7.5%)
         inexact: 3 of 40 (7.5%)
+        >>> print(Flags(z, z, z, u, u).summary(Outcomes(exact=37, zero=3)))
+        IEEE flags:
+          underflowed: 3 of 40 (7.5%)
+          inexact: 3 of 40 (7.5%)
+        outcomes:
+          exact: 37 of 40 (92.5%)
+          became zero: 3 of 40 (7.5%)
         """
         lines = self._lines()
         total = int(np.prod(self.shape, dtype=np.int64))
-        return "\n".join(lines) if lines else f"no flags raised ({total} values)"
+        if outcomes is None:
+            return "\n".join(lines) if lines else f"no flags raised ({counted(total)})"
+        if not isinstance(outcomes, Outcomes):
+            raise TypeError(f"outcomes must be a softfloat.Outcomes (from softfloat.outcomes); "
+                            f"got {type(outcomes).__name__}")
+        if outcomes.total != total:
+            raise ValueError(f"outcomes counts {counted(outcomes.total)} but the flags hold "
+                             f"{counted(total)}; pass the outcomes of the same result")
+        flag_lines = ["  " + line for line in lines] if lines else [f"  none raised ({counted(total)})"]
+        return "\n".join(["IEEE flags:", *flag_lines, "outcomes:",
+                          *("  " + line for line in outcomes.summary().splitlines())])
 
     def __str__(self) -> str:
         return self.summary()
@@ -168,3 +200,107 @@ class AccumulationFlags(Flags):
 
     def __repr__(self) -> str:
         return super().__repr__()[:-1] + f", swamped={int(np.sum(self.swamped))})"
+
+
+#: the outcomes, in the order they are printed (each value has exactly one)
+OUTCOME_NAMES = ("exact", "rounded", "subnormal", "zero", "saturated", "infinite", "nan")
+
+_OUTCOME_LABELS = {
+    "exact": "exact",
+    "rounded": "rounded",
+    "subnormal": "became subnormal",
+    "zero": "became zero",
+    "saturated": "saturated to +-max",
+    "infinite": "became +-inf",
+    "nan": "NaN",
+}
+
+
+@dataclass(frozen=True)
+class Outcomes:
+    """What became of the values of one result: each value counted under exactly one
+    outcome.  Computed from the result's bits and flags by :func:`softfloat.outcomes`.
+
+    The flags say which IEEE exceptions a value raised; they cannot say what the value
+    became ("underflowed" is both a value that became subnormal and one that became
+    zero), while the bits alone cannot say whether a value was rounded.  So outcomes are
+    read from both, in this order (the first that applies):
+
+    Attributes
+    ----------
+    nan : int
+        NaN results: NaN inputs carried through, and values that became NaN (invalid
+        operations, overflow or an infinity in a format without infinity).
+    infinite : int
+        Finite values that became +-inf (overflow, or division by zero).
+    saturated : int
+        Values beyond the range that were clamped to +-max_finite (overflow with a
+        finite result: ``saturate=True``, the directed modes, FP6/FP4).
+    zero : int
+        Non-zero values (or NaNs, in formats without NaN) that became +-0: underflow,
+        flush-to-zero.
+    subnormal : int
+        Values rounded to a non-zero subnormal, with fewer than p significant bits.
+    rounded : int
+        Values rounded to a different normal value (all other inexact results).
+    exact : int
+        Values kept exactly: zeros, infinities and representable values, subnormals
+        included.
+
+    Examples
+    --------
+    >>> o = Outcomes(exact=6, rounded=3, zero=1)
+    >>> o.total, o.counts["zero"], o.shares["rounded"]
+    (10, 1, 0.3)
+    >>> print(o)
+    exact: 6 of 10 (60.0%)
+    rounded: 3 of 10 (30.0%)
+    became zero: 1 of 10 (10.0%)
+    """
+
+    exact: int = 0
+    rounded: int = 0
+    subnormal: int = 0
+    zero: int = 0
+    saturated: int = 0
+    infinite: int = 0
+    nan: int = 0
+
+    def __post_init__(self) -> None:
+        for name in OUTCOME_NAMES:
+            n = getattr(self, name)
+            if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 0:
+                raise TypeError(f"{name} must be a count (an int >= 0); got {n!r} ({type(n).__name__})")
+            object.__setattr__(self, name, int(n))
+
+    @property
+    def total(self) -> int:
+        """The number of values (each has exactly one outcome)."""
+        return sum(self.counts.values())
+
+    @property
+    def counts(self) -> dict[str, int]:
+        """``{outcome: number of values}``, every outcome, in :data:`OUTCOME_NAMES` order."""
+        return {name: getattr(self, name) for name in OUTCOME_NAMES}
+
+    @property
+    def shares(self) -> dict[str, float]:
+        """``{outcome: fraction of the values}`` (0 to 1; all 0.0 when there are none)."""
+        total = self.total
+        return {name: (n / total if total else 0.0) for name, n in self.counts.items()}
+
+    def __add__(self, other: "Outcomes") -> "Outcomes":
+        """The outcomes of two results together."""
+        if not isinstance(other, Outcomes):
+            return NotImplemented
+        return Outcomes(**{name: getattr(self, name) + getattr(other, name) for name in OUTCOME_NAMES})
+
+    def summary(self) -> str:
+        """One line per outcome that some value had, with its count and share."""
+        total = self.total
+        lines = [f"{_OUTCOME_LABELS[name]}: {n} of {total} ({_percent(n, total)})"
+                 for name, n in self.counts.items() if n]
+        return "\n".join(lines) if lines else "no values"
+
+    def __str__(self) -> str:
+        return self.summary()

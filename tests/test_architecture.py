@@ -21,7 +21,7 @@ RANK = {
     "_encode": 3, "_options": 3,
     "_decode": 4,
     "codec": 5,
-    "explain": 6, "testing": 6, "ops": 6,
+    "explain": 6, "testing": 6, "ops": 6, "report": 6,
     "strategies": 7, "accumulate": 7,
     "_array_ufuncs": 8,
     "_array_functions": 9,
