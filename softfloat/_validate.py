@@ -55,6 +55,22 @@ def counted(n: int, noun: str = "value") -> str:
     return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
 
 
+def unknown_format(argname: str, value: str, names: list[str], aliases: list[str]) -> str:
+    """The message for a format name that names nothing: the names, then how to spell a
+    custom format -- on the command line (``argname`` an option such as '--format') as
+    that option, in Python also as a Format."""
+    listed = f"choose one of {', '.join(names)} (aliases: {', '.join(aliases)})"
+    if argname.startswith("-"):
+        return (f"{argname} {value} is not a known format; {listed}; or give a custom format "
+                f"by its layout, {argname} eEmM with E exponent and M mantissa bits, e.g. "
+                f"{argname} e6m9 (append fn, fnuz or finite for those special-value policies: "
+                f"{argname} e5m4fn)")
+    return (f"{argname}={value!r} is not a known format; {listed}; or name a custom format by "
+            "its layout 'eEmM' with E exponent and M mantissa bits, such as 'e6m9' (append fn, "
+            "fnuz or finite for those special-value policies: 'e5m4fn'), or build one with "
+            "softfloat.Format(exponent_bits=6, mantissa_bits=9)")
+
+
 def int_in_range(name: str, value: object, lo: int, hi: int) -> int:
     if isinstance(value, bool) or not isinstance(value, numbers.Integral):
         raise TypeError(f"{name} must be an int from {lo} to {hi}; got {describe(value)}")

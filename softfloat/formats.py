@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import enum
 import functools
+import re
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -268,9 +269,9 @@ _BY_NAME.update({
     "e5m2": fp8_e5m2, "float8_e5m2": fp8_e5m2,
     "e4m3fnuz": fp8_e4m3fnuz, "float8_e4m3fnuz": fp8_e4m3fnuz,
     "e5m2fnuz": fp8_e5m2fnuz, "float8_e5m2fnuz": fp8_e5m2fnuz,
-    "e3m2": fp6_e3m2, "float6_e3m2fn": fp6_e3m2, "fp6_e3m2fn": fp6_e3m2,
-    "e2m3": fp6_e2m3, "float6_e2m3fn": fp6_e2m3, "fp6_e2m3fn": fp6_e2m3,
-    "e2m1": fp4_e2m1, "float4_e2m1fn": fp4_e2m1, "fp4_e2m1fn": fp4_e2m1,
+    "e3m2": fp6_e3m2, "e3m2fn": fp6_e3m2, "float6_e3m2fn": fp6_e3m2, "fp6_e3m2fn": fp6_e3m2,
+    "e2m3": fp6_e2m3, "e2m3fn": fp6_e2m3, "float6_e2m3fn": fp6_e2m3, "fp6_e2m3fn": fp6_e2m3,
+    "e2m1": fp4_e2m1, "e2m1fn": fp4_e2m1, "float4_e2m1fn": fp4_e2m1, "fp4_e2m1fn": fp4_e2m1,
 })
 
 
@@ -288,27 +289,124 @@ def aliases() -> dict[str, Format]:
     return {name: f for name, f in _BY_NAME.items() if name not in _CATALOGUE_NAMES}
 
 
-def as_format(fmt: Format | str, argname: str = "fmt") -> Format:
-    """Return ``fmt`` itself, or the catalogue format a name refers to.
+#: ml_dtypes' IEEE-style FP8 types (with infinities), outside the catalogue: "e4m3" alone
+#: names the OCP fn format, as in most ML code, so these keep ml_dtypes' names
+_ML_DTYPES_IEEE = {
+    "float8_e4m3": Format(exponent_bits=4, mantissa_bits=3, name="float8_e4m3"),
+    "float8_e3m4": Format(exponent_bits=3, mantissa_bits=4, name="float8_e3m4"),
+}
 
-    Names are case-insensitive and accept the aliases ``half``, ``bfloat16``,
-    ``e4m3fn``, ``float8_e5m2``, ... .
+#: torch's floating dtypes, by the name after "torch."
+_TORCH = {
+    "float64": fp64, "double": fp64, "float32": fp32, "float": fp32, "float16": fp16,
+    "half": fp16, "bfloat16": bf16, "float8_e4m3fn": fp8_e4m3, "float8_e5m2": fp8_e5m2,
+    "float8_e4m3fnuz": fp8_e4m3fnuz, "float8_e5m2fnuz": fp8_e5m2fnuz,
+}
 
-    >>> as_format("BFloat16") is bf16
-    True
+#: a custom format by its layout: e<exponent bits>m<mantissa bits>[policy]
+_LAYOUT = re.compile(r"^e([0-9]+)m([0-9]+)(fn|fnuz|finite)?$")
+
+
+def as_format(fmt, argname: str = "fmt") -> Format:
+    """Return ``fmt`` itself, or the format a name or a dtype refers to.
+
+    Parameters
+    ----------
+    fmt : Format, str, numpy dtype or scalar type, ml_dtypes type
+        - a :class:`Format`, returned as it is;
+        - a catalogue name or alias, case-insensitive: ``"bf16"``, ``"half"``,
+          ``"bfloat16"``, ``"e4m3fn"``, ``"float8_e5m2"``, ... (:func:`aliases`);
+        - a layout ``"eEmM"`` with E exponent and M mantissa bits, optionally followed
+          by a special-value policy ``fn``, ``fnuz`` or ``finite`` (:class:`Specials`):
+          ``"e6m9"``, ``"e5m4fn"``.  Catalogue names win: ``"e4m3"`` is OCP FP8 E4M3
+          (fn), ``"e3m2"``, ``"e2m3"``, ``"e2m1"`` (and with ``fn``) are the OCP
+          FP6/FP4 formats, which have neither infinity nor NaN; a layout that equals a
+          catalogue format gives that format (``"e5m10"`` is fp16);
+        - a torch dtype name (``"torch.bfloat16"``, ``"torch.float8_e4m3fn"``) or a torch
+          dtype itself (read by its name; torch is never imported);
+        - a numpy float dtype or scalar type (``np.float16``, ``np.dtype("float32")``) or
+          an ml_dtypes type (``ml_dtypes.bfloat16``, ``ml_dtypes.float8_e4m3fn``, ...),
+          read by its dtype name; ml_dtypes' IEEE-style ``float8_e4m3`` and
+          ``float8_e3m4`` give formats of those names.  ml_dtypes is never imported.
+    argname : str, default "fmt"
+        The name to use in error messages.
+
+    Examples
+    --------
+    >>> as_format("BFloat16") is bf16, as_format("e5m10") is fp16
+    (True, True)
+    >>> as_format("e6m9")
+    Format(exponent_bits=6, mantissa_bits=9)
+    >>> import numpy as np
+    >>> as_format(np.float16), as_format(np.dtype("float32")), as_format("torch.float8_e4m3fn")
+    (softfloat.fp16, softfloat.fp32, softfloat.fp8_e4m3)
     """
     if isinstance(fmt, Format):
         return fmt
     if isinstance(fmt, str):
-        key = fmt.strip().lower().replace("-", "_")
-        if key in _BY_NAME:
-            return _BY_NAME[key]
-        raise ValueError(
-            f"{argname}={fmt!r} is not a known format; choose one of "
-            f"{', '.join(f.name for f in _CATALOGUE)} (aliases: {', '.join(sorted(set(_BY_NAME) - _CATALOGUE_NAMES))}) "
-            "or build one with softfloat.Format(exponent_bits=..., mantissa_bits=...)"
-        )
+        return _from_name(fmt, argname)
+    if type(fmt).__module__ == "torch" and type(fmt).__name__ == "dtype":
+        return _from_name(str(fmt), argname)  # torch.bfloat16 prints as 'torch.bfloat16'
+    dtype = _as_dtype(fmt)
+    if dtype is not None:
+        return _from_dtype(dtype, fmt, argname)
     raise TypeError(
-        f"{argname} must be a softfloat.Format or a format name such as 'bf16'; "
-        f"got {fmt!r} ({type(fmt).__name__})"
+        f"{argname} must be a softfloat.Format, a format name such as 'bf16' or 'e6m9', or a "
+        f"float dtype such as numpy.float16; got {_validate.short_repr(fmt)} ({type(fmt).__name__})"
     )
+
+
+def _from_name(text: str, argname: str) -> Format:
+    key = text.strip().lower().replace("-", "_")
+    if key in _BY_NAME:
+        return _BY_NAME[key]
+    if key in _ML_DTYPES_IEEE:
+        return _ML_DTYPES_IEEE[key]
+    if key.startswith("torch."):
+        name = key[len("torch."):]
+        if name in _TORCH:
+            return _TORCH[name]
+        raise ValueError(
+            f"{argname}={text!r} is not a torch float dtype softfloat emulates; it knows "
+            f"{', '.join('torch.' + n for n in _TORCH)}"
+        )
+    layout = _LAYOUT.match(key)
+    if layout:
+        e, m, policy = int(layout[1]), int(layout[2]), layout[3] or "ieee"
+        try:
+            fmt = Format(exponent_bits=e, mantissa_bits=m, specials=policy)
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"{argname}={text!r} names no format softfloat can emulate: {exc}") from None
+        return next((f for f in _CATALOGUE if f == fmt), fmt)
+    raise ValueError(_validate.unknown_format(
+        argname, text, [f.name for f in _CATALOGUE], sorted(set(_BY_NAME) - _CATALOGUE_NAMES)))
+
+
+def _as_dtype(obj) -> np.dtype | None:
+    """A numpy dtype for dtype objects and numpy (or ml_dtypes) scalar types, else None."""
+    if isinstance(obj, np.dtype):
+        return obj
+    if isinstance(obj, type) and issubclass(obj, np.generic):
+        return np.dtype(obj)
+    return None
+
+
+def _from_dtype(dtype: np.dtype, given, argname: str) -> Format:
+    name = dtype.name
+    from_ml_dtypes = dtype.type.__module__.split(".")[0] == "ml_dtypes"
+    if dtype.kind == "f" and dtype.newbyteorder("=") in _NUMPY_FLOATS:
+        return _NUMPY_FLOATS[dtype.newbyteorder("=")]
+    if from_ml_dtypes and name in _ML_DTYPES_IEEE:
+        return _ML_DTYPES_IEEE[name]
+    if from_ml_dtypes and name in _BY_NAME:
+        return _BY_NAME[name]
+    known = "float16, float32, float64" + (
+        ", bfloat16, float8_e4m3fn, float8_e5m2, float8_e4m3fnuz, float8_e5m2fnuz, float8_e4m3, "
+        "float8_e3m4, float6_e3m2fn, float6_e2m3fn, float4_e2m1fn" if from_ml_dtypes else "")
+    raise ValueError(
+        f"{argname}={_validate.short_repr(given)} is not a float dtype softfloat emulates (dtype "
+        f"{name}); it knows {known}, or use a softfloat.Format"
+    )
+
+
+_NUMPY_FLOATS = {np.dtype(np.float64): fp64, np.dtype(np.float32): fp32, np.dtype(np.float16): fp16}

@@ -251,13 +251,14 @@ def test_unknown_format_name_lists_the_choices(function, arg):
 
 @pytest.mark.parametrize(("function", "arg"), ALL_FUNCTIONS, ids=ALL_IDS)
 @pytest.mark.parametrize(("fmt", "shown"), [(16, "16 (int)"), (None, "None (NoneType)"),
-                                            (np.float16, "(type)"), (b"bf16", "b'bf16' (bytes)")],
-                         ids=["int", "None", "dtype", "bytes"])
+                                            (float, "(type)"), (b"bf16", "b'bf16' (bytes)")],
+                         ids=["int", "None", "python-type", "bytes"])
 def test_format_of_wrong_type(function, arg, fmt, shown):
     with pytest.raises(TypeError) as info:
         function(arg, fmt)
     message = str(info.value)
-    assert message.startswith("fmt must be a softfloat.Format or a format name"), message
+    assert message.startswith("fmt must be a softfloat.Format, a format name such as 'bf16' or "
+                              "'e6m9', or a float dtype"), message
     assert shown in message, message
 
 

@@ -400,3 +400,137 @@ def test_widest_ieee_formats_are_accepted():
     assert Format(11, 52) == softfloat.fp64
     assert Format(11, 1).max_finite == 3.0 * 2.0**1022
     assert Format(10, 52, "fnuz").emin == -511
+
+
+# ---------------------------------------------------------------------------------------
+# as_format: layouts ("e6m9"), numpy and ml_dtypes dtypes, torch dtype names
+# ---------------------------------------------------------------------------------------
+@pytest.mark.parametrize(("name", "e", "m", "specials"), [
+    ("e6m9", 6, 9, "ieee"), ("E6M9", 6, 9, "ieee"), (" e3m12 ", 3, 12, "ieee"),
+    ("e5m4fn", 5, 4, "fn"), ("e5m4fnuz", 5, 4, "fnuz"), ("e3m3finite", 3, 3, "finite"),
+    ("e11m40", 11, 40, "ieee"), ("e2m1fnuz", 2, 1, "fnuz"),
+])
+def test_layout_names_build_custom_formats(name, e, m, specials):
+    fmt = softfloat.as_format(name)
+    assert (fmt.exponent_bits, fmt.mantissa_bits, fmt.specials.value) == (e, m, specials)
+    assert fmt == Format(e, m, specials)
+
+
+@pytest.mark.parametrize(("name", "catalogue_name"), [
+    ("e5m10", "fp16"), ("e8m23", "fp32"), ("e11m52", "fp64"), ("e8m7", "bf16"), ("e8m10", "tf32"),
+    ("e5m2", "fp8_e5m2"), ("e4m3fnuz", "fp8_e4m3fnuz"), ("e5m2fnuz", "fp8_e5m2fnuz"),
+    # catalogue names win: OCP's e4m3 is the fn format, e3m2/e2m3/e2m1 the FP6/FP4 ones
+    ("e4m3", "fp8_e4m3"), ("e4m3fn", "fp8_e4m3"), ("e3m2", "fp6_e3m2"), ("e3m2fn", "fp6_e3m2"),
+    ("e2m3fn", "fp6_e2m3"), ("e2m1fn", "fp4_e2m1"), ("e2m1finite", "fp4_e2m1"),
+])
+def test_layout_names_of_catalogue_formats_give_the_catalogue_format(name, catalogue_name):
+    assert softfloat.as_format(name) is getattr(softfloat, catalogue_name)
+
+
+def test_derived_names_of_custom_formats_read_back():
+    for fmt in [Format(6, 9), Format(5, 4, "fn"), Format(3, 3, "finite"), Format(7, 20, "fnuz")]:
+        assert softfloat.as_format(fmt.name) == fmt
+
+
+@pytest.mark.parametrize(("name", "words"), [
+    ("e12m3", "exponent_bits must be from 2 to 11; got 12"),
+    ("e5m0", "mantissa_bits must be from 1 to 52; got 0"),
+    ("e11m4fn", "wider than float64's"),
+])
+def test_impossible_layouts_say_why(name, words):
+    with pytest.raises(ValueError) as info:
+        softfloat.as_format(name)
+    assert str(info.value).startswith(f"fmt={name!r} names no format softfloat can emulate: ")
+    assert words in str(info.value)
+
+
+@pytest.mark.parametrize(("dtype", "name"), [
+    (np.float16, "fp16"), (np.float32, "fp32"), (np.float64, "fp64"), (np.half, "fp16"),
+    (np.dtype("float16"), "fp16"), (np.dtype("float32"), "fp32"), (np.dtype(">f8"), "fp64"),
+    (np.dtype("<f4"), "fp32"),
+])
+def test_numpy_dtypes(dtype, name):
+    assert softfloat.as_format(dtype) is getattr(softfloat, name)
+
+
+@pytest.mark.parametrize(("fmt", "dtype"), ML_DTYPES, ids=[f.name for f, _ in ML_DTYPES])
+def test_ml_dtypes_types_and_dtypes(fmt, dtype):
+    assert softfloat.as_format(dtype) is fmt
+    assert softfloat.as_format(np.dtype(dtype)) is fmt
+
+
+@pytest.mark.parametrize("dtype", [ml_dtypes.float8_e4m3, ml_dtypes.float8_e3m4], ids=lambda d: d.__name__)
+def test_ml_dtypes_ieee_fp8_types_against_finfo(dtype):
+    """ml_dtypes' float8_e4m3 and float8_e3m4 have infinities (IEEE-style), unlike e4m3fn."""
+    fmt = softfloat.as_format(dtype)
+    info = ml_dtypes.finfo(dtype)
+    assert fmt.name == np.dtype(dtype).name and fmt.specials is Specials.IEEE
+    assert softfloat.as_format(fmt.name) is fmt
+    assert fmt.max_finite == float(info.max)
+    assert fmt.min_normal == float(info.smallest_normal)
+    assert fmt.min_subnormal == float(info.smallest_subnormal)
+    assert fmt.epsilon == float(info.eps)
+    # every bit pattern decodes as ml_dtypes reads it
+    patterns = np.arange(256, dtype=np.uint8)
+    want = patterns.view(dtype).astype(np.float64)
+    got = softfloat.decode(patterns, fmt)
+    np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("dtype", [ml_dtypes.float8_e4m3b11fnuz, ml_dtypes.float8_e8m0fnu, ml_dtypes.int4],
+                         ids=lambda d: d.__name__)
+def test_ml_dtypes_types_softfloat_does_not_emulate(dtype):
+    with pytest.raises(ValueError) as info:
+        softfloat.as_format(dtype)
+    message = str(info.value)
+    assert f"(dtype {np.dtype(dtype).name})" in message and "bfloat16" in message, message
+
+
+@pytest.mark.parametrize("dtype", [np.int32, np.dtype(np.complex64), np.bool_], ids=str)
+def test_numpy_dtypes_that_are_not_formats(dtype):
+    with pytest.raises(ValueError, match=r"is not a float dtype softfloat emulates .*float16, float32, float64"):
+        softfloat.as_format(dtype)
+
+
+@pytest.mark.parametrize(("name", "catalogue_name"), [
+    ("torch.float16", "fp16"), ("torch.half", "fp16"), ("torch.bfloat16", "bf16"),
+    ("torch.float32", "fp32"), ("torch.float", "fp32"), ("torch.float64", "fp64"),
+    ("torch.double", "fp64"), ("torch.float8_e4m3fn", "fp8_e4m3"), ("torch.float8_e5m2", "fp8_e5m2"),
+    ("torch.float8_e4m3fnuz", "fp8_e4m3fnuz"), ("torch.float8_e5m2fnuz", "fp8_e5m2fnuz"),
+])
+def test_torch_dtype_names(name, catalogue_name):
+    assert softfloat.as_format(name) is getattr(softfloat, catalogue_name)
+
+
+def test_torch_dtype_objects_are_read_by_name_without_importing_torch():
+    # a stand-in with torch.dtype's module, type name and str()
+    dtype_type = type("dtype", (), {"__module__": "torch", "__str__": lambda self: "torch.bfloat16"})
+    assert softfloat.as_format(dtype_type()) is softfloat.bf16
+
+
+@pytest.mark.parametrize("name", ["torch.float8_e8m0fnu", "torch.int8", "torch.float4_e2m1fn_x2"])
+def test_torch_names_softfloat_does_not_emulate(name):
+    with pytest.raises(ValueError) as info:
+        softfloat.as_format(name)
+    assert str(info.value).startswith(f"fmt={name!r} is not a torch float dtype softfloat emulates")
+    assert "torch.bfloat16" in str(info.value)
+
+
+def test_unknown_name_shows_the_custom_spelling():
+    with pytest.raises(ValueError) as info:
+        softfloat.as_format("fp12")
+    message = str(info.value)
+    assert "'e6m9'" in message and "softfloat.Format(" in message and "fp8_e4m3" in message
+
+
+def test_as_format_imports_neither_ml_dtypes_nor_torch():
+    import subprocess
+    import sys
+
+    code = ("import sys, numpy as np, softfloat; "
+            "softfloat.as_format(np.float16); softfloat.as_format('torch.bfloat16'); "
+            "softfloat.as_format('e6m9'); "
+            "print([m for m in ('ml_dtypes', 'torch') if m in sys.modules])")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "[]"
