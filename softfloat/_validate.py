@@ -15,6 +15,9 @@ import numpy as np
 
 E = TypeVar("E", bound=enum.Enum)
 
+#: the float dtypes softfloat reads
+_FLOATS = frozenset(np.dtype(t) for t in (np.float16, np.float32, np.float64))
+
 
 def describe(value: object) -> str:
     """A short 'what came' phrase: the value (or array dtype/shape) and its type."""
@@ -69,6 +72,31 @@ def unknown_format(argname: str, value: str, names: list[str], aliases: list[str
             "its layout 'eEmM' with E exponent and M mantissa bits, such as 'e6m9' (append fn, "
             "fnuz or finite for those special-value policies: 'e5m4fn'), or build one with "
             "softfloat.Format(exponent_bits=6, mantissa_bits=9)")
+
+
+def seed_without_stochastic(seed_option: str, rounding_option: str, rounding: str) -> str:
+    """The command line's refusal of a seed that nothing would use."""
+    return (f"{seed_option} is used only by {rounding_option} stochastic, and {rounding_option} "
+            f"is {rounding}: drop {seed_option}, or add {rounding_option} stochastic")
+
+
+_NPY_FIX = ("quantize reads .npy arrays of float16, float32, float64 or integers; save one of "
+            "those, e.g. with numpy.save(path, array.astype(numpy.float64))")
+
+
+def npy_dtype_problem(dtype: np.dtype) -> str | None:
+    """What is wrong with a loaded array's dtype for the command line, or None."""
+    if dtype.kind in "iu" or (dtype.kind == "f" and dtype.newbyteorder("=") in _FLOATS):
+        return None
+    what = {
+        "c": f"complex numbers ({dtype}), which have no single rounding; save the real and "
+             "imaginary parts as two real arrays (array.real, array.imag) and quantize each",
+        "U": f"strings ({dtype}), not numbers",
+        "S": f"byte strings ({dtype}), not numbers",
+        "b": "booleans, not numbers",
+        "f": f"{dtype} values, a float type softfloat does not read",
+    }.get(dtype.kind, f"values of dtype {dtype}, not numbers")
+    return f"{what}; {_NPY_FIX}" if dtype.kind != "c" else what
 
 
 def int_in_range(name: str, value: object, lo: int, hi: int) -> int:
@@ -161,9 +189,6 @@ def bit_patterns(name: str, bits: object, width: int) -> np.ndarray:
                 f"(valid patterns are 0 to {(1 << width) - 1:#x}); {int(bad.sum())} such value(s) in all"
             )
     return arr
-
-
-_FLOATS = frozenset(np.dtype(t) for t in (np.float16, np.float32, np.float64))
 
 
 def numeric_array(name: str, x: object) -> np.ndarray:

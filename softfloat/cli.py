@@ -14,11 +14,12 @@ import sys
 
 import numpy as np
 
-from . import _exact
+from . import _exact, _validate
 from ._version import __version__
 from .codec import encode, quantize
 from .explain import explain
 from .formats import aliases, as_format, catalogue
+from .report import error_stats, outcomes
 from .rounding import Rounding, Tininess, as_rounding, as_tininess
 
 __all__ = ["main"]
@@ -32,6 +33,7 @@ examples:
   softfloat explain 1/3 --format e4m3 --json
   softfloat quantize w.npy w_bf16.npy --format bf16
   softfloat quantize x.npy x_e4m3.npy --format e4m3 --saturate --bits
+  softfloat quantize w.npy w_e6m9.npy --format e6m9   # a custom format: 6 exponent, 9 mantissa bits
 
 'python -m softfloat' is the same command.
 """
@@ -121,7 +123,8 @@ def _build_parser() -> _Parser:
         epilog="VALUE is read exactly: '6.36' is the decimal 6.36, not the float nearest "
                "to it. Hex floats (0x1.8p-3), ratios (1/3), inf and nan work too.")
     ex.add_argument("value", metavar="VALUE", help="the number, e.g. 6.36, -1e-5, 0x1p-3, 1/3, inf")
-    ex.add_argument("-f", "--format", default="fp32", help="target format (default fp32)")
+    ex.add_argument("-f", "--format", default="fp32",
+                    help="target format, e.g. bf16, e4m3 or a layout such as e6m9 (default fp32)")
     _rounding_options(ex)
     ex.add_argument("--json", action="store_true", help="print the explanation as JSON")
     ex.set_defaults(command=_run_explain)
@@ -129,11 +132,14 @@ def _build_parser() -> _Parser:
     qz = commands.add_parser(
         "quantize", help="round a .npy array into a format",
         description="Load a .npy array, round every element into --format, save the "
-                    "values (or, with --bits, the bit patterns) and print how many "
-                    "overflowed, underflowed or were inexact.")
+                    "values (or, with --bits, the bit patterns) and print the IEEE flags "
+                    "raised, what became of the values (exact, rounded, became subnormal, "
+                    "became zero, saturated, became +-inf, NaN) and the quantisation error "
+                    "(max and mean absolute and relative error, SQNR in dB).")
     qz.add_argument("input", metavar="IN.npy", help="array to read (numpy .npy file)")
     qz.add_argument("output", metavar="OUT.npy", help="where to write the result")
-    qz.add_argument("-f", "--format", required=True, help="target format, e.g. bf16 or e4m3")
+    qz.add_argument("-f", "--format", required=True,
+                    help="target format, e.g. bf16, e4m3 or a layout such as e6m9")
     _rounding_options(qz)
     qz.add_argument("--bits", action="store_true",
                     help="save the encoded bit patterns (unsigned ints) instead of values")
@@ -153,7 +159,8 @@ def _rounding_options(sub: argparse.ArgumentParser) -> None:
                      help=f"when underflow is judged: {' or '.join(t.value for t in Tininess)} "
                           "rounding (default after)")
     sub.add_argument("--seed", type=int, default=None,
-                     help="random seed for --rounding stochastic")
+                     help="random seed for --rounding stochastic (without one, every run "
+                          "draws fresh entropy)")
 
 
 def _protect_negative_value(argv: list[str]) -> list[str]:
@@ -179,8 +186,11 @@ def _is_number(token: str) -> bool:
 
 def _policy(args) -> dict:
     """The rounding keywords of encode/quantize, checked and named as on the command line."""
+    rounding = as_rounding(args.rounding, "--rounding")
+    if args.seed is not None and rounding is not Rounding.STOCHASTIC:
+        raise ValueError(_validate.seed_without_stochastic("--seed", "--rounding", rounding.value))
     return dict(
-        rounding=as_rounding(args.rounding, "--rounding"),
+        rounding=rounding,
         saturate=args.saturate,
         subnormals=not args.flush_subnormals,
         tininess=as_tininess(args.tininess, "--tininess"),
@@ -246,14 +256,18 @@ def _run_quantize(args) -> int:
     x = _load(args.input)
     if args.bits:
         result, flags = encode(x, fmt, **policy, return_flags=True)
+        bits = result
     else:
         result, flags = quantize(x, fmt, **policy, return_flags=True)
+        bits = encode(result, fmt)  # the values are in fmt: their bits, exactly
     _save(args.output, np.asarray(result))
     what = "bit patterns" if args.bits else "values"
-    print(f"{np.size(x)} values of {x.dtype} {tuple(np.shape(x))} -> {fmt.name} "
+    print(f"{_validate.counted(int(np.size(x)))} of {x.dtype} {tuple(np.shape(x))} -> {fmt.name} "
           f"(rounding={policy['rounding'].value}): wrote {what} as {np.asarray(result).dtype} "
           f"to {args.output}")
-    print(flags.summary())
+    print(flags.summary(outcomes(bits, fmt, flags)))
+    print("quantisation error:")
+    print("\n".join("  " + line for line in error_stats(x, bits, fmt).summary().splitlines()))
     return 0
 
 
@@ -270,10 +284,14 @@ def _load(path: str) -> np.ndarray:
     if magic != b"\x93NUMPY":
         raise ValueError(f"{path!r} is not a .npy file (it lacks the header numpy.save writes)")
     try:
-        return np.load(path, allow_pickle=False)
+        array = np.load(path, allow_pickle=False)
     except ValueError as exc:
         raise ValueError(f"cannot read {path!r}: object (pickled) arrays are not "
                          f"supported, save a numeric array ({exc})") from None
+    problem = _validate.npy_dtype_problem(array.dtype)
+    if problem:
+        raise ValueError(f"IN.npy {path!r} holds {problem}")
+    return array
 
 
 def _save(path: str, array: np.ndarray) -> None:
