@@ -73,9 +73,10 @@ def encode(x, fmt, rounding="nearest_even", *, saturate=False, subnormals=True,
         When a result is tiny, for the underflow flag and flush-to-zero: after rounding
         (x86 SSE, RISC-V) or before rounding (ARM).
     rng : numpy.random.Generator or int, optional
-        Source of random bits for ``rounding="stochastic"``; a seed makes results
-        reproducible.  Each element takes one 64-bit draw in C order, so the result does
-        not depend on how the array is blocked.  The rounding probability is exact when
+        Source of random bits for ``rounding="stochastic"``: a seed or Generator makes the
+        results reproducible; ``rng=None`` draws fresh entropy from the operating system,
+        so two calls differ.  Ignored by the deterministic modes.  Each element takes one
+        64-bit draw in C order, so the result does not depend on how the array is blocked.  The rounding probability is exact when
         at most 63 bits are discarded (31 for float16/float32 input to formats narrower
         than float32), and otherwise accurate to 2**-63 (2**-31).
     return_flags : bool, default False
@@ -182,7 +183,9 @@ def quantize(x, fmt, rounding="nearest_even", *, saturate=False, subnormals=True
              tininess="after", rng=None, return_flags=False):
     """Round ``x`` into ``fmt`` and return the rounded values: ``decode(encode(x))``.
 
-    Takes the same arguments as :func:`encode`.  The result has ``x``'s own float dtype
+    Takes the same arguments as :func:`encode` (``rng`` is used only by stochastic
+    rounding: a seed or Generator makes it reproducible, ``rng=None`` draws fresh entropy;
+    the deterministic modes ignore it).  The result has ``x``'s own float dtype
     when that dtype holds every value of ``fmt`` (float32 stays float32 for bf16, fp16 and
     FP8), else the narrowest of float32 and float64 that does.  Integer arrays, Python
     floats and exact scalars give float64 (numpy scalars follow their dtype).  It is

@@ -60,7 +60,8 @@ def sum(x, fmt, *, axis=None, keepdims=False, accumulator=None, out_format=None,
         False flushes subnormal results of every rounding to zero.
     rng : numpy.random.Generator or int, optional
         For ``rounding="stochastic"``: a seed or generator makes the result reproducible;
-        None draws fresh entropy.  Ignored by the deterministic modes.
+        ``rng=None`` draws fresh entropy from the operating system, so two calls differ.
+        Ignored by the deterministic modes.
     return_flags : bool, default False
         Also return :class:`~softfloat.AccumulationFlags` (the IEEE flags per output
         element, ORed over its roundings, and the count of swamped additions).
@@ -108,7 +109,8 @@ def vecdot(a, b, fmt, *, axis=-1, accumulator=None, out_format=None, c=None, pro
         None: products are exact and fused into the additions (one rounding per step).
         A format: each product is first rounded into it (a separate multiply).
     out_format, c, order, block, rounding, tininess, subnormals, rng, return_flags
-        As for :func:`sum`.
+        As for :func:`sum` (``rng`` is used only by stochastic rounding: ``rng=None`` draws
+        fresh entropy, not reproducible; the deterministic modes ignore it).
 
     Returns
     -------
@@ -144,7 +146,9 @@ def matmul(a, b, fmt, *, accumulator=None, out_format=None, c=None, product=None
     fmt : Format or str
     accumulator, out_format, c, product, order, block, rounding, tininess, subnormals, rng,
     return_flags
-        As for :func:`vecdot`.  ``c`` broadcasts to the result shape (..., M, N).
+        As for :func:`vecdot`.  ``c`` broadcasts to the result shape (..., M, N).  ``rng``
+        is used only by stochastic rounding (``rng=None`` draws fresh entropy, not
+        reproducible); the deterministic modes ignore it.
 
     Returns
     -------

@@ -56,7 +56,9 @@ def add(a, b, fmt, rounding="nearest_even", *, tininess="after", subnormals=True
     saturate : bool, default False
         Overflow to +-max_finite instead of infinity (or NaN for fn/fnuz formats).
     rng : numpy.random.Generator or int, optional
-        For ``rounding="stochastic"``.
+        For ``rounding="stochastic"``: a seed or Generator makes the result reproducible;
+        ``rng=None`` draws fresh entropy from the operating system, so two calls differ.
+        Ignored by the deterministic modes.
     return_flags : bool, default False
 
     Returns
@@ -85,6 +87,9 @@ def add(a, b, fmt, rounding="nearest_even", *, tininess="after", subnormals=True
 def sub(a, b, fmt, rounding="nearest_even", *, tininess="after", subnormals=True,
         denormals_are_zero=False, saturate=False, rng=None, return_flags=False):
     """a - b, correctly rounded into ``fmt``; see :func:`add` for the parameters.
+
+    ``rng`` is used only by stochastic rounding (``rng=None``: fresh entropy, not
+    reproducible); the deterministic modes ignore it.
 
     Examples
     --------

@@ -63,7 +63,9 @@ def convert(bits, src_fmt, dst_fmt, rounding="nearest_even", *, tininess="after"
         Overflow to +-max_finite instead of infinity (or NaN for fn/fnuz formats), and
         send infinities to +-max_finite in formats without infinity.
     rng : numpy.random.Generator or int, optional
-        For ``rounding="stochastic"`` (one 64-bit draw per element, in C order).
+        For ``rounding="stochastic"`` (one 64-bit draw per element, in C order): a seed
+        or Generator makes the result reproducible; ``rng=None`` draws fresh entropy from
+        the operating system, so two calls differ.  Ignored by the deterministic modes.
     return_flags : bool, default False
         Also return the IEEE exception flags as a :class:`~softfloat.Flags`.
 
@@ -133,7 +135,9 @@ def round_to_integral(bits, fmt, rounding="nearest_even", *, exact=False, rng=No
         True is IEEE roundToIntegralExact: raise inexact where the value changes.
         False raises no inexact.
     rng : numpy.random.Generator or int, optional
-        For ``rounding="stochastic"``.
+        For ``rounding="stochastic"``: a seed or Generator makes the result reproducible;
+        ``rng=None`` draws fresh entropy from the operating system, so two calls differ.
+        Ignored by the deterministic modes.
     return_flags : bool, default False
 
     Returns
@@ -217,7 +221,9 @@ def to_int(bits, fmt, rounding="nearest_even", dtype=np.int64, *, exact=False, s
         True clamps out-of-range values and infinities to the dtype's minimum or maximum
         and gives 0 for NaN (ARM, CUDA).  Invalid is raised either way.
     rng : numpy.random.Generator or int, optional
-        For ``rounding="stochastic"``.
+        For ``rounding="stochastic"``: a seed or Generator makes the result reproducible;
+        ``rng=None`` draws fresh entropy from the operating system, so two calls differ.
+        Ignored by the deterministic modes.
     return_flags : bool, default False
 
     Returns
@@ -322,7 +328,9 @@ def from_int(ints, fmt, rounding="nearest_even", *, saturate=False, rng=None, re
     saturate : bool, default False
         Overflow to +-max_finite instead of infinity (or NaN for fn/fnuz formats).
     rng : numpy.random.Generator or int, optional
-        For ``rounding="stochastic"``.
+        For ``rounding="stochastic"``: a seed or Generator makes the result reproducible;
+        ``rng=None`` draws fresh entropy from the operating system, so two calls differ.
+        Ignored by the deterministic modes.
     return_flags : bool, default False
 
     Returns

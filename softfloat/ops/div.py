@@ -35,6 +35,8 @@ def div_exact(policy, a, b):  # hazards have b != 0
 def div(a, b, fmt, rounding="nearest_even", *, tininess="after", subnormals=True,
         denormals_are_zero=False, saturate=False, rng=None, return_flags=False):
     """a / b, correctly rounded into ``fmt``; keyword arguments as for :func:`~softfloat.add`.
+    ``rng`` is used only by stochastic rounding (``rng=None``: fresh entropy, not
+    reproducible); the deterministic modes ignore it.
 
     0/0 and inf/inf are invalid; a finite non-zero number divided by zero raises
     divide_by_zero and gives a correctly signed infinity.  Formats without infinity then

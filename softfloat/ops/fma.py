@@ -53,7 +53,8 @@ def fma_exact(policy, a, b, c):
 def fma(a, b, c, fmt, rounding="nearest_even", *, tininess="after", subnormals=True,
         denormals_are_zero=False, saturate=False, rng=None, return_flags=False):
     """a * b + c with one rounding into ``fmt``; keyword arguments as for
-    :func:`~softfloat.add`.
+    :func:`~softfloat.add`.  ``rng`` is used only by stochastic rounding (``rng=None``: fresh
+    entropy, not reproducible); the deterministic modes ignore it.
 
     fma(0, inf, c) and fma(inf, 0, c) are invalid even when c is a quiet NaN (as on x86
     and RISC-V); the result is then c's NaN.  Exact zeros follow the rule for sums.

@@ -28,6 +28,8 @@ def mul_exact(policy, a, b):
 def mul(a, b, fmt, rounding="nearest_even", *, tininess="after", subnormals=True,
         denormals_are_zero=False, saturate=False, rng=None, return_flags=False):
     """a * b, correctly rounded into ``fmt``; keyword arguments as for :func:`~softfloat.add`.
+    ``rng`` is used only by stochastic rounding (``rng=None``: fresh entropy, not
+    reproducible); the deterministic modes ignore it.
 
     0 * inf is invalid; the sign of a zero or infinite product is the exclusive or of the
     operands' signs.

@@ -50,7 +50,8 @@ def sqrt_exact(policy, x: float):
 def sqrt(a, fmt, rounding="nearest_even", *, tininess="after", subnormals=True,
          denormals_are_zero=False, saturate=False, rng=None, return_flags=False):
     """The square root of a, correctly rounded into ``fmt``; keyword arguments as for
-    :func:`~softfloat.add`.
+    :func:`~softfloat.add`.  ``rng`` is used only by stochastic rounding (``rng=None``: fresh
+    entropy, not reproducible); the deterministic modes ignore it.
 
     The square root of a negative non-zero number is invalid; sqrt(-0) is -0.
 
