@@ -3,7 +3,51 @@
 Formats (FP64 down to FP4 and custom ones), correctly rounded conversion in every IEEE
 rounding mode plus stochastic and round-to-odd, exact decoding, classification and the
 five IEEE exception flags as data; arithmetic in the format itself; sums, dot and matrix
-products with an explicit accumulator, order and tensor-core model.
+products with an explicit accumulator, order and tensor-core model.  Values travel as bit
+patterns (unsigned integer arrays); every function has a doctested example.
+
+Formats
+    Format, Specials, catalogue, aliases, as_format (names such as "bf16", layouts such
+    as "e6m9", numpy/ml_dtypes dtypes, torch dtype names); the catalogue: fp64, fp32,
+    tf32, fp16, bf16, fp8_e4m3, fp8_e5m2, fp8_e4m3fnuz, fp8_e5m2fnuz, fp6_e3m2, fp6_e2m3,
+    fp4_e2m1.
+
+Values and bit patterns
+    encode(x, fmt) rounds numbers into bit patterns, once, in any Rounding mode (and
+    Tininess rule); decode(bits, fmt) gives their exact values; quantize(x, fmt) is both;
+    fields, compose.
+
+Classes (IEEE 754 section 5.7.2)
+    classify, FLOAT_CLASSES, is_nan, is_signaling, is_infinite (is_inf), is_finite,
+    is_zero, is_subnormal, is_normal, is_sign_minus.
+
+Arithmetic on bit patterns, correctly rounded once (softfloat.ops)
+    add(a, b, fmt), sub(a, b, fmt), mul(a, b, fmt), div(a, b, fmt), sqrt(a, fmt),
+    fma(a, b, c, fmt); convert(bits, src_fmt, dst_fmt), round_to_integral, to_int,
+    from_int, INVALID_INTEGER; NaN results follow NAN_POLICY.
+
+Sign, comparison and neighbours (softfloat.ops)
+    neg, abs, copysign; eq, ne, lt, le, gt, ge, unordered, total_order, total_order_mag;
+    minimum, maximum, minimum_number, maximum_number, minimum_magnitude,
+    maximum_magnitude, minimum_magnitude_number, maximum_magnitude_number; next_up,
+    next_down, ulp.
+
+Sums, dot and matrix products (softfloat.accumulate)
+    sum(x, fmt), vecdot(a, b, fmt), matmul(a, b, fmt) with an explicit accumulator format,
+    order and rounding, or a tensor-core model (FusedAccumulator, presets such as "h100").
+
+What rounding did
+    Flags (the five IEEE exceptions per element, FLAG_NAMES) and AccumulationFlags
+    (with swamped additions); outcomes(bits, fmt, flags) -> Outcomes (exact, rounded,
+    became subnormal, became zero, saturated, became +-inf, NaN: OUTCOME_NAMES);
+    error_stats(x, bits, fmt) -> ErrorStats (absolute and relative error, SQNR).
+
+Teaching
+    explain(x, fmt) -> Explanation: one rounding bit by bit, or one operation such as
+    explain("2048 + 1", "fp16"); bit_string.  The command line: ``softfloat --help``.
+
+Optional modules: softfloat.strategies (hypothesis strategies, needs the test extra) and
+softfloat.testing (bit-level assertions).
 """
 
 from .accumulate import FusedAccumulator, matmul, sum, vecdot  # noqa: A004 - numpy's names

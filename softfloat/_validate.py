@@ -74,6 +74,14 @@ def unknown_format(argname: str, value: str, names: list[str], aliases: list[str
             "softfloat.Format(exponent_bits=6, mantissa_bits=9)")
 
 
+def missing_dependency(module: str, package: str) -> str:
+    """The ImportError text for an optional dependency: how to install it in a checkout
+    of the repository and for an installed package."""
+    return (f"{module} needs {package}, which is not installed; install softfloat's test extra: "
+            'in a checkout of the repository, pip install -e ".[test]"; for an installed '
+            'softfloat, pip install "softfloat[test]"')
+
+
 def seed_without_stochastic(seed_option: str, rounding_option: str, rounding: str) -> str:
     """The command line's refusal of a seed that nothing would use."""
     return (f"{seed_option} is used only by {rounding_option} stochastic, and {rounding_option} "

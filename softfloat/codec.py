@@ -281,33 +281,48 @@ def classify(bits, fmt):
     return str(names[()]) if names.ndim == 0 else names
 
 
-def _predicate(name, doc, compute):
+def _predicate(name, doc, compute, patterns, expected):
     def predicate(bits, fmt):
         fmt = as_format(fmt)
         result = compute(*decompose(bits, fmt), fmt)
         return bool(result) if np.ndim(result) == 0 else result
 
     predicate.__name__ = predicate.__qualname__ = name
-    predicate.__doc__ = f"{doc} (IEEE 754-2019 section 5.7.2), per bit pattern of ``fmt``."
+    shown = ", ".join(f"0x{p:04X}" for p in patterns)
+    predicate.__doc__ = (f"{doc} (IEEE 754-2019 section 5.7.2), per bit pattern of ``fmt``; a bool "
+                         f"for a scalar pattern.\n\n    >>> {name}([{shown}], \"fp16\").tolist()\n"
+                         f"    {expected}\n    ")
     return predicate
 
 
-is_nan = _predicate("is_nan", "True for NaNs", lambda s, e, f, nan, inf, fmt: nan)
+# fp16 patterns: 0x3C00 = 1, 0xBC00 = -1, 0x0001 and 0x03FF the smallest and largest
+# subnormals, 0x0400 the smallest normal, 0x7C00 = inf, 0x7E00 a quiet and 0x7D00 a
+# signaling NaN, 0x8000 = -0
+is_nan = _predicate("is_nan", "True for NaNs", lambda s, e, f, nan, inf, fmt: nan,
+                    [0x7E00, 0x7D00, 0x7C00, 0x3C00], [True, True, False, False])
 is_signaling = _predicate(
     "is_signaling", "True for signaling NaNs",
-    lambda s, e, f, nan, inf, fmt: nan & signaling_bit_clear(f, fmt))
-is_infinite = _predicate("is_infinite", "True for +-infinity", lambda s, e, f, nan, inf, fmt: inf)
+    lambda s, e, f, nan, inf, fmt: nan & signaling_bit_clear(f, fmt),
+    [0x7D00, 0x7E00, 0x7C00], [True, False, False])
+is_infinite = _predicate("is_infinite", "True for +-infinity (also named is_inf)",
+                         lambda s, e, f, nan, inf, fmt: inf,
+                         [0x7C00, 0xFC00, 0x7BFF, 0x7E00], [True, True, False, False])
 is_inf = is_infinite
 is_finite = _predicate("is_finite", "True for zeros, subnormals and normals",
-                       lambda s, e, f, nan, inf, fmt: ~(nan | inf))
+                       lambda s, e, f, nan, inf, fmt: ~(nan | inf),
+                       [0x7BFF, 0x0001, 0x8000, 0x7C00, 0x7E00], [True, True, True, False, False])
 is_zero = _predicate("is_zero", "True for +-0",
-                     lambda s, e, f, nan, inf, fmt: (e == 0) & (f == 0) & ~nan)
+                     lambda s, e, f, nan, inf, fmt: (e == 0) & (f == 0) & ~nan,
+                     [0x0000, 0x8000, 0x0001], [True, True, False])
 is_subnormal = _predicate("is_subnormal", "True for subnormal numbers",
-                          lambda s, e, f, nan, inf, fmt: (e == 0) & (f != 0))
+                          lambda s, e, f, nan, inf, fmt: (e == 0) & (f != 0),
+                          [0x0001, 0x03FF, 0x0400, 0x0000], [True, True, False, False])
 is_normal = _predicate("is_normal", "True for normal numbers",
-                       lambda s, e, f, nan, inf, fmt: (e != 0) & ~(nan | inf))
+                       lambda s, e, f, nan, inf, fmt: (e != 0) & ~(nan | inf),
+                       [0x0400, 0x3C00, 0x0001, 0x7C00], [True, True, False, False])
 is_sign_minus = _predicate("is_sign_minus", "True where the sign bit is set (NaNs included)",
-                           lambda s, e, f, nan, inf, fmt: s)
+                           lambda s, e, f, nan, inf, fmt: s,
+                           [0x8000, 0xBC00, 0xFE00, 0x3C00], [True, True, True, False])
 
 
 # =====================================================================================

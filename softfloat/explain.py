@@ -93,6 +93,16 @@ class Explanation:
         ``error / ulp``.
     flags : tuple of str
         The IEEE exceptions raised, in IEEE order.
+
+    Examples
+    --------
+    >>> e = explain("0.1", "bf16")
+    >>> e.bit_string, float(e.value), e.below.value, e.above.value
+    ('0 01111011 1001101', 0.10009765625, Fraction(51, 512), Fraction(205, 2048))
+    >>> (e.guard, e.round, e.sticky), e.flags
+    ((1, 1, 1), ('inexact',))
+    >>> e.to_dict()["decision"]
+    'guard=1, round=1, sticky=1: above the midpoint, rounds up'
     """
 
     input: object
@@ -264,7 +274,9 @@ def explain(x, fmt, rounding="nearest_even", *, saturate=False, subnormals=True,
         value.
     fmt : Format or str
     rounding, saturate, subnormals, tininess, rng
-        As for :func:`softfloat.encode`.
+        As for :func:`softfloat.encode` (``rng`` is used only by stochastic rounding: a
+        seed or Generator makes the draw reproducible, ``rng=None`` draws fresh entropy;
+        the deterministic modes ignore it).
 
     Returns
     -------

@@ -52,6 +52,13 @@ class Specials(str, enum.Enum):
         pattern 1.0..0.0..0 is the only NaN and the bias is one larger than IEEE's.
     ``finite``
         OCP MX FP6/FP4: no infinities and no NaN; every pattern is a number.
+
+    Examples
+    --------
+    >>> fp8_e4m3.specials, fp8_e4m3.has_infinity, fp8_e4m3.has_nan
+    (<Specials.FN: 'fn'>, False, True)
+    >>> Format(exponent_bits=4, mantissa_bits=3, specials="fnuz").has_negative_zero
+    False
     """
 
     IEEE = "ieee"
@@ -276,7 +283,11 @@ _BY_NAME.update({
 
 
 def catalogue() -> tuple[Format, ...]:
-    """The named formats, widest first."""
+    """The named formats, widest first.
+
+    >>> [f.name for f in catalogue()][:5]
+    ['fp64', 'fp32', 'tf32', 'fp16', 'bf16']
+    """
     return _CATALOGUE
 
 

@@ -157,6 +157,14 @@ class ErrorStats:
     Each is NaN where no value qualifies.  They are computed in float64 (the errors
     themselves are exact in float64 for float16/float32 input and for float64 input
     into formats of at most 26 bits of precision; the sums and ratios are rounded).
+
+    Examples
+    --------
+    >>> import numpy as np, softfloat as sf
+    >>> x = np.array([1.0, 3.3, np.inf])                  # 3.3 -> 3.296875 in bf16
+    >>> s = sf.error_stats(x, sf.encode(x, "bf16"), "bf16")
+    >>> s.count, s.excluded, round(s.max_abs, 9), round(s.sqnr_db, 1)
+    (2, 1, 0.003125, 60.9)
     """
 
     count: int

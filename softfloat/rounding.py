@@ -27,6 +27,13 @@ class Rounding(str, enum.Enum):
                       to odd at p+2 bits and then to p bits equals one rounding to p bits,
                       in any mode (Boldo and Melquiond), so it makes two-step conversions
                       free of double rounding.
+
+    Examples
+    --------
+    >>> Rounding("toward_zero") is Rounding.TOWARD_ZERO, str(Rounding.UPWARD)
+    (True, 'upward')
+    >>> [m.value for m in Rounding if m.is_deterministic][:3]
+    ['nearest_even', 'nearest_away', 'toward_zero']
     """
 
     NEAREST_EVEN = "nearest_even"
@@ -51,6 +58,16 @@ class Tininess(str, enum.Enum):
     ``after``   after rounding: the result rounded to the format's precision with an
                 unbounded exponent is below the smallest normal (x86 SSE, RISC-V).
     ``before``  before rounding: the exact result is below the smallest normal (ARM).
+
+    Examples
+    --------
+    The value just below fp16's smallest normal 2**-14 that rounds up to it is tiny
+    before rounding, not after:
+
+    >>> import softfloat as sf
+    >>> x = 2.0**-14 - 2.0**-26
+    >>> [sf.encode(x, "fp16", tininess=t, return_flags=True)[1].raised() for t in Tininess]
+    [('inexact',), ('underflow', 'inexact')]
     """
 
     AFTER = "after"

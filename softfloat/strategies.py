@@ -23,14 +23,13 @@ from fractions import Fraction
 
 import numpy as np
 
+from ._validate import missing_dependency as _missing_dependency
+
 try:
     from hypothesis import strategies as st
     from hypothesis.extra import numpy as hnp
 except ImportError as exc:  # pragma: no cover - checked in a subprocess by the tests
-    raise ImportError(
-        "softfloat.strategies needs hypothesis, which is not installed; "
-        'install the test extra with: pip install "softfloat[test]"'
-    ) from exc
+    raise ImportError(_missing_dependency("softfloat.strategies", "hypothesis")) from exc
 
 from ._validate import boolean as _boolean
 from ._validate import describe as _describe
