@@ -43,8 +43,10 @@ What rounding did
     error_stats(x, bits, fmt) -> ErrorStats (absolute and relative error, SQNR).
 
 Teaching
-    explain(x, fmt) -> Explanation: one rounding bit by bit, or one operation such as
-    explain("2048 + 1", "fp16"); bit_string.  The command line: ``softfloat --help``.
+    explain(x, fmt) -> Explanation: one rounding bit by bit; or one operation such as
+    explain("2048 + 1", "fp16") -> OperationExplanation (+, -, *, /, sqrt, fma: the
+    exact result, its neighbours, guard/round/sticky and why the result won); bit_string.
+    The command line: ``softfloat --help``.
 
 Optional modules: softfloat.strategies (hypothesis strategies, needs the test extra) and
 softfloat.testing (bit-level assertions).
@@ -72,7 +74,7 @@ from .codec import (
     is_zero,
     quantize,
 )
-from .explain import Explanation, bit_string, explain
+from .explain import Explanation, OperationExplanation, bit_string, explain
 from .flags import FLAG_NAMES, OUTCOME_NAMES, AccumulationFlags, Flags, Outcomes
 from .formats import (
     Format,
@@ -136,7 +138,8 @@ from .rounding import Rounding, Tininess
 from ._version import __version__
 
 __all__ = [
-    "__version__", "AccumulationFlags", "Explanation", "FLAG_NAMES", "FLOAT_CLASSES", "Flags", "Format", "Rounding", "Specials",
+    "__version__", "AccumulationFlags", "Explanation", "FLAG_NAMES", "FLOAT_CLASSES", "Flags", "Format",
+    "OperationExplanation", "Rounding", "Specials",
     "Tininess", "aliases", "as_format", "bit_string", "catalogue", "classify", "compose",
     "decode", "encode", "explain", "fields",
     "is_finite", "is_inf", "is_infinite", "is_nan", "is_normal", "is_sign_minus",

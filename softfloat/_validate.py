@@ -259,8 +259,8 @@ def mixed_sequence(name: str, values: list | tuple) -> None:
 def _float_hint(value: object) -> str:
     """For a float given where bits belong: the likely fix."""
     if isinstance(value, float):
-        return (f" (a float is a value, not a bit pattern: softfloat.encode({short_repr(value, 30)}, fmt) "
-                "gives its bits)")
+        return (f" (a float is a value, not a bit pattern: "
+                f"softfloat.encode({short_repr(value, 30)}, fmt) gives its bits)")
     return ""
 
 

@@ -17,7 +17,7 @@ import numpy as np
 from . import _exact, _validate
 from ._version import __version__
 from .codec import encode, quantize
-from .explain import explain
+from .explain import explain, parse_operation
 from .formats import aliases, as_format, catalogue
 from .report import error_stats, outcomes
 from .rounding import Rounding, Tininess, as_rounding, as_tininess
@@ -31,6 +31,7 @@ examples:
   softfloat explain 0.1 --format bf16 --rounding toward_zero
   softfloat explain -1e-5 --format fp16         # negative values need no quoting
   softfloat explain 1/3 --format e4m3 --json
+  softfloat explain "2048 + 1" --format fp16    # one operation: +, -, *, /, sqrt(x), fma(a, b, c)
   softfloat quantize w.npy w_bf16.npy --format bf16
   softfloat quantize x.npy x_e4m3.npy --format e4m3 --saturate --bits
   softfloat quantize w.npy w_e6m9.npy --format e6m9   # a custom format: 6 exponent, 9 mantissa bits
@@ -119,10 +120,17 @@ def _build_parser() -> _Parser:
     ex = commands.add_parser(
         "explain", help="show how one value rounds into a format, bit by bit",
         description="Show the exact input, the result's bits and fields, the two "
-                    "neighbours, the guard/round/sticky bits, the error and the flags.",
+                    "neighbours, the guard/round/sticky bits, the error and the flags -- of "
+                    "one value, or of one operation such as \"2048 + 1\".",
         epilog="VALUE is read exactly: '6.36' is the decimal 6.36, not the float nearest "
-               "to it. Hex floats (0x1.8p-3), ratios (1/3), inf and nan work too.")
-    ex.add_argument("value", metavar="VALUE", help="the number, e.g. 6.36, -1e-5, 0x1p-3, 1/3, inf")
+               "to it. Hex floats (0x1.8p-3), ratios (1/3), inf and nan work too. An "
+               "operation (\"2048 + 1\", \"0.1 * 3\", \"1 / 3\", \"sqrt(2)\", "
+               "\"fma(1.5, 2, -3)\") first rounds its operands into the format, then shows "
+               "the exact result and how the operation rounded it; '1/3' without spaces is "
+               "the ratio, one number.")
+    ex.add_argument("value", metavar="VALUE",
+                    help="the number, e.g. 6.36, -1e-5, 0x1p-3, 1/3, inf; or one operation, "
+                         "e.g. \"2048 + 1\", \"sqrt(2)\", \"fma(a, b, c)\"")
     ex.add_argument("-f", "--format", default="fp32",
                     help="target format, e.g. bf16, e4m3 or a layout such as e6m9 (default fp32)")
     _rounding_options(ex)
@@ -177,10 +185,14 @@ def _protect_negative_value(argv: list[str]) -> list[str]:
 
 
 def _is_number(token: str) -> bool:
+    """A number, or an operation explain can take ('-1 + 2')."""
     try:
         _exact.parse_exact(token)
     except ValueError:
-        return False
+        try:
+            return parse_operation(token) is not None
+        except ValueError:
+            return False
     return True
 
 
@@ -243,11 +255,21 @@ def _aliases() -> dict[str, list[str]]:
 
 
 def _run_explain(args) -> int:
-    _exact.parse_exact(args.value, "VALUE")  # a non-number fails here, named as VALUE
+    _check_value(args.value)  # a non-number fails here, named as VALUE
     fmt = as_format(args.format, "--format")
     e = explain(args.value, fmt, **_policy(args))
     print(json.dumps(e.to_dict(), indent=2) if args.json else e)
     return 0
+
+
+def _check_value(text: str) -> None:
+    """VALUE must be a number or one operation; say so, naming it VALUE."""
+    try:
+        _exact.parse_exact(text, "VALUE")
+    except ValueError as exc:
+        if parse_operation(text, "VALUE") is None:
+            raise ValueError(f"{exc}; or one operation such as \"2048 + 1\", \"sqrt(2)\" or "
+                             "\"fma(1.5, 2, -3)\"") from None
 
 
 def _run_quantize(args) -> int:

@@ -76,9 +76,10 @@ def encode(x, fmt, rounding="nearest_even", *, saturate=False, subnormals=True,
         Source of random bits for ``rounding="stochastic"``: a seed or Generator makes the
         results reproducible; ``rng=None`` draws fresh entropy from the operating system,
         so two calls differ.  Ignored by the deterministic modes.  Each element takes one
-        64-bit draw in C order, so the result does not depend on how the array is blocked.  The rounding probability is exact when
-        at most 63 bits are discarded (31 for float16/float32 input to formats narrower
-        than float32), and otherwise accurate to 2**-63 (2**-31).
+        64-bit draw in C order, so the result does not depend on how the array is
+        blocked.  The rounding probability is exact when at most 63 bits are discarded
+        (31 for float16/float32 input to formats narrower than float32), and otherwise
+        accurate to 2**-63 (2**-31).
     return_flags : bool, default False
         Also return the IEEE exception flags as a :class:`~softfloat.Flags`.
 

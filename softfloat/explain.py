@@ -12,17 +12,21 @@ from __future__ import annotations
 
 import decimal
 import html
+import math
+import re
 from dataclasses import dataclass
 from fractions import Fraction
 
 import numpy as np
 
 from . import _exact, _validate
+from ._options import policy_from_options
 from .codec import classify, decode, encode
 from .formats import Format, as_format, fp16, fp32
+from .ops import add, div, fma, mul, sqrt, sub
 from .rounding import Rounding, as_rounding
 
-__all__ = ["Explanation", "Neighbour", "bit_string", "explain"]
+__all__ = ["Explanation", "Neighbour", "OperationExplanation", "bit_string", "explain", "parse_operation"]
 
 #: exact decimals longer than this are shown abbreviated in ``str()`` (never in to_dict)
 _MAX_DIGITS_SHOWN = 160
@@ -328,18 +332,32 @@ def explain(x, fmt, rounding="nearest_even", *, saturate=False, subnormals=True,
     fmt = as_format(fmt)
     mode = as_rounding(rounding)
     x = _scalar(x)
-    given = _exact_input(x)
+    try:
+        given = _exact_input(x)
+    except ValueError as exc:
+        operation = parse_operation(x) if isinstance(x, str) else None
+        if operation is None:
+            raise ValueError(f"{exc}; or an operation such as '2048 + 1', 'sqrt(2)' or "
+                             "'fma(1.5, 2, -3)'") from None
+        return _explain_operation(x, *operation, fmt, mode, saturate=saturate,
+                                  subnormals=subnormals, tininess=tininess, rng=rng)
     bits, flags = encode(x, fmt, mode, saturate=saturate, subnormals=subnormals,
                          tininess=tininess, rng=rng, return_flags=True)
-    bits = int(bits)
-    case = _Case(given, _decoded(bits, fmt), fmt, mode, flags.raised(), bool(saturate),
-                 bool(subnormals))
+    return _describe(x, given, int(bits), flags.raised(), fmt, mode, saturate, subnormals)
+
+
+def _describe(x, given: _exact.ExactValue, bits: int, raised: tuple[str, ...], fmt: Format,
+              mode: Rounding, saturate, subnormals, special: str | None = None) -> Explanation:
+    """The Explanation of ``bits`` (with the flags ``raised``) as the rounding of ``x``,
+    whose exact value is ``given``.  ``special`` replaces the decision for an infinite or
+    NaN ``given``."""
+    case = _Case(given, _decoded(bits, fmt), fmt, mode, raised, bool(saturate), bool(subnormals))
     common = dict(input=x, negative=given.negative, format=fmt, rounding=mode, bits=bits,
                   value=case.value, flags=case.raised)
     if given.kind != "finite":
         return Explanation(exact=None, below=None, above=None, ulp=None, guard=None,
                            round=None, sticky=None, error=None, error_ulps=None,
-                           decision=_special_decision(case), **common)
+                           decision=special or _special_decision(case), **common)
     # |x| itself, or for an input that was not expanded a stand-in that rounds as |x|
     # does and lies on the same side of every value of every format
     q = given.proxy()
@@ -364,6 +382,439 @@ def bit_string(bits: int, fmt: Format | str) -> str:
     bits = int(_validate.bit_patterns("bits", bits, fmt.bits))
     m, e = fmt.mantissa_bits, fmt.exponent_bits
     return " ".join((str(bits >> (fmt.bits - 1)), _field(bits >> m, e), _field(bits, m)))
+
+
+# =====================================================================================
+# one operation: "2048 + 1", "sqrt(2)", "fma(a, b, c)"
+# =====================================================================================
+@dataclass(frozen=True)
+class OperationExplanation:
+    """How one correctly rounded operation came out: the operands as values of the
+    format, the exact result, and its rounding -- an :class:`Explanation` -- with the
+    operation's own bits and flags.
+
+    ``explain("2048 + 1", "fp16")`` returns one; print it, or read its attributes.
+
+    Attributes
+    ----------
+    expression : str
+        The operation as given.
+    operation : str
+        ``"add"``, ``"sub"``, ``"mul"``, ``"div"``, ``"sqrt"`` or ``"fma"``: the
+        softfloat function that computed the result.
+    operands : tuple of Explanation
+        Each operand's conversion into the format (with the same options); an operand
+        that is not a value of the format is rounded first, and says so.
+    exact : Fraction or float or None
+        The exact result of the operation on the operands' values: a Fraction, +-inf
+        (an infinite operand, or division by zero), or None where it has no value
+        (invalid operations, NaN operands) or is irrational (a square root).
+    exact_text : str
+        The exact result in words, e.g. ``'2048 + 1 = 2049'`` or
+        ``'sqrt(2) = 1.4142135623730950488... (irrational)'``.
+    result : Explanation
+        The rounding of the exact result into the format: bits, neighbours,
+        guard/round/sticky, decision, error and flags, with the bits and flags that the
+        operation (``softfloat.add``, ...) returned.  For an irrational square root its
+        ``exact`` is a stand-in with the root's leading p + 64 bits and a sticky bit,
+        which rounds exactly as the root does.
+    note : str or None
+        A rule the result follows beyond rounding (the sign of an exact zero, NaN
+        propagation), if any.
+
+    Examples
+    --------
+    >>> e = explain("2048 + 1", "fp16")
+    >>> e.exact_text, hex(e.bits), e.result.decision
+    ('2048 + 1 = 2049', '0x6800', 'guard=1, round=0, sticky=0: exact tie, rounds to even (down)')
+    >>> print(e)                                                   # doctest: +ELLIPSIS
+    2048 + 1 -> fp16 (rounding=nearest_even)
+      a         2048 = 0 11010 0000000000 (0x6800), exact in fp16
+      b         1 = 0 01111 0000000000 (0x3c00), exact in fp16
+      exactly   2048 + 1 = 2049
+      bits      0 11010 0000000000  (0x6800)
+    ...
+      below     2048  0 11010 0000000000  (the result)
+      above     2050  0 11010 0000000001
+      ulp       2^1 = 2
+      rounding  guard=1, round=0, sticky=0: exact tie, rounds to even (down)
+      error     -1 = -0.5 ulp
+      flags     inexact (the result differs from the exact result)
+    """
+
+    expression: str
+    operation: str
+    operands: tuple[Explanation, ...]
+    exact: Fraction | float | None
+    exact_text: str
+    result: Explanation
+    note: str | None = None
+
+    @property
+    def bits(self) -> int:
+        """The result's bit pattern, as the operation returned it."""
+        return self.result.bits
+
+    @property
+    def value(self) -> Fraction | float:
+        return self.result.value
+
+    @property
+    def flags(self) -> tuple[str, ...]:
+        return self.result.flags
+
+    @property
+    def decision(self) -> str:
+        return self.result.decision
+
+    def _title(self) -> str:
+        r = self.result
+        return f"{_title_text(self.expression)} -> {r.format.name} (rounding={r.rounding.value})"
+
+    def _rows(self) -> list[tuple[str, str]]:
+        fmt = self.result.format
+        rows = [(name, _operand_text(e, fmt)) for name, e in zip("abc", self.operands)]
+        rows.append(("exactly", self.exact_text))
+        for name, text in self.result._rows():
+            if name in ("input", "exactly"):
+                continue
+            text = text.replace("(the input is not a finite number)",
+                                "(the exact result is not a finite number)")
+            if name == "error" and self.exact is None and self.result.exact is not None:
+                text = _irrational_error(self)
+            if name == "flags":
+                meanings = [_OPERATION_FLAG_MEANINGS.get(f, _FLAG_MEANINGS[f]) for f in self.flags]
+                text = ", ".join(meanings) if meanings else "none"
+            rows.append((name, text))
+        if self.note:
+            rows.append(("note", self.note))
+        return rows
+
+    def __str__(self) -> str:
+        return "\n".join([self._title()] + [f"  {name:<9} {text}" for name, text in self._rows()])
+
+    def __repr__(self) -> str:
+        return (f"<OperationExplanation {self.expression!r} -> {self.result.format.name} "
+                f"{_hex(self.bits, self.result.format)} ({self.result.rounding.value})>")
+
+    def _repr_html_(self) -> str:
+        body = "".join(f"<tr><th style='text-align:left'>{html.escape(name)}</th>"
+                       f"<td style='text-align:left'><code>{html.escape(text)}</code></td></tr>"
+                       for name, text in self._rows())
+        return f"<div><b>{html.escape(self._title())}</b><table>{body}</table></div>"
+
+    def to_dict(self) -> dict:
+        """The result's :meth:`Explanation.to_dict`, with the expression as input, the
+        exact result in words, the operands and the note."""
+        d = self.result.to_dict()
+        d["input"] = self.expression
+        d["operation"] = self.operation
+        d["operands"] = [{"input": e.to_dict()["input"], "bits": e.bits, "hex": _hex(e.bits, e.format),
+                          "value": _value_text(e.value), "flags": list(e.flags)} for e in self.operands]
+        d["exact"] = self.exact_text
+        if self.exact is None and self.result.exact is not None:
+            d["error"], d["error_ulps"] = _irrational_error_parts(self)
+        d["note"] = self.note
+        return d
+
+
+_OPERATION_FLAG_MEANINGS = {
+    "inexact": "inexact (the result differs from the exact result)",
+    "invalid": "invalid (the operation has no meaningful result)",
+    "divide_by_zero": "divide_by_zero (an exact infinite result from finite operands)",
+}
+
+_SYMBOL_OPERATIONS = {"+": "add", "-": "sub", "*": "mul", "/": "div"}
+_CALL = re.compile(r"^\s*([A-Za-z_]\w*)\s*\((.*)\)\s*$", re.DOTALL)
+_CALL_ARITY = {"sqrt": 1, "fma": 3}
+#: an expression with more operator characters than this is not one operation (and is
+#: not split further: each split parses both sides, so this bounds the work)
+_MAX_OPERATORS = 16
+
+
+def parse_operation(text: str, argname: str = "x") -> tuple[str, tuple[str, ...]] | None:
+    """``('add', ('2048', '1'))`` for ``'2048 + 1'``, ``('sqrt', ('2',))``, ``('fma',
+    (a, b, c))``; None when ``text`` is no operation at all.  A call of sqrt or fma with
+    the wrong operands, and an expression that reads two ways, are a ValueError.
+
+    A binary operator is a ``+``, ``-``, ``*`` or ``/`` with a number on each side, not an
+    exponent's sign (``1e-5``) nor a sign after another operator (``1 - -2``); ``1/3``
+    alone is the exact ratio, a number, and is never split.
+
+    Errors name the text as ``argname``.
+
+    >>> parse_operation("2048 + 1"), parse_operation("1e-5 - -2"), parse_operation("1/3 / 2")
+    (('add', ('2048', '1')), ('sub', ('1e-5', '-2')), ('div', ('1/3', '2')))
+    >>> parse_operation("fma(1.5, 2, -3)"), parse_operation("six") is None
+    (('fma', ('1.5', '2', '-3')), True)
+    """
+    if _reads_as_number(text):
+        return None
+    call = _CALL.match(text)
+    if call:
+        name, args = call[1].lower(), [a.strip() for a in call[2].split(",")]
+        if name not in _CALL_ARITY:
+            raise ValueError(f"{argname}={_validate.short_repr(text)}: {call[1]}() is not an "
+                             "operation explain knows; use +, -, *, /, sqrt(x) or fma(a, b, c)")
+        arity = _CALL_ARITY[name]
+        if len(args) != arity or not all(args):
+            raise ValueError(f"{argname}={_validate.short_repr(text)}: {name} takes {arity} operand"
+                             f"{'s' if arity > 1 else ''} ({'x' if arity == 1 else 'a, b, c'}); "
+                             f"got {len([a for a in args if a])}")
+        for a in args:
+            if not _reads_as_number(a):
+                raise ValueError(
+                    f"{argname}={_validate.short_repr(text)}: the operand {_validate.short_repr(a, 30)} "
+                    f"of {name} is not a number; use a decimal ('6.36'), a hex float ('0x1.8p-3'), "
+                    "a ratio ('1/3'), 'inf' or 'nan'")
+        return name, tuple(args)
+    candidates = _operator_positions(text)
+    if not candidates:
+        return None
+    splits = []
+    for i in candidates:
+        left, right = text[:i].strip(), text[i + 1:].strip()
+        if _reads_as_number(left) and _reads_as_number(right):
+            spaced = text[i - 1:i].isspace() and text[i + 1:i + 2].isspace()
+            splits.append((spaced, _SYMBOL_OPERATIONS[text[i]], (left, right)))
+    if len(splits) > 1:
+        spaced = [sp for sp in splits if sp[0]]
+        if len(spaced) != 1:
+            readings = " or ".join(f"{a!r} {_OPERATION_SYMBOLS[op]} {b!r}" for _, op, (a, b) in splits)
+            raise ValueError(f"{argname}={_validate.short_repr(text)} reads as {readings}; put "
+                             "spaces around the operator you mean (a ratio such as 1/3 has none)")
+        splits = spaced
+    return (splits[0][1], splits[0][2]) if splits else None
+
+
+_OPERATION_SYMBOLS = {v: k for k, v in _SYMBOL_OPERATIONS.items()}
+
+
+def _operator_positions(text: str) -> list[int]:
+    """Where a binary operator could be: a + - * / that is not first, not after another
+    operator, and not the sign of an exponent (``1e-5``, ``0x1p-3``).  One pass; an empty
+    list when there are more than _MAX_OPERATORS of them (no single operation)."""
+    positions, last = [], ""  # last: the previous non-blank character
+    for i, c in enumerate(text):
+        if c in _SYMBOL_OPERATIONS and last and last not in "+-*/(,":
+            exponent_sign = c in "+-" and text[i - 1] in "eEpP" and i >= 2 and (
+                text[i - 2].isalnum() or text[i - 2] == ".")
+            if not exponent_sign:
+                positions.append(i)
+                if len(positions) > _MAX_OPERATORS:
+                    return []
+        if not c.isspace():
+            last = c
+    return positions
+
+
+def _reads_as_number(text: str) -> bool:
+    try:
+        _exact.parse_exact(text)
+    except (TypeError, ValueError):
+        return False
+    return True
+
+
+def _explain_operation(expression: str, name: str, texts: tuple[str, ...], fmt: Format, mode: Rounding,
+                       *, saturate, subnormals, tininess, rng) -> OperationExplanation:
+    """Round the operands into ``fmt``, run the operation, and explain its result."""
+    _, generator = policy_from_options(mode, tininess, subnormals, saturate, rng)  # checks them
+    options = dict(saturate=saturate, subnormals=subnormals, tininess=tininess, rng=generator)
+    operands = tuple(explain(t, fmt, mode, **options) for t in texts)
+    function = {"add": add, "sub": sub, "mul": mul, "div": div, "sqrt": sqrt, "fma": fma}[name]
+    bits, flags = function(*(e.bits for e in operands), fmt, mode, return_flags=True, **options)
+    bits, raised = int(bits), flags.raised()
+    exact, x, text, special, note = _exact_result(name, operands, bits, fmt)
+    shown = _expression_text(name, operands)
+    given = _exact.parse_exact(x) if x is not None else _exact.ExactValue(False, "nan")
+    result = _describe(x, given, bits, raised, fmt, mode, saturate, subnormals,
+                       special=None if special is None else special(_Case(
+                           given, _decoded(bits, fmt), fmt, mode, raised, bool(saturate), bool(subnormals))))
+    return OperationExplanation(expression=expression, operation=name, operands=operands, exact=exact,
+                                exact_text=f"{shown} {text}", result=result, note=note)
+
+
+def _exact_result(name, operands, bits, fmt):
+    """The exact result of the operation on the operands' values.
+
+    Returns ``(exact, x, text, special, note)``: ``exact`` as documented on
+    OperationExplanation; ``x`` the value whose rounding the result is (a Fraction, a
+    stand-in for an irrational root, +-0.0 or +-inf as floats, None for no value);
+    ``text`` the words after the expression; ``special`` a function of the case giving
+    the decision for a non-finite ``x``, or None; ``note`` a rule beyond rounding.
+    """
+    values = [e.value for e in operands]
+    result_negative = bool(bits >> (fmt.bits - 1)) and fmt.has_negative_zero
+    if any(isinstance(v, float) and v != v for v in values):
+        return None, None, "= NaN (a NaN operand)", _nan_operand, (
+            "a NaN operand propagates: the first signaling NaN operand, else the first NaN "
+            "operand, quieted (softfloat.NAN_POLICY)")
+    if any(isinstance(v, float) for v in values):  # an infinite operand
+        return _infinite_operands(name, values)
+    exact = _rational_result(name, values)
+    if exact is _INVALID:
+        return None, None, "has no value: invalid operation", _invalid, None
+    if isinstance(exact, float):  # x / 0
+        return exact, exact, f"= {_show(exact)} exactly (division by zero)", _division_by_zero, None
+    if name == "sqrt" and not isinstance(exact, Fraction):
+        stand_in, approx = exact
+        return None, stand_in, f"= {approx}... (irrational)", None, None
+    if exact == 0:
+        zero = -0.0 if result_negative else 0.0
+        return exact, zero, "= 0 exactly", None, _ZERO_SIGN_RULES[name]
+    return exact, exact, f"= {_show(exact)}", None, None
+
+
+_INVALID = object()
+
+_ZERO_SIGN_RULES = {
+    "add": "an exact zero sum is -0 only when both operands are -0, or when rounding downward "
+           "(IEEE 754-2019 section 6.3); otherwise +0",
+    "sub": "an exact zero difference a - b = a + (-b) is -0 only when a is -0 and b is +0, or "
+           "when rounding downward (IEEE 754-2019 section 6.3); otherwise +0",
+    "fma": "an exact zero a * b + c is -0 only when a * b and c are both -0, or when rounding "
+           "downward (IEEE 754-2019 section 6.3); otherwise +0",
+    "mul": "the sign of a zero product is the exclusive or of the operands' signs",
+    "div": "the sign of a zero quotient is the exclusive or of the operands' signs",
+    "sqrt": "sqrt(-0) is -0 and sqrt(+0) is +0 (IEEE 754-2019 section 6.3)",
+}
+
+
+def _rational_result(name, values):
+    """The exact result for finite operands: a Fraction, +-inf (x / 0), _INVALID, or for
+    an irrational root ``(stand-in, leading digits)``."""
+    if name == "add":
+        return values[0] + values[1]
+    if name == "sub":
+        return values[0] - values[1]
+    if name == "mul":
+        return values[0] * values[1]
+    if name == "fma":
+        return values[0] * values[1] + values[2]
+    if name == "div":
+        a, b = values
+        if b == 0:
+            if a == 0:
+                return _INVALID
+            negative = (a < 0) != _is_negative_zero_operand(b)
+            return -math.inf if negative else math.inf
+        return a / b
+    (a,) = values
+    if a < 0:
+        return _INVALID
+    return _square_root(a)
+
+
+def _is_negative_zero_operand(b) -> bool:
+    """Is the zero divisor -0?  Its Fraction has no sign: read it from its float."""
+    return math.copysign(1.0, float(b)) < 0
+
+
+def _square_root(a: Fraction):
+    """sqrt(a): a Fraction when rational, else ``(stand-in, leading digits)``.
+
+    The stand-in is (floor(sqrt(a) * 2**k) + 1/2) / 2**k with k giving at least 117 bits
+    (64 more than any format's precision): it lies strictly between the same two
+    multiples of 2**-k as the irrational root, and so rounds as the root does in every
+    format and mode -- the same device as the stand-ins of exact scalars far out of
+    range (see softfloat._exact).
+    """
+    n, d = a.numerator, a.denominator
+    rn, rd = math.isqrt(n), math.isqrt(d)
+    if rn * rn == n and rd * rd == d:
+        return Fraction(rn, rd)
+    k = 117 - (n.bit_length() - d.bit_length()) // 2
+    scaled = (n << (2 * k)) // d if k >= 0 else n // (d << (-2 * k))
+    stand_in = Fraction(2 * math.isqrt(scaled) + 1, 1 << (k + 1)) if k >= 0 else \
+        Fraction((2 * math.isqrt(scaled) + 1) << (-k - 1))
+    with decimal.localcontext() as ctx:
+        ctx.prec = 20
+        digits = (decimal.Decimal(n) / decimal.Decimal(d)).sqrt()
+    return stand_in, format(digits, "f") if abs(digits.adjusted()) < 12 else format(digits, "e")
+
+
+def _infinite_operands(name, values):
+    """An infinite operand: the exact result in the extended reals, by float64 arithmetic
+    (exact here: every operand is a float64, and the result is +-inf, +-0 or NaN)."""
+    a = [float(v) for v in values]
+    with np.errstate(all="ignore"):
+        if name == "fma":
+            product = np.float64(a[0]) * np.float64(a[1])
+            r = a[2] if np.isinf(a[2]) and np.isfinite(a[0]) and np.isfinite(a[1]) else float(product + a[2])
+        elif name == "sqrt":
+            r = float(np.sqrt(np.float64(a[0])))
+        else:
+            r = float({"add": np.add, "sub": np.subtract, "mul": np.multiply,
+                       "div": np.divide}[name](np.float64(a[0]), np.float64(a[1])))
+    if r != r:
+        return None, None, "has no value: invalid operation", _invalid, None
+    if math.isinf(r):
+        return r, r, f"= {r} exactly", None, None
+    return 0.0, r, "= 0 exactly", None, _ZERO_SIGN_RULES[name] if name in ("mul", "div") else None
+
+
+def _nan_operand(case: _Case) -> str:
+    if case.fmt.has_nan:
+        return "a NaN operand gives a NaN result" + (", raising invalid (a signaling NaN)"
+                                                     if "invalid" in case.raised else "")
+    return f"{case.fmt.name} has no NaN"  # unreachable: such formats read NaN operands as 0
+
+
+def _invalid(case: _Case) -> str:
+    fmt = case.fmt
+    if not fmt.has_nan:
+        return (f"invalid operation: {fmt.name} has no NaN, so the result is +0 and invalid is "
+                "raised")
+    return "invalid operation (IEEE 754-2019 section 7.2): the result is the default NaN"
+
+
+def _division_by_zero(case: _Case) -> str:
+    return ("a finite non-zero number divided by zero is an exactly infinite result and raises "
+            "divide_by_zero; " + _special_decision(case).replace("an infinite input", "an infinite result"))
+
+
+def _expression_text(name: str, operands) -> str:
+    """The operation on the operands' values: '2048 + 1', 'sqrt(2)', '1.5 * 2 + (-3)'."""
+    shown = [_operand_value(e) for e in operands]
+    if name == "sqrt":
+        return f"sqrt({shown[0].strip('()')})"
+    if name == "fma":
+        return f"{shown[0]} * {shown[1]} + {shown[2]}"
+    return f"{shown[0]} {_OPERATION_SYMBOLS[name]} {shown[1]}"
+
+
+def _operand_value(e: Explanation) -> str:
+    text = _show(e.value, bool(e.sign))
+    return f"({text})" if text.startswith("-") else text
+
+
+def _operand_text(e: Explanation, fmt: Format) -> str:
+    """'2048 = 0 11010 0000000000 (0x6800), exact in fp16', or how the operand was rounded."""
+    value = _show(e.value, bool(e.sign))
+    head = f"{value} = {e.bit_string} ({_hex(e.bits, fmt)})"
+    given = _title_text(e.input)
+    if not e.flags:
+        return f"{head}, exact in {fmt.name}" if given == value else f"{head}: {given}, exact in {fmt.name}"
+    return f"{head}: {given} rounded into {fmt.name} ({', '.join(e.flags)})"
+
+
+def _irrational_error_parts(e: OperationExplanation) -> tuple[str, str]:
+    """value - sqrt(a) and the same in ulps, to 17 digits (the root is irrational)."""
+    r = e.result
+    (a,) = (op.value for op in e.operands)
+    with decimal.localcontext() as ctx:
+        ctx.prec = 60
+        root = (decimal.Decimal(a.numerator) / decimal.Decimal(a.denominator)).sqrt()
+        value = decimal.Decimal(r.value.numerator) / decimal.Decimal(r.value.denominator)
+        error = value - root
+        ulps = error / (decimal.Decimal(r.ulp.numerator) / decimal.Decimal(r.ulp.denominator))
+    return f"~{error:.17g}", f"~{ulps:.17g}"
+
+
+def _irrational_error(e: OperationExplanation) -> str:
+    error, ulps = _irrational_error_parts(e)
+    return f"{error} = {ulps} ulp"
 
 
 # =====================================================================================
