@@ -194,7 +194,7 @@ def bit_patterns(name: str, bits: object, width: int) -> np.ndarray:
             raise ValueError(
                 f"{name} holds a value that does not fit the format's {width} bits: "
                 f"{name}[{', '.join(map(str, index))}] = {int(arr[index])} "
-                f"(valid patterns are 0 to {(1 << width) - 1:#x}); {int(bad.sum())} such value(s) in all"
+                f"(valid patterns are 0 to {(1 << width) - 1:#x}); {counted(int(bad.sum()), 'such value')} in all"
             )
     return arr
 

@@ -106,7 +106,9 @@ def assert_ulp_close(actual, expected, fmt, max_ulps):
     distance = _distances(e, a, fmt)  # > 0: actual above expected; meaningless in NaN lanes
     far = (nan_a != nan_e) | (numbers & (np.abs(distance) > max_ulps))
     if far.any():
-        head = f"{int(far.sum())} of {far.size} {fmt.name} values are more than {_ulps(max_ulps)} apart:"
+        n = int(far.sum())
+        head = (f"{n} of {_validate.counted(far.size, fmt.name + ' value')} {'is' if n == 1 else 'are'} "
+                f"more than {_ulps(max_ulps)} apart:")
 
         def note(index):
             if not numbers[index]:

@@ -206,6 +206,14 @@ def test_scalar_bits_outside_the_format_width(reader, bits, shown):
     assert "8 bits" in message
 
 
+@pytest.mark.parametrize(("bits", "tail"), [([0, 300], "1 such value in all"),
+                                            ([300, 301], "2 such values in all")])
+def test_bits_outside_the_width_are_counted_in_words(bits, tail):
+    with pytest.raises(ValueError) as info:
+        softfloat.decode(np.array(bits), "fp8_e4m3")
+    assert str(info.value).endswith(tail), str(info.value)
+
+
 def test_bits_outside_width_of_a_4_bit_format():
     with pytest.raises(ValueError, match=r"4 bits: bits\[0\] = 16 \(valid patterns are 0 to 0xf\)"):
         softfloat.decode(np.array([16], dtype=np.uint8), "fp4_e2m1")

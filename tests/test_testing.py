@@ -192,6 +192,16 @@ def test_ulp_close_passes_within_and_fails_beyond():
     assert "[0]" not in message
 
 
+@pytest.mark.parametrize(("actual", "expected", "head"), [
+    ([0x3C02], [0x3C00], "1 of 1 fp16 value is more than 1 ulp apart:"),
+    ([0x3C02, 0x3C00], [0x3C00, 0x3C00], "1 of 2 fp16 values is more than 1 ulp apart:"),
+])
+def test_ulp_close_message_grammar(actual, expected, head):
+    with pytest.raises(AssertionError) as failure:
+        assert_ulp_close(actual, expected, "fp16", max_ulps=1)
+    assert str(failure.value).splitlines()[0] == head
+
+
 def test_ulp_close_nans():
     assert_ulp_close([0x7E00, 0x3C00], [0xFE01, 0x3C00], "fp16", max_ulps=0)  # NaN matches NaN
     with pytest.raises(AssertionError, match=r"a NaN against a number"):

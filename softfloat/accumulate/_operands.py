@@ -180,7 +180,7 @@ def _axes(axis, ndim):
         except TypeError:
             raise TypeError(f"axis must be None, an int or a tuple of ints; got {_validate.describe(axis)}") from None
         if not -ndim <= a < ndim:
-            raise ValueError(f"axis {a} is out of bounds for an array of {ndim} dimension(s)")
+            raise ValueError(f"axis {a} is out of bounds for an array of {_validate.counted(ndim, 'dimension')}")
         out.append(a % ndim)
     if len(set(out)) != len(out):
         raise ValueError(f"axis={axis!r} repeats an axis")
