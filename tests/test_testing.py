@@ -167,7 +167,7 @@ def test_fp64_and_scalar_messages():
 
 
 def test_assert_bits_equal_rejects_bad_input():
-    with pytest.raises(TypeError, match=r"actual must have an integer dtype .*use encode\(\)"):
+    with pytest.raises(TypeError, match=r"actual must have an integer dtype .*use softfloat\.encode\(x, fmt\)"):
         assert_bits_equal(np.array([1.0]), [0x3C00], "fp16")
     with pytest.raises(ValueError, match=r"expected=0x10000 does not fit"):
         assert_bits_equal(0, 0x10000, "fp16")
