@@ -1,4 +1,5 @@
-"""The teaching view: how one number becomes bits of a format, and why those bits.
+"""The teaching view: how one number -- or one operation's exact result -- becomes bits of
+a format, and why those bits.
 
 :func:`explain` rounds a single value with :func:`softfloat.encode` (the library's one
 rounding point) and then *describes* the result: the exact input, the bit fields, the two
@@ -6,6 +7,10 @@ representable neighbours that bracket the input, the guard/round/sticky bits and
 that picked the neighbour, the error in absolute terms and in ulps, and the flags.  The
 description is exact rational arithmetic on values that ``encode`` and ``decode``
 produced; it never chooses bits itself, and it checks that its story matches the bits.
+
+Given one operation (``"2048 + 1"``, ``"sqrt(2)"``, ``"fma(a, b, c)"``) it does the same
+for the operation's exact result, with the bits and flags that :mod:`softfloat.ops`
+returned: the operands are rounded into the format first, and each is explained too.
 """
 
 from __future__ import annotations
@@ -276,6 +281,14 @@ def explain(x, fmt, rounding="nearest_even", *, saturate=False, subnormals=True,
         string (``"6.36"`` is the exact decimal 6.36; ``"0x1.8p-3"``, ``"1/3"``,
         ``"inf"``, ``"nan"`` also work).  A float is explained from its exact binary
         value.
+
+        A string that is no number but one operation -- ``"2048 + 1"``, ``"0.1 * 3"``,
+        ``"1 / 3"``, ``"sqrt(2)"``, ``"fma(1.5, 2, -3)"`` -- explains that operation:
+        each operand is rounded into ``fmt`` with the same options (a stochastic
+        ``rng`` draws for the operands first, then for the operation), the operation
+        runs (:func:`softfloat.add`, ``sub``, ``mul``, ``div``, ``sqrt``, ``fma``), and
+        its exact result's rounding is explained with the operation's bits and flags.
+        ``"1/3"`` without spaces is a ratio, one number.
     fmt : Format or str
     rounding, saturate, subnormals, tininess, rng
         As for :func:`softfloat.encode` (``rng`` is used only by stochastic rounding: a
@@ -284,7 +297,7 @@ def explain(x, fmt, rounding="nearest_even", *, saturate=False, subnormals=True,
 
     Returns
     -------
-    Explanation
+    Explanation, or OperationExplanation for an operation
         Print it, show it in a notebook, or call ``.to_dict()``.
 
     Raises
@@ -328,6 +341,12 @@ def explain(x, fmt, rounding="nearest_even", *, saturate=False, subnormals=True,
     (Fraction(3, 1), Fraction(4, 1), Fraction(1, 2), ('inexact',))
     >>> explain("6.36", "fp32").bit_string
     '0 10000001 10010111000010100011111'
+
+    One operation: 2048 + 1 = 2049 lies halfway between fp16's 2048 and 2050.
+
+    >>> e = explain("2048 + 1", "fp16")
+    >>> e.exact_text, float(e.value), e.decision
+    ('2048 + 1 = 2049', 2048.0, 'guard=1, round=0, sticky=0: exact tie, rounds to even (down)')
     """
     fmt = as_format(fmt)
     mode = as_rounding(rounding)
