@@ -13,8 +13,15 @@ import softfloat
 import softfloat.strategies
 import softfloat.testing
 
-PUBLIC = [(name, getattr(softfloat, name)) for name in softfloat.__all__
-          if callable(getattr(softfloat, name))]
+def _public(module, name):
+    """The object softfloat exports as ``name`` (pytest's importlib mode may have bound the
+    submodule softfloat.explain over the function of that name)."""
+    obj = getattr(module, name)
+    return getattr(obj, name) if inspect.ismodule(obj) else obj
+
+
+PUBLIC = [(name, _public(softfloat, name)) for name in softfloat.__all__
+          if callable(_public(softfloat, name))]
 TESTING = [(f"{module.__name__}.{name}", getattr(module, name))
            for module in (softfloat.testing, softfloat.strategies) for name in module.__all__
            if callable(getattr(module, name))]

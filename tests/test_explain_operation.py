@@ -21,7 +21,7 @@ import pytest
 
 import softfloat as sf
 from softfloat.cli import main
-from softfloat.explain import OperationExplanation, parse_operation
+from softfloat.explain import Explanation, OperationExplanation, explain, parse_operation
 
 from tests.oracle import round_exact
 
@@ -33,7 +33,7 @@ MODES = DIRECTED + ["nearest_away", "odd"]
 # the seeds' swamping example
 # =====================================================================================
 def test_2048_plus_1_in_fp16():
-    e = sf.explain("2048 + 1", "fp16")
+    e = explain("2048 + 1", "fp16")
     assert isinstance(e, OperationExplanation) and e.operation == "add"
     # 2049 lies halfway between 2048 and 2050 (fp16's spacing at 2**11 is 2): a tie, and
     # 2048 = 1.0000000000 x 2**11 has the even last bit
@@ -52,10 +52,10 @@ def test_2048_plus_1_in_fp16():
 
 
 def test_2048_plus_1_upward_and_in_fp32():
-    up = sf.explain("2048 + 1", "fp16", "upward")
+    up = explain("2048 + 1", "fp16", "upward")
     assert up.bits == 0x6801 and up.value == 2050
     assert "upward rounds toward +inf: up" in up.decision
-    wide = sf.explain("2048 + 1", "fp32")
+    wide = explain("2048 + 1", "fp32")
     assert wide.value == 2049 and wide.flags == () and "no rounding" in wide.decision
 
 
@@ -144,7 +144,7 @@ def test_operations_against_mpfr(fmt, name):
         exact = {"add": lambda a, b: a + b, "sub": lambda a, b: a - b, "mul": lambda a, b: a * b,
                  "div": lambda a, b: a / b, "fma": lambda a, b, c: a * b + c}[name](*values)
         for mode in MODES:
-            e = sf.explain(expression, fmt, mode)
+            e = explain(expression, fmt, mode)
             assert e.operation == name and e.exact == exact
             assert all(not op.flags for op in e.operands)          # operands are values of fmt
             if exact == 0:
@@ -163,11 +163,11 @@ def test_sqrt_against_mpfr(fmt):
         v = abs(v)
         if v == 0:
             continue
-        e = sf.explain(f"sqrt({hex_text(v)})", fmt)
+        e = explain(f"sqrt({hex_text(v)})", fmt)
         rational = math.isqrt(v.numerator) ** 2 == v.numerator and math.isqrt(v.denominator) ** 2 == v.denominator
         assert (e.exact is not None) == rational
         for mode in DIRECTED:
-            e = sf.explain(f"sqrt({hex_text(v)})", fmt, mode)
+            e = explain(f"sqrt({hex_text(v)})", fmt, mode)
             want = mpfr_sqrt(v, fmt, mode)
             assert e.value == want, (v, mode)
             assert e.flags == (() if rational else ("inexact",))
@@ -186,7 +186,7 @@ def test_sqrt_against_mpfr(fmt):
 
 
 def test_sqrt_of_2_in_fp16():
-    e = sf.explain("sqrt(2)", "fp16")
+    e = explain("sqrt(2)", "fp16")
     # sqrt(2) = 1.0110101000 0010011110... (binary): guard 0, round 0, more bits below
     assert e.exact is None and e.exact_text.startswith("sqrt(2) = 1.41421356237309504")
     assert e.bits == 0x3DA8 and (e.result.guard, e.result.round, e.result.sticky) == (0, 0, 1)
@@ -194,10 +194,10 @@ def test_sqrt_of_2_in_fp16():
 
 
 def test_stochastic_operation_is_reproducible_and_lands_on_a_neighbour():
-    runs = [sf.explain("1 + 0x1p-12", "fp16", "stochastic", rng=seed) for seed in range(40)]
+    runs = [explain("1 + 0x1p-12", "fp16", "stochastic", rng=seed) for seed in range(40)]
     assert {r.value for r in runs} == {1, 1 + Fraction(1, 1024)}
     assert all("probability 0.25" in r.decision for r in runs)
-    again = [sf.explain("1 + 0x1p-12", "fp16", "stochastic", rng=seed).bits for seed in range(40)]
+    again = [explain("1 + 0x1p-12", "fp16", "stochastic", rng=seed).bits for seed in range(40)]
     assert again == [r.bits for r in runs]
 
 
@@ -233,21 +233,21 @@ def test_stochastic_operation_is_reproducible_and_lands_on_a_neighbour():
     ("0x1p-13 * 0x1p-13", "fp16", "nearest_even", 0x0000, ("underflow", "inexact")),
 ])
 def test_special_cases(expression, fmt, mode, bits, flags):
-    e = sf.explain(expression, fmt, mode)
+    e = explain(expression, fmt, mode)
     assert (e.bits, e.flags) == (bits, flags), (expression, hex(e.bits), e.flags)
     str(e)  # every case prints
     json.dumps(e.to_dict())
 
 
 def test_special_cases_say_why():
-    assert "invalid operation" in sf.explain("inf - inf", "fp16").decision
-    assert "has no value: invalid operation" in sf.explain("0 / 0", "fp16").exact_text
-    dbz = sf.explain("1 / 0", "fp16")
+    assert "invalid operation" in explain("inf - inf", "fp16").decision
+    assert "has no value: invalid operation" in explain("0 / 0", "fp16").exact_text
+    dbz = explain("1 / 0", "fp16")
     assert dbz.exact == math.inf and "divided by zero" in dbz.decision
-    assert "has no infinity" in sf.explain("1 / 0", "fp8_e4m3").decision
-    assert "IEEE 754-2019 section 6.3" in sf.explain("1 - 1", "fp16", "downward").note
-    assert "NAN_POLICY" in sf.explain("nan + 1", "fp16").note
-    invalid_fp4 = sf.explain("0 / 0", "fp4_e2m1")
+    assert "has no infinity" in explain("1 / 0", "fp8_e4m3").decision
+    assert "IEEE 754-2019 section 6.3" in explain("1 - 1", "fp16", "downward").note
+    assert "NAN_POLICY" in explain("nan + 1", "fp16").note
+    invalid_fp4 = explain("0 / 0", "fp4_e2m1")
     assert invalid_fp4.bits == 0 and "no NaN" in invalid_fp4.decision
 
 
@@ -255,7 +255,7 @@ def test_special_cases_say_why():
 # operands that are not values of the format
 # =====================================================================================
 def test_operands_are_rounded_first_and_say_so():
-    e = sf.explain("0.1 + 0.2", "fp16")
+    e = explain("0.1 + 0.2", "fp16")
     a, b = (Fraction(float(np.float16(v))) for v in ("0.1", "0.2"))  # numpy's float16 rounding
     assert [op.value for op in e.operands] == [a, b]
     assert e.exact == a + b
@@ -267,13 +267,13 @@ def test_operands_are_rounded_first_and_say_so():
 
 def test_operands_use_the_same_rounding_mode():
     # 0.3 = 1.0011001100|1100... x 2**-2: nearest rounds up, toward_zero truncates
-    e = sf.explain("0.3 * 3", "fp16", "toward_zero")
+    e = explain("0.3 * 3", "fp16", "toward_zero")
     assert e.operands[0].value == Fraction(1228, 4096)
     assert e.operands[0].value < Fraction(3, 10) < Fraction(float(np.float16(0.3)))
 
 
 def test_an_operand_beyond_the_range():
-    e = sf.explain("1e10 - 1", "fp16")
+    e = explain("1e10 - 1", "fp16")
     assert e.operands[0].value == math.inf and e.operands[0].flags == ("overflow", "inexact")
     assert e.bits == 0x7C00
 
@@ -316,18 +316,18 @@ def test_not_an_operation(text):
 ])
 def test_operation_errors(text, words):
     with pytest.raises(ValueError) as info:
-        sf.explain(text, "fp16")
+        explain(text, "fp16")
     assert str(info.value).startswith(f"x={text!r}") and words in str(info.value), str(info.value)
 
 
 def test_not_a_number_nor_an_operation():
     with pytest.raises(ValueError, match=r"^x='six' is not a number .*or an operation such as '2048 \+ 1'"):
-        sf.explain("six", "fp16")
+        explain("six", "fp16")
 
 
 def test_a_ratio_is_still_one_number():
-    e = sf.explain("1/3", "fp16")
-    assert isinstance(e, sf.Explanation) and e.exact == Fraction(1, 3)
+    e = explain("1/3", "fp16")
+    assert isinstance(e, Explanation) and e.exact == Fraction(1, 3)
 
 
 # =====================================================================================
@@ -342,7 +342,7 @@ def run(capsys, *argv):
 def test_cli_explain_2048_plus_1(capsys):
     code, out, err = run(capsys, "explain", "2048 + 1", "--format", "fp16")
     assert code == 0 and err == ""
-    assert out == str(sf.explain("2048 + 1", "fp16")) + "\n"
+    assert out == str(explain("2048 + 1", "fp16")) + "\n"
     lines = out.splitlines()
     assert lines[0] == "2048 + 1 -> fp16 (rounding=nearest_even)"
     assert "  exactly   2048 + 1 = 2049" in lines
