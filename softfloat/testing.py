@@ -93,7 +93,7 @@ def assert_ulp_close(actual, expected, fmt, max_ulps):
     >>> assert_ulp_close([0x3C03], [0x3C00], "fp16", max_ulps=2)
     Traceback (most recent call last):
         ...
-    AssertionError: 1 of 1 fp16 values are more than 2 ulps apart:
+    AssertionError: 1 of 1 fp16 value is more than 2 ulps apart:
       [0]  actual   0x3c03 = 0 01111 0000000011 = 1.0029296875
            expected 0x3c00 = 0 01111 0000000000 = 1.0
            actual is 3 ulps above expected
