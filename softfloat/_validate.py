@@ -82,6 +82,26 @@ def missing_dependency(module: str, package: str) -> str:
             'softfloat, pip install "softfloat[test]"')
 
 
+def instance(name: str, value: object, cls: type, what: str) -> None:
+    """TypeError unless ``value`` is a ``cls``; ``what`` says which one is expected."""
+    if not isinstance(value, cls):
+        raise TypeError(f"{name} must be {what}; got {describe(value)}")
+
+
+def same_shape(name: str, shape: tuple, other: str, other_shape: tuple, fix: str) -> None:
+    """ValueError unless two arrays that describe the same values have one shape."""
+    if tuple(shape) != tuple(other_shape):
+        raise ValueError(f"{name} has shape {tuple(shape)} but {other} has shape "
+                         f"{tuple(other_shape)}; {fix}")
+
+
+def count(name: str, value: object) -> int:
+    """A count: an int >= 0 (numpy integers too)."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral) or value < 0:
+        raise TypeError(f"{name} must be a count (an int >= 0); got {describe(value)}")
+    return int(value)
+
+
 def seed_without_stochastic(seed_option: str, rounding_option: str, rounding: str) -> str:
     """The command line's refusal of a seed that nothing would use."""
     return (f"{seed_option} is used only by {rounding_option} stochastic, and {rounding_option} "

@@ -14,6 +14,7 @@ from dataclasses import dataclass, fields
 
 import numpy as np
 
+from . import _validate
 from ._validate import counted
 
 __all__ = ["AccumulationFlags", "Flags", "FLAG_NAMES", "OUTCOME_NAMES", "Outcomes"]
@@ -140,9 +141,7 @@ class Flags:
         total = int(np.prod(self.shape, dtype=np.int64))
         if outcomes is None:
             return "\n".join(lines) if lines else f"no flags raised ({counted(total)})"
-        if not isinstance(outcomes, Outcomes):
-            raise TypeError(f"outcomes must be a softfloat.Outcomes (from softfloat.outcomes); "
-                            f"got {type(outcomes).__name__}")
+        _validate.instance("outcomes", outcomes, Outcomes, "a softfloat.Outcomes (from softfloat.outcomes)")
         if outcomes.total != total:
             raise ValueError(f"outcomes counts {counted(outcomes.total)} but the flags hold "
                              f"{counted(total)}; pass the outcomes of the same result")
@@ -268,10 +267,7 @@ class Outcomes:
 
     def __post_init__(self) -> None:
         for name in OUTCOME_NAMES:
-            n = getattr(self, name)
-            if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 0:
-                raise TypeError(f"{name} must be a count (an int >= 0); got {n!r} ({type(n).__name__})")
-            object.__setattr__(self, name, int(n))
+            object.__setattr__(self, name, _validate.count(name, getattr(self, name)))
 
     @property
     def total(self) -> int:

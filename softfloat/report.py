@@ -82,12 +82,9 @@ def outcomes(bits, fmt, flags) -> Outcomes:
     """
     fmt = as_format(fmt)
     arr = _validate.bit_patterns("bits", bits, fmt.bits)
-    if not isinstance(flags, Flags):
-        raise TypeError("flags must be the softfloat.Flags returned with the bits "
-                        f"(return_flags=True); got {_validate.describe(flags)}")
-    if flags.shape != arr.shape:
-        raise ValueError(f"flags has shape {flags.shape} but bits has shape {arr.shape}; "
-                         "pass the flags returned with these bits")
+    _validate.instance("flags", flags, Flags,
+                       "the softfloat.Flags returned with the bits (return_flags=True)")
+    _validate.same_shape("flags", flags.shape, "bits", arr.shape, "pass the flags returned with these bits")
     flat_bits = arr.reshape(-1)
     masks = {name: np.asarray(mask).reshape(-1) for name, mask in flags}
     totals = dict.fromkeys(Outcomes().counts, 0)
@@ -225,9 +222,7 @@ def error_stats(x, bits, fmt) -> ErrorStats:
     fmt = as_format(fmt)
     arr = _validate.numeric_array("x", x)
     b = _validate.bit_patterns("bits", bits, fmt.bits)
-    if b.shape != arr.shape:
-        raise ValueError(f"bits has shape {b.shape} but x has shape {arr.shape}; pass the bits "
-                         "encode returned for x")
+    _validate.same_shape("bits", b.shape, "x", arr.shape, "pass the bits encode returned for x")
     flat_x, flat_b = arr.reshape(-1), b.reshape(-1)
     count = rel_count = 0
     max_abs = max_rel = 0.0
