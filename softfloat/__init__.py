@@ -36,6 +36,13 @@ Sums, dot and matrix products (softfloat.accumulate)
     sum(x, fmt), vecdot(a, b, fmt), matmul(a, b, fmt) with an explicit accumulator format,
     order and rounding, or a tensor-core model (FusedAccumulator, presets such as "h100").
 
+numpy code in emulated precision
+    asarray(x, fmt) -> Array: numpy's ufuncs and functions on it are the operations
+    above, each rounded once in the format, with the attributes of context(...) (a
+    Context in contextvars, get_context()): its sticky flags count what happened, its
+    traps raise FloatingPointSignal errors (InvalidOperation, DivisionByZero, Overflow,
+    Underflow, Inexact; all ArithmeticErrors).
+
 What rounding did
     Flags (the five IEEE exceptions per element, FLAG_NAMES) and AccumulationFlags
     (with swamped additions); outcomes(bits, fmt, flags) -> Outcomes (exact, rounded,
@@ -54,7 +61,7 @@ softfloat.testing (bit-level assertions).
 
 from .accumulate import FusedAccumulator, matmul, sum, vecdot  # noqa: A004 - numpy's names
 from .array import Array, asarray
-from .context import (Context, DivisionByZero, FloatingPointSignal, Inexact, InvalidOperation, Overflow,
+from ._context import (Context, DivisionByZero, FloatingPointSignal, Inexact, InvalidOperation, Overflow,
                       Underflow, context, get_context)
 from .codec import (
     FLOAT_CLASSES,

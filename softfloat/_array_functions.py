@@ -26,7 +26,7 @@ from ._array_ufuncs import matmul as array_matmul
 from ._array_ufuncs import sum_of
 from .accumulate import vecdot as accumulate_vecdot
 from .accumulate.reduce import default_accumulator
-from .context import get_context
+from ._context import get_context
 from .formats import Format, as_format
 from .ops._common import round_result
 from .ops.div import div_exact, div_kernel

@@ -33,7 +33,7 @@ from . import codec, ops
 from .accumulate import matmul as accumulate_matmul
 from .accumulate import sum as accumulate_sum
 from .accumulate.reduce import default_accumulator
-from .context import get_context
+from ._context import get_context
 from .flags import Flags
 from .rounding import Rounding
 
@@ -99,12 +99,16 @@ def _spacing(fmt, ctx, x):
 
 
 def _libm(ufunc):
-    """float64 libm on the exact values, rounded once; inexact on every finite result."""
+    """float64 libm on the exact values, rounded once; inexact on every finite result,
+    invalid where a NaN comes from operands that are not NaNs (log(-1), (-1) ** 0.5)."""
     def call(fmt, ctx, *bits):
+        operands = [np.asarray(codec.decode(b, fmt)) for b in bits]
         with np.errstate(all="ignore"):
-            values = ufunc(*(np.asarray(codec.decode(b, fmt)) for b in bits))
+            values = ufunc(*operands)
         result, flags = codec.encode(values, fmt, saturate=ctx.saturate, return_flags=True, **ctx.options())
-        return result, flags._replace(inexact=np.asarray(flags.inexact | np.isfinite(values)))
+        invalid = np.isnan(values) & ~np.logical_or.reduce([np.isnan(x) for x in operands])
+        return result, flags._replace(inexact=np.asarray(flags.inexact | np.isfinite(values)),
+                                      invalid=np.asarray(flags.invalid | invalid))
     return call
 
 

@@ -17,7 +17,7 @@ from . import _validate
 from ._array_functions import FUNCTIONS
 from ._array_ufuncs import dispatch
 from .codec import decode, encode
-from .context import get_context
+from ._context import get_context
 from .formats import Format, as_format, catalogue, fp32, fp64, tf32
 from .ops import convert
 

@@ -1,4 +1,6 @@
-"""The arithmetic context of emulated-precision arrays: defaults, sticky flags and traps.
+"""The arithmetic context of emulated-precision arrays: defaults, sticky flags and traps
+(``softfloat.context``, ``softfloat.get_context``; the module is private so that its name
+never shadows the function).
 
 Like Python's ``decimal``: a :class:`Context` holds the rounding attributes every
 :class:`softfloat.Array` operation uses, ORs each operation's IEEE flags into its sticky
@@ -30,7 +32,16 @@ __all__ = ["Context", "DivisionByZero", "FloatingPointSignal", "Inexact", "Inval
 
 
 class FloatingPointSignal(ArithmeticError):
-    """A trapped IEEE exception (the base of the five signals, as in ``decimal``)."""
+    """A trapped IEEE exception (the base of the five signals, as in ``decimal``).
+
+    >>> import softfloat as sf
+    >>> try:
+    ...     with sf.context(traps={"invalid"}):
+    ...         sf.asarray([0.0, -1.0], "fp16") ** 0.5
+    ... except sf.FloatingPointSignal as signal:
+    ...     print(type(signal).__name__, signal.operation, signal.index, signal.count)
+    InvalidOperation power (1,) 1
+    """
 
     flag = ""
 
@@ -42,26 +53,65 @@ class FloatingPointSignal(ArithmeticError):
 
 
 class InvalidOperation(FloatingPointSignal):
+    """Trapped *invalid*: inf - inf, 0 * inf, 0 / 0, sqrt(-1), a signalling NaN.
+
+    >>> import softfloat as sf
+    >>> issubclass(sf.InvalidOperation, ArithmeticError)
+    True
+    """
     flag = "invalid"
 
 
 class DivisionByZero(FloatingPointSignal, ZeroDivisionError):
+    """Trapped *divide_by_zero*: a finite non-zero number divided by zero (also a
+    ZeroDivisionError).
+
+    >>> import softfloat as sf
+    >>> with sf.context(traps={"divide_by_zero"}):
+    ...     sf.asarray(1.0, "bf16") / 0
+    Traceback (most recent call last):
+    ...
+    softfloat.DivisionByZero: divide raised divide_by_zero (1 element in all); remove 'divide_by_zero' from the context's traps to get the IEEE default result
+    """
     flag = "divide_by_zero"
 
 
 class Overflow(FloatingPointSignal):
+    """Trapped *overflow*: a rounded result beyond the largest finite value.
+
+    >>> import softfloat as sf
+    >>> issubclass(sf.Overflow, sf.FloatingPointSignal)
+    True
+    """
     flag = "overflow"
 
 
 class Underflow(FloatingPointSignal):
+    """Trapped *underflow*: a tiny and inexact result.
+
+    >>> import softfloat as sf
+    >>> sf.Underflow.flag
+    'underflow'
+    """
     flag = "underflow"
 
 
 class Inexact(FloatingPointSignal):
+    """Trapped *inexact*: a result that had to be rounded.
+
+    >>> import softfloat as sf
+    >>> with sf.context(traps={"inexact"}):
+    ...     sf.asarray(0.1, "fp16")
+    Traceback (most recent call last):
+    ...
+    softfloat.Inexact: asarray raised inexact (1 element in all); remove 'inexact' from the context's traps to get the IEEE default result
+    """
     flag = "inexact"
 
 
 SIGNALS = {cls.flag: cls for cls in (InvalidOperation, DivisionByZero, Overflow, Underflow, Inexact)}
+for _cls in (FloatingPointSignal, *SIGNALS.values()):
+    _cls.__module__ = "softfloat"  # raised and shown as softfloat.Overflow, ...
 
 
 @dataclass
@@ -133,7 +183,16 @@ _ORDERS = ("sequential", "pairwise", "reverse")
 
 @dataclass
 class Context:
-    """The attributes of emulated-precision arithmetic (see :func:`context`)."""
+    """The attributes of emulated-precision arithmetic (see :func:`context` for each):
+    rounding, accumulator, order, tininess, subnormals, saturate, rng (a Generator, for
+    stochastic rounding: rng=None draws fresh entropy; the deterministic modes ignore it),
+    traps, and the sticky ``flags``.
+
+    >>> import softfloat as sf
+    >>> ctx = sf.get_context()
+    >>> ctx.rounding.value, ctx.order, ctx.subnormals
+    ('nearest_even', 'sequential', True)
+    """
 
     rounding: Rounding = Rounding.NEAREST_EVEN
     accumulator: object = None
@@ -164,7 +223,13 @@ _CURRENT: contextvars.ContextVar[Context] = contextvars.ContextVar("softfloat_co
 
 
 def get_context() -> Context:
-    """The current context (a fresh default one per thread or task until one is set)."""
+    """The current context (a fresh default one per thread or task until one is set).
+
+    >>> import softfloat as sf
+    >>> with sf.context(rounding="upward") as ctx:
+    ...     sf.get_context() is ctx
+    True
+    """
     try:
         return _CURRENT.get()
     except LookupError:
@@ -247,7 +312,7 @@ def context(**changes):
     ...     sf.asarray(60000.0, "fp16") * 2
     Traceback (most recent call last):
     ...
-    softfloat.context.Overflow: multiply raised overflow (1 element in all); remove 'overflow' from the context's traps to get the IEEE default result
+    softfloat.Overflow: multiply raised overflow (1 element in all); remove 'overflow' from the context's traps to get the IEEE default result
     """
     ctx = _checked(get_context(), **changes)
     token = _CURRENT.set(ctx)
