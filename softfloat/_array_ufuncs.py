@@ -106,7 +106,9 @@ def _libm(ufunc):
         with np.errstate(all="ignore"):
             values = ufunc(*operands)
         result, flags = codec.encode(values, fmt, saturate=ctx.saturate, return_flags=True, **ctx.options())
-        invalid = np.isnan(values) & ~np.logical_or.reduce([np.isnan(x) for x in operands])
+        invalid = np.isnan(values)
+        for x in operands:
+            invalid &= ~np.isnan(x)
         return result, flags._replace(inexact=np.asarray(flags.inexact | np.isfinite(values)),
                                       invalid=np.asarray(flags.invalid | invalid))
     return call

@@ -343,3 +343,13 @@ def test_prod_var_std_norm_are_spelled_out_steps():
     assert np.linalg.norm(v).bits == sf.sqrt(total, fmt)
     assert np.std(v).bits == np.sqrt(np.var(v)).bits
     assert abs(np.var(v).item() - np.var(v.to_numpy().astype(float))) < 0.02
+
+
+def test_libm_functions_round_once_and_flag_what_ieee_would():
+    x = sf.asarray([-1.0, 1.0, np.nan, 2.0], "fp16")
+    with sf.context() as ctx:
+        y = np.log(x)
+    # float64 log of the exact values, rounded once to nearest: log(2) = 0.693147... -> fp16
+    assert np.array_equal(y.bits, sf.encode(np.log(np.array([-1.0, 1.0, np.nan, 2.0])), "fp16"))
+    assert ctx.flags.invalid == 1  # log(-1); a NaN operand is not invalid
+    assert ctx.flags.inexact == 2  # every finite libm result is treated as inexact
