@@ -100,7 +100,8 @@ def _spacing(fmt, ctx, x):
 
 def _libm(ufunc):
     """float64 libm on the exact values, rounded once; inexact on every finite result,
-    invalid where a NaN comes from operands that are not NaNs (log(-1), (-1) ** 0.5)."""
+    invalid (and the default NaN) where a NaN comes from operands that are not NaNs
+    (log(-1), (-1) ** 0.5)."""
     def call(fmt, ctx, *bits):
         operands = [np.asarray(codec.decode(b, fmt)) for b in bits]
         with np.errstate(all="ignore"):
@@ -109,6 +110,8 @@ def _libm(ufunc):
         invalid = np.isnan(values)
         for x in operands:
             invalid &= ~np.isnan(x)
+        result = np.asarray(result)
+        result[invalid] = fmt.nan_bits if fmt.has_nan else 0  # NAN_POLICY's default NaN
         return result, flags._replace(inexact=np.asarray(flags.inexact | np.isfinite(values)),
                                       invalid=np.asarray(flags.invalid | invalid))
     return call
