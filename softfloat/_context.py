@@ -24,7 +24,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from . import _validate
-from .flags import FLAG_NAMES, Flags
+from .flags import FLAG_NAMES, FLAG_VERBS, Flags
 from .rounding import Rounding, Tininess, as_rounding, as_tininess
 
 __all__ = ["Context", "DivisionByZero", "FloatingPointSignal", "Inexact", "InvalidOperation", "Overflow",
@@ -166,9 +166,7 @@ class StickyFlags:
         no flags raised (10 values in 1 operation)
         """
         ops = f"{self.operations} operation{'s' if self.operations != 1 else ''}"
-        verbs = {"invalid": "invalid", "divide_by_zero": "divided by zero", "overflow": "overflowed",
-                 "underflow": "underflowed", "inexact": "inexact"}
-        lines = [f"{verbs[name]}: {getattr(self, name)} of {self.values} values in {ops}"
+        lines = [f"{FLAG_VERBS[name]}: {getattr(self, name)} of {self.values} values in {ops}"
                  for name in FLAG_NAMES if getattr(self, name)]
         if self.swamped:
             lines.append(f"swamped additions: {self.swamped}")

@@ -21,7 +21,7 @@ __all__ = ["AccumulationFlags", "Flags", "FLAG_NAMES", "OUTCOME_NAMES", "Outcome
 
 FLAG_NAMES = ("invalid", "divide_by_zero", "overflow", "underflow", "inexact")
 
-_VERBS = {
+FLAG_VERBS = {  # how summaries say that a flag was raised
     "invalid": "invalid",
     "divide_by_zero": "divided by zero",
     "overflow": "overflowed",
@@ -88,7 +88,7 @@ class Flags:
 
     def _lines(self) -> list[str]:
         total = int(np.prod(self.shape, dtype=np.int64))
-        return [f"{_VERBS[name]}: {n} of {total} ({_percent(n, total)})"
+        return [f"{FLAG_VERBS[name]}: {n} of {total} ({_percent(n, total)})"
                 for name, n in self.count().items() if n]
 
     def any(self) -> bool:
