@@ -9,7 +9,8 @@
   (IEEE 754-2019 maximum/minimum: a NaN wins, -0 < +0), fmax / fmin (maximumNumber /
   minimumNumber: a NaN loses), nextafter, spacing, comparisons (bool ndarrays, IEEE
   quiet predicates), isnan / isinf / isfinite / signbit;
-* through float64 libm: exp, log, sin, tanh, ... and power with other exponents are
+* through float64 libm: exp, log, sin, tanh, ... (and scipy.special's erf, erfc, expit,
+  gammaln, ... when scipy calls them) and power with other exponents are
   computed in float64 from the exact inputs and rounded once into the format.  float64
   libm is faithful, not correctly rounded, so such results are not correctly rounded in
   general; they raise inexact on every finite result;
@@ -160,6 +161,18 @@ LIBM = (np.exp, np.exp2, np.expm1, np.log, np.log2, np.log10, np.log1p, np.sin, 
 UFUNCS.update({u: _libm(u) for u in LIBM})
 
 
+#: scipy.special's functions of reals taken like the libm ones (scipy is never imported:
+#: the ufunc arrives with the call)
+_SCIPY_SPECIAL = frozenset({"erf", "erfc", "erfinv", "erfcinv", "expit", "logit", "gamma", "gammaln",
+                            "digamma", "log_ndtr", "ndtr", "ndtri", "i0", "sinc"})
+
+
+def _is_scipy_special(ufunc) -> bool:
+    """A one-argument ufunc by one of those names (numpy has none of them; scipy's carry no
+    module of their own to check)."""
+    return ufunc.__name__ in _SCIPY_SPECIAL and ufunc.nin == 1 and ufunc.nout == 1
+
+
 def _integer_exponent(y):
     """A Python/numpy integer (or integral float) scalar exponent, else None."""
     if hasattr(y, "format") or np.ndim(y) != 0 or isinstance(y, (bool, np.bool_)):
@@ -190,6 +203,8 @@ def dispatch(A, ufunc, method, inputs, kwargs):
         return _store(A, matmul(A, *inputs), out)
     else:
         impl = UFUNCS.get(ufunc) if ufunc is not np.power else _libm(np.power)
+        if impl is None and _is_scipy_special(ufunc):
+            impl = _libm(ufunc)
         if impl is None:
             return NotImplemented
         fmt, bits = A.common(*inputs)

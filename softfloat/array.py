@@ -169,6 +169,19 @@ class Array(np.lib.mixins.NDArrayOperatorsMixin):
         return Array(np.asarray(self._bits[_index(index)]), self._format)
 
     def __setitem__(self, index, value) -> None:
+        """Round ``value`` once into the format (the context's attributes) and store it.
+
+        Like :func:`softfloat.encode`: in a format without NaN (FP6, FP4) a NaN is stored
+        as +0 and raises invalid; without infinity, an infinity saturates to +-max_finite
+        (FP6/FP4) or becomes the NaN (E4M3), raising overflow.
+
+        >>> import numpy as np, softfloat as sf
+        >>> x = sf.asarray([1.0, 2.0], "fp4_e2m1")
+        >>> with sf.context() as ctx:
+        ...     x[0], x[1] = np.nan, np.inf
+        >>> x.tolist(), ctx.flags.invalid, ctx.flags.overflow
+        ([0.0, 6.0], 1, 1)
+        """
         self._bits[_index(index)] = _bits_in(value, self._format, "assignment")
 
     # ---- numpy protocols ---------------------------------------------------------------

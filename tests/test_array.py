@@ -355,3 +355,12 @@ def test_libm_functions_round_once_and_flag_what_ieee_would():
     assert y.bits[3] == sf.encode(np.log(2.0), "fp16")  # float64 log(2), rounded once
     assert ctx.flags.invalid == 1  # log(-1); a NaN operand is not invalid
     assert ctx.flags.inexact == 2  # every finite libm result is treated as inexact
+
+
+def test_scipy_special_functions_round_once_like_libm():
+    special = pytest.importorskip("scipy.special")  # in the test extra: this runs in CI
+    x = sf.asarray([0.5, -1.0, 3.0], "bf16")
+    with sf.context() as ctx:
+        y = special.erf(x)
+    assert np.array_equal(y.bits, sf.encode(special.erf(np.array([0.5, -1.0, 3.0])), "bf16"))
+    assert ctx.flags.inexact == 3
