@@ -107,9 +107,7 @@ class Array(np.lib.mixins.NDArrayOperatorsMixin):
             yield self[i]
 
     def _value_dtype(self):
-        f = self._format
-        fits = f.precision <= fp32.precision and f.emax <= fp32.emax and f.emin - f.mantissa_bits >= -149
-        return np.float32 if fits else np.float64
+        return np.float32 if fp32.holds(self._format) else np.float64
 
     def to_numpy(self, dtype=None) -> np.ndarray:
         """The exact values: float32 when every value of the format is a float32, else
@@ -234,11 +232,9 @@ def promote(*formats: Format) -> Format:
 
 
 def _holds(container: Format, f: Format) -> bool:
-    if container == f:
-        return True
-    return (f.precision <= container.precision and f.emax <= container.emax
-            and f.emin - f.mantissa_bits >= container.emin - container.mantissa_bits
-            and (container.has_infinity or not f.has_infinity) and (container.has_nan or not f.has_nan))
+    """Every value of ``f``, infinities and NaNs included, is one of ``container``."""
+    return container == f or (container.holds(f) and (container.has_infinity or not f.has_infinity)
+                               and (container.has_nan or not f.has_nan))
 
 
 def _bits_in(value, fmt: Format, operation: str) -> np.ndarray:

@@ -18,7 +18,7 @@ from ._decode import decode_block, decompose, signaling_bit_clear
 from ._encode import BLOCK_SIZE, SOURCE_FORMAT, Workspace, encode_block, encode_exact, stream_blocks
 from ._options import policy_from_options
 from .flags import Flags
-from .formats import Format, as_format
+from .formats import as_format
 
 __all__ = [
     "encode",
@@ -164,7 +164,7 @@ def decode(bits, fmt, dtype=np.float64):
     """
     fmt = as_format(fmt)
     dtype = _float_dtype("dtype", dtype)
-    if not _holds(SOURCE_FORMAT[dtype], fmt):
+    if not SOURCE_FORMAT[dtype].holds(fmt):
         raise ValueError(
             f"dtype={dtype} cannot hold every {fmt.name} value exactly; use float64 "
             "(or float32 for formats with at most 24-bit precision and 8-bit exponents)"
@@ -210,7 +210,7 @@ def quantize(x, fmt, rounding="nearest_even", *, saturate=False, subnormals=True
     arr = _input_array(x, "x")
     if arr.dtype.kind == "f":
         candidates = (arr.dtype.newbyteorder("="), np.dtype(np.float32), np.dtype(np.float64))
-        out_dtype = next(d for d in candidates if _holds(SOURCE_FORMAT[d], fmt))
+        out_dtype = next(d for d in candidates if SOURCE_FORMAT[d].holds(fmt))
     else:
         out_dtype = np.dtype(np.float64)
     out = np.empty(arr.shape, dtype=out_dtype)
@@ -342,12 +342,6 @@ def _float_dtype(argname, dtype):
     if dt not in SOURCE_FORMAT:
         raise TypeError(f"{argname} must be float16, float32 or float64; got {dt}")
     return dt
-
-
-def _holds(container: Format, fmt: Format) -> bool:
-    """Can every value of ``fmt`` be written exactly in ``container``?"""
-    return (fmt.precision <= container.precision and fmt.emax <= container.emax
-            and fmt.emin - fmt.mantissa_bits >= container.emin - container.mantissa_bits)
 
 
 def _stream(arr, fmt, policy, rng, bits_out, values_out, flags):

@@ -222,6 +222,16 @@ class Format:
     def min_subnormal(self) -> float:
         return 2.0 ** (self.emin - self.mantissa_bits)
 
+    def holds(self, other: "Format") -> bool:
+        """Is every finite value of ``other`` a value of this format?  (Infinities and
+        NaNs are the caller's to check: has_infinity, has_nan.)
+
+        >>> fp32.holds(fp16), fp32.holds(bf16), fp16.holds(bf16), fp16.holds(fp8_e4m3)
+        (True, True, False, True)
+        """
+        return (other.precision <= self.precision and other.emax <= self.emax
+                and other.emin - other.mantissa_bits >= self.emin - self.mantissa_bits)
+
     @property
     def epsilon(self) -> float:
         """Distance from 1.0 to the next larger value: 2**-mantissa_bits."""

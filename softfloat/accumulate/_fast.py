@@ -40,12 +40,6 @@ __all__ = ["Native", "addition_flags", "plan"]
 _DTYPES = {fp32: np.float32, fp16: np.float16, fp64: np.float64}
 
 
-def _fits(fmt: Format, acc: Format) -> bool:
-    """Is every value of ``fmt`` a value of ``acc``?"""
-    return (fmt.precision <= acc.precision and fmt.emax <= acc.emax
-            and fmt.emin - fmt.mantissa_bits >= acc.emin - acc.mantissa_bits)
-
-
 def _products_fit(fmt: Format, acc: Format, layout) -> bool:
     """Are all products of the inputs exactly values of ``acc``?"""
     if acc == fp64:
@@ -72,10 +66,10 @@ def plan(spec, layout):
         return None
     # the final result may be rounded (to nearest even) into a narrower out_format, by the
     # one rounding point; c (a value of out_format) then is exactly a value of acc
-    if spec.out != acc and (spec.block is not None or not _fits(spec.out, acc)):
+    if spec.out != acc and (spec.block is not None or not acc.holds(spec.out)):
         return None
     if not layout.is_product:
-        ok = _fits(spec.fmt, acc)
+        ok = acc.holds(spec.fmt)
     elif spec.product is None:
         ok = _products_fit(spec.fmt, acc, layout)
     else:  # (rounded products raise flags of their own: the general path counts them)

@@ -177,9 +177,7 @@ def matmul(a, b, fmt, *, accumulator=None, out_format=None, c=None, product=None
 def default_accumulator(fmt: Format) -> Format:
     """The default accumulator of products (and of the array layer's sums): fp32 for
     formats whose every value is an fp32 value (but fp32 itself), else fmt."""
-    fits = (fmt.precision <= fp32.precision and fmt.emax <= fp32.emax
-            and fmt.emin - fmt.mantissa_bits >= fp32.emin - fp32.mantissa_bits)
-    return fp32 if fits and fmt != fp32 else fmt
+    return fp32 if fp32.holds(fmt) and fmt != fp32 else fmt
 
 
 def _accumulator(accumulator, fmt, default, out_format):
