@@ -22,10 +22,10 @@ from __future__ import annotations
 import numpy as np
 
 from . import codec, ops
+from ._array_ufuncs import accumulator_of
 from ._array_ufuncs import matmul as array_matmul
 from ._array_ufuncs import sum_of
 from .accumulate import vecdot as accumulate_vecdot
-from .accumulate.reduce import default_accumulator
 from ._context import get_context
 from .formats import Format, as_format
 from .ops._common import round_result
@@ -148,7 +148,7 @@ def norm(A, x, ord=None, axis=None, keepdims=False):
         return NotImplemented
     fmt = x.format
     ctx = get_context()
-    acc = ctx.accumulator if ctx.accumulator is not None else default_accumulator(fmt)
+    acc = accumulator_of(ctx, fmt)
     bits = x.bits.reshape(-1) if axis is None else np.moveaxis(x.bits, axis, -1)
     total, flags = accumulate_vecdot(bits, bits, fmt, accumulator=acc, out_format=fmt, order=ctx.order,
                                      return_flags=True, **ctx.options())
@@ -184,7 +184,7 @@ def cumsum(A, a, axis=None, dtype=None, out=None):
         return NotImplemented
     fmt = a.format
     ctx = get_context()
-    acc = ctx.accumulator if ctx.accumulator is not None else default_accumulator(fmt)
+    acc = accumulator_of(ctx, fmt)
     if not isinstance(acc, Format):
         acc = as_format(acc, "accumulator")
     bits = a.bits.reshape(-1) if axis is None else np.moveaxis(a.bits, axis, 0)

@@ -38,7 +38,7 @@ from ._context import get_context
 from .flags import Flags
 from .rounding import Rounding
 
-__all__ = ["UFUNCS", "dispatch", "matmul", "sum_of"]
+__all__ = ["UFUNCS", "accumulator_of", "dispatch", "matmul", "sum_of"]
 
 
 def _rounded(op):
@@ -260,12 +260,17 @@ def _pick(A, impl, x, axis, keepdims):
     return A.wrap(result, x.format)
 
 
+def accumulator_of(ctx, fmt):
+    """The context's accumulator, or the default one for ``fmt`` (fp32 for narrower)."""
+    return ctx.accumulator if ctx.accumulator is not None else default_accumulator(fmt)
+
+
 def matmul(A, a, b):
     """:func:`softfloat.matmul` with the context's accumulator and order, rounded into the
     operands' (promoted) format."""
     fmt, (x, y) = A.common(a, b)
     ctx = get_context()
-    acc = ctx.accumulator if ctx.accumulator is not None else default_accumulator(fmt)
+    acc = accumulator_of(ctx, fmt)
     bits, flags = accumulate_matmul(x, y, fmt, accumulator=acc, out_format=fmt, order=ctx.order,
                                     return_flags=True, **ctx.options())
     ctx.record("matmul", flags)
@@ -275,7 +280,7 @@ def matmul(A, a, b):
 def sum_of(A, x, axis=None, keepdims=False):
     """:func:`softfloat.sum` with the context's accumulator and order, rounded into x's format."""
     ctx = get_context()
-    acc = ctx.accumulator if ctx.accumulator is not None else default_accumulator(x.format)
+    acc = accumulator_of(ctx, x.format)
     bits, flags = accumulate_sum(x.bits, x.format, axis=axis, keepdims=keepdims, accumulator=acc,
                                  out_format=x.format, order=ctx.order, return_flags=True, **ctx.options())
     ctx.record("sum", flags)

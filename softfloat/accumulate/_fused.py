@@ -89,15 +89,17 @@ class _Block:
         return values
 
 
-def accumulate_tile(acc: FusedAccumulator, spec, tile, c_values, flags: TileFlags):
-    """The tile's results (flat exact float64 values of out_format)."""
+def accumulate_tile(acc: FusedAccumulator, spec, ieee, tile, c_values, flags: TileFlags):
+    """The tile's results (flat exact float64 values of out_format).  ``ieee`` is the
+    call's IEEE arithmetic (spec.acc being the adder's output format): its ``promote``
+    and ``finish`` are the block promotions and the final rounding, as for any
+    accumulator."""
     fmt, K, n = spec.fmt, tile.layout.K, tile.n
     block = _Block(acc, spec, spec.want)
     via = acc.fp8 == "via_fp16" and fmt.exponent_bits <= 5 and fmt.mantissa_bits <= 3
     emin = fp16.emin if via else fmt.emin
     ieee_out = Rounder(acc.output, replace(spec.policy, rounding=Rounding.NEAREST_EVEN), spec.want)
     to_hw = Rounder(acc.output, spec.policy, spec.want)
-    to_out = Rounder(spec.out, spec.policy, spec.want)
 
     def products(k0, k1):
         X, Y = tile.factors(k0, k1)
@@ -140,27 +142,10 @@ def accumulate_tile(acc: FusedAccumulator, spec, tile, c_values, flags: TileFlag
         if fl is not None:
             flags.add(fl)
     if spec.block is None:
-        result = chain(0, K, start)
-        if spec.out == acc.output:
-            return result
-        values, fl = to_out(Exact(result.copy()), None, [result], _rand(spec, _draws.FINAL, 0, tile))
-        if fl is not None:
-            flags.add(fl)
-        return values
-    total = None if c_values is None else c_values
+        return ieee.finish(chain(0, K, start), tile, flags)
+    total = c_values
     for j, k0 in enumerate(range(0, K, spec.block)):
-        run = chain(k0, min(k0 + spec.block, K), np.zeros(n))
-        if total is None:
-            total, fl = to_out(Exact(run.copy()), None, [run], _rand(spec, _draws.PROMOTE, j, tile))
-        else:
-            res = add_kernel(join(spec.out, acc.output), spec.policy, total, run)
-            before = total
-            total, fl = to_out(res, add_exact, [total, run], _rand(spec, _draws.PROMOTE, j, tile))
-            if fl is not None:
-                flags.add(fl, (run != 0) & np.isfinite(run) & np.isfinite(before) & (total == before))
-                fl = None
-        if fl is not None:
-            flags.add(fl)
+        total = ieee.promote(total, chain(k0, min(k0 + spec.block, K), np.zeros(n)), j, tile, flags)
     return np.zeros(n) if total is None else total
 
 

@@ -239,7 +239,10 @@ def _reduce(layout, signaling, fmt, default_acc, accumulator, out_format, c, pro
     if start is not None:
         c_values, c_signaling = start
 
-    arith = None if hardware else (_fast.plan(spec, layout) or _ieee.Arithmetic(spec, layout.is_product))
+    if hardware:  # its promotions and final rounding are IEEE ones in out_format
+        arith = _ieee.Arithmetic(spec, layout.is_product)
+    else:
+        arith = _fast.plan(spec, layout) or _ieee.Arithmetic(spec, layout.is_product)
     ws = Workspace(BLOCK_SIZE)
     with np.errstate(all="ignore"):
         for tile in layout.tiles(BLOCK_SIZE):
@@ -247,7 +250,7 @@ def _reduce(layout, signaling, fmt, default_acc, accumulator, out_format, c, pro
             c_tile = None if c_values is None else c_values[sl]
             tile_flags = _ieee.TileFlags(tile.n, want)
             if hardware:
-                values = _fused.accumulate_tile(acc, spec, tile, c_tile, tile_flags)
+                values = _fused.accumulate_tile(acc, spec, arith, tile, c_tile, tile_flags)
             else:
                 values = _orders.accumulate_tile(arith, spec, tile, arith.start(c_tile), tile_flags)
             _store(values, out_fmt, bits[sl], ws, tile_flags)
