@@ -34,6 +34,7 @@ from .._encode import Workspace, encode_block
 from ..formats import Format, fp16, fp32, fp64
 from ..ops._common import is_narrow
 from ..rounding import Rounding
+from ._operands import invalid_products
 
 __all__ = ["Native", "addition_flags", "plan"]
 
@@ -132,7 +133,7 @@ class Native:
         else:
             t = np.multiply(X.astype(self.dtype), Y.astype(self.dtype))  # exact
             if self.want:
-                flags.add(_product_flags(X, Y, t))
+                flags.add([invalid_products(X, Y, t.reshape(-1)), None, None, None, None])  # 0 * inf
         return np.broadcast_to(t, (b - a,) + tile.shape).reshape(b - a, tile.n)
 
     def start(self, c_values):
@@ -200,15 +201,6 @@ class Native:
 
     def zeros(self, n):
         return np.zeros(n, dtype=self.dtype)
-
-
-def _product_flags(X, Y, t):
-    """Products are exact here: only 0 * inf (a NaN from non-NaN factors) raises a flag."""
-    nan = np.isnan(t)
-    if not nan.any():
-        return [None] * 5
-    x, y = np.broadcast_arrays(X, Y)
-    return [(nan & ~np.isnan(x) & ~np.isnan(y)).reshape(-1), None, None, None, None]
 
 
 #: outputs from which a running sum goes row by row (numpy's accumulate along axis 0 of a

@@ -24,6 +24,7 @@ from ..ops.add import add_exact, add_kernel
 from ..ops.fma import fma_exact, fma_kernel
 from ..ops.mul import mul_exact, mul_kernel
 from . import _binade, _draws
+from ._operands import invalid_products
 
 __all__ = ["Arithmetic", "Rounder", "Spec", "TileFlags", "join"]
 
@@ -140,7 +141,7 @@ class Arithmetic:
             t = np.multiply(X, Y).reshape(-1)  # exact: is_narrow(fmt)
         if self.spec.product is None:
             if flags.masks is not None:
-                flags.add([_made_nan(t, X, Y, len(ks)), None, None, None, None])
+                flags.add([invalid_products(X, Y, t), None, None, None, None])
             return t
         xs = list(_flat_factors(X, Y))
         res = mul_kernel(self.product_format, self.spec.policy, *xs)
@@ -291,15 +292,6 @@ class Arithmetic:
 
 def _nonzero_finite(x):
     return (x != 0) & np.isfinite(x)
-
-
-def _made_nan(t, X, Y, rows):
-    """Invalid products (0 * inf): NaN where neither factor is a NaN."""
-    nan = np.isnan(t)
-    if not nan.any():
-        return None
-    x, y = _flat_factors(X, Y)
-    return nan & ~np.isnan(x) & ~np.isnan(y)
 
 
 def _flat_factors(X, Y):

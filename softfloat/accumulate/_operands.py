@@ -27,7 +27,7 @@ from .._decode import decode_block
 from .._encode import BLOCK_SIZE, Workspace
 from ..formats import Format, Specials
 
-__all__ = ["Layout", "Tile", "matmul_layout", "paired_layout", "initial_values"]
+__all__ = ["Layout", "Tile", "initial_values", "invalid_products", "matmul_layout", "paired_layout"]
 
 
 @dataclass
@@ -147,6 +147,16 @@ class _Outer(Layout):
         t, rows, cols = tile.where
         ia, ib = self.pairs[t]
         return self.a_t[ia, k0:k1, rows, None], self.b[ib, k0:k1, None, cols]
+
+
+def invalid_products(X, Y, t):
+    """0 * inf: the NaN products (``t``, flat) of factors that are not NaNs, flat; None
+    where there are none."""
+    nan = np.isnan(t)
+    if not nan.any():
+        return None
+    x, y = np.broadcast_arrays(X, Y)
+    return nan & ~np.isnan(x).reshape(-1) & ~np.isnan(y).reshape(-1)
 
 
 def _decode(bits, fmt):
