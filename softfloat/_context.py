@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import math
 import numbers
 from dataclasses import dataclass, field, replace
 
@@ -142,12 +143,14 @@ class StickyFlags:
 
     def record(self, flags: Flags) -> None:
         """Add one operation's flags."""
-        for name, n in flags.count().items():
-            setattr(self, name, getattr(self, name) + n)
+        for name, mask in flags:
+            n = np.count_nonzero(mask)
+            if n:
+                setattr(self, name, getattr(self, name) + int(n))
         swamped = getattr(flags, "swamped", None)
         if swamped is not None:
             self.swamped += int(np.sum(swamped))
-        self.values += int(np.prod(flags.shape, dtype=np.int64))
+        self.values += math.prod(flags.shape)
         self.operations += 1
         self.last = flags
 
@@ -209,6 +212,8 @@ class Context:
     def record(self, operation: str, flags: Flags) -> None:
         """Count one operation's flags, then raise for the first trapped one."""
         self.flags.record(flags)
+        if not self.traps:
+            return
         for name in FLAG_NAMES:
             if name in self.traps:
                 mask = np.asarray(getattr(flags, name))
