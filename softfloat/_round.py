@@ -159,7 +159,9 @@ def round_pack(fmt: Format, negative, v, s, offset, policy: Policy, rand=None,
         if offset is not None:
             trunc += offset
         tiny = trunc < dt(1 << m)  # exact value below the smallest normal (pattern 1 << m)
-        v_orig = v.copy() if policy.tininess is Tininess.AFTER else None
+        if not tiny.any():
+            tiny = None  # the common case: nothing can underflow, or be flushed
+        v_orig = v.copy() if tiny is not None and policy.tininess is Tininess.AFTER else None
 
     _round_in_place(v, s, r, rounding, negative, rand, tmp)
     t = v
@@ -176,6 +178,8 @@ def round_pack(fmt: Format, negative, v, s, offset, policy: Policy, rand=None,
             t[flush] = 0
             inexact = inexact | flush
         underflow = tiny & inexact
+    elif want_flags:
+        underflow = np.zeros(v.shape, dtype=bool)
 
     # ---- overflow: the rounded value (unbounded exponent) exceeds max_finite ------------
     maxpat = dt(fmt.max_finite_bits)

@@ -155,9 +155,10 @@ def _stream(kernel, exact, fmt, policy, rng, daz_inputs, arrays, shape, out, fla
         if res.divide_by_zero is not None:
             fl[1] = res.divide_by_zero
         nan_lanes = np.isnan(res.hi)
-        for j in (2, 3, 4):  # a NaN result raises no overflow, underflow or inexact
-            if fl[j] is not None:
-                fl[j] = fl[j] & ~nan_lanes
+        if nan_lanes.any():  # a NaN result raises no overflow, underflow or inexact
+            for j in (2, 3, 4):
+                if fl[j] is not None:
+                    fl[j] = fl[j] & ~nan_lanes
         return fl
 
     stream_blocks(n, BLOCK_SIZE, rng, flags, block)
