@@ -27,7 +27,7 @@ from ._array_ufuncs import matmul as array_matmul
 from ._array_ufuncs import sum_of
 from .accumulate import vecdot as accumulate_vecdot
 from ._context import get_context
-from .formats import Format, as_format
+from .formats import Format, Specials, as_format
 from .ops._common import round_result
 from .ops.div import div_exact, div_kernel
 from ._encode import Workspace
@@ -262,11 +262,11 @@ def _divide_by(A, x, n: int, operation: str):
     divisor = np.full(values.shape, float(n))
     policy = Policy(rounding=ctx.rounding, tininess=ctx.tininess, subnormals=ctx.subnormals,
                     saturate=ctx.saturate)
-    res = div_kernel(fp64, policy, values, divisor)  # fp64: a kernel path for any operands
     out = np.empty(values.shape, dtype=fmt.storage_dtype)
     rand = None if ctx.rng is None or ctx.rounding.value != "stochastic" else \
         ctx.rng.bit_generator.random_raw(values.size)
-    with np.errstate(all="ignore"):
+    with np.errstate(all="ignore"):  # float64 overflow inside the kernel is its hazard lanes
+        res = div_kernel(fp64, policy, values, divisor)  # fp64: a kernel path for any operands
         fl = round_result(res, div_exact, [values, divisor], fmt, policy, rand, True, out,
                           Workspace(values.size))
     nan = np.isnan(res.hi)
@@ -371,9 +371,13 @@ def clip(A, a, a_min=None, a_max=None, **kwargs):
 
 def _total_order_key(bits, fmt):
     """Integers that sort like IEEE totalOrder: -NaN < -inf < ... < -0 < +0 < ... < +NaN."""
-    u = bits.astype(np.int64)
-    sign = np.int64(fmt.sign_mask)
-    return np.where(u & sign, (sign - 1) - (u ^ sign) - sign, u)
+    u = bits.astype(fmt.storage_dtype, copy=False)
+    t = u.dtype.type
+    # negatives: all bits flipped (bigger magnitudes come first); positives: the sign bit set
+    key = np.where(u & t(fmt.sign_mask), u ^ t((1 << fmt.bits) - 1), u | t(fmt.sign_mask))
+    if fmt.specials is Specials.FNUZ:  # the one NaN (the "-0" pattern) sorts last
+        key[u == t(fmt.sign_mask)] = np.iinfo(u.dtype).max
+    return key
 
 
 @implements(np.argsort)

@@ -1,0 +1,204 @@
+"""Every numpy function an Array maps equals the bit-level function it stands for, bit for
+bit and flag for flag, over hypothesis-drawn Arrays of every catalogue format (and a custom
+one), every deterministic mode, accumulator and order.
+
+The expected side is written from the documented mapping (``sf.matmul`` with the context's
+accumulator and order, rounded into the operands' format; ``np.mean`` as that sum divided
+by n once more; libm through float64 rounded once), calling only the bit-level API.
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import softfloat as sf
+from softfloat.strategies import arrays
+
+FORMATS = [*sf.catalogue(), sf.Format(6, 9)]
+MODES = ["nearest_even", "toward_zero", "upward", "downward", "nearest_away", "odd"]
+ORDERS = ["sequential", "pairwise", "reverse"]
+
+
+def default_accumulator(fmt):
+    """The issue's rule, restated for the oracle: fp32 for formats narrower than fp32 whose
+    values fp32 holds, else the format itself (fp32, tf32, fp64, and wide custom formats)."""
+    narrower = fmt.precision <= 24 and fmt.emax <= 127 and fmt.emin >= -126 and fmt != sf.fp32
+    return sf.fp32 if narrower else fmt
+
+
+def _counts_equal(sticky, *flag_sets, swamped=0):
+    for name in sf.FLAG_NAMES:
+        assert getattr(sticky, name) == sum(f.count()[name] for f in flag_sets), name
+    assert sticky.swamped == swamped
+
+
+def _swamped(flags):
+    return int(np.sum(flags.swamped)) if getattr(flags, "swamped", None) is not None else 0
+
+
+@st.composite
+def contraction(draw):
+    fmt = draw(st.sampled_from(FORMATS))
+    m, k, n = (draw(st.integers(1, 4)) for _ in range(3))
+    a = draw(arrays(fmt, (m, k), as_bits=True))
+    b = draw(arrays(fmt, (k, n), as_bits=True))
+    acc = draw(st.sampled_from([None, "fp16", "bf16", "fp32"]))
+    return fmt, a, b, acc
+
+
+@settings(max_examples=60, deadline=None)
+@given(case=contraction(), mode=st.sampled_from(MODES), order=st.sampled_from(ORDERS))
+def test_matmul_dot_inner_tensordot_equal_sf_matmul(case, mode, order):
+    fmt, a, b, acc = case
+    accumulator = default_accumulator(fmt) if acc is None else acc
+    expected, flags = sf.matmul(a, b, fmt, accumulator=accumulator, out_format=fmt, order=order,
+                                rounding=mode, return_flags=True)
+    A, B = sf.Array.from_bits(a, fmt), sf.Array.from_bits(b, fmt)
+    for spell in (lambda: A @ B, lambda: np.dot(A, B), lambda: np.inner(A, B.T), lambda: np.tensordot(A, B, 1),
+                  lambda: np.einsum("ij,jk->ik", A, B)):
+        with sf.context(rounding=mode, accumulator=acc, order=order) as ctx:
+            got = spell()
+        assert got.format == fmt and np.array_equal(got.bits, expected)
+        _counts_equal(ctx.flags, flags, swamped=_swamped(flags))
+
+
+@settings(max_examples=60, deadline=None)
+@given(fmt=st.sampled_from(FORMATS), shape=st.sampled_from([(5,), (2, 3), (3, 1, 4)]), data=st.data(),
+       mode=st.sampled_from(MODES), order=st.sampled_from(ORDERS), acc=st.sampled_from([None, "fp16", "fp32"]))
+def test_sum_and_mean_equal_sf_sum_then_one_division(fmt, shape, data, mode, order, acc):
+    x = data.draw(arrays(fmt, shape, as_bits=True))
+    axis = data.draw(st.sampled_from([None, 0, len(shape) - 1]))
+    accumulator = default_accumulator(fmt) if acc is None else acc
+    total, flags = sf.sum(x, fmt, axis=axis, accumulator=accumulator, out_format=fmt, order=order,
+                          rounding=mode, return_flags=True)
+    X = sf.Array.from_bits(x, fmt)
+    with sf.context(rounding=mode, accumulator=acc, order=order) as ctx:
+        got = np.sum(X, axis=axis)
+    assert np.array_equal(got.bits, total)
+    _counts_equal(ctx.flags, flags, swamped=_swamped(flags))
+
+    n = x.size // max(np.size(total), 1)
+    with sf.context(rounding=mode, accumulator=acc, order=order) as ctx:
+        mean = np.mean(X, axis=axis)
+    # one correctly rounded division of the sum by n (n need not be a value of fmt)
+    expected, div_flags = [], []
+    for t in np.atleast_1d(total).ravel():
+        value = sf.decode(t, fmt)
+        if np.isfinite(value):
+            bits, f = sf.encode(Fraction(float(value)) / n, fmt, mode, return_flags=True)
+        else:  # inf / n and NaN / n: the sum's own pattern
+            bits, f = t, sf.Flags.none(())
+        expected.append(bits)
+        div_flags.append(f)
+    assert np.array_equal(np.atleast_1d(mean.bits).ravel(), np.array(expected, dtype=fmt.storage_dtype))
+    for name in ("overflow", "underflow", "inexact"):
+        assert getattr(ctx.flags, name) == flags.count()[name] + sum(bool(getattr(f, name)) for f in div_flags)
+
+
+LIBM = [np.exp, np.log, np.sin, np.tanh, np.expm1, np.log1p, np.arctan, np.cbrt]
+
+
+@settings(max_examples=60, deadline=None)
+@given(fmt=st.sampled_from(FORMATS), data=st.data(), mode=st.sampled_from(MODES), ufunc=st.sampled_from(LIBM))
+def test_libm_functions_are_float64_results_rounded_once(fmt, data, mode, ufunc):
+    x = data.draw(arrays(fmt, (6,), as_bits=True))
+    values = sf.decode(x, fmt)
+    with np.errstate(all="ignore"):
+        f64 = ufunc(values)
+    expected, flags = sf.encode(f64, fmt, mode, return_flags=True)
+    with sf.context(rounding=mode) as ctx:
+        got = ufunc(sf.Array.from_bits(x, fmt))
+    nan = np.isnan(f64)
+    assert np.array_equal(got.bits[~nan], expected[~nan])
+    assert np.all(sf.is_nan(got.bits[nan], fmt) | (not fmt.has_nan))
+    # documented: every finite result counts as inexact (float64 libm is faithful, not exact)
+    assert ctx.flags.inexact == int(np.count_nonzero(flags.inexact | np.isfinite(f64)))
+    assert ctx.flags.overflow == flags.count()["overflow"]
+
+
+@settings(max_examples=60, deadline=None)
+@given(fmt=st.sampled_from(FORMATS), to=st.sampled_from(FORMATS), data=st.data(), mode=st.sampled_from(MODES))
+def test_astype_and_asarray_round_once_like_convert_and_encode(fmt, to, data, mode):
+    x = data.draw(arrays(fmt, (5,), as_bits=True))
+    expected, flags = sf.convert(x, fmt, to, mode, return_flags=True)
+    with sf.context() as ctx:
+        got = sf.Array.from_bits(x, fmt).astype(to, rounding=mode)
+    assert got.format == to and np.array_equal(got.bits, expected)
+    _counts_equal(ctx.flags, flags)
+
+    values = data.draw(arrays(sf.fp64, (5,)))
+    expected, flags = sf.encode(values, to, mode, return_flags=True)
+    with sf.context() as ctx:
+        got = sf.asarray(values, to, rounding=mode)
+    assert np.array_equal(got.bits, expected)
+    _counts_equal(ctx.flags, flags)
+
+
+@settings(max_examples=60, deadline=None)
+@given(fmt=st.sampled_from(FORMATS), data=st.data(), mode=st.sampled_from(MODES))
+def test_rounded_unary_ufuncs_report_the_bit_level_flags(fmt, data, mode):
+    x = data.draw(arrays(fmt, (6,), as_bits=True))
+    X = sf.Array.from_bits(x, fmt)
+    one = sf.encode(1.0, fmt)
+    cases = [(np.sqrt, lambda: sf.sqrt(x, fmt, mode, return_flags=True)),
+             (np.square, lambda: sf.mul(x, x, fmt, mode, return_flags=True)),
+             (np.reciprocal, lambda: sf.div(one, x, fmt, mode, return_flags=True))]
+    for ufunc, reference in cases:
+        expected, flags = reference()
+        with sf.context(rounding=mode) as ctx:
+            got = ufunc(X)
+        assert np.array_equal(got.bits, expected), ufunc.__name__
+        _counts_equal(ctx.flags, flags)
+    for ufunc, rounding in ((np.floor, "downward"), (np.ceil, "upward"), (np.trunc, "toward_zero"),
+                            (np.rint, "nearest_even")):
+        expected, flags = sf.round_to_integral(x, fmt, rounding, return_flags=True)
+        with sf.context(rounding=mode) as ctx:  # the context's mode does not matter here
+            got = ufunc(X)
+        assert np.array_equal(got.bits, expected)
+        _counts_equal(ctx.flags, flags)
+
+
+@settings(max_examples=40, deadline=None)
+@given(fmt=st.sampled_from(FORMATS), data=st.data(), mode=st.sampled_from(MODES), n=st.integers(-3, 4))
+def test_integer_powers_are_repeated_rounded_multiplications(fmt, data, mode, n):
+    x = data.draw(arrays(fmt, (4,), as_bits=True))
+    one = sf.encode(1.0, fmt)
+    p = np.broadcast_to(one, x.shape)
+    all_flags = []
+    # documented: x**n is x * x * ... (|n| - 1 roundings, left to right), then 1 / that for n < 0
+    if abs(n) >= 1:
+        p = x
+        for _ in range(abs(n) - 1):
+            p, f = sf.mul(p, x, fmt, mode, return_flags=True)
+            all_flags.append(f)
+    if n < 0:
+        p, f = sf.div(one, p, fmt, mode, return_flags=True)
+        all_flags.append(f)
+    with sf.context(rounding=mode) as ctx:
+        got = sf.Array.from_bits(x, fmt) ** n
+    assert np.array_equal(got.bits, p)
+    # one ufunc call is one operation: an element counts once for a flag any step raised
+    combined = sf.Flags.none(x.shape)
+    for f in all_flags:
+        combined = combined | f
+    _counts_equal(ctx.flags, combined)
+
+
+@settings(max_examples=40, deadline=None)
+@given(fmt=st.sampled_from(FORMATS), data=st.data())
+def test_copysign_nextafter_and_sorting_move_bits_exactly(fmt, data):
+    x = data.draw(arrays(fmt, (6,), as_bits=True))
+    y = data.draw(arrays(fmt, (6,), as_bits=True))
+    X, Y = sf.Array.from_bits(x, fmt), sf.Array.from_bits(y, fmt)
+    with sf.context() as ctx:
+        assert np.array_equal(np.copysign(X, Y).bits, sf.copysign(x, y, fmt))
+        assert np.array_equal(np.negative(X).bits, sf.neg(x, fmt))
+    assert ctx.flags.inexact == ctx.flags.overflow == ctx.flags.underflow == 0
+    # sort: IEEE 754 totalOrder, which the bit level's total_order decides pairwise
+    s = np.sort(X).bits
+    assert all(sf.total_order(s[i], s[i + 1], fmt) for i in range(len(s) - 1))
+    assert sorted(s.tolist()) == sorted(x.tolist())
