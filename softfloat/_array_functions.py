@@ -25,15 +25,16 @@ from . import codec, ops
 from ._array_ufuncs import accumulator_of
 from ._array_ufuncs import matmul as array_matmul
 from ._array_ufuncs import sum_of
-from .accumulate import vecdot as accumulate_vecdot
 from ._context import get_context
-from .formats import Format, Specials, as_format
-from .ops._common import round_result
-from .ops.div import div_exact, div_kernel
 from ._encode import Workspace
 from ._round import Policy
-from .formats import fp64
-from .flags import Flags
+from .accumulate import vecdot as accumulate_vecdot
+from .accumulate._fast import addition_flags
+from .flags import FLAG_NAMES, AccumulationFlags, Flags
+from .formats import Format, Specials, as_format, fp64
+from .ops._common import round_result
+from .ops.div import div_exact, div_kernel
+from .rounding import Rounding
 
 __all__ = ["FUNCTIONS"]
 
@@ -179,7 +180,14 @@ def prod(A, a, axis=None, dtype=None, out=None, keepdims=False, **kwargs):
 
 @implements(np.cumsum)
 def cumsum(A, a, axis=None, dtype=None, out=None):
-    """Running sums in the context's accumulator (sequential), each rounded into the format."""
+    """Running sums in the context's accumulator (sequential), each rounded into the format.
+
+    Three operations reach the context: the terms' conversion into the accumulator, the
+    K - 1 additions (flags per addition, swamped ones counted), and the rounding of the
+    running sums into the format.  To nearest even in an fp16/fp32/fp64 accumulator the
+    chain is numpy's own (strictly sequential) add.accumulate; other modes and
+    accumulators take the K steps one at a time, each vectorised over the other axes.
+    """
     if dtype is not None or out is not None:
         return NotImplemented
     fmt = a.format
@@ -190,19 +198,59 @@ def cumsum(A, a, axis=None, dtype=None, out=None):
     bits = a.bits.reshape(-1) if axis is None else np.moveaxis(a.bits, axis, 0)
     terms, flags = ops.convert(bits, fmt, acc, return_flags=True, **ctx.options())
     ctx.record("cumsum", flags)
-    running = np.empty_like(terms)
-    s = None
-    for k in range(terms.shape[0]):
-        if s is None:
-            s = terms[k]
-        else:
-            s, f = ops.add(s, terms[k], acc, saturate=ctx.saturate, return_flags=True, **ctx.options())
-            ctx.record("cumsum", f)
-        running[k] = s
+    terms = np.asarray(terms)
+    running, steps = _native_running_sums(terms, acc, ctx) if terms.shape[0] > 1 else (terms.copy(), None)
+    if running is None:
+        running, steps = _running_sums(terms, acc, ctx)
+    if steps is not None:
+        ctx.record("cumsum", steps)
     result, flags = ops.convert(running, acc, fmt, saturate=ctx.saturate, return_flags=True, **ctx.options())
     ctx.record("cumsum", flags)
     result = np.asarray(result)
     return A.wrap(result if axis is None else np.moveaxis(result, 0, axis), fmt)
+
+
+#: accumulators whose numpy addition is correctly rounded to nearest even
+_NATIVE_SUMS = {"fp16": np.float16, "fp32": np.float32, "fp64": np.float64}
+
+
+def _native_running_sums(terms, acc: Format, ctx):
+    """numpy's add.accumulate (strictly sequential) where it is the correctly rounded chain:
+    nearest_even, no saturation or flushing (a sum that lands below the smallest normal is
+    exact anyway), and no NaN anywhere (NaN payloads follow NAN_POLICY, not the FPU).
+    Returns (None, None) where that does not hold."""
+    native = _NATIVE_SUMS.get(acc.name)
+    if native is None or ctx.rounding is not Rounding.NEAREST_EVEN or ctx.saturate or not ctx.subnormals:
+        return None, None
+    t = terms.view(native)
+    with np.errstate(all="ignore"):
+        running = np.add.accumulate(t, axis=0)
+        if np.isnan(running).any():
+            return None, None
+        (invalid, _, overflow, _, inexact), swamped = addition_flags(running[:-1], t[1:], running[1:])
+    none = np.zeros(running[1:].shape, dtype=bool)
+    steps = AccumulationFlags(none if invalid is None else invalid, none, none if overflow is None else overflow,
+                              none, inexact, swamped=swamped.astype(np.int64))
+    return running.view(terms.dtype), steps
+
+
+def _running_sums(terms, acc: Format, ctx):
+    """The chain one correctly rounded addition at a time along axis 0 (vectorised over
+    the other axes): the path for directed and stochastic modes, other accumulators, NaNs."""
+    running = np.empty_like(terms)
+    running[0] = terms[0]
+    masks = []
+    for k in range(1, terms.shape[0]):
+        running[k], f = ops.add(running[k - 1], terms[k], acc, saturate=ctx.saturate, return_flags=True,
+                                **ctx.options())
+        masks.append(f)
+    values = np.asarray(codec.decode(running, acc, dtype=np.float64))
+    term_values = np.asarray(codec.decode(terms[1:], acc, dtype=np.float64))
+    swamped = (running[1:] == running[:-1]) & np.isfinite(term_values) & (term_values != 0) \
+        & np.isfinite(values[:-1])
+    steps = AccumulationFlags(*(np.stack([np.asarray(getattr(f, name)) for f in masks]) for name in FLAG_NAMES),
+                              swamped=swamped.astype(np.int64))
+    return running, steps
 
 
 @implements(np.einsum)

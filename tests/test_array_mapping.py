@@ -202,3 +202,38 @@ def test_copysign_nextafter_and_sorting_move_bits_exactly(fmt, data):
     s = np.sort(X).bits
     assert all(sf.total_order(s[i], s[i + 1], fmt) for i in range(len(s) - 1))
     assert sorted(s.tolist()) == sorted(x.tolist())
+
+
+@settings(max_examples=60, deadline=None)
+@given(fmt=st.sampled_from(FORMATS), data=st.data(), mode=st.sampled_from(MODES + ["nearest_even"] * 3),
+       acc=st.sampled_from([None, "fp16", "bf16", "fp32", "fp64"]))
+def test_cumsum_is_the_chain_of_rounded_additions(fmt, data, mode, acc):
+    x = data.draw(arrays(fmt, st.sampled_from([(1,), (9,), (5, 3)]), as_bits=True))
+    accumulator = sf.as_format(default_accumulator(fmt) if acc is None else acc)
+    terms, conv = sf.convert(x, fmt, accumulator, mode, return_flags=True)
+    running = [terms[0]]
+    additions = []
+    for k in range(1, terms.shape[0]):
+        s, f = sf.add(running[-1], terms[k], accumulator, mode, return_flags=True)
+        running.append(s)
+        additions.append(f)
+    expected, final = sf.convert(np.array(running), accumulator, fmt, mode, return_flags=True)
+    with sf.context(rounding=mode, accumulator=acc) as ctx:
+        got = np.cumsum(sf.Array.from_bits(x, fmt), axis=0)
+    assert np.array_equal(got.bits, expected)
+    _counts_equal(ctx.flags, conv, *additions, final, swamped=ctx.flags.swamped)
+    # swamped: a non-zero finite term left a finite running sum unchanged
+    values = sf.decode(np.array(running), accumulator)
+    term_values = sf.decode(terms, accumulator)
+    swamped = sum(int(np.sum((running[k] == running[k - 1]) & np.isfinite(values[k - 1])
+                             & np.isfinite(term_values[k]) & (term_values[k] != 0)))
+                  for k in range(1, len(running)))
+    assert ctx.flags.swamped == swamped
+
+
+def test_cumsum_of_a_long_vector_is_vectorised():
+    x = sf.asarray(np.full(200_000, 1.0), "fp16")
+    with sf.context() as ctx:
+        got = np.cumsum(x)  # fp32 running sums: exact up to 2**24; fp16 holds 2048 exactly
+    assert got[2047].item() == 2048.0 and got[-1].item() == sf.decode(sf.encode(200_000.0, "fp16"), "fp16")
+    assert ctx.flags.swamped == 0 and ctx.flags.operations == 3
