@@ -30,6 +30,8 @@ from ._encode import Workspace
 from ._round import Policy
 from .accumulate import vecdot as accumulate_vecdot
 from .accumulate._fast import addition_flags
+from .accumulate.hardware import FusedAccumulator, is_preset
+from .accumulate.reduce import default_accumulator
 from .flags import FLAG_NAMES, AccumulationFlags, Flags
 from .formats import Format, Specials, as_format, fp64
 from .ops._common import round_result
@@ -151,8 +153,8 @@ def norm(A, x, ord=None, axis=None, keepdims=False):
     ctx = get_context()
     acc = accumulator_of(ctx, fmt)
     bits = x.bits.reshape(-1) if axis is None else np.moveaxis(x.bits, axis, -1)
-    total, flags = accumulate_vecdot(bits, bits, fmt, accumulator=acc, out_format=fmt, order=ctx.order,
-                                     return_flags=True, **ctx.options())
+    total, flags = ctx.split(accumulate_vecdot(bits, bits, fmt, accumulator=acc, out_format=fmt, order=ctx.order,
+                                               return_flags=ctx.track_flags, **ctx.options()))
     ctx.record("norm", flags)
     result = np.sqrt(A.wrap(total, fmt))
     if keepdims:
@@ -182,7 +184,9 @@ def prod(A, a, axis=None, dtype=None, out=None, keepdims=False, **kwargs):
 def cumsum(A, a, axis=None, dtype=None, out=None):
     """Running sums in the context's accumulator (sequential), each rounded into the format.
 
-    Three operations reach the context: the terms' conversion into the accumulator, the
+    The context's accumulator, when it is a format (a tensor-core model describes matrix
+    units, so with one the running sums use the default accumulator, fp32 for narrower
+    formats).  Three operations reach the context: the terms' conversion into the accumulator, the
     K - 1 additions (flags per addition, swamped ones counted), and the rounding of the
     running sums into the format.  To nearest even in an fp16/fp32/fp64 accumulator the
     chain is numpy's own (strictly sequential) add.accumulate; other modes and
@@ -193,18 +197,19 @@ def cumsum(A, a, axis=None, dtype=None, out=None):
     fmt = a.format
     ctx = get_context()
     acc = accumulator_of(ctx, fmt)
-    if not isinstance(acc, Format):
-        acc = as_format(acc, "accumulator")
+    if isinstance(acc, FusedAccumulator) or is_preset(acc):
+        acc = default_accumulator(fmt)  # a tensor-core model is of matrix units, not running sums
+    acc = as_format(acc, "accumulator")
     bits = a.bits.reshape(-1) if axis is None else np.moveaxis(a.bits, axis, 0)
-    terms, flags = ops.convert(bits, fmt, acc, return_flags=True, **ctx.options())
+    terms, flags = ctx.split(ops.convert(bits, fmt, acc, return_flags=ctx.track_flags, **ctx.options()))
     ctx.record("cumsum", flags)
     terms = np.asarray(terms)
     running, steps = _native_running_sums(terms, acc, ctx) if terms.shape[0] > 1 else (terms.copy(), None)
     if running is None:
         running, steps = _running_sums(terms, acc, ctx)
-    if steps is not None:
-        ctx.record("cumsum", steps)
-    result, flags = ops.convert(running, acc, fmt, saturate=ctx.saturate, return_flags=True, **ctx.options())
+    ctx.record("cumsum", steps)
+    result, flags = ctx.split(ops.convert(running, acc, fmt, saturate=ctx.saturate, return_flags=ctx.track_flags,
+                                          **ctx.options()))
     ctx.record("cumsum", flags)
     result = np.asarray(result)
     return A.wrap(result if axis is None else np.moveaxis(result, 0, axis), fmt)
@@ -227,6 +232,8 @@ def _native_running_sums(terms, acc: Format, ctx):
         running = np.add.accumulate(t, axis=0)
         if np.isnan(running).any():
             return None, None
+        if not ctx.track_flags:
+            return running.view(terms.dtype), None
         (invalid, _, overflow, _, inexact), swamped = addition_flags(running[:-1], t[1:], running[1:])
     none = np.zeros(running[1:].shape, dtype=bool)
     steps = AccumulationFlags(none if invalid is None else invalid, none, none if overflow is None else overflow,
@@ -241,9 +248,11 @@ def _running_sums(terms, acc: Format, ctx):
     running[0] = terms[0]
     masks = []
     for k in range(1, terms.shape[0]):
-        running[k], f = ops.add(running[k - 1], terms[k], acc, saturate=ctx.saturate, return_flags=True,
-                                **ctx.options())
+        running[k], f = ctx.split(ops.add(running[k - 1], terms[k], acc, saturate=ctx.saturate,
+                                          return_flags=ctx.track_flags, **ctx.options()))
         masks.append(f)
+    if not ctx.track_flags or not masks:
+        return running, None
     values = np.asarray(codec.decode(running, acc, dtype=np.float64))
     term_values = np.asarray(codec.decode(terms[1:], acc, dtype=np.float64))
     swamped = (running[1:] == running[:-1]) & np.isfinite(term_values) & (term_values != 0) \
@@ -315,10 +324,12 @@ def _divide_by(A, x, n: int, operation: str):
         ctx.rng.bit_generator.random_raw(values.size)
     with np.errstate(all="ignore"):  # float64 overflow inside the kernel is its hazard lanes
         res = div_kernel(fp64, policy, values, divisor)  # fp64: a kernel path for any operands
-        fl = round_result(res, div_exact, [values, divisor], fmt, policy, rand, True, out,
+        fl = round_result(res, div_exact, [values, divisor], fmt, policy, rand, ctx.track_flags, out,
                           Workspace(values.size))
     nan = np.isnan(res.hi)
     out[nan] = fmt.nan_bits if fmt.has_nan else 0
+    if not ctx.track_flags:
+        return A.wrap(out.reshape(x.shape), fmt)
     masks = [np.zeros(values.shape, bool) if f is None else f for f in fl]
     masks[0] = masks[0] | (nan & ~np.isnan(values))
     masks[1] = masks[1] | ((divisor == 0) & np.isfinite(values) & (values != 0))

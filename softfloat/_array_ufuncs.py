@@ -44,7 +44,7 @@ __all__ = ["UFUNCS", "accumulator_of", "dispatch", "matmul", "sum_of"]
 def _rounded(op):
     """A correctly rounded operation with the context's attributes."""
     def call(fmt, ctx, *bits):
-        return op(*bits, fmt, saturate=ctx.saturate, return_flags=True, **ctx.options())
+        return ctx.split(op(*bits, fmt, saturate=ctx.saturate, return_flags=ctx.track_flags, **ctx.options()))
     return call
 
 
@@ -52,15 +52,20 @@ def _exact(op, flags=True):
     """An operation that never rounds (flags: invalid for signalling NaNs, where it has them)."""
     def call(fmt, ctx, *bits):
         if flags:
-            return op(*bits, fmt, return_flags=True)
+            return ctx.split(op(*bits, fmt, return_flags=ctx.track_flags))
         result = op(*bits, fmt)
-        return result, Flags.none(np.shape(result))
+        return result, _no_flags(ctx, np.shape(result))
     return call
+
+
+def _no_flags(ctx, shape):
+    """The flags of an exact operation: all clear (None when flags are not tracked)."""
+    return Flags.none(shape) if ctx.track_flags else None
 
 
 def _integral(rounding):
     def call(fmt, ctx, bits):
-        return ops.round_to_integral(bits, fmt, rounding, return_flags=True)
+        return ctx.split(ops.round_to_integral(bits, fmt, rounding, return_flags=ctx.track_flags))
     return call
 
 
@@ -74,12 +79,13 @@ def _reciprocal(fmt, ctx, bits):
 
 
 def _positive(fmt, ctx, bits):
-    return bits.copy(), Flags.none(bits.shape)
+    return bits.copy(), _no_flags(ctx, bits.shape)
 
 
 def _predicate(pred):
-    def call(fmt, ctx, bits):
-        return np.asarray(pred(bits, fmt)), None
+    def call(fmt, ctx, *bits):
+        return np.asarray(pred(*bits, fmt))
+    call.predicate = True  # a plain boolean result: no flags, not an Array
     return call
 
 
@@ -90,13 +96,13 @@ def _nextafter(fmt, ctx, x, y):
     result = np.where(up, ops.next_up(x, fmt), np.where(down, ops.next_down(x, fmt), y))
     nan = np.asarray(ops.unordered(x, y, fmt))
     result = np.where(nan, fmt.nan_bits if fmt.has_nan else 0, result).astype(fmt.storage_dtype)
-    return result, Flags.none(result.shape)
+    return result, _no_flags(ctx, result.shape)
 
 
 def _spacing(fmt, ctx, x):
     """The distance to the next value away from zero, with x's sign (numpy's spacing)."""
     away = np.where(np.asarray(codec.is_sign_minus(x, fmt)), ops.next_down(x, fmt), ops.next_up(x, fmt))
-    return ops.sub(np.asarray(away, dtype=fmt.storage_dtype), x, fmt, return_flags=True)
+    return ctx.split(ops.sub(np.asarray(away, dtype=fmt.storage_dtype), x, fmt, return_flags=ctx.track_flags))
 
 
 def _libm(ufunc):
@@ -107,12 +113,15 @@ def _libm(ufunc):
         operands = [np.asarray(codec.decode(b, fmt)) for b in bits]
         with np.errstate(all="ignore"):
             values = ufunc(*operands)
-        result, flags = codec.encode(values, fmt, saturate=ctx.saturate, return_flags=True, **ctx.options())
+        result, flags = ctx.split(codec.encode(values, fmt, saturate=ctx.saturate, return_flags=ctx.track_flags,
+                                               **ctx.options()))
         invalid = np.isnan(values)
         for x in operands:
             invalid &= ~np.isnan(x)
         result = np.asarray(result)
         result[invalid] = fmt.nan_bits if fmt.has_nan else 0  # NAN_POLICY's default NaN
+        if flags is None:
+            return result, None
         return result, flags._replace(inexact=np.asarray(flags.inexact | np.isfinite(values)),
                                       invalid=np.asarray(flags.invalid | invalid))
     return call
@@ -123,14 +132,15 @@ def _power(fmt, ctx, x, y, exponent):
     n = abs(exponent)
     if n == 0:
         result = np.full(np.shape(x), codec.encode(1.0, fmt), dtype=fmt.storage_dtype)
-        return result, Flags.none(result.shape)
-    p, flags = x, Flags.none(np.shape(x))
-    for _ in range(n - 1):
-        p, f = _rounded(ops.mul)(fmt, ctx, p, x)
-        flags = flags | f
+        return result, _no_flags(ctx, result.shape)
+    p, flags = x, _no_flags(ctx, np.shape(x))
+    steps = [lambda p: _rounded(ops.mul)(fmt, ctx, p, x)] * (n - 1)
     if exponent < 0:
-        p, f = _reciprocal(fmt, ctx, np.asarray(p))
-        flags = flags | f
+        steps.append(lambda p: _reciprocal(fmt, ctx, np.asarray(p)))
+    for step in steps:
+        p, f = step(p)
+        if f is not None:
+            flags = flags | f
     return np.asarray(p), flags
 
 
@@ -151,7 +161,7 @@ UFUNCS = {
 _COMPARISONS = {np.equal: ops.eq, np.not_equal: ops.ne, np.less: ops.lt, np.less_equal: ops.le,
                 np.greater: ops.gt, np.greater_equal: ops.ge}
 for _ufunc, _op in _COMPARISONS.items():
-    UFUNCS[_ufunc] = (lambda op: lambda fmt, ctx, a, b: (np.asarray(op(a, b, fmt)), None))(_op)
+    UFUNCS[_ufunc] = _predicate(_op)
 UFUNCS.update({np.isnan: _predicate(codec.is_nan), np.isinf: _predicate(codec.is_infinite),
                np.isfinite: _predicate(codec.is_finite), np.signbit: _predicate(codec.is_sign_minus),
                np.nextafter: _nextafter, np.spacing: _spacing})
@@ -208,9 +218,10 @@ def dispatch(A, ufunc, method, inputs, kwargs):
         if impl is None:
             return NotImplemented
         fmt, bits = A.common(*inputs)
+        if getattr(impl, "predicate", False):  # a plain boolean array
+            result = impl(fmt, ctx, *bits)
+            return result[()] if result.ndim == 0 else result
         result, flags = impl(fmt, ctx, *bits)
-    if flags is None:  # a predicate: a plain boolean array
-        return result[()] if result.ndim == 0 else result
     ctx.record(ufunc.__name__, flags)
     return _store(A, A.wrap(result, fmt), out)
 
@@ -245,17 +256,19 @@ def _pick(A, impl, x, axis, keepdims):
     if bits.shape[0] == 0:
         raise ValueError("zero-size array to reduction operation which has no identity")
     ctx = get_context()
-    flags = Flags.none(bits.shape[1:])
+    flags = _no_flags(ctx, bits.shape[1:])
     while bits.shape[0] > 1:
         half = bits.shape[0] // 2
         picked, f = impl(x.format, ctx, bits[:half], bits[half:2 * half])
-        flags = flags | Flags(*(np.any(m, axis=0) for _, m in f))
+        if f is not None:
+            flags = flags | Flags(*(np.any(m, axis=0) for _, m in f))
         bits = np.concatenate([np.asarray(picked), bits[2 * half:]])
     result = bits[0]
     if keepdims:
         axes = tuple(range(x.ndim)) if axis is None else axis
         result = np.expand_dims(result, axes)
-        flags = Flags(*(np.expand_dims(m, axes) for _, m in flags))
+        if flags is not None:
+            flags = Flags(*(np.expand_dims(m, axes) for _, m in flags))
     ctx.record("reduce", flags)
     return A.wrap(result, x.format)
 
@@ -271,8 +284,8 @@ def matmul(A, a, b):
     fmt, (x, y) = A.common(a, b)
     ctx = get_context()
     acc = accumulator_of(ctx, fmt)
-    bits, flags = accumulate_matmul(x, y, fmt, accumulator=acc, out_format=fmt, order=ctx.order,
-                                    return_flags=True, **ctx.options())
+    bits, flags = ctx.split(accumulate_matmul(x, y, fmt, accumulator=acc, out_format=fmt, order=ctx.order,
+                                              return_flags=ctx.track_flags, **ctx.options()))
     ctx.record("matmul", flags)
     return A.wrap(bits, fmt)
 
@@ -281,7 +294,8 @@ def sum_of(A, x, axis=None, keepdims=False):
     """:func:`softfloat.sum` with the context's accumulator and order, rounded into x's format."""
     ctx = get_context()
     acc = accumulator_of(ctx, x.format)
-    bits, flags = accumulate_sum(x.bits, x.format, axis=axis, keepdims=keepdims, accumulator=acc,
-                                 out_format=x.format, order=ctx.order, return_flags=True, **ctx.options())
+    bits, flags = ctx.split(accumulate_sum(x.bits, x.format, axis=axis, keepdims=keepdims, accumulator=acc,
+                                           out_format=x.format, order=ctx.order, return_flags=ctx.track_flags,
+                                           **ctx.options()))
     ctx.record("sum", flags)
     return A.wrap(bits, x.format)

@@ -143,7 +143,8 @@ class Array(np.lib.mixins.NDArrayOperatorsMixin):
         opts = ctx.options()
         if rounding is not None:
             opts["rounding"] = rounding
-        bits, flags = convert(self._bits, self._format, fmt, saturate=ctx.saturate, return_flags=True, **opts)
+        bits, flags = ctx.split(convert(self._bits, self._format, fmt, saturate=ctx.saturate,
+                                        return_flags=ctx.track_flags, **opts))
         ctx.record("astype", flags)
         return Array(np.asarray(bits), fmt)
 
@@ -244,15 +245,16 @@ def _bits_in(value, fmt: Format, operation: str) -> np.ndarray:
     if isinstance(value, Array):
         if value.format == fmt:
             return value.bits
-        bits, flags = convert(value.bits, value.format, fmt, saturate=ctx.saturate, return_flags=True,
-                              **ctx.options())
+        bits, flags = ctx.split(convert(value.bits, value.format, fmt, saturate=ctx.saturate,
+                                        return_flags=ctx.track_flags, **ctx.options()))
     else:
         if isinstance(value, (complex, np.complexfloating)) or (isinstance(value, np.ndarray)
                                                                 and value.dtype.kind == "c"):
             raise TypeError(f"an Array of {fmt} holds real numbers; got {_validate.describe(value)}")
         if isinstance(value, (str, bytes)) or (isinstance(value, np.ndarray) and value.dtype.kind in "OUS"):
             raise TypeError(f"an Array of {fmt} takes numbers (or Arrays); got {_validate.describe(value)}")
-        bits, flags = encode(value, fmt, saturate=ctx.saturate, return_flags=True, **ctx.options())
+        bits, flags = ctx.split(encode(value, fmt, saturate=ctx.saturate, return_flags=ctx.track_flags,
+                                       **ctx.options()))
     ctx.record(operation, flags)
     return np.asarray(bits)
 
@@ -318,9 +320,9 @@ def asarray(x, fmt=None, rounding=None, *, saturate=None) -> Array:
         opts["rounding"] = rounding
     sat = ctx.saturate if saturate is None else saturate
     if isinstance(x, Array):
-        bits, flags = convert(x.bits, x.format, fmt, saturate=sat, return_flags=True, **opts)
+        bits, flags = ctx.split(convert(x.bits, x.format, fmt, saturate=sat, return_flags=ctx.track_flags, **opts))
     else:
-        bits, flags = encode(x, fmt, saturate=sat, return_flags=True, **opts)
+        bits, flags = ctx.split(encode(x, fmt, saturate=sat, return_flags=ctx.track_flags, **opts))
     ctx.record("asarray", flags)
     return Array(np.array(bits, dtype=fmt.storage_dtype, copy=True), fmt)
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 from fractions import Fraction
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -237,3 +238,40 @@ def test_cumsum_of_a_long_vector_is_vectorised():
         got = np.cumsum(x)  # fp32 running sums: exact up to 2**24; fp16 holds 2048 exactly
     assert got[2047].item() == 2048.0 and got[-1].item() == sf.decode(sf.encode(200_000.0, "fp16"), "fp16")
     assert ctx.flags.swamped == 0 and ctx.flags.operations == 3
+
+
+def _program(x, w, b):
+    """A little of everything the Array maps: contraction, ufuncs, reductions, libm."""
+    h = np.maximum(x @ w + b, 0)
+    z = h - np.max(h, axis=-1, keepdims=True)
+    p = np.exp(z) / np.sum(np.exp(z), axis=-1, keepdims=True)
+    return [h, p, np.mean(p), np.cumsum(h, axis=0), h ** 3, np.sqrt(np.abs(z)), np.linalg.norm(h),
+            np.var(h), np.sort(z, axis=None), np.floor(h), h.astype("bf16"), np.prod(w, axis=0)]
+
+
+@settings(max_examples=30, deadline=None)
+@given(fmt=st.sampled_from(["fp16", "bf16", "fp8_e4m3", "fp8_e5m2", "fp32"]), data=st.data(),
+       mode=st.sampled_from(MODES), acc=st.sampled_from([None, "fp16", "h100"]))
+def test_untracked_flags_change_no_result(fmt, data, mode, acc):
+    fmt = sf.as_format(fmt)
+    x, w, b = (sf.Array.from_bits(data.draw(arrays(fmt, shape, as_bits=True)), fmt)
+               for shape in [(3, 4), (4, 2), (2,)])
+    if acc == "h100" and fmt.bits > 16:
+        acc = None  # the tensor-core model takes fp16/bf16/fp8 inputs
+    with sf.context(rounding=mode, accumulator=acc) as counted:
+        tracked = _program(x, w, b)
+    with sf.context(rounding=mode, accumulator=acc, track_flags=False) as ctx:
+        untracked = _program(x, w, b)
+    for t, u in zip(tracked, untracked):
+        assert t.format == u.format and np.array_equal(t.bits, u.bits)
+    assert counted.flags.operations > 0
+    assert all(getattr(ctx.flags, name) == 0 for name in (*sf.FLAG_NAMES, "swamped", "operations"))
+
+
+def test_traps_need_tracked_flags():
+    with pytest.raises(ValueError, match="track_flags"):
+        with sf.context(traps={"overflow"}, track_flags=False):
+            pass
+    with pytest.raises(TypeError, match="track_flags"):
+        with sf.context(track_flags="no"):
+            pass
