@@ -49,6 +49,12 @@ What rounding did
     became subnormal, became zero, saturated, became +-inf, NaN: OUTCOME_NAMES);
     error_stats(x, bits, fmt) -> ErrorStats (absolute and relative error, SQNR).
 
+Exchange with ml_dtypes, torch and JAX (softfloat.interop)
+    bits_of(x) -> (bits, Format): an ml_dtypes array or torch tensor (bfloat16, FP8, ...)
+    read as its bit patterns, a view; to_ml_dtypes(bits, fmt) and to_torch(bits, fmt)
+    write them back without copying; dtype_names(fmt). encode and quantize also take
+    torch tensors, JAX arrays and anything with __array__ or __dlpack__.
+
 Teaching
     explain(x, fmt) -> Explanation: one rounding bit by bit; or one operation such as
     explain("2048 + 1", "fp16") -> OperationExplanation (+, -, *, /, sqrt, fma: the
@@ -139,6 +145,7 @@ from .ops import (  # noqa: A004 - abs is IEEE's name (like numpy.abs), kept out
     ulp,
     unordered,
 )
+from .interop import bits_of, dtype_names, to_ml_dtypes, to_torch
 from .report import ErrorStats, error_stats, outcomes
 from .rounding import Rounding, Tininess
 
@@ -211,4 +218,9 @@ __all__ = [
     "Outcomes",
     "error_stats",
     "outcomes",
+    # exchange with ml_dtypes, torch and JAX (softfloat.interop)
+    "bits_of",
+    "dtype_names",
+    "to_ml_dtypes",
+    "to_torch",
 ]

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import _exact, _validate
+from . import _exact, _validate, interop
 from ._decode import decode_block, decompose, signaling_bit_clear
 from ._encode import BLOCK_SIZE, SOURCE_FORMAT, Workspace, encode_block, encode_exact, stream_blocks
 from ._options import policy_from_options
@@ -330,8 +330,18 @@ is_sign_minus = _predicate("is_sign_minus", "True where the sign bit is set (NaN
 # input handling
 # =====================================================================================
 def _input_array(x, argname):
-    """Check a numeric input and return it as an ndarray (no copy when already one)."""
-    return _validate.numeric_array(argname, x)
+    """Check a numeric input and return it as an ndarray (no copy when already one).
+
+    Objects with ``__array__``/``__dlpack__`` (torch CPU tensors, JAX arrays) are read
+    through numpy, as views where they allow; float data numpy has no type for (ml_dtypes
+    arrays, torch bfloat16/FP8 tensors) is decoded from its bit patterns, exactly, into
+    float32 (float64 where float32 cannot hold the format): a full-size copy.
+    """
+    arr, fmt = interop.numeric_input(x, argname)
+    if fmt is None:
+        return _validate.numeric_array(argname, arr)
+    wide = np.float32 if SOURCE_FORMAT[np.dtype(np.float32)].holds(fmt) else np.float64
+    return np.asarray(decode(arr, fmt, wide))
 
 
 def _float_dtype(argname, dtype):

@@ -317,8 +317,14 @@ _ML_DTYPES_IEEE = {
     "float8_e3m4": Format(exponent_bits=3, mantissa_bits=4, name="float8_e3m4"),
 }
 
+#: ml_dtypes' float types that are softfloat formats (numpy's float16/32/64 aside), by
+#: dtype name; each name is also one as_format reads (softfloat.interop maps both ways)
+ML_DTYPES_FLOATS = ("bfloat16", "float8_e4m3fn", "float8_e5m2", "float8_e4m3fnuz",
+                    "float8_e5m2fnuz", "float8_e4m3", "float8_e3m4", "float6_e3m2fn",
+                    "float6_e2m3fn", "float4_e2m1fn")
+
 #: torch's floating dtypes, by the name after "torch."
-_TORCH = {
+TORCH_FLOATS = {
     "float64": fp64, "double": fp64, "float32": fp32, "float": fp32, "float16": fp16,
     "half": fp16, "bfloat16": bf16, "float8_e4m3fn": fp8_e4m3, "float8_e5m2": fp8_e5m2,
     "float8_e4m3fnuz": fp8_e4m3fnuz, "float8_e5m2fnuz": fp8_e5m2fnuz,
@@ -385,11 +391,11 @@ def _from_name(text: str, argname: str) -> Format:
         return _ML_DTYPES_IEEE[key]
     if key.startswith("torch."):
         name = key[len("torch."):]
-        if name in _TORCH:
-            return _TORCH[name]
+        if name in TORCH_FLOATS:
+            return TORCH_FLOATS[name]
         raise ValueError(
             f"{argname}={text!r} is not a torch float dtype softfloat emulates; it knows "
-            f"{', '.join('torch.' + n for n in _TORCH)}"
+            f"{', '.join('torch.' + n for n in TORCH_FLOATS)}"
         )
     layout = _LAYOUT.match(key)
     if layout:
@@ -421,9 +427,7 @@ def _from_dtype(dtype: np.dtype, given, argname: str) -> Format:
         return _ML_DTYPES_IEEE[name]
     if from_ml_dtypes and name in _BY_NAME:
         return _BY_NAME[name]
-    known = "float16, float32, float64" + (
-        ", bfloat16, float8_e4m3fn, float8_e5m2, float8_e4m3fnuz, float8_e5m2fnuz, float8_e4m3, "
-        "float8_e3m4, float6_e3m2fn, float6_e2m3fn, float4_e2m1fn" if from_ml_dtypes else "")
+    known = "float16, float32, float64" + (", " + ", ".join(ML_DTYPES_FLOATS) if from_ml_dtypes else "")
     raise ValueError(
         f"{argname}={_validate.short_repr(given)} is not a float dtype softfloat emulates (dtype "
         f"{name}); it knows {known}, or use a softfloat.Format"
