@@ -35,6 +35,9 @@ def _first_names(names) -> dict[Format, str]:
 #: each format's dtype name in numpy/ml_dtypes (JAX uses the same types) and in torch
 _ARRAY_NAME = _first_names(_NUMPY_FLOATS + ML_DTYPES_FLOATS)
 _TORCH_NAME = _first_names("torch." + n for n in TORCH_FLOATS)
+#: ml_dtypes types that jax.numpy names but XLA cannot hold arrays of ("Invalid XLA
+#: PrimitiveType", JAX 0.10)
+_NOT_IN_JAX = frozenset({"float6_e3m2fn", "float6_e2m3fn"})
 
 
 def dtype_names(fmt) -> dict[str, str | None]:
@@ -43,7 +46,8 @@ def dtype_names(fmt) -> dict[str, str | None]:
 
     numpy's own float16/32/64 are named in the ml_dtypes column (ml_dtypes adds the
     narrower types to numpy); JAX's dtypes are ml_dtypes' types (``jax.numpy.bfloat16``
-    is ``ml_dtypes.bfloat16``), so its column repeats that name under ``jax.numpy``.
+    is ``ml_dtypes.bfloat16``), so its column repeats that name under ``jax.numpy`` --
+    except for FP6, which jax.numpy names but XLA cannot hold (JAX 0.10).
 
     Examples
     --------
@@ -56,7 +60,7 @@ def dtype_names(fmt) -> dict[str, str | None]:
     name = _ARRAY_NAME.get(fmt)
     array = None if name is None else ("numpy." if name in _NUMPY_FLOATS else "ml_dtypes.") + name
     return {"ml_dtypes": array, "torch": _TORCH_NAME.get(fmt),
-            "jax": None if name is None else "jax.numpy." + name}
+            "jax": None if name is None or name in _NOT_IN_JAX else "jax.numpy." + name}
 
 
 # =====================================================================================
