@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import sys
 
 import numpy as np
 
-from . import _exact, _validate
+from . import _checkpoint, _exact, _validate
 from ._version import __version__
 from .codec import encode, quantize
 from .explain import explain, parse_operation
@@ -35,6 +36,8 @@ examples:
   softfloat quantize w.npy w_bf16.npy --format bf16
   softfloat quantize x.npy x_e4m3.npy --format e4m3 --saturate --bits
   softfloat quantize w.npy w_e6m9.npy --format e6m9   # a custom format: 6 exponent, 9 mantissa bits
+  softfloat quantize model.safetensors model_fp8.safetensors --format fp8_e4m3 --scaling tensor
+  softfloat quantize weights.npz weights_bf16.npz --format bf16 --report report.json
 
 'python -m softfloat' is the same command.
 """
@@ -138,19 +141,40 @@ def _build_parser() -> _Parser:
     ex.set_defaults(command=_run_explain)
 
     qz = commands.add_parser(
-        "quantize", help="round a .npy array into a format",
-        description="Load a .npy array, round every element into --format, save the "
-                    "values (or, with --bits, the bit patterns) and print the IEEE flags "
-                    "raised, what became of the values (exact, rounded, became subnormal, "
-                    "became zero, saturated, became +-inf, NaN) and the quantisation error "
-                    "(max and mean absolute and relative error, SQNR in dB).")
-    qz.add_argument("input", metavar="IN.npy", help="array to read (numpy .npy file)")
-    qz.add_argument("output", metavar="OUT.npy", help="where to write the result")
+        "quantize", help="round a .npy array or every tensor of an .npz/.safetensors file into a format",
+        description="Round every element of a .npy array, or every float tensor of an .npz "
+                    "archive or a .safetensors checkpoint, into --format and save the result. "
+                    "For a .npy file it prints the IEEE flags raised, what became of the values "
+                    "(exact, rounded, became subnormal, became zero, saturated, became +-inf, "
+                    "NaN) and the quantisation error (max and mean absolute and relative error, "
+                    "SQNR in dB); for a checkpoint, one row per tensor: shape, the shares that "
+                    "became zero, became subnormal and overflowed, the largest relative error "
+                    "and the SQNR.",
+        epilog="Checkpoints are processed tensor by tensor, each in pieces of 2^20 elements "
+               "(a .safetensors input is memory-mapped; an .npz member is read whole). Integer "
+               "and bool tensors are copied unchanged. A .safetensors output stores bit "
+               "patterns in the dtype a reader expects (F16, BF16, F8_E4M3, F8_E5M2, "
+               "F8_E4M3FNUZ, F8_E5M2FNUZ, F32, F64) and otherwise as unsigned integers (U8, "
+               "U16, ...) listed in the metadata key softfloat.bit_patterns, with the format "
+               "in softfloat.format; an .npz output stores values as quantize returns them, or "
+               "bit patterns with --bits. --scaling tensor rounds x * scale with scale = "
+               "format max / amax (a float32, rounded toward zero; amax the largest finite "
+               "|x|) and stores it beside each tensor as NAME_scale: x ~ decoded / scale. In "
+               "--report JSON, NaN is null and infinities are the strings \"inf\"/\"-inf\".")
+    qz.add_argument("input", metavar="IN", help="a .npy array, an .npz archive or a .safetensors file")
+    qz.add_argument("output", metavar="OUT",
+                    help="where to write the result: a .npy file for a .npy input; an .npz or "
+                         ".safetensors file (by its extension) for the others")
     qz.add_argument("-f", "--format", required=True,
                     help="target format, e.g. bf16, e4m3 or a layout such as e6m9")
     _rounding_options(qz)
     qz.add_argument("--bits", action="store_true",
                     help="save the encoded bit patterns (unsigned ints) instead of values")
+    qz.add_argument("--scaling", default="none", choices=("none", "tensor"),
+                    help="tensor: scale each tensor so its largest finite magnitude maps to the "
+                         "format's max, and store the scale (.npz and .safetensors only)")
+    qz.add_argument("--report", metavar="REPORT.json",
+                    help="also write the per-tensor rows as JSON")
     qz.set_defaults(command=_run_quantize)
     return parser
 
@@ -275,6 +299,12 @@ def _check_value(text: str) -> None:
 def _run_quantize(args) -> int:
     fmt = as_format(args.format, "--format")
     policy = _policy(args)
+    kind = _checkpoint.file_kind(args.input)
+    if kind != "npy":
+        return _run_quantize_checkpoint(args, kind, fmt, policy)
+    if args.scaling != "none":
+        raise ValueError(f"--scaling {args.scaling} needs room for the scale beside the array; a "
+                         ".npy file holds one array: save it in an .npz or .safetensors file")
     x = _load(args.input)
     if args.bits:
         result, flags = encode(x, fmt, **policy, return_flags=True)
@@ -287,10 +317,98 @@ def _run_quantize(args) -> int:
     print(f"{_validate.counted(int(np.size(x)))} of {x.dtype} {tuple(np.shape(x))} -> {fmt.name} "
           f"(rounding={policy['rounding'].value}): wrote {what} as {np.asarray(result).dtype} "
           f"to {args.output}")
-    print(flags.summary(outcomes(bits, fmt, flags)))
+    found = outcomes(bits, fmt, flags)
+    print(flags.summary(found))
     print("quantisation error:")
-    print("\n".join("  " + line for line in error_stats(x, bits, fmt).summary().splitlines()))
+    stats = error_stats(x, bits, fmt)
+    print("\n".join("  " + line for line in stats.summary().splitlines()))
+    if args.report:
+        n = int(np.size(x))
+        row = {"name": os.path.basename(args.input), "shape": list(np.shape(x)), "dtype": x.dtype.name,
+               "action": "quantized", "count": n,
+               "became_zero": found.counts["zero"] / n if n else math.nan,
+               "became_subnormal": found.counts["subnormal"] / n if n else math.nan,
+               "overflowed": int(np.count_nonzero(flags.overflow)) / n if n else math.nan,
+               "max_rel_error": stats.max_rel, "mean_rel_error": stats.mean_rel,
+               "sqnr_db": stats.sqnr_db, "excluded": stats.excluded}
+        _write_report(args, fmt, policy, [row])
     return 0
+
+
+def _run_quantize_checkpoint(args, kind: str, fmt, policy: dict) -> int:
+    out_kind = {".npz": "npz", ".safetensors": "safetensors"}.get(os.path.splitext(args.output)[1].lower())
+    if out_kind is None:
+        raise ValueError(f"OUT {args.output!r} must end in .npz or .safetensors: IN is "
+                         f"{'an .npz archive' if kind == 'npz' else 'a .safetensors file'} "
+                         "of several arrays")
+    checkpoint = _checkpoint.open_tensors(args.input)
+    meta = {"softfloat.format": fmt.name, "softfloat.rounding": policy["rounding"].value}
+    if args.scaling == "tensor":
+        meta["softfloat.scaling"] = ("tensor: NAME_scale (float32) beside each quantised tensor; "
+                                     "stored = round(x * scale), x ~ stored / scale")
+    try:
+        rows = _checkpoint.quantize_tensors(checkpoint, args.output, out_kind, fmt, policy,
+                                            scaling=args.scaling, bits=args.bits, metadata=meta)
+    finally:
+        checkpoint.close()
+    done = sum(r["action"] == "quantized" for r in rows)
+    scaling = ", scaling=tensor" if args.scaling == "tensor" else ""
+    print(f"{_validate.counted(len(rows), 'tensor')} of {args.input} -> {fmt.name} "
+          f"(rounding={policy['rounding'].value}{scaling}): {done} quantised, "
+          f"{len(rows) - done} kept; wrote {args.output}")
+    print(_table(rows, args.scaling == "tensor"))
+    if args.report:
+        _write_report(args, fmt, policy, rows)
+    return 0
+
+
+_TABLE = ("tensor", "shape", "dtype", "zero", "subnormal", "overflow", "max rel err", "SQNR dB")
+
+
+def _table(rows: list[dict], scaled: bool) -> str:
+    """One line per tensor; shares in percent."""
+    head = _TABLE + (("scale",) if scaled else ())
+    lines = [head]
+    for r in rows:
+        cells = [r["name"], "x".join(map(str, r["shape"])) or "()", r["dtype"]]
+        if r["action"] == "kept":
+            cells += ["kept"] + [""] * (len(head) - 4)
+        else:
+            cells += [_pct(r["became_zero"]), _pct(r["became_subnormal"]), _pct(r["overflowed"]),
+                      _num(r["max_rel_error"], ".3g"), _num(r["sqnr_db"], ".2f")]
+            if scaled:
+                cells.append(f"{r['scale']:.6g}")
+        lines.append(tuple(cells))
+    widths = [max(len(line[i]) for line in lines) for i in range(len(head))]
+    return "\n".join("  ".join(c.ljust(w) if i < 3 else c.rjust(w) for i, (c, w) in
+                               enumerate(zip(line, widths))).rstrip() for line in lines)
+
+
+def _pct(v: float) -> str:
+    return "-" if math.isnan(v) else f"{100 * v:.2f}%"
+
+
+def _num(v: float, spec: str) -> str:
+    return "-" if math.isnan(v) else format(v, spec)
+
+
+def _write_report(args, fmt, policy: dict, rows: list[dict]) -> None:
+    report = {"input": args.input, "output": args.output, "format": fmt.name,
+              "rounding": policy["rounding"].value, "scaling": args.scaling,
+              "tensors": [{k: _json_number(v) for k, v in r.items()} for r in rows]}
+    try:
+        with open(args.report, "w") as fh:
+            json.dump(report, fh, indent=2, allow_nan=False)
+            fh.write("\n")
+    except OSError as exc:
+        raise OSError(f"cannot write --report {args.report!r}: {exc.strerror or exc}") from None
+
+
+def _json_number(v):
+    """JSON has no NaN or infinity: NaN becomes null, infinities the strings 'inf'/'-inf'."""
+    if isinstance(v, float) and not math.isfinite(v):
+        return None if math.isnan(v) else ("inf" if v > 0 else "-inf")
+    return v
 
 
 def _load(path: str) -> np.ndarray:

@@ -219,47 +219,76 @@ def error_stats(x, bits, fmt) -> ErrorStats:
     rel error: max 0.000488, mean 0.000122
     SQNR: 76.74 dB over 4 values
     """
-    fmt = as_format(fmt)
-    arr = _validate.numeric_array("x", x)
-    b = _validate.bit_patterns("bits", bits, fmt.bits)
-    _validate.same_shape("bits", b.shape, "x", arr.shape, "pass the bits encode returned for x")
-    flat_x, flat_b = arr.reshape(-1), b.reshape(-1)
-    count = rel_count = 0
-    max_abs = max_rel = 0.0
-    sum_abs = sum_rel = 0.0
-    signal, noise = _PowerSum(), _PowerSum()
-    with np.errstate(all="ignore"):
-        for start in range(0, flat_x.size, BLOCK_SIZE):
-            stop = min(start + BLOCK_SIZE, flat_x.size)
-            xs = np.asarray(flat_x[start:stop], dtype=np.float64)
-            q = decode_block(np.asarray(flat_b[start:stop]).astype(np.uint64), fmt)
-            keep = np.isfinite(xs) & np.isfinite(q)
-            xs, q = xs[keep], q[keep]
-            err = np.abs(q - xs)
-            count += xs.size
-            if xs.size:
-                max_abs = max(max_abs, float(err.max()))
-                sum_abs += float(np.sum(err))
-                signal.add(xs)
-                noise.add(err)
-            nonzero = xs != 0
-            if nonzero.any():
-                rel = err[nonzero] / np.abs(xs[nonzero])
-                rel_count += rel.size
-                max_rel = max(max_rel, float(rel.max()))
-                sum_rel += float(np.sum(rel))
-    nan = math.nan
-    if not count:
-        return ErrorStats(0, flat_x.size, nan, nan, nan, nan, nan)
-    return ErrorStats(
-        count=count,
-        excluded=flat_x.size - count,
-        max_abs=max_abs,
-        mean_abs=sum_abs / count,
-        max_rel=max_rel if rel_count else nan,
-        mean_rel=sum_rel / rel_count if rel_count else nan,
-        sqnr_db=_sqnr_db(signal, noise),
-    )
+    acc = ErrorAccumulator()
+    acc.add(x, bits, fmt)
+    return acc.stats()
+
+
+class ErrorAccumulator:
+    """:func:`error_stats` of an array handed over piece by piece: ``add`` each piece
+    (its values and their bits), then ``stats()`` -- the same numbers as one call on the
+    whole array, for arrays too large to encode at once (one tensor of a checkpoint).
+
+    Examples
+    --------
+    >>> import numpy as np, softfloat as sf
+    >>> from softfloat.report import ErrorAccumulator
+    >>> x = np.array([1.0, 1 + 2**-11, 3.0, -0.5])
+    >>> acc = ErrorAccumulator()
+    >>> for piece in (x[:1], x[1:]):
+    ...     acc.add(piece, sf.encode(piece, "fp16"), "fp16")
+    >>> acc.stats() == sf.error_stats(x, sf.encode(x, "fp16"), "fp16")
+    True
+    """
+
+    def __init__(self):
+        self.size = self.count = self.rel_count = 0
+        self.max_abs = self.max_rel = self.sum_abs = self.sum_rel = 0.0
+        self.signal, self.noise = _PowerSum(), _PowerSum()
+
+    def add(self, x, bits, fmt) -> None:
+        """Take in one piece: ``x`` and its bit patterns in ``fmt`` (as for error_stats)."""
+        fmt = as_format(fmt)
+        arr = _validate.numeric_array("x", x)
+        b = _validate.bit_patterns("bits", bits, fmt.bits)
+        _validate.same_shape("bits", b.shape, "x", arr.shape, "pass the bits encode returned for x")
+        flat_x, flat_b = arr.reshape(-1), b.reshape(-1)
+        self.size += flat_x.size
+        with np.errstate(all="ignore"):
+            for start in range(0, flat_x.size, BLOCK_SIZE):
+                stop = min(start + BLOCK_SIZE, flat_x.size)
+                xs = np.asarray(flat_x[start:stop], dtype=np.float64)
+                q = decode_block(np.asarray(flat_b[start:stop]).astype(np.uint64), fmt)
+                keep = np.isfinite(xs) & np.isfinite(q)
+                xs, q = xs[keep], q[keep]
+                err = np.abs(q - xs)
+                self.count += xs.size
+                if xs.size:
+                    self.max_abs = max(self.max_abs, float(err.max()))
+                    self.sum_abs += float(np.sum(err))
+                    self.signal.add(xs)
+                    self.noise.add(err)
+                nonzero = xs != 0
+                if nonzero.any():
+                    rel = err[nonzero] / np.abs(xs[nonzero])
+                    self.rel_count += rel.size
+                    self.max_rel = max(self.max_rel, float(rel.max()))
+                    self.sum_rel += float(np.sum(rel))
+
+    def stats(self) -> ErrorStats:
+        """The statistics of everything added so far."""
+        nan = math.nan
+        if not self.count:
+            return ErrorStats(0, self.size, nan, nan, nan, nan, nan)
+        return ErrorStats(
+            count=self.count,
+            excluded=self.size - self.count,
+            max_abs=self.max_abs,
+            mean_abs=self.sum_abs / self.count,
+            max_rel=self.max_rel if self.rel_count else nan,
+            mean_rel=self.sum_rel / self.rel_count if self.rel_count else nan,
+            sqnr_db=_sqnr_db(self.signal, self.noise),
+        )
 
 
 class _PowerSum:
