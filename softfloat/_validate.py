@@ -155,6 +155,19 @@ def boolean(name: str, value: object) -> bool:
     raise TypeError(f"{name} must be True or False; got {describe(value)}")
 
 
+def host_array(name: str, x: object):
+    """``x`` as an ndarray when it offers ``__array__`` or ``__dlpack__`` (a torch CPU
+    tensor, a JAX array: numpy's own conversion, a view where the producer allows one);
+    anything else unchanged.  A producer that refuses is a TypeError naming ``name``."""
+    if isinstance(x, (np.ndarray, np.generic)) or not (hasattr(x, "__array__") or hasattr(x, "__dlpack__")):
+        return x
+    try:
+        return np.asarray(x) if hasattr(x, "__array__") else np.from_dlpack(x)
+    except (TypeError, ValueError, RuntimeError, BufferError) as exc:
+        raise TypeError(f"{name} could not be read as a host array ({type(x).__module__}."
+                        f"{type(x).__name__}): {exc}") from None
+
+
 def bit_patterns(name: str, bits: object, width: int) -> np.ndarray:
     """Check that ``bits`` holds integer bit patterns of ``width`` bits; return it as an array.
 
@@ -164,6 +177,7 @@ def bit_patterns(name: str, bits: object, width: int) -> np.ndarray:
     """
     if isinstance(bits, bool):
         raise TypeError(f"{name} must hold integer bit patterns; got {describe(bits)}")
+    bits = host_array(name, bits)
     if isinstance(bits, (list, tuple)):
         mixed_sequence(name, bits)
     if isinstance(bits, numbers.Integral):
@@ -225,6 +239,7 @@ def numeric_array(name: str, x: object) -> np.ndarray:
 
     Lists that mix numbers with strings are a TypeError that says so.
     """
+    x = host_array(name, x)
     arr = x if isinstance(x, np.ndarray) else None
     if arr is None:
         if isinstance(x, (np.generic, float, list, tuple)):

@@ -113,7 +113,7 @@ def bits_of(x) -> tuple[np.ndarray, Format]:
     """
     if _is_torch_tensor(x):
         return _torch_bits(x)
-    arr = _host_array("x", x)
+    arr = _validate.host_array("x", x)
     if not isinstance(arr, np.ndarray):
         raise TypeError(f"x must be a float array or tensor (numpy, ml_dtypes, torch or JAX); "
                         f"got {_validate.describe(x)}")
@@ -175,18 +175,6 @@ def _torch_bits(t) -> tuple[np.ndarray, Format]:
     return ints.numpy().view(fmt.storage_dtype), fmt
 
 
-def _host_array(argname: str, x):
-    """``x`` as an ndarray when it offers ``__array__`` or ``__dlpack__`` (numpy's own
-    conversion, which is a view where the producer allows one); else ``x`` unchanged."""
-    if isinstance(x, np.ndarray) or not (hasattr(x, "__array__") or hasattr(x, "__dlpack__")):
-        return x
-    try:
-        return np.asarray(x) if hasattr(x, "__array__") else np.from_dlpack(x)
-    except (TypeError, ValueError, RuntimeError, BufferError) as exc:
-        raise TypeError(f"{argname} could not be read as a host array ({type(x).__module__}."
-                        f"{type(x).__name__}): {exc}") from None
-
-
 # =====================================================================================
 # the codec's input coercion
 # =====================================================================================
@@ -207,7 +195,7 @@ def numeric_input(x, argname: str):
         except (TypeError, RuntimeError) as exc:
             raise TypeError(f"{argname} could not be read as a host array (a torch tensor "
                             f"of dtype {t.dtype}): {exc}") from None
-    arr = _host_array(argname, x)
+    arr = _validate.host_array(argname, x)
     if isinstance(arr, np.ndarray) and arr.dtype.type.__module__.split(".")[0] == "ml_dtypes":
         return bits_of(arr)
     return arr, None
@@ -219,7 +207,7 @@ def numeric_input(x, argname: str):
 def _storage(bits, fmt: Format) -> np.ndarray:
     """Checked bit patterns in fmt's storage dtype, native order: ``bits`` itself when it
     already is one (no copy), else a converted copy."""
-    arr = _validate.bit_patterns("bits", _host_array("bits", bits), fmt.bits)
+    arr = _validate.bit_patterns("bits", bits, fmt.bits)
     if arr.dtype != fmt.storage_dtype:
         arr = arr.astype(fmt.storage_dtype)
     return arr

@@ -346,3 +346,19 @@ def test_expected_table_rows():
                                           "jax": "jax.numpy.float8_e4m3fn"}
     assert sf.dtype_names("fp6_e2m3")["torch"] is None
     assert sf.dtype_names("fp4_e2m1")["ml_dtypes"] == "ml_dtypes.float4_e2m1fn"
+
+
+def test_bit_pattern_and_value_arguments_take_tensors_too():
+    # ops, decode and error_stats read torch (and other __array__) inputs as ndarrays
+    one = torch.tensor([0x3C00, 0x7C00], dtype=torch.int32)
+    assert sf.decode(one, "fp16").tolist() == [1.0, np.inf]
+    assert sf.add(one[:1], np.array([0x3C00]), "fp16").tolist() == [0x4000]
+    x = torch.tensor([0.1, 3.3])
+    assert sf.error_stats(x, sf.encode(x, "bf16"), "bf16") == sf.error_stats(x.numpy(), sf.encode(x.numpy(), "bf16"), "bf16")
+    with pytest.raises(TypeError, match="bits could not be read as a host array"):
+        sf.decode(_Refuses(), "fp16")
+
+
+class _Refuses:
+    def __array__(self, dtype=None, copy=None):
+        raise ValueError("refused")
