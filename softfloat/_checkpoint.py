@@ -210,9 +210,9 @@ class _SafetensorsWriter:
         self.fh.write(memoryview(data).cast("B"))
         self.written += data.nbytes
 
-    def close(self) -> None:
+    def close(self, complete: bool = True) -> None:
         self.fh.close()
-        if self.written != self.total:
+        if complete and self.written != self.total:
             raise AssertionError("unreachable: the header's offsets cover every byte written")
 
 
@@ -234,8 +234,11 @@ class _NpzWriter:
 
     def end(self) -> None:
         self.fh.close()
+        self.fh = None
 
-    def close(self) -> None:
+    def close(self, complete: bool = True) -> None:
+        if self.fh is not None:  # a member left open by a failure
+            self.end()
         self.zf.close()
 
 
@@ -304,8 +307,11 @@ def quantize_tensors(checkpoint: Checkpoint, out_path: str, out_kind: str, fmt: 
                 rows.append(_copy(t, writer, out_kind))
             else:
                 rows.append(_quantize_one(t, fmt, policy, scaling, out[0], writer, out_kind))
-    finally:
-        writer.close()
+    except BaseException:
+        writer.close(complete=False)
+        os.remove(out_path)  # no half-written checkpoint left behind
+        raise
+    writer.close()
     return rows
 
 

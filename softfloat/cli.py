@@ -341,6 +341,9 @@ def _run_quantize_checkpoint(args, kind: str, fmt, policy: dict) -> int:
         raise ValueError(f"OUT {args.output!r} must end in .npz or .safetensors: IN is "
                          f"{'an .npz archive' if kind == 'npz' else 'a .safetensors file'} "
                          "of several arrays")
+    if os.path.exists(args.output) and os.path.samefile(args.input, args.output):
+        raise ValueError(f"OUT {args.output!r} is IN itself: the input is read while the output "
+                         "is written, so write to another file")
     checkpoint = _checkpoint.open_tensors(args.input)
     meta = {"softfloat.format": fmt.name, "softfloat.rounding": policy["rounding"].value}
     if args.scaling == "tensor":

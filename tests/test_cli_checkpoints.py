@@ -348,8 +348,29 @@ def test_checkpoint_errors(capsys, checkpoint, tmp_path):
     np.savez(clash, w=np.ones(2, np.float32), w_scale=np.ones(1, np.float32))
     cases.append((["quantize", clash, tmp_path / "o.npz", "-f", "e4m3", "--scaling", "tensor"],
                   "already holds"))
+    cases.append((["quantize", src, src, "-f", "bf16"], "is IN itself"))
+    strings = tmp_path / "s.npz"
+    np.savez(strings, w=np.ones(2, np.float32), s=np.array(["a"]))
+    cases.append((["quantize", strings, tmp_path / "s.safetensors", "-f", "bf16"],
+                  "which a .safetensors file cannot hold"))
     for argv, words in cases:
         code, out, err = run(capsys, *argv)
         assert code == 2 and out == "", argv
         assert err.startswith("softfloat: error: ") and err.count("\n") == 1, err
         assert words in err, (words, err)
+    assert not (tmp_path / "s.safetensors").exists()
+    assert src.stat().st_size > 0
+
+
+def test_a_failure_midway_leaves_no_output(capsys, tmp_path, monkeypatch):
+    src = tmp_path / "w.npz"
+    np.savez(src, a=np.ones(3, np.float32), b=np.ones(3, np.float32))
+
+    def fail(*args, **kwargs):
+        raise ValueError("disk on fire")
+
+    monkeypatch.setattr(_checkpoint, "ErrorAccumulator", fail)
+    for out in ("o.npz", "o.safetensors"):
+        code, _, err = run(capsys, "quantize", src, tmp_path / out, "-f", "bf16")
+        assert code == 2 and "disk on fire" in err
+        assert not (tmp_path / out).exists()
