@@ -61,6 +61,13 @@ Teaching
     exact result, its neighbours, guard/round/sticky and why the result won); bit_string.
     The command line: ``softfloat --help``.
 
+Mixed-precision training lab (softfloat.training)
+    training.run(policy="O2") trains a small MLP on the digits with every product,
+    accumulation and update rounded as a precision Policy says (presets fp32, O1, O2,
+    O3, bf16, bf16-pure, fp8, fp8-current, fp8-block, mxfp8), with a LossScaler
+    (torch.amp.GradScaler's rule) and per-step telemetry of underflow, overflow and
+    swamped updates; training.compare([...]) tabulates several; ``softfloat train``.
+
 Optional modules: softfloat.strategies (hypothesis strategies, needs the test extra) and
 softfloat.testing (bit-level assertions).
 """
@@ -148,6 +155,7 @@ from .ops import (  # noqa: A004 - abs is IEEE's name (like numpy.abs), kept out
 from .interop import bits_of, dtype_names, to_ml_dtypes, to_torch
 from .report import ErrorStats, error_stats, outcomes
 from .rounding import Rounding, Tininess
+from . import training
 
 from ._version import __version__
 
@@ -223,4 +231,6 @@ __all__ = [
     "dtype_names",
     "to_ml_dtypes",
     "to_torch",
+    # the mixed-precision training lab
+    "training",
 ]

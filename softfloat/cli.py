@@ -38,6 +38,8 @@ examples:
   softfloat quantize w.npy w_e6m9.npy --format e6m9   # a custom format: 6 exponent, 9 mantissa bits
   softfloat quantize model.safetensors model_fp8.safetensors --format fp8_e4m3 --scaling tensor
   softfloat quantize weights.npz weights_bf16.npz --format bf16 --report report.json
+  softfloat train --policy O2 --epochs 5 --report o2.json --plot o2.png
+  softfloat train --compare fp32,O1,O2,O3,bf16,fp8
 
 'python -m softfloat' is the same command.
 """
@@ -176,6 +178,35 @@ def _build_parser() -> _Parser:
     qz.add_argument("--report", metavar="REPORT.json",
                     help="also write the per-tensor rows as JSON")
     qz.set_defaults(command=_run_quantize)
+
+    tr = commands.add_parser(
+        "train", help="train a small MLP on the digits under a mixed-precision policy",
+        description="Train a 64-128-10 MLP on scikit-learn's handwritten digits with every "
+                    "product, accumulation and update rounded as the policy says, then print "
+                    "accuracy, loss, the share of underflowed gradients, the share of swamped "
+                    "updates, skipped steps and the final loss scale. Needs "
+                    "'pip install \"softfloat[lab]\"' for the digits and the progress bar "
+                    "(a synthetic data set stands in without scikit-learn).")
+    tr.add_argument("--policy", default="O2",
+                    help="fp32, O1, O2, O3, bf16, bf16-pure, fp8, fp8-current, fp8-block or mxfp8 "
+                         "(default O2)")
+    tr.add_argument("--compare", metavar="P1,P2,...", default=None,
+                    help="run several policies on the same seed and print one table")
+    tr.add_argument("--epochs", type=int, default=20, help="passes over the training set (default 20)")
+    tr.add_argument("--loss-scale", default=None,
+                    help="dynamic, none or a number such as 1024 (default: the policy's)")
+    tr.add_argument("--update-rounding", default=None,
+                    help="nearest_even or stochastic: how updates round into the weights "
+                         "(default: the policy's)")
+    tr.add_argument("--optimizer", default="sgd", help="sgd (momentum 0.9) or adam (default sgd)")
+    tr.add_argument("--lr", type=float, default=None, help="learning rate (default 0.1 sgd, 0.001 adam)")
+    tr.add_argument("--seed", type=int, default=0, help="fixes init, batching and stochastic rounding")
+    tr.add_argument("--report", metavar="OUT.json", default=None, help="write the full report(s) as JSON")
+    tr.add_argument("--plot", metavar="OUT.png", default=None,
+                    help="draw loss curves, the loss-scale trajectory and the gradient exponent "
+                         "histogram (needs matplotlib: pip install \"softfloat[plot]\")")
+    tr.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
+    tr.set_defaults(command=_run_train)
     return parser
 
 
@@ -443,3 +474,67 @@ def _save(path: str, array: np.ndarray) -> None:
             np.save(fh, array)
     except OSError as exc:
         raise OSError(f"cannot write OUT.npy {path!r}: {exc.strerror or exc}") from None
+
+
+def _run_train(args) -> int:
+    from . import training
+
+    if args.epochs < 0:
+        raise ValueError(f"--epochs must be >= 0; got {args.epochs}")
+    names = [n.strip() for n in args.compare.split(",") if n.strip()] if args.compare else [args.policy]
+    overrides = {} if args.update_rounding is None else {"update_rounding": args.update_rounding}
+    policies = [training.as_policy(n, **overrides) for n in names]  # bad names fail before any work
+    options = dict(epochs=args.epochs, seed=args.seed, optimizer=args.optimizer, lr=args.lr,
+                   loss_scale=args.loss_scale)
+    if args.loss_scale is not None:
+        training.as_policy(names[0], loss_scale=args.loss_scale)  # a bad value fails before any work
+    if args.plot:
+        training.plot.require_matplotlib()
+    reports = []
+    for policy in policies:
+        with _progress_bar(args, policy.name, _steps_per_run(training, args.epochs)) as tick:
+            reports.append(training.run(policy, progress=tick, **options))
+    table = training.Table(r.summary() for r in reports)
+    print(table)
+    if args.report:
+        payload = reports[0].to_dict() if len(reports) == 1 else [r.to_dict() for r in reports]
+        try:
+            with open(args.report, "w") as fh:
+                json.dump(payload, fh)
+        except OSError as exc:
+            raise OSError(f"cannot write --report {args.report!r}: {exc.strerror or exc}") from None
+    if args.plot:
+        training.plot.save(reports, args.plot)
+    return 0
+
+
+def _steps_per_run(training, epochs: int) -> int:
+    n = len(training.data.load().y_train)
+    return epochs * -(-n // 64)
+
+
+class _progress_bar:
+    """tqdm on stderr when it is installed (the lab extra); otherwise a one-line note."""
+
+    def __init__(self, args, name: str, total: int):
+        self.args, self.name, self.total, self.bar = args, name, total, None
+
+    def __enter__(self):
+        if self.args.no_progress:
+            return None
+        try:
+            from tqdm import tqdm
+        except ImportError:
+            print(f"training {self.name} (pip install \"softfloat[lab]\" for a progress bar)", file=sys.stderr)
+            return None
+        self.bar = tqdm(total=self.total, desc=self.name, unit="step", file=sys.stderr, leave=False)
+
+        def tick(rec):
+            self.bar.update(1)
+            self.bar.set_postfix(loss=f"{rec['loss']:.3f}", scale=f"{rec['loss_scale']:g}", refresh=False)
+        return tick
+
+    def __exit__(self, *exc):
+        if self.bar is not None:
+            self.bar.close()
+        return False

@@ -26,6 +26,7 @@ RANK = {
     "_array_ufuncs": 8,
     "_array_functions": 9,
     "array": 10,
+    "training": 10.5,
     "cli": 11,
     "__init__": 12,
     "__main__": 13,
@@ -67,7 +68,7 @@ def test_imports_point_downward(module):
 def test_import_softfloat_loads_no_optional_dependency():
     code = ("import sys, softfloat; "
             "bad = [m for m in ('hypothesis', 'gmpy2', 'ml_dtypes', 'pytest', 'torch', 'jax', "
-            "'safetensors') if m in sys.modules]; "
+            "'safetensors', 'sklearn', 'tqdm', 'matplotlib', 'pandas') if m in sys.modules]; "
             "print(', '.join(bad)); sys.exit(1 if bad else 0)")
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert result.returncode == 0, result.stdout + result.stderr
@@ -87,7 +88,11 @@ def test_numpy_defines_oversized_unsigned_shifts_as_zero(dtype):
 #: inside softfloat/accumulate/: data and helpers, the two arithmetics, the orders, the API
 ACCUMULATE_RANK = {"hardware": 0, "_draws": 0, "_operands": 0, "_binade": 0, "_ieee": 1, "_fast": 1,
                    "_orders": 2, "_fused": 2, "reduce": 3, "__init__": 4}
-SUBPACKAGE_RANK = {"ops": OPS_RANK, "accumulate": ACCUMULATE_RANK}
+#: inside softfloat/training/: numerics and data, the policy's engine, model and optimizer,
+#: the runs, the package
+TRAINING_RANK = {"policy": 0, "loss_scaling": 0, "data": 0, "telemetry": 0, "plot": 0, "_numerics": 0,
+                 "_fp8": 1, "_engine": 2, "model": 3, "optim": 3, "run": 4, "__init__": 5}
+SUBPACKAGE_RANK = {"ops": OPS_RANK, "accumulate": ACCUMULATE_RANK, "training": TRAINING_RANK}
 
 
 @pytest.mark.parametrize("package, module", [(pkg, p.stem) for pkg in SUBPACKAGE_RANK

@@ -1,0 +1,192 @@
+"""The lab's arithmetic: values held in numpy float arrays, each result rounded once into
+the format the policy names, and what that rounding did (underflow, overflow, NaN).
+
+The lab keeps every tensor as *values* (float32 arrays, float64 where a format does not
+fit fp32) that are exactly values of their format, and rounds each operation's result
+once.  Where numpy's own arithmetic is provably that one correct rounding, it is used
+(the tests check each fast path bit for bit against :mod:`softfloat`'s codec and ops):
+
+* fp32, round to nearest even: numpy's float32 ``+ - * / sqrt`` are IEEE binary32
+  operations, and float64 -> float32 casts round to nearest even;
+* fp16, round to nearest even: numpy's float16 arithmetic works in float32 and rounds
+  once to float16, a correct rounding because 24 >= 2 * 11 + 2 (Figueroa 1995); the
+  float32 -> float16 and float64 -> float16 casts round to nearest even;
+* bf16, round to nearest even from float32: the float32 operation, then a
+  round-to-nearest-even of the float32 bits to their upper half (correct for the same
+  reason, 24 >= 2 * 8 + 2).
+
+Everything else (stochastic rounding, FP8, saturation, float64 inputs into bf16, custom
+formats) goes through :func:`softfloat.quantize` and :mod:`softfloat.ops` on bit patterns.
+Matrix products always go through :func:`softfloat.matmul` with the policy's
+accumulator.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import ops
+from ..accumulate import matmul as _sf_matmul, sum as _sf_sum
+from ..codec import decode, encode, quantize
+from ..formats import Format, bf16, fp16, fp32
+from ..rounding import Rounding
+
+__all__ = ["Counts", "bits_of", "matmul", "reduce_sum", "round_to", "value_dtype", "values_of", "Arith"]
+
+_NEAREST = Rounding.NEAREST_EVEN
+
+
+def value_dtype(fmt: Format):
+    """float32 when every value of ``fmt`` is a float32, else float64."""
+    return np.float32 if fp32.holds(fmt) else np.float64
+
+
+def _bf16_nearest(x32: np.ndarray) -> np.ndarray:
+    """float32 values rounded to nearest even into bf16 (returned as float32).
+
+    bits = s eeeeeeee mmmmmmm | r ttttttttttttttt   (upper half kept; r the round bit,
+    t the sticky bits): adding 0x7FFF + (last kept bit) carries into the kept half exactly
+    when the dropped half is above one half, or equal to it with an odd last kept bit.
+    A carry out of the largest finite value gives the infinity pattern, as IEEE wants."""
+    u = np.ascontiguousarray(x32, dtype=np.float32).view(np.uint32)
+    rounded = (u + (np.uint32(0x7FFF) + ((u >> np.uint32(16)) & np.uint32(1)))) & np.uint32(0xFFFF0000)
+    nan = (u & np.uint32(0x7FFFFFFF)) > np.uint32(0x7F800000)
+    rounded = np.where(nan, (u | np.uint32(0x00400000)) & np.uint32(0xFFFF0000), rounded)
+    return rounded.view(np.float32)
+
+
+def round_to(x, fmt: Format, rounding=_NEAREST, rng=None, saturate: bool = False) -> np.ndarray:
+    """``x`` (float array) rounded once into ``fmt``, as values of :func:`value_dtype`."""
+    x = np.asarray(x)
+    if rounding == _NEAREST and not saturate:
+        if fmt == fp32:
+            return x.astype(np.float32, copy=False)
+        if fmt == fp16:
+            with np.errstate(over="ignore"):  # overflow to inf is the IEEE result
+                return x.astype(np.float16).astype(np.float32)
+        if fmt == bf16 and x.dtype == np.float32:
+            return _bf16_nearest(x)
+    if x.dtype not in (np.float32, np.float64):
+        x = x.astype(np.float64)
+    return quantize(x, fmt, rounding, saturate=saturate, rng=rng).astype(value_dtype(fmt), copy=False)
+
+
+def bits_of(values: np.ndarray, fmt: Format) -> np.ndarray:
+    """Bit patterns of values that are exactly values of ``fmt`` (no rounding happens)."""
+    if fmt == fp32:
+        return np.ascontiguousarray(values, dtype=np.float32).view(np.uint32)
+    if fmt == fp16:
+        with np.errstate(over="ignore"):
+            return np.ascontiguousarray(values, dtype=np.float32).astype(np.float16).view(np.uint16)
+    if fmt == bf16:
+        return (np.ascontiguousarray(values, dtype=np.float32).view(np.uint32) >> np.uint32(16)).astype(np.uint16)
+    return np.asarray(encode(values, fmt))
+
+
+def values_of(bits: np.ndarray, fmt: Format) -> np.ndarray:
+    """The exact values of bit patterns of ``fmt`` (float32 where they fit)."""
+    if fmt == fp32:
+        return np.asarray(bits, dtype=np.uint32).view(np.float32)
+    if fmt == fp16:
+        return np.asarray(bits, dtype=np.uint16).view(np.float16).astype(np.float32)
+    return np.asarray(decode(bits, fmt, value_dtype(fmt)))
+
+
+def matmul(a, b, fmt: Format, accumulator, *, block=None, product=None, out_format: Format = fp32,
+           c=None) -> np.ndarray:
+    """a @ b of values of ``fmt`` through :func:`softfloat.matmul` (the policy's
+    accumulator, exact or rounded products, promotion every ``block`` terms); the result
+    as values of ``out_format``."""
+    bits = _sf_matmul(bits_of(a, fmt), bits_of(b, fmt), fmt, accumulator=accumulator, block=block,
+                      product=product, out_format=out_format, c=c)
+    return values_of(bits, out_format)
+
+
+def reduce_sum(x, fmt: Format, accumulator, axis=0, out_format: Format = fp32) -> np.ndarray:
+    """The sum along ``axis`` of values of ``fmt`` through :func:`softfloat.sum`."""
+    bits = _sf_sum(bits_of(x, fmt), fmt, axis=axis, accumulator=accumulator, out_format=out_format)
+    return values_of(bits, out_format)
+
+
+class Arith:
+    """Elementwise arithmetic in one format, each result rounded once (see the module
+    docstring for the native fast paths; the rest goes through :mod:`softfloat.ops`)."""
+
+    def __init__(self, fmt: Format, rounding=_NEAREST, rng=None):
+        self.fmt, self.rounding, self.rng = fmt, Rounding(rounding), rng
+        nearest = self.rounding == _NEAREST
+        self._native = {fp32: np.float32, fp16: np.float16}.get(fmt) if nearest else None
+        self._bf16 = nearest and fmt == bf16
+
+    def _op(self, np_op, sf_op, *xs):
+        if self._native is not None:
+            dt = self._native
+            with np.errstate(all="ignore"):
+                out = np_op(*(np.asarray(x, dtype=dt) for x in xs))
+            return np.asarray(out, dtype=np.float32)
+        if self._bf16:
+            with np.errstate(all="ignore"):
+                out = np_op(*(np.asarray(x, dtype=np.float32) for x in xs))
+            return _bf16_nearest(np.asarray(out, dtype=np.float32))
+        shape = np.broadcast_shapes(*(np.shape(x) for x in xs))
+        bits = [np.broadcast_to(bits_of(round_to(np.broadcast_to(np.asarray(x, np.float64), shape), self.fmt),
+                                        self.fmt), shape) for x in xs]
+        out = sf_op(*bits, self.fmt, self.rounding, rng=self.rng)
+        return values_of(out, self.fmt)
+
+    def add(self, a, b):
+        return self._op(np.add, ops.add, a, b)
+
+    def sub(self, a, b):
+        return self._op(np.subtract, ops.sub, a, b)
+
+    def mul(self, a, b):
+        return self._op(np.multiply, ops.mul, a, b)
+
+    def div(self, a, b):
+        return self._op(np.divide, ops.div, a, b)
+
+    def sqrt(self, a):
+        return self._op(np.sqrt, ops.sqrt, a)
+
+
+class Counts:
+    """What rounding ``exact`` into a format did, as counts (see :meth:`of`)."""
+
+    __slots__ = ("n", "underflow_zero", "underflow_subnormal", "overflow", "nonfinite")
+
+    def __init__(self, n=0, underflow_zero=0, underflow_subnormal=0, overflow=0, nonfinite=0):
+        self.n, self.underflow_zero, self.underflow_subnormal = n, underflow_zero, underflow_subnormal
+        self.overflow, self.nonfinite = overflow, nonfinite
+
+    @classmethod
+    def of(cls, exact: np.ndarray, rounded: np.ndarray, fmt: Format, saturate: bool = False) -> "Counts":
+        """IEEE underflow (tiny and inexact) split by its result, zero or subnormal;
+        overflow (a finite value rounded to an infinity or NaN, or with ``saturate`` one
+        clamped to +-max_finite from beyond it); NaN/inf results."""
+        with np.errstate(all="ignore"):
+            finite = np.isfinite(exact)
+            mag = np.abs(rounded)
+            nonzero = exact != 0
+            to_zero = int(np.count_nonzero(nonzero & (rounded == 0) & finite))
+            sub = int(np.count_nonzero((mag < fmt.min_normal) & (rounded != 0) & (rounded != exact)))
+            rfinite = np.isfinite(rounded)
+            over = ~rfinite
+            if saturate:
+                over = over | ((mag == fmt.max_finite) & (np.abs(exact) > fmt.max_finite))
+            over = int(np.count_nonzero(finite & over))
+            nonfinite = int(rounded.size - np.count_nonzero(rfinite))
+        return cls(int(rounded.size), to_zero, sub, over, nonfinite)
+
+    def __iadd__(self, other: "Counts") -> "Counts":
+        for name in self.__slots__:
+            setattr(self, name, getattr(self, name) + getattr(other, name))
+        return self
+
+    def shares(self, prefix: str) -> dict:
+        n = max(self.n, 1)
+        return {f"{prefix}_underflow": (self.underflow_zero + self.underflow_subnormal) / n,
+                f"{prefix}_underflow_zero": self.underflow_zero / n,
+                f"{prefix}_underflow_subnormal": self.underflow_subnormal / n,
+                f"{prefix}_overflow": self.overflow / n,
+                f"{prefix}_nonfinite": self.nonfinite}

@@ -1,0 +1,454 @@
+"""softfloat.training: the mixed-precision training lab.
+
+Three kinds of test:
+
+* the lab's arithmetic, bit for bit: the native fast paths (numpy float32/float16, the
+  bf16 bit trick) against softfloat's codec and ops (whose oracle is MPFR) and against
+  ml_dtypes' bfloat16 cast; the fp32 policy's gradients against an independent float64
+  numpy MLP; the telemetry counts against softfloat.encode's IEEE flags and a per-element
+  math.frexp histogram;
+* LossScaler against sequences written by hand from torch.amp.GradScaler's definition;
+* the seeds' claims, each run on the 64-128-10 MLP and the digits with REDUCED epochs so
+  that CI stays fast (the sizes are stated in each test).  Where a claim needs a setting
+  to show (a small learning rate, as late in training), the test says so.  Where a claim
+  did not hold on this model, the test asserts what does hold and its docstring records
+  the finding with the numbers measured (never a tuned threshold).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+import softfloat as sf
+from softfloat import training as T
+from softfloat.cli import main
+from softfloat.training._numerics import Arith, Counts, round_to
+
+RNG = np.random.default_rng(1234)
+
+
+def _hostile(n=4000, dtype=np.float32):
+    """Normals over fp16/bf16's whole range, subnormals, ties, overflow, zeros, inf, NaN."""
+    mags = 2.0 ** RNG.uniform(-30, 20, n)
+    x = (RNG.choice([-1.0, 1.0], n) * mags).astype(dtype)
+    specials = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 65504.0, 65520.0, 65519.99, 2.0**-24, 2.0**-25,
+                         3 * 2.0**-26, 1 + 2.0**-11, 1 + 3 * 2.0**-11, 2.0**-149, 3.4e38], dtype=dtype)
+    return np.concatenate([x, specials, -specials])
+
+
+# =====================================================================================
+# the lab's arithmetic is softfloat's, bit for bit
+# =====================================================================================
+@pytest.mark.parametrize("fmt", ["fp32", "fp16", "bf16", "fp8_e4m3", "fp8_e5m2"])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_round_to_equals_softfloat_quantize(fmt, dtype):
+    x = _hostile(dtype=dtype)
+    got = round_to(x, sf.as_format(fmt))
+    want = sf.quantize(x, fmt)
+    assert np.array_equal(np.asarray(got, np.float64), np.asarray(want, np.float64), equal_nan=True)
+
+
+def test_bf16_fast_path_equals_ml_dtypes():
+    x = _hostile(20000)
+    want = x.astype(ml_dtypes.bfloat16).astype(np.float32)
+    got = round_to(x, sf.bf16)
+    assert np.array_equal(got, want, equal_nan=True)
+
+
+@pytest.mark.parametrize("fmt", ["fp32", "fp16", "bf16"])
+@pytest.mark.parametrize("op", ["add", "sub", "mul", "div"])
+def test_native_arithmetic_equals_softfloat_ops(fmt, op):
+    f = sf.as_format(fmt)
+    a = round_to(_hostile(), f)
+    b = round_to(RNG.permutation(_hostile()), f)
+    got = getattr(Arith(f), op)(a, b)
+    want = sf.decode(getattr(sf, op)(sf.encode(a, f), sf.encode(b, f), f), f)
+    assert np.array_equal(got.astype(np.float64), want, equal_nan=True)
+
+
+def test_stochastic_update_is_softfloats_stochastic_subtraction():
+    f = sf.bf16
+    w = round_to(RNG.standard_normal(500).astype(np.float32), f)
+    u = round_to((RNG.standard_normal(500) * 1e-4).astype(np.float32), f)
+    got = Arith(f, "stochastic", np.random.default_rng(7)).sub(w, u)
+    want = sf.decode(sf.sub(sf.encode(w, f), sf.encode(u, f), f, "stochastic", rng=np.random.default_rng(7)), f)
+    assert np.array_equal(got.astype(np.float64), want)
+
+
+def test_counts_equal_encodes_ieee_flags():
+    x = _hostile(dtype=np.float64)
+    for fmt in (sf.fp16, sf.bf16, sf.fp8_e5m2):
+        rounded = round_to(x, fmt)
+        c = Counts.of(x, rounded, fmt)
+        _, flags = sf.encode(x, fmt, return_flags=True)
+        # IEEE underflow whose result is zero or subnormal (tininess after rounding also flags
+        # a few values that round up to min_normal: a normal result, not counted here)
+        tiny_result = np.abs(rounded) < fmt.min_normal
+        assert c.underflow_zero + c.underflow_subnormal == int(np.count_nonzero(flags.underflow & tiny_result))
+        assert c.overflow == int(np.count_nonzero(flags.overflow))
+        assert c.underflow_zero == int(np.count_nonzero((x != 0) & np.isfinite(x) & (rounded == 0)))
+
+
+def test_exponent_histogram_against_frexp_per_element():
+    x = _hostile(500, np.float64)
+    h = T.ExponentHistogram()
+    h.add(x)
+    want = {}
+    for v in x:
+        if math.isfinite(v) and v != 0:
+            e = math.frexp(abs(v))[1] - 1
+            want[e] = want.get(e, 0) + 1
+    assert h.counts == want
+    nonzero = sum(want.values())
+    assert h.mass_below(2.0**-24) == sum(1 for v in x if math.isfinite(v) and 0 < abs(v) < 2.0**-24) / nonzero
+
+
+def _float64_mlp_grads(params, x, y):
+    """An independent float64 MLP (ReLU, softmax cross-entropy, mean over the batch)."""
+    w1, b1, w2, b2 = (np.asarray(p, np.float64) for p in params)
+    z1 = x @ w1 + b1
+    h = np.maximum(z1, 0)
+    z2 = h @ w2 + b2
+    p = np.exp(z2 - z2.max(1, keepdims=True))
+    p /= p.sum(1, keepdims=True)
+    n = len(y)
+    loss = -np.log(p[np.arange(n), y]).mean()
+    d2 = p.copy()
+    d2[np.arange(n), y] -= 1
+    d2 /= n
+    dh = (d2 @ w2.T) * (z1 > 0)
+    return loss, [x.T @ dh, dh.sum(0), h.T @ d2, d2.sum(0)]
+
+
+def test_fp32_policy_gradients_match_a_float64_mlp():
+    t = T.Trainer("fp32", seed=3)
+    x, y = t.data.x_train[:64], t.data.y_train[:64]
+    loss, grads = t.model.loss_and_grads(x, y, 1.0)
+    ref_loss, ref = _float64_mlp_grads(t.model.params, x.astype(np.float64), y)
+    assert abs(loss - ref_loss) < 1e-5
+    for g, r in zip(grads, ref):
+        assert np.max(np.abs(g - r)) <= 1e-5 * max(np.max(np.abs(r)), 1e-3)
+
+
+def test_o2_working_copy_is_the_master_rounded_to_fp16():
+    t = T.Trainer("O2", seed=0)
+    for master, work in zip(t.model.params, t.model.working_copy()):
+        assert master.dtype == np.float32
+        assert np.array_equal(work, master.astype(np.float16).astype(np.float32))
+
+
+# =====================================================================================
+# LossScaler: GradScaler's definition, sequences written by hand
+# =====================================================================================
+def test_loss_scaler_defaults_are_gradscalers():
+    s = T.LossScaler()
+    assert (s.scale, s.growth_factor, s.backoff_factor, s.growth_interval) == (65536.0, 2.0, 0.5, 2000)
+    assert s.max_scale is None
+
+
+def test_loss_scaler_scripted_sequence():
+    # growth_interval=3.  Per GradScaler: inf -> scale * 0.5, count := 0; clean -> count += 1,
+    # and at count == 3 -> scale * 2, count := 0.
+    s = T.LossScaler(init_scale=1024.0, growth_factor=2.0, backoff_factor=0.5, growth_interval=3)
+    found = [False, False, False, True, False, False, True, True, False, False, False, False]
+    # scale after each update:
+    want = [1024, 1024, 2048, 1024, 1024, 1024, 512, 256, 256, 256, 512, 512]
+    got = []
+    for f in found:
+        s.update(f)
+        got.append(s.scale)
+    assert got == want
+    assert s.state_dict()["growth_tracker"] == 1
+
+
+def test_loss_scaler_fraction_backoff_and_growth_factors():
+    s = T.LossScaler(init_scale=100.0, growth_factor=3.0, backoff_factor=0.25, growth_interval=1)
+    s.update(False)   # 300
+    s.update(True)    # 75
+    s.update(False)   # 225
+    assert s.scale == 225.0
+
+
+def test_loss_scaler_keeps_its_scale_when_growth_would_overflow_fp32():
+    s = T.LossScaler(init_scale=2.0**127, growth_interval=1)
+    s.update(False)  # 2**128 is inf in fp32: GradScaler keeps the old scale, resets the count
+    assert s.scale == 2.0**127 and s.growth_tracker == 0
+
+
+def test_loss_scaler_apex_cap():
+    s = T.LossScaler(init_scale=2.0**23, growth_interval=1, max_scale=2.0**24)
+    s.update(False)
+    s.update(False)
+    assert s.scale == 2.0**24
+
+
+def test_loss_scaler_unscales_by_the_fp32_reciprocal():
+    s = T.LossScaler(init_scale=3.0)
+    assert s.inv_scale == np.float32(1 / 3) and s.inv_scale.dtype == np.float32
+
+
+def test_static_loss_scale_never_changes_nor_skips():
+    s = T.LossScaler(init_scale=1024.0, dynamic=False)
+    for f in (True, False, True):
+        s.update(f)
+        assert not s.skips(f)
+    assert s.scale == 1024.0
+
+
+def test_loss_scaler_state_dict_round_trip():
+    s = T.LossScaler(init_scale=8.0, growth_interval=5)
+    s.update(False)
+    s.update(False)
+    t = T.LossScaler()
+    t.load_state_dict(json.loads(json.dumps(s.state_dict())))
+    assert t.state_dict() == s.state_dict()
+
+
+@pytest.mark.parametrize("kwargs, exc", [
+    (dict(init_scale=0.0), ValueError), (dict(init_scale="big"), TypeError), (dict(growth_factor=1.0), ValueError),
+    (dict(backoff_factor=1.5), ValueError), (dict(growth_interval=0), ValueError),
+    (dict(growth_interval=2.5), TypeError), (dict(init_scale=float("inf")), ValueError),
+])
+def test_loss_scaler_bad_arguments(kwargs, exc):
+    with pytest.raises(exc, match=next(iter(kwargs))):
+        T.LossScaler(**kwargs)
+
+
+def test_loss_scaler_update_wants_a_bool():
+    with pytest.raises(TypeError, match="found_inf"):
+        T.LossScaler().update("yes")
+
+
+# =====================================================================================
+# policies
+# =====================================================================================
+def test_presets_are_the_issues_list():
+    assert list(T.PRESETS) == ["fp32", "O1", "O2", "O3", "bf16", "bf16-pure", "fp8", "fp8-current", "fp8-block",
+                               "mxfp8"]
+    for p in T.PRESETS.values():
+        assert p.description
+
+
+def test_presets_place_the_tensors_as_described():
+    P = T.PRESETS
+    assert P["O2"].params == sf.fp16 and P["O2"].master == sf.fp32 and P["O2"].loss == sf.fp32
+    assert P["O2"].loss_scale == "dynamic" and P["O1"].loss_scale == "dynamic"
+    assert P["O1"].params == sf.fp32 and P["O1"].matmul_inputs == sf.fp16
+    assert P["O3"].master is None and P["O3"].loss_scale == "none" and P["O3"].optimizer_state == sf.fp16
+    assert P["bf16"].master == sf.fp32 and P["bf16"].loss_scale == "none"
+    assert P["bf16-pure"].master is None and P["bf16-pure"].params == sf.bf16
+    assert (P["fp8"].fp8, P["fp8"].fp8_forward, P["fp8"].fp8_backward) == ("delayed", sf.fp8_e4m3, sf.fp8_e5m2)
+    assert P["fp8-current"].fp8 == "current"
+    assert (P["fp8-block"].fp8, P["fp8-block"].accumulator, P["fp8-block"].accumulate_block) == ("blocks", "h100", 128)
+    assert P["mxfp8"].fp8 == "mx" and P["mxfp8"].mx_scale_rounding == "floor"
+    for p in P.values():
+        with pytest.raises(AttributeError):
+            p.params = sf.fp32  # frozen
+
+
+@pytest.mark.parametrize("policy, kwargs, exc, words", [
+    ("O9", {}, ValueError, "not a preset"), (3, {}, TypeError, "policy must be"),
+    ("O2", {"loss_scale": -1}, ValueError, "loss_scale"), ("O2", {"loss_scale": "huge"}, ValueError, "loss_scale"),
+    ("O2", {"update_rounding": "toward_zero"}, ValueError, "update_rounding"),
+    ("O2", {"colour": "red"}, TypeError, "unknown policy field"),
+    ("O2", {"params": "fp7"}, ValueError, "params"),
+])
+def test_bad_policies(policy, kwargs, exc, words):
+    with pytest.raises(exc, match=words):
+        T.as_policy(policy, **kwargs)
+
+
+@pytest.mark.parametrize("kwargs, exc, words", [
+    (dict(epochs=-1), TypeError, "epochs"), (dict(seed="x"), TypeError, "seed"),
+    (dict(optimizer="rmsprop"), ValueError, "optimizer"), (dict(activation="tanh"), ValueError, "activation"),
+    (dict(lr=-0.1), ValueError, "lr"), (dict(batch_size=0), ValueError, "batch_size"),
+])
+def test_run_bad_arguments(kwargs, exc, words):
+    with pytest.raises(exc, match=words):
+        T.run("O2", **kwargs)
+
+
+# =====================================================================================
+# reports, telemetry, determinism
+# =====================================================================================
+@pytest.fixture(scope="module")
+def o2_report():
+    return T.run("O2", epochs=1, seed=5)
+
+
+def test_report_interface(o2_report):
+    r = o2_report
+    assert isinstance(r.accuracy, float) and 0.5 < r.accuracy <= 1.0  # one epoch learns most digits
+    steps = -(-len(T.data.load().y_train) // 64)
+    assert len(r.telemetry) == len(r.losses) == steps
+    for rec in r.telemetry:
+        for key in ("step", "loss", "loss_scale", "skipped", "grad_underflow", "grad_overflow", "update_swamped"):
+            assert key in rec
+        assert 0.0 <= rec["grad_underflow"] <= 1.0 and 0.0 <= rec["update_swamped"] <= 1.0
+    assert [rec["step"] for rec in r.telemetry] == list(range(steps))
+    json.loads(r.to_json())
+    json.loads(r.telemetry.to_json())
+
+
+def test_telemetry_to_pandas_or_a_clear_error(o2_report):
+    try:
+        import pandas  # noqa: F401
+    except ImportError:
+        with pytest.raises(ImportError, match="pip install pandas"):
+            o2_report.telemetry.to_pandas()
+    else:
+        assert len(o2_report.telemetry.to_pandas()) == len(o2_report.telemetry)
+
+
+def test_runs_are_deterministic_for_a_seed(o2_report):
+    again = T.run("O2", epochs=1, seed=5)
+    assert again.to_json() == o2_report.to_json()
+    other = T.run("O2", epochs=1, seed=6)
+    assert other.losses != o2_report.losses
+
+
+def test_stochastic_rounding_runs_are_deterministic_for_a_seed():
+    p = T.as_policy("bf16-pure", update_rounding="stochastic")
+    a, b = (T.run(p, epochs=1, seed=2, hidden=32) for _ in range(2))
+    assert a.to_json() == b.to_json()
+
+
+def test_adam_and_gelu_train():
+    r = T.run("O2", epochs=2, optimizer="adam", activation="gelu", hidden=32, seed=0)
+    assert r.epoch_losses[-1] < r.epoch_losses[0]
+
+
+def test_synthetic_fallback_warns_when_sklearn_is_missing(monkeypatch):
+    import builtins
+
+    real_import = builtins.__import__
+
+    def no_sklearn(name, *args, **kwargs):
+        if name.startswith("sklearn"):
+            raise ImportError("no sklearn")
+        return real_import(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", no_sklearn)
+    with pytest.warns(T.data.SyntheticDataWarning, match=r'softfloat\[lab\]'):
+        d = T.data.load()
+    assert d.name == "synthetic" and d.x_train.shape[1] == 64 and d.classes == 10
+
+
+# =====================================================================================
+# the seeds' claims, reproduced with our own numbers
+# =====================================================================================
+@pytest.fixture(scope="module")
+def small_lr_runs():
+    """fp32, O2 and O3 at lr=0.01 for 3 epochs: a small learning rate, as late in training,
+    where updates are small against the weights (chosen openly: at lr=0.1 the swamping is
+    there too, 3.9% of O3's updates, but smaller)."""
+    return {p: T.run(p, epochs=3, lr=0.01, seed=0) for p in ("fp32", "O2", "O3")}
+
+
+def test_o3_swamps_updates_and_o2_matches_fp32(small_lr_runs):
+    """Finding (64-128-10, digits, SGD momentum 0.9): O3 swamps many updates -- measured
+    11.9% of its non-zero updates over 10 epochs at lr=0.01 (38% at lr=0.001, 3.9% at lr=0.1)
+    against 0.00% for O2's fp32 master weights -- but its test accuracy was NOT worse on
+    this model: 85.0% for fp32, O2 and O3 alike at lr=0.01, 10 epochs (final loss 1.5105 for
+    fp32 and O2 against 1.5110 for O3).  The seeds' "80% relative accuracy loss" does not
+    reproduce at this size: the swamped updates are the smallest ones."""
+    fp32, o2, o3 = (small_lr_runs[p].summary() for p in ("fp32", "O2", "O3"))
+    assert o3["update_swamped"] > 0.05
+    assert o3["update_swamped"] >= 10 * max(o2["update_swamped"], 1e-4)
+    assert abs(o2["final_loss"] - fp32["final_loss"]) <= 1e-3 * fp32["final_loss"]
+    assert abs(o2["accuracy"] - fp32["accuracy"]) <= 0.01
+    assert o3["final_loss"] >= o2["final_loss"]  # worse, though only in the 4th digit
+
+
+def test_dynamic_loss_scaling_cuts_gradient_underflow_tenfold():
+    """O2 without loss scaling underflows a measurable share of its fp16 weight gradients
+    (0.68% over 5 epochs); with GradScaler's dynamic scaling (scale 65536) the share is 0."""
+    none = T.run("O2", epochs=2, loss_scale="none", seed=0).summary()
+    dynamic = T.run("O2", epochs=2, loss_scale="dynamic", seed=0).summary()
+    assert none["grad_underflow"] > 1e-3
+    assert dynamic["grad_underflow"] <= none["grad_underflow"] / 10
+
+
+def test_dynamic_scale_backs_off_and_grows_in_a_run_built_for_it():
+    """Built to trigger both: start at 2**28 (fp16 gradients overflow) with growth every 5
+    clean steps, so the scale backs off to where the gradients fit, then grows back."""
+    scaler = T.LossScaler(init_scale=2.0**28, growth_interval=5)
+    r = T.run("O2", epochs=1, loss_scale=scaler, seed=0)
+    scales = r.loss_scales
+    backoffs = sum(1 for a, b in zip(scales, scales[1:]) if b < a)
+    growths = sum(1 for a, b in zip(scales, scales[1:]) if b > a)
+    assert backoffs >= 1 and growths >= 1
+    skipped = [rec["skipped"] for rec in r.telemetry]
+    assert skipped[0] and r.skipped_steps == backoffs
+    for rec, nxt in zip(r.telemetry, r.telemetry[1:]):  # every skip halves the next scale
+        assert nxt["loss_scale"] == (rec["loss_scale"] / 2 if rec["skipped"] else nxt["loss_scale"])
+
+
+def test_bf16_needs_no_loss_scaling():
+    bf16 = T.run("bf16", epochs=2, seed=0).summary()
+    fp16_unscaled = T.run("O2", epochs=2, loss_scale="none", seed=0).summary()
+    assert bf16["grad_underflow"] <= fp16_unscaled["grad_underflow"]
+    assert bf16["skipped_steps"] == 0
+
+
+def test_bf16_pure_swamps_updates_and_stochastic_rounding():
+    """lr=0.001 (small, as late in training), 3 epochs, hidden 128: bf16-pure with
+    round-to-nearest-even leaves a large share of its non-zero updates swamped."""
+    near = T.run("bf16-pure", epochs=3, lr=0.001, seed=0)
+    sr = T.run(T.as_policy("bf16-pure", update_rounding="stochastic"), epochs=3, lr=0.001, seed=0)
+    master = T.run("bf16", epochs=3, lr=0.001, seed=0)
+    assert near.summary()["update_swamped"] > 0.2
+    assert master.summary()["update_swamped"] < 0.01
+    # stochastic rounding moves the weights on average as the exact updates would: its
+    # loss curve stays closer to the fp32-master run's than nearest-even's does
+    gap_near = abs(near.epoch_losses[-1] - master.epoch_losses[-1])
+    gap_sr = abs(sr.epoch_losses[-1] - master.epoch_losses[-1])
+    assert gap_sr < gap_near
+
+
+def test_fp16_accumulation_against_fp32():
+    """Same O2 policy, only the accumulator differs (fp16 instead of fp32), 1 epoch."""
+    fp32 = T.run("O2", epochs=1, seed=0, telemetry=False)
+    fp16 = T.run(T.as_policy("O2", accumulator="fp16"), epochs=1, seed=0, telemetry=False)
+    assert fp16.losses != fp32.losses
+    assert fp16.epoch_losses[-1] >= fp32.epoch_losses[-1]
+
+
+# =====================================================================================
+# the command line
+# =====================================================================================
+def test_cli_train_report_and_plot(tmp_path, capsys):
+    report, png = tmp_path / "o2.json", tmp_path / "o2.png"
+    code = main(["train", "--policy", "O2", "--epochs", "1", "--report", str(report), "--plot", str(png)])
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    assert out.splitlines()[0].split()[:3] == ["policy", "test", "acc"]
+    assert "O2" in out and "65536" in out
+    data = json.loads(report.read_text())
+    assert data["summary"]["policy"] == "O2" and len(data["telemetry"]) == len(data["losses"])
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_cli_train_compare(capsys):
+    code = main(["train", "--compare", "fp32,O3", "--epochs", "1", "--no-progress", "--loss-scale", "none"])
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    rows = [line.split()[0] for line in out.splitlines()[2:]]
+    assert rows == ["fp32[loss_scale=none]", "O3[loss_scale=none]"]
+
+
+@pytest.mark.parametrize("argv, words", [
+    (["train", "--policy", "O9"], "not a preset"),
+    (["train", "--loss-scale", "lots"], "loss_scale"),
+    (["train", "--epochs", "-2"], "--epochs"),
+    (["train", "--update-rounding", "upward"], "update_rounding"),
+])
+def test_cli_train_bad_arguments(argv, words, capsys):
+    code = main(argv)
+    out, err = capsys.readouterr()
+    assert code == 2 and words in err and "Traceback" not in err
