@@ -1,0 +1,100 @@
+"""Time one training step of the lab's MLP under O2 against the same step in plain float32 numpy.
+
+    default  64-128-10,  batch 64   (target: O2 at most 50x the float32 step)
+    wide     64-1024-10, batch 256  (target: at most 15x)
+
+Both steps do the same work: forward (two Linear layers, ReLU), softmax cross-entropy,
+backward (weight and bias gradients of both layers, the hidden-activation gradient),
+SGD with momentum.  The float32 step is numpy's own arithmetic and BLAS, no rounding
+emulation; the O2 step is :meth:`softfloat.training.Trainer.step` (fp16 products with fp32
+accumulation through softfloat.matmul, dynamic loss scaling, fp32 master weights), with
+telemetry on and off.  Then a cProfile summary of the O2 step: where the time goes.
+
+Output: ms per step and the ratio.  Timings on a shared machine are noisy: re-measure on
+a quiet one.
+
+    python benchmarks/bench_training.py
+    python benchmarks/bench_training.py --repeat 5 --no-profile
+"""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import io
+import pstats
+
+import numpy as np
+
+from softfloat import training
+from timing import timeit
+
+
+class Float32Step:
+    """The same MLP step in plain float32 numpy (the baseline)."""
+
+    def __init__(self, sizes, seed=0):
+        rng = np.random.default_rng(seed)
+        self.params = []
+        for fan_in, fan_out in zip(sizes[:-1], sizes[1:]):
+            bound = 1 / np.sqrt(fan_in)
+            self.params += [rng.uniform(-bound, bound, (fan_in, fan_out)).astype(np.float32),
+                            rng.uniform(-bound, bound, fan_out).astype(np.float32)]
+        self.velocity = [np.zeros_like(p) for p in self.params]
+
+    def step(self, x, y, lr=np.float32(0.1), mu=np.float32(0.9)):
+        w1, b1, w2, b2 = self.params
+        z1 = x @ w1 + b1
+        h = np.maximum(z1, 0)
+        z2 = h @ w2 + b2
+        e = np.exp(z2 - z2.max(axis=1, keepdims=True))
+        p = e / e.sum(axis=1, keepdims=True)
+        n = len(y)
+        loss = -np.log(p[np.arange(n), y]).mean()
+        p[np.arange(n), y] -= 1
+        d2 = p / np.float32(n)
+        dh = (d2 @ w2.T) * (z1 > 0)
+        grads = [x.T @ dh, dh.sum(0), h.T @ d2, d2.sum(0)]
+        for i, g in enumerate(grads):
+            self.velocity[i] = mu * self.velocity[i] + g
+            self.params[i] -= lr * self.velocity[i]
+        return loss
+
+
+def bench(hidden: int, batch: int, repeat: int, profile: bool) -> None:
+    data = training.data.load()
+    x = data.x_train[:batch]
+    y = data.y_train[:batch]
+    base = Float32Step((64, hidden, 10))
+    t_np = timeit(lambda: base.step(x, y), max(repeat * 20, 20))
+    results = {}
+    for telemetry in (True, False):
+        trainer = training.Trainer("O2", seed=0, hidden=hidden, batch_size=batch, telemetry=telemetry)
+        results[telemetry] = timeit(lambda: trainer.step(x, y), repeat)
+    print(f"64-{hidden}-10, batch {batch}: float32 numpy {t_np * 1e3:.3f} ms/step; "
+          f"O2 {results[True] * 1e3:.2f} ms/step with telemetry ({results[True] / t_np:.0f}x), "
+          f"{results[False] * 1e3:.2f} ms without ({results[False] / t_np:.0f}x)")
+    if profile:
+        trainer = training.Trainer("O2", seed=0, hidden=hidden, batch_size=batch, telemetry=True)
+        trainer.step(x, y)
+        prof = cProfile.Profile()
+        prof.enable()
+        for _ in range(repeat):
+            trainer.step(x, y)
+        prof.disable()
+        out = io.StringIO()
+        pstats.Stats(prof, stream=out).sort_stats("cumulative").print_stats(18)
+        print("\n".join(line for line in out.getvalue().splitlines() if line.strip())[:4000])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeat", type=int, default=10)
+    parser.add_argument("--no-profile", action="store_true")
+    args = parser.parse_args()
+    bench(128, 64, args.repeat, not args.no_profile)
+    bench(1024, 256, max(args.repeat // 3, 1), not args.no_profile)
+
+
+if __name__ == "__main__":
+    main()
