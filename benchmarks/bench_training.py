@@ -22,12 +22,18 @@ from __future__ import annotations
 import argparse
 import cProfile
 import io
+import os
 import pstats
 
-import numpy as np
+# one BLAS thread: the emulation is single-threaded, and on a shared 2-core machine a
+# multithreaded BLAS oversubscribes the cores (the float32 baseline then slows 100x)
+for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_var, "1")
 
-from softfloat import training
-from timing import timeit
+import numpy as np  # noqa: E402  (after the thread settings)
+
+from softfloat import training  # noqa: E402
+from timing import timeit  # noqa: E402
 
 
 class Float32Step:

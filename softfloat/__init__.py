@@ -155,7 +155,7 @@ from .ops import (  # noqa: A004 - abs is IEEE's name (like numpy.abs), kept out
 from .interop import bits_of, dtype_names, to_ml_dtypes, to_torch
 from .report import ErrorStats, error_stats, outcomes
 from .rounding import Rounding, Tininess
-from . import training
+from . import training  # noqa: F401 - softfloat.training, the lab (a subpackage, not in __all__)
 
 from ._version import __version__
 
@@ -231,6 +231,4 @@ __all__ = [
     "dtype_names",
     "to_ml_dtypes",
     "to_torch",
-    # the mixed-precision training lab
-    "training",
 ]

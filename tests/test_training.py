@@ -351,12 +351,14 @@ def small_lr_runs():
 
 
 def test_o3_swamps_updates_and_o2_matches_fp32(small_lr_runs):
-    """Finding (64-128-10, digits, SGD momentum 0.9): O3 swamps many updates -- measured
-    11.9% of its non-zero updates over 10 epochs at lr=0.01 (38% at lr=0.001, 3.9% at lr=0.1)
-    against 0.00% for O2's fp32 master weights -- but its test accuracy was NOT worse on
-    this model: 85.0% for fp32, O2 and O3 alike at lr=0.01, 10 epochs (final loss 1.5105 for
-    fp32 and O2 against 1.5110 for O3).  The seeds' "80% relative accuracy loss" does not
-    reproduce at this size: the swamped updates are the smallest ones."""
+    """Finding (64-128-10, digits, SGD momentum 0.9, seed 0, 10 epochs): O3 swamps many
+    updates -- 20.9% of its non-zero updates at lr=0.1, 29.6% at lr=0.01, 64.1% at
+    lr=0.001, against 2.8%, 0.5% and 0.8% for O2's fp32 master weights -- but its test
+    accuracy was NOT clearly worse on this model: 97.2% (O3) against 96.9% (fp32, O2) at
+    lr=0.1; 92.2% all three at lr=0.01 (final loss 0.3865 against 0.3861); 68.0% against
+    69.1% at lr=0.001 (loss 2.1098 against 2.1041).  The seeds' "80% relative accuracy loss"
+    does not reproduce at this size.  O2 matched fp32 in every run (same accuracy, loss
+    within 1e-4)."""
     fp32, o2, o3 = (small_lr_runs[p].summary() for p in ("fp32", "O2", "O3"))
     assert o3["update_swamped"] > 0.05
     assert o3["update_swamped"] >= 10 * max(o2["update_swamped"], 1e-4)
@@ -367,7 +369,8 @@ def test_o3_swamps_updates_and_o2_matches_fp32(small_lr_runs):
 
 def test_dynamic_loss_scaling_cuts_gradient_underflow_tenfold():
     """O2 without loss scaling underflows a measurable share of its fp16 weight gradients
-    (0.68% over 5 epochs); with GradScaler's dynamic scaling (scale 65536) the share is 0."""
+    (8.6% over 10 epochs at lr=0.1, seed 0: to zero or to a subnormal); with GradScaler's
+    dynamic scaling (scale 65536 throughout) 0.056% -- 150x fewer.  2 epochs here."""
     none = T.run("O2", epochs=2, loss_scale="none", seed=0).summary()
     dynamic = T.run("O2", epochs=2, loss_scale="dynamic", seed=0).summary()
     assert none["grad_underflow"] > 1e-3
@@ -397,8 +400,12 @@ def test_bf16_needs_no_loss_scaling():
 
 
 def test_bf16_pure_swamps_updates_and_stochastic_rounding():
-    """lr=0.001 (small, as late in training), 3 epochs, hidden 128: bf16-pure with
-    round-to-nearest-even leaves a large share of its non-zero updates swamped."""
+    """lr=0.001 (small, as late in training), 3 epochs here: bf16-pure with
+    round-to-nearest-even leaves a large share of its non-zero updates swamped, and
+    stochastic rounding of the update recovers the loss of fp32 master weights.  Measured
+    over 10 epochs (seed 0): bf16 with fp32 master 69.4% test accuracy (loss 2.1041),
+    bf16-pure 31.2% (loss 2.2337, 94.9% of updates swamped), bf16-pure with stochastic
+    rounding 69.9% (loss 2.1073).  At lr=0.1 the effect is small (96.7% / 96.7% / 96.9%)."""
     near = T.run("bf16-pure", epochs=3, lr=0.001, seed=0)
     sr = T.run(T.as_policy("bf16-pure", update_rounding="stochastic"), epochs=3, lr=0.001, seed=0)
     master = T.run("bf16", epochs=3, lr=0.001, seed=0)
@@ -411,12 +418,30 @@ def test_bf16_pure_swamps_updates_and_stochastic_rounding():
     assert gap_sr < gap_near
 
 
-def test_fp16_accumulation_against_fp32():
-    """Same O2 policy, only the accumulator differs (fp16 instead of fp32), 1 epoch."""
-    fp32 = T.run("O2", epochs=1, seed=0, telemetry=False)
-    fp16 = T.run(T.as_policy("O2", accumulator="fp16"), epochs=1, seed=0, telemetry=False)
-    assert fp16.losses != fp32.losses
-    assert fp16.epoch_losses[-1] >= fp32.epoch_losses[-1]
+def test_fp16_accumulation_degrades_the_gradients():
+    """Same O2 policy, only the accumulator differs (fp16 instead of fp32).  Measured on
+    one batch of 512 (the weight gradients then sum 512 products): the relative error of
+    the weight gradients against a float64 MLP on the same fp16 weights is larger with
+    fp16 accumulation (measured: 0.22-0.26e-3 with fp32, 2.8e-3 to 9.0e-3 with fp16, per
+    tensor).
+
+    Finding: the *loss* degraded only with long sums.  Full-batch training (batch 1437,
+    so the weight gradients sum 1437 products), 6 steps: loss 2.2605 and 22.6% accuracy
+    with fp16 accumulation against 2.2091 and 23.7% with fp32.  At ordinary batch sizes it
+    did not degrade measurably.  Final loss after 3
+    epochs (batch 64): 0.1966 with fp32 accumulation, 0.1967 with fp16 (92.8% test
+    accuracy both); after 4 epochs at batch 512: 1.9163 both.  One epoch (batch 64):
+    1.75597 (fp32) against 1.75595 (fp16) -- fp16 slightly *better*.  The seeds' claim
+    (some networks need fp32 accumulation to match the baseline) does not show at this
+    size, where every product's result is rounded to fp16 anyway."""
+    errors = {}
+    for acc in ("fp32", "fp16"):
+        t = T.Trainer(T.as_policy("O2", accumulator=acc), seed=0, telemetry=False)
+        x, y = t.data.x_train[:512], t.data.y_train[:512]
+        _, grads = t.model.loss_and_grads(x, y, 1024.0)
+        _, ref = _float64_mlp_grads(t.model.working_copy(), x.astype(np.float64), y)
+        errors[acc] = max(np.linalg.norm(g / 1024.0 - r) / np.linalg.norm(r) for g, r in zip(grads, ref))
+    assert errors["fp16"] > errors["fp32"]
 
 
 # =====================================================================================

@@ -52,7 +52,7 @@ def load(name: str = "digits") -> Dataset:
 
     >>> from softfloat.training import data
     >>> data.load("synthetic").x_test.shape
-    (360, 64)
+    (359, 64)
     """
     if name not in ("digits", "synthetic"):
         raise ValueError(f"name must be 'digits' or 'synthetic'; got {name!r}")

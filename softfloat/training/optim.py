@@ -68,7 +68,7 @@ class SGD(_Optimizer):
     >>> from softfloat.training import SGD, as_policy
     >>> opt = SGD(as_policy("O3"), lr=0.1, momentum=0.0, rng=np.random.default_rng(0))
     >>> w = [np.array([1.0], np.float32)]
-    >>> opt.apply(w, [np.array([0.004], np.float32)])   # 1 - 0.0004 is swamped in fp16
+    >>> opt.apply(w, [np.array([0.002], np.float32)])   # 1 - 0.0002: below half of 2**-11
     (1, 1)
     >>> w[0]
     array([1.], dtype=float32)
