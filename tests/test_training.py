@@ -477,3 +477,78 @@ def test_cli_train_bad_arguments(argv, words, capsys):
     code = main(argv)
     out, err = capsys.readouterr()
     assert code == 2 and words in err and "Traceback" not in err
+
+
+# =====================================================================================
+# FP8 recipes (the lab's own minimal scaled quantisation; see softfloat/training/_fp8.py)
+# =====================================================================================
+from softfloat.training import _fp8  # noqa: E402
+
+
+def test_mx_quantisation_against_ml_dtypes():
+    # OCP MX v1.0: X = 2**(floor(log2 amax) - emax_elem), emax_elem = 8 for E4M3; the
+    # elements x / X rounded to nearest even and clamped to +-448 (ml_dtypes' cast of the
+    # clamped value is the independent rounding)
+    x = (RNG.standard_normal((4, 64)) * 2.0 ** RNG.integers(-20, 20, (4, 1))).astype(np.float32)
+    q, X, _ = _fp8.quantize_scaled(x, sf.fp8_e4m3, "mx", block=(1, 32))
+    for r in range(4):
+        for j in range(2):
+            blk = x[r, 32 * j:32 * (j + 1)].astype(np.float64)
+            amax = np.max(np.abs(blk))
+            want_X = 2.0 ** (math.floor(math.log2(amax)) - 8)
+            assert X[r, j] == want_X
+            want_q = np.clip(blk / want_X, -448, 448).astype(ml_dtypes.float8_e4m3fn).astype(np.float64)
+            assert np.array_equal(q[r, 32 * j:32 * (j + 1)], want_q)
+
+
+def test_mx_ceil_scale_is_transformer_engines_variant():
+    # amax = 492.8: OCP's X = 2**(floor(log2 492.8) - 8) = 1 leaves 492.8 above 448, clamped;
+    # TE's X = 2**ceil(log2(492.8 / 448)) = 2 keeps it in range: 246.4 -> 240 (spacing 16)
+    x = np.array([[448.0 * 1.1] + [1.0] * 31], np.float32)
+    q_floor, X_floor, _ = _fp8.quantize_scaled(x, sf.fp8_e4m3, "mx", block=(1, 32))
+    q_ceil, X_ceil, _ = _fp8.quantize_scaled(x, sf.fp8_e4m3, "mx", block=(1, 32), mx_rounding="ceil")
+    assert (X_floor[0, 0], q_floor[0, 0]) == (1.0, 448.0)
+    assert (X_ceil[0, 0], q_ceil[0, 0]) == (2.0, 240.0)
+    x = np.array([[448.0 * 1.9] + [1.0] * 31], np.float32)   # 851.2: floor gives X = 2, 425.6 fits
+    q, X, _ = _fp8.quantize_scaled(x, sf.fp8_e4m3, "mx", block=(1, 32))
+    assert X[0, 0] == 2.0 and q[0, 0] == 416.0          # 425.6 -> 416 (e4m3 spacing 32 there)
+
+
+def test_delayed_scaling_follows_transformer_engines_formula():
+    # scale for step t = 448 / max(amax of steps < t, window 1024); 1 while no amax is known
+    policy = T.as_policy("fp8")
+    recipe = _fp8.Recipe(policy)
+    key = ("layer0", "input")
+    amaxes = [2.0, 8.0, 0.5, 4.0]
+    want = [1.0, 448 / 2.0, 448 / 8.0, 448 / 8.0]
+    for amax, expected in zip(amaxes, want):
+        recipe.new_step()
+        s = recipe._tensor_scale(np.array([amax, -amax / 2], np.float32), key, sf.fp8_e4m3)
+        assert s == np.float32(expected)
+
+
+def test_current_scaling_is_torchaos_tensorwise():
+    recipe = _fp8.Recipe(T.as_policy("fp8-current"))
+    assert recipe._tensor_scale(np.array([3.0, -7.0], np.float32), ("l", "input"), sf.fp8_e4m3) == np.float32(448 / 7)
+    assert recipe._tensor_scale(np.zeros(3, np.float32), ("l", "input"), sf.fp8_e4m3) == np.float32(448 / 1e-12)
+
+
+def test_per_tensor_fp8_gemm_by_hand():
+    # fp8-current: q = sat(round(x * s)) in e4m3, product in fp32 scaled back by 1/s_a * 1/s_b
+    recipe = _fp8.Recipe(T.as_policy("fp8-current"))
+    a = np.array([[1.0, 3.0]], np.float32)
+    b = np.array([[0.5], [0.25]], np.float32)
+    got = recipe.gemm(a, b, "fprop", "l", "fp32", None)
+    sa, sb = np.float32(448 / 3), np.float32(448 / 0.5)
+    qa = np.clip(a * sa, -448, 448).astype(ml_dtypes.float8_e4m3fn).astype(np.float32)
+    qb = np.clip(b * sb, -448, 448).astype(ml_dtypes.float8_e4m3fn).astype(np.float32)
+    acc = np.float32(qa[0, 0] * qb[0, 0]) + np.float32(qa[0, 1] * qb[1, 0])  # exact products, fp32 sum
+    alpha = np.float32(np.float32(1 / np.float64(sa)) * np.float32(1 / np.float64(sb)))
+    assert got[0, 0] == np.float32(np.float32(acc) * alpha)
+
+
+@pytest.mark.parametrize("policy", ["fp8", "fp8-current", "fp8-block", "mxfp8"])
+def test_fp8_presets_train(policy):
+    r = T.run(policy, epochs=1, hidden=32, seed=0)
+    assert r.accuracy > 0.3  # ten classes: chance is 0.1
+    assert all(np.isfinite(r.losses))
