@@ -94,18 +94,27 @@ def test_counts_equal_encodes_ieee_flags():
         assert c.underflow_zero == int(np.count_nonzero((x != 0) & np.isfinite(x) & (rounded == 0)))
 
 
-def test_exponent_histogram_against_frexp_per_element():
-    x = _hostile(500, np.float64)
+@pytest.mark.parametrize("dtype, scale", [(np.float64, 1.0), (np.float32, 1.0), (np.float32, 2.0**10),
+                                          (np.float32, 2.0**-5), (np.float32, 3.0)])
+def test_exponent_histogram_against_frexp_per_element(dtype, scale):
+    x = _hostile(500, dtype)
     h = T.ExponentHistogram()
-    h.add(x)
-    want = {}
-    for v in x:
+    h.add(x, scale)
+    want, below24, below14, above = {}, 0, 0, 0
+    for v in x.astype(np.float64):
+        v = v / scale
         if math.isfinite(v) and v != 0:
             e = math.frexp(abs(v))[1] - 1
             want[e] = want.get(e, 0) + 1
+            below24 += abs(v) < 2.0**-24
+            below14 += abs(v) < 2.0**-14
+            above += abs(v) > 65504.0
     assert h.counts == want
     nonzero = sum(want.values())
-    assert h.mass_below(2.0**-24) == sum(1 for v in x if math.isfinite(v) and 0 < abs(v) < 2.0**-24) / nonzero
+    assert h.nonzero == nonzero and h.zeros == int(np.count_nonzero(x == 0))
+    assert h.nonfinite == int(np.count_nonzero(~np.isfinite(x)))
+    assert (h.mass_below(2.0**-24), h.mass_below(2.0**-14), h.mass_above(65504.0)) == \
+        (below24 / nonzero, below14 / nonzero, above / nonzero)
 
 
 def _float64_mlp_grads(params, x, y):

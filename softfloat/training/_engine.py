@@ -49,7 +49,7 @@ class Engine:
         if tensor is not None and self.telemetry:
             self.counts[tensor] += Counts.of(exact, out, fmt)
             if tensor in self.gradient_values:
-                self.gradient_values[tensor].append(np.asarray(exact, np.float64).ravel() / self.scale)
+                self.gradient_values[tensor].append(exact)
         return out
 
     # ---- products -----------------------------------------------------------------------

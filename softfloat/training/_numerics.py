@@ -164,18 +164,21 @@ class Counts:
         """IEEE underflow (tiny and inexact) split by its result, zero or subnormal;
         overflow (a finite value rounded to an infinity or NaN, or with ``saturate`` one
         clamped to +-max_finite from beyond it); NaN/inf results."""
+        exact, rounded = np.asarray(exact), np.asarray(rounded)
         with np.errstate(all="ignore"):
-            finite = np.isfinite(exact)
             mag = np.abs(rounded)
-            nonzero = exact != 0
-            to_zero = int(np.count_nonzero(nonzero & (rounded == 0) & finite))
-            sub = int(np.count_nonzero((mag < fmt.min_normal) & (rounded != 0) & (rounded != exact)))
-            rfinite = np.isfinite(rounded)
-            over = ~rfinite
-            if saturate:
-                over = over | ((mag == fmt.max_finite) & (np.abs(exact) > fmt.max_finite))
-            over = int(np.count_nonzero(finite & over))
-            nonfinite = int(rounded.size - np.count_nonzero(rfinite))
+            tiny = np.flatnonzero(mag < fmt.min_normal)  # zero or subnormal results: few, usually
+            e, r = exact.reshape(-1)[tiny], rounded.reshape(-1)[tiny]
+            to_zero = int(np.count_nonzero((r == 0) & (e != 0) & np.isfinite(e)))
+            sub = int(np.count_nonzero((r != 0) & (r != e)))
+            over = nonfinite = 0
+            if not np.isfinite(mag).all() or saturate:
+                rfinite = np.isfinite(rounded)
+                nonfinite = int(rounded.size - np.count_nonzero(rfinite))
+                flagged = ~rfinite
+                if saturate:
+                    flagged = flagged | ((mag == fmt.max_finite) & (np.abs(exact) > fmt.max_finite))
+                over = int(np.count_nonzero(flagged & np.isfinite(exact)))
         return cls(int(rounded.size), to_zero, sub, over, nonfinite)
 
     def __iadd__(self, other: "Counts") -> "Counts":

@@ -211,7 +211,7 @@ class Trainer:
         if eng.telemetry:
             for name, values in eng.gradient_values.items():
                 for v in values:
-                    self.histograms[name].add(v)
+                    self.histograms[name].add(v, scale)
         self.steps += 1
         return rec
 

@@ -10,6 +10,7 @@ seeds' SSD histogram does, and reports the mass below 2**-24 (zero in fp16), bel
 from __future__ import annotations
 
 import json
+import math
 
 import numpy as np
 
@@ -76,8 +77,42 @@ class ExponentHistogram:
         self._above = {}
         self._values = 0
 
-    def add(self, values: np.ndarray) -> None:
-        v = np.abs(np.asarray(values, np.float64).ravel())
+    def add(self, values: np.ndarray, scale: float = 1.0) -> None:
+        """Count ``values / scale`` (exactly: float32 values with a power-of-two scale are
+        read from their exponent bits; anything else through float64 ``frexp``)."""
+        values = np.asarray(values)
+        log2_scale = math.frexp(scale)[1] - 1 if scale > 0 and math.frexp(scale)[0] == 0.5 else None
+        if values.dtype == np.float32 and log2_scale is not None:
+            self._add_float32(values.reshape(-1), log2_scale)
+        else:
+            self._add_float64(np.asarray(values, np.float64).reshape(-1) / scale)
+
+    def _add_float32(self, v: np.ndarray, log2_scale: int) -> None:
+        # |v| = 1.f * 2**(field - 127) for a normal float32 (field = bits 30..23)
+        u = v.view(np.uint32) & np.uint32(0x7FFFFFFF)
+        field = (u >> np.uint32(23)).astype(np.intp)
+        counts = np.bincount(field, minlength=256)
+        self.nonfinite += int(counts[255])
+        subnormal = u[(field == 0) & (u != 0)]
+        self.zeros += int(counts[0] - subnormal.size)
+        for k in np.flatnonzero(counts[1:255]) + 1:
+            e = int(k) - 127 - log2_scale
+            self.counts[e] = self.counts.get(e, 0) + int(counts[k])
+        normal = int(counts[1:255].sum())
+        self._values += normal
+        below = {t: sum(int(counts[k]) for k in range(1, 255) if k - 127 - log2_scale < math.frexp(t)[1] - 1)
+                 for t in (2.0**-24, 2.0**-14)}
+        with np.errstate(over="ignore"):
+            limit = np.float32(65504.0 * 2.0**log2_scale)
+        above = int(np.count_nonzero((u > limit.view(np.uint32)) & (field != 255)))
+        for t, n in below.items():
+            self._below[t] = self._below.get(t, 0) + n
+        self._above[65504.0] = self._above.get(65504.0, 0) + above
+        if subnormal.size:
+            self._add_float64(subnormal.view(np.float32).astype(np.float64) / 2.0**log2_scale)
+
+    def _add_float64(self, v: np.ndarray) -> None:
+        v = np.abs(v)
         finite = np.isfinite(v)
         self.nonfinite += int(v.size - np.count_nonzero(finite))
         v = v[finite]
