@@ -8,7 +8,7 @@ import numpy as np
 
 from ..formats import Format, as_format, fp32
 from . import _fp8
-from ._numerics import Arith, Counts, matmul, reduce_sum, round_to
+from ._numerics import Counts, matmul, reduce_sum, round_to
 from .policy import Policy
 
 __all__ = ["Engine", "TENSORS"]
@@ -25,8 +25,6 @@ class Engine:
         self.rng = rng
         self.telemetry = telemetry
         self.counts = {name: Counts() for name in TENSORS}
-        self.loss_arith = Arith(policy.loss)
-        self.act_arith = Arith(policy.activations)
         self.fp8 = _fp8.Recipe(policy) if policy.fp8 else None
         self.scale = 1.0
         self.gradient_values = {"activation_grads": [], "weight_grads": []}
@@ -72,8 +70,11 @@ class Engine:
             fa, fb = formats if formats is not None else (None, None)
             qa = a if fa == fmt else self.round(a, fmt)
             qb = b if fb == fmt else self.round(b, fmt, "weights" if kind == "fprop" else None)
+            # the bias joins as the accumulator's initial value, cast like the operands
+            # (autocast casts an fp32 bias to fp16 with the weights)
+            c = None if bias is None else self._bias_bits(bias if fb == fmt else round_to(bias, fmt))
             acc = matmul(qa, qb, fmt, p.accumulator, block=p.accumulate_block, product=p.product,
-                         out_format=fp32, c=None if bias is None else self._bias_bits(bias))
+                         out_format=fp32, c=c)
         return self.round(acc, out, tensor)
 
     @staticmethod
