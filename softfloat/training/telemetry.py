@@ -95,13 +95,13 @@ class ExponentHistogram:
         self.nonfinite += int(counts[255])
         subnormal = u[(field == 0) & (u != 0)]
         self.zeros += int(counts[0] - subnormal.size)
-        for k in np.flatnonzero(counts[1:255]) + 1:
-            e = int(k) - 127 - log2_scale
-            self.counts[e] = self.counts.get(e, 0) + int(counts[k])
-        normal = int(counts[1:255].sum())
-        self._values += normal
-        below = {t: sum(int(counts[k]) for k in range(1, 255) if k - 127 - log2_scale < math.frexp(t)[1] - 1)
-                 for t in (2.0**-24, 2.0**-14)}
+        normal_counts = counts[1:255]
+        exps = np.arange(1, 255) - 127 - log2_scale  # each field's binary exponent, unscaled
+        for k in np.flatnonzero(normal_counts):
+            e = int(exps[k])
+            self.counts[e] = self.counts.get(e, 0) + int(normal_counts[k])
+        self._values += int(normal_counts.sum())
+        below = {t: int(normal_counts[exps < math.frexp(t)[1] - 1].sum()) for t in (2.0**-24, 2.0**-14)}
         with np.errstate(over="ignore"):
             limit = np.float32(65504.0 * 2.0**log2_scale)
         above = int(np.count_nonzero((u > limit.view(np.uint32)) & (field != 255)))
