@@ -561,3 +561,12 @@ def test_fp8_presets_train(policy):
     r = T.run(policy, epochs=1, hidden=32, seed=0)
     assert r.accuracy > 0.3  # ten classes: chance is 0.1
     assert all(np.isfinite(r.losses))
+
+
+def test_activation_gradient_histogram_reaches_below_fp16():
+    """The seeds' SSD histogram (67% of activation gradients below 2**-24 there).  On this
+    MLP (O2, seed 0) the unscaled activation gradients move down as training converges:
+    after 1 epoch 0.005% lie below 2**-24 and 4.3% below 2**-14; over 20 epochs 10.9% and
+    72% -- the mass that loss scaling moves into fp16's normal range.  1 epoch here."""
+    s = T.run("O2", epochs=1, seed=0).summary()
+    assert 0 < s["act_grads_below_2^-24"] < s["act_grads_below_2^-14"] < 1

@@ -25,10 +25,6 @@ from .telemetry import ExponentHistogram, Records
 
 __all__ = ["Report", "Table", "Trainer", "compare", "run"]
 
-#: the summary columns of a report (and of compare's table)
-SUMMARY = ("policy", "accuracy", "train_accuracy", "final_loss", "grad_underflow", "update_swamped",
-           "skipped_steps", "final_loss_scale")
-
 
 @dataclass
 class Report:
@@ -79,7 +75,8 @@ class Report:
 
     def summary(self) -> dict:
         """One row: accuracy, loss, underflow and swamping shares over the run, skipped
-        steps, final loss scale."""
+        steps, final loss scale, and the shares of (unscaled, pre-rounding) activation
+        gradients below 2**-24 (zero in fp16) and 2**-14 (subnormal in fp16)."""
         tel = self.telemetry
         n = max(len(tel), 1)
         return {"policy": self.policy.name, "accuracy": self.accuracy, "train_accuracy": self.train_accuracy,
@@ -87,7 +84,10 @@ class Report:
                 "grad_underflow": sum(tel.column("grad_underflow")) / n,
                 "update_swamped": sum(tel.column("update_swamped")) / n,
                 "skipped_steps": self.skipped_steps,
-                "final_loss_scale": tel[-1]["loss_scale"] if tel else float("nan")}
+                "final_loss_scale": tel[-1]["loss_scale"] if tel else float("nan"),
+                # the seeds' SSD histogram: unscaled activation gradients below fp16's reach
+                "act_grads_below_2^-24": self.histograms["activation_grads"].mass_below(2.0**-24),
+                "act_grads_below_2^-14": self.histograms["activation_grads"].mass_below(2.0**-14)}
 
     def to_dict(self) -> dict:
         return {"summary": self.summary(), "config": self.config, "losses": self.losses,
