@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import argparse
 import cProfile
-import io
 import os
 import pstats
 
@@ -88,9 +87,46 @@ def bench(hidden: int, batch: int, repeat: int, profile: bool) -> None:
         for _ in range(repeat):
             trainer.step(x, y)
         prof.disable()
-        out = io.StringIO()
-        pstats.Stats(prof, stream=out).sort_stats("cumulative").print_stats(18)
-        print("\n".join(line for line in out.getvalue().splitlines() if line.strip())[:4000])
+        _where_the_time_goes(pstats.Stats(prof))
+
+
+#: (label, test on "file:function") in order; the first match takes a function's own time
+_GROUPS = (
+    ("accumulate: the k-loop kernel (numpy adds of exact products)",
+     lambda f, fn: "accumulate/_fast" in f and fn in ("_outer_chain", "_running_sums", "chain")),
+    ("accumulate: per-call work (operand layout and decoding, storing results as bits)",
+     lambda f, fn: any(k in f for k in ("softfloat/accumulate", "softfloat/_encode", "softfloat/_decode",
+                                        "softfloat/_round", "softfloat/_validate", "softfloat/formats",
+                                        "softfloat/_options", "softfloat/flags"))),
+    ("lab telemetry (per-tensor counts, exponent histograms)",
+     lambda f, fn: "training/telemetry" in f or fn in ("of", "__iadd__", "shares")),
+    ("lab roundings and conversions (round_to, bits_of, values_of, Arith)",
+     lambda f, fn: "training/_numerics" in f),
+    ("lab model, loss, optimizer, loop", lambda f, fn: "softfloat/training" in f),
+    ("numpy and Python internals called from numpy's own Python code", lambda f, fn: True),
+)
+
+
+def _group(filename: str, fn: str) -> str:
+    return next(label for label, test in _GROUPS if test(filename, fn))
+
+
+def _where_the_time_goes(stats: pstats.Stats) -> None:
+    """Own time per group of functions, as shares of the profiled total; the time of a
+    built-in or numpy-internal function is charged to the groups of its callers."""
+    totals = dict.fromkeys((label for label, _ in _GROUPS), 0.0)
+    grand = 0.0
+    for (filename, _line, fn), (_cc, _nc, tottime, _ct, callers) in stats.stats.items():
+        grand += tottime
+        internal = filename == "~" or "site-packages/numpy" in filename or "/lib/python3" in filename
+        if internal and callers:
+            for (cf, _cl, cfn), caller_stats in callers.items():
+                totals[_group(cf, cfn)] += caller_stats[2]  # this function's own time under that caller
+        else:
+            totals[_group(filename, fn)] += tottime
+    print("  where the O2 step's time goes (cProfile, own time; numpy built-ins charged to their callers):")
+    for label, t in totals.items():
+        print(f"    {100 * t / grand:5.1f}%  {label}")
 
 
 def main() -> None:
