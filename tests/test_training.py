@@ -570,3 +570,18 @@ def test_activation_gradient_histogram_reaches_below_fp16():
     72% -- the mass that loss scaling moves into fp16's normal range.  1 epoch here."""
     s = T.run("O2", epochs=1, seed=0).summary()
     assert 0 < s["act_grads_below_2^-24"] < s["act_grads_below_2^-14"] < 1
+
+
+def test_static_loss_scale_is_applied_and_never_changes():
+    r = T.run("O2", epochs=1, seed=0, loss_scale=1024)
+    assert set(r.loss_scales) == {1024.0} and r.skipped_steps == 0
+    assert r.policy.loss_scale == 1024.0
+
+
+def test_o3_updates_underflow_in_fp16_at_a_small_learning_rate():
+    """lr * v rounded into O3's fp16 optimizer state underflows for the smallest updates
+    (fp32 state: none); lr=0.001, 1 epoch."""
+    o3 = T.run("O3", epochs=1, seed=0, lr=0.001).telemetry
+    o2 = T.run("O2", epochs=1, seed=0, lr=0.001).telemetry
+    assert sum(o3.column("updates_underflow")) > 0
+    assert sum(o2.column("updates_underflow")) == 0

@@ -21,7 +21,7 @@ import numbers
 import numpy as np
 
 from .. import _validate
-from ._numerics import Arith, round_to
+from ._numerics import Arith, Counts, round_to
 from .policy import Policy
 
 __all__ = ["Adam", "SGD", "make_optimizer"]
@@ -43,10 +43,21 @@ class _Optimizer:
     def _c(self, value):
         return round_to(np.float64(value), self.policy.optimizer_state)
 
-    def apply(self, params, grads):
+    def _scaled(self, factor, values):
+        """factor * values rounded into the state format (the update u), counted."""
+        u = self.state.mul(factor, values)
+        if getattr(self, "_counts", None) is not None:
+            exact = np.float64(factor) * np.asarray(values, np.float64)
+            self._counts += Counts.of(exact, u, self.policy.optimizer_state)
+        return u
+
+    def apply(self, params, grads, counts=None):
         """Update ``params`` in place (a list of arrays) from ``grads`` (in the weights'
-        format); return (updated, swamped, nonzero) counts of weights."""
+        format); return the numbers of swamped weights and of weights with a non-zero
+        update.  ``counts`` (a Counts), if given, adds what rounding the updates
+        ``u`` into the optimizer-state format did (underflow, overflow)."""
         self.steps += 1
+        self._counts = counts
         swamped = nonzero = 0
         for i, (w, g) in enumerate(zip(params, grads)):
             g = round_to(g, self.policy.optimizer_state)
@@ -87,7 +98,7 @@ class SGD(_Optimizer):
             self.velocity[i] = v
         else:
             v = g
-        return s.mul(self._lr, v)
+        return self._scaled(self._lr, v)
 
 
 class Adam(_Optimizer):
@@ -124,7 +135,7 @@ class Adam(_Optimizer):
         step_size = self._c(self.lr / (1 - self.b1**t))
         root_bc2 = self._c(np.sqrt(1 - self.b2**t))
         denom = s.add(s.div(s.sqrt(v), root_bc2), self._eps)
-        return s.mul(step_size, s.div(m, denom))
+        return self._scaled(step_size, s.div(m, denom))
 
 
 def make_optimizer(name: str, policy: Policy, *, rng: np.random.Generator, lr=None):

@@ -48,7 +48,9 @@ class Report:
         stored value did not change), then per tensor (weights, activations,
         activation_grads, weight_grads, updates) the shares ``<tensor>_underflow``,
         ``_underflow_zero``, ``_underflow_subnormal``, ``_overflow`` and the count
-        ``_nonfinite``.
+        ``_nonfinite`` (for the updates: of lr * v rounded into the optimizer-state
+        format), and ``updates_swamped`` / ``updates_nonzero``, the counts behind
+        ``update_swamped``.
     histograms : dict of ExponentHistogram
         Exponents of the activation and weight gradients before their rounding,
         divided by the loss scale (the seeds' SSD histogram).
@@ -194,7 +196,8 @@ class Trainer:
         skipped = scaler is not None and scaler.skips(found_inf)
         swamped = moving = 0
         if not skipped:
-            swamped, moving = self.optimizer.apply(self.model.params, grads)
+            swamped, moving = self.optimizer.apply(self.model.params, grads,
+                                                   eng.counts["updates"] if eng.telemetry else None)
         if scaler is not None:
             scaler.update(found_inf)
         wg = eng.counts["weight_grads"]
@@ -204,8 +207,7 @@ class Trainer:
                "grad_overflow": wg.overflow / n_wg,
                "update_swamped": swamped / moving if moving else 0.0}
         for name in TENSORS:
-            if name != "updates":
-                rec.update(eng.counts[name].shares(name))
+            rec.update(eng.counts[name].shares(name))
         rec["updates_swamped"] = swamped
         rec["updates_nonzero"] = moving
         if eng.telemetry:
