@@ -24,7 +24,13 @@ Every rounding into FP8 saturates (as Transformer Engine's and torchao's casts d
 one correct rounding of :func:`softfloat.quantize`.  The per-tensor and per-block
 quantisers here are the lab's own minimal ones: when ``softfloat.scaled_encode`` (the
 library's scaled quantisation) is available they are meant to be replaced by it -- see
-:func:`quantize_scaled`, the one place that would change.
+:func:`quantize_scaled`, the one place that would change.  What would change with it
+(from its branch's documentation): "tensor" is the same computation (fp32(x * s), then a
+saturating rounding); "blocks" there multiplies by fp32(max / amax) where this file divides
+by amax / max in float64 and rounds once (DeepSeek-V3's kernels divide in fp32); its MX
+"ceil" scale is fp32(amax * fp32(1 / max)) rounded up to a power of two, where this file
+takes ceil(log2(amax / max)) in float64 -- equal except for amaxes within an fp32 rounding
+of a power of two times max; and an amax of 0 gives scale 1 there as here.
 """
 
 from __future__ import annotations
