@@ -25,7 +25,6 @@ each rounding done by softfloat's own encode (never by the host FPU).
 from __future__ import annotations
 
 import numbers
-from collections import deque
 from typing import NamedTuple
 
 import numpy as np
@@ -33,7 +32,9 @@ import numpy as np
 from . import _validate
 from .codec import decode, encode, quantize
 from .formats import Format, as_format, fp32, fp64
+from ._encode import Workspace, encode_block
 from ._options import policy_from_options
+from ._round import Policy
 from .ops import mul
 
 __all__ = ["ScaledTensor", "DelayedScaling", "scaled_encode", "scaled_decode", "fp32_scales", "SCALINGS"]
@@ -401,7 +402,8 @@ class DelayedScaling:
         self.amax_history_len = _validate.int_in_range("amax_history_len", amax_history_len, 1, 1 << 30)
         self.amax_compute_algo = _one_of("amax_compute_algo", amax_compute_algo, _AMAX_ALGOS)
         self.margin = _validate.int_in_range("margin", margin, 0, 64)
-        self._history: deque[float] = deque(maxlen=self.amax_history_len)
+        self._ring = np.zeros(self.amax_history_len)  # the recorded amaxes, a ring buffer
+        self._count = 0
         self._scale = 1.0
 
     @property
@@ -417,16 +419,19 @@ class DelayedScaling:
     @property
     def amax_history(self) -> np.ndarray:
         """The recorded amaxes (fp32), oldest first, at most ``amax_history_len``."""
-        return np.array(self._history, dtype=np.float32)
+        n, size = self._count, self.amax_history_len
+        ring = self._ring if n <= size else np.roll(self._ring, -(n % size))
+        return ring[:min(n, size)].astype(np.float32)
 
     def update(self, amax) -> float:
         """Record this step's amax (a number, rounded to fp32) and return the new scale."""
-        a = _amax_argument(amax, ())
-        self._history.append(float(_round_fp32(a)))
+        a = float(_round_fp32(_amax_argument(amax, ())))
+        self._ring[self._count % self.amax_history_len] = a
+        self._count += 1
         if self.amax_compute_algo == "max":  # fmaxf: NaNs ignored, as TE's reduction does
-            window = np.fmax.reduce(np.array(self._history), initial=0.0)
+            window = np.fmax.reduce(self._ring[:min(self._count, self.amax_history_len)], initial=0.0)
         else:
-            window = self._history[-1]
+            window = a
         self._scale = float(fp32_scales(window, self.format, margin=self.margin, previous=self._scale))
         return self._scale
 
@@ -434,20 +439,29 @@ class DelayedScaling:
         """The recipe and its state, as plain Python values (JSON-ready)."""
         return {"format": self.format.name, "amax_history_len": self.amax_history_len,
                 "amax_compute_algo": self.amax_compute_algo, "margin": self.margin,
-                "scale": self._scale, "amax_history": [float(a) for a in self._history]}
+                "scale": self._scale, "amax_history": self.amax_history.astype(float).tolist()}
 
     def __repr__(self) -> str:
         return (f"DelayedScaling({self.format.name!r}, amax_history_len={self.amax_history_len}, "
                 f"amax_compute_algo={self.amax_compute_algo!r}, margin={self.margin}, "
-                f"scale={self._scale!r}, steps_recorded={len(self._history)})")
+                f"scale={self._scale!r}, steps={self._count})")
 
 
 # =====================================================================================
 # scales
 # =====================================================================================
+_NEAREST_EVEN = Policy()
+
+
 def _round_fp32(v):
-    """Values rounded to nearest-even fp32, as float64 (softfloat's encode, not the FPU)."""
-    return quantize(np.asarray(v, dtype=np.float64), fp32)
+    """Values rounded to nearest-even fp32, as float64: softfloat's encode (not the FPU)
+    without the per-call checks, for the small arrays of scales and amaxes."""
+    a = np.array(v, dtype=np.float64)  # a native, contiguous copy
+    flat = a.reshape(-1)
+    bits = np.empty(flat.size, dtype=np.uint32)
+    with np.errstate(all="ignore"):
+        encode_block(flat, fp32, _NEAREST_EVEN, None, False, bits, Workspace(flat.size))
+    return bits.view(np.float32).astype(np.float64).reshape(a.shape)
 
 
 def _mx_scales(amax, special, fmt, rounding):
