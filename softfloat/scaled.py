@@ -237,10 +237,10 @@ def scaled_encode(x, fmt, rounding="nearest_even", *, scaling="tensor", block=No
     policy_from_options(rounding, "after", True, saturate, rng)  # checked before any work
 
     values, wide, first_flags = _source_values(arr, multiply, return_flags)
-    measured = layout.amax(values)
+    measured, has_nan = layout.amax(values)
     if scaling == "mx":
         source = measured if amax is None else _amax_argument(amax, layout.scales_shape)
-        special = layout.any_nonfinite(values) if amax is None else ~np.isfinite(source)
+        special = (has_nan | np.isinf(measured)) if amax is None else ~np.isfinite(source)
         scales = _mx_scales(source, special, fmt, scale_rounding or "floor")
     elif scale is not None:
         scales = _scale_argument(scale, layout.scales_shape)
@@ -248,12 +248,17 @@ def scaled_encode(x, fmt, rounding="nearest_even", *, scaling="tensor", block=No
         source = measured if amax is None else _amax_argument(amax, layout.scales_shape)
         scales = fp32_scales(source, fmt, margin=margin, amax_epsilon=epsilon,
                              power_of_two=scale_rounding == "floor")
-    multiplier = layout.expand(_quant_factors(scales, scaling))
+    factors = _quant_factors(scales, scaling)
+    multiplier = layout.expand(factors)
 
     with np.errstate(all="ignore"):
         if multiply == "fp32":
-            scaled = quantize(values * multiplier, fp32, return_flags=return_flags)
-            scaled, product_flags = scaled if return_flags else (scaled, None)
+            product = values * multiplier  # exact: fp32 x fp32 fits float64
+            if _already_fp32(product, factors):
+                scaled, product_flags = product, None
+            else:
+                scaled = quantize(product, fp32, return_flags=return_flags)
+                scaled, product_flags = scaled if return_flags else (scaled, None)
         elif wide:  # up to 53 x 24 bits: round to odd, then once into fmt (p + 2 <= 53)
             product = mul(np.ascontiguousarray(values).view(np.uint64),
                           encode(np.broadcast_to(multiplier, values.shape), fp64), fp64,
@@ -261,8 +266,9 @@ def scaled_encode(x, fmt, rounding="nearest_even", *, scaling="tensor", block=No
             scaled, product_flags = decode(product, fp64), None
         else:  # float16/float32 times an fp32 scale: at most 48 bits, exact in float64
             scaled, product_flags = values * multiplier, None
-        if saturate:  # satfinite: infinities are out of range like any other overflow
-            scaled = np.where(np.isinf(scaled), np.copysign(np.finfo(np.float64).max, scaled), scaled)
+        infinite = np.isinf(scaled) if saturate else None
+        if saturate and infinite.any():  # satfinite: infinities are out of range too
+            scaled = np.where(infinite, np.copysign(np.finfo(np.float64).max, scaled), scaled)
     result = encode(scaled, fmt, rounding, saturate=saturate, rng=rng, return_flags=return_flags)
     bits, flags = result if return_flags else (result, None)
     tensor = ScaledTensor(bits, scales, fmt, scaling, block, measured)
@@ -553,20 +559,17 @@ class _Layout:
         return a.reshape(self.view[:-2] + (nr, br, nc, bc))
 
     def amax(self, values):
-        """Largest magnitude per unit, NaNs ignored (0 for an empty or all-NaN unit)."""
+        """Largest magnitude per unit, NaNs ignored (0 for an empty or all-NaN unit), and
+        per unit whether it holds a NaN."""
         with np.errstate(invalid="ignore"):
             mags = np.abs(values)
-        if self.tile is None:
-            return np.asarray(np.fmax.reduce(mags.reshape(-1), initial=0.0))
-        per_tile = np.fmax.reduce(self._tiles(mags, 0.0), axis=(-3, -1), initial=0.0)
-        return per_tile.reshape(self.scales_shape)
-
-    def any_nonfinite(self, values):
-        """Per unit: does it hold an infinity or a NaN?"""
-        bad = ~np.isfinite(values)
-        if self.tile is None:
-            return np.asarray(bad.any())
-        return self._tiles(bad, False).any(axis=(-3, -1)).reshape(self.scales_shape)
+        tiles = mags.reshape(-1) if self.tile is None else self._tiles(mags, 0.0)
+        axes = None if self.tile is None else (-3, -1)
+        peak = np.maximum.reduce(tiles, axis=axes, initial=0.0)  # NaN propagates
+        has_nan = np.isnan(peak)
+        if has_nan.any():  # rare: again, ignoring the NaNs
+            peak = np.fmax.reduce(tiles, axis=axes, initial=0.0)
+        return np.asarray(peak).reshape(self.scales_shape), np.asarray(has_nan).reshape(self.scales_shape)
 
     def expand(self, per_unit):
         """A per-unit array spread over the elements (broadcastable to the array)."""
@@ -684,6 +687,18 @@ def _scale_argument(scale, shape):
     except ValueError:
         raise ValueError(f"scale has shape {s.shape} but the scales have shape {tuple(shape)}; give one "
                          "number or one scale per unit") from None
+
+
+def _already_fp32(product, factors):
+    """True when every product of fp32 values by power-of-two factors is itself an fp32
+    value: zero, infinite, NaN or within [2**-126, fp32 max] (no rounding to do)."""
+    f = np.asarray(factors)
+    finite = f[np.isfinite(f)]
+    if not np.all(np.frexp(finite)[0] == 0.5):
+        return False
+    mags = np.abs(product)
+    tiny = (mags < fp32.min_normal) & (mags != 0)
+    return not tiny.any() and not (np.isfinite(mags) & (mags > _FP32_MAX)).any()
 
 
 def _source_values(arr, multiply, want_flags):
