@@ -73,9 +73,10 @@ class ScaledTensor(NamedTuple):
     block : tuple of int or None
         The tile shape for "blocks" and "mx"; None otherwise.
     amax : ndarray of float64
-        The largest magnitude of the input in each scaled unit, NaNs ignored (what
-        Transformer Engine records in its amax history; feed it to
-        :meth:`DelayedScaling.update`).
+        The largest magnitude of the input in each scaled unit, NaNs ignored (with
+        ``multiply="fp32"``, of the input rounded to fp32), measured even when amax= or
+        scale= was given: what Transformer Engine records in its amax history; feed it to
+        :meth:`DelayedScaling.update`.
 
     Examples
     --------
@@ -146,7 +147,7 @@ def scaled_encode(x, fmt, rounding="nearest_even", *, scaling="tensor", block=No
         fp32 scales to use as they are (rounded to fp32), e.g. :attr:`DelayedScaling.scale`;
         not with ``amax`` or "mx".  Each must lie in [2**-126, fp32 max].
     margin : int, default 0
-        Transformer Engine's margin: the scale is ``fp32(max * 2**-margin) / amax``.
+        Transformer Engine's margin, 0 to 64: the scale is ``fp32(max * 2**-margin) / amax``.
     amax_epsilon : float, default 0.0
         A floor for amax before the division: torchao uses 1e-12, Transformer Engine's
         block scaling ``amax_epsilon`` (0 by default).

@@ -353,6 +353,21 @@ def test_mx_every_rounding_mode(mode):
     np.testing.assert_array_equal(t.bits, oracle_bits(pairs, sf.fp6_e2m3, mode))
 
 
+@pytest.mark.parametrize("scale_rounding", ["floor", "ceil"])
+@pytest.mark.parametrize("mode", MODES)
+def test_mx_fp32_products_that_leave_fp32s_normal_range(mode, scale_rounding):
+    # blocks of 8: a large maximum next to values whose scaled products are fp32
+    # subnormals (rounded to fp32 first, as the kernels do) or exact
+    rng = np.random.default_rng(61)
+    x = (rng.standard_normal(64) * 2.0 ** rng.integers(-140, -120, 64)).astype(np.float32)
+    x[::8] = np.float32(3e5)
+    t = sf.scaled_encode(x, "e4m3", mode, scaling="mx", block=8, scale_rounding=scale_rounding)
+    q = np.repeat(np.exp2(127.0 - t.scales.astype(np.float64)), 8).astype(np.float32)
+    y = x * q                                                        # numpy float32: IEEE RNE
+    assert np.any((y != 0) & (np.abs(y) < np.finfo(np.float32).tiny))   # the hard case occurs
+    np.testing.assert_array_equal(t.bits, oracle_bits(exact_pairs(y), sf.fp8_e4m3, mode))
+
+
 def test_mx_floor_clips_the_block_max_and_ceil_does_not():
     x = np.array([480.0, 1.0, -3.0], np.float32)              # 480 = 1.875 * 2**8 > 448
     floor, f_flags = sf.scaled_encode(x, "e4m3", scaling="mx", return_flags=True)
