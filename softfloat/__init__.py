@@ -55,6 +55,11 @@ Exchange with ml_dtypes, torch and JAX (softfloat.interop)
     write them back without copying; dtype_names(fmt). encode and quantize also take
     torch tensors, JAX arrays and anything with __array__ or __dlpack__.
 
+Scaled quantisation (softfloat.scaled): how FP8/FP6/FP4 tensors are stored
+    scaled_encode(x, fmt, scaling="tensor" | "rows" | "blocks" | "mx") -> ScaledTensor
+    (element bits, fp32 scales or OCP MX E8M0 scales, amax), scaled_decode for its exact
+    values, DelayedScaling (Transformer Engine's amax history and scale update).
+
 Teaching
     explain(x, fmt) -> Explanation: one rounding bit by bit; or one operation such as
     explain("2048 + 1", "fp16") -> OperationExplanation (+, -, *, /, sqrt, fma: the
@@ -155,6 +160,7 @@ from .ops import (  # noqa: A004 - abs is IEEE's name (like numpy.abs), kept out
 from .interop import bits_of, dtype_names, to_ml_dtypes, to_torch
 from .report import ErrorStats, error_stats, outcomes
 from .rounding import Rounding, Tininess
+from .scaled import DelayedScaling, ScaledTensor, scaled_decode, scaled_encode
 from . import training  # noqa: F401 - softfloat.training, the lab (a subpackage, not in __all__)
 
 from ._version import __version__
@@ -231,4 +237,9 @@ __all__ = [
     "dtype_names",
     "to_ml_dtypes",
     "to_torch",
+    # scaled quantisation: FP8/MX elements sharing scales (softfloat.scaled)
+    "DelayedScaling",
+    "ScaledTensor",
+    "scaled_decode",
+    "scaled_encode",
 ]
