@@ -8,7 +8,8 @@ stream seed per event,
     seed  = mix(key ^ mix(event))            event = kind << 56 | level << 48 | step
     draws = mix(seed + (q + 1) * GOLDEN)     for output elements q (flat, C order)
 
-where ``mix`` is SplitMix64's finaliser, a bijection of 64-bit words.  ``key`` is drawn
+where ``mix`` is SplitMix64's finaliser, a bijection of 64-bit words (one definition for
+the codec, the operations and these reductions: softfloat._random).  ``key`` is drawn
 once per call from the user's ``rng``.
 """
 
@@ -16,29 +17,15 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import _random
+
 __all__ = ["ADD", "FINAL", "LEAF", "PAIR", "PRODUCT", "PROMOTE", "draws", "key_from"]
 
 # the kinds of rounding an accumulation makes (the event's top byte)
 ADD, PRODUCT, LEAF, PAIR, PROMOTE, FINAL = range(1, 7)
 
-_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
-_M1, _M2 = np.uint64(0xBF58476D1CE4E5B9), np.uint64(0x94D049BB133111EB)
-_S30, _S27, _S31 = np.uint64(30), np.uint64(27), np.uint64(31)
-
-
-def _mix(z):
-    """SplitMix64's finaliser, in place on a uint64 array (or on a numpy scalar)."""
-    z ^= z >> _S30
-    z *= _M1
-    z ^= z >> _S27
-    z *= _M2
-    z ^= z >> _S31
-    return z
-
-
-def key_from(rng: np.random.Generator) -> np.uint64:
-    """One 64-bit key per call, taken from the caller's generator (which it advances)."""
-    return np.uint64(rng.bit_generator.random_raw())
+key_from = _random.key_from
+_mix = _random.mix
 
 
 def draws(key, kind: int, step, q0: int, n: int, level: int = 0) -> np.ndarray:
@@ -51,5 +38,5 @@ def draws(key, kind: int, step, q0: int, n: int, level: int = 0) -> np.ndarray:
         event = np.asarray(step, dtype=np.uint64) | np.uint64((kind << 56) | (level << 48))
         seed = _mix(np.bitwise_xor(_mix(event.copy()), np.uint64(key)))
         q = np.arange(q0 + 1, q0 + n + 1, dtype=np.uint64)
-        q *= _GOLDEN
+        q *= _random.GOLDEN
         return _mix(np.add.outer(seed, q) if seed.ndim else q + seed)

@@ -1,0 +1,195 @@
+"""dask arrays in, lazy dask arrays out: the glue between dask and the in-memory functions.
+
+softfloat never imports dask on its own: :func:`is_dask` recognises a dask array without
+importing anything (a dask array can exist only once dask.array is imported), and dask is
+imported only here, when one came.  The functions of this module know nothing of formats
+or rounding: the codec, the operations and the reductions hand them a function that does
+one chunk in memory.
+
+Each chunk's function also learns where its chunk lies in the whole array (offsets and
+the whole shape), so that stochastic rounding can give each element the random bits of
+its global position (:mod:`softfloat._random`): results are then the same as in memory,
+whatever the chunks and wherever they run (threads, processes, a cluster).
+
+Flags travel with the result: a chunk returns one structured array (the result and a
+byte of five flag bits, plus a swamped count for reductions), from which the result and
+each flag mask are lazy views; computing them together (``dask.compute``) runs each chunk
+once.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import numpy as np
+
+__all__ = ["FLAG_COUNT", "any_dask", "chain_reduce", "compute", "elementwise", "is_dask", "is_lazy",
+           "require"]
+
+FLAG_COUNT = 5
+
+
+def is_dask(x) -> bool:
+    """Is ``x`` a dask array?  (Imports nothing: without dask.array loaded there is none.)"""
+    module = sys.modules.get("dask.array")
+    return module is not None and isinstance(x, module.Array)
+
+
+def any_dask(*xs) -> bool:
+    return any(is_dask(x) for x in xs)
+
+
+def is_lazy(x) -> bool:
+    """Is ``x`` a lazy collection (a dask array or dask scalar)?"""
+    return type(x).__module__.startswith("dask") and hasattr(x, "__dask_graph__")
+
+
+def require():
+    """Import dask.array, or say which extra to install."""
+    try:
+        import dask.array as da
+    except ImportError:  # pragma: no cover - dask is in the test extra
+        raise ImportError('dask arrays need dask, which is not installed: pip install "softfloat[dask]" '
+                          '(in a checkout of the repository: pip install -e ".[dask]")') from None
+    return da
+
+
+def compute(*values):
+    """Compute lazy values together (one pass over their shared chunks); others pass through."""
+    lazy = [i for i, v in enumerate(values) if is_lazy(v)]
+    if not lazy:
+        return values
+    import dask
+
+    done = dask.compute(*(values[i] for i in lazy))
+    out = list(values)
+    for i, v in zip(lazy, done):
+        out[i] = v
+    return tuple(out)
+
+
+def _packed_dtype(dtype, want: bool, swamped: bool = False):
+    if not want:
+        return np.dtype(dtype)
+    fields = [("r", dtype), ("f", np.uint8)]
+    if swamped:
+        fields.append(("s", np.int64))
+    return np.dtype(fields)
+
+
+def _pack(result, masks, swamped, dtype):
+    """A chunk's result and flags in one structured array (masks: five bool arrays)."""
+    packed = np.empty(np.shape(result), dtype=dtype)
+    packed["r"] = result
+    code = np.zeros(np.shape(result), dtype=np.uint8)
+    for j, m in enumerate(masks):
+        if m is not None:
+            code |= np.asarray(m, dtype=np.uint8) << np.uint8(j)
+    packed["f"] = code
+    if swamped is not None:
+        packed["s"] = swamped
+    return packed
+
+
+def _unpack(packed, dtype, want: bool, swamped: bool = False):
+    """The lazy result, five lazy flag masks and the lazy swamped counts."""
+    if not want:
+        return packed, None, None
+    da = require()
+    meta = np.empty((0,) * packed.ndim, dtype=dtype)
+    result = packed.map_blocks(lambda p: np.ascontiguousarray(p["r"]), dtype=dtype, meta=meta)
+    bool_meta = np.empty((0,) * packed.ndim, dtype=bool)
+    masks = tuple(packed.map_blocks(lambda p, j=j: (p["f"] >> np.uint8(j)) & np.uint8(1) != 0,
+                                    dtype=bool, meta=bool_meta) for j in range(FLAG_COUNT))
+    counts = None
+    if swamped:
+        counts = packed.map_blocks(lambda p: np.ascontiguousarray(p["s"]), dtype=np.int64,
+                                   meta=np.empty((0,) * packed.ndim, dtype=np.int64))
+    del da
+    return result, masks, counts
+
+
+def elementwise(chunk, operands, dtype, want: bool):
+    """Apply ``chunk(where, *blocks) -> (result, masks or None)`` to broadcast operands.
+
+    ``where`` is ``(offsets, whole_shape)`` of the chunk.  Operands may be dask arrays or
+    anything numpy reads; they are broadcast together and their chunks aligned.  Returns
+    the lazy result (``dtype``) and, with ``want``, five lazy boolean masks.
+    """
+    da = require()
+    shape = np.broadcast_shapes(*(np.shape(x) for x in operands))
+    # the chunks of the first dask operand (broadcast), for every operand
+    lead = next(da.broadcast_to(x, shape) for x in operands if is_dask(x))
+    arrays = [(da.broadcast_to(x, shape) if is_dask(x) else
+               da.from_array(np.broadcast_to(np.asarray(x), shape), chunks=lead.chunks)).rechunk(lead.chunks)
+              for x in operands]
+    packed_dtype = _packed_dtype(dtype, want)
+
+    def run(*blocks, block_info=None):
+        info = block_info[None]
+        where = (tuple(lo for lo, _ in info["array-location"]), tuple(info["shape"]))
+        result, masks = chunk(where, *blocks)
+        return _pack(result, masks, None, packed_dtype) if want else result
+
+    meta = np.empty((0,) * len(shape), dtype=packed_dtype)
+    packed = da.map_blocks(run, *arrays, dtype=packed_dtype, meta=meta)
+    result, masks, _ = _unpack(packed, np.dtype(dtype), want)
+    return result, masks
+
+
+def chain_reduce(step, operands, indices, out_index, k_index, dtype, want, initial=None):
+    """A reduction over index ``k_index`` whose chunks are chained in k order: each output
+    block's partial result goes to the next k chunk as its initial value.
+
+    ``step(where, c, *blocks)`` computes one output block from the operands' blocks of
+    one k chunk and the previous partial ``c`` (None for the first k chunk unless
+    ``initial`` is given, a dask array shaped like the output); it returns
+    ``(result, masks or None, swamped or None)``.  ``indices`` are the operands'
+    blockwise index strings (e.g. "ik", "kj"), ``out_index`` the output's ("ij").  The
+    operands' k chunks must agree.  Returns the lazy result, masks and swamped counts
+    (flags ORed and swamped counts added over the chain).
+    """
+    da = require()
+    k_axes = [ind.index(k_index) for ind in indices]
+    n_k = operands[0].numblocks[k_axes[0]]
+    packed_dtype = _packed_dtype(dtype, want, swamped=want)
+    partial = initial
+    flag_code = swamped = None
+    for kk in range(n_k):
+        slabs = []
+        for x, ax in zip(operands, k_axes):
+            sel = [slice(None)] * x.ndim
+            sel[ax] = slice(kk, kk + 1)
+            slabs.append(x.blocks[tuple(sel)])
+        first = partial is None
+        packed_c = want and kk > 0  # the previous step's packed output (else plain bits)
+
+        def run(*blocks, block_info=None, first=first, packed_c=packed_c):
+            info = block_info[None]
+            where = (tuple(lo for lo, _ in info["array-location"]), tuple(info["shape"]))
+            c = None if first else blocks[-1]
+            operand_blocks = blocks if first else blocks[:-1]
+            if packed_c:
+                c = c["r"]
+            result, masks, sw = step(where, c, *operand_blocks)
+            return _pack(result, masks, sw, packed_dtype) if want else result
+
+        args = []
+        for x, ind in zip(slabs, indices):
+            args += [x, ind]
+        if not first:
+            args += [partial, out_index]
+        out = da.blockwise(run, out_index, *args, dtype=packed_dtype, concatenate=True,
+                           meta=np.empty((0,) * len(out_index), dtype=packed_dtype))
+        if want:
+            code = out.map_blocks(lambda p: p["f"], dtype=np.uint8)
+            sw = out.map_blocks(lambda p: p["s"], dtype=np.int64)
+            flag_code = code if flag_code is None else flag_code | code
+            swamped = sw if swamped is None else swamped + sw
+        partial = out
+    if not want:
+        return partial, None, None
+    result = partial.map_blocks(lambda p: np.ascontiguousarray(p["r"]), dtype=dtype,
+                                meta=np.empty((0,) * len(out_index), dtype=dtype))
+    masks = tuple((flag_code >> np.uint8(j)) & np.uint8(1) != 0 for j in range(FLAG_COUNT))
+    return result, masks, swamped
