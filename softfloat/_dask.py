@@ -97,13 +97,13 @@ def _unpack(packed, dtype, want: bool, swamped: bool = False):
         return packed, None, None
     da = require()
     meta = np.empty((0,) * packed.ndim, dtype=dtype)
-    result = packed.map_blocks(lambda p: np.ascontiguousarray(p["r"]), dtype=dtype, meta=meta)
+    result = packed.map_blocks(lambda p: p["r"].copy(), dtype=dtype, meta=meta)
     bool_meta = np.empty((0,) * packed.ndim, dtype=bool)
     masks = tuple(packed.map_blocks(lambda p, j=j: (p["f"] >> np.uint8(j)) & np.uint8(1) != 0,
                                     dtype=bool, meta=bool_meta) for j in range(FLAG_COUNT))
     counts = None
     if swamped:
-        counts = packed.map_blocks(lambda p: np.ascontiguousarray(p["s"]), dtype=np.int64,
+        counts = packed.map_blocks(lambda p: p["s"].copy(), dtype=np.int64,
                                    meta=np.empty((0,) * packed.ndim, dtype=np.int64))
     del da
     return result, masks, counts
@@ -112,7 +112,7 @@ def _unpack(packed, dtype, want: bool, swamped: bool = False):
 def elementwise(chunk, operands, dtype, want: bool):
     """Apply ``chunk(where, *blocks) -> (result, masks or None)`` to broadcast operands.
 
-    ``where`` is ``(offsets, whole_shape)`` of the chunk.  Operands may be dask arrays or
+    ``where`` is the chunk's ``(shape, offsets, whole_shape)``.  Operands may be dask arrays or
     anything numpy reads; they are broadcast together and their chunks aligned.  Returns
     the lazy result (``dtype``) and, with ``want``, five lazy boolean masks.
     """
@@ -127,7 +127,8 @@ def elementwise(chunk, operands, dtype, want: bool):
 
     def run(*blocks, block_info=None):
         info = block_info[None]
-        where = (tuple(lo for lo, _ in info["array-location"]), tuple(info["shape"]))
+        where = (tuple(info["chunk-shape"]), tuple(lo for lo, _ in info["array-location"]),
+                 tuple(info["shape"]))
         result, masks = chunk(where, *blocks)
         return _pack(result, masks, None, packed_dtype) if want else result
 
@@ -137,59 +138,64 @@ def elementwise(chunk, operands, dtype, want: bool):
     return result, masks
 
 
-def chain_reduce(step, operands, indices, out_index, k_index, dtype, want, initial=None):
-    """A reduction over index ``k_index`` whose chunks are chained in k order: each output
-    block's partial result goes to the next k chunk as its initial value.
+def chain_reduce(step, operands, indices, out_index, k_index, out_chunks, dtype, want, initial=None):
+    """A reduction over index ``k_index`` whose k chunks are chained in k order: each
+    output block's partial result is the next k chunk's initial value.
 
     ``step(where, c, *blocks)`` computes one output block from the operands' blocks of
-    one k chunk and the previous partial ``c`` (None for the first k chunk unless
-    ``initial`` is given, a dask array shaped like the output); it returns
-    ``(result, masks or None, swamped or None)``.  ``indices`` are the operands'
-    blockwise index strings (e.g. "ik", "kj"), ``out_index`` the output's ("ij").  The
-    operands' k chunks must agree.  Returns the lazy result, masks and swamped counts
-    (flags ORed and swamped counts added over the chain).
+    one k chunk and the previous partial ``c`` (None for the first k chunk, unless
+    ``initial`` is given: a dask array of the output's shape and chunks); ``where`` is the
+    block's ``(shape, offsets, whole_shape)``.  It returns ``(result, masks or None,
+    swamped or None)``.  ``indices`` are the operands' blockwise index strings ("ik",
+    "kj"), ``out_index`` the output's ("ij"), ``out_chunks`` its chunks; the operands'
+    chunks must agree along each index.  Returns the lazy result, five masks and swamped
+    counts (flags ORed and counts added along the chain).
     """
     da = require()
     k_axes = [ind.index(k_index) for ind in indices]
     n_k = operands[0].numblocks[k_axes[0]]
+    whole = tuple(int(sum(c)) for c in out_chunks)
+    # one coordinate array per output index: each block learns its offsets and shape
+    coords = []
+    for letter, chunks, n in zip(out_index, out_chunks, whole):
+        coords += [da.arange(n, chunks=(chunks,)), letter]
     packed_dtype = _packed_dtype(dtype, want, swamped=want)
+    meta = np.empty((0,) * len(out_index), dtype=packed_dtype)
     partial = initial
     flag_code = swamped = None
+    n_ops = len(operands)
     for kk in range(n_k):
-        slabs = []
-        for x, ax in zip(operands, k_axes):
+        args = []
+        for x, ax, ind in zip(operands, k_axes, indices):
             sel = [slice(None)] * x.ndim
             sel[ax] = slice(kk, kk + 1)
-            slabs.append(x.blocks[tuple(sel)])
+            args += [x.blocks[tuple(sel)], ind]
         first = partial is None
-        packed_c = want and kk > 0  # the previous step's packed output (else plain bits)
-
-        def run(*blocks, block_info=None, first=first, packed_c=packed_c):
-            info = block_info[None]
-            where = (tuple(lo for lo, _ in info["array-location"]), tuple(info["shape"]))
-            c = None if first else blocks[-1]
-            operand_blocks = blocks if first else blocks[:-1]
-            if packed_c:
-                c = c["r"]
-            result, masks, sw = step(where, c, *operand_blocks)
-            return _pack(result, masks, sw, packed_dtype) if want else result
-
-        args = []
-        for x, ind in zip(slabs, indices):
-            args += [x, ind]
         if not first:
             args += [partial, out_index]
-        out = da.blockwise(run, out_index, *args, dtype=packed_dtype, concatenate=True,
-                           meta=np.empty((0,) * len(out_index), dtype=packed_dtype))
+        packed_c = want and kk > 0  # the previous step's packed output (else plain bits)
+
+        def run(*blocks, first=first, packed_c=packed_c):
+            operand_blocks, rest = blocks[:n_ops], blocks[n_ops:]
+            c = None
+            if not first:
+                c, rest = rest[0], rest[1:]
+                c = c["r"] if packed_c else c
+            shape = tuple(len(r) for r in rest)
+            offsets = tuple(int(r[0]) if len(r) else 0 for r in rest)
+            result, masks, sw = step((shape, offsets, whole), c, *operand_blocks)
+            return _pack(result, masks, sw, packed_dtype) if want else np.asarray(result)
+
+        out = da.blockwise(run, out_index, *args, *coords, dtype=packed_dtype, concatenate=True, meta=meta)
         if want:
-            code = out.map_blocks(lambda p: p["f"], dtype=np.uint8)
-            sw = out.map_blocks(lambda p: p["s"], dtype=np.int64)
+            code = out.map_blocks(lambda p: p["f"].copy(), dtype=np.uint8)
+            sw = out.map_blocks(lambda p: p["s"].copy(), dtype=np.int64)
             flag_code = code if flag_code is None else flag_code | code
             swamped = sw if swamped is None else swamped + sw
         partial = out
     if not want:
         return partial, None, None
-    result = partial.map_blocks(lambda p: np.ascontiguousarray(p["r"]), dtype=dtype,
+    result = partial.map_blocks(lambda p: p["r"].copy(), dtype=dtype,
                                 meta=np.empty((0,) * len(out_index), dtype=dtype))
     masks = tuple((flag_code >> np.uint8(j)) & np.uint8(1) != 0 for j in range(FLAG_COUNT))
     return result, masks, swamped

@@ -398,7 +398,7 @@ def _lazy(x, fmt, policy, key, dtype, to_bits, want, workers):
         out = np.empty(arr.shape, dtype=dtype)
         flags = Flags.none(arr.shape) if want else None
         _stream(arr, fmt, policy, key, out if to_bits else None, None if to_bits else out, flags,
-                threads, Positions(arr.shape, *where))
+                threads, Positions(*where))
         return out, (None if flags is None else [m for _, m in flags])
 
     result, masks = _dask.elementwise(chunk, [x], dtype, want)

@@ -100,7 +100,7 @@ class Flags:
         """Per element: was any flag raised?  (Lazy masks, from a dask array, give a lazy
         mask.)"""
         masks = [m for _, m in self]
-        if any(type(m).__module__.startswith("dask") for m in masks):
+        if any(_is_lazy(m) for m in masks):
             return functools.reduce(np.logical_or, masks)
         out = np.zeros(self.shape, dtype=bool)
         for m in masks:
@@ -110,7 +110,7 @@ class Flags:
     def count(self) -> dict[str, int]:
         """Number of elements that raised each flag.  Lazy masks (dask) are computed here,
         all five in one pass."""
-        counts = _compute(*(np.count_nonzero(m) for _, m in self))
+        counts = _compute(*(_count(m) for _, m in self))
         return {name: int(n) for name, n in zip(FLAG_NAMES, counts)}
 
     def raised(self) -> tuple[str, ...]:
@@ -164,10 +164,19 @@ class Flags:
         return f"{type(self).__name__}(shape={self.shape}, {counts})"
 
 
+def _is_lazy(m) -> bool:
+    return type(m).__module__.startswith("dask")
+
+
+def _count(m):
+    """The number of non-zero elements (lazy for a dask array)."""
+    return (m != 0).sum() if _is_lazy(m) else np.count_nonzero(m)
+
+
 def _compute(*values):
     """Lazy values (dask, from a dask array's flags) computed together in one pass; numpy
     values as they are.  dask is imported only when a lazy value came."""
-    if not any(type(v).__module__.startswith("dask") for v in values):
+    if not any(_is_lazy(v) for v in values):
         return values
     import dask
 
@@ -207,7 +216,7 @@ class AccumulationFlags(Flags):
 
     def _lines(self) -> list[str]:
         lines = super()._lines()
-        hit, added = (int(v) for v in _compute(np.count_nonzero(self.swamped), np.sum(self.swamped)))
+        hit, added = (int(v) for v in _compute(_count(self.swamped), np.sum(self.swamped)))
         if hit:
             total = int(np.prod(self.shape, dtype=np.int64))
             lines.append(f"swamped additions: {added}, in {hit} of {total} "

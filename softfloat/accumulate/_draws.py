@@ -28,15 +28,17 @@ key_from = _random.key_from
 _mix = _random.mix
 
 
-def draws(key, kind: int, step, q0: int, n: int, level: int = 0) -> np.ndarray:
+def draws(key, kind: int, step, q0: int, n: int, level: int = 0, positions=None) -> np.ndarray:
     """64 random bits for each of the output elements q0 .. q0+n-1 at one event.
 
     ``step`` is an int, or an array of ints (one event per row): the result then has shape
-    ``(len(step), n)``.
+    ``(len(step), n)``.  ``positions`` (a softfloat._random.Positions) maps the elements of
+    a piece of a larger output (a dask chunk) to their flat indices q in the whole.
     """
     with np.errstate(over="ignore"):
         event = np.asarray(step, dtype=np.uint64) | np.uint64((kind << 56) | (level << 48))
         seed = _mix(np.bitwise_xor(_mix(event.copy()), np.uint64(key)))
-        q = np.arange(q0 + 1, q0 + n + 1, dtype=np.uint64)
+        q = np.arange(q0 + 1, q0 + n + 1, dtype=np.uint64) if positions is None else \
+            positions.take(q0, q0 + n) + np.uint64(1)
         q *= _random.GOLDEN
         return _mix(np.add.outer(seed, q) if seed.ndim else q + seed)

@@ -154,7 +154,7 @@ def _lazy(kernel, exact, fmt, policy, key, daz_inputs, operands, want, workers):
         out = np.empty(shape, dtype=fmt.storage_dtype)
         flags = Flags.none(shape) if want else None
         _stream(kernel, exact, fmt, policy, key, daz_inputs, arrays, shape, out, flags, threads,
-                Positions(shape, *where))
+                Positions(*where))
         return out, (None if flags is None else [m for _, m in flags])
 
     result, masks = _dask.elementwise(chunk, values, fmt.storage_dtype, want)

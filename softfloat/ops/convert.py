@@ -403,7 +403,7 @@ def _run(block, x, src, out_dtype, rng, want_flags, workers):
 
         def chunk(where, b):
             b = _patterns(b, src)
-            out, flags = _run_array(block, b, out_dtype, key, want_flags, threads, Positions(b.shape, *where))
+            out, flags = _run_array(block, b, out_dtype, key, want_flags, threads, Positions(*where))
             return out, (None if flags is None else [m for _, m in flags])
 
         result, masks = _dask.elementwise(chunk, [x], out_dtype, want_flags)
