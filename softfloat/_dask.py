@@ -23,8 +23,10 @@ import sys
 
 import numpy as np
 
+from .flags import Flags
+
 __all__ = ["FLAG_COUNT", "any_dask", "chain_reduce", "compute", "elementwise", "is_dask", "is_lazy",
-           "require"]
+           "lift", "require"]
 
 FLAG_COUNT = 5
 
@@ -136,6 +138,32 @@ def elementwise(chunk, operands, dtype, want: bool):
     packed = da.map_blocks(run, *arrays, dtype=packed_dtype, meta=meta)
     result, masks, _ = _unpack(packed, np.dtype(dtype), want)
     return result, masks
+
+
+def _stand_in(x):
+    """An empty array of x's dtype and number of dimensions (a scalar stays itself)."""
+    if is_dask(x):
+        return np.empty((0,) * x.ndim, dtype=x.dtype)
+    arr = np.asarray(x)
+    return arr if arr.ndim == 0 else arr[(slice(0, 0),) * arr.ndim]
+
+
+def lift(func, operands, args, kwargs, dtype, want=False):
+    """``func(*operands, *args, **kwargs)`` for operands some of which are dask arrays: a
+    lazy result of ``dtype`` (and lazy Flags with ``want``, when func returns
+    ``(result, flags)``), chunk by chunk.  The call is first made on empty stand-ins of
+    the operands, so that bad arguments and dtypes raise now, not at compute time."""
+    func(*(_stand_in(x) for x in operands), *args, **kwargs)
+
+    def chunk(where, *blocks):
+        res = func(*blocks, *args, **kwargs)
+        if not want:
+            return np.asarray(res), None
+        result, flags = res
+        return np.asarray(result), [np.asarray(m) for _, m in flags]
+
+    result, masks = elementwise(chunk, operands, dtype, want)
+    return (result, Flags(*masks)) if want else result
 
 
 def chain_reduce(step, operands, indices, out_index, k_index, out_chunks, dtype, want, initial=None):

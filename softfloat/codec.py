@@ -251,6 +251,9 @@ def fields(bits, fmt):
     [0, 126, 6291456]
     """
     fmt = as_format(fmt)
+    if _dask.is_dask(bits):
+        return tuple(_dask.lift(lambda b, f, i=i: fields(b, f)[i], (bits,), (fmt,), {}, fmt.storage_dtype)
+                     for i in range(3))
     arr = _validate.bit_patterns("bits", bits, fmt.bits).astype(fmt.storage_dtype)
     dt = fmt.storage_dtype.type
     sign = arr >> dt(fmt.bits - 1)
@@ -266,6 +269,8 @@ def compose(sign, exponent, significand, fmt):
     '0x3f600000'
     """
     fmt = as_format(fmt)
+    if _dask.any_dask(sign, exponent, significand):
+        return _dask.lift(compose, (sign, exponent, significand), (fmt,), {}, fmt.storage_dtype)
     s = _validate.bit_patterns("sign", sign, 1)
     e = _validate.bit_patterns("exponent", exponent, fmt.exponent_bits)
     f = _validate.bit_patterns("significand", significand, fmt.mantissa_bits)
@@ -293,6 +298,8 @@ def classify(bits, fmt):
     'positiveNormal'
     """
     fmt = as_format(fmt)
+    if _dask.is_dask(bits):
+        return _dask.lift(classify, (bits,), (fmt,), {}, np.dtype(f"<U{max(map(len, FLOAT_CLASSES))}"))
     sign, exp, frac, nan, inf = decompose(bits, fmt)
     signaling = nan & signaling_bit_clear(frac, fmt)
     zero = (exp == 0) & (frac == 0) & ~nan
@@ -309,6 +316,8 @@ def classify(bits, fmt):
 def _predicate(name, doc, compute, patterns, expected):
     def predicate(bits, fmt):
         fmt = as_format(fmt)
+        if _dask.is_dask(bits):
+            return _dask.lift(predicate, (bits,), (fmt,), {}, np.dtype(bool))
         result = compute(*decompose(bits, fmt), fmt)
         return bool(result) if np.ndim(result) == 0 else result
 

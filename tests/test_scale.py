@@ -361,3 +361,29 @@ def test_out_of_core_quantisation_makes_no_full_size_temporary(tmp_path):
     import ml_dtypes  # the independent oracle for round-to-nearest-even
 
     assert np.array_equal(stored, values.astype(ml_dtypes.bfloat16).view(np.uint16))
+
+
+def test_dask_predicates_fields_and_exact_operations_equal_in_memory():
+    b = np.arange(1 << 16, dtype=np.uint16)  # every fp16 pattern
+    c = b[::-1].copy()
+    lazy_b, lazy_c = da.from_array(b, chunks=5000), da.from_array(c, chunks=7000)
+    unary = [lambda x: sf.classify(x, "fp16"), lambda x: sf.is_nan(x, "fp16"), lambda x: sf.is_subnormal(x, "fp16"),
+             lambda x: sf.neg(x, "fp16"), lambda x: sf.next_up(x, "fp16"), lambda x: sf.next_down(x, "fp16"),
+             lambda x: sf.ulp(x, "fp16")]
+    binary = [lambda x, y: sf.lt(x, y, "fp16"), lambda x, y: sf.maximum(x, y, "fp16"),
+              lambda x, y: sf.total_order(x, y, "fp16"), lambda x, y: sf.copysign(x, y, "fp16"),
+              lambda x, y: sf.unordered(x, y, "fp16")]
+    for f in unary:
+        got = f(lazy_b)
+        assert isinstance(got, da.Array) and np.array_equal(got.compute(), f(b))
+    for f in binary:
+        got = f(lazy_b, lazy_c)
+        assert isinstance(got, da.Array) and np.array_equal(got.compute(), f(b, c))
+    got, flags = sf.lt(lazy_b, lazy_c, "fp16", signaling=True, return_flags=True)
+    ref, ref_flags = sf.lt(b, c, "fp16", signaling=True, return_flags=True)
+    assert np.array_equal(got.compute(), ref) and flags.count() == ref_flags.count()
+    parts = sf.fields(lazy_b, "fp16")
+    assert all(np.array_equal(p.compute(), q) for p, q in zip(parts, sf.fields(b, "fp16")))
+    assert np.array_equal(sf.compose(*parts, "fp16").compute(), b)
+    with pytest.raises(TypeError, match="signaling must be True or False"):
+        sf.lt(lazy_b, lazy_c, "fp16", signaling=3)  # checked before anything is computed
