@@ -93,22 +93,15 @@ def _pack(result, masks, swamped, dtype):
     return packed
 
 
-def _unpack(packed, dtype, want: bool, swamped: bool = False):
-    """The lazy result, five lazy flag masks and the lazy swamped counts."""
+def _unpack(packed, dtype, want: bool):
+    """The lazy result and five lazy flag masks of a packed elementwise result."""
     if not want:
-        return packed, None, None
-    da = require()
-    meta = np.empty((0,) * packed.ndim, dtype=dtype)
-    result = packed.map_blocks(lambda p: p["r"].copy(), dtype=dtype, meta=meta)
+        return packed, None
+    result = packed.map_blocks(lambda p: p["r"].copy(), dtype=dtype, meta=np.empty((0,) * packed.ndim, dtype))
     bool_meta = np.empty((0,) * packed.ndim, dtype=bool)
     masks = tuple(packed.map_blocks(lambda p, j=j: (p["f"] >> np.uint8(j)) & np.uint8(1) != 0,
                                     dtype=bool, meta=bool_meta) for j in range(FLAG_COUNT))
-    counts = None
-    if swamped:
-        counts = packed.map_blocks(lambda p: p["s"].copy(), dtype=np.int64,
-                                   meta=np.empty((0,) * packed.ndim, dtype=np.int64))
-    del da
-    return result, masks, counts
+    return result, masks
 
 
 def elementwise(chunk, operands, dtype, want: bool):
@@ -120,10 +113,10 @@ def elementwise(chunk, operands, dtype, want: bool):
     """
     da = require()
     shape = np.broadcast_shapes(*(np.shape(x) for x in operands))
-    # the chunks of the first dask operand (broadcast), for every operand
+    # the chunks of the first dask operand (broadcast), for every operand; an in-memory
+    # operand goes in at its own size (from_array copies it) and is broadcast lazily
     lead = next(da.broadcast_to(x, shape) for x in operands if is_dask(x))
-    arrays = [(da.broadcast_to(x, shape) if is_dask(x) else
-               da.from_array(np.broadcast_to(np.asarray(x), shape), chunks=lead.chunks)).rechunk(lead.chunks)
+    arrays = [da.broadcast_to(x if is_dask(x) else da.from_array(np.asarray(x)), shape).rechunk(lead.chunks)
               for x in operands]
     packed_dtype = _packed_dtype(dtype, want)
 
@@ -136,8 +129,7 @@ def elementwise(chunk, operands, dtype, want: bool):
 
     meta = np.empty((0,) * len(shape), dtype=packed_dtype)
     packed = da.map_blocks(run, *arrays, dtype=packed_dtype, meta=meta)
-    result, masks, _ = _unpack(packed, np.dtype(dtype), want)
-    return result, masks
+    return _unpack(packed, np.dtype(dtype), want)
 
 
 def _stand_in(x):
