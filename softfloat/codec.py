@@ -22,6 +22,7 @@ from ._random import Positions, key_from
 from ._options import policy_from_options
 from .flags import Flags
 from .formats import as_format
+from .rounding import Rounding
 
 __all__ = [
     "encode",
@@ -150,6 +151,36 @@ def encode(x, fmt, rounding="nearest_even", *, saturate=False, subnormals=True,
     _stream(arr, fmt, policy, key, out, None, flags, workers)
     result = out[()] if out.ndim == 0 else out
     return (result, flags.squeezed()) if return_flags else result
+
+
+def encode_piece(x, fmt, key, start, total, rounding="nearest_even", *, saturate=False, subnormals=True,
+                 tininess="after", return_flags=False, workers=None):
+    """:func:`encode` of one flat piece of a larger array, for callers that stream an array
+    they never hold whole (the checkpoint quantiser): ``x`` is elements ``start`` ..
+    ``start + x.size - 1`` (flat, C order) of an array of ``total`` elements, and
+    stochastic rounding gives them the random bits of those positions under ``key`` (one
+    64-bit key per whole array, from softfloat._random.key_from).  So the pieces together
+    are bit for bit the whole array's ``encode(..., rng=g)`` when ``key`` is the one draw
+    that call would take from ``g``.  Not part of the public API.
+
+    >>> import numpy as np
+    >>> g, h = np.random.default_rng(5), np.random.default_rng(5)
+    >>> x = np.linspace(1, 2, 10)
+    >>> key = key_from(h)
+    >>> pieces = [encode_piece(x[i:i + 4], "bf16", key, i, 10, "stochastic") for i in (0, 4, 8)]
+    >>> bool((np.concatenate(pieces) == encode(x, "bf16", "stochastic", rng=g)).all())
+    True
+    """
+    fmt = as_format(fmt)
+    policy, _ = policy_from_options(rounding, tininess, subnormals, saturate, None)
+    return_flags = _validate.boolean("return_flags", return_flags)
+    arr = _input_array(x, "x").reshape(-1)
+    out = np.empty(arr.shape, dtype=fmt.storage_dtype)
+    flags = Flags.none(arr.shape) if return_flags else None
+    key = key if policy.rounding is Rounding.STOCHASTIC else None
+    _stream(arr, fmt, policy, key, out, None, flags, resolve_workers(workers),
+            Positions(arr.shape, (int(start),), (int(total),)))
+    return (out, flags) if return_flags else out
 
 
 def decode(bits, fmt, dtype=np.float64, *, workers=None):
