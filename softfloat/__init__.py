@@ -73,6 +73,13 @@ Mixed-precision training lab (softfloat.training)
     (torch.amp.GradScaler's rule) and per-step telemetry of underflow, overflow and
     swamped updates; training.compare([...]) tabulates several; ``softfloat train``.
 
+Every core, and arrays larger than memory
+    encode, decode, quantize and the operations run their blocks on threads:
+    ``workers=`` per call, set_workers(n) / get_workers() for the process (every core
+    unless set; the same bits and flags for any count).  dask arrays in give lazy dask
+    arrays out (``pip install "softfloat[dask]"``), stochastic rounding included, bit for
+    bit as in memory; sum, vecdot and matmul on dask arrays keep their accumulation order.
+
 Optional modules: softfloat.strategies (hypothesis strategies, needs the test extra) and
 softfloat.testing (bit-level assertions).
 """
@@ -164,6 +171,7 @@ from .scaled import DelayedScaling, ScaledTensor, scaled_decode, scaled_encode
 from . import training  # noqa: F401 - softfloat.training, the lab (a subpackage, not in __all__)
 
 from ._version import __version__
+from ._blocks import get_workers, set_workers
 
 __all__ = [
     "__version__", "AccumulationFlags", "Explanation", "FLAG_NAMES", "FLOAT_CLASSES", "Flags", "Format",
@@ -226,6 +234,9 @@ __all__ = [
     "matmul",
     "sum",
     "vecdot",
+    # threads (softfloat._blocks)
+    "get_workers",
+    "set_workers",
     # what rounding did to the values (softfloat.report)
     "ErrorStats",
     "OUTCOME_NAMES",

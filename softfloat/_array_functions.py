@@ -22,6 +22,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import codec, ops
+from ._random import bits_at, key_from
 from ._array_ufuncs import accumulator_of
 from ._array_ufuncs import matmul as array_matmul
 from ._array_ufuncs import sum_of
@@ -321,7 +322,7 @@ def _divide_by(A, x, n: int, operation: str):
                     saturate=ctx.saturate)
     out = np.empty(values.shape, dtype=fmt.storage_dtype)
     rand = None if ctx.rng is None or ctx.rounding.value != "stochastic" else \
-        ctx.rng.bit_generator.random_raw(values.size)
+        bits_at(key_from(ctx.rng), np.arange(values.size, dtype=np.uint64))  # as the operations draw
     with np.errstate(all="ignore"):  # float64 overflow inside the kernel is its hazard lanes
         res = div_kernel(fp64, policy, values, divisor)  # fp64: a kernel path for any operands
         fl = round_result(res, div_exact, [values, divisor], fmt, policy, rand, ctx.track_flags, out,

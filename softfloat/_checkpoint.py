@@ -26,7 +26,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from . import _validate
-from .codec import decode, encode
+from ._random import key_from
+from .codec import decode, encode_piece
 from .flags import Outcomes
 from .formats import Format, bf16, fp8_e4m3, fp8_e4m3fnuz, fp8_e5m2, fp8_e5m2fnuz, fp16, fp32, fp64
 from .report import ErrorAccumulator, outcomes
@@ -278,7 +279,9 @@ def quantize_tensors(checkpoint: Checkpoint, out_path: str, out_kind: str, fmt: 
     and stores the scale beside the tensor as ``NAME_scale`` (float32, shape ()); the
     product is exact in float64 for float16/bfloat16/float32/FP8 inputs (at most 24
     significant bits each), so each value is rounded once.  A stochastic ``policy['rng']``
-    is one generator for the whole file: each element takes its draw in file order.
+    is one generator for the whole file: each tensor takes one key from it in file order,
+    as ``encode(tensor, rng=generator)`` would, and its pieces the random bits of their
+    elements' positions in the tensor (softfloat.codec.encode_piece).
     """
     names = {t.name for t in checkpoint.tensors}
     plan = []
@@ -405,9 +408,13 @@ def _quantize_one(t, fmt, policy, scaling, out_dtype, writer, out_kind) -> dict:
     totals = dict.fromkeys(Outcomes().counts, 0)
     overflow = 0
     acc = ErrorAccumulator()
+    options = {k: v for k, v in policy.items() if k != "rng"}
+    key = key_from(policy["rng"]) if policy["rounding"].value == "stochastic" else None  # one per tensor
+    start = 0
     for v in _pieces(t):
         x = v if scale is None else v.astype(np.float64) * scale
-        b, flags = encode(x, fmt, **policy, return_flags=True)
+        b, flags = encode_piece(x, fmt, key, start, n, **options, return_flags=True)
+        start += x.size
         b = np.asarray(b)
         for k, c in outcomes(b, fmt, flags).counts.items():
             totals[k] += c

@@ -17,12 +17,13 @@ import sys
 import numpy as np
 
 from . import _exact
+from ._random import bits_at
 from ._round import round_pack
 from .flags import Flags
 from .formats import Format, Specials, fp16, fp32, fp64
 from .rounding import Rounding
 
-__all__ = ["BLOCK_SIZE", "Workspace", "SOURCE_FORMAT", "UINT", "stream_blocks", "encode_block", "encode_significands", "float64_significands",
+__all__ = ["BLOCK_SIZE", "Workspace", "SOURCE_FORMAT", "UINT", "encode_block", "encode_significands", "float64_significands",
            "encode_specials", "encode_exact"]
 
 SOURCE_FORMAT = {np.dtype(np.float16): fp16, np.dtype(np.float32): fp32, np.dtype(np.float64): fp64}
@@ -47,28 +48,6 @@ class Workspace:
         if buf is None:
             buf = self._buffers[key] = np.empty(self.size, dtype=dtype)
         return buf[:n]
-
-
-def stream_blocks(n, block_size, rng, flags, block):
-    """Run ``block(start, stop, rand, ws)`` over [0, n) in blocks; scatter its flags.
-
-    ``block`` returns the five flag masks of its elements (None entries for flags that
-    cannot be raised).  Each element gets one 64-bit random draw, in order, so results
-    do not depend on the block size.  One Workspace serves every block, and numpy's
-    floating-point warnings are silenced: NaN and infinity lanes are decided from bit
-    patterns, not from what the FPU says about them.
-    """
-    flat_flags = None if flags is None else [m.reshape(-1) for _, m in flags]
-    ws = Workspace(min(n, block_size))
-    with np.errstate(all="ignore"):
-        for start in range(0, n, block_size):
-            stop = min(start + block_size, n)
-            rand = None if rng is None else rng.bit_generator.random_raw(stop - start)
-            fl = block(start, stop, rand, ws)
-            if flat_flags is not None:
-                for dst, src in zip(flat_flags, fl):
-                    if src is not None:
-                        dst[start:stop] = src
 
 
 def encode_block(blk, fmt, policy, rand, want, out, ws):
@@ -352,8 +331,10 @@ def encode_specials(negative, frac, frac_bits, fmt, policy, want):
     return bits, ((invalid, no_flag, overflow, no_flag, overflow) if want else None)
 
 
-def encode_exact(value: "_exact.ExactValue", fmt, policy, rng):
-    """One exact scalar through the same rounding point (as a one-element block).
+def encode_exact(value: "_exact.ExactValue", fmt, policy, key):
+    """One exact scalar through the same rounding point (as a one-element block; under
+    stochastic rounding it takes the bits of element 0 of ``key``'s stream, as a
+    one-element array would).
 
     Rounds ``value.significand``, which parse_exact computed with work bounded by the
     formats (values beyond every format's range come as stand-ins past the bound): a
@@ -369,7 +350,7 @@ def encode_exact(value: "_exact.ExactValue", fmt, policy, rng):
     else:
         sig, e_top = value.significand
         e_top = max(min(e_top, 4000), -4000)
-        rand = None if rng is None else rng.bit_generator.random_raw(1)
+        rand = None if key is None else bits_at(key, np.zeros(1, dtype=np.uint64))  # element 0
         bits = np.empty(1, dtype=fmt.storage_dtype)
         fl = encode_significands(negative, np.array([sig], dtype=np.uint64),
                                   np.array([e_top], dtype=np.int64), fmt, policy, rand, True, bits)

@@ -47,7 +47,8 @@ def _round_in_place(v, s, r, rounding: Rounding, negative, rand, tmp):
     ``r`` = W - s (W = width of v's dtype), so that masks need no ``1 << s`` that could
     hit the undefined shift by W:  2**s - 1 = ALL >> r,  2**(s-1) - 1 = (ALL >> 1) >> r.
     ``negative`` holds 0/1 per element (for upward/downward), ``rand`` uniform W-bit
-    integers (stochastic only), ``tmp`` a scratch array like ``v``.
+    integers (stochastic only; a W = 32 path takes the top half of the 64 random bits),
+    ``tmp`` a scratch array like ``v``.
     Preconditions: 1 <= s <= W-1 and v < 2**(W-1), so no sum below wraps.
     """
     dt = v.dtype.type
@@ -79,9 +80,12 @@ def _round_in_place(v, s, r, rounding: Rounding, negative, rand, tmp):
         v |= tmp
         return
     elif rounding is Rounding.STOCHASTIC:
-        # up with probability (v mod 2**s) / 2**s: add s uniform random bits
-        np.right_shift(ones, r, out=tmp)
-        tmp &= rand
+        # up with probability (v mod 2**s) / 2**s: add the TOP s of the W random bits, a
+        # uniform fraction u aligned at the cut (up iff (v mod 2**s) / 2**s + u >= 1).
+        # Aligned at the top, the decision does not depend on the path's word width or
+        # cut position: a wider word (W = 64 for W = 32, a 62-bit significand for a
+        # float64 pattern) only appends zero bits to both terms.
+        np.right_shift(rand, r, out=tmp)
         v += tmp
     else:  # pragma: no cover - Rounding is closed
         raise AssertionError(rounding)

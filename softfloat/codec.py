@@ -5,7 +5,8 @@ and integer arrays of any shape, strides and byte order, Python ints and floats,
 scalars (``Fraction``, ``Decimal``, decimal, hex-float and ratio strings).  Each input is
 rounded once from its exact value, by the one rounding point in :mod:`softfloat._round`.
 Large arrays stream through in blocks of ``_BLOCK`` elements, so the only full-size
-allocations are the outputs.
+allocations are the outputs; the blocks run on ``workers`` threads
+(:func:`softfloat.set_workers`).  dask arrays give lazy dask arrays, chunk by chunk.
 """
 
 from __future__ import annotations
@@ -13,12 +14,15 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import _exact, _validate, interop
+from . import _dask, _exact, _validate, interop
+from ._blocks import resolve_workers, stream_blocks
 from ._decode import decode_block, decompose, signaling_bit_clear
-from ._encode import BLOCK_SIZE, SOURCE_FORMAT, Workspace, encode_block, encode_exact, stream_blocks
+from ._encode import BLOCK_SIZE, SOURCE_FORMAT, encode_block, encode_exact
+from ._random import Positions, key_from
 from ._options import policy_from_options
 from .flags import Flags
 from .formats import as_format
+from .rounding import Rounding
 
 __all__ = [
     "encode",
@@ -47,7 +51,7 @@ _BLOCK = BLOCK_SIZE
 # public API
 # =====================================================================================
 def encode(x, fmt, rounding="nearest_even", *, saturate=False, subnormals=True,
-           tininess="after", rng=None, return_flags=False):
+           tininess="after", rng=None, return_flags=False, workers=None):
     """Round numbers into ``fmt`` and return their bit patterns.
 
     Parameters
@@ -75,17 +79,24 @@ def encode(x, fmt, rounding="nearest_even", *, saturate=False, subnormals=True,
     rng : numpy.random.Generator or int, optional
         Source of random bits for ``rounding="stochastic"``: a seed or Generator makes the
         results reproducible; ``rng=None`` draws fresh entropy from the operating system,
-        so two calls differ.  Ignored by the deterministic modes.  Each element takes one
-        64-bit draw in C order, so the result does not depend on how the array is
-        blocked.  The rounding probability is exact when at most 63 bits are discarded
-        (31 for float16/float32 input to formats narrower than float32), and otherwise
-        accurate to 2**-63 (2**-31).
+        so two calls differ.  Ignored by the deterministic modes.  One 64-bit key is drawn
+        from it per call, and the element at flat C-order position i takes the random bits
+        SplitMix64(key) number i + 1 (:mod:`softfloat._random`), so the result depends on
+        neither the block size, nor ``workers``, nor a dask array's chunks.  The rounding
+        probability is exact when at most 63 bits are discarded (31 for float16/float32
+        input to formats narrower than float32), and otherwise accurate to 2**-63 (2**-31).
     return_flags : bool, default False
         Also return the IEEE exception flags as a :class:`~softfloat.Flags`.
+    workers : int, optional
+        Threads that run the blocks: None takes the process-wide setting
+        (:func:`softfloat.set_workers`; every core unless changed), 1 runs them in the
+        calling thread.  Results are the same bits and flags for any value.  For a dask
+        array, None means one thread per chunk (dask runs the chunks in parallel).
 
     Returns
     -------
-    bits : ndarray of ``fmt.storage_dtype`` (a scalar of that type for scalar input)
+    bits : ndarray of ``fmt.storage_dtype`` (a scalar of that type for scalar input); for a
+        ``dask.array.Array`` a lazy dask array of the same chunks (flags too: lazy masks)
     flags : Flags, only with ``return_flags=True``
 
     Notes
@@ -127,18 +138,52 @@ def encode(x, fmt, rounding="nearest_even", *, saturate=False, subnormals=True,
     fmt = as_format(fmt)
     policy, rng = policy_from_options(rounding, tininess, subnormals, saturate, rng)
     return_flags = _validate.boolean("return_flags", return_flags)
+    key = None if rng is None else key_from(rng)
+    if _dask.is_dask(x):
+        return _lazy(x, fmt, policy, key, fmt.storage_dtype, True, return_flags, workers)
+    workers = resolve_workers(workers)
     if _exact.is_exact_scalar(x):
-        bits, flags = encode_exact(_exact.parse_exact(x, "x"), fmt, policy, rng)
+        bits, flags = encode_exact(_exact.parse_exact(x, "x"), fmt, policy, key)
         return (bits, flags) if return_flags else bits
     arr = _input_array(x, "x")
     out = np.empty(arr.shape, dtype=fmt.storage_dtype)
     flags = Flags.none(arr.shape) if return_flags else None
-    _stream(arr, fmt, policy, rng, out, None, flags)
+    _stream(arr, fmt, policy, key, out, None, flags, workers)
     result = out[()] if out.ndim == 0 else out
     return (result, flags.squeezed()) if return_flags else result
 
 
-def decode(bits, fmt, dtype=np.float64):
+def encode_piece(x, fmt, key, start, total, rounding="nearest_even", *, saturate=False, subnormals=True,
+                 tininess="after", return_flags=False, workers=None):
+    """:func:`encode` of one flat piece of a larger array, for callers that stream an array
+    they never hold whole (the checkpoint quantiser): ``x`` is elements ``start`` ..
+    ``start + x.size - 1`` (flat, C order) of an array of ``total`` elements, and
+    stochastic rounding gives them the random bits of those positions under ``key`` (one
+    64-bit key per whole array, from softfloat._random.key_from).  So the pieces together
+    are bit for bit the whole array's ``encode(..., rng=g)`` when ``key`` is the one draw
+    that call would take from ``g``.  Not part of the public API.
+
+    >>> import numpy as np
+    >>> g, h = np.random.default_rng(5), np.random.default_rng(5)
+    >>> x = np.linspace(1, 2, 10)
+    >>> key = key_from(h)
+    >>> pieces = [encode_piece(x[i:i + 4], "bf16", key, i, 10, "stochastic") for i in (0, 4, 8)]
+    >>> bool((np.concatenate(pieces) == encode(x, "bf16", "stochastic", rng=g)).all())
+    True
+    """
+    fmt = as_format(fmt)
+    policy, _ = policy_from_options(rounding, tininess, subnormals, saturate, None)
+    return_flags = _validate.boolean("return_flags", return_flags)
+    arr = _input_array(x, "x").reshape(-1)
+    out = np.empty(arr.shape, dtype=fmt.storage_dtype)
+    flags = Flags.none(arr.shape) if return_flags else None
+    key = key if policy.rounding is Rounding.STOCHASTIC else None
+    _stream(arr, fmt, policy, key, out, None, flags, resolve_workers(workers),
+            Positions(arr.shape, (int(start),), (int(total),)))
+    return (out, flags) if return_flags else out
+
+
+def decode(bits, fmt, dtype=np.float64, *, workers=None):
     """Return the exact values of bit patterns of ``fmt``.
 
     Parameters
@@ -149,11 +194,14 @@ def decode(bits, fmt, dtype=np.float64):
     dtype : float dtype, default float64
         float16, float32 or float64; it must hold every value of ``fmt`` exactly
         (float64 always does).
+    workers : int, optional
+        Threads, as for :func:`encode` (None: the process-wide setting).
 
     Returns
     -------
-    ndarray of ``dtype`` (a scalar for scalar input).  NaNs keep their sign and payload
-    bits; the fn/fnuz NaNs decode to a quiet NaN.
+    ndarray of ``dtype`` (a scalar for scalar input; a lazy dask array for a dask array,
+    whose patterns are checked when its chunks are computed).  NaNs keep their sign and
+    payload bits; the fn/fnuz NaNs decode to a quiet NaN.
 
     Examples
     --------
@@ -169,24 +217,32 @@ def decode(bits, fmt, dtype=np.float64):
             f"dtype={dtype} cannot hold every {fmt.name} value exactly; use float64 "
             "(or float32 for formats with at most 24-bit precision and 8-bit exponents)"
         )
+    if _dask.is_dask(bits):
+        _validate.bit_patterns("bits", np.empty(0, dtype=bits.dtype), fmt.bits)  # the dtype, now
+        threads = 1 if workers is None else resolve_workers(workers)
+        result, _ = _dask.elementwise(lambda where, b: (decode(b, fmt, dtype, workers=threads), None),
+                                      [bits], dtype, False)
+        return result
+    workers = resolve_workers(workers)
     arr = _validate.bit_patterns("bits", bits, fmt.bits)
     out = np.empty(arr.shape, dtype=dtype)
-    flat_in, flat_out = arr.reshape(-1), out.reshape(-1)
-    ws = Workspace(min(arr.size, _BLOCK))
-    with np.errstate(all="ignore"):  # signaling NaN lanes are rewritten from their patterns
-        for start in range(0, arr.size, _BLOCK):
-            stop = min(start + _BLOCK, arr.size)
-            decode_block(flat_in[start:stop], fmt, flat_out[start:stop], ws)
+    flat_in, flat_out = np.ascontiguousarray(arr).reshape(-1), out.reshape(-1)
+
+    def block(start, stop, rand, ws):  # signaling NaN lanes are rewritten from their patterns
+        decode_block(flat_in[start:stop], fmt, flat_out[start:stop], ws)
+
+    stream_blocks(arr.size, _BLOCK, None, None, block, workers=workers)
     return out[()] if out.ndim == 0 else out
 
 
 def quantize(x, fmt, rounding="nearest_even", *, saturate=False, subnormals=True,
-             tininess="after", rng=None, return_flags=False):
+             tininess="after", rng=None, return_flags=False, workers=None):
     """Round ``x`` into ``fmt`` and return the rounded values: ``decode(encode(x))``.
 
     Takes the same arguments as :func:`encode` (``rng`` is used only by stochastic
     rounding: a seed or Generator makes it reproducible, ``rng=None`` draws fresh entropy;
-    the deterministic modes ignore it).  The result has ``x``'s own float dtype
+    the deterministic modes ignore it; ``workers`` as for encode, and a dask array gives a
+    lazy dask array).  The result has ``x``'s own float dtype
     when that dtype holds every value of ``fmt`` (float32 stays float32 for bf16, fp16 and
     FP8), else the narrowest of float32 and float64 that does.  Integer arrays, Python
     floats and exact scalars give float64 (numpy scalars follow their dtype).  It is
@@ -203,19 +259,18 @@ def quantize(x, fmt, rounding="nearest_even", *, saturate=False, subnormals=True
     fmt = as_format(fmt)
     policy, rng = policy_from_options(rounding, tininess, subnormals, saturate, rng)
     return_flags = _validate.boolean("return_flags", return_flags)
+    key = None if rng is None else key_from(rng)
+    if _dask.is_dask(x):
+        return _lazy(x, fmt, policy, key, _values_dtype(x.dtype, fmt), False, return_flags, workers)
+    workers = resolve_workers(workers)
     if _exact.is_exact_scalar(x):
-        bits, flags = encode_exact(_exact.parse_exact(x, "x"), fmt, policy, rng)
+        bits, flags = encode_exact(_exact.parse_exact(x, "x"), fmt, policy, key)
         value = decode_block(np.asarray([bits], dtype=np.uint64), fmt)[0]
         return (value, flags) if return_flags else value
     arr = _input_array(x, "x")
-    if arr.dtype.kind == "f":
-        candidates = (arr.dtype.newbyteorder("="), np.dtype(np.float32), np.dtype(np.float64))
-        out_dtype = next(d for d in candidates if SOURCE_FORMAT[d].holds(fmt))
-    else:
-        out_dtype = np.dtype(np.float64)
-    out = np.empty(arr.shape, dtype=out_dtype)
+    out = np.empty(arr.shape, dtype=_values_dtype(arr.dtype, fmt))
     flags = Flags.none(arr.shape) if return_flags else None
-    _stream(arr, fmt, policy, rng, None, out, flags)
+    _stream(arr, fmt, policy, key, None, out, flags, workers)
     result = out[()] if out.ndim == 0 else out
     return (result, flags.squeezed()) if return_flags else result
 
@@ -227,6 +282,9 @@ def fields(bits, fmt):
     [0, 126, 6291456]
     """
     fmt = as_format(fmt)
+    if _dask.is_dask(bits):
+        return tuple(_dask.lift(lambda b, f, i=i: fields(b, f)[i], (bits,), (fmt,), {}, fmt.storage_dtype)
+                     for i in range(3))
     arr = _validate.bit_patterns("bits", bits, fmt.bits).astype(fmt.storage_dtype)
     dt = fmt.storage_dtype.type
     sign = arr >> dt(fmt.bits - 1)
@@ -242,6 +300,8 @@ def compose(sign, exponent, significand, fmt):
     '0x3f600000'
     """
     fmt = as_format(fmt)
+    if _dask.any_dask(sign, exponent, significand):
+        return _dask.lift(compose, (sign, exponent, significand), (fmt,), {}, fmt.storage_dtype)
     s = _validate.bit_patterns("sign", sign, 1)
     e = _validate.bit_patterns("exponent", exponent, fmt.exponent_bits)
     f = _validate.bit_patterns("significand", significand, fmt.mantissa_bits)
@@ -269,6 +329,8 @@ def classify(bits, fmt):
     'positiveNormal'
     """
     fmt = as_format(fmt)
+    if _dask.is_dask(bits):
+        return _dask.lift(classify, (bits,), (fmt,), {}, np.dtype(f"<U{max(map(len, FLOAT_CLASSES))}"))
     sign, exp, frac, nan, inf = decompose(bits, fmt)
     signaling = nan & signaling_bit_clear(frac, fmt)
     zero = (exp == 0) & (frac == 0) & ~nan
@@ -285,6 +347,8 @@ def classify(bits, fmt):
 def _predicate(name, doc, compute, patterns, expected):
     def predicate(bits, fmt):
         fmt = as_format(fmt)
+        if _dask.is_dask(bits):
+            return _dask.lift(predicate, (bits,), (fmt,), {}, np.dtype(bool))
         result = compute(*decompose(bits, fmt), fmt)
         return bool(result) if np.ndim(result) == 0 else result
 
@@ -354,11 +418,39 @@ def _float_dtype(argname, dtype):
     return dt
 
 
-def _stream(arr, fmt, policy, rng, bits_out, values_out, flags):
+def _values_dtype(dtype, fmt):
+    """quantize's result dtype: the input's float dtype when it holds every value of fmt,
+    else the narrowest of float32 and float64 that does (float64 for integers)."""
+    if dtype.kind != "f":
+        return np.dtype(np.float64)
+    candidates = (dtype.newbyteorder("="), np.dtype(np.float32), np.dtype(np.float64))
+    return next(d for d in candidates if SOURCE_FORMAT[d].holds(fmt))
+
+
+def _lazy(x, fmt, policy, key, dtype, to_bits, want, workers):
+    """encode (``to_bits``) or quantize of a dask array: one in-memory call per chunk, its
+    random bits those of the chunk's elements' global positions."""
+    _input_array(np.empty(0, dtype=x.dtype), "x")  # the dtype check, before any chunk runs
+    threads = 1 if workers is None else resolve_workers(workers)
+
+    def chunk(where, blk):
+        arr = np.asarray(blk)
+        out = np.empty(arr.shape, dtype=dtype)
+        flags = Flags.none(arr.shape) if want else None
+        _stream(arr, fmt, policy, key, out if to_bits else None, None if to_bits else out, flags,
+                threads, Positions(*where))
+        return out, (None if flags is None else [m for _, m in flags])
+
+    result, masks = _dask.elementwise(chunk, [x], dtype, want)
+    return (result, Flags(*masks)) if want else result
+
+
+def _stream(arr, fmt, policy, key, bits_out, values_out, flags, workers=1, positions=None):
     """Encode ``arr`` block by block into ``bits_out`` and/or decoded ``values_out``.
 
     Blocks are taken in C order; non-contiguous or byte-swapped input is copied one block
-    at a time.
+    at a time.  ``key`` (stochastic rounding) and ``positions`` give each element its
+    random bits (see softfloat._random).
     """
     native = arr.dtype.newbyteorder("=")
     direct = arr.flags.c_contiguous and arr.dtype.isnative
@@ -374,6 +466,6 @@ def _stream(arr, fmt, policy, rng, bits_out, values_out, flags):
             decode_block(bits, fmt, flat_vals[start:stop], ws)
         return fl
 
-    stream_blocks(arr.size, _BLOCK, rng, flags, block)
+    stream_blocks(arr.size, _BLOCK, key, flags, block, workers=workers, positions=positions)
 
 

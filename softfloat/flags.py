@@ -10,6 +10,7 @@ are computed from a result's bits and its flags by :func:`softfloat.outcomes`, a
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, fields
 
 import numpy as np
@@ -93,22 +94,28 @@ class Flags:
 
     def any(self) -> bool:
         """True if any flag is raised for any element."""
-        return any(bool(np.any(mask)) for _, mask in self)
+        return any(n > 0 for n in self.count().values())
 
     def mask(self) -> np.ndarray:
-        """Per element: was any flag raised?"""
+        """Per element: was any flag raised?  (Lazy masks, from a dask array, give a lazy
+        mask.)"""
+        masks = [m for _, m in self]
+        if any(_is_lazy(m) for m in masks):
+            return functools.reduce(np.logical_or, masks)
         out = np.zeros(self.shape, dtype=bool)
-        for _, m in self:
+        for m in masks:
             out |= m
         return out
 
     def count(self) -> dict[str, int]:
-        """Number of elements that raised each flag."""
-        return {name: int(np.count_nonzero(m)) for name, m in self}
+        """Number of elements that raised each flag.  Lazy masks (dask) are computed here,
+        all five in one pass."""
+        counts = _compute(*(_count(m) for _, m in self))
+        return {name: int(n) for name, n in zip(FLAG_NAMES, counts)}
 
     def raised(self) -> tuple[str, ...]:
         """Names of the flags raised by at least one element, in IEEE order."""
-        return tuple(name for name, m in self if np.any(m))
+        return tuple(name for name, n in self.count().items() if n)
 
     def to_dict(self) -> dict[str, int]:
         return self.count()
@@ -157,6 +164,25 @@ class Flags:
         return f"{type(self).__name__}(shape={self.shape}, {counts})"
 
 
+def _is_lazy(m) -> bool:
+    return type(m).__module__.startswith("dask")
+
+
+def _count(m):
+    """The number of non-zero elements (lazy for a dask array)."""
+    return (m != 0).sum() if _is_lazy(m) else np.count_nonzero(m)
+
+
+def _compute(*values):
+    """Lazy values (dask, from a dask array's flags) computed together in one pass; numpy
+    values as they are.  dask is imported only when a lazy value came."""
+    if not any(_is_lazy(v) for v in values):
+        return values
+    import dask
+
+    return dask.compute(*values)
+
+
 def _percent(n: int, total: int) -> str:
     share = 100.0 * n / total
     if share >= 0.1 or share == 0:
@@ -190,15 +216,15 @@ class AccumulationFlags(Flags):
 
     def _lines(self) -> list[str]:
         lines = super()._lines()
-        hit = int(np.count_nonzero(self.swamped))
+        hit, added = (int(v) for v in _compute(_count(self.swamped), np.sum(self.swamped)))
         if hit:
             total = int(np.prod(self.shape, dtype=np.int64))
-            lines.append(f"swamped additions: {int(np.sum(self.swamped))}, in {hit} of {total} "
+            lines.append(f"swamped additions: {added}, in {hit} of {total} "
                          f"({_percent(hit, total)})")
         return lines
 
     def __repr__(self) -> str:
-        return super().__repr__()[:-1] + f", swamped={int(np.sum(self.swamped))})"
+        return super().__repr__()[:-1] + f", swamped={int(_compute(np.sum(self.swamped))[0])})"
 
 
 #: the outcomes, in the order they are printed (each value has exactly one)

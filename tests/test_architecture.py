@@ -15,11 +15,11 @@ PACKAGE = Path(__file__).resolve().parent.parent / "softfloat"
 
 #: a module may import only modules of a lower rank
 RANK = {
-    "_validate": 0, "_version": 0,
+    "_validate": 0, "_version": 0, "_random": 0,
     "formats": 1, "rounding": 1, "flags": 1, "_exact": 1,
-    "_round": 2, "_context": 2, "interop": 2,
+    "_round": 2, "_context": 2, "interop": 2, "_dask": 2,
     "_encode": 3, "_options": 3,
-    "_decode": 4,
+    "_decode": 4, "_blocks": 4,
     "codec": 5,
     "testing": 6, "ops": 6, "report": 6,
     "explain": 7, "strategies": 7, "accumulate": 7, "_checkpoint": 7, "scaled": 7,
@@ -68,7 +68,8 @@ def test_imports_point_downward(module):
 def test_import_softfloat_loads_no_optional_dependency():
     code = ("import sys, softfloat; "
             "bad = [m for m in ('hypothesis', 'gmpy2', 'ml_dtypes', 'pytest', 'torch', 'jax', "
-            "'safetensors', 'sklearn', 'tqdm', 'matplotlib', 'pandas') if m in sys.modules]; "
+            "'safetensors', 'sklearn', 'tqdm', 'matplotlib', 'pandas', 'dask', 'distributed') "
+            "if m in sys.modules]; "
             "print(', '.join(bad)); sys.exit(1 if bad else 0)")
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert result.returncode == 0, result.stdout + result.stderr

@@ -51,6 +51,22 @@ Stochastic rounding
     Each rounding draws 64 random bits that depend only on ``rng``, the output element and
     the rounding's place in the definition above -- not on how the work is split into
     blocks -- so results are reproducible for a given seed.
+
+dask arrays
+    ``sum``, ``vecdot`` and ``matmul`` take dask arrays (any operand, and ``c``) and return
+    lazy dask arrays (and lazy flags) with the bits of the in-memory result, whatever the
+    chunks.  The output's chunks follow the operands'; along k:
+
+    * ``order="sequential"`` in an IEEE accumulator A that has a NaN, deterministic
+      rounding, no ``block``: the k chunks are chained, each output block's partial sum
+      s (kept in A) being the next chunk's ``c`` -- the definition above, cut between
+      two steps -- and round_O(s) is a final lazy conversion when O is not A (with a
+      ``c`` this path needs O = A);
+    * every other case (pairwise and reverse orders, ``block=``, hardware accumulators,
+      stochastic rounding -- whose draws are numbered by the global k and output index --
+      or a ``c`` in an O other than A) takes each output's k terms in one chunk: the
+      operands are rechunked to one chunk along k, so a task holds an output block's
+      whole rows of terms.
 """
 
 from __future__ import annotations

@@ -150,4 +150,4 @@ def accumulate_tile(acc: FusedAccumulator, spec, ieee, tile, c_values, flags: Ti
 
 
 def _rand(spec, kind, step, tile):
-    return None if spec.key is None else _draws.draws(spec.key, kind, step, tile.q0, tile.n)
+    return None if spec.key is None else _draws.draws(spec.key, kind, step, tile.q0, tile.n, 0, spec.positions)

@@ -45,6 +45,7 @@ class Spec:
     policy: Policy
     key: np.uint64 | None  # stochastic rounding only
     want: bool
+    positions: object = None  # a softfloat._random.Positions: this output's place in a whole one (dask)
 
 
 def join(f: Format, g: Format) -> Format:
@@ -127,7 +128,7 @@ class Arithmetic:
 
     def rand(self, kind, step, q0, n, level=0):
         key = self.spec.key
-        return None if key is None else _draws.draws(key, kind, step, q0, n, level)
+        return None if key is None else _draws.draws(key, kind, step, q0, n, level, self.spec.positions)
 
     # ---- terms -------------------------------------------------------------------------
     def terms(self, X, Y, ks, q0, n, flags: TileFlags):

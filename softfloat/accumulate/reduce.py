@@ -6,13 +6,15 @@ import numbers
 
 import numpy as np
 
-from .. import _validate
+from .. import _dask, _validate
 from .._encode import BLOCK_SIZE, Workspace, encode_block
+from .._random import Positions, key_from
 from .._options import policy_from_options
 from .._round import Policy
 from ..flags import AccumulationFlags
 from ..formats import Format, as_format, fp32
 from . import _draws, _fast, _fused, _ieee, _orders
+from ._operands import _axes as normal_axes
 from ._operands import initial_values, matmul_layout, paired_layout
 from .hardware import PRESETS, FusedAccumulator, hardware_model, is_preset
 
@@ -85,6 +87,10 @@ def sum(x, fmt, *, axis=None, keepdims=False, accumulator=None, out_format=None,
     """
     fmt = as_format(fmt)
     keepdims = _validate.boolean("keepdims", keepdims)
+    opts = dict(accumulator=accumulator, out_format=out_format, product=product, order=order, block=block,
+                rounding=rounding, tininess=tininess, subnormals=subnormals)
+    if _dask.any_dask(x, c):
+        return _lazy_sum(x, fmt, axis, keepdims, c, opts, rng, return_flags)
     layout, signaling = paired_layout(fmt, x, axis=axis, keepdims=keepdims, names=("x", None))
     return _reduce(layout, signaling, fmt, fmt, accumulator, out_format, c, product, order, block,
                    rounding, tininess, subnormals, rng, return_flags)
@@ -128,6 +134,10 @@ def vecdot(a, b, fmt, *, axis=-1, accumulator=None, out_format=None, c=None, pro
     1.00146484375
     """
     fmt = as_format(fmt)
+    if _dask.any_dask(a, b, c):
+        opts = dict(accumulator=accumulator, out_format=out_format, product=product, order=order,
+                    block=block, rounding=rounding, tininess=tininess, subnormals=subnormals)
+        return _lazy_vecdot(a, b, fmt, axis, c, opts, rng, return_flags)
     layout, signaling = paired_layout(fmt, a, b, axis=axis, names=("a", "b"))
     return _reduce(layout, signaling, fmt, default_accumulator(fmt), accumulator, out_format,
                    c, product, order, block, rounding, tininess, subnormals, rng, return_flags)
@@ -169,6 +179,10 @@ def matmul(a, b, fmt, *, accumulator=None, out_format=None, c=None, product=None
     [[1.0000001192092896]]
     """
     fmt = as_format(fmt)
+    if _dask.any_dask(a, b, c):
+        opts = dict(accumulator=accumulator, out_format=out_format, product=product, order=order,
+                    block=block, rounding=rounding, tininess=tininess, subnormals=subnormals)
+        return _lazy_matmul(a, b, fmt, c, opts, rng, return_flags)
     layout, signaling = matmul_layout(fmt, a, b)
     return _reduce(layout, signaling, fmt, default_accumulator(fmt), accumulator, out_format,
                    c, product, order, block, rounding, tininess, subnormals, rng, return_flags)
@@ -200,7 +214,7 @@ def _accumulator(accumulator, fmt, default, out_format):
 
 
 def _reduce(layout, signaling, fmt, default_acc, accumulator, out_format, c, product, order, block,
-            rounding, tininess, subnormals, rng, return_flags):
+            rounding, tininess, subnormals, rng, return_flags, key=None, positions=None):
     policy, rng = policy_from_options(rounding, tininess, subnormals, False, rng)
     want = _validate.boolean("return_flags", return_flags)
     out_fmt = None if out_format is None else as_format(out_format, "out_format")
@@ -228,9 +242,10 @@ def _reduce(layout, signaling, fmt, default_acc, accumulator, out_format, c, pro
     if hardware:
         _fused.check_inputs(acc, fmt)
     start = initial_values(c, out_fmt, layout.shape)
-    key = None if rng is None else _draws.key_from(rng)
+    if key is None:
+        key = None if rng is None else _draws.key_from(rng)
     spec = _ieee.Spec(fmt, acc if not hardware else acc.output, out_fmt, product, order, block,
-                      policy, key, want)
+                      policy, key, want, positions)
     Q = int(np.prod(layout.shape, dtype=np.int64))
     bits = np.empty(Q, dtype=out_fmt.storage_dtype)
     masks = [np.zeros(Q, dtype=bool) for _ in range(5)] if want else None
@@ -280,3 +295,168 @@ def _store(values, fmt, out, ws, tile_flags):
         if not fmt.has_nan and tile_flags.masks is not None:
             tile_flags.masks[0] |= nan
 
+
+
+# =====================================================================================
+# dask arrays: the same definitions, chunk by chunk
+# =====================================================================================
+_OUT_LETTERS = "abcdefghijlmnopqrstuvwxyz"  # k is the contracted index
+
+
+def _lazy_sum(x, fmt, axis, keepdims, c, opts, rng, want):
+    """sum of a dask array: the reduced axes moved last (in C order) and merged into k."""
+    x = _lazy_patterns("x", x, fmt)
+    axes = normal_axes(axis, x.ndim)
+    keep = [d for d in range(x.ndim) if d not in axes]
+    out_shape = tuple(x.shape[d] for d in keep)
+    K = int(np.prod([x.shape[d] for d in axes], dtype=np.int64))
+    terms = x.transpose(tuple(keep) + tuple(axes)).reshape(out_shape + (K,))
+    letters = _OUT_LETTERS[:len(keep)]
+    final = tuple(1 if d in axes else x.shape[d] for d in range(x.ndim)) if keepdims else out_shape
+    return _lazy_contract("sum", [terms], [letters + "k"], letters, fmt, fmt, c, opts, rng, want, final)
+
+
+def _lazy_vecdot(a, b, fmt, axis, c, opts, rng, want):
+    """vecdot of dask arrays: the contracted axis moved last, the others broadcast."""
+    da = _dask.require()
+    a, b = _lazy_patterns("a", a, fmt), _lazy_patterns("b", b, fmt)
+    paired_layout(fmt, np.zeros((0,) * a.ndim, a.dtype), np.zeros((0,) * b.ndim, b.dtype), axis=axis,
+                  names=("a", "b"))  # the axis checks, on empty stand-ins
+    a, b = da.moveaxis(a, axis, -1), da.moveaxis(b, axis, -1)
+    try:
+        shape = np.broadcast_shapes(a.shape, b.shape)
+    except ValueError:
+        raise ValueError(f"vecdot: a {a.shape} and b {b.shape} (contracted axis last) do not broadcast") from None
+    a, b = da.broadcast_to(a, shape), da.broadcast_to(b, shape)
+    b = b.rechunk(a.chunks)
+    letters = _OUT_LETTERS[:len(shape) - 1]
+    return _lazy_contract("vecdot", [a, b], [letters + "k"] * 2, letters, fmt, default_accumulator(fmt),
+                          c, opts, rng, want, shape[:-1])
+
+
+def _lazy_matmul(a, b, fmt, c, opts, rng, want):
+    """matmul of dask arrays: (..., M, K) @ (..., K, N), 1-d operands promoted."""
+    da = _dask.require()
+    a, b = _lazy_patterns("a", a, fmt), _lazy_patterns("b", b, fmt)
+    if a.ndim == 0 or b.ndim == 0:
+        raise ValueError(f"matmul needs arrays of at least one dimension; got a of shape {a.shape} "
+                         f"and b of shape {b.shape} (use softfloat.mul for scalars)")
+    a2 = a[None, :] if a.ndim == 1 else a
+    b2 = b[:, None] if b.ndim == 1 else b
+    if a2.shape[-1] != b2.shape[-2]:
+        raise ValueError(f"matmul: a has {a2.shape[-1]} columns (shape {a.shape}) but b has {b2.shape[-2]} "
+                         f"rows (shape {b.shape}); the contracted lengths must match")
+    try:
+        batch = np.broadcast_shapes(a2.shape[:-2], b2.shape[:-2])
+    except ValueError:
+        raise ValueError(f"matmul: the batch axes of a {a.shape} and b {b.shape} do not broadcast") from None
+    final = batch + (a2.shape[-2], b2.shape[-1])
+    final = final[:-2] + final[-1:] if a.ndim == 1 else final
+    final = final[:-1] if b.ndim == 1 else final
+    a2 = da.broadcast_to(a2, batch + a2.shape[-2:])
+    b2 = da.broadcast_to(b2, batch + b2.shape[-2:])
+    b2 = b2.rechunk(a2.chunks[:-2] + (a2.chunks[-1], b2.chunks[-1]))
+    letters = _OUT_LETTERS[:len(batch)]
+    return _lazy_contract("matmul", [a2, b2], [letters + "ik", letters + "kj"], letters + "ij", fmt,
+                          default_accumulator(fmt), c, opts, rng, want, final)
+
+
+def _lazy_patterns(name, x, fmt):
+    """A dask operand (numpy ones become one-chunk dask arrays), its dtype checked now."""
+    da = _dask.require()
+    if not _dask.is_dask(x):
+        from ._operands import _patterns
+        return da.from_array(_patterns(name, x, fmt))
+    _validate.bit_patterns(name, np.empty(0, dtype=x.dtype), fmt.bits)
+    return x
+
+
+def _contract_blocks(kind, blocks, fmt, default_acc, opts, c, want, key=None, positions=None):
+    """The in-memory reduction of one output block over the terms it is given."""
+    if kind == "sum":
+        layout, signaling = paired_layout(fmt, blocks[0], axis=-1, names=("x", None))
+    elif kind == "vecdot":
+        layout, signaling = paired_layout(fmt, blocks[0], blocks[1], axis=-1, names=("a", "b"))
+    else:
+        layout, signaling = matmul_layout(fmt, *blocks)
+    o = opts
+    return _reduce(layout, signaling, fmt, default_acc, o["accumulator"], o["out_format"], c, o["product"],
+                   o["order"], o["block"], o["rounding"], o["tininess"], o["subnormals"], None, want,
+                   key=key, positions=positions)
+
+
+def _lazy_contract(kind, operands, indices, out_index, fmt, default_acc, c, opts, rng, want, final_shape):
+    """The reduction of dask operands, lazily, bit for bit as in memory.
+
+    Deterministic sequential sums in an IEEE accumulator chain their k chunks: each output
+    block's partial sum (held in the accumulator A: out_format=A) is the next chunk's
+    ``c``, which is the in-memory definition itself (s = c, then s = round_A(s + t_k));
+    the final rounding into out_format, when it differs from A, is one lazy convert.  The
+    other cases (stochastic rounding, whose draws are numbered by the global k; pairwise
+    and reverse orders, block=, hardware accumulators, a ``c`` that A cannot hold, an
+    accumulator without NaN) take each output block's k terms in one chunk: the
+    operands are rechunked to one chunk along k.
+    """
+    da = _dask.require()
+    o = opts
+    policy, rng = policy_from_options(o["rounding"], o["tininess"], o["subnormals"], False, rng)
+    want = _validate.boolean("return_flags", want)
+    # every other option checked now, on empty stand-ins (the chunks check their values)
+    empty = [np.zeros((0,) * x.ndim, dtype=x.dtype) for x in operands]
+    _contract_blocks(kind, empty, fmt, default_acc, {**o, "rounding": "nearest_even"}, None, False)
+    key = None if rng is None else key_from(rng)
+    out_fmt = None if o["out_format"] is None else as_format(o["out_format"], "out_format")
+    acc = _accumulator(o["accumulator"], fmt, default_acc, out_fmt)
+    hardware = isinstance(acc, FusedAccumulator)
+    out_fmt = out_fmt or (acc.output if hardware else acc)
+    chain = (not hardware and o["order"] == "sequential" and o["block"] is None and key is None
+             and acc.has_nan and (c is None or out_fmt == acc))
+    k_axes = [ind.index("k") for ind in indices]
+    if not chain:
+        operands = [x.rechunk({ax: -1}) for x, ax in zip(operands, k_axes)]
+    chunks = {}
+    for x, ind in zip(operands, indices):
+        for letter, ch in zip(ind, x.chunks):
+            chunks.setdefault(letter, ch)
+    out_chunks = tuple(chunks[letter] for letter in out_index)
+    work_shape = tuple(int(np.sum(ch, dtype=np.int64)) for ch in out_chunks)
+    initial = None
+    if c is not None:
+        if _dask.is_dask(c):
+            _validate.bit_patterns("c", np.empty(0, dtype=c.dtype), out_fmt.bits)
+        else:
+            c = _validate.bit_patterns("c", c, out_fmt.bits)
+        try:
+            c = da.broadcast_to(c, final_shape)
+        except ValueError:
+            raise ValueError(f"c of shape {np.shape(c)} does not broadcast to the result shape {final_shape}") from None
+        initial = c.reshape(work_shape).rechunk(out_chunks).astype(out_fmt.storage_dtype)
+    step_opts = {**o, "out_format": acc} if chain else o
+
+    def step(where, c_block, *blocks):
+        positions = None if key is None else Positions(*where)
+        res = _contract_blocks(kind, blocks, fmt, default_acc, step_opts, c_block, want, key, positions)
+        bits, flags = res if want else (res, None)
+        bits = np.asarray(bits).reshape(where[0])
+        if flags is None:
+            return bits, None, None
+        return bits, [np.reshape(m, where[0]) for _, m in flags], np.reshape(flags.swamped, where[0])
+
+    storage = (acc if chain else out_fmt).storage_dtype
+    bits, masks, swamped = _dask.chain_reduce(step, operands, indices, out_index, "k", out_chunks,
+                                              storage, want, initial)
+    if chain and out_fmt != acc:  # the final rounding round_O(s), as in memory
+        from ..ops.convert import convert
+
+        converted = convert(bits, acc, out_fmt, o["rounding"], tininess=o["tininess"],
+                            subnormals=o["subnormals"], return_flags=want)
+        if want:
+            bits, final_flags = converted
+            masks = tuple(np.logical_or(m, f) for m, (_, f) in zip(masks, final_flags))
+        else:
+            bits = converted
+    bits = bits.reshape(final_shape)
+    if not want:
+        return bits
+    flags = AccumulationFlags(*(m.reshape(final_shape) for m in masks), swamped=swamped.reshape(final_shape))
+    return bits, flags

@@ -40,9 +40,11 @@ from fractions import Fraction
 
 import numpy as np
 
-from .. import _exact, _validate
+from .. import _dask, _exact, _validate
+from .._blocks import resolve_workers, stream_blocks
 from .._decode import decode_block
-from .._encode import BLOCK_SIZE, Workspace, encode_block, encode_significands, float64_significands, stream_blocks
+from .._encode import BLOCK_SIZE, Workspace, encode_block, encode_significands, float64_significands
+from .._random import Positions, key_from
 from .._options import policy_from_options
 from ..flags import Flags
 from ..formats import Format, Specials, as_format, fp16, fp32, fp64
@@ -100,7 +102,7 @@ def daz(x: np.ndarray, fmt: Format) -> None:
 
 
 def apply(kernel, exact, fmt, operands, rounding, *, tininess, subnormals, denormals_are_zero,
-          rng, return_flags, saturate=False):
+          rng, return_flags, saturate=False, workers=None):
     """Run ``kernel`` over broadcast bit-pattern operands of ``fmt``; round once.
 
     ``operands`` is a list of ``(argname, value)``.  ``kernel(fmt, policy, *xs)`` receives
@@ -112,22 +114,55 @@ def apply(kernel, exact, fmt, operands, rounding, *, tininess, subnormals, denor
     Python floats, so that zeros keep their signs) as ``(negative, magnitude)`` with
     ``magnitude`` a Fraction, or ``(negative, (sig, e_top))`` already in the rounding
     point's significand form (sqrt).
+
+    The blocks run on ``workers`` threads (None: the process-wide setting); dask operands
+    give a lazy dask result (and lazy flags), each chunk's random bits those of its
+    elements' positions in the whole result.
     """
     fmt = as_format(fmt)
     policy, rng = policy_from_options(rounding, tininess, subnormals, saturate, rng)
     denormals_are_zero = _validate.boolean("denormals_are_zero", denormals_are_zero)
     return_flags = _validate.boolean("return_flags", return_flags)
+    key = None if rng is None else key_from(rng)
+    if _dask.any_dask(*(value for _, value in operands)):
+        return _lazy(kernel, exact, fmt, policy, key, denormals_are_zero, operands, return_flags, workers)
+    workers = resolve_workers(workers)
     arrays, shape = operand_patterns(fmt, operands)
     out = np.empty(shape, dtype=fmt.storage_dtype)
     flags = Flags.none(shape) if return_flags else None
-    _stream(kernel, exact, fmt, policy, rng, denormals_are_zero, arrays, shape, out, flags)
+    _stream(kernel, exact, fmt, policy, key, denormals_are_zero, arrays, shape, out, flags, workers)
     result = out[()] if out.ndim == 0 else out
     if not return_flags:
         return result
     return result, flags.squeezed()
 
 
-def _stream(kernel, exact, fmt, policy, rng, daz_inputs, arrays, shape, out, flags):
+def _lazy(kernel, exact, fmt, policy, key, daz_inputs, operands, want, workers):
+    """apply() for dask operands: the operands' dtypes checked now, their values chunk by
+    chunk (when computed)."""
+    values = []
+    for name, value in operands:
+        if _dask.is_dask(value):
+            _validate.bit_patterns(name, np.empty(0, dtype=value.dtype), fmt.bits)
+            values.append(value)
+        else:
+            values.append(operand_patterns(fmt, [(name, value)])[0][0])
+    threads = 1 if workers is None else resolve_workers(workers)
+
+    def chunk(where, *blocks):
+        arrays, shape = operand_patterns(fmt, list(zip((name for name, _ in operands), blocks)))
+        out = np.empty(shape, dtype=fmt.storage_dtype)
+        flags = Flags.none(shape) if want else None
+        _stream(kernel, exact, fmt, policy, key, daz_inputs, arrays, shape, out, flags, threads,
+                Positions(*where))
+        return out, (None if flags is None else [m for _, m in flags])
+
+    result, masks = _dask.elementwise(chunk, values, fmt.storage_dtype, want)
+    return (result, Flags(*masks)) if want else result
+
+
+def _stream(kernel, exact, fmt, policy, key, daz_inputs, arrays, shape, out, flags, workers=1,
+            positions=None):
     n = out.size
     flat_out = out.reshape(-1)
     flat_ops = [a.reshape(-1) if a.shape == shape and a.flags.c_contiguous else np.broadcast_to(a, shape)
@@ -161,7 +196,7 @@ def _stream(kernel, exact, fmt, policy, rng, daz_inputs, arrays, shape, out, fla
                     fl[j] = fl[j] & ~nan_lanes
         return fl
 
-    stream_blocks(n, BLOCK_SIZE, rng, flags, block)
+    stream_blocks(n, BLOCK_SIZE, key, flags, block, workers=workers, positions=positions)
 
 
 def _values(b, fmt, out, ws):

@@ -39,7 +39,7 @@ def sub_exact(policy, a, b):
 
 
 def add(a, b, fmt, rounding="nearest_even", *, tininess="after", subnormals=True,
-        denormals_are_zero=False, saturate=False, rng=None, return_flags=False):
+        denormals_are_zero=False, saturate=False, rng=None, return_flags=False, workers=None):
     """a + b, correctly rounded into ``fmt``: bit patterns in, bit patterns out.
 
     Parameters
@@ -60,10 +60,17 @@ def add(a, b, fmt, rounding="nearest_even", *, tininess="after", subnormals=True
         ``rng=None`` draws fresh entropy from the operating system, so two calls differ.
         Ignored by the deterministic modes.
     return_flags : bool, default False
+    workers : int, optional
+        Threads that run the blocks: None takes the process-wide setting
+        (:func:`softfloat.set_workers`; every core unless changed), 1 runs them in the
+        calling thread.  The bits and flags are the same for any value.
 
     Returns
     -------
-    bits : ndarray of ``fmt.storage_dtype`` (or a scalar), and Flags with ``return_flags``
+    bits : ndarray of ``fmt.storage_dtype`` (or a scalar), and Flags with ``return_flags``.
+        dask array operands give a lazy dask array (and lazy flags); stochastic rounding
+        gives each element the random bits of its position in the result, so the bits
+        equal the in-memory ones whatever the chunks.
 
     Notes
     -----
@@ -81,11 +88,11 @@ def add(a, b, fmt, rounding="nearest_even", *, tininess="after", subnormals=True
     """
     return apply(add_kernel, add_exact, fmt, [("a", a), ("b", b)], rounding, tininess=tininess,
                  subnormals=subnormals, denormals_are_zero=denormals_are_zero, saturate=saturate,
-                 rng=rng, return_flags=return_flags)
+                 rng=rng, return_flags=return_flags, workers=workers)
 
 
 def sub(a, b, fmt, rounding="nearest_even", *, tininess="after", subnormals=True,
-        denormals_are_zero=False, saturate=False, rng=None, return_flags=False):
+        denormals_are_zero=False, saturate=False, rng=None, return_flags=False, workers=None):
     """a - b, correctly rounded into ``fmt``; see :func:`add` for the parameters.
 
     ``rng`` is used only by stochastic rounding (``rng=None``: fresh entropy, not
@@ -99,4 +106,4 @@ def sub(a, b, fmt, rounding="nearest_even", *, tininess="after", subnormals=True
     """
     return apply(sub_kernel, sub_exact, fmt, [("a", a), ("b", b)], rounding, tininess=tininess,
                  subnormals=subnormals, denormals_are_zero=denormals_are_zero, saturate=saturate,
-                 rng=rng, return_flags=return_flags)
+                 rng=rng, return_flags=return_flags, workers=workers)

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import _validate
+from .. import _dask, _validate
 from ..flags import Flags
 from ..formats import Format, Specials, as_format
 from ._common import is_signaling, operand_patterns, quieted
@@ -80,6 +80,9 @@ def _comparison(name, relation, *, symbol, ieee, unordered_result, examples):
     either operand is a NaN."""
     def compare(a, b, fmt, *, signaling=False, return_flags=False):
         fmt = as_format(fmt)
+        if _dask.any_dask(a, b):
+            return _dask.lift(compare, (a, b), (fmt,), dict(signaling=signaling, return_flags=return_flags),
+                              np.dtype(bool), return_flags is True)
         signaling = _validate.boolean("signaling", signaling)
         return_flags = _validate.boolean("return_flags", return_flags)
         (x, y), _ = operand_patterns(fmt, [("a", a), ("b", b)])
@@ -137,6 +140,9 @@ def unordered(a, b, fmt, *, return_flags=False):
     True
     """
     fmt = as_format(fmt)
+    if _dask.any_dask(a, b):
+        return _dask.lift(unordered, (a, b), (fmt,), dict(return_flags=return_flags), np.dtype(bool),
+                          return_flags is True)
     return_flags = _validate.boolean("return_flags", return_flags)
     (x, y), _ = operand_patterns(fmt, [("a", a), ("b", b)])
     nan_x, nan_y = _is_nan(x, fmt), _is_nan(y, fmt)
@@ -176,6 +182,8 @@ def total_order(a, b, fmt):
     True
     """
     fmt = as_format(fmt)
+    if _dask.any_dask(a, b):
+        return _dask.lift(total_order, (a, b), (fmt,), {}, np.dtype(bool))
     (x, y), _ = operand_patterns(fmt, [("a", a), ("b", b)])
     return _bool_result(_total_key(x, fmt) <= _total_key(y, fmt))
 
@@ -189,6 +197,8 @@ def total_order_mag(a, b, fmt):
     (True, False)
     """
     fmt = as_format(fmt)
+    if _dask.any_dask(a, b):
+        return _dask.lift(total_order_mag, (a, b), (fmt,), {}, np.dtype(bool))
     (x, y), _ = operand_patterns(fmt, [("a", a), ("b", b)])
     return _bool_result(_total_key(_magnitude(x, fmt), fmt) <= _total_key(_magnitude(y, fmt), fmt))
 
@@ -234,6 +244,9 @@ def _minmax(name, prefer, *, by_magnitude, number_wins, summary, ieee, examples,
     -- with NaNs handled by ``number_wins``."""
     def minmax(a, b, fmt, *, return_flags=False):
         fmt = as_format(fmt)
+        if _dask.any_dask(a, b):
+            return _dask.lift(minmax, (a, b), (fmt,), dict(return_flags=return_flags), fmt.storage_dtype,
+                              return_flags is True)
         return_flags = _validate.boolean("return_flags", return_flags)
         (x, y), _ = operand_patterns(fmt, [("a", a), ("b", b)])
         nan_x, nan_y = _is_nan(x, fmt), _is_nan(y, fmt)
@@ -394,6 +407,9 @@ def ulp(a, fmt, *, return_flags=False):
     ['0x1400', '0x1400', '0x1', '0x5000', '0x1', '0x7c00']
     """
     fmt = as_format(fmt)
+    if _dask.is_dask(a):
+        return _dask.lift(ulp, (a,), (fmt,), dict(return_flags=return_flags), fmt.storage_dtype,
+                          return_flags is True)
     return_flags = _validate.boolean("return_flags", return_flags)
     (x,), _ = operand_patterns(fmt, [("a", a)])
     u = x.astype(np.uint64)
@@ -419,6 +435,9 @@ def _step(a, fmt, direction, return_flags):
     keeps the operand's sign (next_up(-min_subnormal) = -0).
     """
     fmt = as_format(fmt)
+    if _dask.is_dask(a):
+        return _dask.lift(_step, (a,), (fmt, direction, return_flags), {}, fmt.storage_dtype,
+                          return_flags is True)
     return_flags = _validate.boolean("return_flags", return_flags)
     (x,), _ = operand_patterns(fmt, [("a", a)])
     top = fmt.infinity_bits if fmt.has_infinity else fmt.max_finite_bits

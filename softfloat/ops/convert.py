@@ -25,9 +25,11 @@ import numbers
 
 import numpy as np
 
-from .. import _validate
+from .. import _dask, _validate
+from .._blocks import resolve_workers, stream_blocks
 from .._decode import decode_block
-from .._encode import BLOCK_SIZE, encode_block, stream_blocks
+from .._encode import BLOCK_SIZE, encode_block
+from .._random import Positions, key_from
 from .._options import policy_from_options
 from .._round import Policy
 from ..codec import encode
@@ -43,7 +45,7 @@ __all__ = ["convert", "round_to_integral", "to_int", "from_int"]
 # convert
 # =====================================================================================
 def convert(bits, src_fmt, dst_fmt, rounding="nearest_even", *, tininess="after", subnormals=True,
-            denormals_are_zero=False, saturate=False, rng=None, return_flags=False):
+            denormals_are_zero=False, saturate=False, rng=None, return_flags=False, workers=None):
     """Convert bit patterns of ``src_fmt`` into ``dst_fmt``, correctly rounded.
 
     Parameters
@@ -63,11 +65,15 @@ def convert(bits, src_fmt, dst_fmt, rounding="nearest_even", *, tininess="after"
         Overflow to +-max_finite instead of infinity (or NaN for fn/fnuz formats), and
         send infinities to +-max_finite in formats without infinity.
     rng : numpy.random.Generator or int, optional
-        For ``rounding="stochastic"`` (one 64-bit draw per element, in C order): a seed
-        or Generator makes the result reproducible; ``rng=None`` draws fresh entropy from
-        the operating system, so two calls differ.  Ignored by the deterministic modes.
+        For ``rounding="stochastic"`` (the random bits of each element's position, as in
+        :func:`softfloat.encode`): a seed or Generator makes the result reproducible;
+        ``rng=None`` draws fresh entropy from the operating system, so two calls differ.
+        Ignored by the deterministic modes.
     return_flags : bool, default False
         Also return the IEEE exception flags as a :class:`~softfloat.Flags`.
+    workers : int, optional
+        Threads, as for :func:`softfloat.encode` (None: the process-wide setting).  A dask
+        array gives a lazy dask array, here and in round_to_integral, to_int and from_int.
 
     Returns
     -------
@@ -103,7 +109,7 @@ def convert(bits, src_fmt, dst_fmt, rounding="nearest_even", *, tininess="after"
     policy, rng = policy_from_options(rounding, tininess, subnormals, saturate, rng)
     denormals_are_zero = _validate.boolean("denormals_are_zero", denormals_are_zero)
     return_flags = _validate.boolean("return_flags", return_flags)
-    x = _validate.bit_patterns("bits", bits, src.bits).astype(src.storage_dtype, copy=False)
+    x = _patterns(bits, src)
 
     def block(b, rand, out, ws):
         values = decode_block(b, src, ws.get("values", np.float64, b.size), ws)
@@ -111,13 +117,14 @@ def convert(bits, src_fmt, dst_fmt, rounding="nearest_even", *, tininess="after"
             daz(values, src)
         return encode_block(values, dst, policy, rand, return_flags, out, ws)
 
-    return _run(block, x, dst.storage_dtype, rng, return_flags)
+    return _run(block, x, src, dst.storage_dtype, rng, return_flags, workers)
 
 
 # =====================================================================================
 # round_to_integral and to_int
 # =====================================================================================
-def round_to_integral(bits, fmt, rounding="nearest_even", *, exact=False, rng=None, return_flags=False):
+def round_to_integral(bits, fmt, rounding="nearest_even", *, exact=False, rng=None, return_flags=False,
+                      workers=None):
     """Round bit patterns of ``fmt`` to integral values of ``fmt`` (IEEE roundToIntegral).
 
     Parameters
@@ -170,7 +177,7 @@ def round_to_integral(bits, fmt, rounding="nearest_even", *, exact=False, rng=No
     policy, rng = policy_from_options(rounding, "after", True, False, rng)
     exact = _validate.boolean("exact", exact)
     return_flags = _validate.boolean("return_flags", return_flags)
-    x = _validate.bit_patterns("bits", bits, fmt.bits).astype(fmt.storage_dtype, copy=False)
+    x = _patterns(bits, fmt)
     # the integral value is exact in fmt; only an overflow (see Notes) rounds, and then
     # like any result: stochastic's overflow rule is nearest's
     encode_policy = Policy(rounding=Rounding.NEAREST_EVEN if policy.rounding is Rounding.STOCHASTIC
@@ -190,7 +197,7 @@ def round_to_integral(bits, fmt, rounding="nearest_even", *, exact=False, rng=No
             fl[4] |= (integral != values) & ~nan
         return fl
 
-    return _run(block, x, fmt.storage_dtype, rng, return_flags)
+    return _run(block, x, fmt, fmt.storage_dtype, rng, return_flags, workers)
 
 
 #: What ``to_int`` returns where the conversion is invalid (a NaN, an infinity or a value
@@ -201,7 +208,7 @@ INVALID_INTEGER = {"signed": "minimum", "unsigned": "maximum"}
 
 
 def to_int(bits, fmt, rounding="nearest_even", dtype=np.int64, *, exact=False, saturate=False,
-           rng=None, return_flags=False):
+           rng=None, return_flags=False, workers=None):
     """Convert bit patterns of ``fmt`` to integers (IEEE convertToInteger).
 
     Parameters
@@ -252,7 +259,7 @@ def to_int(bits, fmt, rounding="nearest_even", dtype=np.int64, *, exact=False, s
     exact = _validate.boolean("exact", exact)
     saturate = _validate.boolean("saturate", saturate)
     return_flags = _validate.boolean("return_flags", return_flags)
-    x = _validate.bit_patterns("bits", bits, fmt.bits).astype(fmt.storage_dtype, copy=False)
+    x = _patterns(bits, fmt)
     info = np.iinfo(dtype)
     low, high = float(info.min), float(info.max) + 1.0  # exact powers of two (or 0)
 
@@ -275,7 +282,7 @@ def to_int(bits, fmt, rounding="nearest_even", dtype=np.int64, *, exact=False, s
             fl[4] = valid & (integral != values)
         return fl
 
-    return _run(block, x, dtype, rng, return_flags)
+    return _run(block, x, fmt, dtype, rng, return_flags, workers)
 
 
 def _integral(x, rounding: Rounding, rand):
@@ -313,7 +320,8 @@ def _integral(x, rounding: Rounding, rand):
 # =====================================================================================
 # from_int
 # =====================================================================================
-def from_int(ints, fmt, rounding="nearest_even", *, saturate=False, rng=None, return_flags=False):
+def from_int(ints, fmt, rounding="nearest_even", *, saturate=False, rng=None, return_flags=False,
+             workers=None):
     """Convert integers to bit patterns of ``fmt``, correctly rounded (IEEE
     convertFromInt).
 
@@ -332,6 +340,8 @@ def from_int(ints, fmt, rounding="nearest_even", *, saturate=False, rng=None, re
         ``rng=None`` draws fresh entropy from the operating system, so two calls differ.
         Ignored by the deterministic modes.
     return_flags : bool, default False
+    workers : int, optional
+        Threads, as for :func:`softfloat.encode`.
 
     Returns
     -------
@@ -349,11 +359,15 @@ def from_int(ints, fmt, rounding="nearest_even", *, saturate=False, rng=None, re
     >>> [hex(b) for b in from_int([-3, 1000], "e4m3", saturate=True)]
     ['0xc4', '0x7e']
     """
-    if isinstance(ints, bool) or not (isinstance(ints, (numbers.Integral, np.ndarray, list, tuple))):
+    if _dask.is_dask(ints):
+        if ints.dtype.kind not in "iu":
+            raise TypeError(f"ints must have a signed or unsigned integer dtype; got a dask array of dtype "
+                            f"{ints.dtype} (for floats use softfloat.encode)")
+    elif isinstance(ints, bool) or not (isinstance(ints, (numbers.Integral, np.ndarray, list, tuple))):
         raise TypeError(
             f"ints must be an int or an integer array; got {_validate.describe(ints)} "
             "(for floats use softfloat.encode)")
-    if not isinstance(ints, numbers.Integral) or isinstance(ints, np.integer):
+    elif not isinstance(ints, numbers.Integral) or isinstance(ints, np.integer):
         arr = np.asarray(ints)
         if arr.size == 0 and arr.dtype.kind == "f":
             arr = arr.astype(np.int64)  # numpy reads [] as float64
@@ -363,23 +377,51 @@ def from_int(ints, fmt, rounding="nearest_even", *, saturate=False, rng=None, re
                 + (" (Python ints beyond 64 bits convert one at a time)" if arr.dtype == object else "")
                 + (" (for floats use softfloat.encode)" if arr.dtype.kind == "f" else ""))
         ints = arr
-    return encode(ints, fmt, rounding, saturate=saturate, rng=rng, return_flags=return_flags)
+    return encode(ints, fmt, rounding, saturate=saturate, rng=rng, return_flags=return_flags, workers=workers)
 
 
 # =====================================================================================
 # streaming and helpers
 # =====================================================================================
-def _run(block, x, out_dtype, rng, want_flags):
-    """Apply ``block(b, rand, out, ws) -> five flag masks or None`` to ``x`` block by
-    block (C order); return the result (a scalar for 0-d input) and the Flags."""
+def _patterns(bits, fmt):
+    """The ``bits`` argument checked and cast to the storage dtype; a dask array has its
+    dtype checked now and its values when its chunks are computed."""
+    if _dask.is_dask(bits):
+        _validate.bit_patterns("bits", np.empty(0, dtype=bits.dtype), fmt.bits)
+        return bits
+    return _validate.bit_patterns("bits", bits, fmt.bits).astype(fmt.storage_dtype, copy=False)
+
+
+def _run(block, x, src, out_dtype, rng, want_flags, workers):
+    """Apply ``block(b, rand, out, ws) -> five flag masks or None`` to the patterns ``x``
+    of ``src`` block by block (C order) on ``workers`` threads; return the result (a scalar
+    for 0-d input) and the Flags.  A dask ``x`` gives a lazy result, chunk by chunk, each
+    chunk's patterns checked when it is computed."""
+    key = None if rng is None else key_from(rng)
+    if _dask.is_dask(x):
+        threads = 1 if workers is None else resolve_workers(workers)
+
+        def chunk(where, b):
+            b = _patterns(b, src)
+            out, flags = _run_array(block, b, out_dtype, key, want_flags, threads, Positions(*where))
+            return out, (None if flags is None else [m for _, m in flags])
+
+        result, masks = _dask.elementwise(chunk, [x], out_dtype, want_flags)
+        return (result, Flags(*masks)) if want_flags else result
+    out, flags = _run_array(block, x, out_dtype, key, want_flags, resolve_workers(workers))
+    result = out[()] if out.ndim == 0 else out
+    return (result, flags.squeezed()) if want_flags else result
+
+
+def _run_array(block, x, out_dtype, key, want_flags, workers, positions=None):
     out = np.empty(x.shape, dtype=out_dtype)
     flags = Flags.none(x.shape) if want_flags else None
     flat_in = np.ascontiguousarray(x).reshape(-1)
     flat_out = out.reshape(-1)
-    stream_blocks(x.size, BLOCK_SIZE, rng, flags,
-                  lambda start, stop, rand, ws: block(flat_in[start:stop], rand, flat_out[start:stop], ws))
-    result = out[()] if out.ndim == 0 else out
-    return (result, flags.squeezed()) if want_flags else result
+    stream_blocks(x.size, BLOCK_SIZE, key, flags,
+                  lambda start, stop, rand, ws: block(flat_in[start:stop], rand, flat_out[start:stop], ws),
+                  workers=workers, positions=positions)
+    return out, flags
 
 
 def _flag_list(fl, n):

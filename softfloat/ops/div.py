@@ -33,7 +33,7 @@ def div_exact(policy, a, b):  # hazards have b != 0
 
 
 def div(a, b, fmt, rounding="nearest_even", *, tininess="after", subnormals=True,
-        denormals_are_zero=False, saturate=False, rng=None, return_flags=False):
+        denormals_are_zero=False, saturate=False, rng=None, return_flags=False, workers=None):
     """a / b, correctly rounded into ``fmt``; keyword arguments as for :func:`~softfloat.add`.
     ``rng`` is used only by stochastic rounding (``rng=None``: fresh entropy, not
     reproducible); the deterministic modes ignore it.
@@ -53,4 +53,4 @@ def div(a, b, fmt, rounding="nearest_even", *, tininess="after", subnormals=True
     """
     return apply(div_kernel, div_exact, fmt, [("a", a), ("b", b)], rounding, tininess=tininess,
                  subnormals=subnormals, denormals_are_zero=denormals_are_zero, saturate=saturate,
-                 rng=rng, return_flags=return_flags)
+                 rng=rng, return_flags=return_flags, workers=workers)

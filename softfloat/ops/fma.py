@@ -51,7 +51,7 @@ def fma_exact(policy, a, b, c):
 
 
 def fma(a, b, c, fmt, rounding="nearest_even", *, tininess="after", subnormals=True,
-        denormals_are_zero=False, saturate=False, rng=None, return_flags=False):
+        denormals_are_zero=False, saturate=False, rng=None, return_flags=False, workers=None):
     """a * b + c with one rounding into ``fmt``; keyword arguments as for
     :func:`~softfloat.add`.  ``rng`` is used only by stochastic rounding (``rng=None``: fresh
     entropy, not reproducible); the deterministic modes ignore it.
@@ -68,4 +68,4 @@ def fma(a, b, c, fmt, rounding="nearest_even", *, tininess="after", subnormals=T
     """
     return apply(fma_kernel, fma_exact, fmt, [("a", a), ("b", b), ("c", c)], rounding,
                  tininess=tininess, subnormals=subnormals, denormals_are_zero=denormals_are_zero,
-                 saturate=saturate, rng=rng, return_flags=return_flags)
+                 saturate=saturate, rng=rng, return_flags=return_flags, workers=workers)

@@ -26,7 +26,7 @@ def mul_exact(policy, a, b):
 
 
 def mul(a, b, fmt, rounding="nearest_even", *, tininess="after", subnormals=True,
-        denormals_are_zero=False, saturate=False, rng=None, return_flags=False):
+        denormals_are_zero=False, saturate=False, rng=None, return_flags=False, workers=None):
     """a * b, correctly rounded into ``fmt``; keyword arguments as for :func:`~softfloat.add`.
     ``rng`` is used only by stochastic rounding (``rng=None``: fresh entropy, not
     reproducible); the deterministic modes ignore it.
@@ -43,4 +43,4 @@ def mul(a, b, fmt, rounding="nearest_even", *, tininess="after", subnormals=True
     """
     return apply(mul_kernel, mul_exact, fmt, [("a", a), ("b", b)], rounding, tininess=tininess,
                  subnormals=subnormals, denormals_are_zero=denormals_are_zero, saturate=saturate,
-                 rng=rng, return_flags=return_flags)
+                 rng=rng, return_flags=return_flags, workers=workers)

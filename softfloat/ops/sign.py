@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import _dask
 from ..formats import Format, Specials, as_format
 from ._common import operand_patterns, scalar_or_array
 
@@ -43,6 +44,8 @@ def neg(a, fmt):
     ('0x0', '0x80')
     """
     fmt = as_format(fmt)
+    if _dask.is_dask(a):
+        return _dask.lift(neg, (a,), (fmt,), {}, fmt.storage_dtype)
     (x,), _ = operand_patterns(fmt, [("a", a)])
     result = x ^ _sign(fmt)
     return scalar_or_array(_keep_unsigned(result, x, fmt))
@@ -73,6 +76,8 @@ def abs(a, fmt):  # noqa: A001 - the IEEE name; exported as softfloat.ops.sign.a
     '0x80'
     """
     fmt = as_format(fmt)
+    if _dask.is_dask(a):
+        return _dask.lift(abs, (a,), (fmt,), {}, fmt.storage_dtype)
     (x,), _ = operand_patterns(fmt, [("a", a)])
     result = x & ~_sign(fmt)
     return scalar_or_array(_keep_unsigned(result, x, fmt))
@@ -105,6 +110,8 @@ def copysign(a, b, fmt):
     ('0x38', '0x0')
     """
     fmt = as_format(fmt)
+    if _dask.any_dask(a, b):
+        return _dask.lift(copysign, (a, b), (fmt,), {}, fmt.storage_dtype)
     (x, y), _ = operand_patterns(fmt, [("a", a), ("b", b)])
     sign = _sign(fmt)
     y_sign = y & sign

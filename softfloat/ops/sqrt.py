@@ -48,7 +48,7 @@ def sqrt_exact(policy, x: float):
 
 
 def sqrt(a, fmt, rounding="nearest_even", *, tininess="after", subnormals=True,
-         denormals_are_zero=False, saturate=False, rng=None, return_flags=False):
+         denormals_are_zero=False, saturate=False, rng=None, return_flags=False, workers=None):
     """The square root of a, correctly rounded into ``fmt``; keyword arguments as for
     :func:`~softfloat.add`.  ``rng`` is used only by stochastic rounding (``rng=None``: fresh
     entropy, not reproducible); the deterministic modes ignore it.
@@ -63,4 +63,4 @@ def sqrt(a, fmt, rounding="nearest_even", *, tininess="after", subnormals=True,
     """
     return apply(sqrt_kernel, sqrt_exact, fmt, [("a", a)], rounding, tininess=tininess,
                  subnormals=subnormals, denormals_are_zero=denormals_are_zero, saturate=saturate,
-                 rng=rng, return_flags=return_flags)
+                 rng=rng, return_flags=return_flags, workers=workers)
