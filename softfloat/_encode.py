@@ -16,7 +16,7 @@ import sys
 
 import numpy as np
 
-from . import _exact
+from . import _exact, _fastpaths
 from ._round import round_pack
 from .flags import Flags
 from .formats import Format, Specials, fp16, fp32, fp64
@@ -123,6 +123,33 @@ def _fp64_top_words(x, ws):
 
 
 def _encode_floats(blk, fmt, policy, rand, want, out, ws):
+    """Float blocks: a proven fast kernel where one applies (see softfloat._fastpaths),
+    with the lanes it leaves recomputed here; else the general path."""
+    fast = _fastpaths.encode_block(blk, fmt, policy, want, out, ws) if rand is None else None
+    if fast is None:
+        return _encode_floats_general(blk, fmt, policy, rand, want, out, ws)
+    fl, rest = fast
+    if rest is not None:
+        idx = np.nonzero(rest)
+        k = len(idx[0])
+        sub_out = np.empty(k, dtype=out.dtype)
+        sub_fl = _encode_floats_general(np.ascontiguousarray(blk[idx]), fmt, policy, None, want,
+                                        sub_out, Workspace(k))
+        out[idx] = sub_out
+        if want:
+            for j, f in enumerate(sub_fl):
+                if f is not None:
+                    if fl[j] is None:
+                        fl[j] = np.zeros(out.shape, dtype=bool)
+                    fl[j][idx] = f
+                elif fl[j] is not None:
+                    fl[j][idx] = False
+    return fl
+
+
+def _encode_floats_general(blk, fmt, policy, rand, want, out, ws):
+    """The general path for float blocks: pattern rounding, or significands, then NaN
+    and infinity lanes patched from the source patterns."""
     src = SOURCE_FORMAT[blk.dtype]
     layout = _layout(src, fmt, policy.rounding)
     work = np.float32 if layout is fp32 else np.float64
