@@ -25,7 +25,7 @@ def decode_block(b, fmt, out=None, ws=None):
         return out
     table = _fastpaths.decode_table(fmt, out.dtype, lambda pats, tab: _decode_arithmetic(pats, fmt, tab))
     if table is not None:
-        np.take(table, b, out=out)
+        np.take(table, b, out=out, mode="clip")  # b < 2**fmt.bits: "clip" only skips the check
         return out
     return _decode_arithmetic(b, fmt, out, ws)
 

@@ -8,8 +8,8 @@ the same bits (and flags):
 * float32 -> a format with float32's 8-bit exponent (bf16, tf32, e8mN with IEEE
   specials), every deterministic mode: the target pattern is the top 1 + 8 + m bits of
   the float32 pattern, so rounding is an integer add and a shift (:func:`_truncating`);
-* float32 / float64 -> any narrower format, round to nearest even, for lanes inside the
-  target's normal range: a re-bias, an add and a shift (:func:`_rebias_nearest_even`);
+* float32 / float64 -> any narrower format, every deterministic mode, for lanes inside
+  the target's normal range: a re-bias, an add and a shift (:func:`_rebias`);
 * decoding a format of at most 16 bits: one lookup in a table built once by the general
   decoder (:func:`decode_table`), or a left shift where the target's pattern is the top
   of the output float's pattern (:func:`decode_by_shift`).
@@ -56,8 +56,8 @@ def encode_block(blk, fmt: Format, policy, want: bool, out, ws):
         return None
     if blk.dtype == np.float32 and _is_top_of_fp32(fmt):
         return _truncating(blk.view(np.uint32), fmt, policy, want, out, ws)
-    if policy.rounding is Rounding.NEAREST_EVEN and blk.dtype in (np.float32, np.float64):
-        return _rebias_nearest_even(blk, fmt, want, out, ws)
+    if blk.dtype in (np.float32, np.float64):
+        return _rebias(blk, fmt, policy.rounding, want, out, ws)
     return None
 
 
@@ -187,7 +187,7 @@ def _add_and_shift(u, k, rounding, t, ws, out):
 
 
 # =====================================================================================
-# float32 / float64 -> narrower formats, nearest_even, lanes in the target's normal range
+# float32 / float64 -> narrower formats, lanes in the target's normal range
 # =====================================================================================
 def _layout_of(dtype, fmt: Format):
     """(exponent_bits, mantissa_bits, bias) of the 32-bit words a float block is read as,
@@ -223,23 +223,28 @@ def _words(blk, ws):
     return words
 
 
-def _rebias_nearest_even(blk, fmt: Format, want: bool, out, ws):
-    """Round to nearest even by re-biasing the exponent; lanes outside the target's
-    normal range go to the general path.
+def _rebias(blk, fmt: Format, rounding: Rounding, want: bool, out, ws):
+    """Round by re-biasing the exponent, for lanes in the target's normal range; the
+    other lanes go to the general path.
 
     With the block read as 32-bit words of a layout with ms fraction bits and bias B
-    (float32, or float64's top word), k = ms - m bits cut, and R = (B - bias) << ms:
+    (float32, or float64's top word), k = ms - m bits cut, R = (B - bias) << ms and
+    a = |u| (the layout pattern without its sign), the condition is
 
-        |u| in [min_normal, max_finite + ulp/2)   (as layout patterns: [lo, hi))
+        a in [min_normal, max_finite]      (as layout patterns: [lo, hi])
 
-    is the condition: there the target's magnitude pattern is
+    There every mode's result is a normal number from min_normal to max_finite (both
+    are values of the format), so no subnormal, tininess, flush, overflow or saturation
+    question arises, and the target's magnitude pattern is
 
-        t = (|u| - R + 2**(k-1) - 1 + bit k of |u|) >> k
+        (a - R + increment) >> k           (odd: ((a | ((a & low) + low)) - R) >> k)
 
-    (the re-bias subtracts a multiple of 2**ms, so bit k is the kept lsb either way), a
-    normal number (no subnormal, tininess or flush question) that does not overflow.
-    Zeros, subnormal results, overflows, infinities and NaNs are the rest: recomputed by
-    the general path.  The sign is placed at bit bits - 1 + k of t, above the magnitude.
+    with the increments of :func:`_truncating` (the re-bias subtracts a multiple of
+    2**ms, so bit k of a is the kept lsb either way; low = 2**k - 1).  Zeros, subnormal
+    results, overflows, infinities and NaNs are the rest, recomputed by the general
+    path.  The sign goes to bit bits - 1 + k of the sum, above the magnitude, so the
+    final shift puts it in place.  Flags of in-range lanes: inexact = a cut bit is set
+    (float64's sticky bit 0 included), nothing else.
     """
     layout = _layout_of(blk.dtype, fmt)
     if layout is None:
@@ -248,30 +253,54 @@ def _rebias_nearest_even(blk, fmt: Format, want: bool, out, ws):
     n, m = blk.size, fmt.mantissa_bits
     k = ms - m
     dt = np.uint32
+    low = dt((1 << k) - 1)
     u = _words(blk, ws)
     rebias = (bias - fmt.bias) << ms
     lo = (fmt.emin + bias) << ms
-    hi = (fmt.max_finite_bits << k) + rebias + (1 << (k - 1))
+    hi = (fmt.max_finite_bits << k) + rebias
     mag = ws.get("fast_mag", dt, n)
     np.bitwise_and(u, dt(0x7FFFFFFF), out=mag)
-    rest = None
-    if mag.min() < lo or mag.max() >= hi:
-        # outside [lo, hi) <=> mag - lo (wrapping) >= hi - lo
-        t = ws.get("fast_t", dt, n)
-        np.subtract(mag, dt(lo), out=t)
-        rest = t >= dt(hi - lo)
-        if np.count_nonzero(rest) > _MAX_REST_SHARE * n:
-            return None
     t = ws.get("fast_t", dt, n)
     s = ws.get("fast_s", dt, n)
+    rest = None
+    if mag.min() < lo or mag.max() > hi:
+        # outside [lo, hi] <=> a - lo (wrapping below lo) > hi - lo
+        np.subtract(mag, dt(lo), out=t)
+        rest = t > dt(hi - lo)
+        if np.count_nonzero(rest) > _MAX_REST_SHARE * n:
+            return None
     fl = None
     if want:
-        np.bitwise_and(mag, dt((1 << k) - 1), out=t)
-        fl = [None, None, None, None, t != 0]  # in range: inexact is the only flag
-    np.right_shift(mag, dt(k), out=t)
-    np.bitwise_and(t, dt(1), out=t)
-    np.add(t, mag, out=t)
-    np.add(t, dt(((1 << (k - 1)) - 1 - rebias) % (1 << 32)), out=t)  # wraps only off range
+        np.bitwise_and(mag, low, out=t)
+        fl = [None, None, None, None, t != 0]
+    minus_r = dt((-rebias) % (1 << 32))  # adding it subtracts R (wraps only off range)
+    if rounding is Rounding.NEAREST_EVEN:
+        np.right_shift(mag, dt(k), out=t)
+        np.bitwise_and(t, dt(1), out=t)
+        np.add(t, mag, out=t)
+        np.add(t, dt(((1 << (k - 1)) - 1 - rebias) % (1 << 32)), out=t)
+    elif rounding is Rounding.NEAREST_AWAY:
+        np.add(mag, dt(((1 << (k - 1)) - rebias) % (1 << 32)), out=t)
+    elif rounding is Rounding.TOWARD_ZERO:
+        np.add(mag, minus_r, out=t)
+    elif rounding is Rounding.UPWARD:  # + (2**k - 1) for +x (see _add_and_shift)
+        np.right_shift(u, dt(31), out=t)
+        np.subtract(t, dt(1), out=t)
+        np.right_shift(t, dt(32 - k), out=t)
+        np.add(t, mag, out=t)
+        np.add(t, minus_r, out=t)
+    elif rounding is Rounding.DOWNWARD:  # + (2**k - 1) for -x
+        np.right_shift(u.view(np.int32), np.int32(31), out=t.view(np.int32))
+        np.right_shift(t, dt(32 - k), out=t)
+        np.add(t, mag, out=t)
+        np.add(t, minus_r, out=t)
+    elif rounding is Rounding.ODD:
+        np.bitwise_and(mag, low, out=t)
+        np.add(t, low, out=t)
+        np.bitwise_or(t, mag, out=t)
+        np.add(t, minus_r, out=t)
+    else:  # pragma: no cover - stochastic is declined before
+        raise AssertionError(rounding)
     # sign: bit 31 of u -> bit (bits - 1 + k), free since t < 2**(bits - 1 + k) in range
     sign_at = fmt.bits - 1 + k
     np.right_shift(u, dt(31 - sign_at), out=s)

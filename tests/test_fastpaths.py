@@ -237,8 +237,9 @@ def test_float64_to_fp16_is_one_rounding_not_two():
                                  sf.fp6_e2m3, sf.fp4_e2m1, sf.Format(exponent_bits=6, mantissa_bits=9)],
                          ids=lambda f: f.name)
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
-def test_rebias_kernel_matches_general_path_on_normal_range_data(fmt, dtype, monkeypatch):
-    """Data in the target's normal range with a few zeros, subnormals, overflows and
+@pytest.mark.parametrize("mode", MODES)
+def test_rebias_kernel_matches_general_path_on_normal_range_data(mode, fmt, dtype, monkeypatch, oracle_stride):
+    """Every deterministic mode; data in the target's normal range with a few zeros, subnormals, overflows and
     specials mixed in (the rest lanes), so the kernel takes every block."""
     rng = np.random.default_rng(fmt.bits)
     n = 3 * (1 << 14) + 17
@@ -256,17 +257,24 @@ def test_rebias_kernel_matches_general_path_on_normal_range_data(fmt, dtype, mon
     tie = (u >> udt(k) << udt(k)) | udt(1 << (k - 1))
     sl = slice(0, n, 7)
     u[sl] = tie[sl] + rng.integers(-1, 2, tie[sl].size).astype(u.dtype)
+    # the edges of the kernel's range, one input ulp either side, both signs
+    with np.errstate(over="ignore"):
+        edges = np.array([fmt.max_finite, fmt.min_normal], dtype=dtype)
+    edges = np.concatenate([edges, np.nextafter(edges, dtype(np.inf)), np.nextafter(edges, dtype(0))])
+    edges = np.concatenate([edges, -edges])
+    x[5: 5 + 101 * edges.size: 101] = edges
     spy = Spy(monkeypatch)
-    assert_same(x, fmt, "nearest_even")
+    assert_same(x, fmt, mode)
     if fmt.mantissa_bits <= 17 or dtype == np.float32:
         assert spy.taken > 0
     for options in OPTIONS[1:]:
-        assert_same(x, fmt, "nearest_even", **options)
-    sample = x[np.isfinite(x)][:: 1 + n // 400]
-    want, want_flags = oracle_bits(sample, fmt, "nearest_even")
-    got, flags = sf.encode(sample, fmt, return_flags=True)
+        assert_same(x, fmt, mode, **options)
+    sample = x[np.isfinite(x)][:: 1 + oracle_stride * n // 1000]
+    want, want_flags = oracle_bits(sample, fmt, mode)
+    got, flags = sf.encode(sample, fmt, mode, return_flags=True)
     assert np.array_equal(got.astype(np.uint64), want)
-    assert np.array_equal(np.asarray(flags.inexact), want_flags[4])
+    for j, name in enumerate(FLAG_NAMES):
+        assert np.array_equal(np.asarray(getattr(flags, name)), want_flags[j]), name
 
 
 def test_fast_paths_can_be_switched_off(monkeypatch):
