@@ -22,11 +22,11 @@ recomputes just those.  It may also decline a whole block (returns None).  Setti
 
 from __future__ import annotations
 
-import sys
+import functools
 
 import numpy as np
 
-from .formats import Format, Specials, fp32
+from .formats import Format, Specials, fp32, fp64
 from .rounding import Rounding
 
 __all__ = ["ENABLED", "encode_block", "decode_by_shift", "decode_table"]
@@ -34,15 +34,9 @@ __all__ = ["ENABLED", "encode_block", "decode_by_shift", "decode_table"]
 #: False sends every block down the general path (tests compare the two)
 ENABLED = True
 
-_LITTLE_ENDIAN = sys.byteorder == "little"
-
 #: a block with more lanes than this share outside a kernel's proven range goes to the
 #: general path whole (gathering many lanes costs more than it saves)
 _MAX_REST_SHARE = 1 / 8
-
-#: float64's upper 32-bit word with the OR of the lower word in bit 0, read as a layout
-#: of 11 exponent bits and 20 fraction bits (as in softfloat._encode._fp64_top_words)
-_TOP_EXPONENT_BITS, _TOP_MANTISSA_BITS, _TOP_BIAS = 11, 20, 1023
 
 
 def encode_block(blk, fmt: Format, policy, want: bool, out, ws):
@@ -52,13 +46,68 @@ def encode_block(blk, fmt: Format, policy, want: bool, out, ws):
     None when not ``want``), and a boolean mask of lanes the caller must recompute on
     the general path (their bits and flags here are placeholders), or None.
     """
-    if not ENABLED or policy.rounding is Rounding.STOCHASTIC or blk.size == 0:
+    if not ENABLED or blk.size == 0:
         return None
-    if blk.dtype == np.float32 and _is_top_of_fp32(fmt):
-        return _truncating(blk.view(np.uint32), fmt, policy, want, out, ws)
-    if blk.dtype in (np.float32, np.float64):
-        return _rebias(blk, fmt, policy.rounding, want, out, ws)
-    return None
+    plan = _plan(fmt, blk.dtype.char, policy)
+    if plan is None:
+        return None
+    return plan.kernel(plan, blk, want, out, ws)
+
+
+@functools.lru_cache(maxsize=1024)
+def _plan(fmt: Format, dtype_char: str, policy):
+    """The kernel and its constants for (format, input dtype, policy), or None: worked
+    out once, so that a block pays only for its numpy calls."""
+    if policy.rounding is Rounding.STOCHASTIC or dtype_char not in "fd":
+        return None
+    if dtype_char == "f" and _is_top_of_fp32(fmt):
+        return _Plan(_truncating, fmt, policy, fp32.mantissa_bits, 0, np.uint32)
+    src = fp32 if dtype_char == "f" else fp64
+    k = src.mantissa_bits - fmt.mantissa_bits
+    if k < 2 or fmt.emin < src.emin or fmt.emax > src.emax:
+        return None
+    return _Plan(_rebias, fmt, policy, src.mantissa_bits, src.bias, src.storage_dtype.type)
+
+
+class _Plan:
+    """Constants of one kernel, as numpy scalars of the word type (see the kernels).
+
+    The input is read as W-bit words (its own patterns) with ms fraction bits and bias
+    B; k = ms - m bits are cut; R = (B - bias) << ms is the re-bias."""
+
+    def __init__(self, kernel, fmt, policy, ms, src_bias, dt):
+        m = fmt.mantissa_bits
+        W = np.dtype(dt).itemsize * 8
+        k = ms - m
+        rebias = (src_bias - fmt.bias) << ms if src_bias else 0
+        wrap = 1 << W
+        self.kernel, self.fmt, self.policy, self.dt, self.W, self.k = kernel, fmt, policy, dt, W, k
+        self.rounding = policy.rounding
+        self.careful = policy.saturate or not policy.subnormals
+        self.k_ = dt(k)
+        self.one = dt(1)
+        self.low = dt((1 << k) - 1)
+        self.half = dt(1 << (k - 1))
+        self.abs_mask = dt((1 << (W - 1)) - 1)
+        self.sign_shift = dt(W - 1)
+        self.spread_shift = dt(W - k)
+        self.minus_r = dt((-rebias) % wrap)  # adding it subtracts R (wraps only off range)
+        self.rne_add = dt(((1 << (k - 1)) - 1 - rebias) % wrap)
+        self.rna_add = dt(((1 << (k - 1)) - rebias) % wrap)
+        self.rebias = rebias
+        self.lo = dt((fmt.emin + src_bias) << ms) if src_bias else None
+        self.hi = dt((fmt.max_finite_bits << k) + rebias)
+        self.span = dt((fmt.max_finite_bits << k) + rebias - ((fmt.emin + src_bias) << ms)) if src_bias else None
+        sign_at = fmt.bits - 1 + k
+        self.sign_down = dt(W - 1 - sign_at)
+        self.sign_bit = dt(1 << sign_at)
+        self.signed = np.dtype(f"i{W // 8}").type
+        self.inf_out = None if fmt.infinity_bits is None else out_scalar(fmt, fmt.infinity_bits)
+        self.mag_out = out_scalar(fmt, fmt.sign_mask - 1)
+
+
+def out_scalar(fmt, value):
+    return fmt.storage_dtype.type(value)
 
 
 # =====================================================================================
@@ -77,7 +126,7 @@ def _is_top_of_fp32(fmt: Format) -> bool:
             and fmt.specials is Specials.IEEE and fmt.mantissa_bits < fp32.mantissa_bits)
 
 
-def _truncating(u, fmt: Format, policy, want: bool, out, ws):
+def _truncating(p: _Plan, blk, want: bool, out, ws):
     """float32 patterns -> e8mN patterns: add an increment below the cut, shift by k.
 
     Condition (checked by :func:`_is_top_of_fp32`): the target's pattern is the top of
@@ -103,210 +152,158 @@ def _truncating(u, fmt: Format, policy, want: bool, out, ws):
     overflow = a finite lane came out as the infinity pattern; no underflow (no lane
     left here is tiny: float32 values of 2**-126 and up round to 2**-126 or more).
     """
-    n, k = u.size, fp32.mantissa_bits - fmt.mantissa_bits
-    dt = np.uint32
-    low = dt((1 << k) - 1)
-    t = ws.get("fast_t", dt, n)
-    rest = None
-    fl = None
-    max_finite_top = fmt.max_finite_bits << k  # largest float32 pattern that is a max_finite
-    careful = want or policy.saturate or not policy.subnormals
-    if careful:
-        mag = ws.get("fast_mag", dt, n)
-        np.bitwise_and(u, dt(0x7FFFFFFF), out=mag)
+    u = blk.view(np.uint32)
+    n = u.size
+    t = ws.get("fast_t", np.uint32, n)
+    rest = hi = None
+    if want or p.careful:
+        mag = ws.get("fast_mag", np.uint32, n)
+        np.bitwise_and(u, p.abs_mask, out=mag)
         hi = mag.max()
         checks = []
         if hi >= fp32.infinity_bits:
-            checks.append(mag >= dt(fp32.infinity_bits))  # NaN and infinity: general path
-        if policy.saturate and hi > max_finite_top:
-            checks.append(mag > dt(max_finite_top))
-        if want or not policy.subnormals:
+            checks.append(mag >= np.uint32(fp32.infinity_bits))  # NaN and infinity: general path
+        if p.policy.saturate and hi > p.hi:
+            checks.append(mag > p.hi)
+        if want or not p.policy.subnormals:
             # 0 < |x| < 2**-126: mag - 1 wraps for zero, so one compare finds them
-            np.subtract(mag, dt(1), out=t)
-            tiny = t < dt(fp32.mantissa_mask)
+            np.subtract(mag, p.one, out=t)
+            tiny = t < np.uint32(fp32.mantissa_mask)
             if tiny.any():
                 checks.append(tiny)
         for c in checks:
             rest = c if rest is None else rest | c
         if rest is not None and np.count_nonzero(rest) > _MAX_REST_SHARE * n:
             return None
-    else:
-        x = u.view(np.float32)
-        hi = None
-        if np.isnan(x.max()):  # max propagates NaN: one pass finds whether any lane is NaN
-            rest = np.isnan(x)
+    elif np.isnan(blk.max()):  # max propagates NaN: one pass finds whether any lane is NaN
+        rest = np.isnan(blk)
     if want:
-        np.bitwise_and(u, low, out=t)
+        np.bitwise_and(u, p.low, out=t)
         inexact = t != 0
-    _add_and_shift(u, k, policy.rounding, t, ws, out)
-    if want:
-        overflow = None
-        if hi > max_finite_top:  # some lane may have rounded up to infinity
-            mag_out = np.bitwise_and(out, out.dtype.type(fmt.sign_mask - 1), out=ws.get("fast_o", out.dtype, n))
-            overflow = mag_out == out.dtype.type(fmt.infinity_bits)
-            if rest is not None:
-                overflow &= ~rest
-        fl = [None, None, overflow, None, inexact]
-    return fl, rest
+    _add_and_shift(p, u, t, out)
+    if not want:
+        return None, rest
+    overflow = None
+    if hi > p.hi:  # some lane may have rounded up to infinity
+        mag_out = np.bitwise_and(out, p.mag_out, out=ws.get("fast_o", out.dtype, n))
+        overflow = mag_out == p.inf_out
+        if rest is not None:
+            overflow &= ~rest
+    return [None, None, overflow, None, inexact], rest
 
 
-def _add_and_shift(u, k, rounding, t, ws, out):
-    """out <- (u + increment) >> k per :func:`_truncating`'s table, in uint32."""
-    dt = np.uint32
-    low = dt((1 << k) - 1)
+def _add_and_shift(p: _Plan, u, t, out):
+    """out <- (u + increment) >> k per :func:`_truncating`'s table (u with its sign)."""
+    rounding = p.rounding
     if rounding is Rounding.TOWARD_ZERO:
-        np.right_shift(u, dt(k), out=out, casting="unsafe")
+        np.right_shift(u, p.k_, out=out, casting="unsafe")
         return
     if rounding is Rounding.NEAREST_EVEN:
-        np.right_shift(u, dt(k), out=t)
-        np.bitwise_and(t, dt(1), out=t)
+        np.right_shift(u, p.k_, out=t)
+        np.bitwise_and(t, p.one, out=t)
         np.add(t, u, out=t)
-        np.add(t, dt((1 << (k - 1)) - 1), out=t)
+        np.add(t, p.rne_add, out=t)
     elif rounding is Rounding.NEAREST_AWAY:
-        np.add(u, dt(1 << (k - 1)), out=t)
+        np.add(u, p.half, out=t)
     elif rounding is Rounding.UPWARD:
-        # (u >> 31) - 1 is all ones for +x and 0 for -x; >> (32 - k) leaves 2**k - 1 or 0
-        np.right_shift(u, dt(31), out=t)
-        np.subtract(t, dt(1), out=t)
-        np.right_shift(t, dt(32 - k), out=t)
+        _spread_sign(p, u, t, positive=True)
         np.add(t, u, out=t)
     elif rounding is Rounding.DOWNWARD:
-        # an arithmetic shift spreads the sign: all ones for -x, 0 for +x
-        np.right_shift(u.view(np.int32), np.int32(31), out=t.view(np.int32))
-        np.right_shift(t, dt(32 - k), out=t)
+        _spread_sign(p, u, t, positive=False)
         np.add(t, u, out=t)
     elif rounding is Rounding.ODD:
-        # (u & low) + low carries into bit k exactly when a cut bit is set; it stays
-        # below 2**(k+1), so ORing it into u sets bit k then and changes nothing above
-        np.bitwise_and(u, low, out=t)
-        np.add(t, low, out=t)
-        np.bitwise_or(t, u, out=t)
-    else:  # pragma: no cover - stochastic is declined before
+        _odd_sticky(p, u, t)
+    else:  # pragma: no cover - stochastic has no plan
         raise AssertionError(rounding)
-    np.right_shift(t, dt(k), out=out, casting="unsafe")
+    np.right_shift(t, p.k_, out=out, casting="unsafe")
+
+
+def _spread_sign(p: _Plan, u, t, positive: bool):
+    """t <- 2**k - 1 where the lane rounds away from zero (upward: +x, downward: -x),
+    else 0.  (u >> (W-1)) - 1 is all ones for +x; an arithmetic shift of the sign is all
+    ones for -x; >> (W - k) keeps k of them."""
+    if positive:
+        np.right_shift(u, p.sign_shift, out=t)
+        np.subtract(t, p.one, out=t)
+    else:
+        np.right_shift(u.view(p.signed), p.signed(p.W - 1), out=t.view(p.signed))
+    np.right_shift(t, p.spread_shift, out=t)
+
+
+def _odd_sticky(p: _Plan, a, t):
+    """t <- a with bit k ORed with "a cut bit is set": (a & low) + low carries into bit k
+    exactly then, and stays below 2**(k+1), so ORing it into a changes nothing above."""
+    np.bitwise_and(a, p.low, out=t)
+    np.add(t, p.low, out=t)
+    np.bitwise_or(t, a, out=t)
 
 
 # =====================================================================================
 # float32 / float64 -> narrower formats, lanes in the target's normal range
 # =====================================================================================
-def _layout_of(dtype, fmt: Format):
-    """(exponent_bits, mantissa_bits, bias) of the 32-bit words a float block is read as,
-    or None where the re-bias kernel does not apply.
-
-    The target's exponent range must lie inside the layout's, and at least two bits must
-    be cut (k = layout fraction bits - m >= 2), so that for float64's top word the sticky
-    bit 0 lies below the guard bit k - 1, where it keeps ties apart from non-ties and
-    changes no other decision.  For float64 input m <= 17 keeps k >= 3 (as the general
-    path's top-word reading).
-    """
-    if dtype == np.float32:
-        e, ms, bias = fp32.exponent_bits, fp32.mantissa_bits, fp32.bias
-    else:
-        e, ms, bias = _TOP_EXPONENT_BITS, _TOP_MANTISSA_BITS, _TOP_BIAS
-    if ms - fmt.mantissa_bits < 2 or fmt.mantissa_bits > 17 and dtype == np.float64:
-        return None
-    if fmt.emin < 1 - bias or fmt.emax > bias:
-        return None
-    return e, ms, bias
-
-
-def _words(blk, ws):
-    """float32 patterns as they are; float64 as its upper 32-bit word with bit 0 ORed with
-    "the lower word is non-zero" (exact for rounding to <= 17 fraction bits)."""
-    if blk.dtype == np.float32:
-        return blk.view(np.uint32)
-    halves = blk.view(np.uint32).reshape(-1, 2)
-    lo, hi = (halves[:, 0], halves[:, 1]) if _LITTLE_ENDIAN else (halves[:, 1], halves[:, 0])
-    words = ws.get("fast_words", np.uint32, blk.size)
-    np.minimum(lo, np.uint32(1), out=words)
-    words |= hi
-    return words
-
-
-def _rebias(blk, fmt: Format, rounding: Rounding, want: bool, out, ws):
+def _rebias(p: _Plan, blk, want: bool, out, ws):
     """Round by re-biasing the exponent, for lanes in the target's normal range; the
     other lanes go to the general path.
 
-    With the block read as 32-bit words of a layout with ms fraction bits and bias B
-    (float32, or float64's top word), k = ms - m bits cut, R = (B - bias) << ms and
-    a = |u| (the layout pattern without its sign), the condition is
+    Condition (checked by :func:`_plan`): the target's exponent range lies inside the
+    input's and k >= 2 bits are cut.  With the block's patterns as W-bit words (ms
+    fraction bits, bias B), R = (B - bias) << ms and a = |u| (the pattern without its
+    sign), the lanes left here satisfy
 
-        a in [min_normal, max_finite]      (as layout patterns: [lo, hi])
+        a in [min_normal, max_finite]      (as input patterns: [lo, hi])
 
     There every mode's result is a normal number from min_normal to max_finite (both
     are values of the format), so no subnormal, tininess, flush, overflow or saturation
     question arises, and the target's magnitude pattern is
 
-        (a - R + increment) >> k           (odd: ((a | ((a & low) + low)) - R) >> k)
+        (a - R + increment) >> k           (odd: ((a | sticky into bit k) - R) >> k)
 
     with the increments of :func:`_truncating` (the re-bias subtracts a multiple of
-    2**ms, so bit k of a is the kept lsb either way; low = 2**k - 1).  Zeros, subnormal
-    results, overflows, infinities and NaNs are the rest, recomputed by the general
-    path.  The sign goes to bit bits - 1 + k of the sum, above the magnitude, so the
-    final shift puts it in place.  Flags of in-range lanes: inexact = a cut bit is set
-    (float64's sticky bit 0 included), nothing else.
+    2**ms, so bit k of a is the kept lsb either way).  Zeros, subnormal results,
+    overflows, infinities and NaNs are the rest, recomputed by the general path.  The
+    sign goes to bit bits - 1 + k of the sum, above the magnitude (the sum is below
+    2**(bits - 1 + k) in range), so the final shift puts it in place.  Flags of the
+    lanes left here: inexact = a cut bit is set, nothing else.
     """
-    layout = _layout_of(blk.dtype, fmt)
-    if layout is None:
-        return None
-    _, ms, bias = layout
-    n, m = blk.size, fmt.mantissa_bits
-    k = ms - m
-    dt = np.uint32
-    low = dt((1 << k) - 1)
-    u = _words(blk, ws)
-    rebias = (bias - fmt.bias) << ms
-    lo = (fmt.emin + bias) << ms
-    hi = (fmt.max_finite_bits << k) + rebias
+    dt = p.dt
+    u = blk.view(dt)
+    n = u.size
     mag = ws.get("fast_mag", dt, n)
-    np.bitwise_and(u, dt(0x7FFFFFFF), out=mag)
     t = ws.get("fast_t", dt, n)
-    s = ws.get("fast_s", dt, n)
+    np.bitwise_and(u, p.abs_mask, out=mag)
+    # outside [lo, hi] <=> a - lo (wrapping below lo) > hi - lo: one pass, one reduction
+    np.subtract(mag, p.lo, out=t)
     rest = None
-    if mag.min() < lo or mag.max() > hi:
-        # outside [lo, hi] <=> a - lo (wrapping below lo) > hi - lo
-        np.subtract(mag, dt(lo), out=t)
-        rest = t > dt(hi - lo)
+    if t.max() > p.span:
+        rest = t > p.span
         if np.count_nonzero(rest) > _MAX_REST_SHARE * n:
             return None
     fl = None
     if want:
-        np.bitwise_and(mag, low, out=t)
+        np.bitwise_and(mag, p.low, out=t)
         fl = [None, None, None, None, t != 0]
-    minus_r = dt((-rebias) % (1 << 32))  # adding it subtracts R (wraps only off range)
+    rounding = p.rounding
     if rounding is Rounding.NEAREST_EVEN:
-        np.right_shift(mag, dt(k), out=t)
-        np.bitwise_and(t, dt(1), out=t)
+        np.right_shift(mag, p.k_, out=t)
+        np.bitwise_and(t, p.one, out=t)
         np.add(t, mag, out=t)
-        np.add(t, dt(((1 << (k - 1)) - 1 - rebias) % (1 << 32)), out=t)
+        np.add(t, p.rne_add, out=t)
     elif rounding is Rounding.NEAREST_AWAY:
-        np.add(mag, dt(((1 << (k - 1)) - rebias) % (1 << 32)), out=t)
+        np.add(mag, p.rna_add, out=t)
     elif rounding is Rounding.TOWARD_ZERO:
-        np.add(mag, minus_r, out=t)
-    elif rounding is Rounding.UPWARD:  # + (2**k - 1) for +x (see _add_and_shift)
-        np.right_shift(u, dt(31), out=t)
-        np.subtract(t, dt(1), out=t)
-        np.right_shift(t, dt(32 - k), out=t)
-        np.add(t, mag, out=t)
-        np.add(t, minus_r, out=t)
-    elif rounding is Rounding.DOWNWARD:  # + (2**k - 1) for -x
-        np.right_shift(u.view(np.int32), np.int32(31), out=t.view(np.int32))
-        np.right_shift(t, dt(32 - k), out=t)
-        np.add(t, mag, out=t)
-        np.add(t, minus_r, out=t)
+        np.add(mag, p.minus_r, out=t)
     elif rounding is Rounding.ODD:
-        np.bitwise_and(mag, low, out=t)
-        np.add(t, low, out=t)
-        np.bitwise_or(t, mag, out=t)
-        np.add(t, minus_r, out=t)
-    else:  # pragma: no cover - stochastic is declined before
-        raise AssertionError(rounding)
-    # sign: bit 31 of u -> bit (bits - 1 + k), free since t < 2**(bits - 1 + k) in range
-    sign_at = fmt.bits - 1 + k
-    np.right_shift(u, dt(31 - sign_at), out=s)
-    np.bitwise_and(s, dt(1 << sign_at), out=s)
-    np.bitwise_or(t, s, out=t)
-    np.right_shift(t, dt(k), out=out, casting="unsafe")
+        _odd_sticky(p, mag, t)
+        np.add(t, p.minus_r, out=t)
+    else:  # upward, downward
+        _spread_sign(p, u, t, positive=rounding is Rounding.UPWARD)
+        np.add(t, mag, out=t)
+        np.add(t, p.minus_r, out=t)
+    # sign: bit W-1 of u -> bit (bits - 1 + k); mag is free again
+    np.right_shift(u, p.sign_down, out=mag)
+    np.bitwise_and(mag, p.sign_bit, out=mag)
+    np.bitwise_or(t, mag, out=t)
+    np.right_shift(t, p.k_, out=out, casting="unsafe")
     return fl, rest
 
 
