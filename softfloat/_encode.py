@@ -42,11 +42,11 @@ class Workspace:
         self._buffers: dict[tuple[str, np.dtype], np.ndarray] = {}
 
     def get(self, name: str, dtype, n: int) -> np.ndarray:
-        key = (name, np.dtype(dtype))
+        key = (name, dtype)  # a scalar type or a dtype: either hashes fast
         buf = self._buffers.get(key)
         if buf is None:
             buf = self._buffers[key] = np.empty(self.size, dtype=dtype)
-        return buf[:n]
+        return buf if n == self.size else buf[:n]  # called a few times per block
 
 
 def stream_blocks(n, block_size, rng, flags, block):

@@ -48,10 +48,24 @@ def encode_block(blk, fmt: Format, policy, want: bool, out, ws):
     """
     if not ENABLED or blk.size == 0:
         return None
-    plan = _plan(fmt, blk.dtype.char, policy)
+    char = blk.dtype.char
+    last = _last_plan  # one call's blocks share fmt and policy objects: skip the hashing
+    if last[0] is fmt and last[1] is policy and last[2] == char:
+        plan = last[3]
+    else:
+        plan = _plan(fmt, char, policy)
+        _remember(fmt, policy, char, plan)
     if plan is None:
         return None
     return plan.kernel(plan, blk, want, out, ws)
+
+
+_last_plan = (None, None, None, None)
+
+
+def _remember(fmt, policy, char, plan):
+    global _last_plan
+    _last_plan = (fmt, policy, char, plan)  # one assignment: safe to race
 
 
 @functools.lru_cache(maxsize=1024)
@@ -103,6 +117,16 @@ class _Plan:
         self.sign_bit = dt(1 << sign_at)
         self.signed = np.dtype(f"i{W // 8}").type
         self.inf_out = None if fmt.infinity_bits is None else out_scalar(fmt, fmt.infinity_bits)
+        # lanes below min_normal: rounded in the input's float type (see _below_normal)
+        self.small_rounding = None
+        fits = m - fmt.emin <= (fp32 if W == 32 else fp64).emax  # the scale is a float of the input type
+        if fmt.has_negative_zero and policy.subnormals and fits:
+            self.small_rounding = {Rounding.NEAREST_EVEN: np.rint, Rounding.TOWARD_ZERO: np.trunc,
+                                   Rounding.UPWARD: np.ceil, Rounding.DOWNWARD: np.floor,
+                                   Rounding.ODD: np.trunc}.get(policy.rounding)
+        fdt = np.float32 if W == 32 else np.float64
+        self.scale = fdt(2.0 ** (m - fmt.emin))
+        self.sign_to_top = dt(fmt.bits - 1)
         self.mag_out = out_scalar(fmt, fmt.sign_mask - 1)
 
 
@@ -175,8 +199,10 @@ def _truncating(p: _Plan, blk, want: bool, out, ws):
             rest = c if rest is None else rest | c
         if rest is not None and np.count_nonzero(rest) > _MAX_REST_SHARE * n:
             return None
-    elif np.isnan(blk.max()):  # max propagates NaN: one pass finds whether any lane is NaN
-        rest = np.isnan(blk)
+    else:
+        top = blk.max()  # max propagates NaN: one pass finds whether any lane is NaN
+        if top != top:
+            rest = np.isnan(blk)
     if want:
         np.bitwise_and(u, p.low, out=t)
         inexact = t != 0
@@ -196,7 +222,7 @@ def _add_and_shift(p: _Plan, u, t, out):
     """out <- (u + increment) >> k per :func:`_truncating`'s table (u with its sign)."""
     rounding = p.rounding
     if rounding is Rounding.TOWARD_ZERO:
-        np.right_shift(u, p.k_, out=out, casting="unsafe")
+        _shift_into(u, p.k_, out, t)
         return
     if rounding is Rounding.NEAREST_EVEN:
         np.right_shift(u, p.k_, out=t)
@@ -215,7 +241,19 @@ def _add_and_shift(p: _Plan, u, t, out):
         _odd_sticky(p, u, t)
     else:  # pragma: no cover - stochastic has no plan
         raise AssertionError(rounding)
-    np.right_shift(t, p.k_, out=out, casting="unsafe")
+    _shift_into(t, p.k_, out)
+
+
+def _shift_into(t, k, out, scratch=None):
+    """out <- t >> k, narrowed to out's dtype.  A shift in place and then a casting copy
+    (numpy narrows contiguous integers with SIMD) beat one shift that casts its output
+    (a buffered loop) several times over."""
+    if out.dtype == t.dtype:
+        np.right_shift(t, k, out=out)
+        return
+    dst = t if scratch is None else scratch
+    np.right_shift(t, k, out=dst)
+    np.copyto(out, dst, casting="unsafe")
 
 
 def _spread_sign(p: _Plan, u, t, positive: bool):
@@ -273,11 +311,17 @@ def _rebias(p: _Plan, blk, want: bool, out, ws):
     np.bitwise_and(u, p.abs_mask, out=mag)
     # outside [lo, hi] <=> a - lo (wrapping below lo) > hi - lo: one pass, one reduction
     np.subtract(mag, p.lo, out=t)
-    rest = None
+    rest = small = None
     if t.max() > p.span:
         rest = t > p.span
-        if np.count_nonzero(rest) > _MAX_REST_SHARE * n:
+        if p.small_rounding is not None and not want:
+            small = mag < p.lo  # zeros and subnormal results: rounded in bulk below
+            np.logical_xor(rest, small, out=rest)  # small lanes are rest lanes: take them out
+        left = np.count_nonzero(rest)
+        if left > _MAX_REST_SHARE * n:
             return None
+        if left == 0:
+            rest = None
     fl = None
     if want:
         np.bitwise_and(mag, p.low, out=t)
@@ -303,8 +347,47 @@ def _rebias(p: _Plan, blk, want: bool, out, ws):
     np.right_shift(u, p.sign_down, out=mag)
     np.bitwise_and(mag, p.sign_bit, out=mag)
     np.bitwise_or(t, mag, out=t)
-    np.right_shift(t, p.k_, out=out, casting="unsafe")
+    _shift_into(t, p.k_, out)
+    if small is not None and small.any():
+        _below_normal(p, blk, u, small, out, ws)
     return fl, rest
+
+
+def _below_normal(p: _Plan, blk, u, small, out, ws):
+    """Overwrite the lanes below the target's smallest normal (zeros included) with
+    their rounded patterns, computed in the input's own float type.
+
+    Condition: |x| < min_normal, no flags wanted, subnormals kept, a format with -0
+    (fnuz turns -0 into +0) and a mode with a float rounding function.  Then
+    y = x * 2**(m - emin) is exact (a power-of-two scaling up, |y| < 2**m) and counts
+    subnormal quanta; numpy's rint / trunc / ceil / floor round it to an integer N in
+    nearest_even / toward_zero / upward / downward exactly, and round-to-odd is trunc
+    with the lowest bit set where trunc changed y.  |N| is the target's magnitude
+    pattern (2**m, where rounding reached min_normal, is min_normal's pattern), and
+    the sign is x's (IEEE: a tiny negative value rounded to zero is -0).
+    """
+    n = blk.size
+    y = ws.get("fast_y", blk.dtype, n)
+    np.multiply(blk, p.scale, out=y)
+    rounding = p.rounding
+    odd = rounding is Rounding.ODD
+    if odd:
+        y2 = ws.get("fast_y2", blk.dtype, n)
+        np.trunc(y, out=y2)
+        cut = y2 != y
+        y, y2 = y2, y
+    else:
+        p.small_rounding(y, out=y)
+    np.abs(y, out=y)
+    mag = ws.get("fast_mag", p.dt, n)
+    t = ws.get("fast_t", p.dt, n)
+    np.copyto(mag, y, casting="unsafe")  # integers <= 2**m: exact
+    if odd:
+        np.bitwise_or(mag, cut, out=mag, casting="unsafe")
+    np.right_shift(u, p.sign_shift, out=t)
+    np.left_shift(t, p.sign_to_top, out=t)
+    np.bitwise_or(mag, t, out=mag)
+    np.copyto(out, mag, casting="unsafe", where=small)
 
 
 # =====================================================================================
@@ -329,7 +412,9 @@ def decode_by_shift(b, fmt: Format, out) -> bool:
     if fmt.exponent_bits != e_out or fmt.bias != (1 << (e_out - 1)) - 1 or fmt.mantissa_bits > m_out:
         return False
     udt = np.dtype(f"u{bits_out // 8}")
-    np.left_shift(b, udt.type(m_out - fmt.mantissa_bits), out=out.view(udt), dtype=udt, casting="unsafe")
+    words = out.view(udt)
+    np.copyto(words, b, casting="unsafe")  # widen first: a casting shift is much slower
+    np.left_shift(words, udt.type(m_out - fmt.mantissa_bits), out=words)
     return True
 
 

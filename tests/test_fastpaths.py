@@ -248,6 +248,8 @@ def test_rebias_kernel_matches_general_path_on_normal_range_data(mode, fmt, dtyp
     pick = rng.choice(n, n // 40, replace=False)
     x[pick] = rng.choice([0.0, -0.0, fmt.min_subnormal * 1.5, -fmt.max_finite * 1.01, np.inf, np.nan,
                           fmt.min_normal * (1 - 2.0**-30)], pick.size)
+    tiny = rng.choice(n, n // 50, replace=False)  # below min_normal: zeros' neighbours, subnormals
+    x[tiny] = rng.uniform(-1, 1, tiny.size) * fmt.min_normal * rng.choice([1.0, 2.0**-3, 2.0**-12], tiny.size)
     with np.errstate(over="ignore"):  # beyond float32 for the e8 formats: infinity
         x = x.astype(dtype)
     # hard lanes: ties and ties +- one input ulp at random normal-range values
