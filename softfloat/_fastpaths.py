@@ -124,9 +124,19 @@ class _Plan:
             self.small_rounding = {Rounding.NEAREST_EVEN: np.rint, Rounding.TOWARD_ZERO: np.trunc,
                                    Rounding.UPWARD: np.ceil, Rounding.DOWNWARD: np.floor,
                                    Rounding.ODD: np.trunc}.get(policy.rounding)
+        # overflow results (see _clamp_overflow); fnuz overflows to a NaN without sign
+        self.cap_finite = dt(fmt.max_finite_bits << k)
+        self.cap_special = dt((fmt.max_finite_bits + 1) << k)
+        finite_only = policy.saturate or fmt.specials is Specials.FINITE or policy.rounding in (
+            Rounding.TOWARD_ZERO, Rounding.ODD)
+        self.cap = self.cap_finite if finite_only else (
+            self.cap_special if policy.rounding in (Rounding.NEAREST_EVEN, Rounding.NEAREST_AWAY) else None)
+        self.src_inf = dt((1 << (W - 1)) - (1 << ms))  # the input's infinity pattern
+        self.in_bulk = self.small_rounding is not None and fmt.specials is not Specials.FNUZ
         fdt = np.float32 if W == 32 else np.float64
         self.scale = fdt(2.0 ** (m - fmt.emin))
-        self.sign_to_top = dt(fmt.bits - 1)
+        self.pattern_cap = fdt(2.0 ** fmt.bits - 1)
+        self.sign_to_top = fmt.storage_dtype.type(fmt.bits - 1)
         self.mag_out = out_scalar(fmt, fmt.sign_mask - 1)
 
 
@@ -312,11 +322,16 @@ def _rebias(p: _Plan, blk, want: bool, out, ws):
     # outside [lo, hi] <=> a - lo (wrapping below lo) > hi - lo: one pass, one reduction
     np.subtract(mag, p.lo, out=t)
     rest = small = None
+    clamp = False
     if t.max() > p.span:
-        rest = t > p.span
-        if p.small_rounding is not None and not want:
-            small = mag < p.lo  # zeros and subnormal results: rounded in bulk below
-            np.logical_xor(rest, small, out=rest)  # small lanes are rest lanes: take them out
+        if p.in_bulk and not want:
+            # zeros and subnormal results rounded in bulk below, overflows clamped: only
+            # infinities and NaNs are left
+            rest = mag >= p.src_inf
+            small = mag < p.lo
+            clamp = True
+        else:
+            rest = t > p.span
         left = np.count_nonzero(rest)
         if left > _MAX_REST_SHARE * n:
             return None
@@ -343,17 +358,38 @@ def _rebias(p: _Plan, blk, want: bool, out, ws):
         _spread_sign(p, u, t, positive=rounding is Rounding.UPWARD)
         np.add(t, mag, out=t)
         np.add(t, p.minus_r, out=t)
+    if clamp:
+        _clamp_overflow(p, u, t, mag)
     # sign: bit W-1 of u -> bit (bits - 1 + k); mag is free again
     np.right_shift(u, p.sign_down, out=mag)
     np.bitwise_and(mag, p.sign_bit, out=mag)
     np.bitwise_or(t, mag, out=t)
     _shift_into(t, p.k_, out)
     if small is not None and small.any():
-        _below_normal(p, blk, u, small, out, ws)
+        _below_normal(p, blk, small, out, ws)
     return fl, rest
 
 
-def _below_normal(p: _Plan, blk, u, small, out, ws):
+def _clamp_overflow(p: _Plan, u, t, c):
+    """Clamp rounded sums above max_finite (finite input beyond the format's range) to
+    IEEE 754's overflow result (section 7.4): the pattern just above max_finite -- the
+    infinity of IEEE formats, the NaN S.1111.111 of fn formats (OCP's non-saturating
+    overflow) -- where the mode overflows to infinity, else max_finite.  A sum at or
+    below max_finite's (shifted) pattern is a value that rounded to at most max_finite
+    and is left alone.  Upward and downward decide per sign; ``c`` is scratch."""
+    if p.cap is not None:
+        np.minimum(t, p.cap, out=t)
+        return
+    np.right_shift(u, p.sign_shift, out=c)  # 1 for -x
+    np.left_shift(c, p.k_, out=c)
+    if p.rounding is Rounding.UPWARD:  # +x -> infinity, -x -> -max_finite
+        np.subtract(p.cap_special, c, out=c)
+    else:  # downward: -x -> -infinity, +x -> max_finite
+        np.add(c, p.cap_finite, out=c)
+    np.minimum(t, c, out=t)
+
+
+def _below_normal(p: _Plan, blk, small, out, ws):
     """Overwrite the lanes below the target's smallest normal (zeros included) with
     their rounded patterns, computed in the input's own float type.
 
@@ -364,30 +400,40 @@ def _below_normal(p: _Plan, blk, u, small, out, ws):
     nearest_even / toward_zero / upward / downward exactly, and round-to-odd is trunc
     with the lowest bit set where trunc changed y.  |N| is the target's magnitude
     pattern (2**m, where rounding reached min_normal, is min_normal's pattern), and
-    the sign is x's (IEEE: a tiny negative value rounded to zero is -0).
+    the sign is x's (IEEE: a tiny negative value rounded to zero is -0).  The other
+    lanes compute garbage here and keep what the caller wrote.
     """
     n = blk.size
     y = ws.get("fast_y", blk.dtype, n)
     np.multiply(blk, p.scale, out=y)
-    rounding = p.rounding
-    odd = rounding is Rounding.ODD
+    odd = p.rounding is Rounding.ODD
     if odd:
         y2 = ws.get("fast_y2", blk.dtype, n)
         np.trunc(y, out=y2)
         cut = y2 != y
-        y, y2 = y2, y
+        y = y2
     else:
         p.small_rounding(y, out=y)
     np.abs(y, out=y)
-    mag = ws.get("fast_mag", p.dt, n)
-    t = ws.get("fast_t", p.dt, n)
-    np.copyto(mag, y, casting="unsafe")  # integers <= 2**m: exact
-    if odd:
-        np.bitwise_or(mag, cut, out=mag, casting="unsafe")
-    np.right_shift(u, p.sign_shift, out=t)
-    np.left_shift(t, p.sign_to_top, out=t)
-    np.bitwise_or(mag, t, out=mag)
-    np.copyto(out, mag, casting="unsafe", where=small)
+    # other lanes may hold huge values or inf (NaN only for NaN input), whose casts take
+    # a slow path: cap them first
+    np.minimum(y, p.pattern_cap, out=y)
+    res = ws.get("fast_res", out.dtype, n)
+    w = ws.get("fast_w", out.dtype, n)
+    np.copyto(res, y, casting="unsafe")  # |N| <= 2**m: exact
+    if odd:  # lowest bit |= "trunc cut something"
+        np.copyto(w, cut.view(np.uint8), casting="unsafe")
+        np.bitwise_or(res, w, out=res)
+    negative = np.signbit(blk, out=ws.get("fast_neg", np.bool_, n))
+    np.copyto(w, negative.view(np.uint8), casting="unsafe")
+    np.left_shift(w, p.sign_to_top, out=w)
+    np.bitwise_or(res, w, out=res)
+    # out <- res where small: out ^ ((out ^ res) & -small), no masked loop (those are slow)
+    np.copyto(w, small.view(np.uint8), casting="unsafe")
+    np.negative(w, out=w)
+    np.bitwise_xor(res, out, out=res)
+    np.bitwise_and(res, w, out=res)
+    np.bitwise_xor(out, res, out=out)
 
 
 # =====================================================================================
