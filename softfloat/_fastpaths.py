@@ -9,7 +9,10 @@ the same bits (and flags):
   specials), every deterministic mode: the target pattern is the top 1 + 8 + m bits of
   the float32 pattern, so rounding is an integer add and a shift (:func:`_truncating`);
 * float32 / float64 -> any narrower format, every deterministic mode, for lanes inside
-  the target's normal range: a re-bias, an add and a shift (:func:`_rebias`);
+  the target's normal range: a re-bias, an add and a shift (:func:`_rebias`); without
+  flags, overflowing lanes are clamped to IEEE's overflow result
+  (:func:`_clamp_overflow`) and lanes below the smallest normal are rounded by numpy's
+  rint/trunc/ceil/floor on the exactly scaled input (:func:`_below_normal`);
 * decoding a format of at most 16 bits: one lookup in a table built once by the general
   decoder (:func:`decode_table`), or a left shift where the target's pattern is the top
   of the output float's pattern (:func:`decode_by_shift`).
@@ -134,7 +137,7 @@ class _Plan:
         self.src_inf = dt((1 << (W - 1)) - (1 << ms))  # the input's infinity pattern
         self.in_bulk = self.small_rounding is not None and fmt.specials is not Specials.FNUZ
         fdt = np.float32 if W == 32 else np.float64
-        self.scale = fdt(2.0 ** (m - fmt.emin))
+        self.scale = fdt(2.0 ** (m - fmt.emin)) if fits else None
         self.pattern_cap = fdt(2.0 ** fmt.bits - 1)
         self.sign_to_top = fmt.storage_dtype.type(fmt.bits - 1)
         self.mag_out = out_scalar(fmt, fmt.sign_mask - 1)
@@ -307,11 +310,17 @@ def _rebias(p: _Plan, blk, want: bool, out, ws):
         (a - R + increment) >> k           (odd: ((a | sticky into bit k) - R) >> k)
 
     with the increments of :func:`_truncating` (the re-bias subtracts a multiple of
-    2**ms, so bit k of a is the kept lsb either way).  Zeros, subnormal results,
-    overflows, infinities and NaNs are the rest, recomputed by the general path.  The
-    sign goes to bit bits - 1 + k of the sum, above the magnitude (the sum is below
-    2**(bits - 1 + k) in range), so the final shift puts it in place.  Flags of the
-    lanes left here: inexact = a cut bit is set, nothing else.
+    2**ms, so bit k of a is the kept lsb either way).  The sign goes to bit
+    bits - 1 + k of the sum, above the magnitude (the sum is below 2**(bits - 1 + k) in
+    range), so the final shift puts it in place.  Flags of these lanes: inexact = a cut
+    bit is set, nothing else.
+
+    The other lanes: without flags (and where the plan allows: subnormals kept, a
+    format with -0, a mode with a float rounding function), finite lanes above
+    max_finite take the same sum clamped by :func:`_clamp_overflow` (the sum of a
+    finite input cannot wrap: |u| < 2**(W-1) and R > 0), and lanes below min_normal are
+    rounded by :func:`_below_normal`; infinities and NaNs (and every out-of-range lane
+    otherwise) go to the general path.
     """
     dt = p.dt
     u = blk.view(dt)

@@ -397,3 +397,37 @@ def test_fp32_random_patterns_every_mode():
         for fmt in (sf.bf16, sf.tf32, sf.fp16):
             for options in OPTIONS:
                 assert_same(x, fmt, mode, **options)
+
+
+# =====================================================================================
+# property: any float array, any format and option, fast == general
+# =====================================================================================
+from hypothesis import given, strategies as st  # noqa: E402
+from hypothesis.extra import numpy as hnp  # noqa: E402
+
+_PROPERTY_FORMATS = (sf.bf16, sf.tf32, sf.fp16, sf.fp8_e4m3, sf.fp8_e5m2fnuz, sf.fp4_e2m1,
+                     sf.Format(exponent_bits=8, mantissa_bits=2, specials="fn"))
+
+
+@given(
+    x=st.one_of(hnp.arrays(np.float32, st.integers(1, 300), elements=st.floats(width=32)),
+                hnp.arrays(np.float64, st.integers(1, 300), elements=st.floats(width=64)),
+                hnp.arrays(np.uint32, st.integers(1, 300)).map(lambda a: a.view(np.float32))),
+    fmt=st.sampled_from(_PROPERTY_FORMATS),
+    mode=st.sampled_from(MODES),
+    saturate=st.booleans(), subnormals=st.booleans(), tininess=st.sampled_from(["after", "before"]),
+)
+def test_fast_paths_agree_with_general_path_on_any_input(x, fmt, mode, saturate, subnormals, tininess):
+    assert_same(x, fmt, mode, saturate=saturate, subnormals=subnormals, tininess=tininess)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_rebias_kernel_on_a_wide_format_from_float64(mode):
+    """e11m40: float64's own exponent range (the below-normal scale would overflow, so
+    those lanes take the general path)."""
+    fmt = sf.Format(exponent_bits=11, mantissa_bits=40)
+    rng = np.random.default_rng(40)
+    x = np.exp2(rng.uniform(-1030, 1024, 5000)) * rng.choice([-1.0, 1.0], 5000)
+    x[:50] = [0.0, -0.0, np.inf, -np.inf, np.nan, 5e-324, -5e-324, 2.0**-1022, 1.7976931348623157e308] * 5 + [1.0] * 5
+    assert_same(x, fmt, mode)
+    assert_same(x, fmt, mode, saturate=True, subnormals=False)
