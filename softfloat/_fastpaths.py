@@ -375,7 +375,8 @@ def _rebias(p: _Plan, blk, want: bool, out, ws):
     np.bitwise_or(t, mag, out=t)
     _shift_into(t, p.k_, out)
     if small is not None and small.any():
-        _below_normal(p, blk, small, out, ws)
+        with np.errstate(all="ignore"):  # the other lanes may overflow the scaling or be NaN
+            _below_normal(p, blk, small, out, ws)
     return fl, rest
 
 

@@ -431,3 +431,17 @@ def test_rebias_kernel_on_a_wide_format_from_float64(mode):
     x[:50] = [0.0, -0.0, np.inf, -np.inf, np.nan, 5e-324, -5e-324, 2.0**-1022, 1.7976931348623157e308] * 5 + [1.0] * 5
     assert_same(x, fmt, mode)
     assert_same(x, fmt, mode, saturate=True, subnormals=False)
+
+
+def test_block_kernel_raises_no_numpy_warning_outside_the_stream_driver():
+    """encode_block is also called directly (accumulate's stores): NaN and huge lanes
+    beside zeros must not leak a RuntimeWarning from the bulk below-normal rounding."""
+    import warnings
+
+    policy, _ = policy_from_options("nearest_even", "after", True, False, None)
+    x = np.array([0.0, -0.0, 1e-30, np.nan, np.inf, 1e300, 1.5], dtype=np.float64)
+    out = np.empty(x.size, dtype=np.uint16)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        _encode.encode_block(x, sf.fp16, policy, None, False, out, _encode.Workspace(x.size))
+    assert [hex(b) for b in out] == ["0x0", "0x8000", "0x0", "0x7e00", "0x7c00", "0x7c00", "0x3e00"]
