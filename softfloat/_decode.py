@@ -16,12 +16,12 @@ def decode_block(b, fmt, out=None, ws=None):
     written into ``out`` (a float array that holds ``fmt`` exactly).
 
     Where ``out``'s pattern extends fmt's (bf16 -> float32, fp16 -> float16) this is a
-    left shift; formats of at most 16 bits take one lookup in a table that the
+    left shift (bf16 -> float64: a shift to float32 and a widening cast); formats of at most 16 bits take one lookup in a table that the
     arithmetic below filled once (see softfloat._fastpaths).
     """
     if out is None:
         out = np.empty(b.size, dtype=np.float64)
-    if _fastpaths.decode_by_shift(b, fmt, out):
+    if _fastpaths.decode_by_shift(b, fmt, out) or _fastpaths.decode_by_widening(b, fmt, out, ws):
         return out
     table = _fastpaths.decode_table(fmt, out.dtype, lambda pats, tab: _decode_arithmetic(pats, fmt, tab))
     if table is not None:

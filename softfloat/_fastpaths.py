@@ -15,7 +15,8 @@ the same bits (and flags):
   rint/trunc/ceil/floor on the exactly scaled input (:func:`_below_normal`);
 * decoding a format of at most 16 bits: one lookup in a table built once by the general
   decoder (:func:`decode_table`), or a left shift where the target's pattern is the top
-  of the output float's pattern (:func:`decode_by_shift`).
+  of the output float's pattern (:func:`decode_by_shift`), for bf16/tf32 into float64
+  followed by a widening cast (:func:`decode_by_widening`).
 
 An encoding kernel may leave some lanes to the general path (NaNs, lanes outside the
 range its proof covers, rare options): it returns them as a mask and the caller
@@ -32,7 +33,7 @@ import numpy as np
 from .formats import Format, Specials, fp32, fp64
 from .rounding import Rounding
 
-__all__ = ["ENABLED", "encode_block", "decode_by_shift", "decode_table"]
+__all__ = ["ENABLED", "encode_block", "decode_by_shift", "decode_by_widening", "decode_table"]
 
 #: False sends every block down the general path (tests compare the two)
 ENABLED = True
@@ -471,6 +472,26 @@ def decode_by_shift(b, fmt: Format, out) -> bool:
     words = out.view(udt)
     np.copyto(words, b, casting="unsafe")  # widen first: a casting shift is much slower
     np.left_shift(words, udt.type(m_out - fmt.mantissa_bits), out=words)
+    return True
+
+
+def decode_by_widening(b, fmt: Format, out, ws=None) -> bool:
+    """Write the values of e8mN patterns (bf16, tf32) into a float64 ``out`` by way of
+    float32, if that is exact; return False (``out`` partly written) otherwise.
+
+    Condition: fmt's pattern is the top of float32's (:func:`_is_top_of_fp32`), so
+    :func:`decode_by_shift` gives the float32 values exactly, and no lane is a NaN:
+    widening float32 -> float64 is exact for every other value, but quiets a signaling
+    NaN (the table keeps its bits).
+    """
+    if not ENABLED or out.dtype != np.float64 or not _is_top_of_fp32(fmt):
+        return False
+    f = np.empty(b.size, dtype=np.float32) if ws is None else ws.get("dec_f32", np.float32, b.size)
+    decode_by_shift(b, fmt, f)
+    top = f.max(initial=0.0)
+    if top != top:  # max propagates NaN
+        return False
+    np.copyto(out, f)
     return True
 
 

@@ -302,7 +302,7 @@ def test_kernel_leaves_nan_lanes_to_general_path():
 # =====================================================================================
 # decoding: shift and table
 # =====================================================================================
-DECODE_FORMATS = (sf.fp16, sf.bf16, sf.fp8_e4m3, sf.fp8_e5m2, sf.fp8_e4m3fnuz, sf.fp8_e5m2fnuz,
+DECODE_FORMATS = (sf.fp16, sf.bf16, sf.tf32, sf.fp8_e4m3, sf.fp8_e5m2, sf.fp8_e4m3fnuz, sf.fp8_e5m2fnuz,
                   sf.fp6_e2m3, sf.fp6_e3m2, sf.fp4_e2m1, sf.Format(exponent_bits=4, mantissa_bits=9))
 
 
