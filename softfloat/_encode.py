@@ -127,6 +127,8 @@ def _encode_floats(blk, fmt, policy, rand, want, out, ws):
     with the lanes it leaves recomputed here; else the general path."""
     fast = _fastpaths.encode_block(blk, fmt, policy, want, out, ws) if rand is None else None
     if fast is None:
+        if blk.size > BLOCK_SIZE and rand is None:  # a fast kernel's long block, declined
+            return _general_in_pieces(blk, fmt, policy, want, out, ws)
         return _encode_floats_general(blk, fmt, policy, rand, want, out, ws)
     fl, rest = fast
     if rest is not None:
@@ -144,6 +146,25 @@ def _encode_floats(blk, fmt, policy, rand, want, out, ws):
                     fl[j][idx] = f
                 elif fl[j] is not None:
                     fl[j][idx] = False
+    return fl
+
+
+def _general_in_pieces(blk, fmt, policy, want, out, ws):
+    """The general path over BLOCK_SIZE pieces of a longer block (whose many work
+    buffers would not stay in cache at the fast kernels' block size)."""
+    n = blk.size
+    fl = None
+    for start in range(0, n, BLOCK_SIZE):
+        stop = min(start + BLOCK_SIZE, n)
+        piece = _encode_floats_general(blk[start:stop], fmt, policy, None, want, out[start:stop], ws)
+        if want:
+            if fl is None:
+                fl = [None] * len(piece)
+            for j, f in enumerate(piece):
+                if f is not None:
+                    if fl[j] is None:
+                        fl[j] = np.zeros(n, dtype=bool)
+                    fl[j][start:stop] = f
     return fl
 
 

@@ -33,7 +33,7 @@ import numpy as np
 from .formats import Format, Specials, fp32, fp64
 from .rounding import Rounding
 
-__all__ = ["ENABLED", "encode_block", "decode_by_shift", "decode_by_widening", "decode_table"]
+__all__ = ["ENABLED", "BLOCK_FACTOR", "block_factor", "encode_block", "decode_by_shift", "decode_by_widening", "decode_table"]
 
 #: False sends every block down the general path (tests compare the two)
 ENABLED = True
@@ -62,6 +62,21 @@ def encode_block(blk, fmt: Format, policy, want: bool, out, ws):
     if plan is None:
         return None
     return plan.kernel(plan, blk, want, out, ws)
+
+
+#: a fast kernel makes few passes over few buffers, so its blocks can be this many times
+#: the general path's: numpy's per-call cost is then spread over more elements (about a
+#: fifth off each pass at 2**16 elements instead of 2**14), and the few buffers still stay
+#: in L2.  Blocks it declines are cut back to the general size (softfloat._encode).
+BLOCK_FACTOR = 4
+
+
+def block_factor(fmt: Format, dtype, policy) -> int:
+    """How many general-path blocks one block may span for this conversion: BLOCK_FACTOR
+    where a fast kernel exists for it, else 1.  Results never depend on the block size."""
+    if not ENABLED or dtype.char not in "fd":
+        return 1
+    return 1 if _plan(fmt, dtype.char, policy) is None else BLOCK_FACTOR
 
 
 _last_plan = (None, None, None, None)

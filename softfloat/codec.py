@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import _exact, _validate, interop
+from . import _exact, _fastpaths, _validate, interop
 from ._decode import decode_block, decompose, signaling_bit_clear
 from ._encode import BLOCK_SIZE, SOURCE_FORMAT, Workspace, encode_block, encode_exact, stream_blocks
 from ._options import policy_from_options
@@ -374,6 +374,6 @@ def _stream(arr, fmt, policy, rng, bits_out, values_out, flags):
             decode_block(bits, fmt, flat_vals[start:stop], ws)
         return fl
 
-    stream_blocks(arr.size, _BLOCK, rng, flags, block)
+    stream_blocks(arr.size, _BLOCK * _fastpaths.block_factor(fmt, native, policy), rng, flags, block)
 
 

@@ -447,3 +447,20 @@ def test_block_kernel_raises_no_numpy_warning_outside_the_stream_driver():
         _encode.encode_block(x, sf.fp16, policy, None, False, out, _encode.Workspace(x.size))
     assert fast is not None  # the kernel took the block (NaN and inf left to the general path)
     assert [hex(b) for b in out[:7]] == ["0x0", "0x8000", "0x0", "0x7e00", "0x7c00", "0x7c00", "0x3e00"]
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_declined_long_blocks_take_the_general_path_in_pieces(dtype, monkeypatch):
+    """Calls with a fast kernel stream blocks BLOCK_FACTOR times longer; a block the
+    kernel declines (here: a quarter NaN, and with flags a quarter tiny) is encoded by
+    the general path piece by piece, flags included."""
+    rng = np.random.default_rng(3)
+    n = 3 * (_fastpaths.BLOCK_FACTOR << 14) + 11
+    x = (rng.standard_normal(n) * 100).astype(dtype)
+    x[rng.choice(n, n // 4, replace=False)] = np.nan
+    x[rng.choice(n, n // 4, replace=False)] = 1e-6 * rng.standard_normal(n // 4)
+    spy = Spy(monkeypatch)
+    for fmt in (sf.fp16, sf.bf16):
+        for mode in ("nearest_even", "upward"):
+            assert_same(x, fmt, mode)
+    assert spy.declined > 0
