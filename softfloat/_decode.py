@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import _validate
+from . import _fastpaths, _validate
 from ._encode import SOURCE_FORMAT, UINT
 from .formats import Specials
 
@@ -14,6 +14,24 @@ __all__ = ["decode_block", "decompose", "signaling_bit_clear"]
 def decode_block(b, fmt, out=None, ws=None):
     """Exact values of a 1-D block of bit patterns (any unsigned dtype), as float64 or
     written into ``out`` (a float array that holds ``fmt`` exactly).
+
+    Where ``out``'s pattern extends fmt's (bf16 -> float32, fp16 -> float16) this is a
+    left shift (bf16 -> float64: a shift to float32 and a widening cast); formats of at most 16 bits take one lookup in a table that the
+    arithmetic below filled once (see softfloat._fastpaths).
+    """
+    if out is None:
+        out = np.empty(b.size, dtype=np.float64)
+    if _fastpaths.decode_by_shift(b, fmt, out) or _fastpaths.decode_by_widening(b, fmt, out, ws):
+        return out
+    table = _fastpaths.decode_table(fmt, out.dtype, lambda pats, tab: _decode_arithmetic(pats, fmt, tab))
+    if table is not None:
+        np.take(table, b, out=out, mode="clip")  # b < 2**fmt.bits: "clip" only skips the check
+        return out
+    return _decode_arithmetic(b, fmt, out, ws)
+
+
+def _decode_arithmetic(b, fmt, out, ws=None):
+    """decode_block by arithmetic, for any format.
 
     The magnitude is moved into float64's field layout, which makes it the float64
     number 1.F * 2**(E - 1023), or 0.F * 2**-1022 when E == 0, and one exact multiply by
@@ -48,8 +66,6 @@ def decode_block(b, fmt, out=None, ws=None):
         np.bitwise_or(mag, np.uint64(0x7FF8 << 48), out=mag, where=special)
     else:
         np.copyto(mag, np.uint64(0x7FF8 << 48), where=special)  # the fnuz NaN has no sign
-    if out is None:
-        return values if ws is None else values.copy()
     np.copyto(out, values, casting="same_kind")
     if special is not None and fmt.specials is Specials.IEEE and out.dtype != np.float64:
         _copy_specials_exactly(b, special, fmt, out)  # the cast above quiets signaling NaNs

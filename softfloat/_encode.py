@@ -16,7 +16,7 @@ import sys
 
 import numpy as np
 
-from . import _exact
+from . import _exact, _fastpaths
 from ._random import bits_at
 from ._round import round_pack
 from .flags import Flags
@@ -43,11 +43,11 @@ class Workspace:
         self._buffers: dict[tuple[str, np.dtype], np.ndarray] = {}
 
     def get(self, name: str, dtype, n: int) -> np.ndarray:
-        key = (name, np.dtype(dtype))
+        key = (name, dtype)  # a scalar type or a dtype: either hashes fast
         buf = self._buffers.get(key)
         if buf is None:
             buf = self._buffers[key] = np.empty(self.size, dtype=dtype)
-        return buf[:n]
+        return buf if n == self.size else buf[:n]  # called a few times per block
 
 
 def encode_block(blk, fmt, policy, rand, want, out, ws):
@@ -102,6 +102,54 @@ def _fp64_top_words(x, ws):
 
 
 def _encode_floats(blk, fmt, policy, rand, want, out, ws):
+    """Float blocks: a proven fast kernel where one applies (see softfloat._fastpaths),
+    with the lanes it leaves recomputed here; else the general path."""
+    fast = _fastpaths.encode_block(blk, fmt, policy, want, out, ws) if rand is None else None
+    if fast is None:
+        if blk.size > BLOCK_SIZE and rand is None:  # a fast kernel's long block, declined
+            return _general_in_pieces(blk, fmt, policy, want, out, ws)
+        return _encode_floats_general(blk, fmt, policy, rand, want, out, ws)
+    fl, rest = fast
+    if rest is not None:
+        idx = np.nonzero(rest)
+        k = len(idx[0])
+        sub_out = np.empty(k, dtype=out.dtype)
+        sub_fl = _encode_floats_general(np.ascontiguousarray(blk[idx]), fmt, policy, None, want,
+                                        sub_out, Workspace(k))
+        out[idx] = sub_out
+        if want:
+            for j, f in enumerate(sub_fl):
+                if f is not None:
+                    if fl[j] is None:
+                        fl[j] = np.zeros(out.shape, dtype=bool)
+                    fl[j][idx] = f
+                elif fl[j] is not None:
+                    fl[j][idx] = False
+    return fl
+
+
+def _general_in_pieces(blk, fmt, policy, want, out, ws):
+    """The general path over BLOCK_SIZE pieces of a longer block (whose many work
+    buffers would not stay in cache at the fast kernels' block size)."""
+    n = blk.size
+    fl = None
+    for start in range(0, n, BLOCK_SIZE):
+        stop = min(start + BLOCK_SIZE, n)
+        piece = _encode_floats_general(blk[start:stop], fmt, policy, None, want, out[start:stop], ws)
+        if want:
+            if fl is None:
+                fl = [None] * len(piece)
+            for j, f in enumerate(piece):
+                if f is not None:
+                    if fl[j] is None:
+                        fl[j] = np.zeros(n, dtype=bool)
+                    fl[j][start:stop] = f
+    return fl
+
+
+def _encode_floats_general(blk, fmt, policy, rand, want, out, ws):
+    """The general path for float blocks: pattern rounding, or significands, then NaN
+    and infinity lanes patched from the source patterns."""
     src = SOURCE_FORMAT[blk.dtype]
     layout = _layout(src, fmt, policy.rounding)
     work = np.float32 if layout is fp32 else np.float64

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import _dask, _exact, _validate, interop
+from . import _dask, _exact, _fastpaths, _validate, interop
 from ._blocks import resolve_workers, stream_blocks
 from ._decode import decode_block, decompose, signaling_bit_clear
 from ._encode import BLOCK_SIZE, SOURCE_FORMAT, encode_block, encode_exact
@@ -466,6 +466,6 @@ def _stream(arr, fmt, policy, key, bits_out, values_out, flags, workers=1, posit
             decode_block(bits, fmt, flat_vals[start:stop], ws)
         return fl
 
-    stream_blocks(arr.size, _BLOCK, key, flags, block, workers=workers, positions=positions)
+    stream_blocks(arr.size, _BLOCK * _fastpaths.block_factor(fmt, native, policy), key, flags, block, workers=workers, positions=positions)
 
 

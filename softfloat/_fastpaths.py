@@ -1,0 +1,533 @@
+"""Proven shortcuts for the commonest conversions, each exact under the condition beside it.
+
+The general path (:mod:`softfloat._encode` feeding :func:`softfloat._round.round_pack`)
+handles every format, mode and option.  The kernels here do the same work in a few
+integer passes for the cases people run most, and only where the result is provably
+the same bits (and flags):
+
+* float32 -> a format with float32's 8-bit exponent (bf16, tf32, e8mN with IEEE
+  specials), every deterministic mode: the target pattern is the top 1 + 8 + m bits of
+  the float32 pattern, so rounding is an integer add and a shift (:func:`_truncating`);
+* float32 / float64 -> any narrower format, every deterministic mode, for lanes inside
+  the target's normal range: a re-bias, an add and a shift (:func:`_rebias`); without
+  flags, overflowing lanes are clamped to IEEE's overflow result
+  (:func:`_clamp_overflow`) and lanes below the smallest normal are rounded by numpy's
+  rint/trunc/ceil/floor on the exactly scaled input (:func:`_below_normal`);
+* decoding a format of at most 16 bits: one lookup in a table built once by the general
+  decoder (:func:`decode_table`), or a left shift where the target's pattern is the top
+  of the output float's pattern (:func:`decode_by_shift`), for bf16/tf32 into float64
+  followed by a widening cast (:func:`decode_by_widening`).
+
+An encoding kernel may leave some lanes to the general path (NaNs, lanes outside the
+range its proof covers, rare options): it returns them as a mask and the caller
+recomputes just those.  It may also decline a whole block (returns None).  Setting
+:data:`ENABLED` to False sends every block down the general path (for tests).
+"""
+
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+
+from .formats import Format, Specials, fp32, fp64
+from .rounding import Rounding
+
+__all__ = ["ENABLED", "BLOCK_FACTOR", "block_factor", "encode_block", "decode_by_shift", "decode_by_widening", "decode_table"]
+
+#: False sends every block down the general path (tests compare the two)
+ENABLED = True
+
+#: a block with more lanes than this share outside a kernel's proven range goes to the
+#: general path whole (gathering many lanes costs more than it saves)
+_MAX_REST_SHARE = 1 / 8
+
+
+def encode_block(blk, fmt: Format, policy, want: bool, out, ws):
+    """Encode a contiguous float block by a fast kernel, or return None (declined).
+
+    Returns ``(flags, rest)``: the five flag masks as in ``_encode.encode_block`` (or
+    None when not ``want``), and a boolean mask of lanes the caller must recompute on
+    the general path (their bits and flags here are placeholders), or None.
+    """
+    if not ENABLED or blk.size == 0:
+        return None
+    char = blk.dtype.char
+    last = _last_plan  # one call's blocks share fmt and policy objects: skip the hashing
+    if last[0] is fmt and last[1] is policy and last[2] == char:
+        plan = last[3]
+    else:
+        plan = _plan(fmt, char, policy)
+        _remember(fmt, policy, char, plan)
+    if plan is None:
+        return None
+    return plan.kernel(plan, blk, want, out, ws)
+
+
+#: a fast kernel makes few passes over few buffers, so its blocks can be this many times
+#: the general path's: numpy's per-call cost is then spread over more elements (about a
+#: fifth off each pass at 2**16 elements instead of 2**14), and the few buffers still stay
+#: in L2.  Blocks it declines are cut back to the general size (softfloat._encode).
+BLOCK_FACTOR = 4
+
+
+def block_factor(fmt: Format, dtype, policy) -> int:
+    """How many general-path blocks one block may span for this conversion: BLOCK_FACTOR
+    where a fast kernel exists for it, else 1.  Results never depend on the block size."""
+    if not ENABLED or dtype.char not in "fd":
+        return 1
+    return 1 if _plan(fmt, dtype.char, policy) is None else BLOCK_FACTOR
+
+
+_last_plan = (None, None, None, None)
+
+
+def _remember(fmt, policy, char, plan):
+    global _last_plan
+    _last_plan = (fmt, policy, char, plan)  # one assignment: safe to race
+
+
+@functools.lru_cache(maxsize=1024)
+def _plan(fmt: Format, dtype_char: str, policy):
+    """The kernel and its constants for (format, input dtype, policy), or None: worked
+    out once, so that a block pays only for its numpy calls."""
+    if policy.rounding is Rounding.STOCHASTIC or dtype_char not in "fd":
+        return None
+    if dtype_char == "f" and _is_top_of_fp32(fmt):
+        return _Plan(_truncating, fmt, policy, fp32.mantissa_bits, 0, np.uint32)
+    src = fp32 if dtype_char == "f" else fp64
+    k = src.mantissa_bits - fmt.mantissa_bits
+    if k < 2 or fmt.emin < src.emin or fmt.emax > src.emax:
+        return None
+    return _Plan(_rebias, fmt, policy, src.mantissa_bits, src.bias, src.storage_dtype.type)
+
+
+class _Plan:
+    """Constants of one kernel, as numpy scalars of the word type (see the kernels).
+
+    The input is read as W-bit words (its own patterns) with ms fraction bits and bias
+    B; k = ms - m bits are cut; R = (B - bias) << ms is the re-bias."""
+
+    def __init__(self, kernel, fmt, policy, ms, src_bias, dt):
+        m = fmt.mantissa_bits
+        W = np.dtype(dt).itemsize * 8
+        k = ms - m
+        rebias = (src_bias - fmt.bias) << ms if src_bias else 0
+        wrap = 1 << W
+        self.kernel, self.fmt, self.policy, self.dt, self.W, self.k = kernel, fmt, policy, dt, W, k
+        self.rounding = policy.rounding
+        self.careful = policy.saturate or not policy.subnormals
+        self.k_ = dt(k)
+        self.one = dt(1)
+        self.low = dt((1 << k) - 1)
+        self.half = dt(1 << (k - 1))
+        self.abs_mask = dt((1 << (W - 1)) - 1)
+        self.sign_shift = dt(W - 1)
+        self.spread_shift = dt(W - k)
+        self.minus_r = dt((-rebias) % wrap)  # adding it subtracts R (wraps only off range)
+        self.rne_add = dt(((1 << (k - 1)) - 1 - rebias) % wrap)
+        self.rna_add = dt(((1 << (k - 1)) - rebias) % wrap)
+        self.rebias = rebias
+        self.lo = dt((fmt.emin + src_bias) << ms) if src_bias else None
+        self.hi = dt((fmt.max_finite_bits << k) + rebias)
+        self.span = dt((fmt.max_finite_bits << k) + rebias - ((fmt.emin + src_bias) << ms)) if src_bias else None
+        sign_at = fmt.bits - 1 + k
+        self.sign_down = dt(W - 1 - sign_at)
+        self.sign_bit = dt(1 << sign_at)
+        self.signed = np.dtype(f"i{W // 8}").type
+        self.inf_out = None if fmt.infinity_bits is None else out_scalar(fmt, fmt.infinity_bits)
+        # lanes below min_normal: rounded in the input's float type (see _below_normal)
+        self.small_rounding = None
+        fits = m - fmt.emin <= (fp32 if W == 32 else fp64).emax  # the scale is a float of the input type
+        if fmt.has_negative_zero and policy.subnormals and fits:
+            self.small_rounding = {Rounding.NEAREST_EVEN: np.rint, Rounding.TOWARD_ZERO: np.trunc,
+                                   Rounding.UPWARD: np.ceil, Rounding.DOWNWARD: np.floor,
+                                   Rounding.ODD: np.trunc}.get(policy.rounding)
+        # overflow results (see _clamp_overflow); fnuz overflows to a NaN without sign
+        self.cap_finite = dt(fmt.max_finite_bits << k)
+        self.cap_special = dt((fmt.max_finite_bits + 1) << k)
+        finite_only = policy.saturate or fmt.specials is Specials.FINITE or policy.rounding in (
+            Rounding.TOWARD_ZERO, Rounding.ODD)
+        self.cap = self.cap_finite if finite_only else (
+            self.cap_special if policy.rounding in (Rounding.NEAREST_EVEN, Rounding.NEAREST_AWAY) else None)
+        self.src_inf = dt((1 << (W - 1)) - (1 << ms))  # the input's infinity pattern
+        self.in_bulk = self.small_rounding is not None and fmt.specials is not Specials.FNUZ
+        fdt = np.float32 if W == 32 else np.float64
+        self.scale = fdt(2.0 ** (m - fmt.emin)) if fits else None
+        self.pattern_cap = fdt(2.0 ** fmt.bits - 1)
+        self.sign_to_top = fmt.storage_dtype.type(fmt.bits - 1)
+        self.mag_out = out_scalar(fmt, fmt.sign_mask - 1)
+
+
+def out_scalar(fmt, value):
+    return fmt.storage_dtype.type(value)
+
+
+# =====================================================================================
+# float32 -> e8mN: the target pattern is the top of the float32 pattern
+# =====================================================================================
+def _is_top_of_fp32(fmt: Format) -> bool:
+    """True when fmt's pattern is the top ``fmt.bits`` bits of float32's, value for value.
+
+    Same exponent width and bias and the same IEEE special values (so the same
+    subnormals, infinities and NaN encodings), fewer fraction bits:
+
+        float32  | s | e e e e e e e e | f22 ... f(23-m) | f(22-m) ... f0 |
+        fmt      | s | e e e e e e e e | f22 ... f(23-m) |                  (k = 23 - m cut)
+    """
+    return (fmt.exponent_bits == fp32.exponent_bits and fmt.bias == fp32.bias
+            and fmt.specials is Specials.IEEE and fmt.mantissa_bits < fp32.mantissa_bits)
+
+
+def _truncating(p: _Plan, blk, want: bool, out, ws):
+    """float32 patterns -> e8mN patterns: add an increment below the cut, shift by k.
+
+    Condition (checked by :func:`_is_top_of_fp32`): the target's pattern is the top of
+    float32's.  Then for every finite input the target's magnitude pattern rounded in
+    any mode is ``(|u| + increment) >> k``, a carry out of the fraction moving into the
+    exponent (up to the infinity pattern, which is exactly IEEE's overflow result in the
+    modes that overflow to infinity), with subnormals handled alike because both
+    formats share emin.  Per mode, with H = 2**(k-1) (the guard bit):
+
+        nearest_even  increment = H - 1 + (bit k of u)     a tie carries only when odd
+        nearest_away  increment = H
+        toward_zero   increment = 0
+        upward        increment = 2**k - 1 for +x, 0 for -x
+        downward      increment = 2**k - 1 for -x, 0 for +x
+        odd           (u | ((u & (2**k - 1)) + 2**k - 1)) >> k   bit k |= any cut bit
+
+    The sign bit rides along in bit 31: finite |u| <= 0x7F7FFFFF plus an increment
+    below 2**k never carries into it.  Infinity patterns have no cut bits and come out
+    as infinity in every mode.  Left to the general path: NaN lanes (a NaN can round to
+    the infinity pattern or wrap), and where needed tiny lanes (0 < |x| < 2**-126: the
+    underflow flag and flush-to-zero depend on tininess) and lanes above max_finite
+    with ``saturate``.  Flags of the other lanes: inexact = some cut bit is set;
+    overflow = a finite lane came out as the infinity pattern; no underflow (no lane
+    left here is tiny: float32 values of 2**-126 and up round to 2**-126 or more).
+    """
+    u = blk.view(np.uint32)
+    n = u.size
+    t = ws.get("fast_t", np.uint32, n)
+    rest = hi = None
+    if want or p.careful:
+        mag = ws.get("fast_mag", np.uint32, n)
+        np.bitwise_and(u, p.abs_mask, out=mag)
+        hi = mag.max()
+        checks = []
+        if hi >= fp32.infinity_bits:
+            checks.append(mag >= np.uint32(fp32.infinity_bits))  # NaN and infinity: general path
+        if p.policy.saturate and hi > p.hi:
+            checks.append(mag > p.hi)
+        if want or not p.policy.subnormals:
+            # 0 < |x| < 2**-126: mag - 1 wraps for zero, so one compare finds them
+            np.subtract(mag, p.one, out=t)
+            tiny = t < np.uint32(fp32.mantissa_mask)
+            if tiny.any():
+                checks.append(tiny)
+        for c in checks:
+            rest = c if rest is None else rest | c
+        if rest is not None and np.count_nonzero(rest) > _MAX_REST_SHARE * n:
+            return None
+    else:
+        top = blk.max()  # max propagates NaN: one pass finds whether any lane is NaN
+        if top != top:
+            rest = np.isnan(blk)
+    if want:
+        np.bitwise_and(u, p.low, out=t)
+        inexact = t != 0
+    _add_and_shift(p, u, t, out)
+    if not want:
+        return None, rest
+    overflow = None
+    if hi > p.hi:  # some lane may have rounded up to infinity
+        mag_out = np.bitwise_and(out, p.mag_out, out=ws.get("fast_o", out.dtype, n))
+        overflow = mag_out == p.inf_out
+        if rest is not None:
+            overflow &= ~rest
+    return [None, None, overflow, None, inexact], rest
+
+
+def _add_and_shift(p: _Plan, u, t, out):
+    """out <- (u + increment) >> k per :func:`_truncating`'s table (u with its sign)."""
+    rounding = p.rounding
+    if rounding is Rounding.TOWARD_ZERO:
+        _shift_into(u, p.k_, out, t)
+        return
+    if rounding is Rounding.NEAREST_EVEN:
+        np.right_shift(u, p.k_, out=t)
+        np.bitwise_and(t, p.one, out=t)
+        np.add(t, u, out=t)
+        np.add(t, p.rne_add, out=t)
+    elif rounding is Rounding.NEAREST_AWAY:
+        np.add(u, p.half, out=t)
+    elif rounding is Rounding.UPWARD:
+        _spread_sign(p, u, t, positive=True)
+        np.add(t, u, out=t)
+    elif rounding is Rounding.DOWNWARD:
+        _spread_sign(p, u, t, positive=False)
+        np.add(t, u, out=t)
+    elif rounding is Rounding.ODD:
+        _odd_sticky(p, u, t)
+    else:  # pragma: no cover - stochastic has no plan
+        raise AssertionError(rounding)
+    _shift_into(t, p.k_, out)
+
+
+def _shift_into(t, k, out, scratch=None):
+    """out <- t >> k, narrowed to out's dtype.  A shift in place and then a casting copy
+    (numpy narrows contiguous integers with SIMD) beat one shift that casts its output
+    (a buffered loop) several times over."""
+    if out.dtype == t.dtype:
+        np.right_shift(t, k, out=out)
+        return
+    dst = t if scratch is None else scratch
+    np.right_shift(t, k, out=dst)
+    np.copyto(out, dst, casting="unsafe")
+
+
+def _spread_sign(p: _Plan, u, t, positive: bool):
+    """t <- 2**k - 1 where the lane rounds away from zero (upward: +x, downward: -x),
+    else 0.  (u >> (W-1)) - 1 is all ones for +x; an arithmetic shift of the sign is all
+    ones for -x; >> (W - k) keeps k of them."""
+    if positive:
+        np.right_shift(u, p.sign_shift, out=t)
+        np.subtract(t, p.one, out=t)
+    else:
+        np.right_shift(u.view(p.signed), p.signed(p.W - 1), out=t.view(p.signed))
+    np.right_shift(t, p.spread_shift, out=t)
+
+
+def _odd_sticky(p: _Plan, a, t):
+    """t <- a with bit k ORed with "a cut bit is set": (a & low) + low carries into bit k
+    exactly then, and stays below 2**(k+1), so ORing it into a changes nothing above."""
+    np.bitwise_and(a, p.low, out=t)
+    np.add(t, p.low, out=t)
+    np.bitwise_or(t, a, out=t)
+
+
+# =====================================================================================
+# float32 / float64 -> narrower formats, lanes in the target's normal range
+# =====================================================================================
+def _rebias(p: _Plan, blk, want: bool, out, ws):
+    """Round by re-biasing the exponent, for lanes in the target's normal range; the
+    other lanes go to the general path.
+
+    Condition (checked by :func:`_plan`): the target's exponent range lies inside the
+    input's and k >= 2 bits are cut.  With the block's patterns as W-bit words (ms
+    fraction bits, bias B), R = (B - bias) << ms and a = |u| (the pattern without its
+    sign), the lanes left here satisfy
+
+        a in [min_normal, max_finite]      (as input patterns: [lo, hi])
+
+    There every mode's result is a normal number from min_normal to max_finite (both
+    are values of the format), so no subnormal, tininess, flush, overflow or saturation
+    question arises, and the target's magnitude pattern is
+
+        (a - R + increment) >> k           (odd: ((a | sticky into bit k) - R) >> k)
+
+    with the increments of :func:`_truncating` (the re-bias subtracts a multiple of
+    2**ms, so bit k of a is the kept lsb either way).  The sign goes to bit
+    bits - 1 + k of the sum, above the magnitude (the sum is below 2**(bits - 1 + k) in
+    range), so the final shift puts it in place.  Flags of these lanes: inexact = a cut
+    bit is set, nothing else.
+
+    The other lanes: without flags (and where the plan allows: subnormals kept, a
+    format with -0, a mode with a float rounding function), finite lanes above
+    max_finite take the same sum clamped by :func:`_clamp_overflow` (the sum of a
+    finite input cannot wrap: |u| < 2**(W-1) and R > 0), and lanes below min_normal are
+    rounded by :func:`_below_normal`; infinities and NaNs (and every out-of-range lane
+    otherwise) go to the general path.
+    """
+    dt = p.dt
+    u = blk.view(dt)
+    n = u.size
+    mag = ws.get("fast_mag", dt, n)
+    t = ws.get("fast_t", dt, n)
+    np.bitwise_and(u, p.abs_mask, out=mag)
+    # outside [lo, hi] <=> a - lo (wrapping below lo) > hi - lo: one pass, one reduction
+    np.subtract(mag, p.lo, out=t)
+    rest = small = None
+    clamp = False
+    if t.max() > p.span:
+        if p.in_bulk and not want:
+            # zeros and subnormal results rounded in bulk below, overflows clamped: only
+            # infinities and NaNs are left
+            rest = mag >= p.src_inf
+            small = mag < p.lo
+            clamp = True
+        else:
+            rest = t > p.span
+        left = np.count_nonzero(rest)
+        if left > _MAX_REST_SHARE * n:
+            return None
+        if left == 0:
+            rest = None
+    fl = None
+    if want:
+        np.bitwise_and(mag, p.low, out=t)
+        fl = [None, None, None, None, t != 0]
+    rounding = p.rounding
+    if rounding is Rounding.NEAREST_EVEN:
+        np.right_shift(mag, p.k_, out=t)
+        np.bitwise_and(t, p.one, out=t)
+        np.add(t, mag, out=t)
+        np.add(t, p.rne_add, out=t)
+    elif rounding is Rounding.NEAREST_AWAY:
+        np.add(mag, p.rna_add, out=t)
+    elif rounding is Rounding.TOWARD_ZERO:
+        np.add(mag, p.minus_r, out=t)
+    elif rounding is Rounding.ODD:
+        _odd_sticky(p, mag, t)
+        np.add(t, p.minus_r, out=t)
+    else:  # upward, downward
+        _spread_sign(p, u, t, positive=rounding is Rounding.UPWARD)
+        np.add(t, mag, out=t)
+        np.add(t, p.minus_r, out=t)
+    if clamp:
+        _clamp_overflow(p, u, t, mag)
+    # sign: bit W-1 of u -> bit (bits - 1 + k); mag is free again
+    np.right_shift(u, p.sign_down, out=mag)
+    np.bitwise_and(mag, p.sign_bit, out=mag)
+    np.bitwise_or(t, mag, out=t)
+    _shift_into(t, p.k_, out)
+    if small is not None and small.any():
+        with np.errstate(all="ignore"):  # the other lanes may overflow the scaling or be NaN
+            _below_normal(p, blk, small, out, ws)
+    return fl, rest
+
+
+def _clamp_overflow(p: _Plan, u, t, c):
+    """Clamp rounded sums above max_finite (finite input beyond the format's range) to
+    IEEE 754's overflow result (section 7.4): the pattern just above max_finite -- the
+    infinity of IEEE formats, the NaN S.1111.111 of fn formats (OCP's non-saturating
+    overflow) -- where the mode overflows to infinity, else max_finite.  A sum at or
+    below max_finite's (shifted) pattern is a value that rounded to at most max_finite
+    and is left alone.  Upward and downward decide per sign; ``c`` is scratch."""
+    if p.cap is not None:
+        np.minimum(t, p.cap, out=t)
+        return
+    np.right_shift(u, p.sign_shift, out=c)  # 1 for -x
+    np.left_shift(c, p.k_, out=c)
+    if p.rounding is Rounding.UPWARD:  # +x -> infinity, -x -> -max_finite
+        np.subtract(p.cap_special, c, out=c)
+    else:  # downward: -x -> -infinity, +x -> max_finite
+        np.add(c, p.cap_finite, out=c)
+    np.minimum(t, c, out=t)
+
+
+def _below_normal(p: _Plan, blk, small, out, ws):
+    """Overwrite the lanes below the target's smallest normal (zeros included) with
+    their rounded patterns, computed in the input's own float type.
+
+    Condition: |x| < min_normal, no flags wanted, subnormals kept, a format with -0
+    (fnuz turns -0 into +0) and a mode with a float rounding function.  Then
+    y = x * 2**(m - emin) is exact (a power-of-two scaling up, |y| < 2**m) and counts
+    subnormal quanta; numpy's rint / trunc / ceil / floor round it to an integer N in
+    nearest_even / toward_zero / upward / downward exactly, and round-to-odd is trunc
+    with the lowest bit set where trunc changed y.  |N| is the target's magnitude
+    pattern (2**m, where rounding reached min_normal, is min_normal's pattern), and
+    the sign is x's (IEEE: a tiny negative value rounded to zero is -0).  The other
+    lanes compute garbage here and keep what the caller wrote.
+    """
+    n = blk.size
+    y = ws.get("fast_y", blk.dtype, n)
+    np.multiply(blk, p.scale, out=y)
+    odd = p.rounding is Rounding.ODD
+    if odd:
+        y2 = ws.get("fast_y2", blk.dtype, n)
+        np.trunc(y, out=y2)
+        cut = y2 != y
+        y = y2
+    else:
+        p.small_rounding(y, out=y)
+    np.abs(y, out=y)
+    # other lanes may hold huge values or inf (NaN only for NaN input), whose casts take
+    # a slow path: cap them first
+    np.minimum(y, p.pattern_cap, out=y)
+    res = ws.get("fast_res", out.dtype, n)
+    w = ws.get("fast_w", out.dtype, n)
+    np.copyto(res, y, casting="unsafe")  # |N| <= 2**m: exact
+    if odd:  # lowest bit |= "trunc cut something"
+        np.copyto(w, cut.view(np.uint8), casting="unsafe")
+        np.bitwise_or(res, w, out=res)
+    negative = np.signbit(blk, out=ws.get("fast_neg", np.bool_, n))
+    np.copyto(w, negative.view(np.uint8), casting="unsafe")
+    np.left_shift(w, p.sign_to_top, out=w)
+    np.bitwise_or(res, w, out=res)
+    # out <- res where small: out ^ ((out ^ res) & -small), no masked loop (those are slow)
+    np.copyto(w, small.view(np.uint8), casting="unsafe")
+    np.negative(w, out=w)
+    np.bitwise_xor(res, out, out=res)
+    np.bitwise_and(res, w, out=res)
+    np.bitwise_xor(out, res, out=out)
+
+
+# =====================================================================================
+# decoding
+# =====================================================================================
+def decode_by_shift(b, fmt: Format, out) -> bool:
+    """Write the values of patterns ``b`` into ``out`` by a left shift, if that is exact.
+
+    Condition: ``out``'s float format has fmt's exponent width and bias and IEEE
+    specials, and at least fmt's fraction bits.  Then fmt's pattern is the top of the
+    output's pattern, value for value (NaN sign and payload bits included):
+
+        fmt  | s | e..e | f..f |            ->  out  | s | e..e | f..f 0..0 |
+
+    Returns False (nothing written) when the condition does not hold.
+    """
+    if not ENABLED or fmt.specials is not Specials.IEEE or out.dtype.kind != "f":
+        return False
+    bits_out = out.dtype.itemsize * 8
+    e_out = {16: 5, 32: 8, 64: 11}[bits_out]
+    m_out = bits_out - 1 - e_out
+    if fmt.exponent_bits != e_out or fmt.bias != (1 << (e_out - 1)) - 1 or fmt.mantissa_bits > m_out:
+        return False
+    udt = np.dtype(f"u{bits_out // 8}")
+    words = out.view(udt)
+    np.copyto(words, b, casting="unsafe")  # widen first: a casting shift is much slower
+    np.left_shift(words, udt.type(m_out - fmt.mantissa_bits), out=words)
+    return True
+
+
+def decode_by_widening(b, fmt: Format, out, ws=None) -> bool:
+    """Write the values of e8mN patterns (bf16, tf32) into a float64 ``out`` by way of
+    float32, if that is exact; return False (``out`` partly written) otherwise.
+
+    Condition: fmt's pattern is the top of float32's (:func:`_is_top_of_fp32`), so
+    :func:`decode_by_shift` gives the float32 values exactly, and no lane is a NaN:
+    widening float32 -> float64 is exact for every other value, but quiets a signaling
+    NaN (the table keeps its bits).
+    """
+    if not ENABLED or out.dtype != np.float64 or not _is_top_of_fp32(fmt):
+        return False
+    f = np.empty(b.size, dtype=np.float32) if ws is None else ws.get("dec_f32", np.float32, b.size)
+    decode_by_shift(b, fmt, f)
+    top = f.max(initial=0.0)
+    if top != top:  # max propagates NaN
+        return False
+    np.copyto(out, f)
+    return True
+
+
+#: (format, output dtype) -> read-only table of the 2**bits values, built once
+_TABLES: dict = {}
+
+#: formats of at most this many bits decode by table lookup (2**16 float64 = 512 KiB)
+TABLE_MAX_BITS = 16
+
+
+def decode_table(fmt: Format, dtype, build):
+    """The 2**fmt.bits values of fmt as a read-only ``dtype`` array, or None for wider
+    formats.  ``build(patterns, out)`` is the general decoder; it runs once per
+    (format, dtype), so the table holds exactly its results (NaN payloads included)."""
+    if not ENABLED or fmt.bits > TABLE_MAX_BITS:
+        return None
+    key = (fmt, np.dtype(dtype))
+    table = _TABLES.get(key)
+    if table is None:
+        table = np.empty(1 << fmt.bits, dtype=dtype)
+        build(np.arange(1 << fmt.bits, dtype=fmt.storage_dtype), table)
+        table.flags.writeable = False
+        _TABLES[key] = table  # a race builds the same table twice: harmless
+    return table

@@ -1,0 +1,466 @@
+"""The fast kernels of softfloat._fastpaths, bit for bit and flag for flag.
+
+Each kernel is checked three ways on inputs chosen around its proof's edges:
+
+* against the general path (the same public call with ``_fastpaths.ENABLED = False``),
+  exhaustively where the space allows, for every deterministic mode and option, flags
+  included;
+* against independent oracles: ml_dtypes' and numpy's casts for nearest_even, MPFR (via
+  gmpy2, ``tests/oracle.py``) for every mode on a sample (all of it with ``--runslow``);
+* that the kernel really ran (did not decline) on the blocks the checks rely on.
+"""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+import softfloat as sf
+from softfloat import _encode, _fastpaths
+from softfloat._options import policy_from_options
+from tests.oracle import pattern_of, round_exact
+
+MODES = ("nearest_even", "nearest_away", "toward_zero", "upward", "downward", "odd")
+FLAG_NAMES = ("invalid", "divide_by_zero", "overflow", "underflow", "inexact")
+E8_FORMATS = (sf.bf16, sf.tf32, sf.Format(exponent_bits=8, mantissa_bits=3))
+OPTIONS = (
+    {},
+    {"saturate": True},
+    {"subnormals": False},
+    {"subnormals": False, "tininess": "before"},
+    {"tininess": "before"},
+)
+
+
+# =====================================================================================
+# helpers
+# =====================================================================================
+def general(x, fmt, mode, **kw):
+    """The same call on the general path."""
+    saved = _fastpaths.ENABLED
+    _fastpaths.ENABLED = False
+    try:
+        return sf.encode(x, fmt, mode, **kw)
+    finally:
+        _fastpaths.ENABLED = saved
+
+
+def assert_same(x, fmt, mode, **options):
+    """Fast and general path agree on bits, and on every flag mask."""
+    fast_bits, fast_flags = sf.encode(x, fmt, mode, return_flags=True, **options)
+    gen_bits, gen_flags = general(x, fmt, mode, return_flags=True, **options)
+    bad = np.flatnonzero(fast_bits != gen_bits)
+    assert bad.size == 0, _diff("bits", x, fast_bits, gen_bits, bad, fmt, mode, options)
+    for name in FLAG_NAMES:
+        f, g = np.asarray(getattr(fast_flags, name)), np.asarray(getattr(gen_flags, name))
+        bad = np.flatnonzero(f != g)
+        assert bad.size == 0, _diff(name, x, f, g, bad, fmt, mode, options)
+    plain = sf.encode(x, fmt, mode, **options)  # the no-flags kernels too
+    bad = np.flatnonzero(plain != gen_bits)
+    assert bad.size == 0, _diff("bits (no flags)", x, plain, gen_bits, bad, fmt, mode, options)
+
+
+def _diff(what, x, got, want, bad, fmt, mode, options):
+    i = bad[0]
+    xi = x.reshape(-1)[i]
+    pattern = hex(int(xi.view(np.uint32 if x.dtype == np.float32 else np.uint64)))
+    return (f"{what} differ in {bad.size} lanes for {fmt.name} {mode} {options}; first: "
+            f"x={pattern} ({float(xi)!r}) fast={got.reshape(-1)[i]!r} general={want.reshape(-1)[i]!r}")
+
+
+class Spy:
+    """Counts blocks the fast kernel took (returned a result) and declined."""
+
+    def __init__(self, monkeypatch):
+        self.taken = self.declined = 0
+        real = _fastpaths.encode_block
+
+        def spy(*args, **kwargs):
+            result = real(*args, **kwargs)
+            if result is None:
+                self.declined += 1
+            else:
+                self.taken += 1
+            return result
+
+        monkeypatch.setattr(_fastpaths, "encode_block", spy)
+
+
+def e8_inputs(fmt, stride=1):
+    """float32 patterns around every fmt pattern (every stride-th): the pattern itself,
+    one above, just below and at the guard bit (ties), just above it, the all-ones cut
+    and a random cut -- zeros, subnormals (both formats share emin), normals, the
+    overflow edge, infinities and NaNs (quiet and signaling) of both signs."""
+    k = 23 - fmt.mantissa_bits
+    top = np.arange(0, 1 << fmt.bits, stride, dtype=np.uint64) << np.uint64(k)
+    half = 1 << (k - 1)
+    rng = np.random.default_rng(fmt.bits)
+    lows = [np.full(top.size, d, dtype=np.uint64) for d in (0, 1, half - 1, half, half + 1, (1 << k) - 1)]
+    lows.append(rng.integers(0, 1 << k, top.size, dtype=np.uint64))
+    u = np.concatenate([top | low for low in lows]).astype(np.uint32)
+    return u.view(np.float32)
+
+
+def oracle_bits(x, fmt, mode, **policy):
+    """MPFR / exact-Fraction results for finite inputs (tests/oracle.py), as (bits, flags)."""
+    bits = np.empty(x.size, dtype=np.uint64)
+    flags = np.zeros((5, x.size), dtype=bool)
+    for i, xi in enumerate(x.tolist()):
+        q, negative = abs(Fraction(xi)), math.copysign(1.0, xi) < 0
+        exp = round_exact(q, negative, fmt, mode, **policy)
+        bits[i] = pattern_of(exp.value, exp.negative, fmt)
+        flags[:, i] = (exp.invalid, False, exp.overflow, exp.underflow, exp.inexact)
+    return bits, flags
+
+
+# =====================================================================================
+# float32 -> e8mN (bf16, tf32): add and shift, every mode
+# =====================================================================================
+@pytest.mark.parametrize("options", OPTIONS, ids=lambda o: ",".join(f"{k}={v}" for k, v in o.items()) or "default")
+@pytest.mark.parametrize("mode", MODES)
+def test_bf16_every_pattern_neighbourhood_matches_general_path(mode, options, monkeypatch):
+    x = e8_inputs(sf.bf16)
+    spy = Spy(monkeypatch)
+    assert_same(x, sf.bf16, mode, **options)
+    assert spy.taken > 0
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("fmt", E8_FORMATS[1:], ids=lambda f: f.name)
+def test_other_e8_formats_match_general_path(fmt, mode, oracle_stride):
+    assert_same(e8_inputs(fmt, stride=8 * oracle_stride), fmt, mode)
+    assert_same(e8_inputs(fmt, stride=16 * oracle_stride), fmt, mode, subnormals=False, saturate=True)
+
+
+def test_bf16_nearest_even_matches_ml_dtypes_on_every_neighbourhood():
+    x = e8_inputs(sf.bf16)
+    got = sf.encode(x, sf.bf16)
+    finite = np.isfinite(x)
+    with np.errstate(over="ignore"):  # ml_dtypes warns where it rounds to infinity
+        want = x[finite].astype(ml_dtypes.bfloat16).view(np.uint16)
+    assert np.array_equal(got[finite], want)
+    # NaNs: quiet, sign and top payload bits kept (as the general path and IEEE 6.2.3)
+    u = x.view(np.uint32)
+    nan = np.isnan(x)
+    assert np.array_equal(got[nan], ((u[nan] >> 16) | 0x0040).astype(np.uint16))
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_bf16_and_tf32_match_mpfr(mode, oracle_stride):
+    """A sample of every neighbourhood class: MPFR's bits and flags."""
+    rng = np.random.default_rng(13)
+    for fmt in (sf.bf16, sf.tf32):
+        x = e8_inputs(fmt, stride=1 << (fmt.bits - 9))
+        x = x[np.isfinite(x)]
+        x = x[rng.permutation(x.size)[: 2000 // oracle_stride]]
+        x = np.concatenate([x, np.float32([3.3895314e38, -3.4028235e38, 1e-45, -1.1754942e-38, 0.0, -0.0])])
+        got, flags = sf.encode(x, fmt, mode, return_flags=True)
+        want, want_flags = oracle_bits(x, fmt, mode)
+        assert np.array_equal(got.astype(np.uint64), want), (fmt.name, mode)
+        for j, name in enumerate(FLAG_NAMES):
+            assert np.array_equal(np.asarray(getattr(flags, name)), want_flags[j]), (fmt.name, mode, name)
+
+
+def test_bf16_flags_under_both_tininess_rules_match_mpfr():
+    """Tiny lanes go to the general path; their flags are MPFR's."""
+    x = np.float32([1.1754942e-38, 1.1754940e-38, 5.877472e-39, -1.1754942e-38, 1e-45, 1.17549435e-38])
+    x = np.concatenate([x, np.float32(np.linspace(1, 2, 64))])  # and lanes for the kernel
+    for tininess in ("after", "before"):
+        for mode in MODES:
+            got, flags = sf.encode(x, sf.bf16, mode, tininess=tininess, return_flags=True)
+            want, want_flags = oracle_bits(x, sf.bf16, mode, tininess=tininess)
+            assert np.array_equal(got.astype(np.uint64), want)
+            assert np.array_equal(np.asarray(flags.underflow), want_flags[3]), (mode, tininess)
+
+
+def test_e8_kernel_does_not_modify_input():
+    x = e8_inputs(sf.bf16, stride=64)
+    before = x.copy()
+    for mode in MODES:
+        sf.encode(x, sf.bf16, mode, return_flags=True)
+    assert np.array_equal(x.view(np.uint32), before.view(np.uint32))
+
+
+# =====================================================================================
+# float32 / float64 -> fp16 (and other narrow formats), nearest_even
+# =====================================================================================
+def fp16_midpoint_inputs(dtype):
+    """Every fp16 value, every midpoint between neighbours (ties), and one ulp of the
+    input type either side of each; both signs.  Includes subnormals, the overflow
+    threshold 65520 and values beyond."""
+    v = np.arange(0, 0x7C01, dtype=np.uint16).view(np.float16).astype(np.float64)  # 0 .. inf
+    mids = (v[:-1] + v[1:]) / 2  # exact in float64 (and float32): 12 significant bits
+    pts = np.concatenate([v[:-1], mids]).astype(dtype)
+    x = np.concatenate([pts, np.nextafter(pts, dtype(np.inf)), np.nextafter(pts, dtype(0))])
+    return np.concatenate([x, -x])
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_fp16_nearest_even_matches_numpy_and_general_path(dtype, monkeypatch):
+    """numpy's astype(float16) rounds once, correctly, from float32 and float64 alike
+    (checked here on every tie and its neighbours); the kernel agrees with it."""
+    x = fp16_midpoint_inputs(dtype)
+    spy = Spy(monkeypatch)
+    got = sf.encode(x, sf.fp16)
+    assert spy.taken > 0 and spy.declined == 0
+    with np.errstate(over="ignore"):  # numpy warns where it rounds to infinity
+        want = x.astype(np.float16).view(np.uint16)
+    bad = np.flatnonzero(got != want)
+    assert bad.size == 0, [float(x[i]).hex() for i in bad[:5]]
+    assert_same(x, sf.fp16, "nearest_even")
+    for options in OPTIONS[1:]:
+        assert_same(x, sf.fp16, "nearest_even", **options)
+
+
+def test_float64_to_fp16_is_one_rounding_not_two():
+    """Values a hair off a tie: rounding through float32 first would make them ties."""
+    mids = fp16_midpoint_inputs(np.float64)
+    mids = mids[(np.abs(mids) < 65536) & (np.abs(mids) > 2.0**-24)]
+    eps = np.abs(mids) * 2.0**-40
+    for x in (mids + eps, mids - eps):
+        with np.errstate(over="ignore"):
+            want = x.astype(np.float16).view(np.uint16)  # numpy: direct rounding (checked below)
+        assert np.array_equal(sf.encode(x, sf.fp16), want)
+        assert np.array_equal(general(x, sf.fp16, "nearest_even"), want)
+    sample = (mids + eps)[:: max(1, mids.size // 300)]
+    oracle, _ = oracle_bits(sample, sf.fp16, "nearest_even")
+    with np.errstate(over="ignore"):
+        numpy_bits = sample.astype(np.float16).view(np.uint16).astype(np.uint64)
+    assert np.array_equal(numpy_bits, oracle)
+
+
+@pytest.mark.parametrize("fmt", [sf.fp32, sf.fp16, sf.bf16, sf.tf32, sf.fp8_e4m3, sf.fp8_e5m2, sf.fp8_e4m3fnuz,
+                                 sf.fp6_e2m3, sf.fp4_e2m1, sf.Format(exponent_bits=6, mantissa_bits=9)],
+                         ids=lambda f: f.name)
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("mode", MODES)
+def test_rebias_kernel_matches_general_path_on_normal_range_data(mode, fmt, dtype, monkeypatch, oracle_stride):
+    """Every deterministic mode; data in the target's normal range with a few zeros, subnormals, overflows and
+    specials mixed in (the rest lanes), so the kernel takes every block."""
+    rng = np.random.default_rng(fmt.bits)
+    n = 3 * (1 << 14) + 17
+    lo, hi = math.log2(fmt.min_normal), math.log2(fmt.max_finite)
+    x = np.exp2(rng.uniform(lo, hi + 0.01, n)) * rng.choice([-1.0, 1.0], n)
+    pick = rng.choice(n, n // 40, replace=False)
+    x[pick] = rng.choice([0.0, -0.0, fmt.min_subnormal * 1.5, -fmt.max_finite * 1.01, np.inf, np.nan,
+                          fmt.min_normal * (1 - 2.0**-30)], pick.size)
+    tiny = rng.choice(n, n // 50, replace=False)  # below min_normal: zeros' neighbours, subnormals
+    x[tiny] = rng.uniform(-1, 1, tiny.size) * fmt.min_normal * rng.choice([1.0, 2.0**-3, 2.0**-12], tiny.size)
+    with np.errstate(over="ignore"):  # beyond float32 for the e8 formats: infinity
+        x = x.astype(dtype)
+    # hard lanes: ties and ties +- one input ulp at random normal-range values
+    k = (23 if dtype == np.float32 else 52) - fmt.mantissa_bits
+    u = x.view(np.uint32 if dtype == np.float32 else np.uint64)
+    udt = u.dtype.type
+    if k > 0:
+        tie = (u >> udt(k) << udt(k)) | udt(1 << (k - 1))
+        sl = slice(0, n, 7)
+        u[sl] = tie[sl] + rng.integers(-1, 2, tie[sl].size).astype(u.dtype)
+    # the edges of the kernel's range, one input ulp either side, both signs
+    with np.errstate(over="ignore"):
+        edges = np.array([fmt.max_finite, fmt.min_normal], dtype=dtype)
+        edges = np.concatenate([edges, np.nextafter(edges, dtype(np.inf)), np.nextafter(edges, dtype(0))])
+    edges = np.concatenate([edges, -edges])
+    x[5: 5 + 101 * edges.size: 101] = edges
+    spy = Spy(monkeypatch)
+    assert_same(x, fmt, mode)
+    assert spy.taken > 0 or (fmt == sf.fp32 and dtype == np.float32)  # nothing to round
+    for options in OPTIONS[1:]:
+        assert_same(x, fmt, mode, **options)
+    sample = x[np.isfinite(x)][:: 1 + oracle_stride * n // 1000]
+    want, want_flags = oracle_bits(sample, fmt, mode)
+    got, flags = sf.encode(sample, fmt, mode, return_flags=True)
+    assert np.array_equal(got.astype(np.uint64), want)
+    for j, name in enumerate(FLAG_NAMES):
+        assert np.array_equal(np.asarray(getattr(flags, name)), want_flags[j]), name
+
+
+def test_fast_paths_can_be_switched_off(monkeypatch):
+    monkeypatch.setattr(_fastpaths, "ENABLED", False)
+    spy = Spy(monkeypatch)
+    sf.encode(np.float32([1.5, 2.5]), sf.bf16)
+    assert spy.taken == 0
+
+
+def test_kernel_leaves_nan_lanes_to_general_path():
+    policy, _ = policy_from_options("nearest_even", "after", True, False, None)
+    x = np.float32([1.0, np.nan, -np.inf, 2.0])
+    x.view(np.uint32)[1] = 0x7F800001  # a signaling NaN that would round to infinity
+    ws = _encode.Workspace(x.size)
+    out = np.empty(x.size, dtype=np.uint16)
+    fl, rest = _fastpaths.encode_block(x, sf.bf16, policy, False, out, ws)
+    assert rest.tolist() == [False, True, False, False]
+    bits, flags = sf.encode(x, sf.bf16, return_flags=True)
+    assert [hex(b) for b in bits] == ["0x3f80", "0x7fc0", "0xff80", "0x4000"]
+    assert flags.invalid.tolist() == [False, True, False, False]
+
+
+# =====================================================================================
+# decoding: shift and table
+# =====================================================================================
+DECODE_FORMATS = (sf.fp16, sf.bf16, sf.tf32, sf.fp8_e4m3, sf.fp8_e5m2, sf.fp8_e4m3fnuz, sf.fp8_e5m2fnuz,
+                  sf.fp6_e2m3, sf.fp6_e3m2, sf.fp4_e2m1, sf.Format(exponent_bits=4, mantissa_bits=9))
+
+
+def _decode_general(b, fmt, dtype):
+    saved = _fastpaths.ENABLED
+    _fastpaths.ENABLED = False
+    try:
+        return sf.decode(b, fmt, dtype)
+    finally:
+        _fastpaths.ENABLED = saved
+
+
+def _bits_of(a):
+    return a.view({2: np.uint16, 4: np.uint32, 8: np.uint64}[a.dtype.itemsize])
+
+
+@pytest.mark.parametrize("fmt", DECODE_FORMATS, ids=lambda f: f.name)
+def test_decode_every_pattern_matches_arithmetic_decoder(fmt):
+    b = np.arange(1 << fmt.bits, dtype=np.uint64)
+    b = np.concatenate([b, b[::-1]]).astype(fmt.storage_dtype)
+    for dtype in (np.float16, np.float32, np.float64):
+        if not sf.as_format({2: "fp16", 4: "fp32", 8: "fp64"}[np.dtype(dtype).itemsize]).holds(fmt):
+            continue
+        got, want = sf.decode(b, fmt, dtype), _decode_general(b, fmt, dtype)
+        assert np.array_equal(_bits_of(got), _bits_of(want)), (fmt.name, dtype)  # NaN payloads too
+    # and against the independent references for the values
+    with np.errstate(invalid="ignore"):  # the casts warn on signaling NaNs
+        if fmt == sf.fp16:
+            ref = b.view(np.float16).astype(np.float64)
+        elif fmt == sf.bf16:
+            ref = b.view(ml_dtypes.bfloat16).astype(np.float64)
+        else:
+            return
+    v = sf.decode(b, fmt)
+    assert np.array_equal(np.isnan(v), np.isnan(ref))
+    assert np.array_equal(v[~np.isnan(v)], ref[~np.isnan(ref)])
+
+
+def test_decode_by_shift_keeps_signaling_nans():
+    b = np.array([0x7F81, 0xFF81, 0x7FC1, 0x0001, 0x8000], dtype=np.uint16)  # bf16
+    got = sf.decode(b, sf.bf16, np.float32).view(np.uint32)
+    assert [hex(v) for v in got] == ["0x7f810000", "0xff810000", "0x7fc10000", "0x10000", "0x80000000"]
+    h = np.array([0x7C01, 0xFE01], dtype=np.uint16)  # fp16 -> float16 is the identity
+    assert np.array_equal(sf.decode(h, sf.fp16, np.float16).view(np.uint16), h)
+
+
+def test_decode_table_is_read_only_and_built_once():
+    sf.decode(np.uint8([1]), sf.fp8_e4m3)
+    table = _fastpaths._TABLES[(sf.fp8_e4m3, np.dtype(np.float64))]
+    assert not table.flags.writeable
+    sf.decode(np.uint8([2]), sf.fp8_e4m3)
+    assert _fastpaths._TABLES[(sf.fp8_e4m3, np.dtype(np.float64))] is table
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("fmt", [sf.bf16, sf.fp16, sf.fp8_e4m3], ids=lambda f: f.name)
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_quantize_matches_general_path(fmt, mode, dtype):
+    rng = np.random.default_rng(1)
+    with np.errstate(invalid="ignore"):  # float32 signaling NaNs widen with a warning
+        x = np.concatenate([e8_inputs(sf.bf16, stride=4).astype(dtype),
+                            (rng.standard_normal(20000) * 100).astype(dtype)])
+    got, flags = sf.quantize(x, fmt, mode, return_flags=True)
+    saved = _fastpaths.ENABLED
+    _fastpaths.ENABLED = False
+    try:
+        want, want_flags = sf.quantize(x, fmt, mode, return_flags=True)
+    finally:
+        _fastpaths.ENABLED = saved
+    assert got.dtype == want.dtype
+    assert np.array_equal(_bits_of(got), _bits_of(want))
+    for name in FLAG_NAMES:
+        assert np.array_equal(np.asarray(getattr(flags, name)), np.asarray(getattr(want_flags, name))), name
+
+
+# =====================================================================================
+# the full sweeps (slow)
+# =====================================================================================
+@pytest.mark.slow
+@pytest.mark.parametrize("mode", MODES)
+def test_tf32_every_pattern_neighbourhood(mode):
+    x = e8_inputs(sf.tf32)
+    for options in OPTIONS:
+        assert_same(x, sf.tf32, mode, **options)
+
+
+@pytest.mark.slow
+def test_fp32_random_patterns_every_mode():
+    rng = np.random.default_rng(7)
+    x = rng.integers(0, 1 << 32, 1 << 22, dtype=np.uint64).astype(np.uint32).view(np.float32)
+    for mode in MODES:
+        for fmt in (sf.bf16, sf.tf32, sf.fp16):
+            for options in OPTIONS:
+                assert_same(x, fmt, mode, **options)
+
+
+# =====================================================================================
+# property: any float array, any format and option, fast == general
+# =====================================================================================
+from hypothesis import given, strategies as st  # noqa: E402
+from hypothesis.extra import numpy as hnp  # noqa: E402
+
+_PROPERTY_FORMATS = (sf.bf16, sf.tf32, sf.fp16, sf.fp8_e4m3, sf.fp8_e5m2fnuz, sf.fp4_e2m1,
+                     sf.Format(exponent_bits=8, mantissa_bits=2, specials="fn"))
+
+
+@given(
+    x=st.one_of(hnp.arrays(np.float32, st.integers(1, 300), elements=st.floats(width=32)),
+                hnp.arrays(np.float64, st.integers(1, 300), elements=st.floats(width=64)),
+                hnp.arrays(np.uint32, st.integers(1, 300)).map(lambda a: a.view(np.float32))),
+    fmt=st.sampled_from(_PROPERTY_FORMATS),
+    mode=st.sampled_from(MODES),
+    saturate=st.booleans(), subnormals=st.booleans(), tininess=st.sampled_from(["after", "before"]),
+)
+def test_fast_paths_agree_with_general_path_on_any_input(x, fmt, mode, saturate, subnormals, tininess):
+    assert_same(x, fmt, mode, saturate=saturate, subnormals=subnormals, tininess=tininess)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_rebias_kernel_on_a_wide_format_from_float64(mode):
+    """e11m40: float64's own exponent range (the below-normal scale would overflow, so
+    those lanes take the general path)."""
+    fmt = sf.Format(exponent_bits=11, mantissa_bits=40)
+    rng = np.random.default_rng(40)
+    x = np.exp2(rng.uniform(-1030, 1024, 5000)) * rng.choice([-1.0, 1.0], 5000)
+    x[:50] = [0.0, -0.0, np.inf, -np.inf, np.nan, 5e-324, -5e-324, 2.0**-1022, 1.7976931348623157e308] * 5 + [1.0] * 5
+    assert_same(x, fmt, mode)
+    assert_same(x, fmt, mode, saturate=True, subnormals=False)
+
+
+def test_block_kernel_raises_no_numpy_warning_outside_the_stream_driver():
+    """encode_block is also called directly (accumulate's stores): NaN and huge lanes
+    beside zeros must not leak a RuntimeWarning from the bulk below-normal rounding."""
+    import warnings
+
+    policy, _ = policy_from_options("nearest_even", "after", True, False, None)
+    x = np.array([0.0, -0.0, 1e-30, np.nan, np.inf, 1e308] + [1.5] * 60, dtype=np.float64)
+    out = np.empty(x.size, dtype=np.uint16)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        fast = _fastpaths.encode_block(x, sf.fp16, policy, False, out, _encode.Workspace(x.size))
+        _encode.encode_block(x, sf.fp16, policy, None, False, out, _encode.Workspace(x.size))
+    assert fast is not None  # the kernel took the block (NaN and inf left to the general path)
+    assert [hex(b) for b in out[:7]] == ["0x0", "0x8000", "0x0", "0x7e00", "0x7c00", "0x7c00", "0x3e00"]
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_declined_long_blocks_take_the_general_path_in_pieces(dtype, monkeypatch):
+    """Calls with a fast kernel stream blocks BLOCK_FACTOR times longer; a block the
+    kernel declines (here: a quarter NaN, and with flags a quarter tiny) is encoded by
+    the general path piece by piece, flags included."""
+    rng = np.random.default_rng(3)
+    n = 3 * (_fastpaths.BLOCK_FACTOR << 14) + 11
+    x = (rng.standard_normal(n) * 100).astype(dtype)
+    x[rng.choice(n, n // 4, replace=False)] = np.nan
+    x[rng.choice(n, n // 4, replace=False)] = 1e-6 * rng.standard_normal(n // 4)
+    spy = Spy(monkeypatch)
+    for fmt in (sf.fp16, sf.bf16):
+        for mode in ("nearest_even", "upward"):
+            assert_same(x, fmt, mode)
+    assert spy.declined > 0
