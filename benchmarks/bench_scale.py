@@ -83,18 +83,6 @@ def operations(n, workers, repeat, modes):
             row(f"{name} {mode}", n, floor, one, many, workers)
 
 
-class NpyFile:
-    """A .npy file that dask reads chunk by chunk through a memory map (see the README)."""
-
-    def __init__(self, path):
-        self.path = path
-        head = np.load(path, mmap_mode="r")
-        self.shape, self.dtype, self.ndim = head.shape, head.dtype, head.ndim
-
-    def __getitem__(self, key):
-        return np.asarray(np.load(self.path, mmap_mode="r")[key])
-
-
 def out_of_core(megabytes, chunk):
     import dask.array as da
 
@@ -112,7 +100,7 @@ def out_of_core(megabytes, chunk):
         rss_before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
         tracemalloc.start()
         t0 = time.perf_counter()
-        bits = sf.encode(da.from_array(NpyFile(src), chunks=chunk), "bf16")
+        bits = sf.encode(sf.from_npy(src, chunks=chunk), "bf16")
         out = np.lib.format.open_memmap(dst, mode="w+", dtype=bits.dtype, shape=bits.shape)
         da.store(bits, out)
         out.flush()

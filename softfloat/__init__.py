@@ -79,6 +79,7 @@ Every core, and arrays larger than memory
     unless set; the same bits and flags for any count).  dask arrays in give lazy dask
     arrays out (``pip install "softfloat[dask]"``), stochastic rounding included, bit for
     bit as in memory; sum, vecdot and matmul on dask arrays keep their accumulation order.
+    from_npy(path, chunks) reads a .npy larger than memory as a lazy dask array.
 
 Optional modules: softfloat.strategies (hypothesis strategies, needs the test extra) and
 softfloat.testing (bit-level assertions).
@@ -165,6 +166,7 @@ from .ops import (  # noqa: A004 - abs is IEEE's name (like numpy.abs), kept out
     unordered,
 )
 from .interop import bits_of, dtype_names, to_ml_dtypes, to_torch
+from .npy import from_npy
 from .report import ErrorStats, error_stats, outcomes
 from .rounding import Rounding, Tininess
 from .scaled import DelayedScaling, ScaledTensor, scaled_decode, scaled_encode
@@ -234,7 +236,8 @@ __all__ = [
     "matmul",
     "sum",
     "vecdot",
-    # threads (softfloat._blocks)
+    # threads (softfloat._blocks) and files larger than memory (softfloat.npy, needs dask)
+    "from_npy",
     "get_workers",
     "set_workers",
     # what rounding did to the values (softfloat.report)

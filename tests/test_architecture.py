@@ -19,7 +19,7 @@ RANK = {
     "formats": 1, "rounding": 1, "flags": 1, "_exact": 1,
     "_round": 2, "_context": 2, "interop": 2, "_dask": 2, "_fastpaths": 2,
     "_encode": 3, "_options": 3,
-    "_decode": 4, "_blocks": 4,
+    "_decode": 4, "_blocks": 4, "npy": 4,
     "codec": 5,
     "testing": 6, "ops": 6, "report": 6,
     "explain": 7, "strategies": 7, "accumulate": 7, "_checkpoint": 7, "scaled": 7,

@@ -326,20 +326,6 @@ def test_stochastic_on_a_distributed_cluster_equals_in_memory():
     assert summed == sf.sum(a, "fp16", accumulator="fp16")
 
 
-class NpyFile:
-    """A .npy file that dask reads chunk by chunk through a memory map (as in the README):
-    shape, dtype and slicing, but no .copy() -- dask's from_array copies a memmap into
-    memory whole (dask issue #11850)."""
-
-    def __init__(self, path):
-        self.path = path
-        head = np.load(path, mmap_mode="r")
-        self.shape, self.dtype, self.ndim = head.shape, head.dtype, head.ndim
-
-    def __getitem__(self, key):
-        return np.asarray(np.load(self.path, mmap_mode="r")[key])
-
-
 def test_out_of_core_quantisation_makes_no_full_size_temporary(tmp_path):
     n = 1 << 21  # 8 MB of float32; a float64 copy would be 16 MB, the bf16 output 4 MB
     src, dst = tmp_path / "w.npy", tmp_path / "w_bf16.npy"
@@ -347,7 +333,7 @@ def test_out_of_core_quantisation_makes_no_full_size_temporary(tmp_path):
     da.store(sf.encode(da.ones(10, chunks=5), "bf16"), np.empty(10, np.uint16))  # imports done before
     tracemalloc.start()
     try:
-        x = da.from_array(NpyFile(src), chunks=1 << 16)
+        x = sf.from_npy(src, chunks=1 << 16)
         bits = sf.encode(x, "bf16")
         out = np.lib.format.open_memmap(dst, mode="w+", dtype=bits.dtype, shape=bits.shape)
         da.store(bits, out)
@@ -387,3 +373,22 @@ def test_dask_predicates_fields_and_exact_operations_equal_in_memory():
     assert np.array_equal(sf.compose(*parts, "fp16").compute(), b)
     with pytest.raises(TypeError, match="signaling must be True or False"):
         sf.lt(lazy_b, lazy_c, "fp16", signaling=3)  # checked before anything is computed
+
+
+def test_from_npy_refuses_what_is_not_a_npy_file(tmp_path):
+    with pytest.raises(TypeError, match="path must be a str or os.PathLike"):
+        sf.from_npy(3)
+    with pytest.raises(ValueError, match="path must name a readable .npy file"):
+        sf.from_npy(tmp_path / "missing.npy")
+    np.savez(tmp_path / "a.npz", x=np.ones(3))
+    with pytest.raises(ValueError, match="is not one"):
+        sf.from_npy(tmp_path / "a.npz")
+
+
+def test_from_npy_reads_the_file_as_it_is_for_any_chunks(tmp_path):
+    x = np.random.default_rng(1).standard_normal((37, 11)).astype(np.float64)
+    np.save(tmp_path / "x.npy", x)
+    for chunks in ((5, 11), (37, 3), "auto"):
+        lazy = sf.from_npy(tmp_path / "x.npy", chunks=chunks)
+        assert lazy.dtype == x.dtype and lazy.shape == x.shape
+        assert np.array_equal(lazy.compute(), x)
