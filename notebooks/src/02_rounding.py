@@ -65,7 +65,7 @@ for mode in MODES:
 
 # %%
 markers = ["o", "^", "s"]                                    # quarter, tie, three quarters
-fig, axes = plt.subplots(1, 2, figsize=(8, 4), dpi=90, sharey=True)
+fig, axes = plt.subplots(1, 2, figsize=(8, 4.3), dpi=90, sharey=True)
 for ax, sign in zip(axes, (-1, 1)):
     for row, mode in enumerate(MODES):
         y = len(MODES) - 1 - row
@@ -88,9 +88,10 @@ for ax, sign in zip(axes, (-1, 1)):
     ax.set_xlabel(f"value ({'negative' if sign < 0 else 'positive'} side)")
 axes[0].set_yticks(range(len(MODES)), MODES[::-1])
 axes[0].set_ylim(-0.6, len(MODES) - 0.4)
-fig.suptitle("Where each mode sends 1/4, 1/2 (tie, triangle) and 3/4 of the way between 1 and 1.125\n"
-             "(thick lines: E4M3 neighbours; stochastic: both arrows, solid = away from zero)",
-             fontsize=10)
+fig.suptitle("Only the tie separates the two nearest modes; directed modes ignore distance;\n"
+             "odd always picks +-1.125.  Inputs 1/4 (circle), 1/2 (triangle), 3/4 (square) of the "
+             "way;\nthick lines: E4M3 neighbours; stochastic: both arrows, solid = away from zero",
+             fontsize=9)
 fig.tight_layout()
 plt.show()
 
