@@ -7,6 +7,7 @@ import os
 import re
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -19,7 +20,8 @@ NAMES = [p.stem for p in SOURCES]
 
 # The figures (PNG outputs) each notebook must at least show; see issue "teaching notebooks".
 MIN_FIGURES = {
-    "01_ieee754_anatomy": 0,
+    "01_ieee754_anatomy": 3,
+    "02_rounding": 2,
 }
 
 _executed = {}
@@ -76,3 +78,214 @@ def test_01_the_seeds_worked_examples():
     assert "0 01111110 11000000000000000000000" in text      # 0.875
     assert "0 10000001 10010111000010100011111" in text      # 6.36
     assert re.search(r"\b2048\.0\b", text)
+
+
+
+def _line(text, pattern):
+    """The match of ``pattern`` in the notebook's printed text (which must print it)."""
+    match = re.search(pattern, text, re.MULTILINE)
+    assert match, f"the notebook no longer prints a line matching {pattern!r}"
+    return match
+
+
+def test_01_format_table_matches_numpy_and_ml_dtypes():
+    import ml_dtypes
+
+    text = printed(executed("01_ieee754_anatomy"))
+    finfo = {"fp32": np.finfo(np.float32), "fp16": np.finfo(np.float16),
+             "bf16": ml_dtypes.finfo(ml_dtypes.bfloat16),
+             "fp8_e4m3": ml_dtypes.finfo(ml_dtypes.float8_e4m3fn),
+             "fp8_e5m2": ml_dtypes.finfo(ml_dtypes.float8_e5m2),
+             "fp6_e3m2": ml_dtypes.finfo(ml_dtypes.float6_e3m2fn),
+             "fp6_e2m3": ml_dtypes.finfo(ml_dtypes.float6_e2m3fn),
+             "fp4_e2m1": ml_dtypes.finfo(ml_dtypes.float4_e2m1fn)}
+    for name, info in finfo.items():
+        row = _line(text, rf"^{name} +(\d+) +(\d+) +(\d+) +(\d+) +(\S+) +(\S+) +(\S+) +(\S+) ").groups()
+        assert int(row[0]) == info.bits and int(row[2]) == info.nmant
+        assert row[4] == f"{float(info.max):.6g}", name
+        assert row[5] == f"{float(info.smallest_normal):.4g}", name
+        assert row[6] == f"{float(info.smallest_subnormal):.4g}", name
+        assert row[7] == f"{float(info.eps):.4g}", name
+    # TF32 (no numpy or ml_dtypes type): FP32's exponent, 10 fraction bits
+    tf32 = _line(text, r"^tf32 +19 +8 +10 +127 +(\S+) ").group(1)
+    assert tf32 == f"{(2 - 2.0**-10) * 2.0**127:.6g}"
+
+
+def test_01_every_fp8_value_counted():
+    import ml_dtypes
+
+    text = printed(executed("01_ieee754_anatomy"))
+    for name, dtype in (("fp8_e4m3", ml_dtypes.float8_e4m3fn), ("fp8_e5m2", ml_dtypes.float8_e5m2)):
+        values = np.arange(256, dtype=np.uint8).view(dtype).astype(np.float64)
+        pos = values[np.isfinite(values) & (values > 0)]
+        n_sub = int(np.sum(pos < float(ml_dtypes.finfo(dtype).smallest_normal)))
+        per_binade = int(np.sum((pos >= 1) & (pos < 2)))
+        _line(text, rf"^{name}: {pos.size} positive finite values, {n_sub} of them subnormal, "
+                    rf"{per_binade} per binade, smallest {pos.min():g} = "
+                    rf"2\^{int(np.log2(pos.min()))}, largest {pos.max():g}$")
+
+
+def test_01_ulp_gaps_flat_ramp_and_cliff():
+    import ml_dtypes
+
+    text = printed(executed("01_ieee754_anatomy"))
+    for name, dtype in (("fp32", np.float32), ("fp16", np.float16), ("bf16", ml_dtypes.bfloat16)):
+        info = ml_dtypes.finfo(dtype) if name == "bf16" else np.finfo(dtype)
+        top = dtype(info.max)
+        last_gap = float(top) - float(np.nextafter(top, dtype(0)))
+        row = _line(text, rf"^{name}: gap (\S+) \(= min subnormal \S+\) everywhere below min normal "
+                          rf"\S+ \((\d+) distinct value\); gap (\S+) just below max finite (\S+)$")
+        assert row.group(1) == f"{float(info.smallest_subnormal):.4g}"
+        assert row.group(2) == "1"
+        assert row.group(3) == f"{last_gap:.4g}" and row.group(4) == f"{float(info.max):.6g}"
+    ratios = _line(text, r"bf16/fp32 = 2\^(\d+), bf16/fp16 = 2\^(\d+)$")
+    eps = {n: float(ml_dtypes.finfo(t).eps) for n, t in
+           (("fp32", np.float32), ("fp16", np.float16), ("bf16", ml_dtypes.bfloat16))}
+    assert 2 ** int(ratios.group(1)) == eps["bf16"] / eps["fp32"]
+    assert 2 ** int(ratios.group(2)) == eps["bf16"] / eps["fp16"]
+
+
+def test_01_relative_error_below_unit_roundoff_and_fp16_counts_match_numpy():
+    text = printed(executed("01_ieee754_anatomy"))
+    for name in ("fp16", "bf16", "fp8_e4m3", "fp8_e5m2"):
+        worst, bound = _line(text, rf"^{name}: largest relative error in the normal range (\S+) "
+                                   r"<= unit roundoff 2\^-\d+ = (\S+);").groups()
+        assert float(worst) <= float(bound)
+    # the notebook's FP16 sample redone with numpy's own float16 rounding
+    xs = 2.0 ** np.random.default_rng(0).uniform(-30, 20, 20000)
+    with np.errstate(over="ignore"):
+        q = xs.astype(np.float16).astype(np.float64)
+    finite = np.isfinite(q)
+    rel = np.abs(q[finite] - xs[finite]) / xs[finite]
+    worst = rel[xs[finite] >= 2.0**-14].max()
+    _line(text, rf"^fp16: largest relative error in the normal range {worst:.4g} <= unit roundoff "
+                rf"2\^-11 = {2.0**-11:.4g}; {(~finite).sum()} of 20000 overflowed, "
+                rf"{(q == 0).sum()} became zero$")
+
+
+def _round_mpfr(x, precision, rounding=None):
+    """x (a float or an mpfr) rounded to ``precision`` significant bits by MPFR, with MPFR's
+    exponent range (unbounded for these formats)."""
+    import gmpy2
+
+    ctx = gmpy2.context(precision=precision,
+                        round=gmpy2.RoundToNearest if rounding is None else rounding)
+    with ctx:
+        return gmpy2.mpfr(gmpy2.mpq(x))
+
+
+def test_02_modes_table_against_mpfr_and_binomial():
+    import gmpy2
+    from fractions import Fraction
+
+    text = printed(executed("02_rounding"))
+    inputs = [1 + f * 0.125 for f in (0.25, 0.5, 0.75)]
+    header = _line(text, r"^mode +(.*)$").group(1).split()
+    assert [float(h) for h in header] == inputs + [-x for x in inputs]
+    mpfr_modes = {"nearest_even": gmpy2.RoundToNearest, "toward_zero": gmpy2.RoundToZero,
+                  "upward": gmpy2.RoundUp, "downward": gmpy2.RoundDown}
+    for mode, rnd in mpfr_modes.items():             # E4M3 has 4 significant bits
+        row = _line(text, rf"^{mode} +(.*)$").group(1).split()
+        assert [float(v) for v in row] == [float(_round_mpfr(x, 4, rnd)) for x in
+                                           inputs + [-x for x in inputs]], mode
+
+    def by_rule(x, pick):                            # between 1 and 1.125 in magnitude
+        frac = (Fraction(abs(x)) - 1) / Fraction(1, 8)
+        return float(np.sign(x) * (1.125 if pick(frac) else 1.0))
+    away = _line(text, r"^nearest_away +(.*)$").group(1).split()
+    assert [float(v) for v in away] == [by_rule(x, lambda f: f >= Fraction(1, 2))
+                                        for x in inputs + [-x for x in inputs]]
+    odd = _line(text, r"^odd +(.*)$").group(1).split()   # 1.125 = 1.001b: the odd neighbour
+    assert [float(v) for v in odd] == [by_rule(x, lambda f: f != 0)
+                                       for x in inputs + [-x for x in inputs]]
+    shares = [float(v[2:]) for v in _line(text, r"^stochastic +(.*)$").group(1).split()]
+    for share, p in zip(shares, [0.25, 0.5, 0.75] * 2):
+        assert abs(share - p) < 4 * np.sqrt(p * (1 - p) / 10_000)
+
+
+def test_02_ties_to_even_is_unbiased():
+    text = printed(executed("02_rounding"))
+    odd_integers = np.arange(2049, 4096, 2, dtype=np.float64)
+    even_err = odd_integers.astype(np.float16).astype(np.float64) - odd_integers   # numpy: RNE
+    _line(text, rf"^nearest_even: {odd_integers.size} ties, mean signed error "
+                rf"{re.escape(format(even_err.mean(), '+.3f'))} ")
+    _line(text, rf"^nearest_away: {odd_integers.size} ties, mean signed error \+1\.000 "
+                r"\(errors seen \[1\.0\]\)")
+    halves = [0.5, 1.5, 2.5, 3.5, -0.5, -2.5]
+    _line(text, re.escape(f"-> {np.round(halves).tolist()}"))
+
+
+def test_02_double_rounding_example_is_real_and_odd_fixes_it():
+    import gmpy2
+
+    import softfloat as sf
+
+    text = printed(executed("02_rounding"))
+    x = float.fromhex(_line(text, r"^double-rounding example: x = (\S+) ").group(1))
+    direct = _round_mpfr(x, 8)                       # BF16: 8 significant bits, x in [1, 2)
+    twice = _round_mpfr(_round_mpfr(x, 24), 8)       # through FP32's 24
+    assert direct != twice
+    # round to odd at 24 bits, done by hand on MPFR's truncation: set the last bit if inexact
+    cut = _round_mpfr(x, 24, gmpy2.RoundToZero)
+    ulp = gmpy2.mpfr(2) ** (gmpy2.get_exp(cut) - 24)
+    odd = cut if cut == x or int(cut / ulp) % 2 else cut + ulp
+    assert _round_mpfr(odd, 8) == direct
+    bits = {name: int(v, 16) for name, v in re.findall(
+        r"^  float64 -> (bf16 directly|fp32 -> bf16|fp32 \(odd\) -> bf16): +(0x[0-9a-f]+)",
+        text, re.MULTILINE)}
+    assert float(sf.decode(bits["bf16 directly"], "bf16")) == float(direct)
+    assert float(sf.decode(bits["fp32 -> bf16"], "bf16")) == float(twice)
+    assert float(sf.decode(bits["fp32 (odd) -> bf16"], "bf16")) == float(direct)
+    assert sf.fp32.precision >= sf.bf16.precision + 2          # Boldo-Melquiond's condition
+    counts = _line(text, r"^(\d+) of (\d+) values round differently through fp32; "
+                         r"through fp32 with round-to-odd: (\d+) differ$").groups()
+    assert int(counts[0]) > 0 and counts[2] == "0"
+    match = re.search(r"float64 -> bfloat16 gives (0x[0-9a-f]+): (.*)$", text, re.MULTILINE)
+    if match:                                        # ml_dtypes is in the test extra
+        theirs = float(sf.decode(int(match.group(1), 16), "bf16"))
+        expected = ("the double-rounded result" if theirs == float(twice)
+                    else "the correctly rounded result" if theirs == float(direct) else "neither")
+        assert match.group(2) == expected
+
+
+def test_02_stochastic_mean_and_variance():
+    from fractions import Fraction
+
+    text = printed(executed("02_rounding"))
+    x = 1.0 + 0.3 * 2.0**-7
+    p = float((Fraction(x) - 1) / Fraction(1, 2**7))  # BF16 neighbours 1 and 1 + 2^-7
+    n = 100_000
+    share = float(_line(text, r"^share rounded up: (\S+) \(theory p = (\S+)\)$").group(1))
+    assert _line(text, r"theory p = (\S+)\)").group(1) == f"{p:.5f}"
+    assert abs(share - p) < 4 * np.sqrt(p * (1 - p) / n)
+    z = float(_line(text, r"off by (\S+) standard errors$").group(1))
+    assert z == pytest.approx((share - p) / np.sqrt(p * (1 - p) / n), abs=0.02)
+    assert abs(z) < 4
+    var, theory = _line(text, r"^empirical variance (\S+) ulp\^2, theory p\(1-p\) = (\S+) ulp\^2$").groups()
+    assert float(var) == pytest.approx(share * (1 - share), abs=2e-5)   # a two-point law
+    assert theory == f"{p * (1 - p):.5f}"
+    _line(text, rf"^nearest_even gives 1.0 every time: a bias of {-p:+.3f} ulp$")
+
+
+def test_02_flags_and_tininess_window():
+    import gmpy2
+
+    text = printed(executed("02_rounding"))
+    for label, x in (("1.0", 1.0), ("0.1", 0.1), (r"1e-8 \(too small\)", 1e-8),
+                     (r"2\^-24 \(exact subnormal\)", 2.0**-24), (r"70000 \(too large\)", 70000.0)):
+        with np.errstate(over="ignore"):
+            q = float(np.float16(x))
+        inexact = q != x
+        flags = (("overflow",) if np.isinf(q) else ()) + \
+                (("underflow",) if abs(x) < 2.0**-14 and inexact else ()) + \
+                (("inexact",) if inexact else ())
+        _line(text, rf"^{label} +-> {q:<12.6g} flags {re.escape(repr(flags))}$")
+    # tininess: before rounding every candidate (< 2^-14) is tiny; after rounding to 11 bits
+    # with an unbounded exponent (MPFR's default range), only those still below 2^-14
+    candidates = 2.0**-14 * (1 - np.arange(1, 2049) * 2.0**-18)
+    not_tiny_after = [float(_round_mpfr(float(c), 11)) >= 2.0**-14 for c in candidates]
+    _line(text, rf"^{sum(not_tiny_after)} of 2048 candidates below 2\^-14 disagree")
+    x_t = float(candidates[np.flatnonzero(not_tiny_after)[-1]])
+    _line(text, rf"^tininess=before: {x_t!r} -> 0x400 = {2.0**-14!r}, "
+                r"flags \('underflow', 'inexact'\)$")
+    _line(text, rf"^tininess=after : {x_t!r} -> 0x400 = {2.0**-14!r}, flags \('inexact',\)$")
