@@ -176,8 +176,8 @@ plt.show()
 # FP16 values is exact in float64 (22 significant bits), and `math.fsum` adds them with a
 # single rounding, so the reference is the exact dot product to within 10^-16 relative,
 # far below every error measured here.  The relative error |computed - exact| / exact is
-# averaged over 10 random trials per length, for n = 2^4 ... 2^14 (the benchmarks use
-# longer vectors; these sizes keep the notebook fast).
+# averaged over 8 random trials per length, for n = 2^4 ... 2^14 -- deliberately short, so
+# that the notebook runs in seconds (`benchmarks/bench_accumulate.py` times far longer sums).
 #
 # The accumulators:
 #
@@ -203,7 +203,7 @@ for chip, fmt in (("v100", sf.fp16), ("a100", sf.fp16), ("h100", sf.fp16), ("h10
 
 # %%
 LENGTHS = 2 ** np.arange(4, 15)
-TRIALS = 10
+TRIALS = 8   # rows per call; long IEEE chains over at most 8 outputs take softfloat's fastest path
 CONFIGS = {   # label: (input format, keyword arguments of sf.vecdot)
     "fp16 sequential": ("fp16", dict(accumulator="fp16")),
     "fp16 pairwise": ("fp16", dict(accumulator="fp16", order="pairwise")),
@@ -251,7 +251,7 @@ for label in ("fp16 sequential", "fp16 pairwise", "bf16 sequential", "bf16 pairw
               marker=markers[fmt_name], mfc="k" if order == "sequential" else "w", label=label)
 ax.set_xscale("log", base=2)
 ax.set_xlabel("dot product length n (terms)")
-ax.set_ylabel("relative error (mean of 10 trials)")
+ax.set_ylabel(f"relative error (mean of {TRIALS} trials)")
 ax.set_title("Sequential sums in FP16/BF16 lose most of a long dot product;\n"
              "pairwise order or an FP32 accumulator keeps the error small")
 ax.legend(ncol=2, fontsize=8, loc="upper left")
@@ -282,7 +282,7 @@ guide = errors["v100 (fp16 in)"][0] * LENGTHS / LENGTHS[0]
 ax.loglog(LENGTHS, guide, color="0.6", lw=3, alpha=0.5, label="slope 1: error proportional to n")
 ax.set_xscale("log", base=2)
 ax.set_xlabel("dot product length n (terms)")
-ax.set_ylabel("relative error (mean of 10 trials)")
+ax.set_ylabel(f"relative error (mean of {TRIALS} trials)")
 ax.set_ylim(top=10)
 ax.set_title("Tensor-core truncation makes error grow with n;\n"
              "FP8 on H100 needs promotion to FP32 every 128 terms")
