@@ -156,6 +156,13 @@ def _chain_cases(fmt, seed):
     return [sf.encode(v, fmt, "toward_zero") for v in (walk, tiny, ties, big)]
 
 
+def _step_by_step(m):
+    """No windows: every chain one vectorised step at a time."""
+    from softfloat.accumulate import _ieee
+    m.setattr(_ieee, "WINDOW_LANES", 0)
+    m.setattr(_ieee, "WINDOW_LANES_LONG", 0)
+
+
 @pytest.mark.parametrize("fmt", ["bf16", "fp16", "fp8_e4m3", "fp8_e5m2", "fp6_e2m3", sf.Format(6, 9)])
 @pytest.mark.parametrize("rounding", ["nearest_even", "nearest_away", "toward_zero", "upward", "downward", "odd"])
 def test_windowed_chains_equal_step_by_step(fmt, rounding, general, monkeypatch):
@@ -164,13 +171,24 @@ def test_windowed_chains_equal_step_by_step(fmt, rounding, general, monkeypatch)
         for kwargs in ({}, {"subnormals": False}, {"order": "reverse"}):
             got = sf.sum(x, fmt, rounding=rounding, **kwargs)
             with monkeypatch.context() as m:
-                m.setattr(_ieee, "WINDOW_LANES", 0)
+                _step_by_step(m)
                 want = general(sf.sum, x, fmt, rounding=rounding, **kwargs)
             assert int(got) == int(want), (i, kwargs, hex(int(got)), hex(int(want)))
         # products into a few outputs, c included
         y = np.stack([x, x[::-1]])
         got = sf.vecdot(y, y[::-1], fmt, accumulator=fmt, rounding=rounding, c=np.array([0, 1]))
         with monkeypatch.context() as m:
-            m.setattr(_ieee, "WINDOW_LANES", 0)
+            _step_by_step(m)
             want = general(sf.vecdot, y, y[::-1], fmt, accumulator=fmt, rounding=rounding, c=np.array([0, 1]))
+        assert np.array_equal(got, want), (i, got, want)
+        # many outputs, each crossing binades at its own steps (lanes move on separately)
+        rng = np.random.default_rng(i)
+        z = np.stack([np.roll(x, int(k)) for k in rng.integers(0, x.size, 24)])
+        z[::3] = z[::3] ^ np.array(1 << (sf.as_format(fmt).bits - 1), dtype=z.dtype)  # negated rows
+        with monkeypatch.context() as m:
+            m.setattr(_ieee, "LONG_CHAIN", 2)
+            got = sf.vecdot(z, x, fmt, accumulator=fmt, rounding=rounding)
+        with monkeypatch.context() as m:
+            _step_by_step(m)
+            want = general(sf.vecdot, z, x, fmt, accumulator=fmt, rounding=rounding)
         assert np.array_equal(got, want), (i, got, want)

@@ -10,9 +10,9 @@ two modes look at s_{k-1}: nearest_even's ties go to the even multiple and odd's
 steps to the odd one, so they need the parity of s_{k-1} / u.  That parity is known in
 closed form: a tie leaves s even (an inexact odd step leaves it odd), and any other step
 adds r_k.  So a window of steps is computed with array operations (cumulative sums), and
-accepted up to the first step whose exact sum, or result, would leave the binade (or
-reach zero, overflow or a non-finite term); that step is done by the general path and the
-window moves on.  Exact throughout: every quantity is an integer or a power-of-two
+accepted lane by lane up to the first step whose exact sum, or result, would leave the
+lane's binade (or reach zero, overflow or a non-finite term); that step is done by the
+general path for the lanes stopped there, and the window moves on.  Exact throughout: every quantity is an integer or a power-of-two
 scaling of a float64 term.
 
 Used for deterministic modes without flags (flags and stochastic draws take the general
@@ -32,6 +32,12 @@ _MODES = (Rounding.TOWARD_ZERO, Rounding.UPWARD, Rounding.DOWNWARD, Rounding.NEA
              Rounding.NEAREST_EVEN, Rounding.ODD)
 #: steps tried at once: start, least, most
 _WINDOW = (64, 8, 1 << 14)
+#: plain steps taken when windows stall, first and most
+_BURST = (16, 4096)
+#: a window costs about this many plain steps
+_SLOW = 3
+#: at most this many (step, lane) cells in one window's arrays
+_CELLS = 1 << 18
 
 
 def supports(rounding: Rounding) -> bool:
@@ -39,28 +45,65 @@ def supports(rounding: Rounding) -> bool:
     return rounding in _MODES
 
 
-def chain(s, T, fmt: Format, rounding: Rounding, subnormals: bool, exact_step):
+def chain(s, T, fmt: Format, rounding: Rounding, subnormals: bool, exact_add):
     """s after the steps s = round(s + T[i]) for every row i of T (exact float64 terms).
 
-    ``s`` is a 1-D float64 array of defined accumulator values; ``exact_step(s, i)``
-    performs step i on the general path and returns the new s.
+    ``s`` is a 1-D float64 array of defined accumulator values, one per lane (column of
+    T); ``exact_add(s, t)`` rounds s + t lane by lane on the general path.  Each lane
+    moves on at its own pace: a window takes every lane as far as its own binade lasts,
+    and only the lanes stopped at a crossing take one step on the general path.
     """
-    K = T.shape[0]
-    i = 0
-    window = _WINDOW[0]
-    while i < K:
-        if not np.any(np.isfinite(s)):  # every lane NaN or infinite: closed form
-            return _settled(s, T[i:])
-        done, s_new = _window(s, T[i:i + window], fmt, rounding, subnormals)
-        if done == 0:
-            s = exact_step(s, i)
-            i += 1
-            window = max(window // 2, _WINDOW[1])
+    K, L = T.shape
+    s = np.array(s, dtype=np.float64)
+    pos = np.zeros(L, dtype=np.int64)  # each lane's next step
+    window, burst = _WINDOW[0], _BURST[0]
+    tries, start = 0, 0
+    while True:
+        lanes = np.flatnonzero(pos < K)
+        if lanes.size == 0:
+            return s
+        settled = lanes[~np.isfinite(s[lanes])]
+        if settled.size:  # NaN or infinite sums: closed form for the rest of the lane
+            rest = np.arange(K)[:, None] >= pos[settled]
+            s[settled] = _settled(s[settled], np.where(rest, T[:, settled], 0.0))
+            pos[settled] = K
             continue
-        s = s_new
-        i += done
-        if done == min(window, K - i + done):
+        p = pos[lanes]
+        w = int(min(window, max(_WINDOW[1], _CELLS // lanes.size), K - p.min()))
+        rows = p + np.arange(w)[:, None]
+        Tw = np.where(rows < K, T[np.minimum(rows, K - 1), lanes], 0.0)  # zeros past the end change nothing
+        done, s_new = _window(s[lanes], Tw, fmt, rounding, subnormals)
+        done = np.minimum(done, K - p)
+        s[lanes], pos[lanes] = s_new, p + done
+        stuck = lanes[done == 0]
+        if stuck.size:
+            s[stuck] = exact_add(s[stuck], T[pos[stuck], stuck])
+            pos[stuck] += 1
+            window = max(window // 2, _WINDOW[1])
+        elif done.min() == w:
             window = min(window * 2, _WINDOW[2])
+        # the slowest lane decides how many windows the chain takes; when it advances
+        # fewer than _SLOW steps a window (crossings everywhere: a random walk near zero),
+        # plain steps are cheaper: take a burst of them, longer each time it recurs
+        tries += 1
+        if tries >= 2:
+            if pos.min() - start < _SLOW * tries:
+                s = _steps(s, T, pos, burst, exact_add)
+                burst = min(burst * 2, _BURST[1])
+            else:
+                burst = _BURST[0]
+            tries, start = 0, pos.min()
+
+
+def _steps(s, T, pos, count, exact_add):
+    """Up to ``count`` steps of every unfinished lane on the general path (pos advances)."""
+    K = T.shape[0]
+    for _ in range(count):
+        lanes = np.flatnonzero(pos < K)
+        if lanes.size == 0:
+            break
+        s[lanes] = exact_add(s[lanes], T[pos[lanes], lanes])
+        pos[lanes] += 1
     return s
 
 
@@ -72,12 +115,13 @@ def _settled(s, T):
 
 
 def _window(s, T, fmt, rounding, subnormals):
-    """How many leading steps of T stay inside every lane's binade, and s after them."""
+    """Per lane: how many leading steps of T stay inside the lane's binade, and s after
+    them (a lane at zero or not finite takes none)."""
     m = fmt.mantissa_bits
-    if not (np.all(np.isfinite(s)) and np.all(s != 0)):
-        return 0, s
-    negative = np.signbit(s)
-    a = np.abs(s)
+    live = np.isfinite(s) & (s != 0)
+    s_live = np.where(live, s, 1.0)
+    negative = np.signbit(s_live)
+    a = np.abs(s_live)
     e = np.frexp(a)[1].astype(np.int64) - 1  # a in [2**e, 2**(e+1))
     # the binade's bounds in units of its spacing u: lo <= X (or 0 < X) and X < hi
     region_sub = subnormals & (e <= fmt.emin)  # subnormals and the first binade share u
@@ -101,12 +145,10 @@ def _window(s, T, fmt, rounding, subnormals):
     upper_ok = q < hi - S_before
     result_ok = (S < hi) & np.where(region_sub, S > 0, S >= lo)
     ok = finite & lower_ok & upper_ok & result_ok
-    good = ok.all(axis=1)
-    done = int(np.argmin(good)) if not good.all() else good.shape[0]
-    if done == 0:
-        return 0, s
-    mag = S[done - 1] * u
-    return done, np.where(negative, -mag, mag)
+    w = ok.shape[0]
+    done = np.where(ok.all(axis=0), w, np.argmin(ok, axis=0)) * live
+    mag = np.take_along_axis(S, np.maximum(done - 1, 0)[None], axis=0)[0] * u
+    return done, np.where(done > 0, np.where(negative, -mag, mag), s)
 
 
 def _increments(n, f, S0, negative, rounding):
