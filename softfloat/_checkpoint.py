@@ -31,6 +31,7 @@ from .codec import decode, encode_piece
 from .flags import Outcomes
 from .formats import Format, bf16, fp8_e4m3, fp8_e4m3fnuz, fp8_e5m2, fp8_e5m2fnuz, fp16, fp32, fp64
 from .report import ErrorAccumulator, outcomes
+from .scaled import exact_products, fp32_scales
 
 __all__ = ["PIECE", "TensorSource", "open_tensors", "quantize_tensors"]
 
@@ -246,20 +247,6 @@ class _NpzWriter:
 # =====================================================================================
 # quantising one tensor
 # =====================================================================================
-def tensor_scale(amax: float, fmt: Format) -> float:
-    """The per-tensor scale: ``fmt.max_finite / amax`` as a float32, rounded toward zero
-    (so that ``amax * scale`` never exceeds max_finite), 1 for an all-zero (or
-    non-finite) tensor, kept within float32's positive range."""
-    if not (math.isfinite(amax) and amax > 0):
-        return 1.0
-    f32 = np.finfo(np.float32)
-    q = fmt.max_finite / amax
-    s = np.float32(min(max(q, float(f32.smallest_subnormal)), float(f32.max)))
-    while float(s) > q or (float(s) * amax > fmt.max_finite and float(s) > float(f32.smallest_subnormal)):
-        s = np.nextafter(s, np.float32(0))
-    return float(s)
-
-
 def _values_dtype(src: np.dtype | None, fmt: Format) -> np.dtype:
     """quantize's rule: the input's float dtype where it holds fmt, else float32, else float64."""
     for d in ((src,) if src is not None and src.kind == "f" else ()) + (np.dtype(np.float32), np.dtype(np.float64)):
@@ -275,10 +262,15 @@ def quantize_tensors(checkpoint: Checkpoint, out_path: str, out_kind: str, fmt: 
     (``out_kind`` 'npz' or 'safetensors'); return one report row per tensor.
 
     Integer, bool and other non-float tensors are copied unchanged (row action 'kept').
-    ``scaling='tensor'`` rounds ``x * scale`` with ``scale = tensor_scale(amax, fmt)``
-    and stores the scale beside the tensor as ``NAME_scale`` (float32, shape ()); the
-    product is exact in float64 for float16/bfloat16/float32/FP8 inputs (at most 24
-    significant bits each), so each value is rounded once.  A stochastic ``policy['rng']``
+    ``scaling='tensor'`` is :func:`softfloat.scaled_encode`'s per-tensor recipe with
+    ``multiply="exact"``: ``scale = fp32_scales(amax, fmt)`` (Transformer Engine's
+    fp32(max / amax), 1 for an all-zero tensor), amax the largest finite ``|x|`` (an
+    infinity does not set the scale), and each element ``x * scale`` rounded once into
+    ``fmt`` with the given options (the product is exact, or rounded to odd for float64
+    input: softfloat.scaled.exact_products); the scale is stored beside the tensor as
+    ``NAME_scale`` (float32, shape ()).  The scale is rounded to nearest, so ``amax *
+    scale`` can exceed max by one fp32 rounding: rounding upward, downward or stochastically
+    can then overflow the largest element unless ``saturate`` is set.  A stochastic ``policy['rng']``
     is one generator for the whole file: each tensor takes one key from it in file order,
     as ``encode(tensor, rng=generator)`` would, and its pieces the random bits of their
     elements' positions in the tensor (softfloat.codec.encode_piece).
@@ -402,7 +394,7 @@ def _quantize_one(t, fmt, policy, scaling, out_dtype, writer, out_kind) -> dict:
                 a = np.abs(v[np.isfinite(v)])
             if a.size:
                 amax = max(amax, float(a.max()))
-        scale = tensor_scale(amax, fmt)
+        scale = float(fp32_scales(amax, fmt))
     if out_kind == "npz":
         writer.begin(t.name, out_dtype, t.shape)
     totals = dict.fromkeys(Outcomes().counts, 0)
@@ -410,9 +402,10 @@ def _quantize_one(t, fmt, policy, scaling, out_dtype, writer, out_kind) -> dict:
     acc = ErrorAccumulator()
     options = {k: v for k, v in policy.items() if k != "rng"}
     key = key_from(policy["rng"]) if policy["rounding"].value == "stochastic" else None  # one per tensor
+    wide = not fp32.holds(t.fmt)  # values of more than 24 bits: the product rounded to odd
     start = 0
     for v in _pieces(t):
-        x = v if scale is None else v.astype(np.float64) * scale
+        x = v if scale is None else exact_products(v.astype(np.float64), scale, wide)
         b, flags = encode_piece(x, fmt, key, start, n, **options, return_flags=True)
         start += x.size
         b = np.asarray(b)

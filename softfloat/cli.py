@@ -159,9 +159,14 @@ def _build_parser() -> _Parser:
                "F8_E4M3FNUZ, F8_E5M2FNUZ, F32, F64) and otherwise as unsigned integers (U8, "
                "U16, ...) listed in the metadata key softfloat.bit_patterns, with the format "
                "in softfloat.format; an .npz output stores values as quantize returns them, or "
-               "bit patterns with --bits. --scaling tensor rounds x * scale with scale = "
-               "format max / amax (a float32, rounded toward zero; amax the largest finite "
-               "|x|) and stores it beside each tensor as NAME_scale: x ~ decoded / scale. In "
+               "bit patterns with --bits. --scaling tensor is softfloat.scaled_encode's per-tensor "
+               "recipe: x * scale (the exact product) rounded once, with scale = "
+               "fp32(format max / amax) as Transformer Engine computes it (amax the largest "
+               "finite |x|; 1 for an all-zero tensor), stored beside each tensor as "
+               "NAME_scale: x ~ decoded / scale. The scale is rounded to nearest, so amax * "
+               "scale may exceed max by one float32 rounding: with --rounding upward, "
+               "downward or stochastic add --saturate (as Transformer Engine's casts do) to keep "
+               "the largest element finite. In "
                "--report JSON, NaN is null and infinities are the strings \"inf\"/\"-inf\".")
     qz.add_argument("input", metavar="IN", help="a .npy array, an .npz archive or a .safetensors file")
     qz.add_argument("output", metavar="OUT",

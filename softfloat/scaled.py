@@ -260,13 +260,8 @@ def scaled_encode(x, fmt, rounding="nearest_even", *, scaling="tensor", block=No
             else:
                 scaled = quantize(product, fp32, return_flags=return_flags)
                 scaled, product_flags = scaled if return_flags else (scaled, None)
-        elif wide:  # up to 53 x 24 bits: round to odd, then once into fmt (p + 2 <= 53)
-            product = mul(np.ascontiguousarray(values).view(np.uint64),
-                          encode(np.broadcast_to(multiplier, values.shape), fp64), fp64,
-                          rounding="odd")
-            scaled, product_flags = decode(product, fp64), None
-        else:  # float16/float32 times an fp32 scale: at most 48 bits, exact in float64
-            scaled, product_flags = values * multiplier, None
+        else:
+            scaled, product_flags = exact_products(values, multiplier, wide), None
         infinite = np.isinf(scaled) if saturate else None
         if saturate and infinite.any():  # satfinite: infinities are out of range too
             scaled = np.where(infinite, np.copysign(np.finfo(np.float64).max, scaled), scaled)
@@ -279,6 +274,21 @@ def scaled_encode(x, fmt, rounding="nearest_even", *, scaling="tensor", block=No
         if extra is not None:
             flags = flags | extra
     return tensor, flags.squeezed()
+
+
+def exact_products(values, multiplier, wide):
+    """``values * multiplier`` (float64 arrays, multiplier fp32 values) for ``multiply="exact"``:
+    exact when ``values`` hold at most 24 significant bits (float16/float32/FP8/bf16 input:
+    at most 48 bits, exact in float64); for wider values (``wide``: float64, integers) the
+    product rounded to odd into float64, so that one later rounding into a format of p <= 51
+    bits gives the exact product's rounding.  Also the checkpoint quantiser's product (its
+    ``--scaling tensor``), piece by piece.  Not part of the public API.
+    """
+    if not wide:
+        return values * multiplier
+    product = mul(np.ascontiguousarray(values, dtype=np.float64).view(np.uint64),
+                  encode(np.broadcast_to(multiplier, np.shape(values)), fp64), fp64, rounding="odd")
+    return decode(product, fp64)
 
 
 def scaled_decode(bits, scales=None, fmt=None, *, scaling="tensor", block=None):

@@ -22,7 +22,7 @@ RANK = {
     "_decode": 4, "_blocks": 4, "npy": 4,
     "codec": 5,
     "testing": 6, "ops": 6, "report": 6,
-    "explain": 7, "strategies": 7, "accumulate": 7, "_checkpoint": 7, "scaled": 7,
+    "explain": 7, "strategies": 7, "accumulate": 7, "scaled": 7, "_checkpoint": 7.5,
     "_array_ufuncs": 8,
     "_array_functions": 9,
     "array": 10,

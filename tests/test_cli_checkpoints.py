@@ -22,6 +22,7 @@ import pytest
 import softfloat as sf
 from softfloat import _checkpoint
 from softfloat.cli import main
+from tests.oracle import pattern_of, round_exact, value_of_float
 
 safetensors_numpy = pytest.importorskip("safetensors.numpy", reason="safetensors is in the test extra")
 from safetensors import safe_open  # noqa: E402
@@ -223,19 +224,59 @@ def test_tensor_scaling(capsys, checkpoint, tmp_path):
         assert code_ == "F32" and shape == []
         s = float(np.frombuffer(data, "<f4")[0])
         assert rows[name]["scale"] == s
-        amax = float(np.max(np.abs(x[np.isfinite(x)])))
-        # the largest float32 whose product with amax stays within 448 (exact rationals)
-        assert Fraction(s) * Fraction(amax) <= 448
-        up = float(np.nextafter(np.float32(s), np.float32(np.inf)))
-        assert Fraction(up) * Fraction(amax) > 448
+        amax = np.float32(np.max(np.abs(x[np.isfinite(x)])))  # an fp32 value: these are <= 24 bits
+        # Transformer Engine's scale: 448 / amax in IEEE binary32 (numpy's float32 division)
+        assert s == np.float32(448) / amax
         got = np.frombuffer(entries[name][2], np.uint8).reshape(entries[name][1])
         np.testing.assert_array_equal(got, sf.encode(x * s, "fp8_e4m3"))  # x * s exact in float64
-        assert rows[name]["overflowed"] == 0
+        assert rows[name]["overflowed"] == 0  # amax * s is within half an e4m3 ulp of 448
         # scale-free error: decoded / s against x, recomputed here
         q = sf.decode(got, "fp8_e4m3") / s
         keep = np.isfinite(x) & np.isfinite(q) & (x != 0)
         assert rows[name]["max_rel_error"] == pytest.approx(
             float(np.max(np.abs(q[keep] - x[keep]) / np.abs(x[keep]))), rel=1e-12)
+
+
+def test_scaled_float64_values_are_rounded_once(capsys, tmp_path):
+    # float64 x * scale is not exact in float64: the stored element must be the exact
+    # product's rounding (MPFR through tests.oracle), not a rounding of a rounding
+    # amax 9 (s = fp32(448 / 9)); then x whose exact x * s lies within half a float64 ulp
+    # of an e4m3 value or midpoint (1 - 4e-17, 1.0625 + 5e-17, 20 - 1e-16, 22 + 1.6e-16:
+    # found by search with exact rationals), where a float64 product would decide wrongly
+    x = np.array([9.0, 0.020089285372167223, 0.021344865707927676, 0.40178570744334446,
+                  0.4419642781876789, -0.021344865707927676, 0.1, 1 / 3], np.float64)
+    x = np.concatenate([x, sample(200, 12, scale=0.01, dtype=np.float64)])
+    src = tmp_path / "d.npz"
+    np.savez(src, x=x)
+    for mode in ("nearest_even", "toward_zero", "upward"):
+        out = tmp_path / f"{mode}.npz"
+        assert run(capsys, "quantize", src, out, "-f", "e4m3", "--scaling", "tensor", "--bits",
+                   "-r", mode, "--saturate")[0] == 0
+        got = np.load(out)
+        s = got["x_scale"]
+        assert s == np.float32(448) / np.float32(np.max(np.abs(x)))
+        for v, b in zip(x, got["x"]):
+            q, neg = value_of_float(v)
+            want = round_exact(q * Fraction(float(s)), neg, sf.fp8_e4m3, mode, saturate=True)
+            assert int(b) == pattern_of(want.value, want.negative, sf.fp8_e4m3), (mode, v)
+
+
+def test_scale_rounded_up_can_overflow_upward_rounding_without_saturate(capsys, tmp_path):
+    # amax = 9: fp32(448 / 9) = 49.7777786... rounds up, so 9 * scale > 448 (exact
+    # rationals) and rounding upward overflows the largest element (e4m3: NaN) unless
+    # --saturate keeps it at 448, as the help text says
+    s = np.float32(448) / np.float32(9)
+    assert Fraction(float(s)) * 9 > 448
+    src = tmp_path / "t.npz"
+    np.savez(src, x=np.array([9.0, 1.0, -0.5], np.float32))
+    assert run(capsys, "quantize", src, tmp_path / "a.npz", "-f", "e4m3", "--scaling", "tensor",
+               "-r", "upward", "--report", tmp_path / "a.json")[0] == 0
+    a = np.load(tmp_path / "a.npz")
+    assert a["x_scale"] == s and np.isnan(a["x"][0])
+    assert json.loads((tmp_path / "a.json").read_text())["tensors"][0]["overflowed"] == pytest.approx(1 / 3)
+    assert run(capsys, "quantize", src, tmp_path / "b.npz", "-f", "e4m3", "--scaling", "tensor",
+               "-r", "upward", "--saturate")[0] == 0
+    assert np.load(tmp_path / "b.npz")["x"][0] == 448.0
 
 
 def test_scaling_of_an_all_zero_tensor_is_one(capsys, tmp_path):

@@ -489,57 +489,98 @@ def test_cli_train_bad_arguments(argv, words, capsys):
 
 
 # =====================================================================================
-# FP8 recipes (the lab's own minimal scaled quantisation; see softfloat/training/_fp8.py)
+# FP8 recipes (softfloat.scaled_encode with each recipe's options; see
+# softfloat/training/_fp8.py).  The quantisers themselves are tested in test_scaled.py;
+# here each recipe's GEMM is recomputed by hand: numpy float32 arithmetic (IEEE binary32
+# operations), ml_dtypes' casts into FP8, exact float64 products.
 # =====================================================================================
 from softfloat.training import _fp8  # noqa: E402
 
+E4M3 = ml_dtypes.float8_e4m3fn
 
-def test_mx_quantisation_against_ml_dtypes():
-    # OCP MX v1.0: X = 2**(floor(log2 amax) - emax_elem), emax_elem = 8 for E4M3; the
-    # elements x / X rounded to nearest even and clamped to +-448 (ml_dtypes' cast of the
-    # clamped value is the independent rounding)
-    x = (RNG.standard_normal((4, 64)) * 2.0 ** RNG.integers(-20, 20, (4, 1))).astype(np.float32)
-    q, X, _ = _fp8.quantize_scaled(x, sf.fp8_e4m3, "mx", block=(1, 32))
-    for r in range(4):
+
+def e4m3_sat(v):
+    """Saturating round to nearest even into e4m3 by ml_dtypes (clamp, then cast)."""
+    return np.clip(np.asarray(v, np.float32), -448, 448).astype(E4M3).astype(np.float64)
+
+
+def fp32_dot(qa, qb):
+    """fp32 accumulation in k order of exact products: acc = fp32(acc + qa[k] * qb[k]).
+    FP8 products are multiples of 2**-18 below 2**18, so acc + product is exact in
+    float64 here and its cast to float32 is the one rounding."""
+    acc = np.float32(0)
+    for x, y in zip(qa, qb):
+        acc = np.float32(np.float64(acc) + np.float64(x) * np.float64(y))
+    return acc
+
+
+def one_hot(n, at=0):
+    b = np.zeros((n, 1), np.float32)
+    b[at, 0] = 1.0
+    return b
+
+
+@pytest.mark.parametrize("rounding, want", [("floor", 448.0), ("ceil", 480.0)])
+def test_mx_gemm_uses_ocp_or_transformer_engine_scales(rounding, want):
+    # a @ e_0 picks a's first element as q * X.  amax = 492.8 (fp32): OCP's X =
+    # 2**(floor(log2 492.8) - 8) = 1 leaves 492.8 above 448, clamped to 448; TE's X =
+    # 2**ceil(log2(492.8 / 448)) = 2 keeps it in range: 246.4 -> 240 (e4m3 spacing 16), 480
+    recipe = _fp8.Recipe(T.as_policy("mxfp8", mx_scale_rounding=rounding))
+    a = np.array([[np.float32(448.0 * 1.1)] + [1.0] * 31], np.float32)
+    got = recipe.gemm(a, one_hot(32), "fprop", "l", "fp32", None)
+    assert got[0, 0] == want
+
+
+def test_mx_gemm_by_hand():
+    # OCP MX v1.0: per block of 32 along K, X = 2**(floor(log2 amax) - 8) for e4m3; the
+    # elements x / X rounded to nearest even and clamped; the exact q * X summed in fp32
+    a = (RNG.standard_normal((2, 64)) * 2.0 ** RNG.integers(-6, 6, (2, 1))).astype(np.float32)
+    b = (RNG.standard_normal((64, 2)) * 2.0 ** RNG.integers(-6, 6, (1, 2))).astype(np.float32)
+    got = _fp8.Recipe(T.as_policy("mxfp8")).gemm(a, b, "fprop", "l", "fp32", None)
+
+    def mx(v):  # one row of 64: two blocks of 32
+        out = []
         for j in range(2):
-            blk = x[r, 32 * j:32 * (j + 1)].astype(np.float64)
-            amax = np.max(np.abs(blk))
-            want_X = 2.0 ** (math.floor(math.log2(amax)) - 8)
-            assert X[r, j] == want_X
-            want_q = np.clip(blk / want_X, -448, 448).astype(ml_dtypes.float8_e4m3fn).astype(np.float64)
-            assert np.array_equal(q[r, 32 * j:32 * (j + 1)], want_q)
+            blk = v[32 * j:32 * (j + 1)].astype(np.float64)
+            X = 2.0 ** (math.floor(math.log2(np.max(np.abs(blk)))) - 8)
+            out.append(e4m3_sat(blk / X) * X)
+        return np.concatenate(out)
 
-
-def test_mx_ceil_scale_is_transformer_engines_variant():
-    # amax = 492.8: OCP's X = 2**(floor(log2 492.8) - 8) = 1 leaves 492.8 above 448, clamped;
-    # TE's X = 2**ceil(log2(492.8 / 448)) = 2 keeps it in range: 246.4 -> 240 (spacing 16)
-    x = np.array([[448.0 * 1.1] + [1.0] * 31], np.float32)
-    q_floor, X_floor, _ = _fp8.quantize_scaled(x, sf.fp8_e4m3, "mx", block=(1, 32))
-    q_ceil, X_ceil, _ = _fp8.quantize_scaled(x, sf.fp8_e4m3, "mx", block=(1, 32), mx_rounding="ceil")
-    assert (X_floor[0, 0], q_floor[0, 0]) == (1.0, 448.0)
-    assert (X_ceil[0, 0], q_ceil[0, 0]) == (2.0, 240.0)
-    x = np.array([[448.0 * 1.9] + [1.0] * 31], np.float32)   # 851.2: floor gives X = 2, 425.6 fits
-    q, X, _ = _fp8.quantize_scaled(x, sf.fp8_e4m3, "mx", block=(1, 32))
-    assert X[0, 0] == 2.0 and q[0, 0] == 416.0          # 425.6 -> 416 (e4m3 spacing 32 there)
+    for i in range(2):
+        for j in range(2):
+            assert got[i, j] == fp32_dot(mx(a[i]), mx(b[:, j]))
 
 
 def test_delayed_scaling_follows_transformer_engines_formula():
-    # scale for step t = 448 / max(amax of steps < t, window 1024); 1 while no amax is known
-    policy = T.as_policy("fp8")
-    recipe = _fp8.Recipe(policy)
-    key = ("layer0", "input")
+    # scale for step t = fp32(448 / max(amax of steps < t)) (window 1024), 1 while no amax
+    # is known; the product a @ e_0 = fp32(q * fp32(1/s_a) * fp32(1/s_b)) shows it too
+    recipe = _fp8.Recipe(T.as_policy("fp8"))
     amaxes = [2.0, 8.0, 0.5, 4.0]
-    want = [1.0, 448 / 2.0, 448 / 8.0, 448 / 8.0]
+    want = [1.0, np.float32(448) / np.float32(2.0), np.float32(448) / np.float32(8.0),
+            np.float32(448) / np.float32(8.0)]
     for amax, expected in zip(amaxes, want):
         recipe.new_step()
-        s = recipe._tensor_scale(np.array([amax, -amax / 2], np.float32), key, sf.fp8_e4m3)
-        assert s == np.float32(expected)
+        a = np.array([[amax, -amax / 2]], np.float32)
+        got = recipe.gemm(a, one_hot(2), "fprop", "layer0", "fp32", None)
+        assert recipe.states[("layer0", "input")].scale == expected
+        s_b = recipe.states[("layer0", "weight")].scale
+        q = e4m3_sat(np.float32(a[0, 0]) * np.float32(expected))  # fp32(x * s), saturating cast
+        alpha = np.float32(np.float32(1 / np.float64(expected)) * np.float32(1 / np.float64(s_b)))
+        qb = e4m3_sat(np.float32(1.0) * np.float32(s_b))
+        assert got[0, 0] == np.float32(np.float32(q * qb) * alpha)
 
 
-def test_current_scaling_is_torchaos_tensorwise():
+def test_current_scaling_floors_amax_at_1e_12_as_torchao():
+    # amax 1e-13 < 1e-12: s = fp32(448 / fp32(1e-12)); fp32(1e-13 * s) = 44.8 -> 44 in e4m3
     recipe = _fp8.Recipe(T.as_policy("fp8-current"))
-    assert recipe._tensor_scale(np.array([3.0, -7.0], np.float32), ("l", "input"), sf.fp8_e4m3) == np.float32(448 / 7)
-    assert recipe._tensor_scale(np.zeros(3, np.float32), ("l", "input"), sf.fp8_e4m3) == np.float32(448 / 1e-12)
+    a = np.array([[1e-13, 0.0]], np.float32)
+    got = recipe.gemm(a, one_hot(2), "fprop", "l", "fp32", None)
+    sa = np.float32(448) / np.float32(1e-12)
+    q = e4m3_sat(np.float32(a[0, 0]) * sa)
+    assert q == 44.0
+    sb = np.float32(448) / np.float32(1.0)
+    alpha = np.float32(np.float32(1 / np.float64(sa)) * np.float32(1 / np.float64(sb)))
+    assert got[0, 0] == np.float32(np.float32(q * e4m3_sat(sb)) * alpha)
 
 
 def test_per_tensor_fp8_gemm_by_hand():
@@ -548,12 +589,55 @@ def test_per_tensor_fp8_gemm_by_hand():
     a = np.array([[1.0, 3.0]], np.float32)
     b = np.array([[0.5], [0.25]], np.float32)
     got = recipe.gemm(a, b, "fprop", "l", "fp32", None)
-    sa, sb = np.float32(448 / 3), np.float32(448 / 0.5)
+    sa, sb = np.float32(448) / np.float32(3), np.float32(448) / np.float32(0.5)
     qa = np.clip(a * sa, -448, 448).astype(ml_dtypes.float8_e4m3fn).astype(np.float32)
     qb = np.clip(b * sb, -448, 448).astype(ml_dtypes.float8_e4m3fn).astype(np.float32)
     acc = np.float32(qa[0, 0] * qb[0, 0]) + np.float32(qa[0, 1] * qb[1, 0])  # exact products, fp32 sum
     alpha = np.float32(np.float32(1 / np.float64(sa)) * np.float32(1 / np.float64(sb)))
     assert got[0, 0] == np.float32(np.float32(acc) * alpha)
+
+
+@pytest.mark.parametrize("kind", ["fprop", "wgrad"])
+def test_block_scaled_gemm_by_hand(kind):
+    # DeepSeek-V3's layout: a in 1x128 tiles along K, b in 128x128 blocks (fprop: weights)
+    # or 128x1 tiles (wgrad: gradients); per tile s = fp32(448 / amax), q = sat(round(fp32(x
+    # * s))), d = fp32(1 / s); each run of 128 products is summed in fp32 (P) and promoted
+    # as T = fp32(T + fp32(P * fp32(d_a * d_b))).  fp32 accumulation here (the preset's
+    # 'h100' model is tested in test_accumulate_hardware.py).
+    recipe = _fp8.Recipe(T.as_policy("fp8-block", accumulator="fp32"))
+    a = (RNG.standard_normal((2, 256)) * 2.0 ** RNG.integers(-4, 4, (2, 256))).astype(np.float32)
+    b = (RNG.standard_normal((256, 3)) * 2.0 ** RNG.integers(-4, 4, (256, 3))).astype(np.float32)
+    got = recipe.gemm(a, b, kind, "l", "fp32", None)
+
+    def scale(v):  # (s, d) of one tile, by hand
+        s = np.float32(448) / np.float32(np.max(np.abs(v)))
+        return s, np.float32(1 / np.float64(s))
+
+    for i in range(2):
+        for j in range(3):
+            total = None
+            for k0 in (0, 128):
+                sa, da = scale(a[i, k0:k0 + 128])
+                sb, db = scale(b[k0:k0 + 128, :] if kind == "fprop" else b[k0:k0 + 128, j])
+                qa = e4m3_sat(a[i, k0:k0 + 128] * sa)
+                qb = e4m3_sat(b[k0:k0 + 128, j] * sb)
+                term = np.float32(fp32_dot(qa, qb) * np.float32(np.float64(da) * np.float64(db)))
+                total = term if total is None else np.float32(total + term)
+            assert got[i, j] == total
+
+
+def test_fp8_telemetry_counts_underflow_from_the_roundings():
+    # current scaling, amax 448 -> s = 1: 2**-10 rounds to zero in e4m3 (min subnormal
+    # 2**-9, a tie to even), 3 * 2**-9 is an exact subnormal (no underflow), 1e-3
+    # underflows to 2**-9, 1.1 is rounded but normal
+    recipe = _fp8.Recipe(T.as_policy("fp8-current"))
+    recipe.counts = {"activations": Counts(), "weights": Counts()}
+    a = np.array([[448.0, 2.0**-10, 3 * 2.0**-9, 1e-3, 1.1]], np.float32)
+    recipe.gemm(a, one_hot(5), "fprop", "l", "fp32", None)
+    c = recipe.counts["activations"]
+    q = e4m3_sat(a[0])
+    assert q.tolist() == [448.0, 0.0, 3 * 2.0**-9, 2.0**-9, 1.125]  # ml_dtypes' cast, the oracle
+    assert (c.n, c.underflow_zero, c.underflow_subnormal, c.overflow) == (5, 1, 1, 0)
 
 
 @pytest.mark.parametrize("policy", ["fp8", "fp8-current", "fp8-block", "mxfp8"])

@@ -181,6 +181,18 @@ class Counts:
                 over = int(np.count_nonzero(flagged & np.isfinite(exact)))
         return cls(int(rounded.size), to_zero, sub, over, nonfinite)
 
+    @classmethod
+    def from_flags(cls, flags, rounded: np.ndarray) -> "Counts":
+        """The same counts from the IEEE flags of the rounding (e.g. those
+        :func:`softfloat.scaled_encode` returns): underflow split by its result, zero or
+        not; overflow as flagged (saturation raises it too); NaN/inf results."""
+        rounded = np.asarray(rounded)
+        under = np.asarray(flags.underflow)
+        to_zero = int(np.count_nonzero(under & (rounded == 0)))
+        nonfinite = int(rounded.size - np.count_nonzero(np.isfinite(rounded)))
+        return cls(int(rounded.size), to_zero, int(np.count_nonzero(under)) - to_zero,
+                   int(np.count_nonzero(flags.overflow)), nonfinite)
+
     def __iadd__(self, other: "Counts") -> "Counts":
         for name in self.__slots__:
             setattr(self, name, getattr(self, name) + getattr(other, name))

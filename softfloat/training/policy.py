@@ -69,7 +69,8 @@ class Policy:
     mx_scale_rounding : {"floor", "ceil"}
         The MX scale exponent: OCP's floor(log2 amax) - emax_elem ("floor"), or
         Transformer Engine's variant that rounds the exponent up so that amax / scale
-        never exceeds the element format's largest value ("ceil").
+        never exceeds the element format's largest value ("ceil"); the
+        ``scale_rounding`` of :func:`softfloat.scaled_encode`.
     description : str
         What the preset reproduces.
 
@@ -180,18 +181,19 @@ PRESETS: dict[str, Policy] = {p.name: p for p in (
             matmul_inputs="bf16", optimizer_state="bf16"),
     _preset("fp8", "Transformer Engine's HYBRID recipe: e4m3 activations and weights in the forward "
             "products, e5m2 gradients in the backward ones, per-tensor delayed scaling (amax history "
-            "1024, max over the window, margin 0, scale = fp8 max / amax / 2**margin, the old scale "
-            "kept when amax is 0 or not finite), fp32 accumulation, bf16 elsewhere, fp32 master "
+            "1024, max over the window, margin 0: softfloat.DelayedScaling, scale = fp32(fp8 max / "
+            "amax), the old scale kept when amax is 0 or not finite), fp32 accumulation, bf16 elsewhere, fp32 master "
             "weights.", params="bf16", master="fp32", activations="bf16", gradients="bf16", loss="fp32",
             matmul_inputs="bf16", fp8="delayed", fp8_forward="fp8_e4m3", fp8_backward="fp8_e5m2"),
     _preset("fp8-current", "torchao's default 'tensorwise' float8 recipe: per-tensor current scaling "
-            "(scale = fp8 max / max(amax, 1e-12), saturating cast), e4m3 forward, e5m2 gradients, "
+            "(scale = fp32(fp8 max / max(amax, 1e-12)), saturating cast), e4m3 forward, e5m2 gradients, "
             "fp32 accumulation, bf16 elsewhere, fp32 master weights.",
             params="bf16", master="fp32", activations="bf16", gradients="bf16", loss="fp32",
             matmul_inputs="bf16", fp8="current", fp8_forward="fp8_e4m3", fp8_backward="fp8_e5m2"),
     _preset("fp8-block", "DeepSeek-V3's FP8 training: e4m3 for all three products, 1x128 tiles of "
             "activations and gradients and 128x128 blocks of weights each with its own scale "
-            "(amax / 448), partial sums of the 'h100' accumulator model promoted into fp32 every 128 "
+            "(softfloat.scaled_encode's fp32(448 / amax), dequantised by its fp32 reciprocal; "
+            "DeepSeek's kernels divide by fp32(amax / 448)), partial sums of the 'h100' accumulator model promoted into fp32 every 128 "
             "products, bf16 elsewhere, fp32 master weights.",
             params="bf16", master="fp32", activations="bf16", gradients="bf16", loss="fp32",
             matmul_inputs="bf16", accumulator="h100", accumulate_block=128, fp8="blocks",
