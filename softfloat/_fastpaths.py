@@ -65,10 +65,11 @@ def encode_block(blk, fmt: Format, policy, want: bool, out, ws):
 
 
 #: a fast kernel makes few passes over few buffers, so its blocks can be this many times
-#: the general path's: numpy's per-call cost is then spread over more elements (about a
-#: fifth off each pass at 2**16 elements instead of 2**14), and the few buffers still stay
-#: in L2.  Blocks it declines are cut back to the general size (softfloat._encode).
-BLOCK_FACTOR = 4
+#: the general path's (2**18 elements): the per-block cost (workspace, plan, range
+#: reduction, flag scatter: about 20 us) is then spread over more elements -- float32 ->
+#: bf16 in nearest_even about a tenth faster than at 4x, measured with whole runs.  Blocks
+#: it declines are cut back to the general size (softfloat._encode).
+BLOCK_FACTOR = 16
 
 
 def block_factor(fmt: Format, dtype, policy) -> int:
