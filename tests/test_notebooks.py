@@ -23,6 +23,7 @@ MIN_FIGURES = {
     "01_ieee754_anatomy": 3,
     "02_rounding": 2,
     "04_swamping_and_accumulation": 3,
+    "03_underflow_and_loss_scaling": 4,
 }
 
 _executed = {}
@@ -443,3 +444,95 @@ def test_04_dot_error_ordering_recomputed():
     assert error("fp16", accumulator="fp16", order="pairwise") < fp16_seq / 3
     assert error("fp16", accumulator="v100") > error("fp16", accumulator="h100") > fp32_seq
     assert error("fp8_e4m3", accumulator="h100") > 10 * error("fp8_e4m3", accumulator="h100", block=128)
+
+
+# ---- 03: underflow and loss scaling ------------------------------------------------------
+def _pct(share):
+    return f"{100 * share:.3f}%"
+
+
+def _number_after(text, label):
+    m = re.search(re.escape(label) + r"\s*(-?[\d.]+%?)", text)
+    assert m, f"the notebook no longer prints {label!r}"
+    return m.group(1)
+
+
+def test_03_the_fp32_histogram_and_its_loss_scaled_shifts():
+    """The shares printed in sections 1 and 2 are the lab's telemetry of the same run
+    (fp32 policy, 20 epochs, seed 0: the notebook prints this configuration), and the
+    prose's claims hold: the tail grows from the first epoch to the last, the largest k
+    drawn overflows, the weight gradients overflow at a smaller k than the activation
+    gradients."""
+    from softfloat import training as T
+
+    text = printed(executed("03_underflow_and_loss_scaling"))
+    assert "fp32 run: 20 epochs, seed 0, batch 64, SGD momentum 0.9, lr 0.1" in text
+    r = T.run("fp32", epochs=20, seed=0)
+    act, wgt = r.histograms["activation_grads"], r.histograms["weight_grads"]
+    assert f"test accuracy {100 * r.accuracy:.1f}%" in text
+    sections = text.split("weight gradients:", 1)
+    for chunk, h in zip(sections, (act, wgt)):
+        assert _number_after(chunk, "below 2^-24 (zero in FP16):") == _pct(h.mass_below(2.0**-24))
+        b14 = h.mass_below(2.0**-14) - h.mass_below(2.0**-24)
+        assert _number_after(chunk, "in [2^-24, 2^-14) (FP16 subnormal):") == _pct(b14)
+    # the loss-scaling table: one row per k, six shares
+    rows = {int(m.group(1)): m.group(2).replace("|", " ").split()
+            for m in re.finditer(r"^ *(\d+) +((?:[\d.]+% +){3}\| +(?:[\d.]+% +){2}[\d.]+%) *$", text, re.MULTILINE)}
+    assert {0, 8, 16, 24} <= set(rows)
+    for k, row in rows.items():
+        want = []
+        for h in (act, wgt):
+            sh = h.shifted(k)
+            b24 = sh.mass_below(2.0**-24)
+            want += [_pct(b24), _pct(sh.mass_below(2.0**-14) - b24), _pct(sh.mass_above(65504.0))]
+        assert row == want, k
+    assert act.shifted(max(rows)).mass_above(65504.0) > 0           # "the largest k drawn overflows"
+    k_act = next(k for k in range(128) if act.shifted(k).mass_above(65504.0) > 0)
+    k_wgt = next(k for k in range(128) if wgt.shifted(k).mass_above(65504.0) > 0)
+    assert f"activation gradients {k_act}, weight gradients {k_wgt}" in text
+    assert k_wgt < k_act                                             # "weight gradients overflow first"
+    # the epoch table: epoch 1 is a 1-epoch run's histogram; the tail grows by epoch 20
+    epochs = {int(m.group(1)): float(m.group(3)) for m in
+              re.finditer(r"^ *(\d+) +([\d.]+) +([\d.]+)% +([\d.]+)% *$", text, re.MULTILINE)}
+    one = T.run("fp32", epochs=1, seed=0).histograms["activation_grads"].mass_below(2.0**-24)
+    assert f"{epochs[1]:.3f}%" == _pct(one)
+    assert epochs[20] > 10 * epochs[1]
+
+
+def test_03_dynamic_scaling_and_bf16():
+    """Section 3's counts are a rerun's (O2, 5 epochs, seed 0, growth_interval 10): at
+    least one growth and one backoff, one skipped step per backoff, the highest scale
+    within 3 binades of the first overflowing k of section 2 ("agree only roughly").
+    Section 4: no fp32 gradient below bf16's smallest subnormal; the three runs' mean
+    underflow shares are the reruns', dynamic scaling cuts FP16's tenfold, BF16's is zero,
+    and unscaled FP16's climbs from the first epoch to the last."""
+    import numpy as np
+
+    from softfloat import training as T
+
+    text = printed(executed("03_underflow_and_loss_scaling"))
+    dyn = T.run("O2", epochs=5, seed=0, growth_interval=10)
+    scales = np.array(dyn.loss_scales)
+    growths = int(np.count_nonzero(scales[1:] > scales[:-1]))
+    backoffs = int(np.count_nonzero(scales[1:] < scales[:-1]))
+    assert f"growths: {growths}, backoffs: {backoffs}, skipped steps: {dyn.skipped_steps}" in text
+    assert growths >= 1 and backoffs >= 1 and dyn.skipped_steps == backoffs
+    top = int(np.log2(scales.max()))
+    m = re.search(r"highest scale 2\^(\d+); first overflowing k of section 2: (\d+)", text)
+    assert m and int(m.group(1)) == top and abs(top - int(m.group(2))) <= 3
+    assert "below BF16's smallest subnormal 2^-133: 0.000%" in text
+    fp32 = T.run("fp32", epochs=20, seed=0).histograms
+    assert fp32["activation_grads"].mass_below(2.0**-133) == fp32["weight_grads"].mass_below(2.0**-133) == 0
+    runs = {"FP16, no loss scaling": T.run("O2", epochs=5, seed=0, loss_scale="none"),
+            "FP16, dynamic loss scaling": T.run("O2", epochs=5, seed=0, loss_scale="dynamic"),
+            "BF16, no loss scaling": T.run("bf16", epochs=5, seed=0)}
+    means = {}
+    for name, r in runs.items():
+        means[name] = r.summary()["grad_underflow"]
+        line = next(x for x in text.splitlines() if x.startswith(name))
+        assert f"(mean): {_pct(means[name])}" in line and f"test accuracy {100 * r.accuracy:.1f}%" in line
+    assert means["FP16, dynamic loss scaling"] <= means["FP16, no loss scaling"] / 10
+    assert means["BF16, no loss scaling"] == 0
+    per_step = runs["FP16, no loss scaling"].telemetry.column("grad_underflow")
+    epoch = len(per_step) // 5
+    assert np.mean(per_step[-epoch:]) > np.mean(per_step[:epoch])    # "the solid line climbs"
