@@ -500,6 +500,7 @@ def test_03_the_fp32_histogram_and_its_loss_scaled_shifts():
             b24 = sh.mass_below(2.0**-24)
             want += [_pct(b24), _pct(sh.mass_below(2.0**-14) - b24), _pct(sh.mass_above(65504.0))]
         assert row == want, k
+    assert act.mass_above(65504.0) == wgt.mass_above(65504.0) == 0    # "nothing comes near 65504"
     assert act.shifted(max(rows)).mass_above(65504.0) > 0           # "the largest k drawn overflows"
     k_act = next(k for k in range(128) if act.shifted(k).mass_above(65504.0) > 0)
     k_wgt = next(k for k in range(128) if wgt.shifted(k).mass_above(65504.0) > 0)

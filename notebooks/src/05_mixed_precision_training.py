@@ -21,7 +21,7 @@
 #   saves no static memory at all.
 #
 # The model is the lab's 64-128-10 ReLU network on scikit-learn's handwritten digits
-# (1,437 training images, batches of 64, SGD with momentum 0.9).  Runs are short, 8 epochs,
+# (batches of 64, SGD with momentum 0.9).  Runs are short, 8 epochs,
 # so that the whole notebook executes in about a minute; the trends continue with more.
 
 # %%
