@@ -22,8 +22,8 @@ NAMES = [p.stem for p in SOURCES]
 MIN_FIGURES = {
     "01_ieee754_anatomy": 3,
     "02_rounding": 2,
-    "04_swamping_and_accumulation": 3,
     "03_underflow_and_loss_scaling": 4,
+    "04_swamping_and_accumulation": 3,
     "05_mixed_precision_training": 4,
 }
 
