@@ -92,7 +92,7 @@ ACCUMULATE_RANK = {"hardware": 0, "_draws": 0, "_operands": 0, "_binade": 0, "_i
 #: inside softfloat/training/: numerics and data, the policy's engine, model and optimizer,
 #: the runs, the package
 TRAINING_RANK = {"policy": 0, "loss_scaling": 0, "data": 0, "telemetry": 0, "plot": 0, "_numerics": 0,
-                 "_fp8": 1, "_engine": 2, "model": 3, "optim": 3, "run": 4, "__init__": 5}
+                 "_fp8": 1, "memory": 1, "_engine": 2, "model": 3, "optim": 3, "run": 4, "__init__": 5}
 SUBPACKAGE_RANK = {"ops": OPS_RANK, "accumulate": ACCUMULATE_RANK, "training": TRAINING_RANK}
 
 

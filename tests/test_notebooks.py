@@ -22,7 +22,9 @@ NAMES = [p.stem for p in SOURCES]
 MIN_FIGURES = {
     "01_ieee754_anatomy": 3,
     "02_rounding": 2,
+    "03_underflow_and_loss_scaling": 4,
     "04_swamping_and_accumulation": 3,
+    "05_mixed_precision_training": 4,
 }
 
 _executed = {}
@@ -443,3 +445,189 @@ def test_04_dot_error_ordering_recomputed():
     assert error("fp16", accumulator="fp16", order="pairwise") < fp16_seq / 3
     assert error("fp16", accumulator="v100") > error("fp16", accumulator="h100") > fp32_seq
     assert error("fp8_e4m3", accumulator="h100") > 10 * error("fp8_e4m3", accumulator="h100", block=128)
+
+
+# ---- 03: underflow and loss scaling ------------------------------------------------------
+_lab_runs = {}
+
+
+def _lab_run(policy, **kwargs):
+    """softfloat.training.run(policy, **kwargs), once per session (runs are deterministic)."""
+    from softfloat import training as T
+
+    key = (str(policy), tuple(sorted(kwargs.items())))
+    if key not in _lab_runs:
+        _lab_runs[key] = T.run(policy, **kwargs)
+    return _lab_runs[key]
+
+
+def _pct(share):
+    return f"{100 * share:.3f}%"
+
+
+def _number_after(text, label):
+    m = re.search(re.escape(label) + r"\s*(-?[\d.]+%?)", text)
+    assert m, f"the notebook no longer prints {label!r}"
+    return m.group(1)
+
+
+def test_03_the_fp32_histogram_and_its_loss_scaled_shifts():
+    """The shares printed in sections 1 and 2 are the lab's telemetry of the same run
+    (fp32 policy, 20 epochs, seed 0: the notebook prints this configuration), and the
+    prose's claims hold: the tail grows from the first epoch to the last, the largest k
+    drawn overflows, the weight gradients overflow at a smaller k than the activation
+    gradients."""
+    from softfloat import training as T
+
+    text = printed(executed("03_underflow_and_loss_scaling"))
+    assert "fp32 run: 20 epochs, seed 0, batch 64, SGD momentum 0.9, lr 0.1" in text
+    r = _lab_run("fp32", epochs=20, seed=0)
+    act, wgt = r.histograms["activation_grads"], r.histograms["weight_grads"]
+    assert f"test accuracy {100 * r.accuracy:.1f}%" in text
+    sections = text.split("weight gradients:", 1)
+    for chunk, h in zip(sections, (act, wgt)):
+        assert _number_after(chunk, "below 2^-24 (zero in FP16):") == _pct(h.mass_below(2.0**-24))
+        b14 = h.mass_below(2.0**-14) - h.mass_below(2.0**-24)
+        assert _number_after(chunk, "in [2^-24, 2^-14) (FP16 subnormal):") == _pct(b14)
+    # the loss-scaling table: one row per k, six shares
+    rows = {int(m.group(1)): m.group(2).replace("|", " ").split()
+            for m in re.finditer(r"^ *(\d+) +((?:[\d.]+% +){3}\| +(?:[\d.]+% +){2}[\d.]+%) *$", text, re.MULTILINE)}
+    assert {0, 8, 16, 24} <= set(rows)
+    for k, row in rows.items():
+        want = []
+        for h in (act, wgt):
+            sh = h.shifted(k)
+            b24 = sh.mass_below(2.0**-24)
+            want += [_pct(b24), _pct(sh.mass_below(2.0**-14) - b24), _pct(sh.mass_above(65504.0))]
+        assert row == want, k
+    assert act.mass_above(65504.0) == wgt.mass_above(65504.0) == 0    # "nothing comes near 65504"
+    assert act.shifted(max(rows)).mass_above(65504.0) > 0           # "the largest k drawn overflows"
+    k_act = next(k for k in range(128) if act.shifted(k).mass_above(65504.0) > 0)
+    k_wgt = next(k for k in range(128) if wgt.shifted(k).mass_above(65504.0) > 0)
+    assert f"activation gradients {k_act}, weight gradients {k_wgt}" in text
+    assert k_wgt < k_act                                             # "weight gradients overflow first"
+    # the epoch table: epoch 1 is a 1-epoch run's histogram; the tail grows by epoch 20
+    epochs = {int(m.group(1)): float(m.group(3)) for m in
+              re.finditer(r"^ *(\d+) +([\d.]+) +([\d.]+)% +([\d.]+)% *$", text, re.MULTILINE)}
+    one = T.run("fp32", epochs=1, seed=0).histograms["activation_grads"].mass_below(2.0**-24)
+    assert f"{epochs[1]:.3f}%" == _pct(one)
+    assert epochs[20] > 10 * epochs[1]
+
+
+def test_03_dynamic_scaling_and_bf16():
+    """Section 3's counts are a rerun's (O2, 5 epochs, seed 0, growth_interval 10): at
+    least one growth and one backoff, one skipped step per backoff, the highest scale
+    within 3 binades of the first overflowing k of section 2 ("agree only roughly").
+    Section 4: no fp32 gradient below bf16's smallest subnormal; the three runs' mean
+    underflow shares are the reruns', dynamic scaling cuts FP16's tenfold, BF16's is zero,
+    and unscaled FP16's climbs from the first epoch to the last."""
+    import numpy as np
+
+    from softfloat import training as T
+
+    text = printed(executed("03_underflow_and_loss_scaling"))
+    dyn = T.run("O2", epochs=5, seed=0, growth_interval=10)
+    scales = np.array(dyn.loss_scales)
+    growths = int(np.count_nonzero(scales[1:] > scales[:-1]))
+    backoffs = int(np.count_nonzero(scales[1:] < scales[:-1]))
+    assert f"growths: {growths}, backoffs: {backoffs}, skipped steps: {dyn.skipped_steps}" in text
+    assert growths >= 1 and backoffs >= 1 and dyn.skipped_steps == backoffs
+    top = int(np.log2(scales.max()))
+    m = re.search(r"highest scale 2\^(\d+); first overflowing k of section 2: (\d+)", text)
+    assert m and int(m.group(1)) == top and abs(top - int(m.group(2))) <= 3
+    assert "below BF16's smallest subnormal 2^-133: 0.000%" in text
+    fp32 = _lab_run("fp32", epochs=20, seed=0).histograms
+    assert fp32["activation_grads"].mass_below(2.0**-133) == fp32["weight_grads"].mass_below(2.0**-133) == 0
+    runs = {"FP16, no loss scaling": T.run("O2", epochs=5, seed=0, loss_scale="none"),
+            "FP16, dynamic loss scaling": T.run("O2", epochs=5, seed=0, loss_scale="dynamic"),
+            "BF16, no loss scaling": T.run("bf16", epochs=5, seed=0)}
+    means = {}
+    for name, r in runs.items():
+        means[name] = r.summary()["grad_underflow"]
+        line = next(x for x in text.splitlines() if x.startswith(name))
+        assert f"(mean): {_pct(means[name])}" in line and f"test accuracy {100 * r.accuracy:.1f}%" in line
+    assert means["FP16, dynamic loss scaling"] <= means["FP16, no loss scaling"] / 10
+    assert means["BF16, no loss scaling"] == 0
+    per_step = runs["FP16, no loss scaling"].telemetry.column("grad_underflow")
+    epoch = len(per_step) // 5
+    assert np.mean(per_step[-epoch:]) > np.mean(per_step[:epoch])    # "the solid line climbs"
+
+
+# ---- 05: mixed-precision training ----------------------------------------------------------
+def test_05_policies_accuracy_and_the_two_failure_modes():
+    """The printed accuracy table and telemetry are reruns' (8 epochs, seed 0, lr 0.1 and
+    0.001; the notebook prints its configuration), and the prose's findings hold: O1 and
+    O2 give identical losses; the six accuracies differ by a handful of test images; O3
+    swamps at least 5x more updates than O2 at both learning rates yet loses at most 2
+    points of accuracy; pure BF16 with nearest-even updates stalls (20+ points behind the
+    FP32 master copy) while stochastic rounding comes within a third of its loss gap,
+    still leaving most updates unapplied; loss scaling cuts underflow at least tenfold
+    with the scale left at 2^16."""
+    from softfloat import training as T
+
+    text = printed(executed("05_mixed_precision_training"))
+    assert "8 epochs, seed 0, batch 64, SGD momentum 0.9, lr 0.1" in text
+    kw = dict(epochs=8, seed=0)
+    runs = {name: _lab_run(name, **kw) for name in ("O1", "O2", "O3")}
+    for name, r in runs.items():
+        assert str(T.Table([r.summary()])).splitlines()[-1] in text           # compare's row
+        assert re.search(rf"^{name} +{100 * r.accuracy:.1f}% +{100 * r.train_accuracy:.1f}% +"
+                         rf"{r.epoch_losses[-1]:.4f}$", text, re.MULTILINE)    # the accuracy table
+    assert runs["O1"].losses == runs["O2"].losses
+    assert "losses identical at every step: True" in text
+    m = re.search(r"\((\d+) of (\d+) test images\)", text)
+    assert m and int(m.group(1)) <= 5 and int(m.group(2)) == len(T.data.load().y_test)
+    # swamping: O2 against O3 at two learning rates
+    small = {name: _lab_run(name, lr=0.001, **kw) for name in ("O2", "O3")}
+    for lr, o2, o3 in ((0.1, runs["O2"], runs["O3"]), (0.001, small["O2"], small["O3"])):
+        s2, s3 = o2.summary(), o3.summary()
+        line = " ".join(next(x for x in text.splitlines() if x.startswith(f"lr {lr:<5g}")).split())
+        assert f"O2 {100 * s2['update_swamped']:.2f}% O3 {100 * s3['update_swamped']:.2f}%" in line
+        assert f"test accuracy O2 {100 * o2.accuracy:.1f}% O3 {100 * o3.accuracy:.1f}%" in line
+        assert s3["update_swamped"] >= 5 * s2["update_swamped"]
+        assert abs(o3.accuracy - o2.accuracy) <= 0.02
+    # pure bf16 and stochastic rounding
+    pure = {"bf16 + fp32 master": _lab_run("bf16", lr=0.001, **kw),
+            "bf16-pure, nearest even": _lab_run("bf16-pure", lr=0.001, **kw),
+            "bf16-pure, stochastic": _lab_run(T.as_policy("bf16-pure", update_rounding="stochastic"),
+                                              lr=0.001, **kw)}
+    for name, r in pure.items():
+        assert f"{name:24s} test accuracy {100 * r.accuracy:5.1f}%  final loss {r.epoch_losses[-1]:.4f}  " \
+               f"swamped updates {100 * r.summary()['update_swamped']:.2f}%" in text
+    master, near, sr = pure.values()
+    assert near.accuracy < master.accuracy - 0.2
+    gap_near = abs(near.epoch_losses[-1] - master.epoch_losses[-1])
+    assert abs(sr.epoch_losses[-1] - master.epoch_losses[-1]) < gap_near / 3
+    assert sr.summary()["update_swamped"] > 0.5
+    # underflow with and without loss scaling
+    unscaled = _lab_run("O2", loss_scale="none", **kw)
+    for name, r in (("O2, no loss scaling", unscaled), ("O2, dynamic loss scaling", runs["O2"])):
+        line = next(x for x in text.splitlines() if x.startswith(name))
+        assert f"(mean per step) {100 * r.summary()['grad_underflow']:.2f}%" in line
+    ratio = unscaled.summary()["grad_underflow"] / runs["O2"].summary()["grad_underflow"]
+    assert ratio >= 10 and f"cuts the underflowed share {ratio:.0f}-fold" in text
+    assert set(runs["O2"].loss_scales) == {65536.0} and "loss scales used by the scaled run: [65536.0]" in text
+
+
+def test_05_memory_table_is_memory_footprint():
+    """Section 4's table is memory_footprint of the lab's model (9610 parameters, counted
+    here from the model) with 64 x (64 + 128 + 10) activations; with Adam the policies
+    with a master copy or fp32 weights store 16 bytes per parameter, those without 8."""
+    from softfloat import training as T
+
+    text = printed(executed("05_mixed_precision_training"))
+    model = T.Trainer("fp32", seed=0).model
+    n = sum(p.size for p in model.params)
+    assert n == 64 * 128 + 128 + 128 * 10 + 10
+    b = 64 * sum(model.sizes)
+    items = ("weights", "master_weights", "gradients", "optimizer_state", "activations", "total")
+    for name, per_param in (("fp32", 16), ("O1", 16), ("O2", 16), ("O3", 8), ("bf16", 16), ("bf16-pure", 8),
+                            ("fp8", 16)):
+        m = T.memory_footprint(n, name, "adam", activations=b)
+        row = next(x.split() for x in text.splitlines() if x.split()[:1] == [name] and len(x.split()) == 8)
+        assert [int(v) for v in row[1:7]] == [m[k] for k in items]
+        assert float(row[7]) == per_param == (m["total"] - m["activations"]) / n
+    big = 7 * 10**9
+    for name in ("fp32", "O2", "O3", "bf16-pure"):
+        adam, sgd = (T.memory_footprint(big, name, opt)["total"] / 1e9 for opt in ("adam", "sgd"))
+        assert re.search(rf"^{name} +{adam:.0f} +{sgd:.0f}$", text, re.MULTILINE)

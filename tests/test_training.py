@@ -117,6 +117,54 @@ def test_exponent_histogram_against_frexp_per_element(dtype, scale):
         (below24 / nonzero, below14 / nonzero, above / nonzero)
 
 
+def _fp16_edge_values(dtype):
+    """Significands at and around fp16's largest, 1.1111111111b (65504 = that * 2**15), in
+    several binades: the values a shift by 2**k can carry just above or just below 65504."""
+    sig = np.array([2 - 2.0**-10, 2 - 2.0**-11, 2 - 2.0**-23, 1.0, 1.5, 2 - 2.0**-9])
+    exps = np.array([-30, -20, -1, 0, 14, 15, 16])
+    v = (sig[:, None] * 2.0 ** exps[None, :]).reshape(-1)
+    return np.concatenate([v, -v]).astype(dtype)
+
+
+@pytest.mark.parametrize("dtype, scale", [(np.float64, 1.0), (np.float32, 1.0), (np.float32, 2.0**10),
+                                          (np.float32, 3.0)])
+@pytest.mark.parametrize("k", [-5, 0, 1, 8, 16, 31])
+def test_exponent_histogram_shifted_against_frexp_per_element(dtype, scale, k):
+    # what loss scaling by 2**k does to the values, per element with math.frexp/ldexp
+    # (Python floats: exact), against the shifted histogram's bins and shares
+    x = np.concatenate([_hostile(300, dtype), _fp16_edge_values(dtype)])
+    h = T.ExponentHistogram()
+    h.add(x, scale)
+    s = h.shifted(k)
+    want, below = {}, {t: 0 for t in (-24, -14, -133, 3)}
+    above = 0
+    for v in x.astype(np.float64):
+        v = math.ldexp(v / scale, k)
+        if math.isfinite(v) and v != 0:
+            e = math.frexp(abs(v))[1] - 1
+            want[e] = want.get(e, 0) + 1
+            for t in below:
+                below[t] += abs(v) < 2.0**t
+            above += abs(v) > 65504.0
+    nonzero = sum(want.values())
+    assert s.counts == want and s.nonzero == nonzero
+    assert (s.zeros, s.nonfinite) == (h.zeros, h.nonfinite)
+    for t, n in below.items():
+        assert s.mass_below(2.0**t) == n / nonzero
+    assert s.mass_above(65504.0) == above / nonzero
+
+
+def test_exponent_histogram_rejects_thresholds_it_cannot_resolve():
+    h = T.ExponentHistogram()
+    h.add(np.array([1.0, 2.0]))
+    with pytest.raises(ValueError, match="power of two"):
+        h.mass_below(1e-5)
+    with pytest.raises(ValueError, match="65504"):
+        h.mass_above(1000.0)
+    with pytest.raises(TypeError, match="k must be an int"):
+        h.shifted(2.5)
+
+
 def _float64_mlp_grads(params, x, y):
     """An independent float64 MLP (ReLU, softmax cross-entropy, mean over the batch)."""
     w1, b1, w2, b2 = (np.asarray(p, np.float64) for p in params)
@@ -669,3 +717,54 @@ def test_o3_updates_underflow_in_fp16_at_a_small_learning_rate():
     o2 = T.run("O2", epochs=1, seed=0, lr=0.001).telemetry
     assert sum(o3.column("updates_underflow")) > 0
     assert sum(o2.column("updates_underflow")) == 0
+
+
+# =====================================================================================
+# memory accounting (the seeds' figures)
+# =====================================================================================
+def test_memory_footprint_is_the_seeds_accounting():
+    """Seed 001_170a0286671a7cb6.txt ("内存分析"), for a model of a parameters trained with
+    Adam and b activation values kept for the backward pass:
+    fp32:  4a (parameters) + 4a (gradients) + 8a (Adam's two moments) = 16a, activations 4b;
+    mixed precision: 4a (fp32 parameters) + 2a (fp16 copy) + 2a (gradients) + 8a = 16a,
+    activations 2b."""
+    a, b = 1_000_003, 777
+    fp32 = T.memory_footprint(a, "fp32", "adam", activations=b)
+    assert fp32 == {"weights": 4 * a, "master_weights": 0, "gradients": 4 * a, "optimizer_state": 8 * a,
+                    "activations": 4 * b, "total": 16 * a + 4 * b}
+    mixed = T.memory_footprint(a, "O2", "adam", activations=b)
+    assert mixed == {"weights": 2 * a, "master_weights": 4 * a, "gradients": 2 * a, "optimizer_state": 8 * a,
+                     "activations": 2 * b, "total": 16 * a + 2 * b}
+
+
+@pytest.mark.parametrize("policy, optimizer, per_param, per_activation", [
+    # O1 (autocast): fp32 weights and their fp32 gradients, fp16 activations
+    ("O1", "adam", 4 + 4 + 8, 2),
+    # pure fp16 / bf16: no master copy, 16-bit state
+    ("O3", "adam", 2 + 2 + 4, 2), ("bf16-pure", "adam", 2 + 2 + 4, 2),
+    ("bf16", "adam", 2 + 4 + 2 + 8, 2),
+    # SGD with momentum: one state tensor instead of two
+    ("fp32", "sgd", 4 + 4 + 4, 4), ("O2", "sgd", 2 + 4 + 2 + 4, 2),
+])
+def test_memory_footprint_per_policy(policy, optimizer, per_param, per_activation):
+    got = T.memory_footprint(10, policy, optimizer, activations=3)
+    assert got["total"] == 10 * per_param + 3 * per_activation
+    assert got["total"] == sum(v for k, v in got.items() if k != "total")
+
+
+def test_memory_footprint_packs_sub_byte_formats():
+    p = T.as_policy("fp32", params="fp4_e2m1", activations="fp6_e3m2")
+    got = T.memory_footprint(3, p, "sgd", activations=5)
+    assert got["weights"] == got["gradients"] == 2   # 3 x 4 bits = 12 bits: 2 bytes
+    assert got["activations"] == 4                   # 5 x 6 bits = 30 bits: 4 bytes
+
+
+@pytest.mark.parametrize("kwargs, exc, words", [
+    (dict(n_params=-1), TypeError, "n_params"), (dict(n_params=1.5), TypeError, "n_params"),
+    (dict(n_params=10, optimizer="rmsprop"), ValueError, "optimizer"),
+    (dict(n_params=10, activations=-2), TypeError, "activations"),
+    (dict(n_params=10, policy="O9"), ValueError, "not a preset"),
+])
+def test_memory_footprint_bad_arguments(kwargs, exc, words):
+    with pytest.raises(exc, match=words):
+        T.memory_footprint(**kwargs)

@@ -16,6 +16,9 @@ MLP, SGD, Adam
     The model and the optimizers, rounding where the policy says.
 run, compare, Report, Table, Trainer
     Training runs and their reports; Records and ExponentHistogram hold the telemetry.
+memory_footprint
+    Bytes per item (weights, master copy, gradients, optimizer state, activations) that
+    a policy stores.
 data.load
     The digits (``pip install "softfloat[lab]"``), or a synthetic stand-in.
 
@@ -28,6 +31,7 @@ from __future__ import annotations
 
 from . import data, plot
 from .loss_scaling import LossScaler
+from .memory import memory_footprint
 from .model import MLP
 from .optim import SGD, Adam
 from .policy import PRESETS, Policy, as_policy
@@ -35,4 +39,4 @@ from .run import Report, Table, Trainer, compare, run
 from .telemetry import ExponentHistogram, Records
 
 __all__ = ["Adam", "ExponentHistogram", "LossScaler", "MLP", "PRESETS", "Policy", "Records", "Report", "SGD",
-           "Table", "Trainer", "as_policy", "compare", "data", "run"]
+           "Table", "Trainer", "as_policy", "compare", "data", "memory_footprint", "run"]

@@ -11,8 +11,11 @@ from __future__ import annotations
 
 import json
 import math
+import numbers
 
 import numpy as np
+
+from .. import _validate
 
 __all__ = ["ExponentHistogram", "Records"]
 
@@ -55,6 +58,12 @@ class ExponentHistogram:
     """Counts of non-zero finite values by binary exponent e (2**e <= |x| < 2**(e+1)),
     plus zeros and non-finite values.
 
+    Multiplying every value by 2**k (loss scaling by 2**k) moves each count from bin e to
+    bin e + k and changes no significand, so :meth:`shifted` gives the histogram of the
+    scaled values exactly, shares included: the share below any power of two comes from
+    the bins, and the share above fp16's largest value 65504 = (2 - 2**-10) * 2**15 from
+    the bins plus, per bin, the count of significands above 2 - 2**-10.
+
     Examples
     --------
     >>> import numpy as np
@@ -65,16 +74,21 @@ class ExponentHistogram:
     (1, 1, 1)
     >>> h.mass_below(2.0**-24), h.mass_above(65504.0)
     (0.25, 0.25)
+    >>> h.shifted(8).mass_below(2.0**-24)    # loss scaling by 2**8 lifts 2**-30 to 2**-22
+    0.0
     """
 
     LOW, HIGH = -1100, 1024  # float64's exponents, subnormals included
+    #: fp16's largest finite value, the one threshold :meth:`mass_above` knows
+    FP16_MAX = 65504.0
 
     def __init__(self):
         self.counts: dict[int, int] = {}
         self.zeros = 0
         self.nonfinite = 0
-        self._below = {}
-        self._above = {}
+        # per bin e, the values whose significand |x| / 2**e exceeds 2 - 2**-10 (fp16's
+        # largest, 1.1111111111b): in bin 15 exactly those above 65504
+        self._top: dict[int, int] = {}
         self._values = 0
 
     def add(self, values: np.ndarray, scale: float = 1.0) -> None:
@@ -87,8 +101,13 @@ class ExponentHistogram:
         else:
             self._add_float64(np.asarray(values, np.float64).reshape(-1) / scale)
 
+    def _bump(self, table: dict, exps: np.ndarray, counts: np.ndarray) -> None:
+        for k in np.flatnonzero(counts):
+            e = int(exps[k])
+            table[e] = table.get(e, 0) + int(counts[k])
+
     def _add_float32(self, v: np.ndarray, log2_scale: int) -> None:
-        # |v| = 1.f * 2**(field - 127) for a normal float32 (field = bits 30..23)
+        # bits = s | eeeeeeee (field) | mmm...m (23): |v| = 1.m * 2**(field - 127) when normal
         u = v.view(np.uint32) & np.uint32(0x7FFFFFFF)
         field = (u >> np.uint32(23)).astype(np.intp)
         counts = np.bincount(field, minlength=256)
@@ -97,17 +116,11 @@ class ExponentHistogram:
         self.zeros += int(counts[0] - subnormal.size)
         normal_counts = counts[1:255]
         exps = np.arange(1, 255) - 127 - log2_scale  # each field's binary exponent, unscaled
-        for k in np.flatnonzero(normal_counts):
-            e = int(exps[k])
-            self.counts[e] = self.counts.get(e, 0) + int(normal_counts[k])
+        self._bump(self.counts, exps, normal_counts)
         self._values += int(normal_counts.sum())
-        below = {t: int(normal_counts[exps < math.frexp(t)[1] - 1].sum()) for t in (2.0**-24, 2.0**-14)}
-        with np.errstate(over="ignore"):
-            limit = np.float32(65504.0 * 2.0**log2_scale)
-        above = int(np.count_nonzero((u > limit.view(np.uint32)) & (field != 255)))
-        for t, n in below.items():
-            self._below[t] = self._below.get(t, 0) + n
-        self._above[65504.0] = self._above.get(65504.0, 0) + above
+        # significand 1.m above 1.1111111111b: m above 1111111111 followed by 13 zero bits
+        top = field[(u & np.uint32(0x7FFFFF)) > np.uint32(0x3FF << 13)]
+        self._bump(self._top, exps, np.bincount(top, minlength=256)[1:255])
         if subnormal.size:
             self._add_float64(subnormal.view(np.float32).astype(np.float64) / 2.0**log2_scale)
 
@@ -119,31 +132,63 @@ class ExponentHistogram:
         nz = v[v != 0]
         self.zeros += int(v.size - nz.size)
         if nz.size:
-            _, e = np.frexp(nz)  # nz = f * 2**e, f in [0.5, 1)
+            f, e = np.frexp(nz)  # nz = f * 2**e, f in [0.5, 1): significand 2f, exponent e - 1
             e = e.astype(np.int64) - 1
             lo = int(e.min())
-            for k, n in enumerate(np.bincount(e - lo)):
-                if n:
-                    self.counts[lo + k] = self.counts.get(lo + k, 0) + int(n)
-        for t in (2.0**-24, 2.0**-14):
-            self._below[t] = self._below.get(t, 0) + int(np.count_nonzero(nz < t))
-        self._above[65504.0] = self._above.get(65504.0, 0) + int(np.count_nonzero(nz > 65504.0))
+            exps = np.arange(lo, int(e.max()) + 1)
+            self._bump(self.counts, exps, np.bincount(e - lo))
+            self._bump(self._top, exps, np.bincount(e[f > 1 - 2.0**-11] - lo, minlength=exps.size))
         self._values += int(nz.size)
 
     @property
     def nonzero(self) -> int:
         return self._values
 
+    def shifted(self, k: int) -> "ExponentHistogram":
+        """The histogram of the same values multiplied by ``2**k`` (exactly, before any
+        rounding): what loss scaling by ``2**k`` does to the gradients.
+
+        >>> import numpy as np
+        >>> from softfloat.training import ExponentHistogram
+        >>> h = ExponentHistogram(); h.add(np.array([2.0**-26, 40000.0], np.float32))
+        >>> sorted(h.shifted(3).counts), h.shifted(3).mass_above(65504.0)
+        ([-23, 18], 0.5)
+        """
+        if isinstance(k, (bool, np.bool_)) or not isinstance(k, numbers.Integral):
+            raise TypeError(f"k must be an int (the power of two of the scale); got {_validate.describe(k)}")
+        out = ExponentHistogram()
+        out.counts = {e + int(k): n for e, n in self.counts.items()}
+        out._top = {e + int(k): n for e, n in self._top.items()}
+        out.zeros, out.nonfinite, out._values = self.zeros, self.nonfinite, self._values
+        return out
+
     def mass_below(self, threshold: float) -> float:
-        """Share of the non-zero finite values below ``threshold`` (2**-24 or 2**-14)."""
-        return self._below.get(threshold, 0) / max(self._values, 1)
+        """Share of the non-zero finite values below ``threshold``, a power of two (2**-24:
+        zero in fp16; 2**-14: fp16's subnormals; 2**-133: zero in bf16)."""
+        log2 = _power_of_two("threshold", threshold)
+        return sum(n for e, n in self.counts.items() if e < log2) / max(self._values, 1)
 
     def mass_above(self, threshold: float) -> float:
-        """Share of the non-zero finite values above ``threshold`` (65504)."""
-        return self._above.get(threshold, 0) / max(self._values, 1)
+        """Share of the non-zero finite values above ``threshold`` (65504, fp16's largest
+        finite value, is the one threshold the bins resolve)."""
+        if threshold != self.FP16_MAX:
+            raise ValueError(f"mass_above knows threshold 65504.0 (fp16's largest value) only; got {threshold!r}")
+        above = sum(n for e, n in self.counts.items() if e >= 16) + self._top.get(15, 0)
+        return above / max(self._values, 1)
 
     def to_dict(self) -> dict:
         return {"exponents": {str(k): v for k, v in sorted(self.counts.items())}, "zeros": self.zeros,
                 "nonfinite": self.nonfinite, "nonzero": self._values,
                 "below_2^-24": self.mass_below(2.0**-24), "below_2^-14": self.mass_below(2.0**-14),
                 "above_65504": self.mass_above(65504.0)}
+
+
+def _power_of_two(name: str, value) -> int:
+    """log2 of a positive finite power of two, or a ValueError naming ``name``."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{name} must be a power of two such as 2.0**-24; got {_validate.describe(value)}")
+    value = float(value)
+    m, e = math.frexp(value) if math.isfinite(value) else (0.0, 0)
+    if m != 0.5:
+        raise ValueError(f"{name} must be a positive power of two such as 2.0**-24; got {value!r}")
+    return e - 1
