@@ -255,10 +255,7 @@ def _add_and_shift(p: _Plan, u, t, out):
         _shift_into(u, p.k_, out, t)
         return
     if rounding is Rounding.NEAREST_EVEN:
-        np.right_shift(u, p.k_, out=t)
-        np.bitwise_and(t, p.one, out=t)
-        np.add(t, u, out=t)
-        np.add(t, p.rne_add, out=t)
+        _nearest_even_sum(p, u, t)
     elif rounding is Rounding.NEAREST_AWAY:
         np.add(u, p.half, out=t)
     elif rounding is Rounding.UPWARD:
@@ -272,6 +269,15 @@ def _add_and_shift(p: _Plan, u, t, out):
     else:  # pragma: no cover - stochastic has no plan
         raise AssertionError(rounding)
     _shift_into(t, p.k_, out)
+
+
+def _nearest_even_sum(p: _Plan, a, t):
+    """t <- a + (bit k of a) + the plan's rne_add (H - 1, less the re-bias where there is
+    one): with bit k the kept lsb, a tie carries only when it is odd."""
+    np.right_shift(a, p.k_, out=t)
+    np.bitwise_and(t, p.one, out=t)
+    np.add(t, a, out=t)
+    np.add(t, p.rne_add, out=t)
 
 
 def _shift_into(t, k, out, scratch=None):
@@ -369,10 +375,7 @@ def _rebias(p: _Plan, blk, want: bool, out, ws):
         fl = [None, None, None, None, t != 0]
     rounding = p.rounding
     if rounding is Rounding.NEAREST_EVEN:
-        np.right_shift(mag, p.k_, out=t)
-        np.bitwise_and(t, p.one, out=t)
-        np.add(t, mag, out=t)
-        np.add(t, p.rne_add, out=t)
+        _nearest_even_sum(p, mag, t)
     elif rounding is Rounding.NEAREST_AWAY:
         np.add(mag, p.rna_add, out=t)
     elif rounding is Rounding.TOWARD_ZERO:
