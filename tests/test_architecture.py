@@ -68,7 +68,8 @@ def test_imports_point_downward(module):
 def test_import_softfloat_loads_no_optional_dependency():
     code = ("import sys, softfloat; "
             "bad = [m for m in ('hypothesis', 'gmpy2', 'ml_dtypes', 'pytest', 'torch', 'jax', "
-            "'safetensors', 'sklearn', 'tqdm', 'matplotlib', 'pandas', 'dask', 'distributed') "
+            "'safetensors', 'sklearn', 'tqdm', 'matplotlib', 'pandas', 'dask', 'distributed', "
+            "'nbclient', 'nbformat', 'ipykernel', 'jupytext', 'scipy') "
             "if m in sys.modules]; "
             "print(', '.join(bad)); sys.exit(1 if bad else 0)")
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
