@@ -12,8 +12,8 @@ closed form: a tie leaves s even (an inexact odd step leaves it odd), and any ot
 adds r_k.  So a window of steps is computed with array operations (cumulative sums), and
 accepted lane by lane up to the first step whose exact sum, or result, would leave the
 lane's binade (or reach zero, overflow or a non-finite term); that step is done by the
-general path for the lanes stopped there, and the window moves on.  Exact throughout: every quantity is an integer or a power-of-two
-scaling of a float64 term.
+general path for the lanes stopped there, and the window moves on.  Exact throughout:
+every quantity is an integer or a power-of-two scaling of a float64 term.
 
 Used for deterministic modes without flags (flags and stochastic draws take the general
 path); results equal the general path bit for bit (tests/test_accumulate_paths.py).
@@ -77,8 +77,7 @@ def chain(s, T, fmt: Format, rounding: Rounding, subnormals: bool, exact_add):
         s[lanes], pos[lanes] = s_new, p + done
         stuck = lanes[done == 0]
         if stuck.size:
-            s[stuck] = exact_add(s[stuck], T[pos[stuck], stuck])
-            pos[stuck] += 1
+            _step(s, T, pos, stuck, exact_add)
             window = max(window // 2, _WINDOW[1])
         elif done.min() == w:
             window = min(window * 2, _WINDOW[2])
@@ -88,23 +87,21 @@ def chain(s, T, fmt: Format, rounding: Rounding, subnormals: bool, exact_add):
         tries += 1
         if tries >= 2:
             if pos.min() - start < _SLOW * tries:
-                s = _steps(s, T, pos, burst, exact_add)
+                for _ in range(burst):
+                    live = np.flatnonzero(pos < K)
+                    if live.size == 0:
+                        break
+                    _step(s, T, pos, live, exact_add)
                 burst = min(burst * 2, _BURST[1])
             else:
                 burst = _BURST[0]
             tries, start = 0, pos.min()
 
 
-def _steps(s, T, pos, count, exact_add):
-    """Up to ``count`` steps of every unfinished lane on the general path (pos advances)."""
-    K = T.shape[0]
-    for _ in range(count):
-        lanes = np.flatnonzero(pos < K)
-        if lanes.size == 0:
-            break
-        s[lanes] = exact_add(s[lanes], T[pos[lanes], lanes])
-        pos[lanes] += 1
-    return s
+def _step(s, T, pos, lanes, exact_add):
+    """One step of ``lanes`` (each at its own position) on the general path, in place."""
+    s[lanes] = exact_add(s[lanes], T[pos[lanes], lanes])
+    pos[lanes] += 1
 
 
 def _settled(s, T):
