@@ -86,14 +86,16 @@ def images(nb):
 
 def write_readme_figures(nb):
     """Write the first PNG of every ``# readme-figure: NAME`` cell to docs/figures/NAME.png."""
+    first_png = {}
+    for i, data in images(nb):
+        first_png.setdefault(i, data)
     written = []
     for i, cell in enumerate(nb.cells):
         match = _FIGURE_TAG.search(cell.source) if cell.cell_type == "code" else None
-        pngs = [data for j, data in images(nb) if j == i]
-        if match and pngs:
+        if match and i in first_png:
             FIGURES.mkdir(parents=True, exist_ok=True)
             target = FIGURES / f"{match.group(1)}.png"
-            target.write_bytes(base64.b64decode(pngs[0]))
+            target.write_bytes(base64.b64decode(first_png[i]))
             written.append(target)
     return written
 

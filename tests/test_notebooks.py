@@ -3,7 +3,6 @@ top to bottom in a fresh kernel (nbclient) without error, showing the figures ea
 and printing the key numbers the library computes."""
 
 import importlib.util
-import os
 import re
 from pathlib import Path
 
@@ -33,7 +32,6 @@ _executed = {}
 def executed(name):
     """The notebook ``name`` built from its source and executed once per test session."""
     if name not in _executed:
-        os.environ.setdefault("JUPYTER_PLATFORM_DIRS", "1")
         _executed[name] = build.execute(build.notebook_from_source(build.SOURCES / f"{name}.py"))
     return _executed[name]
 
