@@ -67,6 +67,19 @@ def test_matmul_fast_path_equals_general(fmt, order, block, general):
         assert np.array_equal(sf.matmul(a, b, fmt, order=order, block=block, **kwargs), fast[0])
 
 
+@pytest.mark.parametrize("m, k, n", [(1, 300, 1), (3, 300, 2), (2, 700, 5), (40, 300, 50), (130, 40, 140)])
+def test_matmul_chains_of_every_width_equal_general(m, k, n, general):
+    # tiles of one output up to whole blocks, and chunks of the k axis that split the chain
+    a = _wide_data("fp16", (m, k), 7)
+    b = _wide_data("fp16", (k, n), 8)
+    c = sf.encode(np.linspace(-1, 1, m * n).reshape(m, n), "fp32")
+    for order in ("sequential", "reverse"):
+        for kwargs in ({}, {"c": c}):
+            assert _assert_taken(sf.matmul, a, b, "fp16", order=order, **kwargs)
+            fast = sf.matmul(a, b, "fp16", order=order, **kwargs)
+            assert np.array_equal(fast, general(sf.matmul, a, b, "fp16", order=order, **kwargs)), (order, kwargs)
+
+
 def _same(fast, slow, what):
     """Bits, the five flags and the swamped counts agree."""
     assert np.array_equal(fast[0], slow[0]), what
@@ -129,6 +142,23 @@ def test_numpy_float16_addition_is_one_correct_rounding():
     with np.errstate(over="ignore"):
         native = (a.view(np.float16) + b.view(np.float16)).view(np.uint16)
     assert np.array_equal(native, sf.add(a, b, "fp16"))
+
+
+@pytest.mark.parametrize("n", [1, 2, 7, 8, 9, 64, 1000, 1 << 14])
+def test_numpy_reduction_down_axis_0_is_row_after_row(n):
+    # _fast._sum_rows relies on it: rows of alternately huge and tiny terms, where any
+    # other order (pairwise, or blocks of 8 partial sums) keeps tiny terms it should lose
+    rng = np.random.default_rng(n)
+    K = 300
+    rows = (rng.standard_normal((K, n)) * 2.0 ** rng.integers(-30, 30, (K, n))).astype(np.float32)
+    rows[rng.random((K, n)) < 0.05] = -0.0
+    expected = rows[0].copy()
+    for row in rows[1:]:
+        expected = (expected.astype(np.float64) + row.astype(np.float64)).astype(np.float32)  # one rounding
+    got = _fast._sum_rows(rows)
+    assert np.array_equal(got.view(np.uint32), expected.view(np.uint32))
+    assert np.array_equal(_fast._sum_rows(np.full((3, n), -0.0, np.float32)).view(np.uint32),
+                          np.full(n, 0x80000000, np.uint32))  # -0 + -0 + -0 stays -0
 
 
 def test_numpy_float64_to_float32_cast_is_one_correct_rounding():

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import _scratch
 from .._encode import Workspace, encode_block
 from ..formats import Format, fp16, fp32, fp64
 from ..ops._common import is_narrow
@@ -125,7 +126,7 @@ class Native:
     def _terms(self, tile, a, b, flags):
         if self.raw:
             return tile.layout.patterns(tile, a, b).view(self.dtype)
-        X, Y = tile.factors(a, b)
+        X, Y = tile.factors(a, b, transient=True)  # each made into a new array below
         if Y is None:
             t = X.astype(self.dtype)
         elif self.round_products:
@@ -157,18 +158,32 @@ class Native:
         return buf[-1].copy()
 
     def _outer_chain(self, s, tile, c0, c1, reverse):
-        """Matrix products: s += a_k * b_k a row at a time, in the tile's own buffers."""
+        """Matrix products: s + a_k * b_k for each k in turn, the products of the chunk at
+        once and their running sum by one reduction down its k axis (:func:`_sum_rows`).
+
+        A tile narrower than it is tall (a product with few columns) is worked on
+        transposed, so that numpy's inner loops run along its rows, not its few columns."""
         X, Y = tile.factors(c0, c1)
-        X, Y = X.astype(self.dtype), Y.astype(self.dtype)
-        rows = range(c1 - c0 - 1, -1, -1) if reverse else range(c1 - c0)
-        t = np.empty(tile.shape, dtype=self.dtype)
-        for i in rows:
-            if s is None:
-                s = np.multiply(X[i], Y[i]).reshape(-1)
-                continue
-            np.multiply(X[i], Y[i], out=t)
-            s += t.reshape(-1)
-        return s
+        X, Y = X.astype(self.dtype), Y.astype(self.dtype)  # (k, rows, 1) and (k, 1, cols)
+        if reverse:
+            X, Y = X[::-1], Y[::-1]
+        rows_, cols = tile.shape
+        transposed = cols < rows_
+        if transposed:
+            X, Y = np.swapaxes(Y, 1, 2), np.swapaxes(X, 1, 2)  # (k, cols, 1) and (k, 1, rows)
+            if s is not None:
+                s = s.reshape(rows_, cols).T.reshape(-1)
+        first = s is not None
+        terms = self._scratch((c1 - c0 + first, tile.n))
+        if first:
+            terms[0] = s
+        np.multiply(X, Y, out=terms[first:].reshape((c1 - c0, X.shape[1], Y.shape[2])))  # exact products
+        total = _sum_rows(terms)
+        return total.reshape(cols, rows_).T.reshape(-1) if transposed else total
+
+    def _scratch(self, shape):
+        """A C-contiguous buffer of ``shape`` that outlives the call (see softfloat._scratch)."""
+        return _scratch.buffer("chain-rows", self.dtype, shape[0] * shape[1]).reshape(shape)
 
     def leaves(self, tile, a, b, flags):
         return self._terms(tile, a, b, flags)
@@ -215,3 +230,25 @@ def _running_sums(buf):
         return
     for k in range(1, buf.shape[0]):
         np.add(buf[k - 1], buf[k], out=buf[k])
+
+
+#: columns from which numpy's reduction down axis 0 is row after row (see _sum_rows)
+_REDUCE_COLUMNS = 8
+
+
+def _sum_rows(rows):
+    """((rows[0] + rows[1]) + rows[2]) + ..., each addition rounded: the last running sum.
+
+    numpy reduces axis 0 of a C-contiguous (K, n) array, n > 1, as K - 1 whole-row
+    additions in order (the iterator puts the contiguous axis inside; pairwise summation
+    happens only when the reduced axis is the inner one, as when n == 1, so narrow arrays
+    take the row loop).  The reduction starts from -0.0, the exact identity of addition
+    (x + -0.0 is x, signed zeros included), not from numpy's +0.0.
+    ``tests/test_accumulate_paths.py`` checks the order on this platform.
+    """
+    if rows.shape[1] < _REDUCE_COLUMNS:
+        s = rows[0].copy()
+        for row in rows[1:]:
+            s += row
+        return s
+    return np.add.reduce(rows, axis=0, initial=-0.0)

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .. import _validate
+from .. import _scratch, _validate
 from .._decode import decode_block
 from .._encode import BLOCK_SIZE, Workspace
 from ..formats import Format, Specials
@@ -43,10 +43,11 @@ class Tile:
     def n(self) -> int:
         return int(np.prod(self.shape))
 
-    def factors(self, k0: int, k1: int):
+    def factors(self, k0: int, k1: int, transient: bool = False):
         """Terms k0 .. k1-1 as (X, Y): float64 arrays with a leading k axis that broadcast to
-        ``(k1 - k0,) + shape`` (Y is None for a sum)."""
-        return self.layout.factors(self, k0, k1)
+        ``(k1 - k0,) + shape`` (Y is None for a sum).  ``transient``: the caller is done
+        with them before it asks for more (they may live in the thread's scratch buffers)."""
+        return self.layout.factors(self, k0, k1, transient)
 
 
 class Layout:
@@ -65,7 +66,7 @@ class Layout:
     def tiles(self, size: int):
         raise NotImplementedError
 
-    def factors(self, tile: Tile, k0: int, k1: int):
+    def factors(self, tile: Tile, k0: int, k1: int, transient: bool = False):
         raise NotImplementedError
 
 
@@ -104,10 +105,10 @@ class _Paired(Layout):
         """The bit patterns of x's terms k0 .. k1-1 (rows) for the tile's outputs."""
         return self.x_bits[k0:k1, tile.where[0]]
 
-    def factors(self, tile, k0, k1):
+    def factors(self, tile, k0, k1, transient=False):
         sl = tile.where[0]
-        x = _decode(self.x_bits[k0:k1, sl], self.fmt)
-        y = None if self.y_bits is None else _decode(self.y_bits[k0:k1, sl], self.fmt)
+        x = _decode(self.x_bits[k0:k1, sl], self.fmt, "paired-x" if transient else None)
+        y = None if self.y_bits is None else _decode(self.y_bits[k0:k1, sl], self.fmt, "paired-y" if transient else None)
         return x, y
 
 
@@ -143,7 +144,7 @@ class _Outer(Layout):
                     yield Tile(self, (t * M + i0) * N + j0, (i1 - i0, j1 - j0),
                                (t, slice(i0, i1), slice(j0, j1)))
 
-    def factors(self, tile, k0, k1):
+    def factors(self, tile, k0, k1, transient=False):
         t, rows, cols = tile.where
         ia, ib = self.pairs[t]
         return self.a_t[ia, k0:k1, rows, None], self.b[ib, k0:k1, None, cols]
@@ -159,10 +160,18 @@ def invalid_products(X, Y, t):
     return nan & ~np.isnan(x).reshape(-1) & ~np.isnan(y).reshape(-1)
 
 
-def _decode(bits, fmt):
-    """Exact float64 values of a 2-D slice of bit patterns (a small contiguous copy)."""
+def _decode(bits, fmt, scratch=None):
+    """Exact float64 values of bit patterns (any shape), BLOCK_SIZE patterns at a time:
+    a whole-array decode would make index and scratch temporaries of the array's size
+    (and fresh memory for them on every call).  ``scratch`` names a thread's buffer
+    (softfloat._scratch) to hold them, for values that live only during the call."""
     flat = np.ascontiguousarray(bits).reshape(-1)
-    return decode_block(flat, fmt).reshape(bits.shape)
+    out = np.empty(flat.size, dtype=np.float64) if scratch is None else _scratch.buffer(scratch, np.float64, flat.size)
+    ws = Workspace(min(flat.size, BLOCK_SIZE))
+    for start in range(0, flat.size, BLOCK_SIZE):
+        stop = min(start + BLOCK_SIZE, flat.size)
+        decode_block(flat[start:stop], fmt, out[start:stop], ws)
+    return out.reshape(bits.shape)
 
 
 def _patterns(name, value, fmt):
@@ -170,12 +179,22 @@ def _patterns(name, value, fmt):
 
 
 def _signaling(bits, fmt):
-    """Signalling NaN patterns (IEEE formats only: the others have no signalling NaN)."""
-    if fmt.specials is not Specials.IEEE:
-        return np.zeros(bits.shape, dtype=bool)
-    mag = bits & fmt.storage_dtype.type(fmt.sign_mask - 1)
+    """Signalling NaN patterns (IEEE formats only: the others have no signalling NaN).
+
+    Block by block into a zeroed mask, which is written only where a block holds a NaN
+    (rarely): no temporaries of the array's size."""
+    out = np.zeros(bits.shape, dtype=bool)
+    if fmt.specials is not Specials.IEEE or not bits.size:
+        return out
+    flat, mask = np.ascontiguousarray(bits).reshape(-1), out.reshape(-1)
+    sign = fmt.storage_dtype.type(fmt.sign_mask - 1)
     quiet = fmt.storage_dtype.type(1 << (fmt.mantissa_bits - 1))
-    return (mag > fmt.exponent_mask) & ((mag & quiet) == 0)
+    for start in range(0, flat.size, BLOCK_SIZE):
+        mag = flat[start:start + BLOCK_SIZE] & sign
+        nan = mag > fmt.exponent_mask
+        if nan.any():
+            np.logical_and(nan, (mag & quiet) == 0, out=mask[start:start + BLOCK_SIZE])
+    return out
 
 
 def _axes(axis, ndim):
@@ -273,8 +292,8 @@ def matmul_layout(fmt: Format, a, b):
     b3 = b2.reshape((int(np.prod(b2.shape[:-2], dtype=np.int64)), K, N))
     ia = np.broadcast_to(np.arange(a3.shape[0]).reshape(a2.shape[:-2] or ()), batch).reshape(-1)
     ib = np.broadcast_to(np.arange(b3.shape[0]).reshape(b2.shape[:-2] or ()), batch).reshape(-1)
-    a_t = np.ascontiguousarray(np.swapaxes(_decode(a3, fmt), 1, 2))
-    b_v = _decode(b3, fmt)
+    a_t = _decode(np.swapaxes(a3, 1, 2), fmt, "matmul-a")  # transposed as patterns: 2 bytes a value, not 8
+    b_v = _decode(b3, fmt, "matmul-b")
     sa = _signaling(a3, fmt).any(axis=2)  # (Ba, M)
     sb = _signaling(b3, fmt).any(axis=1)  # (Bb, N)
     signaling = (sa[ia][:, :, None] | sb[ib][:, None, :]).reshape(shape)
@@ -294,4 +313,4 @@ def initial_values(c, out_format: Format, shape):
     except ValueError:
         raise ValueError(f"c of shape {bits.shape} does not broadcast to the result shape {tuple(shape)}") from None
     flat = np.ascontiguousarray(np.broadcast_to(bits, shape)).reshape(-1)
-    return decode_block(flat, out_format), _signaling(flat, out_format)
+    return _decode(flat, out_format, "initial-values"), _signaling(flat, out_format)

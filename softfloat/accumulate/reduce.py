@@ -7,7 +7,7 @@ import numbers
 import numpy as np
 
 from .. import _dask, _validate
-from .._encode import BLOCK_SIZE, Workspace, encode_block
+from .._encode import BLOCK_SIZE, SOURCE_FORMAT, Workspace, encode_block
 from .._random import Positions, key_from
 from .._options import policy_from_options
 from .._round import Policy
@@ -287,8 +287,13 @@ def _reduce(layout, signaling, fmt, default_acc, accumulator, out_format, c, pro
 
 def _store(values, fmt, out, ws, tile_flags):
     """Exact values of ``fmt`` -> bit patterns (no rounding happens: any policy does); every
-    NaN becomes the canonical quiet NaN (a format without NaN gets +0, flagged invalid)."""
-    encode_block(values, fmt, Policy(), None, False, out, ws)
+    NaN becomes the canonical quiet NaN (a format without NaN gets +0, flagged invalid).
+    Values held in fmt's own numpy dtype (a native fp32/fp16/fp64 accumulator's) are
+    their bit patterns already."""
+    if SOURCE_FORMAT.get(values.dtype) == fmt:
+        np.copyto(out, values.view(fmt.storage_dtype))
+    else:
+        encode_block(values, fmt, Policy(), None, False, out, ws)
     nan = np.isnan(values)
     if nan.any():
         out[nan] = fmt.nan_bits if fmt.has_nan else 0
