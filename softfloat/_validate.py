@@ -139,6 +139,10 @@ def choice(name: str, value: object, enum_cls: type[E]) -> E:
     """Coerce a member or its string value to ``enum_cls``; list the choices otherwise."""
     if isinstance(value, enum_cls):
         return value
+    if isinstance(value, str):
+        member = enum_cls._value2member_map_.get(value)  # the exact spelling: the common case
+        if member is not None:
+            return member
     valid = ", ".join(repr(m.value) for m in enum_cls)
     if isinstance(value, str):
         key = value.strip().lower().replace("-", "_").replace(" ", "_")

@@ -17,6 +17,7 @@ its running sums in block-sized buffers.
 
 from __future__ import annotations
 
+import math
 import operator
 from dataclasses import dataclass
 
@@ -41,7 +42,7 @@ class Tile:
 
     @property
     def n(self) -> int:
-        return int(np.prod(self.shape))
+        return math.prod(self.shape)
 
     def factors(self, k0: int, k1: int, transient: bool = False):
         """Terms k0 .. k1-1 as (X, Y): float64 arrays with a leading k axis that broadcast to
