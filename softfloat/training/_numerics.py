@@ -172,7 +172,7 @@ class Counts:
             to_zero = int(np.count_nonzero((r == 0) & (e != 0) & np.isfinite(e)))
             sub = int(np.count_nonzero((r != 0) & (r != e)))
             over = nonfinite = 0
-            if not np.isfinite(mag).all() or saturate:
+            if saturate or (mag.size and not np.isfinite(mag.max())):  # max is NaN or inf iff some lane is
                 rfinite = np.isfinite(rounded)
                 nonfinite = int(rounded.size - np.count_nonzero(rfinite))
                 flagged = ~rfinite
