@@ -10,8 +10,9 @@ emulation; the O2 step is :meth:`softfloat.training.Trainer.step` (fp16 products
 accumulation through softfloat.matmul, dynamic loss scaling, fp32 master weights), with
 telemetry on and off.  Then a cProfile summary of the O2 step: where the time goes.
 
-Output: ms per step and the ratio.  Timings on a shared machine are noisy: re-measure on
-a quiet one.
+Output: ms per step and the ratio, the median of ``--repeat`` pairs (a few float32 steps,
+then one O2 step, in turn: the ratio of neighbours holds when the machine's speed drifts).
+Timings on a shared machine are noisy: re-measure on a quiet one.
 
     python benchmarks/bench_training.py
     python benchmarks/bench_training.py --repeat 5 --no-profile
@@ -23,6 +24,8 @@ import argparse
 import cProfile
 import os
 import pstats
+import statistics
+import time
 
 # one BLAS thread: the emulation is single-threaded, and on a shared 2-core machine a
 # multithreaded BLAS oversubscribes the cores (the float32 baseline then slows 100x)
@@ -32,7 +35,6 @@ for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
 import numpy as np  # noqa: E402  (after the thread settings)
 
 from softfloat import training  # noqa: E402
-from timing import timeit  # noqa: E402
 
 
 class Float32Step:
@@ -66,19 +68,39 @@ class Float32Step:
         return loss
 
 
+def paired(baseline, step, repeat: int, inner: int):
+    """Median seconds of ``baseline`` (the mean of ``inner`` calls) and of ``step``, timed
+    in turn, and the median of their ratios pair by pair: a ratio taken from neighbouring
+    measurements holds when the machine's speed drifts during the run."""
+    baseline()
+    step()
+    times_a, times_b, ratios = [], [], []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        for _ in range(inner):
+            baseline()
+        t1 = time.perf_counter()
+        step()
+        t2 = time.perf_counter()
+        times_a.append((t1 - t0) / inner)
+        times_b.append(t2 - t1)
+        ratios.append(times_b[-1] / times_a[-1])
+    return statistics.median(times_a), statistics.median(times_b), statistics.median(ratios)
+
+
 def bench(hidden: int, batch: int, repeat: int, profile: bool) -> None:
     data = training.data.load()
     x = data.x_train[:batch]
     y = data.y_train[:batch]
     base = Float32Step((64, hidden, 10))
-    t_np = timeit(lambda: base.step(x, y), max(repeat * 20, 20))
-    results = {}
+    inner = 20 if hidden <= 128 else 3
+    parts = []
     for telemetry in (True, False):
         trainer = training.Trainer("O2", seed=0, hidden=hidden, batch_size=batch, telemetry=telemetry)
-        results[telemetry] = timeit(lambda: trainer.step(x, y), repeat)
-    print(f"64-{hidden}-10, batch {batch}: float32 numpy {t_np * 1e3:.3f} ms/step; "
-          f"O2 {results[True] * 1e3:.2f} ms/step with telemetry ({results[True] / t_np:.0f}x), "
-          f"{results[False] * 1e3:.2f} ms without ({results[False] / t_np:.0f}x)")
+        t_np, t_o2, ratio = paired(lambda: base.step(x, y), lambda: trainer.step(x, y), repeat, inner)
+        parts.append(f"{'with' if telemetry else 'without'} telemetry: O2 {t_o2 * 1e3:.2f} ms against "
+                     f"float32 {t_np * 1e3:.3f} ms, {ratio:.0f}x")
+    print(f"64-{hidden}-10, batch {batch} (median of {repeat} pairs): " + "; ".join(parts))
     if profile:
         trainer = training.Trainer("O2", seed=0, hidden=hidden, batch_size=batch, telemetry=True)
         trainer.step(x, y)

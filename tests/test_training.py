@@ -27,6 +27,7 @@ import pytest
 import softfloat as sf
 from softfloat import training as T
 from softfloat.cli import main
+from softfloat.training import _numerics
 from softfloat.training._numerics import Arith, Counts, round_to
 
 RNG = np.random.default_rng(1234)
@@ -51,6 +52,30 @@ def test_round_to_equals_softfloat_quantize(fmt, dtype):
     got = round_to(x, sf.as_format(fmt))
     want = sf.quantize(x, fmt)
     assert np.array_equal(np.asarray(got, np.float64), np.asarray(want, np.float64), equal_nan=True)
+
+
+def test_fp16_rounding_of_float32_equals_numpys_cast():
+    # float32 patterns a prime stride apart across the whole space (4.3 million: every
+    # exponent, both signs, subnormals, ties at random), and the hostile values
+    u = np.arange(0, 1 << 32, 997, dtype=np.uint64).astype(np.uint32)
+    for x in (u.view(np.float32), _hostile(20000)):
+        with np.errstate(over="ignore", invalid="ignore"):
+            want = x.astype(np.float16).astype(np.float32)
+        got = round_to(x, sf.fp16)
+        nan = np.isnan(want)
+        assert np.array_equal(got.view(np.uint32)[~nan], want.view(np.uint32)[~nan])
+        assert np.isnan(got[nan]).all()
+        # a NaN comes out as a NaN of fp16 (sign and payload bits kept, made quiet)
+        assert np.array_equal(np.signbit(got[nan]), np.signbit(want[nan]))
+        assert not (got[nan].view(np.uint32) & 0x1FFF).any()
+
+
+def test_fp16_patterns_of_float32_values_are_numpys():
+    every = np.arange(1 << 16, dtype=np.uint32).astype(np.uint16)
+    values = every.view(np.float16).astype(np.float32)  # every fp16 value, NaNs included
+    finite = np.isfinite(values)
+    assert np.array_equal(_numerics.bits_of(values[finite], sf.fp16), every[finite])  # the fast path
+    assert np.array_equal(_numerics.bits_of(values, sf.fp16), values.astype(np.float16).view(np.uint16))  # numpy's
 
 
 def test_bf16_fast_path_equals_ml_dtypes():

@@ -163,8 +163,7 @@ class Native:
 
         A tile narrower than it is tall (a product with few columns) is worked on
         transposed, so that numpy's inner loops run along its rows, not its few columns."""
-        X, Y = tile.factors(c0, c1)
-        X, Y = X.astype(self.dtype), Y.astype(self.dtype)  # (k, rows, 1) and (k, 1, cols)
+        X, Y = tile.factors(c0, c1, dtype=self.dtype)  # (k, rows, 1) and (k, 1, cols), exact
         if reverse:
             X, Y = X[::-1], Y[::-1]
         rows_, cols = tile.shape

@@ -44,11 +44,12 @@ class Tile:
     def n(self) -> int:
         return math.prod(self.shape)
 
-    def factors(self, k0: int, k1: int, transient: bool = False):
+    def factors(self, k0: int, k1: int, transient: bool = False, dtype=np.float64):
         """Terms k0 .. k1-1 as (X, Y): float64 arrays with a leading k axis that broadcast to
         ``(k1 - k0,) + shape`` (Y is None for a sum).  ``transient``: the caller is done
-        with them before it asks for more (they may live in the thread's scratch buffers)."""
-        return self.layout.factors(self, k0, k1, transient)
+        with them before it asks for more (they may live in the thread's scratch buffers).
+        ``dtype``: a narrower float that holds the format, if the layout can give it."""
+        return self.layout.factors(self, k0, k1, transient, dtype)
 
 
 class Layout:
@@ -67,7 +68,7 @@ class Layout:
     def tiles(self, size: int):
         raise NotImplementedError
 
-    def factors(self, tile: Tile, k0: int, k1: int, transient: bool = False):
+    def factors(self, tile: Tile, k0: int, k1: int, transient: bool = False, dtype=np.float64):
         raise NotImplementedError
 
 
@@ -106,26 +107,38 @@ class _Paired(Layout):
         """The bit patterns of x's terms k0 .. k1-1 (rows) for the tile's outputs."""
         return self.x_bits[k0:k1, tile.where[0]]
 
-    def factors(self, tile, k0, k1, transient=False):
-        sl = tile.where[0]
+    def factors(self, tile, k0, k1, transient=False, dtype=np.float64):
+        sl = tile.where[0]  # (float64 always: each pattern is used once)
         x = _decode(self.x_bits[k0:k1, sl], self.fmt, "paired-x" if transient else None)
         y = None if self.y_bits is None else _decode(self.y_bits[k0:k1, sl], self.fmt, "paired-y" if transient else None)
         return x, y
 
 
 class _Outer(Layout):
-    def __init__(self, shape, a_t, b, batch_pairs, M, N):
+    def __init__(self, shape, fmt, a_bits_t, b_bits, batch_pairs, M, N):
         self.shape = shape
-        self.a_t, self.b = a_t, b  # (Ba, K, M) and (Bb, K, N) float64 values
+        self.fmt = fmt
+        self.a_bits_t, self.b_bits = a_bits_t, b_bits  # (Ba, K, M) and (Bb, K, N) patterns
+        self._values = {}
         self.pairs = batch_pairs
         self.M, self.N = M, N
-        self.K = b.shape[1]
+        self.K = b_bits.shape[1]
         self.is_product = True
         self.outer = True
 
+    def values(self, dtype=np.float64):
+        """(A transposed, B) as exact values in ``dtype`` (float64, or a narrower float
+        that holds fmt), decoded once per call: each is used N or M times."""
+        dtype = np.dtype(dtype)
+        got = self._values.get(dtype)
+        if got is None:
+            got = self._values[dtype] = (_decode(self.a_bits_t, self.fmt, "matmul-a", dtype),
+                                         _decode(self.b_bits, self.fmt, "matmul-b", dtype))
+        return got
+
     def magnitude_ranges(self):
         ranges = []
-        for values in (self.a_t, self.b):
+        for values in self.values():
             mag = np.abs(values)
             if mag.size and not np.isfinite(mag).all():
                 return None
@@ -145,10 +158,11 @@ class _Outer(Layout):
                     yield Tile(self, (t * M + i0) * N + j0, (i1 - i0, j1 - j0),
                                (t, slice(i0, i1), slice(j0, j1)))
 
-    def factors(self, tile, k0, k1, transient=False):
+    def factors(self, tile, k0, k1, transient=False, dtype=np.float64):
         t, rows, cols = tile.where
         ia, ib = self.pairs[t]
-        return self.a_t[ia, k0:k1, rows, None], self.b[ib, k0:k1, None, cols]
+        a_t, b = self.values(dtype)
+        return a_t[ia, k0:k1, rows, None], b[ib, k0:k1, None, cols]
 
 
 def invalid_products(X, Y, t):
@@ -161,13 +175,14 @@ def invalid_products(X, Y, t):
     return nan & ~np.isnan(x).reshape(-1) & ~np.isnan(y).reshape(-1)
 
 
-def _decode(bits, fmt, scratch=None):
-    """Exact float64 values of bit patterns (any shape), BLOCK_SIZE patterns at a time:
-    a whole-array decode would make index and scratch temporaries of the array's size
-    (and fresh memory for them on every call).  ``scratch`` names a thread's buffer
-    (softfloat._scratch) to hold them, for values that live only during the call."""
+def _decode(bits, fmt, scratch=None, dtype=np.float64):
+    """Exact values of bit patterns (any shape) as ``dtype`` (float64, or a float that
+    holds fmt), BLOCK_SIZE patterns at a time: a whole-array decode would make index and
+    scratch temporaries of the array's size (and fresh memory for them on every call).
+    ``scratch`` names a thread's buffer (softfloat._scratch) to hold them, for values
+    that live only during the call."""
     flat = np.ascontiguousarray(bits).reshape(-1)
-    out = np.empty(flat.size, dtype=np.float64) if scratch is None else _scratch.buffer(scratch, np.float64, flat.size)
+    out = np.empty(flat.size, dtype=dtype) if scratch is None else _scratch.buffer(scratch, dtype, flat.size)
     ws = Workspace(min(flat.size, BLOCK_SIZE))
     for start in range(0, flat.size, BLOCK_SIZE):
         stop = min(start + BLOCK_SIZE, flat.size)
@@ -293,12 +308,11 @@ def matmul_layout(fmt: Format, a, b):
     b3 = b2.reshape((int(np.prod(b2.shape[:-2], dtype=np.int64)), K, N))
     ia = np.broadcast_to(np.arange(a3.shape[0]).reshape(a2.shape[:-2] or ()), batch).reshape(-1)
     ib = np.broadcast_to(np.arange(b3.shape[0]).reshape(b2.shape[:-2] or ()), batch).reshape(-1)
-    a_t = _decode(np.swapaxes(a3, 1, 2), fmt, "matmul-a")  # transposed as patterns: 2 bytes a value, not 8
-    b_v = _decode(b3, fmt, "matmul-b")
+    a_bits_t = np.ascontiguousarray(np.swapaxes(a3, 1, 2))  # transposed as patterns: 2 bytes a value, not 8
     sa = _signaling(a3, fmt).any(axis=2)  # (Ba, M)
     sb = _signaling(b3, fmt).any(axis=1)  # (Bb, N)
     signaling = (sa[ia][:, :, None] | sb[ib][:, None, :]).reshape(shape)
-    layout = _Outer(shape, a_t, b_v, list(zip(ia.tolist(), ib.tolist())), M, N)
+    layout = _Outer(shape, fmt, a_bits_t, b3, list(zip(ia.tolist(), ib.tolist())), M, N)
     return layout, signaling
 
 

@@ -55,6 +55,74 @@ def _bf16_nearest(x32: np.ndarray) -> np.ndarray:
     return rounded.view(np.float32)
 
 
+#: float32 bit patterns: fp16's smallest normal 2**-14, the first magnitude that rounds to
+#: fp16's infinity (65520, halfway from 65504 to 2**16), float32's infinity
+_F16_MIN_NORMAL, _F16_OVERFLOW, _F32_INF = np.uint32(0x38800000), np.uint32(0x477FF000), np.uint32(0x7F800000)
+_MAGNITUDE = np.uint32(0x7FFFFFFF)
+
+
+def _fp16_nearest(x32: np.ndarray) -> np.ndarray:
+    """float32 values rounded to nearest even into fp16 (returned as float32).
+
+    Three ranges of |x|, each by one exact float32 step (numpy's float32 -> float16 cast
+    is a scalar loop, several times slower, more so on subnormals):
+
+    * [2**-14, 65520): the bits rounded at bit 13 as for bf16 at bit 16 (a carry into
+      the exponent is the right result);
+    * below 2**-14: |x| + 0.5 - 0.5, one float32 addition whose ulp, 2**-24, is fp16's
+      subnormal spacing: that addition is the rounding;
+    * 65520 and above, infinities: infinity; a NaN stays a NaN with its sign and the
+      payload bits fp16 has, made quiet.
+    """
+    u = np.ascontiguousarray(x32, dtype=np.float32).view(np.uint32)
+    mag = np.bitwise_and(u, _MAGNITUDE)
+    r = np.right_shift(mag, np.uint32(13))
+    np.bitwise_and(r, np.uint32(1), out=r)
+    r += mag
+    r += np.uint32(0xFFF)
+    r &= np.uint32(0xFFFFE000)
+    tiny = mag < _F16_MIN_NORMAL
+    if tiny.any():
+        with np.errstate(invalid="ignore"):  # (the other lanes: signalling NaNs among them)
+            sub = mag.view(np.float32) + np.float32(0.5)
+        sub -= np.float32(0.5)
+        np.copyto(r, sub.view(np.uint32), where=tiny)
+    if mag.max() >= _F16_OVERFLOW:  # overflow, infinity or NaN lanes: rare
+        nan = mag > _F32_INF
+        np.copyto(r, _F32_INF, where=mag >= _F16_OVERFLOW)
+        np.copyto(r, (mag | np.uint32(0x00400000)) & np.uint32(0xFFFFE000), where=nan)  # fp16's payload bits
+    r |= u & ~_MAGNITUDE  # the sign
+    return r.view(np.float32)
+
+
+def _fp16_patterns(v32: np.ndarray) -> np.ndarray:
+    """Bit patterns of float32 values that are exactly fp16 values.
+
+    |v| * 2**-112 is exact in float32 (an fp16 normal becomes a float32 normal with the
+    exponent re-biased from 127 to 15; an fp16 subnormal k * 2**-24 becomes the float32
+    subnormal k * 2**-136), and then its bits above bit 13 are fp16's magnitude bits:
+
+        |0|eeeeeeee|ffffffffff 0000000000000|  * 2**-112 ->  >> 13 -> |0|eeeee|ffffffffff|
+
+    An infinity or NaN (found by the largest magnitude) takes numpy's cast instead.
+    """
+    u = np.ascontiguousarray(v32, dtype=np.float32).view(np.uint32)
+    mag = np.bitwise_and(u, _MAGNITUDE)
+    if mag.size and mag.max() > np.uint32(0x477FE000):  # beyond 65504: an infinity or NaN
+        with np.errstate(over="ignore"):
+            return u.view(np.float32).astype(np.float16).view(np.uint16)
+    scaled = mag.view(np.float32)
+    with np.errstate(under="ignore"):  # exact: the subnormal results lose no bits
+        scaled *= np.float32(2.0**-112)
+    np.right_shift(mag, np.uint32(13), out=mag)
+    sign = np.right_shift(u, np.uint32(16))
+    sign &= np.uint32(0x8000)
+    mag |= sign
+    out = np.empty(u.shape, dtype=np.uint16)
+    np.copyto(out, mag, casting="unsafe")  # the low 16 bits
+    return out
+
+
 def round_to(x, fmt: Format, rounding=_NEAREST, rng=None, saturate: bool = False) -> np.ndarray:
     """``x`` (float array) rounded once into ``fmt``, as values of :func:`value_dtype`."""
     x = np.asarray(x)
@@ -62,6 +130,8 @@ def round_to(x, fmt: Format, rounding=_NEAREST, rng=None, saturate: bool = False
         if fmt == fp32:
             return x.astype(np.float32, copy=False)
         if fmt == fp16:
+            if x.dtype == np.float32:
+                return _fp16_nearest(x)
             with np.errstate(over="ignore"):  # overflow to inf is the IEEE result
                 return x.astype(np.float16).astype(np.float32)
         if fmt == bf16 and x.dtype == np.float32:
@@ -76,8 +146,7 @@ def bits_of(values: np.ndarray, fmt: Format) -> np.ndarray:
     if fmt == fp32:
         return np.ascontiguousarray(values, dtype=np.float32).view(np.uint32)
     if fmt == fp16:
-        with np.errstate(over="ignore"):
-            return np.ascontiguousarray(values, dtype=np.float32).astype(np.float16).view(np.uint16)
+        return _fp16_patterns(values)
     if fmt == bf16:
         return (np.ascontiguousarray(values, dtype=np.float32).view(np.uint32) >> np.uint32(16)).astype(np.uint16)
     return np.asarray(encode(values, fmt))
