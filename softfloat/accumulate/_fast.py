@@ -123,16 +123,20 @@ class Native:
         self.raw = raw
         self.want = spec.want
 
-    def _terms(self, tile, a, b, flags):
+    def _terms(self, tile, a, b, flags, transient=False):
+        """Terms a .. b-1 as rows of the dtype (``transient``: possibly in the thread's
+        scratch, to be copied before the next call)."""
         if self.raw:
             return tile.layout.patterns(tile, a, b).view(self.dtype)
-        X, Y = tile.factors(a, b, transient=True)  # each made into a new array below
+        # values arrive in the dtype (exactly: it holds the format, as every term is exact
+        # in it) but for rounded products, which are float64 products rounded once
+        X, Y = tile.factors(a, b, transient=transient, dtype=np.float64 if self.round_products else self.dtype)
         if Y is None:
-            t = X.astype(self.dtype)
+            t = X
         elif self.round_products:
             t = np.multiply(X, Y).astype(self.dtype)  # float64 product, one rounding
         else:
-            t = np.multiply(X.astype(self.dtype), Y.astype(self.dtype))  # exact
+            t = np.multiply(X, Y)  # exact
             if self.want:
                 flags.add([invalid_products(X, Y, t.reshape(-1)), None, None, None, None])  # 0 * inf
         return np.broadcast_to(t, (b - a,) + tile.shape).reshape(b - a, tile.n)
@@ -143,9 +147,15 @@ class Native:
     def chain(self, s, tile, c0, c1, reverse, flags):
         if tile.layout.outer and not self.round_products and not self.want:
             return self._outer_chain(s, tile, c0, c1, reverse)
-        t = self._terms(tile, c0, c1, flags)
+        t = self._terms(tile, c0, c1, flags, transient=True)
         if reverse:
             t = t[::-1]
+        if not self.want:  # only the last running sum is wanted: one reduction down k
+            rows = self._scratch((t.shape[0] + (s is not None), tile.n))
+            if s is not None:
+                rows[0] = s
+            rows[s is not None:] = t
+            return _sum_rows(rows)
         buf = np.empty((t.shape[0] + (s is not None), tile.n), dtype=self.dtype)
         if s is not None:
             buf[0] = s
@@ -164,19 +174,22 @@ class Native:
         A tile narrower than it is tall (a product with few columns) is worked on
         transposed, so that numpy's inner loops run along its rows, not its few columns."""
         X, Y = tile.factors(c0, c1, dtype=self.dtype)  # (k, rows, 1) and (k, 1, cols), exact
+        X, Y = X[:, :, 0], Y[:, 0, :]
         if reverse:
             X, Y = X[::-1], Y[::-1]
         rows_, cols = tile.shape
         transposed = cols < rows_
         if transposed:
-            X, Y = np.swapaxes(Y, 1, 2), np.swapaxes(X, 1, 2)  # (k, cols, 1) and (k, 1, rows)
+            X, Y = Y, X
             if s is not None:
                 s = s.reshape(rows_, cols).T.reshape(-1)
         first = s is not None
         terms = self._scratch((c1 - c0 + first, tile.n))
         if first:
             terms[0] = s
-        np.multiply(X, Y, out=terms[first:].reshape((c1 - c0, X.shape[1], Y.shape[2])))  # exact products
+        # the products, each one exact multiplication (einsum with no summed index; its
+        # loops beat a broadcast multiply's by a third)
+        np.einsum("ki,kj->kij", X, Y, out=terms[first:].reshape((c1 - c0, X.shape[1], Y.shape[1])))
         total = _sum_rows(terms)
         return total.reshape(cols, rows_).T.reshape(-1) if transposed else total
 

@@ -108,9 +108,10 @@ class _Paired(Layout):
         return self.x_bits[k0:k1, tile.where[0]]
 
     def factors(self, tile, k0, k1, transient=False, dtype=np.float64):
-        sl = tile.where[0]  # (float64 always: each pattern is used once)
-        x = _decode(self.x_bits[k0:k1, sl], self.fmt, "paired-x" if transient else None)
-        y = None if self.y_bits is None else _decode(self.y_bits[k0:k1, sl], self.fmt, "paired-y" if transient else None)
+        sl = tile.where[0]
+        x = _decode(self.x_bits[k0:k1, sl], self.fmt, "paired-x" if transient else None, dtype)
+        y = None if self.y_bits is None else _decode(self.y_bits[k0:k1, sl], self.fmt,
+                                                     "paired-y" if transient else None, dtype)
         return x, y
 
 

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import ops
+from .. import _scratch, ops
 from ..accumulate import matmul as _sf_matmul, sum as _sf_sum
 from ..codec import decode, encode, quantize
 from ..formats import Format, bf16, fp16, fp32
@@ -75,24 +75,30 @@ def _fp16_nearest(x32: np.ndarray) -> np.ndarray:
       payload bits fp16 has, made quiet.
     """
     u = np.ascontiguousarray(x32, dtype=np.float32).view(np.uint32)
-    mag = np.bitwise_and(u, _MAGNITUDE)
+    mag = np.bitwise_and(u, _MAGNITUDE, out=_scratch_like(u, "fp16-mag"))
     r = np.right_shift(mag, np.uint32(13))
     np.bitwise_and(r, np.uint32(1), out=r)
     r += mag
     r += np.uint32(0xFFF)
     r &= np.uint32(0xFFFFE000)
-    tiny = mag < _F16_MIN_NORMAL
+    tiny = np.less(mag, _F16_MIN_NORMAL, out=_scratch_like(u, "fp16-tiny", np.bool_))
     if tiny.any():
+        sub = _scratch_like(u, "fp16-sub", np.float32)
         with np.errstate(invalid="ignore"):  # (the other lanes: signalling NaNs among them)
-            sub = mag.view(np.float32) + np.float32(0.5)
+            np.add(mag.view(np.float32), np.float32(0.5), out=sub)
         sub -= np.float32(0.5)
         np.copyto(r, sub.view(np.uint32), where=tiny)
     if mag.max() >= _F16_OVERFLOW:  # overflow, infinity or NaN lanes: rare
         nan = mag > _F32_INF
         np.copyto(r, _F32_INF, where=mag >= _F16_OVERFLOW)
         np.copyto(r, (mag | np.uint32(0x00400000)) & np.uint32(0xFFFFE000), where=nan)  # fp16's payload bits
-    r |= u & ~_MAGNITUDE  # the sign
+    r |= np.bitwise_and(u, ~_MAGNITUDE, out=mag)  # the sign
     return r.view(np.float32)
+
+
+def _scratch_like(a, name, dtype=np.uint32):
+    """The thread's scratch buffer ``name`` shaped as ``a`` (see softfloat._scratch)."""
+    return _scratch.buffer(name, dtype, a.size).reshape(a.shape)
 
 
 def _fp16_patterns(v32: np.ndarray) -> np.ndarray:
@@ -107,7 +113,7 @@ def _fp16_patterns(v32: np.ndarray) -> np.ndarray:
     An infinity or NaN (found by the largest magnitude) takes numpy's cast instead.
     """
     u = np.ascontiguousarray(v32, dtype=np.float32).view(np.uint32)
-    mag = np.bitwise_and(u, _MAGNITUDE)
+    mag = np.bitwise_and(u, _MAGNITUDE, out=_scratch_like(u, "fp16-mag"))
     if mag.size and mag.max() > np.uint32(0x477FE000):  # beyond 65504: an infinity or NaN
         with np.errstate(over="ignore"):
             return u.view(np.float32).astype(np.float16).view(np.uint16)
@@ -115,7 +121,7 @@ def _fp16_patterns(v32: np.ndarray) -> np.ndarray:
     with np.errstate(under="ignore"):  # exact: the subnormal results lose no bits
         scaled *= np.float32(2.0**-112)
     np.right_shift(mag, np.uint32(13), out=mag)
-    sign = np.right_shift(u, np.uint32(16))
+    sign = np.right_shift(u, np.uint32(16), out=_scratch_like(u, "fp16-sign"))
     sign &= np.uint32(0x8000)
     mag |= sign
     out = np.empty(u.shape, dtype=np.uint16)
