@@ -76,6 +76,8 @@ def test_fp16_patterns_of_float32_values_are_numpys():
     finite = np.isfinite(values)
     assert np.array_equal(_numerics.bits_of(values[finite], sf.fp16), every[finite])  # the fast path
     assert np.array_equal(_numerics.bits_of(values, sf.fp16), values.astype(np.float16).view(np.uint16))  # numpy's
+    square = values[finite][:256 * 120].reshape(256, 120)
+    assert np.array_equal(_numerics.bits_of(square.T, sf.fp16), square.T.astype(np.float16).view(np.uint16))
 
 
 def test_bf16_fast_path_equals_ml_dtypes():

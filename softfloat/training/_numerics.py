@@ -110,8 +110,13 @@ def _fp16_patterns(v32: np.ndarray) -> np.ndarray:
 
         |0|eeeeeeee|ffffffffff 0000000000000|  * 2**-112 ->  >> 13 -> |0|eeeee|ffffffffff|
 
-    An infinity or NaN (found by the largest magnitude) takes numpy's cast instead.
+    An infinity or NaN (found by the largest magnitude) takes numpy's cast instead.  A
+    transposed matrix gives transposed patterns (no copy to C order and back again: the
+    matrix product wants its first operand's patterns transposed anyway).
     """
+    v32 = np.asarray(v32)
+    if v32.ndim == 2 and not v32.flags.c_contiguous and v32.T.flags.c_contiguous:
+        return _fp16_patterns(v32.T).T
     u = np.ascontiguousarray(v32, dtype=np.float32).view(np.uint32)
     mag = np.bitwise_and(u, _MAGNITUDE, out=_scratch_like(u, "fp16-mag"))
     if mag.size and mag.max() > np.uint32(0x477FE000):  # beyond 65504: an infinity or NaN
