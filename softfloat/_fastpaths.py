@@ -495,18 +495,23 @@ def decode_by_shift(b, fmt: Format, out) -> bool:
 
 
 def decode_by_widening(b, fmt: Format, out, ws=None) -> bool:
-    """Write the values of e8mN patterns (bf16, tf32) into a float64 ``out`` by way of
-    float32, if that is exact; return False (``out`` partly written) otherwise.
+    """Write the values of e8mN patterns (bf16, tf32, fp32 itself) into a float64 ``out``
+    by way of float32, if that is exact; return False (``out`` partly written) otherwise.
 
-    Condition: fmt's pattern is the top of float32's (:func:`_is_top_of_fp32`), so
-    :func:`decode_by_shift` gives the float32 values exactly, and no lane is a NaN:
-    widening float32 -> float64 is exact for every other value, but quiets a signaling
-    NaN (the table keeps its bits).
+    Condition: fmt's pattern is the top of float32's (:func:`_is_top_of_fp32`) or is
+    float32's, so :func:`decode_by_shift` (or a view) gives the float32 values exactly,
+    and no lane is a NaN: widening float32 -> float64 is exact for every other value,
+    but quiets a signaling NaN (the general decoder keeps its bits).
     """
-    if not ENABLED or out.dtype != np.float64 or not _is_top_of_fp32(fmt):
+    if not ENABLED or out.dtype != np.float64:
         return False
-    f = np.empty(b.size, dtype=np.float32) if ws is None else ws.get("dec_f32", np.float32, b.size)
-    decode_by_shift(b, fmt, f)
+    if fmt == fp32 and b.dtype == np.uint32:
+        f = b.view(np.float32)
+    elif _is_top_of_fp32(fmt):
+        f = np.empty(b.size, dtype=np.float32) if ws is None else ws.get("dec_f32", np.float32, b.size)
+        decode_by_shift(b, fmt, f)
+    else:
+        return False
     top = f.max(initial=0.0)
     if top != top:  # max propagates NaN
         return False

@@ -341,6 +341,17 @@ def test_decode_every_pattern_matches_arithmetic_decoder(fmt):
     assert np.array_equal(v[~np.isnan(v)], ref[~np.isnan(ref)])
 
 
+def test_fp32_decodes_to_float64_by_widening_as_the_general_decoder():
+    rng = np.random.default_rng(11)
+    b = rng.integers(0, 1 << 32, 200_000, dtype=np.uint64).astype(np.uint32)
+    finite = b[(b & 0x7F800000) != 0x7F800000]
+    specials = np.array([0, 0x80000000, 1, 0x807FFFFF, 0x7F800000, 0xFF800000], dtype=np.uint32)
+    for case in (finite, np.concatenate([finite, specials]), np.concatenate([finite, [0x7F800001, 0xFFC00001]]).astype(np.uint32)):
+        got, want = sf.decode(case, sf.fp32), _decode_general(case, sf.fp32, np.float64)
+        assert np.array_equal(_bits_of(got), _bits_of(want))  # the signalling NaNs keep their bits
+    assert np.array_equal(sf.decode(finite, sf.fp32), finite.view(np.float32).astype(np.float64))  # numpy's
+
+
 def test_decode_by_shift_keeps_signaling_nans():
     b = np.array([0x7F81, 0xFF81, 0x7FC1, 0x0001, 0x8000], dtype=np.uint16)  # bf16
     got = sf.decode(b, sf.bf16, np.float32).view(np.uint32)
