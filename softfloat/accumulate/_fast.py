@@ -150,22 +150,19 @@ class Native:
         t = self._terms(tile, c0, c1, flags, transient=True)
         if reverse:
             t = t[::-1]
+        first = s is not None
+        shape = (t.shape[0] + first, tile.n)
+        rows = np.empty(shape, dtype=self.dtype) if self.want else self._scratch(shape)
+        if first:
+            rows[0] = s
+        rows[first:] = t
         if not self.want:  # only the last running sum is wanted: one reduction down k
-            rows = self._scratch((t.shape[0] + (s is not None), tile.n))
-            if s is not None:
-                rows[0] = s
-            rows[s is not None:] = t
             return _sum_rows(rows)
-        buf = np.empty((t.shape[0] + (s is not None), tile.n), dtype=self.dtype)
-        if s is not None:
-            buf[0] = s
-        buf[s is not None:] = t
-        _running_sums(buf)  # row after row: s = s + t_k
-        if self.want:  # every partial sum is at hand: the steps' flags at once
-            first = 0 if s is not None else 1
-            fl, swamped = addition_flags(buf[:-1], t[first:], buf[1:])
-            flags.add(fl, swamped)
-        return buf[-1].copy()
+        _running_sums(rows)  # row after row: s = s + t_k
+        # every partial sum is at hand: the steps' flags at once
+        fl, swamped = addition_flags(rows[:-1], t[1 - first:], rows[1:])
+        flags.add(fl, swamped)
+        return rows[-1].copy()
 
     def _outer_chain(self, s, tile, c0, c1, reverse):
         """Matrix products: s + a_k * b_k for each k in turn, the products of the chunk at
