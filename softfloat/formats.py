@@ -209,7 +209,7 @@ class Format:
         return None
 
     # -- limits as Python floats (all exact in float64) ------------------------------
-    @property
+    @functools.cached_property  # read by the lab's counts on every tensor of every step
     def max_finite(self) -> float:
         e, m = divmod(self.max_finite_bits, 1 << self.mantissa_bits)
         return float.fromhex(f"0x{(1 << self.mantissa_bits) | m:x}p{e - self.bias - self.mantissa_bits}")
