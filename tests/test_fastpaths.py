@@ -12,6 +12,7 @@ Each kernel is checked three ways on inputs chosen around its proof's edges:
 
 from __future__ import annotations
 
+import copy
 import math
 from fractions import Fraction
 
@@ -175,6 +176,34 @@ def test_bf16_flags_under_both_tininess_rules_match_mpfr():
             want, want_flags = oracle_bits(x, sf.bf16, mode, tininess=tininess)
             assert np.array_equal(got.astype(np.uint64), want)
             assert np.array_equal(np.asarray(flags.underflow), want_flags[3]), (mode, tininess)
+
+
+@pytest.mark.parametrize("mode", ["upward", "downward"])
+@pytest.mark.parametrize(("fmt", "dtype"), [(sf.bf16, np.float32), (sf.tf32, np.float32),
+                                            (sf.fp16, np.float32), (sf.fp16, np.float64)],
+                         ids=["bf16-f32", "tf32-f32", "fp16-f32", "fp16-f64"])
+@pytest.mark.parametrize("overshift_zero", [True, False], ids=["two-pass", "three-pass"])
+def test_sign_spread_both_ways_match_general_path(fmt, dtype, mode, overshift_zero):
+    """upward's increment (2**k - 1 for +x) is (2**k - 1) >> s with s the spread sign, a
+    shift by 2**W - 1 for -x that numpy defines as 0; the plan probes that and otherwise
+    takes three passes.  Each way, the kernel's bits are the general path's."""
+    policy, _ = policy_from_options(mode, "after", True, False, None)
+    plan = _fastpaths._plan(fmt, np.dtype(dtype).char, policy)
+    assert plan.overshift_zero  # numpy >= 1.24 (this project's floor) defines the shift
+    if fmt.exponent_bits == 8:
+        x = e8_inputs(fmt, stride=1 << max(0, fmt.bits - 14))
+    else:
+        x = fp16_midpoint_inputs(dtype)
+        x = x[(np.abs(x) >= fmt.min_normal) & (np.abs(x) <= fmt.max_finite)]
+    x = np.ascontiguousarray(x[np.isfinite(x)].astype(dtype))
+    assert np.signbit(x).any() and (~np.signbit(x)).any()
+    plan = copy.copy(plan)
+    plan.overshift_zero = overshift_zero
+    out = np.empty(x.size, dtype=fmt.storage_dtype)
+    fl, rest = plan.kernel(plan, x, False, out, _encode.Workspace(x.size))
+    kept = np.ones(x.size, dtype=bool) if rest is None else ~rest
+    assert kept.mean() > 0.9
+    assert np.array_equal(out[kept], general(x, fmt, mode)[kept])
 
 
 def test_e8_kernel_does_not_modify_input():
@@ -462,11 +491,12 @@ def test_block_kernel_raises_no_numpy_warning_outside_the_stream_driver():
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_declined_long_blocks_take_the_general_path_in_pieces(dtype, monkeypatch):
-    """Calls with a fast kernel stream blocks BLOCK_FACTOR times longer; a block the
-    kernel declines (here: a quarter NaN, and with flags a quarter tiny) is encoded by
-    the general path piece by piece, flags included."""
+    """Calls with a fast kernel stream blocks BLOCK_FACTOR (TRUNCATING_BLOCK_FACTOR for
+    float32 -> bf16) times longer; a block the kernel declines (here: a quarter NaN, and
+    with flags a quarter tiny) is encoded by the general path piece by piece, flags
+    included."""
     rng = np.random.default_rng(3)
-    n = 3 * (_fastpaths.BLOCK_FACTOR << 14) + 11
+    n = 3 * (max(_fastpaths.BLOCK_FACTOR, _fastpaths.TRUNCATING_BLOCK_FACTOR) << 14) + 11
     x = (rng.standard_normal(n) * 100).astype(dtype)
     x[rng.choice(n, n // 4, replace=False)] = np.nan
     x[rng.choice(n, n // 4, replace=False)] = 1e-6 * rng.standard_normal(n // 4)

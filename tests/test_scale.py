@@ -102,6 +102,7 @@ def counted_threads(monkeypatch):
 
 def _set_block(monkeypatch, size):
     monkeypatch.setattr(softfloat._fastpaths, "BLOCK_FACTOR", 2)  # fast-path blocks 2x the size
+    monkeypatch.setattr(softfloat._fastpaths, "TRUNCATING_BLOCK_FACTOR", 2)
     monkeypatch.setattr(softfloat.codec, "_BLOCK", size)
     monkeypatch.setattr(softfloat.ops._common, "BLOCK_SIZE", size)
     monkeypatch.setattr(convert_module, "BLOCK_SIZE", size)
