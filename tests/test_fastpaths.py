@@ -206,6 +206,32 @@ def test_sign_spread_both_ways_match_general_path(fmt, dtype, mode, overshift_ze
     assert np.array_equal(out[kept], general(x, fmt, mode)[kept])
 
 
+@pytest.mark.parametrize("n", [1, 2, 3, 1000, 4097])
+@pytest.mark.parametrize(("wide", "narrow"), [(np.uint32, np.uint16), (np.uint64, np.uint32),
+                                              (np.uint64, np.uint16), (np.uint16, np.uint8)])
+def test_upper_into_is_a_shift_and_narrow(wide, narrow, n):
+    """_upper_into reads each word's upper part from an offset view, no shift: the same
+    as shifting by the extra width and narrowing, every lane including the last."""
+    rng = np.random.default_rng(n)
+    t = rng.integers(0, np.iinfo(wide).max, n, dtype=wide, endpoint=True)
+    t[: min(n, 2)] = [np.iinfo(wide).max, 1 << (8 * np.dtype(narrow).itemsize)][: min(n, 2)]
+    before = t.copy()
+    extra = wide(8 * (np.dtype(wide).itemsize - np.dtype(narrow).itemsize))
+    out = np.full(n + 1, 7, dtype=narrow)  # one lane past the end stays untouched
+    _fastpaths._shift_into(t, extra, out[:n])
+    assert np.array_equal(out[:n], (t >> extra).astype(narrow))
+    assert out[n] == 7 and np.array_equal(t, before)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_bf16_on_a_big_endian_machine_matches_general_path(mode, monkeypatch):
+    """Big-endian machines keep a word's upper part first in memory; there _shift_into
+    shifts and narrows instead of reading an offset view.  That path, taken here by
+    pretending, gives the general path's bits too."""
+    monkeypatch.setattr(_fastpaths, "_LITTLE_ENDIAN", False)
+    assert_same(e8_inputs(sf.bf16, stride=8), sf.bf16, mode)
+
+
 def test_e8_kernel_does_not_modify_input():
     x = e8_inputs(sf.bf16, stride=64)
     before = x.copy()
