@@ -466,6 +466,7 @@ def _stream(arr, fmt, policy, key, bits_out, values_out, flags, workers=1, posit
             decode_block(bits, fmt, flat_vals[start:stop], ws)
         return fl
 
-    stream_blocks(arr.size, _BLOCK * _fastpaths.block_factor(fmt, native, policy), key, flags, block, workers=workers, positions=positions)
+    factor = _fastpaths.block_factor(fmt, native, policy, flags is not None)
+    stream_blocks(arr.size, _BLOCK * factor, key, flags, block, workers=workers, positions=positions)
 
 
