@@ -91,8 +91,7 @@ _last_plan = (None, None, None, None)
 
 def _lookup(fmt: Format, char: str, policy):
     """_plan(fmt, char, policy), skipping the hashing when the objects are the last
-    call's: a call's blocks share them, and so do calls with the same options (formats
-    come from the catalogue, policies from softfloat._options' memo)."""
+    lookup's: a call's blocks (and its block_factor) share them."""
     global _last_plan
     last = _last_plan
     if last[0] is fmt and last[1] is policy and last[2] == char:

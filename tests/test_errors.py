@@ -413,13 +413,3 @@ def test_message_helper_truncates_long_values():
         softfloat.encode(1.0, "bf16", saturate="x" * 500)
     assert len(str(info.value)) < 200
     assert re.search(r"\.\.\. \(str\)$", str(info.value))
-
-
-@pytest.mark.parametrize("switch", ["saturate", "subnormals"])
-@pytest.mark.parametrize(("value", "shown"), [(1, "1 (int)"), (0, "0 (int)"), (1.0, "1.0 (float)")])
-def test_switch_must_be_a_bool_after_a_bool_call(switch, value, shown):
-    """Validated options are remembered (softfloat._options): a value equal to an
-    accepted one (1 == True, hash alike) is still checked, not taken from the memo."""
-    softfloat.encode(1.0, "bf16", **{switch: bool(value)})
-    with pytest.raises(TypeError, match=rf"^{switch} must be True or False; got {re.escape(shown)}"):
-        softfloat.encode(1.0, "bf16", **{switch: value})
