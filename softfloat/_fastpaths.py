@@ -275,7 +275,21 @@ def _truncating(p: _Plan, blk, want: bool, out, ws):
 
 
 def _add_and_shift(p: _Plan, u, t, out):
-    """out <- (u + increment) >> k per :func:`_truncating`'s table (u with its sign)."""
+    """out <- (u + increment) >> k per :func:`_truncating`'s table (u with its sign).
+
+    Passes over the block for float32 -> bf16 without flags, after the one reduction
+    that looks for NaNs (each pass is a numpy call over the block; the last one writes
+    ``out`` by :func:`_upper_into`, the shift included):
+
+        toward_zero    1   the narrowing copy, straight from the input
+        nearest_away   2   + H
+        upward         4   sign spread, (2**k - 1) >> s, + u     (:func:`_spread_sign`)
+        downward       4   sign spread, s >> (W - k), + u
+        odd            4   & (2**k - 1), + (2**k - 1), | u      (:func:`_odd_sticky`)
+        nearest_even   5   >> k, & 1, + u, + (H - 1)            (:func:`_nearest_even_sum`)
+
+    tf32 (a 32-bit output) takes the same passes, its last one a shift into ``out``.
+    """
     rounding = p.rounding
     if rounding is Rounding.TOWARD_ZERO:
         _shift_into(u, p.k_, out, t)
