@@ -80,6 +80,21 @@ def test_matmul_chains_of_every_width_equal_general(m, k, n, general):
             assert np.array_equal(fast, general(sf.matmul, a, b, "fp16", order=order, **kwargs)), (order, kwargs)
 
 
+def test_operands_in_any_memory_order_give_the_same_product(general):
+    # transposed, permuted, strided and broadcast operands are decoded in memory order
+    a = _wide_data("fp16", (3, 40, 30), 9)
+    b = _wide_data("fp16", (3, 30, 20), 10)
+    want = sf.matmul(a, b, "fp16")
+    views = [(np.ascontiguousarray(a.transpose(0, 2, 1)).transpose(0, 2, 1), b),  # a in F order per batch
+             (a, np.asfortranarray(b.transpose(2, 1, 0)).transpose(2, 1, 0)),     # b fully permuted
+             (np.repeat(a, 2, axis=2)[:, :, ::2], b[:, :, :])]                    # strided
+    for x, y in views:
+        assert np.array_equal(sf.matmul(x, y, "fp16"), want)
+        assert np.array_equal(general(sf.matmul, x, y, "fp16"), want)
+    row = a[0, :1]  # (1, 30) broadcast against the batch of b
+    assert np.array_equal(sf.matmul(np.broadcast_to(row, (3, 1, 30)), b, "fp16"), sf.matmul(row, b, "fp16"))
+
+
 def _same(fast, slow, what):
     """Bits, the five flags and the swamped counts agree."""
     assert np.array_equal(fast[0], slow[0]), what

@@ -176,19 +176,33 @@ def invalid_products(X, Y, t):
     return nan & ~np.isnan(x).reshape(-1) & ~np.isnan(y).reshape(-1)
 
 
+def _in_memory_order(a):
+    """(flat, shaped): ``a``'s elements as a 1-D array in the order they lie in memory (a
+    view where ``a`` is a transposed contiguous array: no transposing copy), and the
+    function that gives a flat array of that order ``a``'s shape and axis order back."""
+    if a.ndim < 2 or a.flags.c_contiguous:
+        return a.reshape(-1), lambda flat: flat.reshape(a.shape)
+    axes = sorted(range(a.ndim), key=lambda d: -abs(a.strides[d]))  # outermost first
+    permuted = a.transpose(axes)
+    if not permuted.flags.c_contiguous:  # strided or broadcast: a copy in C order
+        return np.ascontiguousarray(a).reshape(-1), lambda flat: flat.reshape(a.shape)
+    inverse = np.argsort(axes)
+    return permuted.reshape(-1), lambda flat: flat.reshape(permuted.shape).transpose(inverse)
+
+
 def _decode(bits, fmt, scratch=None, dtype=np.float64):
-    """Exact values of bit patterns (any shape) as ``dtype`` (float64, or a float that
-    holds fmt), BLOCK_SIZE patterns at a time: a whole-array decode would make index and
-    scratch temporaries of the array's size (and fresh memory for them on every call).
-    ``scratch`` names a thread's buffer (softfloat._scratch) to hold them, for values
-    that live only during the call."""
-    flat = np.ascontiguousarray(bits).reshape(-1)
+    """Exact values of bit patterns (any shape, in their memory order) as ``dtype``
+    (float64, or a float that holds fmt), BLOCK_SIZE patterns at a time: a whole-array
+    decode would make index and scratch temporaries of the array's size (and fresh memory
+    for them on every call).  ``scratch`` names a thread's buffer (softfloat._scratch) to
+    hold them, for values that live only during the call."""
+    flat, shaped = _in_memory_order(bits)
     out = np.empty(flat.size, dtype=dtype) if scratch is None else _scratch.buffer(scratch, dtype, flat.size)
     ws = Workspace(min(flat.size, BLOCK_SIZE))
     for start in range(0, flat.size, BLOCK_SIZE):
         stop = min(start + BLOCK_SIZE, flat.size)
         decode_block(flat[start:stop], fmt, out[start:stop], ws)
-    return out.reshape(bits.shape)
+    return shaped(out)
 
 
 def _patterns(name, value, fmt):
@@ -200,10 +214,11 @@ def _signaling(bits, fmt):
 
     Block by block into a zeroed mask, which is written only where a block holds a NaN
     (rarely): no temporaries of the array's size."""
-    out = np.zeros(bits.shape, dtype=bool)
     if fmt.specials is not Specials.IEEE or not bits.size:
-        return out
-    flat, mask = np.ascontiguousarray(bits).reshape(-1), out.reshape(-1)
+        return np.zeros(bits.shape, dtype=bool)
+    flat, shaped = _in_memory_order(bits)
+    mask = np.zeros(flat.size, dtype=bool)
+    out = shaped(mask)
     sign = fmt.storage_dtype.type(fmt.sign_mask - 1)
     quiet = fmt.storage_dtype.type(1 << (fmt.mantissa_bits - 1))
     for start in range(0, flat.size, BLOCK_SIZE):
@@ -309,10 +324,12 @@ def matmul_layout(fmt: Format, a, b):
     b3 = b2.reshape((int(np.prod(b2.shape[:-2], dtype=np.int64)), K, N))
     ia = np.broadcast_to(np.arange(a3.shape[0]).reshape(a2.shape[:-2] or ()), batch).reshape(-1)
     ib = np.broadcast_to(np.arange(b3.shape[0]).reshape(b2.shape[:-2] or ()), batch).reshape(-1)
-    a_bits_t = np.ascontiguousarray(np.swapaxes(a3, 1, 2))  # transposed as patterns: 2 bytes a value, not 8
     sa = _signaling(a3, fmt).any(axis=2)  # (Ba, M)
     sb = _signaling(b3, fmt).any(axis=1)  # (Bb, N)
     signaling = (sa[ia][:, :, None] | sb[ib][:, None, :]).reshape(shape)
+    # A transposed, as patterns (2 bytes a value, not 8; no copy where a is a transposed
+    # matrix): the products of a tile with few columns run along its rows, read from here
+    a_bits_t = np.ascontiguousarray(np.swapaxes(a3, 1, 2))
     layout = _Outer(shape, fmt, a_bits_t, b3, list(zip(ia.tolist(), ib.tolist())), M, N)
     return layout, signaling
 
