@@ -327,10 +327,11 @@ def matmul_layout(fmt: Format, a, b):
     sa = _signaling(a3, fmt).any(axis=2)  # (Ba, M)
     sb = _signaling(b3, fmt).any(axis=1)  # (Bb, N)
     signaling = (sa[ia][:, :, None] | sb[ib][:, None, :]).reshape(shape)
-    # A transposed, as patterns (2 bytes a value, not 8; no copy where a is a transposed
-    # matrix): the products of a tile with few columns run along its rows, read from here
+    # A transposed and B, each in C order as patterns (2 bytes a value, not 8; no copy
+    # where a is a transposed matrix): the products run along a tile's columns (B's rows)
+    # or, in a tile with few columns, along its rows (A's columns)
     a_bits_t = np.ascontiguousarray(np.swapaxes(a3, 1, 2))
-    layout = _Outer(shape, fmt, a_bits_t, b3, list(zip(ia.tolist(), ib.tolist())), M, N)
+    layout = _Outer(shape, fmt, a_bits_t, np.ascontiguousarray(b3), list(zip(ia.tolist(), ib.tolist())), M, N)
     return layout, signaling
 
 

@@ -14,7 +14,8 @@ import numpy as np
 
 __all__ = ["accumulate_tile"]
 
-#: lanes (terms of a chunk times outputs of a tile) a sequential chain decodes at once
+#: lanes (terms of a chunk times outputs of a tile) a sequential chain decodes at once,
+#: unless the arithmetic names its own ``chain_lanes``
 CHAIN_LANES = 1 << 18
 #: lanes (leaves of a chunk times outputs of a tile) the pairwise order holds at once
 PAIRWISE_LANES = 1 << 20
@@ -51,7 +52,7 @@ def _runs(K: int, size: int, reverse: bool):
 
 def _sequential(arith, tile, k0, k1, reverse, s, flags):
     """s, then the terms k0 .. k1-1 (or backwards) added one by one."""
-    chunk = max(1, CHAIN_LANES // max(tile.n, 1))
+    chunk = max(1, getattr(arith, "chain_lanes", CHAIN_LANES) // max(tile.n, 1))
     starts = range(k0, k1, chunk)
     for c0 in (reversed(starts) if reverse else starts):
         s = arith.chain(s, tile, c0, min(c0 + chunk, k1), reverse, flags)
