@@ -247,7 +247,9 @@ class Counts:
         exact, rounded = np.asarray(exact), np.asarray(rounded)
         with np.errstate(all="ignore"):
             mag = np.abs(rounded)
-            tiny = np.flatnonzero(mag < fmt.min_normal)  # zero or subnormal results: few, usually
+            # zero or subnormal results of non-zero values: few, usually (the zeros of a
+            # ReLU, exact, are left out before the gathers below)
+            tiny = np.flatnonzero((mag < fmt.min_normal) & (exact != 0))
             e, r = exact.reshape(-1)[tiny], rounded.reshape(-1)[tiny]
             to_zero = int(np.count_nonzero((r == 0) & (e != 0) & np.isfinite(e)))
             sub = int(np.count_nonzero((r != 0) & (r != e)))

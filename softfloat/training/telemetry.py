@@ -109,19 +109,22 @@ class ExponentHistogram:
     def _add_float32(self, v: np.ndarray, log2_scale: int) -> None:
         # bits = s | eeeeeeee (field) | mmm...m (23): |v| = 1.m * 2**(field - 127) when normal
         u = v.view(np.uint32) & np.uint32(0x7FFFFFFF)
-        field = (u >> np.uint32(23)).astype(np.intp)
-        counts = np.bincount(field, minlength=256)
+        counts = np.bincount(u >> np.uint32(23), minlength=256)
+        # significand 1.m above 1.1111111111b (m above 1111111111 followed by 13 zeros):
+        # exactly the values that carry into the next field when 0x1FFF is added, so
+        # that histogram is counts[f] - top[f] + top[f - 1], and top is a running sum
+        moved = np.bincount((u + np.uint32(0x1FFF)) >> np.uint32(23), minlength=257)
+        top = np.cumsum(counts - moved[:256])
         self.nonfinite += int(counts[255])
-        subnormal = u[(field == 0) & (u != 0)]
-        self.zeros += int(counts[0] - subnormal.size)
+        zeros = int(u.size - np.count_nonzero(u))
+        self.zeros += zeros
         normal_counts = counts[1:255]
         exps = np.arange(1, 255) - 127 - log2_scale  # each field's binary exponent, unscaled
         self._bump(self.counts, exps, normal_counts)
         self._values += int(normal_counts.sum())
-        # significand 1.m above 1.1111111111b: m above 1111111111 followed by 13 zero bits
-        top = field[(u & np.uint32(0x7FFFFF)) > np.uint32(0x3FF << 13)]
-        self._bump(self._top, exps, np.bincount(top, minlength=256)[1:255])
-        if subnormal.size:
+        self._bump(self._top, exps, top[1:255])
+        if counts[0] > zeros:  # subnormals (rare): their exponents are below the field's
+            subnormal = u[(u < np.uint32(0x800000)) & (u != 0)]
             self._add_float64(subnormal.view(np.float32).astype(np.float64) / 2.0**log2_scale)
 
     def _add_float64(self, v: np.ndarray) -> None:
