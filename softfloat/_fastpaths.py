@@ -13,6 +13,11 @@ the same bits (and flags):
   flags, overflowing lanes are clamped to IEEE's overflow result
   (:func:`_clamp_overflow`) and lanes below the smallest normal are rounded by numpy's
   rint/trunc/ceil/floor on the exactly scaled input (:func:`_below_normal`);
+* float64 -> a 16-bit format (fp16, bf16) in nearest_even / nearest_away / toward_zero
+  without flags, when a whole block lies in the target's normal range: the same
+  re-bias on the upper 32-bit word of each float64, whose result is the upper half of
+  one 32-bit word; the lower word is read only at the upper word's ties
+  (:func:`_upper_word`);
 * decoding a format of at most 16 bits: one lookup in a table built once by the general
   decoder (:func:`decode_table`), or a left shift where the target's pattern is the top
   of the output float's pattern (:func:`decode_by_shift`), for bf16/tf32 into float64
@@ -173,6 +178,7 @@ class _Plan:
         self.pattern_cap = fdt(2.0 ** fmt.bits - 1)
         self.sign_to_top = fmt.storage_dtype.type(fmt.bits - 1)
         self.mag_out = out_scalar(fmt, fmt.sign_mask - 1)
+        self.upper = _UpperWordPlan(self, fmt, policy) if _upper_word_applies(fmt, policy, W) else None
 
 
 @functools.lru_cache(maxsize=None)
@@ -430,6 +436,8 @@ def _rebias(p: _Plan, blk, want: bool, out, ws):
     rounded by :func:`_below_normal`; infinities and NaNs (and every out-of-range lane
     otherwise) go to the general path.
     """
+    if p.upper is not None and not want and _upper_word(p.upper, blk, out, ws):
+        return None, None
     dt = p.dt
     u = blk.view(dt)
     n = u.size
@@ -483,6 +491,106 @@ def _rebias(p: _Plan, blk, want: bool, out, ws):
         with np.errstate(all="ignore"):  # the other lanes may overflow the scaling or be NaN
             _below_normal(p, blk, small, out, ws)
     return fl, rest
+
+
+# =====================================================================================
+# float64 -> 16-bit formats, lanes in the target's normal range: the upper words only
+# =====================================================================================
+def _upper_word_applies(fmt: Format, policy, W: int) -> bool:
+    """The condition of :func:`_upper_word` (checked once per plan): float64 input, a
+    16-bit target with 4 <= m <= 19 fraction bits, nearest_even / nearest_away /
+    toward_zero, a little-endian machine (the narrowing views), no flags (checked per call)."""
+    return (W == 64 and _LITTLE_ENDIAN and fmt.bits == 16 and fmt.storage_dtype == np.uint16
+            and 4 <= fmt.mantissa_bits <= 19 and policy.rounding in (
+                Rounding.NEAREST_EVEN, Rounding.NEAREST_AWAY, Rounding.TOWARD_ZERO))
+
+
+class _UpperWordPlan:
+    """Constants of :func:`_upper_word` as uint32 scalars (see there)."""
+
+    def __init__(self, p: _Plan, fmt: Format, policy):
+        m = fmt.mantissa_bits
+        s = m - 4  # hw's kept fraction bits (top m of 20) move to bits 16 .. 15 + m
+        rebias_h = p.rebias >> 32  # (1023 - bias) << 20
+        half = 1 << 15 if policy.rounding is not Rounding.TOWARD_ZERO else 0
+        self.nearest_even = policy.rounding is Rounding.NEAREST_EVEN
+        self.lo = np.uint32(int(p.lo) >> 32)  # min_normal's upper word (its lower word is 0)
+        self.hi = np.uint32(int(p.hi) >> 32)  # max_finite's upper word (lower word 0: m <= 19)
+        self.mul = np.uint32((1 << s) - 1)
+        self.add = np.uint32((half - (rebias_h << s)) % (1 << 32))
+        self.abs_mask = np.uint32(0x7FFFFFFF)
+
+
+#: a block with more than this share of lanes at a tie of the upper word (ties in the
+#: data) fixes them in whole-block passes rather than by gathering
+_UPPER_TIE_SHARE = 1 / 64
+
+
+def _upper_word(q: _UpperWordPlan, blk, out, ws) -> bool:
+    """float64 -> a 16-bit format in nearest_even / nearest_away / toward_zero, no flags,
+    when every lane is in the target's normal range; False (nothing written) otherwise.
+
+    Each float64 is two 32-bit words; the upper one, hw, holds the sign, the 11-bit
+    exponent and the top 20 fraction bits, the lower one (lw) the other 32:
+
+        hw  | s | e (11) | f51 .. f32 |        lw  | f31 .. f0 |
+
+    Condition (besides :func:`_upper_word_applies`): every lane has
+    |hw| in [min_normal's upper word, max_finite's upper word] (both lower words are 0).
+    So |x| lies in [min_normal, max_finite + 2**-52 ulp_f64 * 2**32), whose values round,
+    in the three modes, to a normal number from min_normal to max_finite; no overflow,
+    subnormal, flush or saturation question arises and the sign goes along.
+
+    With m the target's fraction bits, s = m - 4 and R the re-bias (1023 - bias) << 20,
+    the 16-bit result is the upper half of one 32-bit word (a narrowing copy, no shift):
+
+        t = hw + (2**s - 1) * |hw| + A  =  sign << 31  +  (|hw| - R) << s  +  H   (mod 2**32)
+
+    (|hw| - R) << s puts the target's magnitude pattern at bits 16 .. 30 with the
+    20 - m cut bits of hw below, from bit s up (its top bits, dropped by the shift, are
+    those of |hw| - R, which is below 2**(35 - m) in range); it stays below 2**31, so
+    the sign bit survives.  H = 2**15 (the guard bit) gives nearest_away; H = 0
+    toward_zero -- both exact without lw, since lw only decides between the neighbours
+    at hw's own tie.  nearest_even differs from nearest_away only on exact ties with an
+    even kept lsb: those lanes have hw's cut bits at exactly their tie (the lower 16
+    bits of t are then 0) and lw = 0, and nearest_away gave the odd neighbour above, so
+    they lose 1.  Lanes whose t has lower half 0 are few in data off ties (1 in
+    2**(20 - m)): they are gathered; many (ties in the data) are fixed in whole-block passes.
+    """
+    u = blk.view(np.uint64)
+    n = u.size
+    hw = ws.get("up_hw", np.uint32, n)
+    _upper_into(u, hw)
+    mag = ws.get("up_mag", np.uint32, n)
+    np.bitwise_and(hw, q.abs_mask, out=mag)
+    if mag.max() > q.hi or mag.min() < q.lo:
+        return False
+    t = mag
+    np.multiply(mag, q.mul, out=t)
+    np.add(t, hw, out=t)
+    np.add(t, q.add, out=t)
+    _upper_into(t, out)
+    if not q.nearest_even:
+        return True
+    low = ws.get("up_low", np.uint16, n)
+    np.copyto(low, t, casting="unsafe")  # the lower 16 bits of t
+    tie = np.equal(low, np.uint16(0), out=ws.get("up_tie", np.bool_, n))
+    idx = np.flatnonzero(tie)
+    if idx.size == 0:
+        return True
+    if idx.size <= _UPPER_TIE_SHARE * n:
+        exact = (u[idx] & np.uint64(0xFFFFFFFF)) == 0
+        o = out[idx]
+        o -= (exact & (o & np.uint16(1)).astype(bool)).astype(np.uint16)
+        out[idx] = o
+        return True
+    lw = hw  # free again
+    np.copyto(lw, u, casting="unsafe")  # the lower words
+    np.logical_and(tie, lw == 0, out=tie)
+    np.copyto(low, tie.view(np.uint8), casting="unsafe")
+    np.bitwise_and(low, out, out=low)  # 1 where an exact tie went to the odd neighbour
+    np.subtract(out, low, out=out)
+    return True
 
 
 def _clamp_overflow(p: _Plan, u, t, c):

@@ -334,6 +334,99 @@ def test_rebias_kernel_matches_general_path_on_normal_range_data(mode, fmt, dtyp
         assert np.array_equal(np.asarray(getattr(flags, name)), want_flags[j]), name
 
 
+# =====================================================================================
+# float64 -> 16-bit formats from the upper words (_fastpaths._upper_word)
+# =====================================================================================
+UPPER_WORD_FORMATS = (sf.fp16, sf.bf16, sf.Format(exponent_bits=11, mantissa_bits=4),
+                      sf.Format(exponent_bits=6, mantissa_bits=9), sf.Format(exponent_bits=4, mantissa_bits=11),
+                      sf.Format(exponent_bits=2, mantissa_bits=13))
+
+
+def upper_word_inputs(fmt, n, crafted_every, seed=0):
+    """n normal-range float64 values of fmt (log-uniform, both signs), every
+    crafted_every-th replaced by a hard lane: the upper word's cut bits at their tie,
+    one below or one above it, with lower words 0, 1, 2**31 or all ones, a kept lsb of
+    either parity; and the range's edges: min_normal, max_finite, and max_finite with
+    lower words 1 and all ones (above max_finite, still inside the kernel's range)."""
+    rng = np.random.default_rng(seed + fmt.mantissa_bits)
+    lo, hi = math.log2(fmt.min_normal), math.log2(fmt.max_finite)
+    x = np.exp2(rng.uniform(lo, hi, n)) * rng.choice([-1.0, 1.0], n)
+    x = np.clip(np.abs(x), fmt.min_normal, fmt.max_finite) * np.sign(x)
+    u = x.view(np.uint64)
+    kh = 20 - fmt.mantissa_bits  # cut bits of the upper word
+    sl = slice(0, n, crafted_every)
+    hw = (u[sl] >> np.uint64(32 + kh) << np.uint64(kh)) | np.uint64(1 << (kh - 1))
+    hw = hw + rng.integers(-1, 2, hw.size).astype(np.uint64)
+    lw = rng.choice(np.array([0, 0, 0, 1, 1 << 31, 0xFFFFFFFF], dtype=np.uint64), hw.size)
+    u[sl] = (hw << np.uint64(32)) | lw
+    top = np.float64(fmt.max_finite).view(np.uint64)
+    edges = np.array([fmt.min_normal, fmt.max_finite, (top + np.uint64(1)).view(np.float64),
+                      (top + np.uint64(0xFFFFFFFF)).view(np.float64)])
+    x[3: 3 + 7 * 2 * edges.size: 7] = np.concatenate([edges, -edges])
+    return x
+
+
+@pytest.mark.parametrize("fmt", UPPER_WORD_FORMATS, ids=lambda f: f.name)
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("crafted_every", [1, 2, 211])  # ties fixed in whole-block passes / gathered
+def test_upper_word_kernel_matches_general_path(fmt, mode, crafted_every, monkeypatch):
+    """Bits (and, by the other kernels, flags) as the general path, on data whose every
+    block the upper-word kernel takes in the three modes it covers."""
+    x = upper_word_inputs(fmt, (1 << 15) + 3, crafted_every)
+    before = x.copy()
+    taken = []
+    real = _fastpaths._upper_word
+    monkeypatch.setattr(_fastpaths, "_upper_word", lambda *a: taken.append(real(*a)) or taken[-1])
+    assert_same(x, fmt, mode)
+    assert np.array_equal(x.view(np.uint64), before.view(np.uint64))
+    if mode in ("nearest_even", "nearest_away", "toward_zero"):
+        assert taken and all(taken)
+    else:
+        assert not taken
+    for options in ({"saturate": True}, {"subnormals": False}):
+        assert_same(x, fmt, mode, **options)
+
+
+@pytest.mark.parametrize("crafted_every", [1, 5, 997])
+def test_upper_word_fp16_matches_numpy(crafted_every):
+    """numpy's astype(float16) rounds float64 once, correctly (see
+    test_float64_to_fp16_is_one_rounding_not_two)."""
+    x = upper_word_inputs(sf.fp16, 1 << 19, crafted_every, seed=1)
+    got = sf.encode(x, sf.fp16)
+    want = x.astype(np.float16).view(np.uint16)
+    bad = np.flatnonzero(got != want)
+    assert bad.size == 0, [float(x[i]).hex() for i in bad[:5]]
+
+
+@pytest.mark.parametrize("fmt", [sf.fp16, sf.bf16], ids=lambda f: f.name)
+@pytest.mark.parametrize("mode", ["nearest_even", "nearest_away", "toward_zero"])
+def test_upper_word_kernel_matches_mpfr(fmt, mode, oracle_stride):
+    x = upper_word_inputs(fmt, 1 << 12, 3, seed=2)
+    sample = x[:: 1 + oracle_stride * x.size // 1500]
+    want, _ = oracle_bits(sample, fmt, mode)
+    assert np.array_equal(sf.encode(sample, fmt, mode).astype(np.uint64), want)
+
+
+def test_upper_word_kernel_declines_blocks_with_a_lane_outside_its_range():
+    """Lanes whose upper word is just outside [min_normal, max_finite]'s: the block is
+    left to the re-bias kernel, which takes them right."""
+    policy, _ = policy_from_options("nearest_even", "after", True, False, None)
+    top = np.float64(sf.fp16.max_finite).view(np.uint64)
+    outside = [np.nextafter(sf.fp16.min_normal, 0), (top + np.uint64(1 << 32)).view(np.float64), 0.0,
+               np.inf, np.nan, 2.0**-20]
+    for lane in outside:
+        for sign in (1.0, -1.0):
+            x = np.array([1.5, sign * lane, -3.0])
+            ws = _encode.Workspace(x.size)
+            out = np.zeros(x.size, dtype=np.uint16)
+            q = _fastpaths._plan(sf.fp16, "d", policy).upper
+            assert _fastpaths._upper_word(q, x, out, ws) is False
+            assert not out.any()
+            with np.errstate(over="ignore", invalid="ignore"):
+                want = x.astype(np.float16).view(np.uint16)
+            assert np.array_equal(sf.encode(x, sf.fp16), want)
+
+
 def test_fast_paths_can_be_switched_off(monkeypatch):
     monkeypatch.setattr(_fastpaths, "ENABLED", False)
     spy = Spy(monkeypatch)
