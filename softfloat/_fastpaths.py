@@ -519,11 +519,17 @@ class _UpperWordPlan:
         self.mul = np.uint32((1 << s) - 1)
         self.add = np.uint32((half - (rebias_h << s)) % (1 << 32))
         self.abs_mask = np.uint32(0x7FFFFFFF)
+        self.probe_abs = p.abs_mask
+        self.probe_lo, self.probe_hi = p.lo, np.uint64((int(self.hi) << 32) | 0xFFFFFFFF)
 
 
 #: a block with more than this share of lanes at a tie of the upper word (ties in the
 #: data) fixes them in whole-block passes rather than by gathering
 _UPPER_TIE_SHARE = 1 / 64
+
+
+#: this many lanes are looked at before the whole block (see _upper_word)
+_PROBE_LANES = 2048
 
 
 def _upper_word(q: _UpperWordPlan, blk, out, ws) -> bool:
@@ -559,6 +565,12 @@ def _upper_word(q: _UpperWordPlan, blk, out, ws) -> bool:
     """
     u = blk.view(np.uint64)
     n = u.size
+    # the first lanes first: data with many lanes outside the range (zeros, subnormals,
+    # overflows) is declined for a small share of the passes below (a strided sample
+    # cost a tenth of the kernel: one cache line fetched per lane)
+    probe = np.bitwise_and(u[:_PROBE_LANES], q.probe_abs)
+    if probe.max() > q.probe_hi or probe.min() < q.probe_lo:
+        return False
     hw = ws.get("up_hw", np.uint32, n)
     _upper_into(u, hw)
     mag = ws.get("up_mag", np.uint32, n)
