@@ -415,8 +415,9 @@ def test_upper_word_kernel_declines_blocks_with_a_lane_outside_its_range():
     outside = [np.nextafter(sf.fp16.min_normal, 0), (top + np.uint64(1 << 32)).view(np.float64), 0.0,
                np.inf, np.nan, 2.0**-20]
     for lane in outside:
-        for sign in (1.0, -1.0):
-            x = np.array([1.5, sign * lane, -3.0])
+        for sign, at in ((1.0, 1), (-1.0, 1), (1.0, _fastpaths._PROBE_LANES + 1)):  # inside the probe or after it
+            x = np.resize(np.array([1.5, -3.0, 1000.25]), _fastpaths._PROBE_LANES + 3)
+            x[at] = sign * lane
             ws = _encode.Workspace(x.size)
             out = np.zeros(x.size, dtype=np.uint16)
             q = _fastpaths._plan(sf.fp16, "d", policy).upper
