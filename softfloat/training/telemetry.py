@@ -109,12 +109,16 @@ class ExponentHistogram:
     def _add_float32(self, v: np.ndarray, log2_scale: int) -> None:
         # bits = s | eeeeeeee (field) | mmm...m (23): |v| = 1.m * 2**(field - 127) when normal
         u = v.view(np.uint32) & np.uint32(0x7FFFFFFF)
-        counts = np.bincount(u >> np.uint32(23), minlength=256)
         # significand 1.m above 1.1111111111b (m above 1111111111 followed by 13 zeros):
         # exactly the values that carry into the next field when 0x1FFF is added, so
-        # that histogram is counts[f] - top[f] + top[f - 1], and top is a running sum
-        moved = np.bincount((u + np.uint32(0x1FFF)) >> np.uint32(23), minlength=257)
-        top = np.cumsum(counts - moved[:256])
+        # field + (the field of u + 0x1FFF) is 2 * field, or 2 * field + 1 for those:
+        # one histogram of that sum holds both counts
+        key = np.add(u, np.uint32(0x1FFF))
+        key >>= np.uint32(23)
+        key += u >> np.uint32(23)
+        both = np.bincount(key, minlength=512)
+        top = both[1::2]
+        counts = both[0::2] + top
         self.nonfinite += int(counts[255])
         zeros = int(u.size - np.count_nonzero(u))
         self.zeros += zeros
