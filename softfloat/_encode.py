@@ -16,7 +16,7 @@ import sys
 
 import numpy as np
 
-from . import _exact, _fastpaths
+from . import _exact, _fastpaths, _scratch
 from ._random import bits_at
 from ._round import round_pack
 from .flags import Flags
@@ -36,7 +36,9 @@ BLOCK_SIZE = 1 << 14
 
 
 class Workspace:
-    """Block-sized scratch arrays, allocated once per call and reused by every block."""
+    """Block-sized scratch arrays for one call, reused by every block.  Their memory is
+    borrowed from softfloat._scratch's pool and given back when the workspace goes, so a
+    later call touches no fresh pages (each costs microseconds on a virtual machine)."""
 
     def __init__(self, size: int):
         self.size = size
@@ -46,8 +48,14 @@ class Workspace:
         key = (name, dtype)  # a scalar type or a dtype: either hashes fast
         buf = self._buffers.get(key)
         if buf is None:
-            buf = self._buffers[key] = np.empty(self.size, dtype=dtype)
+            buf = self._buffers[key] = _scratch.borrow(dtype, self.size)
         return buf if n == self.size else buf[:n]  # called a few times per block
+
+    def __del__(self):
+        if _scratch is None:  # interpreter shutdown: module globals are gone
+            return
+        buffers = self._buffers
+        _scratch.give_back(buffers.popitem()[1] for _ in range(len(buffers)))
 
 
 def encode_block(blk, fmt, policy, rand, want, out, ws):

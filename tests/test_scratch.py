@@ -59,3 +59,38 @@ def test_results_do_not_live_in_scratch():
         kept = np.array(r1, copy=True)
         fn(*second)
         assert np.array_equal(np.asarray(r1), kept, equal_nan=True)
+
+
+def test_the_pool_takes_back_only_buffers_nothing_else_uses():
+    def give_back(box):  # as a Workspace does: the caller keeps no reference
+        _scratch.give_back(box.pop() for _ in range(len(box)))
+    free = [_scratch.borrow(np.uint32, 12345)]
+    free_id = id(free[0])
+    give_back(free)
+    assert id(_scratch.borrow(np.uint32, 12345)) == free_id  # taken back, handed out again
+    seen = [_scratch.borrow(np.uint32, 12345)]
+    view = seen[0][:10]
+    give_back(seen)  # still seen through ``view``: kept out of the pool
+    assert not np.shares_memory(_scratch.borrow(np.uint32, 12345), view)
+
+
+def test_codec_and_operation_results_do_not_live_in_pooled_workspaces():
+    x = np.random.default_rng(5).standard_normal(1 << 16) * 2.0 ** np.arange(-40, 24).repeat(1 << 10)
+    y = x[::-1].copy()
+    calls = [
+        lambda v: sf.encode(v, "fp16", return_flags=True),
+        lambda v: sf.encode(v.astype(np.float32), "bf16", "upward", return_flags=True),
+        lambda v: sf.quantize(v, "fp8_e4m3", "odd"),
+        lambda v: sf.decode(sf.encode(v, "fp16"), "fp16", np.float32),
+        lambda v: sf.add(sf.encode(v, "bf16"), sf.encode(v[::-1], "bf16"), "bf16", return_flags=True),
+    ]
+    for fn in calls:
+        first = fn(x)
+        kept = [np.array(part, copy=True) for part in (first if isinstance(first, tuple) else (first,))]
+        fn(y)  # the same sizes: the pool hands the first call's workspaces out again
+        parts = first if isinstance(first, tuple) else (first,)
+        for got, want in zip(parts, kept):
+            if isinstance(got, sf.Flags):
+                assert all(np.array_equal(np.asarray(m), np.asarray(w)) for (_, m), (_, w) in zip(got, want.item()))
+            else:
+                assert np.array_equal(got, want, equal_nan=True)
