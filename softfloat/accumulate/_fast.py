@@ -258,11 +258,10 @@ def _sum_rows(rows):
     happens only when the reduced axis is the inner one, as when n == 1, so narrow arrays
     take the row loop).  The reduction starts from -0.0, the exact identity of addition
     (x + -0.0 is x, signed zeros included), not from numpy's +0.0.
-    ``tests/test_accumulate_paths.py`` checks the order on this platform.
+    ``tests/test_accumulate_paths.py`` checks the order on this platform.  ``rows`` may
+    be overwritten.
     """
     if rows.shape[1] < _REDUCE_COLUMNS:
-        s = rows[0].copy()
-        for row in rows[1:]:
-            s += row
-        return s
+        _running_sums(rows)
+        return rows[-1].copy()
     return np.add.reduce(rows, axis=0, initial=-0.0)
