@@ -382,13 +382,12 @@ def _spread_sign(p: _Plan, u, t, positive: bool):
                                       which numpy defines as 0 (p.overshift_zero, probed
                                       once per plan; else (u >> (W-1)) - 1, then >> (W - k))
     """
-    st = t.view(p.signed)
     if positive and not p.overshift_zero:
         np.right_shift(u, p.sign_shift, out=t)
         np.subtract(t, p.one, out=t)
         np.right_shift(t, p.spread_shift, out=t)
         return
-    np.right_shift(u.view(p.signed), p.signed_sign_shift, out=st)
+    np.right_shift(u.view(p.signed), p.signed_sign_shift, out=t.view(p.signed))
     if positive:
         np.right_shift(p.low, t, out=t)
     else:
