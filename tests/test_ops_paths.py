@@ -16,6 +16,8 @@ import numpy as np
 import pytest
 
 import softfloat as sf
+from softfloat._encode import Workspace
+from softfloat._round import Policy
 
 OPS = {"add": 2, "sub": 2, "mul": 2, "div": 2, "sqrt": 1, "fma": 3}
 FORMATS = [sf.fp64, sf.fp32, sf.bf16, sf.fp16, sf.fp8_e4m3, sf.Format(exponent_bits=11, mantissa_bits=40)]
@@ -40,8 +42,8 @@ def _kernel_module(op):
 
 
 def _all_lanes_exact(kernel):
-    def forced(fmt, policy, *xs):
-        res = kernel(fmt, policy, *xs)
+    def forced(fmt, policy, *xs, ws=None):
+        res = kernel(fmt, policy, *xs, ws=ws)
         # every lane the fast path settles: finite operands and a finite float64 result
         fast = np.logical_and.reduce([np.isfinite(x) for x in xs]) & np.isfinite(res.hi)
         res.hazard = fast if res.hazard is None else res.hazard | fast
@@ -79,3 +81,36 @@ def test_stochastic_pair_path_equals_the_exact_path(op, monkeypatch):
     module = _kernel_module(op)
     monkeypatch.setattr(module, f"{op}_kernel", _all_lanes_exact(getattr(module, f"{op}_kernel")))
     assert np.array_equal(fn(*operands, fmt, "stochastic", rng=3), fast)
+
+
+def _specials(fmt, n, seed):
+    """Patterns of every kind: random bits (NaNs, infinities, subnormals, zeros
+    included) and the format's own specials spread over the block."""
+    rng = np.random.default_rng(seed)
+    bits = rng.integers(0, 1 << fmt.bits, n, dtype=np.uint64).astype(fmt.storage_dtype)
+    special = [0, fmt.sign_mask, fmt.max_finite_bits, 1, fmt.sign_mask | 1]
+    bits[rng.integers(0, n, 64)] = rng.choice(special, 64)
+    return sf.decode(bits, fmt)
+
+
+@pytest.mark.parametrize("mode", ["nearest_even", "downward"])
+@pytest.mark.parametrize("fmt", [sf.fp64, sf.fp32, sf.bf16, sf.fp16], ids=lambda f: f.name)
+@pytest.mark.parametrize("op", list(OPS))
+def test_kernels_compute_the_same_in_a_workspace_and_leave_operands_alone(op, fmt, mode):
+    # the stream driver hands kernels a block workspace for their intermediates; the
+    # accumulation layer calls them without one
+    kernel = getattr(_kernel_module(op), f"{op}_kernel")
+    policy = Policy(rounding=sf.Rounding(mode))
+    xs = [_specials(fmt, 3000, seed=i + len(op)) for i in range(OPS[op])]
+    before = [x.copy() for x in xs]
+    with np.errstate(all="ignore"):
+        plain = kernel(fmt, policy, *xs)
+        ws = Workspace(3000)
+        pooled = kernel(fmt, policy, *xs, ws=ws)
+    for x, b in zip(xs, before):
+        assert np.array_equal(x.view(np.uint64), b.view(np.uint64))
+    for field in ("hi", "lo", "invalid", "divide_by_zero", "hazard"):
+        a, b = getattr(plain, field), getattr(pooled, field)
+        assert (a is None) == (b is None), field
+        if a is not None:
+            assert np.array_equal(np.asarray(a).view(np.uint8), np.asarray(b).view(np.uint8)), field

@@ -83,6 +83,11 @@ def test_codec_and_operation_results_do_not_live_in_pooled_workspaces():
         lambda v: sf.quantize(v, "fp8_e4m3", "odd"),
         lambda v: sf.decode(sf.encode(v, "fp16"), "fp16", np.float32),
         lambda v: sf.add(sf.encode(v, "bf16"), sf.encode(v[::-1], "bf16"), "bf16", return_flags=True),
+        lambda v: sf.sub(sf.encode(v, "fp16"), sf.encode(v[::-1], "fp16"), "fp16"),
+        lambda v: sf.mul(sf.encode(v, "fp64"), sf.encode(v[::-1], "fp64"), "fp64", "upward"),
+        lambda v: sf.div(sf.encode(v, "fp32"), sf.encode(v[::-1], "fp32"), "fp32", return_flags=True),
+        lambda v: sf.sqrt(sf.encode(np.abs(v), "bf16"), "bf16"),
+        lambda v: sf.fma(*(sf.encode(w, "fp64") for w in (v, v[::-1], v * 3)), "fp64", "downward"),
     ]
     for fn in calls:
         first = fn(x)

@@ -51,8 +51,8 @@ from ..formats import Format, Specials, as_format, fp16, fp32, fp64
 from ..rounding import Rounding
 
 __all__ = ["NAN_POLICY", "Exact", "apply", "round_result", "sign_of", "zero_sum_is_negative", "daz", "exact_zero_sign", "is_narrow", "is_signaling",
-           "operand_patterns", "quieted", "safe_magnitude", "scalar_or_array", "sums_are_exact",
-           "two_product", "two_sum"]
+           "operand_patterns", "quieted", "safe_magnitude", "scalar_or_array", "scratch",
+           "sums_are_exact", "two_product", "two_sum"]
 
 #: How NaN results are chosen, written down as data (hardware differs here):
 #: - an invalid operation returns the format's canonical quiet NaN, positive
@@ -179,7 +179,7 @@ def _stream(kernel, exact, fmt, policy, key, daz_inputs, arrays, shape, out, fla
             if daz_inputs:
                 daz(x, fmt)
             xs.append(x)
-        res = kernel(fmt, policy, *xs)
+        res = kernel(fmt, policy, *xs, ws=ws)
         block_out = flat_out[start:stop]
         fl = round_result(res, exact, xs, fmt, policy, rand, want, block_out, ws)
         invalid = _resolve_nans(blocks, xs, res.hi, res.invalid, fmt, block_out)
@@ -231,7 +231,7 @@ def _round(res, fmt, policy, rand, want, out, ws):
     if lo is None or not lo.any():
         return encode_block(hi, fmt, policy, rand, want, out, ws)
     if policy.rounding is not Rounding.STOCHASTIC and fmt.precision <= 51:
-        return encode_block(round_to_odd(hi, lo), fmt, policy, rand, want, out, ws)
+        return encode_block(round_to_odd(hi, lo, ws), fmt, policy, rand, want, out, ws)
     finite = np.isfinite(hi)
     negative, sig, e_top, near = pair_significands(np.where(finite, hi, 0.0), np.where(finite, lo, 0.0))
     if not res.lo_exact:  # a nearly exact lo cannot place a value this close to the grid
@@ -286,19 +286,24 @@ def _merge_flags(fl, sub_fl, idx, shape, want):
     return fl
 
 
-def round_to_odd(hi, lo):
+def round_to_odd(hi, lo, ws=None, name="op.round_to_odd"):
     """The float64 rounding to odd of hi + lo, given |lo| <= ulp(hi)/2 and finite hi.
 
     Where lo != 0 and hi's last significand bit is 0, step hi's magnitude one ulp toward
     lo (up if lo has hi's sign), which lands on the odd neighbour on lo's side:
 
         ... b52 b53 = ..0   ->   ..1  (lo same sign)   or   ..(0-1) = ..1 (lo opposite)
+
+    With a block workspace ``ws`` the result lives in its buffer ``name`` (see scratch).
     """
     u = hi.view(np.uint64)
-    step = (lo != 0) & ((u & np.uint64(1)) == 0)
-    same = np.signbit(lo) == np.signbit(hi)
-    delta = np.where(same, np.uint64(1), np.uint64(0xFFFF_FFFF_FFFF_FFFF))  # +1 or -1 mod 2**64
-    return (u + np.where(step, delta, np.uint64(0))).view(np.float64)
+    out = scratch(ws, name, hi)
+    r = np.bitwise_and(u, np.uint64(1), out=None if out is None else out.view(np.uint64))
+    step = np.equal(r, 0) & (lo != 0)
+    up = step & (np.signbit(lo) == np.signbit(hi))  # the other steps go down
+    np.add(u, up, out=r)
+    np.subtract(r, np.logical_xor(step, up, out=step), out=r)
+    return r.view(np.float64)
 
 
 def pair_significands(hi, lo):
@@ -352,7 +357,7 @@ def _resolve_nans(blocks, xs, hi, invalid, fmt, out):
     signaling = [is_signaling(b, fmt) & n for b, n in zip(blocks, nan_ops)]
     any_signaling = np.logical_or.reduce(signaling)
     # the operand whose NaN propagates: the first signaling one, else the first NaN
-    chosen = np.full(hi.shape, -1)
+    chosen = np.full(hi.shape, -1, dtype=np.int8)  # at most 3 operands
     for i in reversed(range(len(blocks))):
         chosen = np.where(nan_ops[i], i, chosen)
     for i in reversed(range(len(blocks))):
@@ -403,34 +408,61 @@ def scalar_or_array(out):
 
 
 # ---- error-free transformations (exact in float64 barring overflow) --------------------
-def two_sum(a, b):
+def scratch(ws, name, like):
+    """The float64 buffer ``name`` of a block's workspace, sized like the operand
+    ``like``, for a kernel's intermediate; None without a workspace, so that a ufunc
+    given it as ``out`` makes a new array.
+
+    Why: a kernel's intermediates are as large as its block, and fresh arrays of that
+    size come from memory that glibc may have handed back to the system after the
+    previous block -- a page fault per 4 KiB, microseconds each on a virtual machine
+    (softfloat._scratch says more).  Reused buffers take none.  A buffer lives until the
+    next block, so what a kernel returns in one must be used up within the block.
+    """
+    return None if ws is None else ws.get(name, np.float64, like.size)
+
+
+def two_sum(a, b, ws=None, name="op.two_sum"):
     """s, e with s = fl(a + b) and s + e == a + b exactly (Knuth's TwoSum); e = 0 where
-    s is not finite."""
-    s = a + b
-    bv = s - a
-    av = s - bv
-    e = (a - av) + (b - bv)
-    return s, np.nan_to_num(e, copy=False, nan=0.0, posinf=0.0, neginf=0.0)
+    s is not finite.  ``ws``, ``name``: where the results live (see scratch)."""
+    s = np.add(a, b, out=scratch(ws, name + ".s", a))
+    bv = np.subtract(s, a, out=scratch(ws, name + ".e", a))
+    av = np.subtract(s, bv, out=scratch(ws, name + ".t", a))
+    e = np.subtract(b, bv, out=bv)  # b - bv, in bv's place
+    np.add(np.subtract(a, av, out=av), e, out=e)  # (a - av) + (b - bv)
+    return s, _zero_unless_finite(e)
+
+
+def _zero_unless_finite(e):
+    np.copyto(e, 0.0, where=~np.isfinite(e))
+    return e
 
 
 _SPLITTER = 2.0**27 + 1  # Veltkamp: splits a float64 into two 26-bit halves
 
 
-def two_product(a, b):
+def two_product(a, b, ws=None, name="op.two_product"):
     """p, e with p = fl(a * b) and p + e == a * b exactly (Dekker), valid while no
     intermediate overflows or underflows -- true for operands of formats of at most 8
-    exponent bits (see check_supported)."""
-    p = a * b
-    ah, al = _split(a)
-    bh, bl = _split(b)
-    e = ((ah * bh - p) + ah * bl + al * bh) + al * bl
-    return p, np.nan_to_num(e, copy=False, nan=0.0, posinf=0.0, neginf=0.0)
+    exponent bits (see check_supported).  ``ws``, ``name``: as for two_sum."""
+    p = np.multiply(a, b, out=scratch(ws, name + ".p", a))
+    ah, al = _split(a, ws, name + ".a")
+    bh, bl = _split(b, ws, name + ".b")
+    # e = ((ah*bh - p) + ah*bl + al*bh) + al*bl, term by term
+    e = np.multiply(ah, bh, out=scratch(ws, name + ".e", a))
+    np.subtract(e, p, out=e)
+    t = np.multiply(ah, bl, out=scratch(ws, name + ".t", a))
+    np.add(e, t, out=e)
+    np.add(e, np.multiply(al, bh, out=t), out=e)
+    np.add(e, np.multiply(al, bl, out=t), out=e)
+    return p, _zero_unless_finite(e)
 
 
-def _split(a):
-    c = _SPLITTER * a
-    hi = c - (c - a)
-    return hi, a - hi
+def _split(a, ws, name):
+    hi = np.multiply(a, _SPLITTER, out=scratch(ws, name + ".hi", a))  # c = SPLITTER * a
+    lo = np.subtract(hi, a, out=scratch(ws, name + ".lo", a))  # c - a
+    np.subtract(hi, lo, out=hi)  # hi = c - (c - a)
+    return hi, np.subtract(a, hi, out=lo)
 
 
 def sums_are_exact(fmt: Format) -> bool:

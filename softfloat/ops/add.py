@@ -6,25 +6,25 @@ from fractions import Fraction
 
 import numpy as np
 
-from ._common import Exact, apply, exact_zero_sign, sign_of, sums_are_exact, two_sum, zero_sum_is_negative
+from ._common import Exact, apply, exact_zero_sign, scratch, sign_of, sums_are_exact, two_sum, zero_sum_is_negative
 
 __all__ = ["add", "sub"]
 
 
-def add_kernel(fmt, policy, x, y):
+def add_kernel(fmt, policy, x, y, ws=None):
     if sums_are_exact(fmt):  # fp16, FP8, FP6, FP4: float64 holds every sum
-        hi = x + y
+        hi = np.add(x, y, out=scratch(ws, "op.add", x))
         exact_zero_sign(hi, None, x, y, policy)
         return Exact(hi)
-    hi, lo = two_sum(x, y)
+    hi, lo = two_sum(x, y, ws)
     exact_zero_sign(hi, lo, x, y, policy)
     # inf - inf: float64 makes the NaN; a float64 overflow (fp64 only) is a hazard
     overflow = np.isinf(hi) & np.isfinite(x) & np.isfinite(y)
     return Exact(hi, lo, hazard=overflow)
 
 
-def sub_kernel(fmt, policy, x, y):
-    return add_kernel(fmt, policy, x, -y)
+def sub_kernel(fmt, policy, x, y, ws=None):
+    return add_kernel(fmt, policy, x, np.negative(y, out=scratch(ws, "op.sub", y)), ws)
 
 
 def add_exact(policy, a, b):

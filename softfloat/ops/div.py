@@ -6,19 +6,20 @@ from fractions import Fraction
 
 import numpy as np
 
-from ._common import Exact, apply, is_narrow, safe_magnitude, sign_of, two_product
+from ._common import Exact, apply, is_narrow, safe_magnitude, scratch, sign_of, two_product
 
 __all__ = ["div"]
 
 
-def div_kernel(fmt, policy, x, y):
-    hi = x / y
+def div_kernel(fmt, policy, x, y, ws=None):
+    hi = np.divide(x, y, out=scratch(ws, "op.div", x))
     # the remainder x - hi*y is exact (Dekker's product and Sterbenz), so lo = r / y has
     # the exact sign of the quotient's rounding error and nearly its exact size
-    p, e = two_product(hi, y)
-    r = (x - p) - e
-    finite = np.isfinite(hi) & (hi != 0)
-    lo = np.where(finite, r / np.where(finite, y, 1.0), 0.0)
+    p, e = two_product(hi, y, ws)
+    r = np.subtract(np.subtract(x, p, out=p), e, out=p)  # (x - p) - e
+    finite = np.isfinite(hi) & (hi != 0)  # so y is finite and non-zero there
+    lo = np.divide(r, y, out=e)
+    np.copyto(lo, 0.0, where=~finite)
     dbz = (y == 0) & np.isfinite(x) & (x != 0)
     hazard = None
     if not is_narrow(fmt):  # fp64: Dekker's product needs room on both sides

@@ -7,27 +7,27 @@ from fractions import Fraction
 import numpy as np
 
 from ._common import (Exact, apply, exact_zero_sign, is_narrow, round_to_odd, safe_magnitude,
-                      sign_of, two_product, two_sum, zero_sum_is_negative)
+                      scratch, sign_of, two_product, two_sum, zero_sum_is_negative)
 
 __all__ = ["fma"]
 
 
-def fma_kernel(fmt, policy, x, y, z):
+def fma_kernel(fmt, policy, x, y, z, ws=None):
     # float64 makes NaNs for 0 * inf and inf - inf; 0 * inf is invalid even when z is a
     # quiet NaN, which float64 cannot show
     zero_times_inf = (np.isinf(x) & (y == 0)) | ((x == 0) & np.isinf(y))
     if is_narrow(fmt):
-        product = x * y  # exact, as in mul
-        hi, lo = two_sum(product, z)
+        product = np.multiply(x, y, out=scratch(ws, "op.fma.product", x))  # exact, as in mul
+        hi, lo = two_sum(product, z, ws)
         exact_zero_sign(hi, lo, product, z, policy)
         return Exact(hi, lo, invalid=zero_times_inf)
     # fp64: a*b = ph + pl exactly; ph + z = sh + sl exactly; the tail sl + pl rounded to
     # odd keeps every bit the final rounding can see (Boldo and Melquiond's emulated FMA)
-    ph, pl = two_product(x, y)
-    sh, sl = two_sum(ph, z)
-    t, t_err = two_sum(sl, pl)
-    tail = round_to_odd(t, t_err)
-    hi, lo = two_sum(sh, tail)
+    ph, pl = two_product(x, y, ws)
+    sh, sl = two_sum(ph, z, ws, "op.fma.sum")
+    t, t_err = two_sum(sl, pl, ws, "op.fma.tail")
+    tail = round_to_odd(t, t_err, ws, "op.fma.tail_odd")
+    hi, lo = two_sum(sh, tail, ws)
     no_tail = tail == 0  # then the result is sh exactly, with sh's zero sign
     hi[no_tail], lo[no_tail] = sh[no_tail], 0.0
     finite_product = np.isfinite(x) & np.isfinite(y)

@@ -6,16 +6,16 @@ from fractions import Fraction
 
 import numpy as np
 
-from ._common import Exact, apply, is_narrow, safe_magnitude, sign_of, two_product
+from ._common import Exact, apply, is_narrow, safe_magnitude, scratch, sign_of, two_product
 
 __all__ = ["mul"]
 
 
-def mul_kernel(fmt, policy, x, y):
+def mul_kernel(fmt, policy, x, y, ws=None):
     # 0 * inf: float64 makes the NaN
     if is_narrow(fmt):  # two significands of <= 24 bits make <= 48: exact in float64
-        return Exact(x * y)
-    hi, lo = two_product(x, y)
+        return Exact(np.multiply(x, y, out=scratch(ws, "op.mul", x)))
+    hi, lo = two_product(x, y, ws)
     finite_nonzero = np.isfinite(x) & np.isfinite(y) & (x != 0) & (y != 0)
     hazard = finite_nonzero & ~(safe_magnitude(x) & safe_magnitude(y) & safe_magnitude(hi))
     return Exact(hi, lo, hazard=hazard)

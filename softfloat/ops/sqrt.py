@@ -7,19 +7,20 @@ import numpy as np
 import math
 from fractions import Fraction
 
-from ._common import Exact, apply, is_narrow, safe_magnitude, sign_of, two_product
+from ._common import Exact, apply, is_narrow, safe_magnitude, scratch, sign_of, two_product
 
 __all__ = ["sqrt"]
 
 
-def sqrt_kernel(fmt, policy, x):
-    hi = np.sqrt(x)
+def sqrt_kernel(fmt, policy, x, ws=None):
+    hi = np.sqrt(x, out=scratch(ws, "op.sqrt", x))
     # x - hi**2 is exact (Dekker's product), so lo = r / (2 hi) has the exact sign of
     # the root's rounding error and nearly its exact size
-    p, e = two_product(hi, hi)
-    r = (x - p) - e
+    p, e = two_product(hi, hi, ws)
+    r = np.subtract(np.subtract(x, p, out=p), e, out=p)  # (x - p) - e
     finite = np.isfinite(hi) & (hi > 0)
-    lo = np.where(finite, r / np.where(finite, 2.0 * hi, 1.0), 0.0)
+    lo = np.divide(r, np.multiply(hi, 2.0, out=e), out=e)
+    np.copyto(lo, 0.0, where=~finite)
     hazard = None if is_narrow(fmt) else (x > 0) & np.isfinite(x) & ~safe_magnitude(x)
     # sqrt(-x): float64 makes the NaN; sqrt(-0) = -0
     return Exact(hi, lo, lo_exact=False, hazard=hazard)
