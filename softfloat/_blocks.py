@@ -92,7 +92,14 @@ def resolve_workers(workers) -> int:
     return get_workers() if workers is None else workers
 
 
-def stream_blocks(n, block_size, key, flags, block, *, workers=1, positions=None):
+def _threads(n, block_size, workers):
+    """How many threads run n elements in blocks of block_size."""
+    n_blocks = -(-n // block_size) if n else 0
+    return max(1, min(workers, n_blocks // MIN_BLOCKS_PER_WORKER))
+
+
+def stream_blocks(n, block_size, key, flags, block, *, workers=1, positions=None,
+                  thread_block_size=None):
     """Run ``block(start, stop, rand, ws)`` over [0, n) in blocks; scatter its flags.
 
     ``block`` returns the five flag masks of its elements (None entries for flags that
@@ -102,15 +109,23 @@ def stream_blocks(n, block_size, key, flags, block, *, workers=1, positions=None
     nor on the number of ``workers`` (threads) -- a resolved positive int.  Each thread
     has its own Workspace, and numpy's floating-point warnings are silenced: NaN and
     infinity lanes are decided from bit patterns, not from what the FPU says about them.
+
+    ``thread_block_size`` (default ``block_size``): the block size when the blocks run
+    on several threads.  Every numpy call hands the GIL over; a kernel that makes many
+    calls per block needs larger blocks on threads than alone (see MIN_BLOCKS_PER_WORKER).
     """
     flat_flags = None if flags is None else [m.reshape(-1) for _, m in flags]
     positions = _random.Positions() if positions is None else positions
+    threads = _threads(n, thread_block_size or block_size, workers)
+    if threads > 1:
+        block_size = thread_block_size or block_size
     n_blocks = -(-n // block_size) if n else 0
-    threads = max(1, min(workers, n_blocks // MIN_BLOCKS_PER_WORKER))
 
     def run(start, ws):
         stop = min(start + block_size, n)
-        rand = None if key is None else _random.bits_at(key, positions.take(start, stop))
+        rand = None if key is None else _random.bits_into(
+            key, positions, start, stop, ws.get("_random.bits", np.uint64, stop - start),
+            ws.get("_random.tmp", np.uint64, stop - start))
         fl = block(start, stop, rand, ws)
         if flat_flags is not None:
             for dst, src in zip(flat_flags, fl):

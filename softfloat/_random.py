@@ -21,21 +21,21 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["GOLDEN", "Positions", "bits_at", "key_from", "mix"]
+__all__ = ["GOLDEN", "Positions", "bits_at", "bits_into", "key_from", "mix"]
 
 GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 _M1, _M2 = np.uint64(0xBF58476D1CE4E5B9), np.uint64(0x94D049BB133111EB)
 _S30, _S27, _S31 = np.uint64(30), np.uint64(27), np.uint64(31)
 
 
-def mix(z):
-    """SplitMix64's finaliser, in place on a uint64 array (or on a numpy scalar)."""
+def mix(z, tmp=None):
+    """SplitMix64's finaliser, in place on a uint64 array (or on a numpy scalar); ``tmp``,
+    a uint64 array of z's size, holds the shifted words instead of new arrays."""
     with np.errstate(over="ignore"):
-        z ^= z >> _S30
-        z *= _M1
-        z ^= z >> _S27
-        z *= _M2
-        z ^= z >> _S31
+        for shift, factor in ((_S30, _M1), (_S27, _M2), (_S31, None)):
+            z ^= np.right_shift(z, shift, out=tmp)
+            if factor is not None:
+                z *= factor
     return z
 
 
@@ -52,6 +52,23 @@ def bits_at(key, index: np.ndarray) -> np.ndarray:
         z *= GOLDEN
         z += np.uint64(key)
     return mix(z)
+
+
+def bits_into(key, positions, start: int, stop: int, out, tmp) -> np.ndarray:
+    """``bits_at(key, positions.take(start, stop))`` written into ``out`` (uint64,
+    stop - start), with ``tmp`` (the same) as scratch: no new block-sized arrays, whose
+    fresh pages cost a page fault each 4 KiB (see softfloat._scratch)."""
+    positions.take_into(start, stop, out)
+    with np.errstate(over="ignore"):
+        out += np.uint64(1)
+        out *= GOLDEN
+        out += np.uint64(key)
+    return mix(out, tmp)
+
+
+#: 0, 1, 2, ... as uint64, shared read-only by take_into; grown on demand
+_ramp = np.arange(0, dtype=np.uint64)
+_RAMP_MAX = 1 << 20  # longer runs take a new arange
 
 
 class Positions:
@@ -73,6 +90,18 @@ class Positions:
                 all(self.shape) else 0
         elif not self.shape:
             self._base = 0
+
+    def take_into(self, start: int, stop: int, out) -> None:
+        """take(start, stop) written into ``out``."""
+        global _ramp
+        n = stop - start
+        if self._base is None or n > _RAMP_MAX:
+            out[...] = self.take(start, stop)
+            return
+        ramp = _ramp  # another thread may grow it meanwhile: keep the one we read
+        if ramp.size < n:
+            ramp = _ramp = np.arange(min(max(n, 2 * ramp.size), _RAMP_MAX), dtype=np.uint64)
+        np.add(ramp[:n], np.uint64(self._base + start), out=out)
 
     def take(self, start: int, stop: int) -> np.ndarray:
         if self._base is not None:

@@ -68,6 +68,17 @@ def test_positions_are_the_elements_flat_indices_in_the_whole(full, offsets, sha
         assert np.array_equal(p.take(start, stop), expected[start:stop])
 
 
+@pytest.mark.parametrize("positions", [Positions(), Positions((4, 6), (2, 3), (10, 12)),
+                                       Positions((3, 12), (5, 0), (10, 12))])
+def test_bits_written_into_buffers_are_the_bits_at_the_positions(positions):
+    from softfloat._random import bits_at, bits_into
+    n = 24 if positions.shape else 5000
+    for start, stop in [(0, n), (1, n - 3), (n // 2, n)]:
+        out, tmp = np.empty(stop - start, np.uint64), np.empty(stop - start, np.uint64)
+        bits_into(np.uint64(0xDEADBEEF), positions, start, stop, out, tmp)
+        assert np.array_equal(out, bits_at(np.uint64(0xDEADBEEF), positions.take(start, stop)))
+
+
 def test_a_scalar_takes_the_bits_of_element_zero():
     for seed in range(20):
         x = 1 + seed * 2.0**-20
@@ -104,7 +115,9 @@ def _set_block(monkeypatch, size):
     monkeypatch.setattr(softfloat._fastpaths, "BLOCK_FACTOR", 2)  # fast-path blocks 2x the size
     monkeypatch.setattr(softfloat._fastpaths, "TRUNCATING_BLOCK_FACTOR", 2)
     monkeypatch.setattr(softfloat.codec, "_BLOCK", size)
-    monkeypatch.setattr(softfloat.ops._common, "BLOCK_SIZE", size)
+    monkeypatch.setattr(softfloat.codec, "_THREAD_BLOCK", size)
+    monkeypatch.setattr(softfloat.ops._common, "OPS_BLOCK_SIZE", size)
+    monkeypatch.setattr(softfloat.ops._common, "OPS_THREAD_BLOCK_SIZE", size)
     monkeypatch.setattr(convert_module, "BLOCK_SIZE", size)
 
 
@@ -171,6 +184,23 @@ def test_small_arrays_stay_on_the_calling_thread(monkeypatch):
 
     monkeypatch.setattr(blocks, "ThreadPoolExecutor", no_pool)
     assert sf.encode(np.ones(1000), "fp16", workers=8).tolist() == [0x3C00] * 1000
+
+
+@pytest.mark.parametrize("n, workers, sizes", [
+    (1000, 1, {100}),  # one thread: the block size
+    (1000, 2, {250}),  # threads: the thread block size
+    (400, 2, {100}),  # too few thread blocks for two threads: one thread, small blocks
+])
+def test_threads_take_the_thread_block_size(n, workers, sizes):
+    seen = []
+
+    def block(start, stop, rand, ws):
+        seen.append((start, stop))
+
+    blocks.stream_blocks(n, 100, None, None, block, workers=workers, thread_block_size=250)
+    assert {stop - start for start, stop in seen} == sizes
+    assert sorted(seen)[0][0] == 0 and sorted(seen)[-1][1] == n
+    assert sum(stop - start for start, stop in seen) == n
 
 
 @pytest.mark.parametrize("bad", [0, -1, 1.5, True, "2"])

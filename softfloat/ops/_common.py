@@ -43,7 +43,7 @@ import numpy as np
 from .. import _dask, _exact, _validate
 from .._blocks import resolve_workers, stream_blocks
 from .._decode import decode_block
-from .._encode import BLOCK_SIZE, Workspace, encode_block, encode_significands, float64_significands
+from .._encode import Workspace, encode_block, encode_significands, float64_significands
 from .._random import Positions, key_from
 from .._options import policy_from_options
 from ..flags import Flags
@@ -161,6 +161,18 @@ def _lazy(kernel, exact, fmt, policy, key, daz_inputs, operands, want, workers):
     return (result, Flags(*masks)) if want else result
 
 
+#: elements per block of the operations.  Their kernels make about a hundred numpy calls
+#: a block, each with a microsecond of Python around it: at the codec's 2**14 that was
+#: half of a bf16 mul.  2**16 ran add, mul, fma and sqrt 1.3-1.7x faster (bf16, one
+#: thread, benchmarks/bench_scale.py's data; div alike), though its intermediates spill
+#: out of a 1 MiB L2.
+OPS_BLOCK_SIZE = 1 << 16
+#: elements per block on several threads: each numpy call hands the GIL over, which cost
+#: more than a 2**16 block's work gains (2 threads ran 0.6-0.95x as fast as one); 2**17
+#: ran 1.1-1.4x as fast as one thread at OPS_BLOCK_SIZE on a 2-core virtual machine.
+OPS_THREAD_BLOCK_SIZE = 1 << 17
+
+
 def _stream(kernel, exact, fmt, policy, key, daz_inputs, arrays, shape, out, flags, workers=1,
             positions=None):
     n = out.size
@@ -196,7 +208,8 @@ def _stream(kernel, exact, fmt, policy, key, daz_inputs, arrays, shape, out, fla
                     fl[j] = fl[j] & ~nan_lanes
         return fl
 
-    stream_blocks(n, BLOCK_SIZE, key, flags, block, workers=workers, positions=positions)
+    stream_blocks(n, OPS_BLOCK_SIZE, key, flags, block, workers=workers, positions=positions,
+                  thread_block_size=OPS_THREAD_BLOCK_SIZE)
 
 
 def _values(b, fmt, out, ws):
