@@ -365,6 +365,9 @@ def _resolve_nans(blocks, xs, hi, invalid, fmt, out):
         return np.zeros(hi.shape, dtype=bool)
     nan_ops = [np.isnan(x) for x in xs]
     any_nan = np.logical_or.reduce(nan_ops)
+    if not any_nan.any():  # invalid operations only (inf - inf, 0 * inf, ...)
+        out[nan_result] = _default_nan(fmt)
+        return nan_result if invalid is None else nan_result | invalid
     invalid_op = nan_result & ~any_nan
     if invalid is not None:
         invalid_op |= invalid
