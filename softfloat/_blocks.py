@@ -92,12 +92,6 @@ def resolve_workers(workers) -> int:
     return get_workers() if workers is None else workers
 
 
-def _threads(n, block_size, workers):
-    """How many threads run n elements in blocks of block_size."""
-    n_blocks = -(-n // block_size) if n else 0
-    return max(1, min(workers, n_blocks // MIN_BLOCKS_PER_WORKER))
-
-
 def stream_blocks(n, block_size, key, flags, block, *, workers=1, positions=None,
                   thread_block_size=None):
     """Run ``block(start, stop, rand, ws)`` over [0, n) in blocks; scatter its flags.
@@ -116,10 +110,11 @@ def stream_blocks(n, block_size, key, flags, block, *, workers=1, positions=None
     """
     flat_flags = None if flags is None else [m.reshape(-1) for _, m in flags]
     positions = _random.Positions() if positions is None else positions
-    threads = _threads(n, thread_block_size or block_size, workers)
+    threaded = thread_block_size or block_size
+    threads = max(1, min(workers, -(-n // threaded) // MIN_BLOCKS_PER_WORKER))
     if threads > 1:
-        block_size = thread_block_size or block_size
-    n_blocks = -(-n // block_size) if n else 0
+        block_size = threaded
+    n_blocks = -(-n // block_size)
 
     def run(start, ws):
         stop = min(start + block_size, n)

@@ -32,10 +32,11 @@ def mix(z, tmp=None):
     """SplitMix64's finaliser, in place on a uint64 array (or on a numpy scalar); ``tmp``,
     a uint64 array of z's size, holds the shifted words instead of new arrays."""
     with np.errstate(over="ignore"):
-        for shift, factor in ((_S30, _M1), (_S27, _M2), (_S31, None)):
-            z ^= np.right_shift(z, shift, out=tmp)
-            if factor is not None:
-                z *= factor
+        z ^= np.right_shift(z, _S30, out=tmp)
+        z *= _M1
+        z ^= np.right_shift(z, _S27, out=tmp)
+        z *= _M2
+        z ^= np.right_shift(z, _S31, out=tmp)
     return z
 
 
@@ -47,11 +48,7 @@ def key_from(rng: np.random.Generator) -> np.uint64:
 def bits_at(key, index: np.ndarray) -> np.ndarray:
     """The 64 random bits of the elements at flat positions ``index`` (uint64): SplitMix64's
     outputs number index + 1 from state ``key``.  ``index`` is not modified."""
-    with np.errstate(over="ignore"):
-        z = index + np.uint64(1)
-        z *= GOLDEN
-        z += np.uint64(key)
-    return mix(z)
+    return _bits_in_place(key, np.array(index, dtype=np.uint64))
 
 
 def bits_into(key, positions, start: int, stop: int, out, tmp) -> np.ndarray:
@@ -59,11 +56,16 @@ def bits_into(key, positions, start: int, stop: int, out, tmp) -> np.ndarray:
     stop - start), with ``tmp`` (the same) as scratch: no new block-sized arrays, whose
     fresh pages cost a page fault each 4 KiB (see softfloat._scratch)."""
     positions.take_into(start, stop, out)
+    return _bits_in_place(key, out, tmp)
+
+
+def _bits_in_place(key, z, tmp=None):
+    """Positions z (a uint64 array) replaced by their bits (see bits_at)."""
     with np.errstate(over="ignore"):
-        out += np.uint64(1)
-        out *= GOLDEN
-        out += np.uint64(key)
-    return mix(out, tmp)
+        z += np.uint64(1)
+        z *= GOLDEN
+        z += np.uint64(key)
+    return mix(z, tmp)
 
 
 #: 0, 1, 2, ... as uint64, shared read-only by take_into; grown on demand

@@ -365,12 +365,12 @@ def _resolve_nans(blocks, xs, hi, invalid, fmt, out):
         return np.zeros(hi.shape, dtype=bool)
     nan_ops = [np.isnan(x) for x in xs]
     any_nan = np.logical_or.reduce(nan_ops)
-    if not any_nan.any():  # invalid operations only (inf - inf, 0 * inf, ...)
-        out[nan_result] = _default_nan(fmt)
-        return nan_result if invalid is None else nan_result | invalid
     invalid_op = nan_result & ~any_nan
+    out[invalid_op] = _default_nan(fmt)
     if invalid is not None:
         invalid_op |= invalid
+    if not any_nan.any():  # invalid operations only (inf - inf, 0 * inf, ...)
+        return invalid_op
     signaling = [is_signaling(b, fmt) & n for b, n in zip(blocks, nan_ops)]
     any_signaling = np.logical_or.reduce(signaling)
     # the operand whose NaN propagates: the first signaling one, else the first NaN
@@ -383,7 +383,6 @@ def _resolve_nans(blocks, xs, hi, invalid, fmt, out):
         take = chosen == i
         if take.any():
             out[take] = quieted(b[take], fmt)
-    out[nan_result & ~any_nan] = _default_nan(fmt)
     return invalid_op | any_signaling
 
 
