@@ -167,8 +167,8 @@ def _encode_floats_general(blk, fmt, policy, rand, want, out, ws):
         wblk = ws.get("widened", work, blk.size)
         np.copyto(wblk, blk)
     if layout is None:
-        negative, sig, e_top = float64_significands(wblk)
-        fl = encode_significands(negative, sig, e_top, fmt, policy, rand, want, out)
+        negative, sig, e_top = float64_significands(wblk, ws)
+        fl = encode_significands(negative, sig, e_top, fmt, policy, rand, want, out, ws)
         has_special = True  # checked below
     else:
         words = _fp64_top_words(wblk, ws) if layout is _FP64_TOP else wblk.view(UINT[layout.bits])
@@ -246,37 +246,50 @@ def _encode_float_patterns(u, src, fmt, policy, rand, want, out, ws):
 
 
 def _clamp_for_stochastic(v, s_true, W):
-    """Where more than W-1 bits are cut, pre-shift so the probability stays v / 2**s_true
-    to within 2**-(W-1) (deterministic modes need no such care: see round_pack).
+    """Where more than W-1 bits are cut, pre-shift ``v`` in place so the probability stays
+    v / 2**s_true to within 2**-(W-1) (deterministic modes need no such care: see
+    round_pack).  Returns ``v``.
 
     The bits shifted out are ORed into bit 0 (sticky), so a value far below the
     smallest subnormal still counts as inexact (and tiny), not as an exact zero; that
-    moves the probability by at most 2**-(W-1), within the bound above.
+    moves the probability by at most 2**-(W-1), within the bound above.  Only zeros and
+    such tiny values are touched, so the work is on those lanes alone.
     """
-    over = s_true > v.dtype.type(W - 1)
+    dt = v.dtype.type
+    over = s_true > dt(W - 1)
     if not over.any():
         return v
-    excess = np.minimum(s_true - v.dtype.type(W - 1), v.dtype.type(W - 1))
-    shifted = v >> excess
-    sticky = ((shifted << excess) != v).astype(v.dtype)
-    return np.where(over, shifted | sticky, v)
+    idx = np.nonzero(over)
+    tiny = v[idx]
+    excess = np.minimum(s_true[idx] - dt(W - 1), dt(W - 1))
+    shifted = tiny >> excess
+    sticky = ((shifted << excess) != tiny).astype(v.dtype)
+    v[idx] = shifted | sticky
+    return v
 
 
-def float64_significands(x):
-    """float64 -> (negative, sig in [2**61, 2**62) or 0, e_top): exact, normalising subnormals."""
+def float64_significands(x, ws=None):
+    """float64 -> (negative, sig in [2**61, 2**62) or 0, e_top): exact, normalising
+    subnormals.  The results live in buffers of the block workspace ``ws`` (one of the
+    array's size if None; see Workspace), to be used up within the block."""
+    n = x.size
+    ws = Workspace(n) if ws is None else ws
     u = x.view(np.uint64)
-    a = u & np.uint64((1 << 63) - 1)
-    negative = u >> np.uint64(63)
-    E = (a >> np.uint64(52)).astype(np.int64)
-    frac = a & np.uint64((1 << 52) - 1)
-    sig = (frac | np.uint64(1 << 52)) << np.uint64(_exact.SIG_TOP - 52)
-    e_top = E - 1023
-    sub = E == 0
+    frac = np.bitwise_and(u, np.uint64((1 << 52) - 1), out=ws.get("sig.frac", np.uint64, n))
+    negative = np.right_shift(u, np.uint64(63), out=ws.get("sig.negative", np.uint64, n))
+    E = np.right_shift(u, np.uint64(52), out=ws.get("sig.e_top", np.uint64, n)).view(np.int64)
+    E &= np.int64(0x7FF)  # the biased exponent, sign bit dropped
+    sig = np.bitwise_or(frac, np.uint64(1 << 52), out=ws.get("sig.sig", np.uint64, n))
+    sig <<= np.uint64(_exact.SIG_TOP - 52)
+    sub = np.equal(E, 0, out=ws.get("sig.sub", np.bool_, n))
+    e_top = E
+    e_top -= np.int64(1023)
     if sub.any():
-        bl = _bit_length(frac[sub])
+        sub_frac = frac[sub]
+        bl = _bit_length(sub_frac)
         nz = bl > 0
         shift = np.where(nz, _exact.SIG_TOP + 1 - bl, 0).astype(np.uint64)
-        sig[sub] = np.where(nz, frac[sub] << shift, np.uint64(0))
+        sig[sub] = np.where(nz, sub_frac << shift, np.uint64(0))
         e_top[sub] = np.where(nz, bl - 1 - 1074, 0)
     return negative, sig, e_top
 
@@ -310,12 +323,13 @@ def _encode_ints(blk, fmt, policy, rand, want, out, ws):
     sticky = (mag & ((np.uint64(1) << down) - np.uint64(1))) != 0
     sig = np.where(bl <= top, mag << up, (mag >> down) | sticky.astype(np.uint64))
     e_top = np.where(bl > 0, bl - 1, 0)
-    return encode_significands(negative, sig, e_top, fmt, policy, rand, want, out)
+    return encode_significands(negative, sig, e_top, fmt, policy, rand, want, out, ws)
 
 
-def encode_significands(negative, sig, e_top, fmt, policy, rand, want, out):
+def encode_significands(negative, sig, e_top, fmt, policy, rand, want, out, ws=None):
     """The generic path: value = sig * 2**(e_top - 61), sig in [2**61, 2**62) or 0
-    (e_top is ignored for zeros).
+    (e_top is ignored for zeros).  ``sig`` is overwritten; ``ws`` is the block workspace
+    for the work arrays (one of the block's size if None).
 
     In the target, with biased exponent be = e_top + bias, the fraction is cut after
     (61 - m) bits in the normal range and one bit more per binade below it; the
@@ -323,14 +337,24 @@ def encode_significands(negative, sig, e_top, fmt, policy, rand, want, out):
 
         s = (61 - m) + max(1 - be, 0)          offset = max(be - 1, 0) << m
     """
-    m = fmt.mantissa_bits
-    be = np.where(sig == 0, 0, np.clip(e_top, -2200, 2200) + fmt.bias)  # zeros: no exponent
-    s_true = (_exact.SIG_TOP - m + np.maximum(1 - be, 0)).astype(np.uint64)
-    s = np.minimum(s_true, np.uint64(63))
-    offset = (np.clip(be, 1, (1 << fmt.exponent_bits) + 1) - 1).astype(np.uint64) << np.uint64(m)
+    m, n = fmt.mantissa_bits, sig.size
+    ws = Workspace(n) if ws is None else ws
+    be = np.clip(e_top, -2200, 2200, out=ws.get("enc.be", np.int64, n))
+    be += np.int64(fmt.bias)
+    np.copyto(be, 0, where=np.equal(sig, 0, out=ws.get("enc.zero", np.bool_, n)))  # zeros: no exponent
+    s_true = np.subtract(np.int64(1), be, out=ws.get("enc.s_true", np.int64, n))
+    np.maximum(s_true, 0, out=s_true)
+    s_true += np.int64(_exact.SIG_TOP - m)
+    s_true = s_true.view(np.uint64)
+    s = np.minimum(s_true, np.uint64(63), out=ws.get("enc.s", np.uint64, n))
+    offset = np.clip(be, 1, (1 << fmt.exponent_bits) + 1, out=be)
+    offset -= np.int64(1)
+    offset = offset.view(np.uint64)
+    offset <<= np.uint64(m)
     if rand is not None:
         sig = _clamp_for_stochastic(sig, s_true, 64)
-    _, fl = round_pack(fmt, negative, sig, s, offset, policy, rand, want, out)
+    scratch = [ws.get("enc.r", np.uint64, n), ws.get("enc.tmp", np.uint64, n)]
+    _, fl = round_pack(fmt, negative, sig, s, offset, policy, rand, want, out, scratch)
     return _flag_tuple(fl)
 
 

@@ -88,14 +88,27 @@ def test_codec_and_operation_results_do_not_live_in_pooled_workspaces():
         lambda v: sf.div(sf.encode(v, "fp32"), sf.encode(v[::-1], "fp32"), "fp32", return_flags=True),
         lambda v: sf.sqrt(sf.encode(np.abs(v), "bf16"), "bf16"),
         lambda v: sf.fma(*(sf.encode(w, "fp64") for w in (v, v[::-1], v * 3)), "fp64", "downward"),
+        # the rounding point's significand path: stochastic (with zero sums), fp64, a
+        # nearly exact low part (div), and 64-bit integers
+        lambda v: sf.add(sf.encode(v, "bf16"), sf.encode(-v, "bf16"), "bf16", "stochastic", rng=4),
+        lambda v: sf.add(sf.encode(v, "fp64"), sf.encode(v[::-1] * 1e-17, "fp64"), "fp64", "stochastic",
+                         rng=5, return_flags=True),
+        lambda v: sf.div(sf.encode(v, "fp64"), sf.encode(v[::-1], "fp64"), "fp64", "toward_zero", return_flags=True),
+        lambda v: sf.encode((v * 2.0**30).astype(np.int64) * 12345, "fp32", "upward", return_flags=True),
     ]
-    for fn in calls:
-        first = fn(x)
-        kept = [np.array(part, copy=True) for part in (first if isinstance(first, tuple) else (first,))]
-        fn(y)  # the same sizes: the pool hands the first call's workspaces out again
-        parts = first if isinstance(first, tuple) else (first,)
+
+    def same(parts, kept):
         for got, want in zip(parts, kept):
             if isinstance(got, sf.Flags):
                 assert all(np.array_equal(np.asarray(m), np.asarray(w)) for (_, m), (_, w) in zip(got, want.item()))
             else:
                 assert np.array_equal(got, want, equal_nan=True)
+
+    for fn in calls:
+        first = fn(x)
+        parts = first if isinstance(first, tuple) else (first,)
+        kept = [np.array(part, copy=True) for part in parts]
+        fn(y)  # the same sizes: the pool hands the first call's workspaces out again
+        same(parts, kept)
+        again = fn(x)  # and in buffers another call has written: the same bits
+        same(again if isinstance(again, tuple) else (again,), kept)

@@ -246,12 +246,11 @@ def _round(res, fmt, policy, rand, want, out, ws):
         return encode_block(hi, fmt, policy, rand, want, out, ws)
     if policy.rounding is not Rounding.STOCHASTIC and fmt.precision <= 51:
         return encode_block(round_to_odd(hi, lo, ws), fmt, policy, rand, want, out, ws)
-    finite = np.isfinite(hi)
-    negative, sig, e_top, near = pair_significands(np.where(finite, hi, 0.0), np.where(finite, lo, 0.0))
+    negative, sig, e_top, near = pair_significands(*_finite_pair(hi, lo, ws), ws)
     if not res.lo_exact:  # a nearly exact lo cannot place a value this close to the grid
         near &= lo != 0
-        res.hazard = near if res.hazard is None else res.hazard | near
-    fl = encode_significands(negative, sig, e_top, fmt, policy, rand, want, out)
+        res.hazard = near.copy() if res.hazard is None else res.hazard | near
+    fl = encode_significands(negative, sig, e_top, fmt, policy, rand, want, out, ws)
     exact_inf = np.isinf(hi) & (True if res.hazard is None else ~res.hazard)
     if exact_inf.any():  # infinite operands: infinite results, exactly
         idx = np.nonzero(exact_inf)
@@ -262,6 +261,19 @@ def _round(res, fmt, policy, rand, want, out, ws):
         out[idx] = sub_out
         fl = _merge_flags(fl, sub_fl, idx, out.shape, want)
     return fl
+
+
+def _finite_pair(hi, lo, ws):
+    """hi and lo with their non-finite lanes zeroed (those are encoded from hi alone)."""
+    not_finite = np.isfinite(hi, out=ws.get("rp.not_finite", np.bool_, hi.size))
+    np.logical_not(not_finite, out=not_finite)
+    pair = []
+    for name, x in (("rp.hi", hi), ("rp.lo", lo)):
+        y = scratch(ws, name, x)
+        np.copyto(y, x)
+        np.copyto(y, 0.0, where=not_finite)
+        pair.append(y)
+    return pair
 
 
 def _settle_hazards(res, exact, xs, fmt, policy, rand, want, out, fl):
@@ -320,36 +332,59 @@ def round_to_odd(hi, lo, ws=None, name="op.round_to_odd"):
     return r.view(np.float64)
 
 
-def pair_significands(hi, lo):
+def pair_significands(hi, lo, ws=None):
     """hi + lo (|lo| <= ulp(hi)/2, hi finite) as (negative, 62-bit significand + sticky,
     e_top, near), ``near`` marking lanes whose low part lies within 2**-40 of the grid.
 
     With |hi| = sig * 2**(e_top - 61) (sig's leading bit at bit 61) the low part in the
     same units is L = lo * 2**(61 - e_top), |L| <= 2**8; then the magnitude is
     sig + floor(L) plus a sticky fraction.  A negative L below a power of two drops the
-    leading bit to 60: those lanes are redone one bit finer.
+    leading bit to 60: those lanes are redone one bit finer.  The results live in
+    buffers of the block workspace ``ws`` (see scratch), to be used up within the block.
     """
-    negative, sig, e_top = float64_significands(hi)
-    towards = np.where(negative.astype(bool), -lo, lo)  # lo measured along |hi|
-    L = np.ldexp(towards, (61 - e_top).astype(np.int32))  # no overflowing 2**k factor
-    lost = (towards != 0) & (L == 0)  # below even float64's range: only its sign is left
-    near = np.abs(L - np.rint(L)) < 2.0**-40
-    F = np.where(lost & (towards < 0), -1.0, np.floor(L))
-    total = sig + F.astype(np.int64).view(np.uint64)
-    sticky = (L != F) | lost
-    low = total < np.uint64(1 << 61)
-    if low.any():
-        L2 = L * 2
-        F2 = np.where(lost & (towards < 0), -1.0, np.floor(L2))
-        total = np.where(low, (sig << np.uint64(1)) + F2.astype(np.int64).view(np.uint64), total)
-        sticky = np.where(low, (L2 != F2) | lost, sticky)
-        e_top = np.where(low, e_top - 1, e_top)
-    high = total >= np.uint64(1 << 62)
+    n = hi.size
+    ws = Workspace(n) if ws is None else ws
+    negative, sig, e_top = float64_significands(hi, ws)
+    # lo measured along |hi|: lo with its sign flipped where hi is negative
+    towards = np.left_shift(negative, np.uint64(63), out=ws.get("rp.towards", np.uint64, n))
+    towards ^= lo.view(np.uint64)
+    towards = towards.view(np.float64)
+    k = np.subtract(61, e_top, out=ws.get("rp.k", np.int32, n), casting="unsafe")
+    L = np.ldexp(towards, k, out=scratch(ws, "rp.L", hi))  # no overflowing 2**k factor
+    # below even float64's range: only its sign is left
+    lost = np.not_equal(towards, 0, out=ws.get("rp.lost", np.bool_, n))
+    lost &= np.equal(L, 0, out=ws.get("rp.mask", np.bool_, n))
+    F = np.rint(L, out=scratch(ws, "rp.F", hi))
+    np.subtract(L, F, out=F)
+    near = np.less(np.abs(F, out=F), 2.0**-40, out=ws.get("rp.near", np.bool_, n))
+    np.floor(L, out=F)
+    any_lost = lost.any()
+    if any_lost:
+        np.copyto(F, -1.0, where=lost & (towards < 0))
+    total = ws.get("rp.total", np.int64, n)
+    np.copyto(total, F, casting="unsafe")
+    total = total.view(np.uint64)
+    total += sig
+    sticky = np.not_equal(L, F, out=ws.get("rp.sticky", np.bool_, n))
+    sticky |= lost
+    low = np.less(total, np.uint64(1 << 61), out=ws.get("rp.mask", np.bool_, n))
+    if low.any():  # the lanes below a power of two, one bit finer
+        idx = np.nonzero(low)
+        L2 = L[idx] * 2
+        F2 = np.floor(L2)
+        if any_lost:
+            F2[lost[idx] & (towards[idx] < 0)] = -1.0
+        total[idx] = (sig[idx] << np.uint64(1)) + F2.astype(np.int64).view(np.uint64)
+        sticky[idx] = (L2 != F2) | lost[idx]
+        e_top[idx] -= 1
+    high = np.greater_equal(total, np.uint64(1 << 62), out=ws.get("rp.mask", np.bool_, n))
     if high.any():
-        sticky = np.where(high, sticky | ((total & np.uint64(1)) != 0), sticky)
-        total = np.where(high, total >> np.uint64(1), total)
-        e_top = np.where(high, e_top + 1, e_top)
-    return negative, total | sticky.astype(np.uint64), e_top, near
+        idx = np.nonzero(high)
+        sticky[idx] |= (total[idx] & np.uint64(1)) != 0
+        total[idx] >>= np.uint64(1)
+        e_top[idx] += 1
+    total |= sticky
+    return negative, total, e_top, near
 
 
 def _resolve_nans(blocks, xs, hi, invalid, fmt, out):
