@@ -112,7 +112,7 @@ def _fp64_top_words(x, ws):
 def _encode_floats(blk, fmt, policy, rand, want, out, ws):
     """Float blocks: a proven fast kernel where one applies (see softfloat._fastpaths),
     with the lanes it leaves recomputed here; else the general path."""
-    fast = _fastpaths.encode_block(blk, fmt, policy, want, out, ws) if rand is None else None
+    fast = _fastpaths.encode_block(blk, fmt, policy, want, out, ws, _general_whole) if rand is None else None
     if fast is None:
         if blk.size > BLOCK_SIZE and rand is None:  # a fast kernel's long block, declined
             return _general_in_pieces(blk, fmt, policy, want, out, ws)
@@ -134,6 +134,11 @@ def _encode_floats(blk, fmt, policy, rand, want, out, ws):
                 elif fl[j] is not None:
                     fl[j][idx] = False
     return fl
+
+
+def _general_whole(x, fmt, policy, out):
+    """The general path over a whole array, flags included (fast kernels' tables)."""
+    return _general_in_pieces(x, fmt, policy, True, out, Workspace(min(x.size, BLOCK_SIZE)))
 
 
 def _general_in_pieces(blk, fmt, policy, want, out, ws):

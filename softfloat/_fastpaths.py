@@ -12,7 +12,12 @@ the same bits (and flags):
   the target's normal range: a re-bias, an add and a shift (:func:`_rebias`); without
   flags, overflowing lanes are clamped to IEEE's overflow result
   (:func:`_clamp_overflow`) and lanes below the smallest normal are rounded by numpy's
-  rint/trunc/ceil/floor on the exactly scaled input (:func:`_below_normal`);
+  rint/trunc/ceil/floor (or trunc and a compare, for ties away) on the exactly scaled
+  input (:func:`_below_normal`);
+* float32 -> fp16 and float32 / float64 -> FP8, FP6, FP4 (any format whose index below
+  has at most 21 bits), every deterministic mode: the result depends only on the
+  input's top bits and the OR of the rest, so it is one lookup in a table the general
+  path fills once (:func:`_by_table`);
 * float64 -> a 16-bit format (fp16, bf16) in nearest_even / nearest_away / toward_zero
   without flags, when a whole block lies in the target's normal range: the same
   re-bias on the upper 32-bit word of each float64, whose result is the upper half of
@@ -33,13 +38,14 @@ from __future__ import annotations
 
 import functools
 import sys
+import threading
 
 import numpy as np
 
 from .formats import Format, Specials, fp32, fp64
 from .rounding import Rounding
 
-__all__ = ["ENABLED", "BLOCK_FACTOR", "TRUNCATING_BLOCK_FACTOR", "block_factor", "encode_block", "decode_by_shift", "decode_by_widening", "decode_table"]
+__all__ = ["ENABLED", "BLOCK_FACTOR", "TABLE_INDEX_MAX_BITS", "TRUNCATING_BLOCK_FACTOR", "block_factor", "encode_block", "decode_by_shift", "decode_by_widening", "decode_table"]
 
 #: False sends every block down the general path (tests compare the two)
 ENABLED = True
@@ -49,9 +55,11 @@ ENABLED = True
 _MAX_REST_SHARE = 1 / 8
 
 
-def encode_block(blk, fmt: Format, policy, want: bool, out, ws):
+def encode_block(blk, fmt: Format, policy, want: bool, out, ws, general):
     """Encode a contiguous float block by a fast kernel, or return None (declined).
 
+    ``general(x, fmt, policy, out)`` is the general path (bits into ``out``, the five
+    flag masks returned), which fills a table kernel's tables the first time they are needed.
     Returns ``(flags, rest)``: the five flag masks as in ``_encode.encode_block`` (or
     None when not ``want``), and a boolean mask of lanes the caller must recompute on
     the general path (their bits and flags here are placeholders), or None.
@@ -61,6 +69,13 @@ def encode_block(blk, fmt: Format, policy, want: bool, out, ws):
     plan = _lookup(fmt, blk.dtype.char, policy)
     if plan is None:
         return None
+    if plan.kernel is _by_table:
+        tables = plan.tables or plan.fill(general, blk.size)
+        if tables is not None:
+            return _by_table(plan, tables, blk, want, out, ws)
+        plan = plan.fallback  # a block too small to pay for the tables
+        if plan is None:
+            return None
     return plan.kernel(plan, blk, want, out, ws)
 
 
@@ -116,9 +131,12 @@ def _plan(fmt: Format, dtype_char: str, policy):
         return _Plan(_truncating, fmt, policy, fp32.mantissa_bits, 0, np.uint32)
     src = fp32 if dtype_char == "f" else fp64
     k = src.mantissa_bits - fmt.mantissa_bits
-    if k < 2 or fmt.emin < src.emin or fmt.emax > src.emax:
-        return None
-    return _Plan(_rebias, fmt, policy, src.mantissa_bits, src.bias, src.storage_dtype.type)
+    rebias = None
+    if k >= 2 and fmt.emin >= src.emin and fmt.emax <= src.emax:
+        rebias = _Plan(_rebias, fmt, policy, src.mantissa_bits, src.bias, src.storage_dtype.type)
+    if _TablePlan.applies(fmt, src):
+        return _TablePlan(fmt, src, policy, rebias)
+    return rebias
 
 
 class _Plan:
@@ -161,9 +179,9 @@ class _Plan:
         self.small_rounding = None
         fits = m - fmt.emin <= (fp32 if W == 32 else fp64).emax  # the scale is a float of the input type
         if fmt.has_negative_zero and policy.subnormals and fits:
-            self.small_rounding = {Rounding.NEAREST_EVEN: np.rint, Rounding.TOWARD_ZERO: np.trunc,
-                                   Rounding.UPWARD: np.ceil, Rounding.DOWNWARD: np.floor,
-                                   Rounding.ODD: np.trunc}.get(policy.rounding)
+            self.small_rounding = {Rounding.NEAREST_EVEN: np.rint, Rounding.NEAREST_AWAY: _round_half_away,
+                                   Rounding.TOWARD_ZERO: np.trunc, Rounding.UPWARD: np.ceil,
+                                   Rounding.DOWNWARD: np.floor, Rounding.ODD: np.trunc}.get(policy.rounding)
         # overflow results (see _clamp_overflow); fnuz overflows to a NaN without sign
         self.cap_finite = dt(fmt.max_finite_bits << k)
         self.cap_special = dt((fmt.max_finite_bits + 1) << k)
@@ -194,6 +212,126 @@ def _overshift_is_zero(dt) -> bool:
 
 def out_scalar(fmt, value):
     return fmt.storage_dtype.type(value)
+
+
+# =====================================================================================
+# float32 / float64 -> formats of at most 8 bits: one table lookup
+# =====================================================================================
+#: the most index bits a table may have: float32 -> fp16 (m = 10) has 21, 4 MiB of bits
+#: and 2 MiB of flags; FP8 from float32 has 14, from float64 17
+TABLE_INDEX_MAX_BITS = 21
+#: a block fills a table only if it has at least 1/TABLE_FILL_RATIO as many elements as
+#: the table has entries (filling costs about as much per entry as the general path per
+#: element); smaller blocks take the plan's other kernel, so a small call never pays
+#: for a large table
+TABLE_FILL_RATIO = 8
+#: the most memory that filled tables keep; beyond it the oldest are dropped (and
+#: refilled if needed again)
+TABLE_CACHE_BYTES = 64 << 20
+
+_FLAG_BITS = np.array([1 << j for j in range(5)], dtype=np.uint8)  # invalid .. inexact
+_filled: list = []  # table plans holding tables, oldest first
+_filled_lock = threading.Lock()
+
+
+class _TablePlan:
+    """The tables of :func:`_by_table` for one (format, input type, policy): the general
+    path's bits and flags (bit j = flag j, invalid first) for one input per index, and
+    the kernel that blocks too small to fill them take instead (``fallback``)."""
+
+    @staticmethod
+    def applies(fmt: Format, src: Format) -> bool:
+        """fmt's emin is at least the input's and the index (W - c bits, with
+        c = ms - m - 2 >= 1) has at most TABLE_INDEX_MAX_BITS (see _by_table)."""
+        c = src.mantissa_bits - fmt.mantissa_bits - 2
+        return fmt.emin >= src.emin and c >= 1 and src.bits - c <= TABLE_INDEX_MAX_BITS
+
+    def __init__(self, fmt: Format, src: Format, policy, fallback):
+        self.kernel, self.fmt, self.src, self.policy, self.fallback = _by_table, fmt, src, policy, fallback
+        self.dt = src.storage_dtype.type
+        self.c = self.dt(src.mantissa_bits - fmt.mantissa_bits - 2)
+        self.below = self.dt((1 << int(self.c)) - 1)
+        self.index_type = np.uint32 if src.bits == 32 else np.int64  # take() wants intp or narrower
+        self.entries = 1 << (src.bits - int(self.c))
+        self.tables = None  # (bits, packed flags, flags raised anywhere): one attribute, set at once
+        self.upper = None if fallback is None else fallback.upper
+
+    def fill(self, general, block_size: int):
+        """Fill the tables from ``general`` on one representative input per index (its
+        top bits, and bit 0 set when its sticky bit is), if a block of ``block_size``
+        elements pays for them; return them (None if not filled).  Two threads may both
+        fill them (the same tables): the first to finish keeps its own.  Filled tables
+        beyond TABLE_CACHE_BYTES are dropped, oldest first (a caller holding them keeps
+        its reference)."""
+        if block_size * TABLE_FILL_RATIO < self.entries:
+            return None
+        index = np.arange(self.entries, dtype=self.src.storage_dtype)
+        reps = ((index >> self.dt(1)) << self.dt(self.c + 1)) | (index & self.dt(1))
+        bits = np.empty(self.entries, dtype=self.fmt.storage_dtype)
+        with np.errstate(all="ignore"):
+            flags = general(reps.view(np.dtype(f"f{self.src.bits // 8}")), self.fmt, self.policy, bits)
+        packed = np.zeros(self.entries, dtype=np.uint8)
+        for j, mask in enumerate(flags):
+            if mask is not None:
+                packed |= np.asarray(mask, dtype=np.uint8) << np.uint8(j)
+        raises = tuple(j for j in range(5) if np.any(packed & _FLAG_BITS[j]))
+        bits.flags.writeable = packed.flags.writeable = False
+        with _filled_lock:
+            if self.tables is None:  # else another thread filled them meanwhile
+                self.tables = (bits, packed, raises)
+                _filled.append(self)
+            tables = self.tables
+            held = sum(p.table_bytes for p in _filled)
+            while held > TABLE_CACHE_BYTES and len(_filled) > 1:
+                old = _filled.pop(0)
+                held -= old.table_bytes
+                old.tables = None
+        return tables
+
+    @property
+    def table_bytes(self) -> int:
+        return 0 if self.tables is None else self.tables[0].nbytes + self.tables[1].nbytes
+
+
+def _by_table(p: _TablePlan, tables, blk, want: bool, out, ws):
+    """Round float patterns by one table lookup (formats whose index, below, fits
+    TABLE_INDEX_MAX_BITS: fp16 from float32, FP8/FP6/FP4 from either).
+
+    Why it is exact (condition checked by _TablePlan.applies): a deterministic rounding
+    -- bits and flags, in every mode and option -- sees the input only through its sign,
+    exponent, the fraction bits down to the guard bit and the OR of those below (the
+    sticky bit).  For a target of m fraction bits the guard bit of a normal-range
+    result is fraction bit ms - m - 1 of the input (ms fraction bits); below the
+    target's normal range it moves up one bit per binade, never down, because the
+    target's emin is at least the input's (input subnormals then lie in the target's
+    subnormal range or below it).  NaN results keep the quiet bit and the top m payload
+    bits.  So with c = ms - m - 2 the result is a function of
+
+        | s | e ... e | f(ms-1) ... f(c+1) | f(c) or any lower bit |   (W - c bits)
+
+    which is ``(u | ((u & (2**c - 1)) + 2**c - 1)) >> c``: the add carries into bit c
+    exactly when a bit below it is set.  The tables hold the general path's results
+    for one input per index, so the kernel returns exactly what the general path would.
+    """
+    if p.upper is not None and not want and _upper_word(p.upper, blk, out, ws):
+        return None, None  # float64 -> bf16 in normal range: a tenth faster (see _upper_word)
+    table, flag_table, raises = tables
+    u = blk.view(p.dt)
+    n = u.size
+    idx = ws.get("fast_index", p.dt, n)
+    np.bitwise_and(u, p.below, out=idx)
+    np.add(idx, p.below, out=idx)  # bit c set iff a bit below c is
+    np.bitwise_or(idx, u, out=idx)
+    np.right_shift(idx, p.c, out=idx)
+    idx = idx.view(p.index_type)
+    np.take(table, idx, out=out, mode="clip")  # every index is in range: no bounds check
+    if not want:
+        return None, None
+    packed = np.take(flag_table, idx, out=ws.get("fast_flags", np.uint8, n), mode="clip")
+    fl = [None] * 5
+    for j in raises:
+        fl[j] = np.bitwise_and(packed, _FLAG_BITS[j]) != 0
+    return fl, None
 
 
 # =====================================================================================
@@ -631,8 +769,9 @@ def _below_normal(p: _Plan, blk, small, out, ws):
     (fnuz turns -0 into +0) and a mode with a float rounding function.  Then
     y = x * 2**(m - emin) is exact (a power-of-two scaling up, |y| < 2**m) and counts
     subnormal quanta; numpy's rint / trunc / ceil / floor round it to an integer N in
-    nearest_even / toward_zero / upward / downward exactly, and round-to-odd is trunc
-    with the lowest bit set where trunc changed y.  |N| is the target's magnitude
+    nearest_even / toward_zero / upward / downward exactly, ties away is trunc and one
+    up where the cut fraction is at least a half (:func:`_round_half_away`), and
+    round-to-odd is trunc with the lowest bit set where trunc changed y.  |N| is the target's magnitude
     pattern (2**m, where rounding reached min_normal, is min_normal's pattern), and
     the sign is x's (IEEE: a tiny negative value rounded to zero is -0).  The other
     lanes compute garbage here and keep what the caller wrote.
@@ -646,9 +785,14 @@ def _below_normal(p: _Plan, blk, small, out, ws):
         np.trunc(y, out=y2)
         cut = y2 != y
         y = y2
+        np.abs(y, out=y)
+    elif p.rounding is Rounding.NEAREST_AWAY:
+        np.abs(y, out=y)
+        np.minimum(y, p.pattern_cap, out=y)  # no infinities: inf - inf would be invalid
+        _round_half_away(y, ws)
     else:
         p.small_rounding(y, out=y)
-    np.abs(y, out=y)
+        np.abs(y, out=y)
     # other lanes may hold huge values or inf (NaN only for NaN input), whose casts take
     # a slow path: cap them first
     np.minimum(y, p.pattern_cap, out=y)
@@ -668,6 +812,21 @@ def _below_normal(p: _Plan, blk, small, out, ws):
     np.bitwise_xor(res, out, out=res)
     np.bitwise_and(res, w, out=res)
     np.bitwise_xor(out, res, out=out)
+
+
+def _round_half_away(y, ws):
+    """y <- y rounded to an integer, ties away from zero, in place, for finite y >= 0
+    (numpy's rint breaks ties to even and has no such sibling).
+
+    t = trunc(y) and the fraction y - t are exact (the fraction is y's own low bits), so
+    "one up where the fraction is at least a half" rounds exactly: no y + 0.5, which
+    rounds up the float just below a half.
+    """
+    t = ws.get("fast_y2", y.dtype, y.size)
+    np.trunc(y, out=t)
+    np.subtract(y, t, out=y)
+    up = np.greater_equal(y, 0.5, out=ws.get("fast_up", np.bool_, y.size))
+    np.add(t, up, out=y)
 
 
 # =====================================================================================
