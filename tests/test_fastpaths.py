@@ -320,6 +320,10 @@ def test_rebias_kernel_matches_general_path_on_normal_range_data(mode, fmt, dtyp
                           fmt.min_normal * (1 - 2.0**-30)], pick.size)
     tiny = rng.choice(n, n // 50, replace=False)  # below min_normal: zeros' neighbours, subnormals
     x[tiny] = rng.uniform(-1, 1, tiny.size) * fmt.min_normal * rng.choice([1.0, 2.0**-3, 2.0**-12], tiny.size)
+    # ties between subnormals, (j + 1/2) * min_subnormal, where the nearest modes differ
+    j = rng.integers(0, 1 << fmt.mantissa_bits, n // 50)
+    ties = rng.choice(n, j.size, replace=False)
+    x[ties] = (j + 0.5) * fmt.min_subnormal * rng.choice([-1.0, 1.0], j.size)
     with np.errstate(over="ignore"):  # beyond float32 for the e8 formats: infinity
         x = x.astype(dtype)
     # hard lanes: ties and ties +- one input ulp at random normal-range values
