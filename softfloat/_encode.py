@@ -23,7 +23,7 @@ from .flags import Flags
 from .formats import Format, Specials, fp16, fp32, fp64
 from .rounding import Rounding
 
-__all__ = ["BLOCK_SIZE", "Workspace", "SOURCE_FORMAT", "UINT", "encode_block", "encode_significands", "float64_significands",
+__all__ = ["BLOCK_SIZE", "Workspace", "SOURCE_FORMAT", "UINT", "encode_block", "encode_general", "encode_significands", "float64_significands",
            "encode_specials", "encode_exact"]
 
 SOURCE_FORMAT = {np.dtype(np.float16): fp16, np.dtype(np.float32): fp32, np.dtype(np.float64): fp64}
@@ -112,7 +112,7 @@ def _fp64_top_words(x, ws):
 def _encode_floats(blk, fmt, policy, rand, want, out, ws):
     """Float blocks: a proven fast kernel where one applies (see softfloat._fastpaths),
     with the lanes it leaves recomputed here; else the general path."""
-    fast = _fastpaths.encode_block(blk, fmt, policy, want, out, ws, _general_whole) if rand is None else None
+    fast = _fastpaths.encode_block(blk, fmt, policy, want, out, ws, encode_general) if rand is None else None
     if fast is None:
         if blk.size > BLOCK_SIZE and rand is None:  # a fast kernel's long block, declined
             return _general_in_pieces(blk, fmt, policy, want, out, ws)
@@ -136,8 +136,9 @@ def _encode_floats(blk, fmt, policy, rand, want, out, ws):
     return fl
 
 
-def _general_whole(x, fmt, policy, out):
-    """The general path over a whole array, flags included (fast kernels' tables)."""
+def encode_general(x, fmt, policy, out):
+    """The general path over a whole float array, flags included: what fast kernels'
+    tables are filled from."""
     return _general_in_pieces(x, fmt, policy, True, out, Workspace(min(x.size, BLOCK_SIZE)))
 
 

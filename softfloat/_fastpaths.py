@@ -45,7 +45,7 @@ import numpy as np
 from .formats import Format, Specials, fp32, fp64
 from .rounding import Rounding
 
-__all__ = ["ENABLED", "BLOCK_FACTOR", "TABLE_INDEX_MAX_BITS", "TRUNCATING_BLOCK_FACTOR", "block_factor", "encode_block", "decode_by_shift", "decode_by_widening", "decode_table"]
+__all__ = ["ENABLED", "BLOCK_FACTOR", "TABLE_INDEX_MAX_BITS", "quantize_block", "TRUNCATING_BLOCK_FACTOR", "block_factor", "encode_block", "decode_by_shift", "decode_by_widening", "decode_table"]
 
 #: False sends every block down the general path (tests compare the two)
 ENABLED = True
@@ -253,7 +253,9 @@ class _TablePlan:
         self.below = self.dt((1 << int(self.c)) - 1)
         self.index_type = np.uint32 if src.bits == 32 else np.int64  # take() wants intp or narrower
         self.entries = 1 << (src.bits - int(self.c))
-        self.tables = None  # (bits, packed flags, flags raised anywhere): one attribute, set at once
+        # (bits, packed flags, flags raised anywhere, {dtype: quantized values}): one
+        # attribute, set at once
+        self.tables = None
         self.upper = None if fallback is None else fallback.upper
 
     def fill(self, general, block_size: int):
@@ -278,19 +280,42 @@ class _TablePlan:
         bits.flags.writeable = packed.flags.writeable = False
         with _filled_lock:
             if self.tables is None:  # else another thread filled them meanwhile
-                self.tables = (bits, packed, raises)
+                self.tables = (bits, packed, raises, {})
                 _filled.append(self)
             tables = self.tables
-            held = sum(p.table_bytes for p in _filled)
-            while held > TABLE_CACHE_BYTES and len(_filled) > 1:
-                old = _filled.pop(0)
-                held -= old.table_bytes
-                old.tables = None
+            _drop_oldest_tables()
         return tables
+
+    def values(self, tables, dtype, decode):
+        """The table of the quantized values as ``dtype`` (made once from the bits
+        table by ``decode(bits, fmt, out)``, the codec's decoder)."""
+        by_dtype = tables[3]
+        values = by_dtype.get(dtype)
+        if values is None:
+            values = np.empty(self.entries, dtype=dtype)
+            decode(tables[0], self.fmt, values)
+            values.flags.writeable = False
+            with _filled_lock:
+                values = by_dtype.setdefault(dtype, values)
+                _drop_oldest_tables()
+        return values
 
     @property
     def table_bytes(self) -> int:
-        return 0 if self.tables is None else self.tables[0].nbytes + self.tables[1].nbytes
+        tables = self.tables
+        if tables is None:
+            return 0
+        return tables[0].nbytes + tables[1].nbytes + sum(v.nbytes for v in tables[3].values())
+
+
+def _drop_oldest_tables() -> None:
+    """Drop the oldest filled tables while they hold more than TABLE_CACHE_BYTES (a
+    caller holding them keeps its reference).  Call with _filled_lock held."""
+    held = sum(p.table_bytes for p in _filled)
+    while held > TABLE_CACHE_BYTES and len(_filled) > 1:
+        old = _filled.pop(0)
+        held -= old.table_bytes
+        old.tables = None
 
 
 def _by_table(p: _TablePlan, tables, blk, want: bool, out, ws):
@@ -315,23 +340,56 @@ def _by_table(p: _TablePlan, tables, blk, want: bool, out, ws):
     """
     if p.upper is not None and not want and _upper_word(p.upper, blk, out, ws):
         return None, None  # float64 -> bf16 in normal range: a tenth faster (see _upper_word)
-    table, flag_table, raises = tables
+    idx = _table_index(p, blk, ws)
+    np.take(tables[0], idx, out=out, mode="clip")  # every index is in range: no bounds check
+    return _table_flags(tables, idx, want, ws), None
+
+
+def _table_index(p: _TablePlan, blk, ws):
+    """The table index of each input (see _by_table), in the block workspace."""
     u = blk.view(p.dt)
-    n = u.size
-    idx = ws.get("fast_index", p.dt, n)
+    idx = ws.get("fast_index", p.dt, u.size)
     np.bitwise_and(u, p.below, out=idx)
     np.add(idx, p.below, out=idx)  # bit c set iff a bit below c is
     np.bitwise_or(idx, u, out=idx)
     np.right_shift(idx, p.c, out=idx)
-    idx = idx.view(p.index_type)
-    np.take(table, idx, out=out, mode="clip")  # every index is in range: no bounds check
+    return idx.view(p.index_type)
+
+
+def _table_flags(tables, idx, want, ws):
+    """The five flag masks of the indexed inputs (None: not raised), or None."""
     if not want:
-        return None, None
-    packed = np.take(flag_table, idx, out=ws.get("fast_flags", np.uint8, n), mode="clip")
+        return None
+    _, flag_table, raises, _ = tables
+    packed = np.take(flag_table, idx, out=ws.get("fast_flags", np.uint8, idx.size), mode="clip")
     fl = [None] * 5
     for j in raises:
         fl[j] = np.bitwise_and(packed, _FLAG_BITS[j]) != 0
-    return fl, None
+    return fl
+
+
+def quantize_block(blk, fmt: Format, policy, want: bool, values, ws, general, decode):
+    """Quantize a contiguous float block (round into ``fmt``, then back to the input's
+    type) into ``values`` by one lookup, or return None (declined).
+
+    Where the encoding takes a table (see _by_table), a second table holds each
+    index's result decoded by ``decode(bits, fmt, out)`` (the codec's decoder), so
+    this is the encoding followed by the decoding, in one pass.  ``general`` fills the
+    encoding's tables as for encode_block.  Returns the five flag masks (or None when
+    not ``want``), as a one-element list so that "no flags" is not "declined".
+    """
+    if not ENABLED or blk.size == 0 or values.dtype != blk.dtype or blk.dtype.char not in "fd":
+        return None
+    plan = _lookup(fmt, blk.dtype.char, policy)
+    if plan is None or plan.kernel is not _by_table:
+        return None
+    tables = plan.tables or plan.fill(general, blk.size)
+    if tables is None:
+        return None
+    table = plan.values(tables, blk.dtype, decode)
+    idx = _table_index(plan, blk, ws)
+    np.take(table, idx, out=values, mode="clip")
+    return [_table_flags(tables, idx, want, ws)]
 
 
 # =====================================================================================

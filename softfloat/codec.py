@@ -17,7 +17,7 @@ import numpy as np
 from . import _dask, _exact, _fastpaths, _validate, interop
 from ._blocks import resolve_workers, stream_blocks
 from ._decode import decode_block, decompose, signaling_bit_clear
-from ._encode import BLOCK_SIZE, SOURCE_FORMAT, encode_block, encode_exact
+from ._encode import BLOCK_SIZE, SOURCE_FORMAT, encode_block, encode_exact, encode_general
 from ._random import Positions, key_from
 from ._options import policy_from_options
 from .flags import Flags
@@ -465,6 +465,11 @@ def _stream(arr, fmt, policy, key, bits_out, values_out, flags, workers=1, posit
 
     def block(start, stop, rand, ws):
         blk = flat_in[start:stop] if direct else np.asarray(arr.flat[start:stop]).astype(native, copy=False)
+        if flat_bits is None and rand is None:  # quantize: encoding and decoding in one lookup?
+            fast = _fastpaths.quantize_block(blk, fmt, policy, flags is not None, flat_vals[start:stop], ws,
+                                             encode_general, decode_block)
+            if fast is not None:
+                return fast[0]
         bits = ws.get("bits", fmt.storage_dtype, stop - start) if flat_bits is None else flat_bits[start:stop]
         fl = encode_block(blk, fmt, policy, rand, flags is not None, bits, ws)
         if flat_vals is not None:
