@@ -7,7 +7,7 @@ Issue 13's "one core" targets, each measured in one run on the same data:
         on normal-range data
     quantize float64, every deterministic mode    within 10x np.copyto (the copy floor)
 
-plus decode against a copy.  Data: normal-range values (log-uniform over the target's
+plus FP8 encoding (a table lookup) beside ml_dtypes' casts, and decode against a copy.  Data: normal-range values (log-uniform over the target's
 normal range, both signs) unless said otherwise; ``--wide`` adds the whole-range data of
 bench_codec.py (subnormals and overflows included), where the general path does the
 work.  Output: ns/element (the least of --repeat runs: on a shared machine the others
@@ -82,7 +82,7 @@ def main(argv=None) -> None:
     ap.add_argument("--n", type=int, default=22, help="log2 of the number of elements (default 22)")
     ap.add_argument("--repeat", type=int, default=9)
     ap.add_argument("--wide", action="store_true", help="also time whole-range data")
-    ap.add_argument("--only", nargs="+", default=["bf16", "fp16", "quantize", "decode"],
+    ap.add_argument("--only", nargs="+", default=["bf16", "fp16", "fp8", "quantize", "decode"],
                     help="sections to run (default: all)")
     args = ap.parse_args(argv)
     warnings.simplefilter("ignore", RuntimeWarning)  # numpy's own casts warn on overflow
@@ -119,6 +119,24 @@ def main(argv=None) -> None:
                     ("encode nearest_even", timeit(lambda: sf.encode(x, sf.fp16, **ONE_THREAD), rep))]
             table(f"{np.dtype(dtype).name} -> fp16, {kind}", rows, "numpy astype(float16)", n,
                   1 if kind == "normal-range" else None)
+
+    # ---- float32 / float64 -> FP8, every deterministic mode (one table lookup) ---------------
+    for kind, make in kinds if "fp8" in args.only else ():
+        for dtype in (np.float32, np.float64):
+            for fmt, theirs in ((sf.fp8_e4m3, "float8_e4m3fn"), (sf.fp8_e5m2, "float8_e5m2")):
+                x = make(fmt, n, dtype)
+                floor_out = np.empty_like(x)
+                rows = [("np.copyto", timeit(lambda: np.copyto(floor_out, x), rep))]
+                ref = "np.copyto"
+                if ml_dtypes is not None:
+                    cast = getattr(ml_dtypes, theirs)
+                    rows.append((f"ml_dtypes astype({theirs})", timeit(lambda: x.astype(cast), rep)))
+                    ref = rows[-1][0]
+                for mode in DETERMINISTIC:
+                    rows.append((f"encode {mode}", timeit(lambda: sf.encode(x, fmt, mode, **ONE_THREAD), rep)))
+                rows.append(("encode nearest_even, flags",
+                             timeit(lambda: sf.encode(x, fmt, return_flags=True, **ONE_THREAD), rep)))
+                table(f"{np.dtype(dtype).name} -> {fmt.name}, {kind}", rows, ref, n)
 
     # ---- quantize float64 (and float32), every deterministic mode ----------------------------
     for kind, make in kinds if "quantize" in args.only else ():
