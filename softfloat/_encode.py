@@ -347,7 +347,8 @@ def encode_significands(negative, sig, e_top, fmt, policy, rand, want, out, ws=N
     ws = Workspace(n) if ws is None else ws
     be = np.clip(e_top, -2200, 2200, out=ws.get("enc.be", np.int64, n))
     be += np.int64(fmt.bias)
-    np.copyto(be, 0, where=np.equal(sig, 0, out=ws.get("enc.zero", np.bool_, n)))  # zeros: no exponent
+    # zeros: no exponent (a product, not a masked copy: zero lanes may be anywhere)
+    np.multiply(be, np.not_equal(sig, 0, out=ws.get("enc.nonzero", np.bool_, n)), out=be)
     s_true = np.subtract(np.int64(1), be, out=ws.get("enc.s_true", np.int64, n))
     np.maximum(s_true, 0, out=s_true)
     s_true += np.int64(_exact.SIG_TOP - m)

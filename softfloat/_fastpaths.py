@@ -179,6 +179,7 @@ class _Plan:
         self.small_rounding = None
         fits = m - fmt.emin <= (fp32 if W == 32 else fp64).emax  # the scale is a float of the input type
         if fmt.has_negative_zero and policy.subnormals and fits:
+            # (odd and ties away take their own steps in _below_normal)
             self.small_rounding = {Rounding.NEAREST_EVEN: np.rint, Rounding.NEAREST_AWAY: _round_half_away,
                                    Rounding.TOWARD_ZERO: np.trunc, Rounding.UPWARD: np.ceil,
                                    Rounding.DOWNWARD: np.floor, Rounding.ODD: np.trunc}.get(policy.rounding)
@@ -215,7 +216,7 @@ def out_scalar(fmt, value):
 
 
 # =====================================================================================
-# float32 / float64 -> formats of at most 8 bits: one table lookup
+# float32 / float64 -> narrow formats (fp16, FP8, FP6, FP4; bf16 from float64): one lookup
 # =====================================================================================
 #: the most index bits a table may have: float32 -> fp16 (m = 10) has 21, 4 MiB of bits
 #: and 2 MiB of flags; FP8 from float32 has 14, from float64 17
@@ -243,13 +244,13 @@ class _TablePlan:
     def applies(fmt: Format, src: Format) -> bool:
         """fmt's emin is at least the input's and the index (W - c bits, with
         c = ms - m - 2 >= 1) has at most TABLE_INDEX_MAX_BITS (see _by_table)."""
-        c = src.mantissa_bits - fmt.mantissa_bits - 2
+        c = _table_cut(fmt, src)
         return fmt.emin >= src.emin and c >= 1 and src.bits - c <= TABLE_INDEX_MAX_BITS
 
     def __init__(self, fmt: Format, src: Format, policy, fallback):
         self.kernel, self.fmt, self.src, self.policy, self.fallback = _by_table, fmt, src, policy, fallback
         self.dt = src.storage_dtype.type
-        self.c = self.dt(src.mantissa_bits - fmt.mantissa_bits - 2)
+        self.c = self.dt(_table_cut(fmt, src))
         self.below = self.dt((1 << int(self.c)) - 1)
         self.index_type = np.uint32 if src.bits == 32 else np.int64  # take() wants intp or narrower
         self.entries = 1 << (src.bits - int(self.c))
@@ -306,6 +307,11 @@ class _TablePlan:
         if tables is None:
             return 0
         return tables[0].nbytes + tables[1].nbytes + sum(v.nbytes for v in tables[3].values())
+
+
+def _table_cut(fmt: Format, src: Format) -> int:
+    """c = ms - m - 2: the input bits below c + 1 enter the index only as their OR."""
+    return src.mantissa_bits - fmt.mantissa_bits - 2
 
 
 def _drop_oldest_tables() -> None:
@@ -378,7 +384,7 @@ def quantize_block(blk, fmt: Format, policy, want: bool, values, ws, general, de
     encoding's tables as for encode_block.  Returns the five flag masks (or None when
     not ``want``), as a one-element list so that "no flags" is not "declined".
     """
-    if not ENABLED or blk.size == 0 or values.dtype != blk.dtype or blk.dtype.char not in "fd":
+    if not ENABLED or blk.size == 0 or values.dtype != blk.dtype:
         return None
     plan = _lookup(fmt, blk.dtype.char, policy)
     if plan is None or plan.kernel is not _by_table:
@@ -843,17 +849,14 @@ def _below_normal(p: _Plan, blk, small, out, ws):
         np.trunc(y, out=y2)
         cut = y2 != y
         y = y2
-        np.abs(y, out=y)
-    elif p.rounding is Rounding.NEAREST_AWAY:
-        np.abs(y, out=y)
-        np.minimum(y, p.pattern_cap, out=y)  # no infinities: inf - inf would be invalid
-        _round_half_away(y, ws)
-    else:
+    elif p.rounding is not Rounding.NEAREST_AWAY:
         p.small_rounding(y, out=y)
-        np.abs(y, out=y)
+    np.abs(y, out=y)
     # other lanes may hold huge values or inf (NaN only for NaN input), whose casts take
     # a slow path: cap them first
     np.minimum(y, p.pattern_cap, out=y)
+    if p.rounding is Rounding.NEAREST_AWAY:  # on |y|, capped: no inf - inf inside
+        _round_half_away(y, ws)
     res = ws.get("fast_res", out.dtype, n)
     w = ws.get("fast_w", out.dtype, n)
     np.copyto(res, y, casting="unsafe")  # |N| <= 2**m: exact
