@@ -13,7 +13,7 @@ shows.
     python notebooks/build.py            # every notebook
     python notebooks/build.py 03 05      # the notebooks whose names start so
 
-Needs the notebooks extra: ``pip install "softfloat[notebooks]"``.
+Needs the notebooks extra: ``pip install "softfloat-emu[notebooks]"``.
 """
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ def _require():
         import nbformat
     except ImportError as exc:  # pragma: no cover - depends on the environment
         raise ImportError(
-            f"building the notebooks needs {exc.name}: pip install \"softfloat[notebooks]\""
+            f"building the notebooks needs {exc.name}: pip install \"softfloat-emu[notebooks]\""
         ) from exc
     return jupytext, nbclient, nbformat
 

@@ -77,7 +77,7 @@ Every core, and arrays larger than memory
     encode, decode, quantize and the operations run their blocks on threads:
     ``workers=`` per call, set_workers(n) / get_workers() for the process (every core
     unless set; the same bits and flags for any count).  dask arrays in give lazy dask
-    arrays out (``pip install "softfloat[dask]"``), stochastic rounding included, bit for
+    arrays out (``pip install "softfloat-emu[dask]"``), stochastic rounding included, bit for
     bit as in memory; sum, vecdot and matmul on dask arrays keep their accumulation order.
     from_npy(path, chunks) reads a .npy larger than memory as a lazy dask array.
 

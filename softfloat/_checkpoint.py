@@ -1,18 +1,12 @@
-"""Checkpoints tensor by tensor: read .npz and .safetensors files, round every float tensor
-into a format in bounded pieces (optionally under a per-tensor scale), write the result
-and say, per tensor, what rounding did.
+"""Checkpoints tensor by tensor: round every float tensor into a format in bounded pieces
+(optionally under a per-tensor scale), write the result and say, per tensor, what
+rounding did.
 
 The command line's ``softfloat quantize`` runs on this.  Memory stays bounded by one
 piece of ``PIECE`` elements per tensor (plus, for .npz input, the tensor being read: a
-zip member cannot be memory-mapped): safetensors input is memory-mapped, and both
-writers stream, so the output never has to be held whole.
-
-safetensors files are read and written here from their published layout (8-byte
-little-endian header length, a JSON header of ``{name: {dtype, shape, data_offsets}}`` and
-``__metadata__``, then the tensors' bytes back to back): the ``safetensors`` package's
-numpy API needs every output tensor in memory at once to write a file, and cannot load
-FP8 tensors into numpy.  The tests check the files against that package (and torch's
-loader).
+zip member cannot be memory-mapped): safetensors input is memory-mapped
+(:mod:`softfloat._checkpoint_read`), and both writers stream
+(:mod:`softfloat._checkpoint_write`), so the output never has to be held whole.
 """
 
 from __future__ import annotations
@@ -20,228 +14,26 @@ from __future__ import annotations
 import json
 import math
 import os
-import zipfile
-from dataclasses import dataclass, field
 
 import numpy as np
 
-from . import _validate
+from ._checkpoint_read import NUMPY_FORMAT, SAFETENSORS_FLOATS, Checkpoint, TensorSource
+from ._checkpoint_write import NpzWriter, SafetensorsWriter
 from ._random import key_from
 from .codec import decode, encode_piece
 from .flags import Outcomes
-from .formats import Format, bf16, fp8_e4m3, fp8_e4m3fnuz, fp8_e5m2, fp8_e5m2fnuz, fp16, fp32, fp64
+from .formats import Format, fp32
 from .report import ErrorAccumulator, outcomes
 from .scaled import exact_products, fp32_scales
 
-__all__ = ["PIECE", "TensorSource", "open_tensors", "quantize_tensors"]
+__all__ = ["PIECE", "quantize_tensors"]
 
 #: elements per piece: a multiple of the codec's block, so per-piece error sums add up
 #: exactly as one call over the whole tensor would
 PIECE = 1 << 20
 
-#: safetensors' float dtypes that are softfloat formats, each stored as its bit patterns
-SAFETENSORS_FLOATS = {"F64": fp64, "F32": fp32, "F16": fp16, "BF16": bf16, "F8_E4M3": fp8_e4m3,
-                      "F8_E5M2": fp8_e5m2, "F8_E4M3FNUZ": fp8_e4m3fnuz, "F8_E5M2FNUZ": fp8_e5m2fnuz}
 _SAFETENSORS_CODE = {fmt: code for code, fmt in SAFETENSORS_FLOATS.items()}
 _UINT_CODE = {1: "U8", 2: "U16", 4: "U32", 8: "U64"}
-_MAX_HEADER = 100_000_000  # the safetensors package's own limit
-
-
-# =====================================================================================
-# reading
-# =====================================================================================
-@dataclass
-class TensorSource:
-    """One tensor of a checkpoint, not yet read: its name, shape, dtype label, and how to
-    get its data (a memory map or a read of one zip member)."""
-
-    name: str
-    shape: tuple
-    dtype: str  # numpy's name, or the safetensors dtype code
-    fmt: Format | None  # the float format of its elements; None: kept as it is
-    load: object = field(repr=False)  # () -> ndarray: values, or bit patterns of fmt
-    raw: object = field(repr=False, default=None)  # () -> bytes-like, for kept tensors
-    bits: bool = False  # load() gives bit patterns of fmt (safetensors) or values (npz)
-    nbytes: int = 0
-
-
-class Checkpoint:
-    """The tensors of one .npz or .safetensors file, in file order, and its metadata."""
-
-    def __init__(self, kind: str, tensors: list[TensorSource], metadata: dict, closer=None):
-        self.kind, self.tensors, self.metadata, self._closer = kind, tensors, metadata, closer
-
-    def close(self):
-        if self._closer is not None:
-            self._closer()
-
-
-def file_kind(path: str) -> str:
-    """'npy', 'npz' or 'safetensors', from the file's first bytes (and a safetensors
-    header's shape); a ValueError naming the three otherwise."""
-    try:
-        with open(path, "rb") as fh:
-            head = fh.read(9)
-    except OSError as exc:
-        raise OSError(f"cannot read IN {path!r}: {exc.strerror or exc}") from None
-    if head[:6] == b"\x93NUMPY":
-        return "npy"
-    if head[:2] == b"PK":
-        return "npz"
-    if len(head) == 9 and head[8:9] == b"{":
-        return "safetensors"
-    raise ValueError(f"{path!r} is not a .npy file, an .npz archive or a .safetensors file "
-                     "(it starts with none of their headers)")
-
-
-def open_tensors(path: str) -> Checkpoint:
-    """The tensors of an .npz or .safetensors file, read lazily one by one."""
-    kind = file_kind(path)
-    if kind == "npz":
-        return _open_npz(path)
-    if kind == "safetensors":
-        return _open_safetensors(path)
-    raise ValueError(f"{path!r} is a .npy file: one array, not a checkpoint")
-
-
-def _open_npz(path: str) -> Checkpoint:
-    try:
-        archive = np.load(path, allow_pickle=False)
-    except (OSError, ValueError, zipfile.BadZipFile) as exc:
-        raise ValueError(f"cannot read the .npz archive {path!r}: {exc}") from None
-    tensors = []
-    for name in archive.files:
-        header = _npz_member_header(archive, name, path)
-        dtype, shape = header
-        fmt = _NUMPY_FORMAT.get(dtype.newbyteorder("=")) if dtype.kind == "f" else None
-        tensors.append(TensorSource(name, shape, dtype.name, fmt, load=lambda n=name: archive[n],
-                                    raw=lambda n=name: archive[n],
-                                    nbytes=math.prod(shape) * dtype.itemsize))
-    return Checkpoint("npz", tensors, {}, archive.close)
-
-
-_NUMPY_FORMAT = {np.dtype(np.float64): fp64, np.dtype(np.float32): fp32, np.dtype(np.float16): fp16}
-
-
-def _npz_member_header(archive, name: str, path: str):
-    """dtype and shape of one .npz member, from its .npy header (the data is not read)."""
-    with archive.zip.open(name + ".npy") as fh:
-        try:
-            version = np.lib.format.read_magic(fh)
-            read = np.lib.format.read_array_header_1_0 if version == (1, 0) else np.lib.format.read_array_header_2_0
-            shape, _, dtype = read(fh)
-        except ValueError as exc:
-            raise ValueError(f"cannot read {name!r} in {path!r}: {exc}") from None
-    if dtype.hasobject:
-        raise ValueError(f"{path!r} holds {name!r}, an object (pickled) array; save numeric "
-                         "arrays only")
-    return dtype, tuple(shape)
-
-
-def _open_safetensors(path: str) -> Checkpoint:
-    size = os.path.getsize(path)
-    with open(path, "rb") as fh:
-        n = int.from_bytes(fh.read(8), "little")
-        if n > min(_MAX_HEADER, size - 8):
-            raise ValueError(f"{path!r} is not a valid .safetensors file: its header length "
-                             f"{n} exceeds the file")
-        try:
-            header = json.loads(fh.read(n).decode("utf-8"))
-        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-            raise ValueError(f"{path!r} is not a valid .safetensors file: its header is not "
-                             f"JSON ({exc})") from None
-    if not isinstance(header, dict):
-        raise ValueError(f"{path!r} is not a valid .safetensors file: its header is not a JSON object")
-    metadata = header.pop("__metadata__", None) or {}
-    start = 8 + n
-    entries = []
-    for name, info in header.items():
-        try:
-            code, shape, (begin, end) = info["dtype"], tuple(int(d) for d in info["shape"]), info["data_offsets"]
-            begin, end = int(begin), int(end)
-        except (TypeError, KeyError, ValueError):
-            raise ValueError(f"{path!r} is not a valid .safetensors file: tensor {name!r} has "
-                             f"no dtype, shape and data_offsets ({_validate.short_repr(info)})") from None
-        if not 0 <= begin <= end <= size - start or min(shape, default=0) < 0:
-            raise ValueError(f"{path!r} is not a valid .safetensors file: tensor {name!r} lies "
-                             f"outside the file (data_offsets {begin}..{end})")
-        fmt = SAFETENSORS_FLOATS.get(code)
-        if fmt is not None and end - begin != math.prod(shape) * fmt.storage_dtype.itemsize:
-            raise ValueError(f"{path!r} is not a valid .safetensors file: tensor {name!r} of "
-                             f"{code} {list(shape)} has {end - begin} bytes")
-        entries.append((begin, name, code, shape, end, fmt))
-    tensors = []
-    for begin, name, code, shape, end, fmt in sorted(entries, key=lambda e: e[0]):
-        offset = start + begin
-        raw = (lambda o=offset, k=end - begin: np.memmap(path, np.uint8, "r", o, (k,)) if k
-               else np.empty(0, np.uint8))
-        load = None
-        if fmt is not None:
-            dt = fmt.storage_dtype.newbyteorder("<")  # safetensors is little-endian
-            load = (lambda o=offset, d=dt, s=shape: np.memmap(path, d, "r", o, s)
-                    if math.prod(s) else np.empty(s, d))
-        tensors.append(TensorSource(name, shape, code, fmt, load=load, raw=raw, bits=True,
-                                    nbytes=end - begin))
-    return Checkpoint("safetensors", tensors, metadata)
-
-
-# =====================================================================================
-# writing
-# =====================================================================================
-class _SafetensorsWriter:
-    """Streams a .safetensors file: the header (every tensor's dtype, shape and offsets,
-    known up front), then each tensor's bytes in that order."""
-
-    def __init__(self, path: str, entries: list[tuple[str, str, tuple, int]], metadata: dict):
-        header, offset = {}, 0
-        if metadata:
-            header["__metadata__"] = {str(k): str(v) for k, v in metadata.items()}
-        for name, code, shape, nbytes in entries:
-            header[name] = {"dtype": code, "shape": list(shape), "data_offsets": [offset, offset + nbytes]}
-            offset += nbytes
-        text = json.dumps(header, separators=(",", ":")).encode("utf-8")
-        text += b" " * (-(8 + len(text)) % 8)  # the data starts 8-byte aligned
-        self.total, self.written = offset, 0
-        self.fh = open(path, "wb")
-        self.fh.write(len(text).to_bytes(8, "little") + text)
-
-    def write(self, data) -> None:
-        data = np.ascontiguousarray(data)
-        if data.dtype.byteorder == ">":
-            data = data.astype(data.dtype.newbyteorder("<"))
-        self.fh.write(memoryview(data).cast("B"))
-        self.written += data.nbytes
-
-    def close(self, complete: bool = True) -> None:
-        self.fh.close()
-        if complete and self.written != self.total:
-            raise AssertionError("unreachable: the header's offsets cover every byte written")
-
-
-class _NpzWriter:
-    """Streams an .npz archive: one .npy member at a time, header first, then its pieces."""
-
-    def __init__(self, path: str):
-        self.zf = zipfile.ZipFile(path, "w", allowZip64=True)
-        self.fh = None
-
-    def begin(self, name: str, dtype: np.dtype, shape: tuple) -> None:
-        self.fh = self.zf.open(name + ".npy", "w", force_zip64=True)
-        np.lib.format.write_array_header_2_0(
-            self.fh, {"descr": np.lib.format.dtype_to_descr(np.dtype(dtype)),
-                      "fortran_order": False, "shape": tuple(shape)})
-
-    def write(self, data) -> None:
-        self.fh.write(memoryview(np.ascontiguousarray(data)).cast("B"))
-
-    def end(self) -> None:
-        self.fh.close()
-        self.fh = None
-
-    def close(self, complete: bool = True) -> None:
-        if self.fh is not None:  # a member left open by a failure
-            self.end()
-        self.zf.close()
 
 
 # =====================================================================================
@@ -250,7 +42,7 @@ class _NpzWriter:
 def _values_dtype(src: np.dtype | None, fmt: Format) -> np.dtype:
     """quantize's rule: the input's float dtype where it holds fmt, else float32, else float64."""
     for d in ((src,) if src is not None and src.kind == "f" else ()) + (np.dtype(np.float32), np.dtype(np.float64)):
-        if _NUMPY_FORMAT[d.newbyteorder("=")].holds(fmt):
+        if NUMPY_FORMAT[d.newbyteorder("=")].holds(fmt):
             return d.newbyteorder("=")
     raise AssertionError("unreachable: float64 holds every format")
 
@@ -325,7 +117,7 @@ def _output_dtype(t: TensorSource, fmt: Format, out_kind: str, bits: bool):
 def _open_writer(path, out_kind, plan, scaling, meta):
     try:
         if out_kind == "npz":
-            return _NpzWriter(path)
+            return NpzWriter(path)
         entries = []
         for t, out in plan:
             if out is None:
@@ -335,7 +127,7 @@ def _open_writer(path, out_kind, plan, scaling, meta):
             entries.append((t.name, code, t.shape, math.prod(t.shape) * dt.itemsize))
             if scaling == "tensor":
                 entries.append((t.name + "_scale", "F32", (), 4))
-        return _SafetensorsWriter(path, entries, meta)
+        return SafetensorsWriter(path, entries, meta)
     except OSError as exc:
         raise OSError(f"cannot write OUT {path!r}: {exc.strerror or exc}") from None
 

@@ -23,6 +23,7 @@ import sys
 
 import numpy as np
 
+from . import _validate
 from .flags import Flags
 
 __all__ = ["FLAG_COUNT", "any_dask", "chain_reduce", "compute", "elementwise", "is_dask", "is_lazy",
@@ -51,8 +52,7 @@ def require():
     try:
         import dask.array as da
     except ImportError:  # pragma: no cover - dask is in the test extra
-        raise ImportError('dask arrays need dask, which is not installed: pip install "softfloat[dask]" '
-                          '(in a checkout of the repository: pip install -e ".[dask]")') from None
+        raise ImportError(f"dask arrays need dask, which is not installed: {_validate.install_hint('dask')}") from None
     return da
 
 

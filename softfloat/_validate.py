@@ -74,12 +74,23 @@ def unknown_format(argname: str, value: str, names: list[str], aliases: list[str
             "softfloat.Format(exponent_bits=6, mantissa_bits=9)")
 
 
+#: the name softfloat is published under on PyPI (the import name stays ``softfloat``:
+#: the distribution name ``softfloat`` belongs to an unrelated package)
+DISTRIBUTION = "softfloat-emu"
+
+
+def install_hint(extra: str) -> str:
+    """How to install an optional extra: ``pip install "softfloat-emu[dask]"`` (in a checkout
+    of the repository: ``pip install -e ".[dask]"``)."""
+    return f'pip install "{DISTRIBUTION}[{extra}]" (in a checkout of the repository: pip install -e ".[{extra}]")'
+
+
 def missing_dependency(module: str, package: str) -> str:
     """The ImportError text for an optional dependency: how to install it in a checkout
     of the repository and for an installed package."""
     return (f"{module} needs {package}, which is not installed; install softfloat's test extra: "
             'in a checkout of the repository, pip install -e ".[test]"; for an installed '
-            'softfloat, pip install "softfloat[test]"')
+            f'softfloat, pip install "{DISTRIBUTION}[test]"')
 
 
 def instance(name: str, value: object, cls: type, what: str) -> None:

@@ -15,7 +15,7 @@ import sys
 
 import numpy as np
 
-from . import _checkpoint, _exact, _validate
+from . import _checkpoint, _checkpoint_read, _checkpoint_write, _exact, _validate
 from ._version import __version__
 from .codec import encode, quantize
 from .explain import explain, parse_operation
@@ -190,7 +190,7 @@ def _build_parser() -> _Parser:
                     "product, accumulation and update rounded as the policy says, then print "
                     "accuracy, loss, the share of underflowed gradients, the share of swamped "
                     "updates, skipped steps and the final loss scale. Needs "
-                    "'pip install \"softfloat[lab]\"' for the digits and the progress bar "
+                    "'pip install \"softfloat-emu[lab]\"' for the digits and the progress bar "
                     "(a synthetic data set stands in without scikit-learn).")
     tr.add_argument("--policy", default="O2",
                     help="fp32, O1, O2, O3, bf16, bf16-pure, fp8, fp8-current, fp8-block or mxfp8 "
@@ -209,7 +209,7 @@ def _build_parser() -> _Parser:
     tr.add_argument("--report", metavar="OUT.json", default=None, help="write the full report(s) as JSON")
     tr.add_argument("--plot", metavar="OUT.png", default=None,
                     help="draw loss curves, the loss-scale trajectory and the gradient exponent "
-                         "histogram (needs matplotlib: pip install \"softfloat[plot]\")")
+                         "histogram (needs matplotlib: pip install \"softfloat-emu[plot]\")")
     tr.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
     tr.set_defaults(command=_run_train)
     return parser
@@ -335,20 +335,20 @@ def _check_value(text: str) -> None:
 def _run_quantize(args) -> int:
     fmt = as_format(args.format, "--format")
     policy = _policy(args)
-    kind = _checkpoint.file_kind(args.input)
+    kind = _checkpoint_read.file_kind(args.input)
     if kind != "npy":
         return _run_quantize_checkpoint(args, kind, fmt, policy)
     if args.scaling != "none":
         raise ValueError(f"--scaling {args.scaling} needs room for the scale beside the array; a "
                          ".npy file holds one array: save it in an .npz or .safetensors file")
-    x = _load(args.input)
+    x = _checkpoint_read.load_npy(args.input)
     if args.bits:
         result, flags = encode(x, fmt, **policy, return_flags=True)
         bits = result
     else:
         result, flags = quantize(x, fmt, **policy, return_flags=True)
         bits = encode(result, fmt)  # the values are in fmt: their bits, exactly
-    _save(args.output, np.asarray(result))
+    _checkpoint_write.save_npy(args.output, np.asarray(result))
     what = "bit patterns" if args.bits else "values"
     print(f"{_validate.counted(int(np.size(x)))} of {x.dtype} {tuple(np.shape(x))} -> {fmt.name} "
           f"(rounding={policy['rounding'].value}): wrote {what} as {np.asarray(result).dtype} "
@@ -380,7 +380,7 @@ def _run_quantize_checkpoint(args, kind: str, fmt, policy: dict) -> int:
     if os.path.exists(args.output) and os.path.samefile(args.input, args.output):
         raise ValueError(f"OUT {args.output!r} is IN itself: the input is read while the output "
                          "is written, so write to another file")
-    checkpoint = _checkpoint.open_tensors(args.input)
+    checkpoint = _checkpoint_read.open_tensors(args.input)
     meta = {"softfloat.format": fmt.name, "softfloat.rounding": policy["rounding"].value}
     if args.scaling == "tensor":
         meta["softfloat.scaling"] = ("tensor: NAME_scale (float32) beside each quantised tensor; "
@@ -450,37 +450,6 @@ def _json_number(v):
     return v
 
 
-def _load(path: str) -> np.ndarray:
-    """Read one numeric array from a .npy file; a clear OSError/ValueError otherwise."""
-    try:
-        with open(path, "rb") as fh:
-            magic = fh.read(6)
-    except OSError as exc:
-        raise OSError(f"cannot read IN.npy {path!r}: {exc.strerror or exc}") from None
-    if magic[:2] == b"PK":
-        raise ValueError(f"{path!r} is an .npz archive; quantize takes one array saved "
-                         "with numpy.save (.npy)")
-    if magic != b"\x93NUMPY":
-        raise ValueError(f"{path!r} is not a .npy file (it lacks the header numpy.save writes)")
-    try:
-        array = np.load(path, allow_pickle=False)
-    except ValueError as exc:
-        raise ValueError(f"cannot read {path!r}: object (pickled) arrays are not "
-                         f"supported, save a numeric array ({exc})") from None
-    problem = _validate.npy_dtype_problem(array.dtype)
-    if problem:
-        raise ValueError(f"IN.npy {path!r} holds {problem}")
-    return array
-
-
-def _save(path: str, array: np.ndarray) -> None:
-    try:
-        with open(path, "wb") as fh:  # exactly this path: np.save(str) would append .npy
-            np.save(fh, array)
-    except OSError as exc:
-        raise OSError(f"cannot write OUT.npy {path!r}: {exc.strerror or exc}") from None
-
-
 def _run_train(args) -> int:
     from . import training
 
@@ -530,7 +499,7 @@ class _progress_bar:
         try:
             from tqdm import tqdm
         except ImportError:
-            print(f"training {self.name} (pip install \"softfloat[lab]\" for a progress bar)", file=sys.stderr)
+            print(f"training {self.name} (pip install \"softfloat-emu[lab]\" for a progress bar)", file=sys.stderr)
             return None
         self.bar = tqdm(total=self.total, desc=self.name, unit="step", file=sys.stderr, leave=False)
 

@@ -42,7 +42,7 @@ def from_npy(path, chunks="auto"):
     dask.array.Array
         Nothing is read until it is computed; each chunk is one slice of the file, so peak
         memory stays a few chunks whatever the file's size.  Needs dask:
-        ``pip install "softfloat[dask]"``.
+        ``pip install "softfloat-emu[dask]"``.
 
     Examples
     --------

@@ -23,6 +23,7 @@ RANK = {
     "codec": 5,
     "testing": 6, "ops": 6, "report": 6,
     "explain": 7, "strategies": 7, "accumulate": 7, "scaled": 7, "_checkpoint": 7.5,
+    "_checkpoint_read": 2, "_checkpoint_write": 0,
     "_array_ufuncs": 8,
     "_array_functions": 9,
     "array": 10,

@@ -112,7 +112,7 @@ def test_missing_hypothesis_names_the_extra():
     assert "ImportError" in result.stderr
     assert "softfloat.strategies needs hypothesis, which is not installed" in result.stderr
     assert 'pip install -e ".[test]"' in result.stderr       # in a checkout
-    assert 'pip install "softfloat[test]"' in result.stderr  # an installed package
+    assert 'pip install "softfloat-emu[test]"' in result.stderr  # an installed package
 
 
 def test_softfloat_and_softfloat_testing_do_not_import_hypothesis():

@@ -20,7 +20,7 @@ memory_footprint
     Bytes per item (weights, master copy, gradients, optimizer state, activations) that
     a policy stores.
 data.load
-    The digits (``pip install "softfloat[lab]"``), or a synthetic stand-in.
+    The digits (``pip install "softfloat-emu[lab]"``), or a synthetic stand-in.
 
 >>> import softfloat as sf
 >>> sf.training.LossScaler().scale

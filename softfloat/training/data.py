@@ -1,7 +1,7 @@
 """The lab's data: scikit-learn's bundled handwritten digits, or a synthetic stand-in.
 
 The digits (1,797 images of 8x8 pixels, 10 classes) ship inside scikit-learn and need no
-network; install them with ``pip install "softfloat[lab]"``.  Without scikit-learn,
+network; install them with ``pip install "softfloat-emu[lab]"``.  Without scikit-learn,
 :func:`load` warns once and returns a synthetic 10-class problem of the same shape
 (Gaussian clusters in 64 dimensions), so the lab still runs.
 """
@@ -61,7 +61,7 @@ def load(name: str = "digits") -> Dataset:
             from sklearn.datasets import load_digits
         except ImportError:
             warnings.warn("scikit-learn is not installed, so the lab trains on a synthetic 10-class data "
-                          "set instead of the handwritten digits; pip install \"softfloat[lab]\" for the "
+                          "set instead of the handwritten digits; pip install \"softfloat-emu[lab]\" for the "
                           "real data", SyntheticDataWarning, stacklevel=2)
         else:
             x, y = load_digits(return_X_y=True)

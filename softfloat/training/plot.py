@@ -1,4 +1,4 @@
-"""Figures of training reports (needs matplotlib: ``pip install "softfloat[plot]"``).
+"""Figures of training reports (needs matplotlib: ``pip install "softfloat-emu[plot]"``).
 
 matplotlib is imported only here, inside the functions, with the Agg backend (files, no
 window).
@@ -7,6 +7,8 @@ window).
 from __future__ import annotations
 
 import numpy as np
+
+from .. import _validate
 
 __all__ = ["require_matplotlib", "save"]
 
@@ -23,7 +25,7 @@ def require_matplotlib():
     try:
         import matplotlib
     except ImportError:
-        raise ImportError('plotting needs matplotlib, which is not installed: pip install "softfloat[plot]"') from None
+        raise ImportError(f"plotting needs matplotlib, which is not installed: {_validate.install_hint('plot')}") from None
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     return plt
