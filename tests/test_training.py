@@ -418,7 +418,7 @@ def test_synthetic_fallback_warns_when_sklearn_is_missing(monkeypatch):
         return real_import(name, *args, **kwargs)
 
     monkeypatch.setattr(builtins, "__import__", no_sklearn)
-    with pytest.warns(T.data.SyntheticDataWarning, match=r'softfloat\[lab\]'):
+    with pytest.warns(T.data.SyntheticDataWarning, match=r'softfloat-emu\[lab\]'):
         d = T.data.load()
     assert d.name == "synthetic" and d.x_train.shape[1] == 64 and d.classes == 10
 
