@@ -79,7 +79,8 @@ Every core, and arrays larger than memory
     unless set; the same bits and flags for any count).  dask arrays in give lazy dask
     arrays out (``pip install "softfloat-emu[dask]"``), stochastic rounding included, bit for
     bit as in memory; sum, vecdot and matmul on dask arrays keep their accumulation order.
-    from_npy(path, chunks) reads a .npy larger than memory as a lazy dask array.
+    from_npy(path, chunks) reads a .npy larger than memory as a lazy dask array, and
+    to_npy(bits, path) writes one chunk by chunk, on any scheduler (a cluster too).
 
 Optional modules: softfloat.strategies (hypothesis strategies, needs the test extra) and
 softfloat.testing (bit-level assertions).
@@ -166,7 +167,7 @@ from .ops import (  # noqa: A004 - abs is IEEE's name (like numpy.abs), kept out
     unordered,
 )
 from .interop import bits_of, dtype_names, to_ml_dtypes, to_torch
-from .npy import from_npy
+from .npy import from_npy, to_npy
 from .report import ErrorStats, error_stats, outcomes
 from .rounding import Rounding, Tininess
 from .scaled import DelayedScaling, ScaledTensor, scaled_decode, scaled_encode
@@ -240,6 +241,7 @@ __all__ = [
     "from_npy",
     "get_workers",
     "set_workers",
+    "to_npy",
     # what rounding did to the values (softfloat.report)
     "ErrorStats",
     "OUTCOME_NAMES",

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import enum
 import numbers
+import os
+import sys
 from fractions import Fraction
 from typing import TypeVar
 
@@ -72,6 +74,20 @@ def unknown_format(argname: str, value: str, names: list[str], aliases: list[str
             "its layout 'eEmM' with E exponent and M mantissa bits, such as 'e6m9' (append fn, "
             "fnuz or finite for those special-value policies: 'e5m4fn'), or build one with "
             "softfloat.Format(exponent_bits=6, mantissa_bits=9)")
+
+
+def unknown_accumulator(value: str, presets: list[str], aliases: dict[str, str], as_format: str) -> str:
+    """The message for an accumulator name that is neither a hardware preset nor a format:
+    the presets (and their aliases, and the nearest name when one is close), then what
+    the format lookup said (``as_format``: its list of formats)."""
+    import difflib
+
+    key = value.strip().lower()
+    near = difflib.get_close_matches(key, presets + list(aliases), n=1, cutoff=0.6)
+    named = ", ".join(f"{a} (= {c})" for a, c in aliases.items())
+    guess = f" (did you mean {near[0]!r}?)" if near else ""
+    return (f"accumulator={value!r} is neither a hardware preset nor a format{guess}. Hardware "
+            f"presets: {', '.join(presets)}, and the aliases {named}. Formats: {as_format}")
 
 
 #: the name softfloat is published under on PyPI (the import name stays ``softfloat``:
@@ -173,7 +189,10 @@ def boolean(name: str, value: object) -> bool:
 def host_array(name: str, x: object):
     """``x`` as an ndarray when it offers ``__array__`` or ``__dlpack__`` (a torch CPU
     tensor, a JAX array: numpy's own conversion, a view where the producer allows one);
-    anything else unchanged.  A producer that refuses is a TypeError naming ``name``."""
+    anything else unchanged.  A producer that refuses is a TypeError naming ``name``, and
+    so are ``numpy.matrix`` and masked arrays (see :func:`ndarray_subclass`)."""
+    if isinstance(x, np.ndarray) and type(x) is not np.ndarray:
+        ndarray_subclass(name, x)
     if isinstance(x, (np.ndarray, np.generic)) or not (hasattr(x, "__array__") or hasattr(x, "__dlpack__")):
         return x
     try:
@@ -181,6 +200,48 @@ def host_array(name: str, x: object):
     except (TypeError, ValueError, RuntimeError, BufferError) as exc:
         raise TypeError(f"{name} could not be read as a host array ({type(x).__module__}."
                         f"{type(x).__name__}): {exc}") from None
+
+
+def ndarray_subclass(name: str, x: np.ndarray) -> None:
+    """TypeError for the ndarray subclasses whose meaning an array of values or bits would
+    lose: ``numpy.matrix`` (always 2-D: its rows and products differ from an array's) and
+    masked arrays (softfloat carries no mask and drops none silently).  Others (memmap,
+    subclasses that only add attributes) pass.
+
+    >>> ndarray_subclass("x", np.ma.masked_array([1.0, 2.0], mask=[False, True]))  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    TypeError: x is a numpy.ma.MaskedArray (1 masked value of 2); ... pass x.filled(v) to put ...
+    """
+    masked = sys.modules.get("numpy.ma")  # no masked array exists unless numpy.ma was imported
+    if masked is not None and isinstance(x, masked.MaskedArray):
+        hidden = counted(int(np.count_nonzero(masked.getmaskarray(x))), "masked value")
+        raise TypeError(
+            f"{name} is a numpy.ma.MaskedArray ({hidden} of {x.size}); softfloat carries no mask "
+            f"and will not drop one silently: pass {name}.filled(v) to put a value v of your "
+            f"choice in the masked places, or {name}.data to take the values under the mask as "
+            f"they are (the mask is then lost), and keep numpy.ma.getmaskarray({name}) to mask "
+            "the result again")
+    if isinstance(x, np.matrix):
+        raise TypeError(f"{name} is a numpy.matrix, which softfloat does not take (it stays 2-D whatever "
+                        f"is done to it); pass np.asarray({name}), a plain ndarray of the same values")
+
+
+def file_path(name: str, value: object, what: str) -> str:
+    """A path argument (str or os.PathLike) as a str; ``what`` says which file it names."""
+    if not isinstance(value, (str, os.PathLike)):
+        raise TypeError(f"{name} must be a str or os.PathLike naming {what}; got {describe(value)}")
+    return os.fsdecode(os.fspath(value))
+
+
+def wider_bits(dtype: np.dtype, width: int, fits: list[str]) -> str:
+    """What to add when bit patterns of a wider dtype than the format's do not fit its
+    ``width`` bits: which formats that dtype stores (``fits``), and where such bits come
+    from."""
+    such = f"formats such as {', '.join(fits)}" if fits else "wider formats"
+    return (f"; the bits are {dtype}, the storage of {dtype.itemsize * 8}-bit {such}, not of this "
+            f"{width}-bit format: decode them with the format they were made in (sum, vecdot and "
+            "matmul return bits in the accumulator's format, or out_format's when given)")
 
 
 def bit_patterns(name: str, bits: object, width: int) -> np.ndarray:

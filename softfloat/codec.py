@@ -21,7 +21,7 @@ from ._encode import BLOCK_SIZE, SOURCE_FORMAT, encode_block, encode_exact, enco
 from ._random import Positions, key_from
 from ._options import policy_from_options
 from .flags import Flags
-from .formats import as_format
+from .formats import as_format, catalogue
 from .rounding import Rounding
 
 __all__ = [
@@ -229,7 +229,10 @@ def decode(bits, fmt, dtype=np.float64, *, workers=None):
                                       [bits], dtype, False)
         return result
     workers = resolve_workers(workers)
-    arr = _validate.bit_patterns("bits", bits, fmt.bits)
+    try:
+        arr = _validate.bit_patterns("bits", bits, fmt.bits)
+    except ValueError as exc:
+        raise ValueError(f"{exc}{_wider_bits_hint(bits, fmt)}") from None
     out = np.empty(arr.shape, dtype=dtype)
     flat_in, flat_out = np.ascontiguousarray(arr).reshape(-1), out.reshape(-1)
 
@@ -411,6 +414,18 @@ def _input_array(x, argname):
         return _validate.numeric_array(argname, arr)
     wide = np.float32 if SOURCE_FORMAT[np.dtype(np.float32)].holds(fmt) else np.float64
     return np.asarray(decode(arr, fmt, wide))
+
+
+def _wider_bits_hint(bits, fmt):
+    """For patterns that do not fit ``fmt``: when their integer dtype is wider than fmt's
+    storage, the formats of that storage (the likely mix-up: a sum's fp32 bits decoded
+    as fp16); else nothing."""
+    dtype = bits.dtype if isinstance(bits, (np.ndarray, np.generic)) else None
+    # unsigned: the storage dtypes' kind (a list of ints arrives as int64, and says nothing)
+    if dtype is None or dtype.kind != "u" or dtype.itemsize <= fmt.storage_dtype.itemsize:
+        return ""
+    fits = [f.name for f in catalogue() if f.storage_dtype.itemsize == dtype.itemsize]
+    return _validate.wider_bits(dtype, fmt.bits, fits)
 
 
 def _float_dtype(argname, dtype):

@@ -365,6 +365,101 @@ def test_decode_dtype_not_a_supported_float(dtype, shown):
 
 
 # ---------------------------------------------------------------------------------------
+# numpy.matrix and masked arrays: refused up front, with the fix
+# ---------------------------------------------------------------------------------------
+MATRIX_TAKERS = [
+    pytest.param(lambda v: softfloat.encode(v, "bf16"), "x", id="encode"),
+    pytest.param(lambda v: softfloat.quantize(v, "bf16"), "x", id="quantize"),
+    pytest.param(lambda v: softfloat.asarray(v, "bf16"), "x", id="asarray"),
+    pytest.param(lambda v: softfloat.decode(v.astype(np.uint16), "fp16"), "bits", id="decode"),
+    pytest.param(lambda v: softfloat.add(v.astype(np.uint16), np.uint16(0x3C00), "fp16"), "a", id="add"),
+]
+
+
+@pytest.mark.parametrize(("take", "name"), MATRIX_TAKERS)
+def test_matrix_is_refused_with_the_fix(take, name):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", PendingDeprecationWarning)  # numpy's advice against matrix
+        m = np.matrix([[1.0, 2.0], [3.0, 4.0]])
+    with pytest.raises(TypeError) as info:
+        take(m)
+    message = str(info.value)
+    assert message.startswith(f"{name} is a numpy.matrix"), message
+    assert f"np.asarray({name})" in message, message
+
+
+@pytest.mark.parametrize(("take", "name"), MATRIX_TAKERS)
+def test_masked_array_is_refused_not_unmasked(take, name):
+    x = np.ma.masked_array([1.0, 2.0, 3.0], mask=[False, True, False])
+    with pytest.raises(TypeError) as info:
+        take(x)
+    message = str(info.value)
+    assert message.startswith(f"{name} is a numpy.ma.MaskedArray (1 masked value of 3)"), message
+    assert f"{name}.filled(" in message and f"{name}.data" in message, message
+
+
+def test_plain_ndarray_subclasses_still_pass(tmp_path):
+    np.save(tmp_path / "x.npy", np.float32([1.5, 2.5]))
+    mm = np.load(tmp_path / "x.npy", mmap_mode="r")  # a numpy.memmap
+    assert softfloat.encode(mm, "bf16").tolist() == [0x3FC0, 0x4020]
+
+
+# ---------------------------------------------------------------------------------------
+# accumulator names and bits decoded in the wrong format
+# ---------------------------------------------------------------------------------------
+ONES = softfloat.encode(np.ones(3), "fp16")
+REDUCERS = [
+    pytest.param(lambda acc: softfloat.sum(ONES, "fp16", accumulator=acc), id="sum"),
+    pytest.param(lambda acc: softfloat.vecdot(ONES, ONES, "fp16", accumulator=acc), id="vecdot"),
+    pytest.param(lambda acc: softfloat.matmul(ONES[None], ONES[:, None], "fp16", accumulator=acc), id="matmul"),
+]
+
+
+@pytest.mark.parametrize("reduce", REDUCERS)
+def test_unknown_accumulator_lists_presets_and_formats(reduce):
+    with pytest.raises(ValueError) as info:
+        reduce("h101")
+    message = str(info.value)
+    assert message.startswith("accumulator='h101' is neither a hardware preset nor a format "
+                              "(did you mean 'h100'?)"), message
+    presets = list(softfloat.accumulate.PRESETS)
+    assert f"Hardware presets: {', '.join(presets)}" in message, message
+    assert presets[0] == "v100" and presets[-1] == "b200"
+    assert "h200 (= h100)" in message and "fp32" in message and "bf16" in message, message
+
+
+def test_an_accumulator_name_far_from_every_preset_gets_no_guess():
+    with pytest.raises(ValueError) as info:
+        softfloat.sum(ONES, "fp16", accumulator="zzz")
+    assert "did you mean" not in str(info.value) and "v100" in str(info.value)
+
+
+@pytest.mark.parametrize("keepdims", [False, True], ids=["scalar", "array"])
+def test_decoding_a_sum_in_the_wrong_format_names_the_bits_format(keepdims):
+    total = softfloat.sum(ONES, "fp16", accumulator="fp32", keepdims=keepdims)
+    with pytest.raises(ValueError) as info:
+        softfloat.decode(total, "fp16")
+    message = str(info.value)
+    assert "does not fit the format's 16 bits" in message, message
+    assert "the bits are uint32, the storage of 32-bit formats such as fp32" in message, message
+    assert "accumulator's format, or out_format's" in message, message
+    assert float(softfloat.decode(total, "fp32").squeeze()) == 3.0  # the fix
+
+
+def test_the_storage_hint_names_the_unsigned_dtype_and_nothing_else():
+    with pytest.raises(ValueError) as info:
+        softfloat.decode(np.array([0x1FF], dtype=np.uint16), "fp8_e4m3")
+    assert "uint16, the storage of 16-bit formats such as fp16, bf16" in str(info.value)
+    with pytest.raises(ValueError) as info:
+        softfloat.decode(np.array([0x1FFFF], dtype=np.uint64), "fp16")
+    assert "uint64, the storage of 64-bit formats such as fp64" in str(info.value)
+    for bits in (0x1FFFF, [0x1FFFF], np.array([0x1FFFF], dtype=np.int64)):  # no storage dtype to name
+        with pytest.raises(ValueError) as info:
+            softfloat.decode(bits, "fp16")
+        assert "storage" not in str(info.value)
+
+
+# ---------------------------------------------------------------------------------------
 # no RuntimeWarning leaks
 # ---------------------------------------------------------------------------------------
 NASTY64 = np.array([

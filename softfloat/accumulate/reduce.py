@@ -16,6 +16,7 @@ from ..formats import Format, as_format, fp32
 from . import _draws, _fast, _fused, _ieee, _orders
 from ._operands import _axes as normal_axes
 from ._operands import initial_values, matmul_layout, paired_layout
+from .hardware import _ALIASES as PRESET_ALIASES
 from .hardware import PRESETS, FusedAccumulator, hardware_model, is_preset
 
 __all__ = ["default_accumulator", "matmul", "sum", "vecdot"]
@@ -206,8 +207,10 @@ def _accumulator(accumulator, fmt, default, out_format):
         try:
             return as_format(accumulator, "accumulator")
         except ValueError as exc:
-            raise ValueError(f"{exc}; or a hardware preset: {', '.join(sorted(PRESETS))} "
-                             "(aliases a2, l40s, h200)") from None
+            if not isinstance(accumulator, str):
+                raise
+            raise ValueError(_validate.unknown_accumulator(accumulator, list(PRESETS), dict(PRESET_ALIASES),
+                                                           str(exc))) from None
     raise TypeError("accumulator must be a format (name or softfloat.Format), a hardware preset name "
                     "such as 'h100', or a softfloat.accumulate.FusedAccumulator; got "
                     f"{_validate.describe(accumulator)}")
