@@ -101,10 +101,7 @@ def out_of_core(megabytes, chunk):
         tracemalloc.start()
         t0 = time.perf_counter()
         bits = sf.encode(sf.from_npy(src, chunks=chunk), "bf16")
-        out = np.lib.format.open_memmap(dst, mode="w+", dtype=bits.dtype, shape=bits.shape)
-        da.store(bits, out)
-        out.flush()
-        del out
+        sf.to_npy(bits, dst)  # chunk by chunk into a temporary file, renamed at the end
         seconds = time.perf_counter() - t0
         _, peak = tracemalloc.get_traced_memory()
         tracemalloc.stop()
