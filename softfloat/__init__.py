@@ -73,6 +73,12 @@ Mixed-precision training lab (softfloat.training)
     (torch.amp.GradScaler's rule) and per-step telemetry of underflow, overflow and
     swamped updates; training.compare([...]) tabulates several; ``softfloat train``.
 
+Checkpoints in a format (softfloat.checkpoint)
+    quantize_checkpoint(src, dst, fmt) rounds every float tensor of a .npy, .npz or
+    .safetensors file and writes .npy, .npz, .safetensors or torch .pt atomically, one
+    report row per tensor (``softfloat quantize``); load_checkpoint(path) reads it back
+    as values, FP6/FP4/custom-layout bit patterns decoded.
+
 Every core, and arrays larger than memory
     encode, decode, quantize and the operations run their blocks on threads:
     ``workers=`` per call, set_workers(n) / get_workers() for the process (every core
@@ -167,6 +173,7 @@ from .ops import (  # noqa: A004 - abs is IEEE's name (like numpy.abs), kept out
     unordered,
 )
 from .interop import bits_of, dtype_names, to_ml_dtypes, to_torch
+from .checkpoint import load_checkpoint, quantize_checkpoint
 from .npy import from_npy, to_npy
 from .report import ErrorStats, error_stats, outcomes
 from .rounding import Rounding, Tininess
@@ -253,6 +260,9 @@ __all__ = [
     "dtype_names",
     "to_ml_dtypes",
     "to_torch",
+    # checkpoints in a format, written atomically, and loaded back as values (softfloat.checkpoint)
+    "load_checkpoint",
+    "quantize_checkpoint",
     # scaled quantisation: FP8/MX elements sharing scales (softfloat.scaled)
     "DelayedScaling",
     "ScaledTensor",

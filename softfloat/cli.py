@@ -1,8 +1,10 @@
-"""The ``softfloat`` command line: list formats, explain one rounding, quantise a .npy file.
+"""The ``softfloat`` command line: list formats, explain one rounding, quantise a .npy file
+or a checkpoint, train the lab's MLP.
 
 A thin argparse layer over the library: every number is computed by :mod:`softfloat`;
-this module parses, prints, and turns the library's TypeError/ValueError/OSError into a
-one-line ``softfloat: error: ...`` and exit status 2.
+this module parses, prints, shows progress on stderr, and turns the library's
+TypeError/ValueError/OSError (and the ImportError of a missing optional dependency) into
+a one-line ``softfloat: error: ...`` and exit status 2.
 """
 
 from __future__ import annotations
@@ -13,14 +15,12 @@ import math
 import os
 import sys
 
-import numpy as np
-
-from . import _checkpoint, _checkpoint_read, _checkpoint_write, _exact, _validate
+from . import _checkpoint, _checkpoint_read, _exact, _validate
+from ._checkpoint_write import atomic_output
 from ._version import __version__
-from .codec import encode, quantize
+from .checkpoint import quantize_checkpoint
 from .explain import explain, parse_operation
 from .formats import aliases, as_format, catalogue
-from .report import error_stats, outcomes
 from .rounding import Rounding, Tininess, as_rounding, as_tininess
 
 __all__ = ["main"]
@@ -38,6 +38,7 @@ examples:
   softfloat quantize w.npy w_e6m9.npy --format e6m9   # a custom format: 6 exponent, 9 mantissa bits
   softfloat quantize model.safetensors model_fp8.safetensors --format fp8_e4m3 --scaling tensor
   softfloat quantize weights.npz weights_bf16.npz --format bf16 --report report.json
+  softfloat quantize model.safetensors model_fp6.pt --format fp6_e2m3 --saturate
   softfloat train --policy O2 --epochs 5 --report o2.json --plot o2.png
   softfloat train --compare fp32,O1,O2,O3,bf16,fp8
 
@@ -89,6 +90,28 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     except (TypeError, ValueError, OSError) as exc:
         return _fail(str(exc))
+    except ImportError as exc:  # a missing optional dependency: name the extra, no traceback
+        return _fail(_missing_dependency(exc))
+    except KeyboardInterrupt:  # Ctrl-C: outputs were written atomically, nothing half-done is left
+        print("softfloat: interrupted (no output was left half-written)", file=sys.stderr)
+        return 130
+
+
+#: top-level module -> the extra that installs it
+_EXTRAS = {"matplotlib": "plot", "torch": "torch", "tqdm": "lab", "sklearn": "lab", "dask": "dask",
+           "safetensors": "test", "ml_dtypes": "test", "hypothesis": "test"}
+
+
+def _missing_dependency(exc: ImportError) -> str:
+    """The one-line message for an ImportError: the library's own where it names the
+    extra already, else the module and the extra that installs it."""
+    text = str(exc)
+    if "pip install" in text:
+        return text
+    module = (exc.name or "").split(".")[0]
+    extra = _EXTRAS.get(module)
+    fix = _validate.install_hint(extra) if extra else "install it, then run the command again"
+    return f"an optional dependency is missing ({text}): {fix}"
 
 
 def _discard_stdout() -> None:
@@ -150,16 +173,33 @@ def _build_parser() -> _Parser:
                     "(exact, rounded, became subnormal, became zero, saturated, became +-inf, "
                     "NaN) and the quantisation error (max and mean absolute and relative error, "
                     "SQNR in dB); for a checkpoint, one row per tensor: shape, the shares that "
-                    "became zero, became subnormal and overflowed, the largest relative error "
-                    "and the SQNR.",
-        epilog="Checkpoints are processed tensor by tensor, each in pieces of 2^20 elements "
-               "(a .safetensors input is memory-mapped; an .npz member is read whole). Integer "
+                    "became zero, became subnormal and overflowed, the largest and mean relative "
+                    "error and the SQNR.",
+        epilog="OUT's extension decides what is written: .npy for a .npy IN (one array); "
+               ".npz, .safetensors, .pt or .pth for a checkpoint; anything else, and OUT being "
+               "IN (or a link to it), is refused before anything is read. OUT is written to a "
+               "temporary file beside it and renamed over it only when complete: a failure "
+               "(disk full, permission, Ctrl-C) leaves no partial file and an existing OUT as "
+               "it was. "
+               "Checkpoints are processed tensor by tensor, each in pieces of 2^20 elements "
+               "(a .safetensors input is memory-mapped; an .npz member is read whole), with a "
+               "progress bar on stderr when it is a terminal (tqdm if installed, else one line "
+               "per tensor; --no-progress turns it off). Integer "
                "and bool tensors are copied unchanged. A .safetensors output stores bit "
                "patterns in the dtype a reader expects (F16, BF16, F8_E4M3, F8_E5M2, "
                "F8_E4M3FNUZ, F8_E5M2FNUZ, F32, F64) and otherwise as unsigned integers (U8, "
                "U16, ...) listed in the metadata key softfloat.bit_patterns, with the format "
                "in softfloat.format; an .npz output stores values as quantize returns them, or "
-               "bit patterns with --bits. --scaling tensor is softfloat.scaled_encode's per-tensor "
+               "bit patterns with --bits (and the format in a member __softfloat__); a .pt/.pth "
+               "output (needs torch) is a flat dict of tensors for torch.load, in the torch "
+               "dtype where there is one (bf16, fp16, fp32, fp64, float8_e4m3fn, float8_e5m2, "
+               "the fnuz pair), else bit patterns as uint8/int16/int32 listed in its entry "
+               "__softfloat__; softfloat.load_checkpoint(OUT) reads any of them back as values. "
+               "In the per-tensor table the error figures (max and mean relative error, SQNR) "
+               "are over the finite elements only: a figure marked * leaves out the number of "
+               "elements in the 'left out' column (infinite or NaN input, or a result that "
+               "overflowed), so read it beside the overflow share. "
+               "--scaling tensor (formats of 8 bits or fewer) is softfloat.scaled_encode's per-tensor "
                "recipe: x * scale (the exact product) rounded once, with scale = "
                "fp32(format max / amax) as Transformer Engine computes it (amax the largest "
                "finite |x|; 1 for an all-zero tensor), stored beside each tensor as "
@@ -168,10 +208,11 @@ def _build_parser() -> _Parser:
                "downward or stochastic add --saturate (as Transformer Engine's casts do) to keep "
                "the largest element finite. In "
                "--report JSON, NaN is null and infinities are the strings \"inf\"/\"-inf\".")
-    qz.add_argument("input", metavar="IN", help="a .npy array, an .npz archive or a .safetensors file")
+    qz.add_argument("input", metavar="IN", help="a .npy array, an .npz archive, a .safetensors file "
+                                                 "or a torch.save checkpoint (.pt)")
     qz.add_argument("output", metavar="OUT",
-                    help="where to write the result: a .npy file for a .npy input; an .npz or "
-                         ".safetensors file (by its extension) for the others")
+                    help="where to write the result: a .npy file for a .npy input; an .npz, "
+                         ".safetensors or .pt/.pth file (by its extension) for the others")
     qz.add_argument("-f", "--format", required=True,
                     help="target format, e.g. bf16, e4m3 or a layout such as e6m9")
     _rounding_options(qz)
@@ -179,9 +220,11 @@ def _build_parser() -> _Parser:
                     help="save the encoded bit patterns (unsigned ints) instead of values")
     qz.add_argument("--scaling", default="none", choices=("none", "tensor"),
                     help="tensor: scale each tensor so its largest finite magnitude maps to the "
-                         "format's max, and store the scale (.npz and .safetensors only)")
+                         "format's max, and store the scale (checkpoints into formats of 8 bits "
+                         "or fewer only)")
     qz.add_argument("--report", metavar="REPORT.json",
                     help="also write the per-tensor rows as JSON")
+    qz.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
     qz.set_defaults(command=_run_quantize)
 
     tr = commands.add_parser(
@@ -259,6 +302,7 @@ def _is_number(token: str) -> bool:
 def _policy(args) -> dict:
     """The rounding keywords of encode/quantize, checked and named as on the command line."""
     rounding = as_rounding(args.rounding, "--rounding")
+    _check_seed(args.seed)
     if args.seed is not None and rounding is not Rounding.STOCHASTIC:
         raise ValueError(_validate.seed_without_stochastic("--seed", "--rounding", rounding.value))
     return dict(
@@ -268,6 +312,11 @@ def _policy(args) -> dict:
         tininess=as_tininess(args.tininess, "--tininess"),
         rng=args.seed,
     )
+
+
+def _check_seed(seed) -> None:
+    if seed is not None and seed < 0:
+        raise ValueError(f"--seed must be an integer >= 0 (a numpy seed); got {seed}: use e.g. --seed 0")
 
 
 # =====================================================================================
@@ -335,61 +384,32 @@ def _check_value(text: str) -> None:
 def _run_quantize(args) -> int:
     fmt = as_format(args.format, "--format")
     policy = _policy(args)
-    kind = _checkpoint_read.file_kind(args.input)
-    if kind != "npy":
-        return _run_quantize_checkpoint(args, kind, fmt, policy)
-    if args.scaling != "none":
-        raise ValueError(f"--scaling {args.scaling} needs room for the scale beside the array; a "
-                         ".npy file holds one array: save it in an .npz or .safetensors file")
-    x = _checkpoint_read.load_npy(args.input)
-    if args.bits:
-        result, flags = encode(x, fmt, **policy, return_flags=True)
-        bits = result
-    else:
-        result, flags = quantize(x, fmt, **policy, return_flags=True)
-        bits = encode(result, fmt)  # the values are in fmt: their bits, exactly
-    _checkpoint_write.save_npy(args.output, np.asarray(result))
+    if args.report:
+        _check_report(args.report, args.input, args.output)
+    if _checkpoint_read.file_kind(args.input) != "npy":
+        return _run_quantize_checkpoint(args, fmt, policy)
+    # one array: the same library path, which also hands back what the summary prints
+    rows, (flags, found, stats, dtype) = _checkpoint.quantize_file(
+        args.input, args.output, fmt, policy, scaling=args.scaling, bits=args.bits)
+    row = rows[0]
     what = "bit patterns" if args.bits else "values"
-    print(f"{_validate.counted(int(np.size(x)))} of {x.dtype} {tuple(np.shape(x))} -> {fmt.name} "
-          f"(rounding={policy['rounding'].value}): wrote {what} as {np.asarray(result).dtype} "
-          f"to {args.output}")
-    found = outcomes(bits, fmt, flags)
+    print(f"{_validate.counted(row['count'])} of {row['dtype']} {tuple(row['shape'])} -> {fmt.name} "
+          f"(rounding={policy['rounding'].value}): wrote {what} as {dtype} to {args.output}")
     print(flags.summary(found))
     print("quantisation error:")
-    stats = error_stats(x, bits, fmt)
     print("\n".join("  " + line for line in stats.summary().splitlines()))
     if args.report:
-        n = int(np.size(x))
-        row = {"name": os.path.basename(args.input), "shape": list(np.shape(x)), "dtype": x.dtype.name,
-               "action": "quantized", "count": n,
-               "became_zero": found.counts["zero"] / n if n else math.nan,
-               "became_subnormal": found.counts["subnormal"] / n if n else math.nan,
-               "overflowed": int(np.count_nonzero(flags.overflow)) / n if n else math.nan,
-               "max_rel_error": stats.max_rel, "mean_rel_error": stats.mean_rel,
-               "sqnr_db": stats.sqnr_db, "excluded": stats.excluded}
-        _write_report(args, fmt, policy, [row])
+        _write_report(args, fmt, policy, rows)
     return 0
 
 
-def _run_quantize_checkpoint(args, kind: str, fmt, policy: dict) -> int:
-    out_kind = {".npz": "npz", ".safetensors": "safetensors"}.get(os.path.splitext(args.output)[1].lower())
-    if out_kind is None:
-        raise ValueError(f"OUT {args.output!r} must end in .npz or .safetensors: IN is "
-                         f"{'an .npz archive' if kind == 'npz' else 'a .safetensors file'} "
-                         "of several arrays")
-    if os.path.exists(args.output) and os.path.samefile(args.input, args.output):
-        raise ValueError(f"OUT {args.output!r} is IN itself: the input is read while the output "
-                         "is written, so write to another file")
-    checkpoint = _checkpoint_read.open_tensors(args.input)
-    meta = {"softfloat.format": fmt.name, "softfloat.rounding": policy["rounding"].value}
-    if args.scaling == "tensor":
-        meta["softfloat.scaling"] = ("tensor: NAME_scale (float32) beside each quantised tensor; "
-                                     "stored = round(x * scale), x ~ stored / scale")
-    try:
-        rows = _checkpoint.quantize_tensors(checkpoint, args.output, out_kind, fmt, policy,
-                                            scaling=args.scaling, bits=args.bits, metadata=meta)
-    finally:
-        checkpoint.close()
+def _run_quantize_checkpoint(args, fmt, policy: dict) -> int:
+    with _Progress(args, "quantize", unit="B") as bar:
+        def tick(name, nbytes, total):
+            bar.update(nbytes, total=total, item=name)
+
+        rows = quantize_checkpoint(args.input, args.output, fmt, **policy, scaling=args.scaling,
+                                   bits=args.bits, progress=tick if bar.on else None)
     done = sum(r["action"] == "quantized" for r in rows)
     scaling = ", scaling=tensor" if args.scaling == "tensor" else ""
     print(f"{_validate.counted(len(rows), 'tensor')} of {args.input} -> {fmt.name} "
@@ -401,46 +421,72 @@ def _run_quantize_checkpoint(args, kind: str, fmt, policy: dict) -> int:
     return 0
 
 
-_TABLE = ("tensor", "shape", "dtype", "zero", "subnormal", "overflow", "max rel err", "SQNR dB")
+_TABLE = ("tensor", "shape", "dtype", "zero", "subnormal", "overflow", "max rel err",
+          "mean rel err", "SQNR dB", "left out")
 
 
 def _table(rows: list[dict], scaled: bool) -> str:
-    """One line per tensor; shares in percent."""
-    head = _TABLE + (("scale",) if scaled else ())
+    """One line per tensor; shares in percent.  The error figures cover the finite elements
+    only: where some were left out (infinite or NaN input or result) they carry a * and
+    'left out' gives the count, so an overflow never hides behind an error of 0."""
+    notes = any(r.get("note") for r in rows)
+    head = _TABLE + (("scale",) if scaled else ()) + (("note",) if notes else ())
     lines = [head]
+    marked = False
     for r in rows:
         cells = [r["name"], "x".join(map(str, r["shape"])) or "()", r["dtype"]]
         if r["action"] == "kept":
-            cells += ["kept"] + [""] * (len(head) - 4)
+            cells += ["kept"] + [""] * (len(head) - 4 - notes)
         else:
+            star = "*" if r["excluded"] else ""
+            marked = marked or bool(star)
             cells += [_pct(r["became_zero"]), _pct(r["became_subnormal"]), _pct(r["overflowed"]),
-                      _num(r["max_rel_error"], ".3g"), _num(r["sqnr_db"], ".2f")]
+                      _num(r["max_rel_error"], ".3g", star), _num(r["mean_rel_error"], ".3g", star),
+                      _num(r["sqnr_db"], ".2f", star), str(r["excluded"]) if r["excluded"] else ""]
             if scaled:
                 cells.append(f"{r['scale']:.6g}")
+        if notes:
+            cells.append(r.get("note") or "")
         lines.append(tuple(cells))
     widths = [max(len(line[i]) for line in lines) for i in range(len(head))]
-    return "\n".join("  ".join(c.ljust(w) if i < 3 else c.rjust(w) for i, (c, w) in
-                               enumerate(zip(line, widths))).rstrip() for line in lines)
+    text = "\n".join("  ".join(c.ljust(w) if i < 3 or i == len(head) - 1 and notes else c.rjust(w)
+                               for i, (c, w) in enumerate(zip(line, widths))).rstrip()
+                     for line in lines)
+    if marked:
+        text += ("\n* over the finite elements only: 'left out' elements (infinite or NaN input, "
+                 "or a result that overflowed) are not in the error figures")
+    return text
 
 
 def _pct(v: float) -> str:
     return "-" if math.isnan(v) else f"{100 * v:.2f}%"
 
 
-def _num(v: float, spec: str) -> str:
-    return "-" if math.isnan(v) else format(v, spec)
+def _num(v: float, spec: str, star: str = "") -> str:
+    return "-" if math.isnan(v) else format(v, spec) + star
+
+
+def _check_report(report: str, *others: str) -> None:
+    """Before any work: --report can be written, and is neither IN nor OUT."""
+    _checkpoint.check_directory(report, "--report")
+    for other in others:
+        if os.path.abspath(report) == os.path.abspath(other) or _checkpoint.same_file(report, other):
+            raise ValueError(f"--report {report!r} is {other!r}, a file quantize reads or writes; "
+                             "give the report another name")
 
 
 def _write_report(args, fmt, policy: dict, rows: list[dict]) -> None:
     report = {"input": args.input, "output": args.output, "format": fmt.name,
               "rounding": policy["rounding"].value, "scaling": args.scaling,
               "tensors": [{k: _json_number(v) for k, v in r.items()} for r in rows]}
-    try:
-        with open(args.report, "w") as fh:
-            json.dump(report, fh, indent=2, allow_nan=False)
-            fh.write("\n")
-    except OSError as exc:
-        raise OSError(f"cannot write --report {args.report!r}: {exc.strerror or exc}") from None
+    _write_json(args.report, report, indent=2, allow_nan=False)
+
+
+def _write_json(path: str, payload, **options) -> None:
+    """--report files are written atomically too: complete, or not at all."""
+    with atomic_output(path, "--report", mode="w") as fh:
+        json.dump(payload, fh, **options)
+        fh.write("\n")
 
 
 def _json_number(v):
@@ -455,6 +501,7 @@ def _run_train(args) -> int:
 
     if args.epochs < 0:
         raise ValueError(f"--epochs must be >= 0; got {args.epochs}")
+    _check_seed(args.seed)
     names = [n.strip() for n in args.compare.split(",") if n.strip()] if args.compare else [args.policy]
     overrides = {} if args.update_rounding is None else {"update_rounding": args.update_rounding}
     policies = [training.as_policy(n, **overrides) for n in names]  # bad names fail before any work
@@ -464,19 +511,23 @@ def _run_train(args) -> int:
         training.as_policy(names[0], loss_scale=args.loss_scale)  # a bad value fails before any work
     if args.plot:
         training.plot.require_matplotlib()
+    for path, label in ((args.report, "--report"), (args.plot, "--plot")):
+        if path:
+            _checkpoint.check_directory(path, label)
     reports = []
     for policy in policies:
-        with _progress_bar(args, policy.name, _steps_per_run(training, args.epochs)) as tick:
-            reports.append(training.run(policy, progress=tick, **options))
+        with _Progress(args, policy.name, unit="step", plain=False,
+                       hint=f"training {policy.name} (pip install \"softfloat-emu[lab]\" for a progress bar)") as bar:
+            def tick(rec):
+                bar.update(1, total=_steps_per_run(training, args.epochs),
+                           postfix=f"loss={rec['loss']:.3f}, scale={rec['loss_scale']:g}")
+
+            reports.append(training.run(policy, progress=tick if bar.on else None, **options))
     table = training.Table(r.summary() for r in reports)
     print(table)
     if args.report:
         payload = reports[0].to_dict() if len(reports) == 1 else [r.to_dict() for r in reports]
-        try:
-            with open(args.report, "w") as fh:
-                json.dump(payload, fh)
-        except OSError as exc:
-            raise OSError(f"cannot write --report {args.report!r}: {exc.strerror or exc}") from None
+        _write_json(args.report, payload)
     if args.plot:
         training.plot.save(reports, args.plot)
     return 0
@@ -487,28 +538,61 @@ def _steps_per_run(training, epochs: int) -> int:
     return epochs * -(-n // 64)
 
 
-class _progress_bar:
-    """tqdm on stderr when it is installed (the lab extra); otherwise a one-line note."""
+class _Progress:
+    """The one progress display of every command, on stderr: a tqdm bar where tqdm is
+    installed (the lab extra), else one plain line per item (``plain``) or, once, the
+    ``hint``; nothing with --no-progress or when stderr is not a terminal (a log file or a
+    pipe gets no bar).  ``on`` says whether anything is shown; ``update(n, total=...,
+    item=..., postfix=...)`` advances it (the first update sets the bar's total)."""
 
-    def __init__(self, args, name: str, total: int):
-        self.args, self.name, self.total, self.bar = args, name, total, None
+    def __init__(self, args, desc: str, unit: str, plain: bool = True, hint: str | None = None):
+        self.desc, self.unit, self.plain, self.hint = desc, unit, plain, hint
+        self.on = not getattr(args, "no_progress", False) and _is_terminal(sys.stderr)
+        self.bar = None
+        self.done = 0
 
     def __enter__(self):
-        if self.args.no_progress:
-            return None
-        try:
-            from tqdm import tqdm
-        except ImportError:
-            print(f"training {self.name} (pip install \"softfloat-emu[lab]\" for a progress bar)", file=sys.stderr)
-            return None
-        self.bar = tqdm(total=self.total, desc=self.name, unit="step", file=sys.stderr, leave=False)
+        if self.on:
+            try:
+                from tqdm import tqdm
+            except ImportError:
+                if self.hint:
+                    print(self.hint, file=sys.stderr)
+            else:  # shown at once; its total is set by the first update
+                scaled = self.unit == "B"
+                self.bar = tqdm(total=None, desc=self.desc, unit=self.unit, unit_scale=scaled,
+                                unit_divisor=1024 if scaled else 1000, file=sys.stderr, leave=False)
+        return self
 
-        def tick(rec):
-            self.bar.update(1)
-            self.bar.set_postfix(loss=f"{rec['loss']:.3f}", scale=f"{rec['loss_scale']:g}", refresh=False)
-        return tick
+    def update(self, n: int, *, total: int | None = None, item: str | None = None, postfix: str | None = None):
+        self.done += n
+        if self.bar is not None:
+            if self.bar.total is None and total:
+                self.bar.total = total
+            self.bar.update(n)
+            if item is not None or postfix is not None:
+                self.bar.set_postfix_str(item if postfix is None else postfix, refresh=False)
+        elif self.plain:
+            share = f" ({100 * self.done / total:.0f}%)" if total else ""
+            size = f"{_size(self.done)} of {_size(total)}" if self.unit == "B" and total else f"{self.done}"
+            print(f"{self.desc}: {item or ''} {size}{share}".replace("  ", " "), file=sys.stderr, flush=True)
 
     def __exit__(self, *exc):
         if self.bar is not None:
             self.bar.close()
         return False
+
+
+def _is_terminal(stream) -> bool:
+    try:
+        return stream.isatty()
+    except (AttributeError, ValueError):
+        return False
+
+
+def _size(n: int) -> str:
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if n < 1024 or unit == "GiB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024
+    raise AssertionError("unreachable")

@@ -1,0 +1,258 @@
+"""Checkpoints in a format: round every float tensor of a .npy, .npz, .safetensors (or
+torch) file into a format and write it atomically, saying per tensor what rounding did;
+and load such a file back as values, whatever format its bits are in.
+
+What ``softfloat quantize`` does on the command line, from Python.  Formats with no dtype
+in the output's library (FP6, FP4, TF32, custom layouts such as e6m9; all formats with
+``bits=True``) are stored as unsigned-integer bit patterns, and the file says which
+tensors those are and in which format, so :func:`load_checkpoint` can decode them.
+"""
+
+from __future__ import annotations
+
+import json
+import numbers
+import os
+
+import numpy as np
+
+from . import _checkpoint, _validate
+from ._checkpoint_read import file_kind, open_tensors
+from ._options import policy_from_options
+from .codec import decode
+from .formats import as_format, fp16, fp32, fp64
+
+__all__ = ["quantize_checkpoint", "load_checkpoint"]
+
+
+def quantize_checkpoint(src, dst, fmt, *, rounding="nearest_even", saturate=False, subnormals=True,
+                        tininess="after", rng=None, scaling="none", bits=False, progress=None) -> list[dict]:
+    """Round every float tensor of the file ``src`` into ``fmt`` and write ``dst``; return
+    one row per tensor saying what rounding did (the rows ``softfloat quantize`` prints).
+
+    Why a file function: a model checkpoint is larger than one array, and a failure
+    halfway (a full disk, Ctrl-C) must not leave a truncated file that looks like a
+    checkpoint.  Tensors are processed one by one in pieces of 2**20 elements, and
+    ``dst`` is written to a temporary file beside it and renamed over it only when
+    complete and on disk.
+
+    Preconditions, all checked before anything is read:
+
+    - ``dst`` is not ``src`` (nor a symlink or hard link to it);
+    - ``src`` is a .npy array, an .npz archive or a .safetensors file (by its first
+      bytes); ``dst``'s extension names the kind written: .npy for a .npy ``src`` (an
+      ``dst`` without extension is a .npy too), .npz, .safetensors, .pt or .pth for a
+      checkpoint;
+    - ``scaling="tensor"`` only into a checkpoint, and only into formats of 8 bits or
+      fewer (a per-tensor scale is how FP8/FP6/FP4 are stored; bf16/fp16 casts take none);
+    - writing .pt needs torch (``pip install "softfloat-emu[torch]"``).
+
+    Parameters
+    ----------
+    src, dst : str or os.PathLike
+        The input file and the output file.  Error messages call them IN and OUT, as
+        the command line does, and name their paths.
+    fmt : Format or str
+        The target format, e.g. "bf16", "e4m3", "e6m9".
+    rounding, saturate, subnormals, tininess, rng
+        As for :func:`softfloat.encode`.  With ``rounding="stochastic"``, ``rng`` (an int
+        seed >= 0 or a Generator) is one stream for the whole file, tensors in file order;
+        ``rng=None`` draws fresh entropy; the deterministic modes ignore ``rng``.
+    scaling : {"none", "tensor"}
+        "tensor": each tensor times ``scale = fp32(max / amax)`` (Transformer Engine's
+        recipe), rounded once, with the scale stored beside it as ``NAME_scale``.
+    bits : bool
+        Store bit patterns (unsigned ints) even where the output has a dtype for ``fmt``.
+    progress : callable, optional
+        Called as ``progress(name, nbytes, total_bytes)`` after each tensor is written.
+
+    Returns
+    -------
+    list of dict
+        One per tensor, in file order: ``name``, ``shape``, ``dtype`` and ``action``
+        ("quantized" or "kept": integer and bool tensors are copied unchanged), and for a
+        quantised tensor ``count``, the shares ``became_zero``, ``became_subnormal`` and
+        ``overflowed``, ``max_rel_error``, ``mean_rel_error``, ``sqnr_db`` (over the
+        finite elements only) and ``excluded`` (elements left out of those: infinite or
+        NaN input or result), ``scale`` with scaling; ``note`` where the reader had one.
+
+    Notes
+    -----
+    .safetensors: F16, BF16, F8_E4M3, F8_E5M2, F8_E4M3FNUZ, F8_E5M2FNUZ, F32, F64 bit
+    patterns, other formats (or ``bits=True``) as U8/U16/U32/U64 listed in the metadata key
+    ``softfloat.bit_patterns`` with the format in ``softfloat.format``.  .npz: values in
+    float32/float64 (quantize's dtype rule), or with ``bits=True`` unsigned ints plus a
+    member ``__softfloat__`` (a str array holding that metadata as JSON).  .pt/.pth: a
+    flat ``{name: tensor}`` dict for ``torch.load``: the torch dtype where one exists
+    (bf16, fp16, fp32, fp64, fp8_e4m3 as float8_e4m3fn, fp8_e5m2, the fnuz pair), bit
+    patterns otherwise as torch.uint8/int16/int32/int64 (same bits), plus the entry
+    ``"__softfloat__"``: a dict of that metadata.
+
+    Examples
+    --------
+    >>> import os, tempfile, numpy as np, softfloat as sf
+    >>> d = tempfile.mkdtemp()
+    >>> src, dst = os.path.join(d, "w.npz"), os.path.join(d, "w_e4m3.safetensors")
+    >>> np.savez(src, w=np.array([0.1, 1000.0, -3.3], np.float32), step=np.array([7]))
+    >>> rows = sf.quantize_checkpoint(src, dst, "e4m3", saturate=True)
+    >>> [(r["name"], r["action"]) for r in rows], rows[0]["overflowed"]
+    ([('w', 'quantized'), ('step', 'kept')], 0.3333333333333333)
+    >>> sf.load_checkpoint(dst)["w"].tolist()
+    [0.1015625, 448.0, -3.25]
+    """
+    fmt = as_format(fmt, "fmt")
+    if isinstance(rng, numbers.Integral) and not isinstance(rng, bool) and rng < 0:
+        raise ValueError(f"rng must be a seed >= 0 (or a numpy.random.Generator); got {rng}")
+    policy, _ = policy_from_options(rounding, tininess, subnormals, saturate, rng)
+    if scaling not in ("none", "tensor"):
+        raise ValueError(f"scaling must be 'none' or 'tensor'; got {_validate.short_repr(scaling)}")
+    bits = _validate.boolean("bits", bits)
+    if progress is not None and not callable(progress):
+        raise TypeError(f"progress must be a callable or None; got {_validate.describe(progress)}")
+    options = dict(rounding=policy.rounding, saturate=policy.saturate, subnormals=policy.subnormals,
+                   tininess=policy.tininess, rng=rng)
+    rows, _ = _checkpoint.quantize_file(src, dst, fmt, options, scaling=scaling, bits=bits,
+                                        progress=progress)
+    return rows
+
+
+def load_checkpoint(path) -> dict[str, np.ndarray]:
+    """Load a file written by :func:`quantize_checkpoint` (or ``softfloat quantize``) back
+    as values: ``{name: ndarray}``, in file order.
+
+    Why: a checkpoint in FP6, FP4, TF32 or a custom layout has no dtype in safetensors,
+    numpy or torch, so its tensors are stored as bit patterns; this decodes them (exactly)
+    from the format the file names, so the caller never handles bits.
+
+    - float tensors of fp16, fp32, fp64 come back in that numpy dtype; every other format
+      (bf16, FP8, ...; bit patterns named in ``softfloat.bit_patterns``) as float32
+      where float32 holds it exactly, else float64;
+    - integer and bool tensors, and ``NAME_scale`` tensors, come back as they are
+      (values written with ``scaling="tensor"`` are ``stored / scale``: divide by the
+      scale to compare with the original);
+    - a .npy file is one array, named by the file's stem; the format of bit patterns in
+      a .npy (``--bits``) is not recorded, so they come back as the integers they are.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        A .npy, .npz, .safetensors, or (with torch installed) .pt/.pth file.
+
+    Returns
+    -------
+    dict of str to ndarray
+
+    Examples
+    --------
+    >>> import os, tempfile, numpy as np, softfloat as sf
+    >>> d = tempfile.mkdtemp()
+    >>> src, dst = os.path.join(d, "w.npz"), os.path.join(d, "w_fp6.safetensors")
+    >>> np.savez(src, w=np.array([0.3, -1.7, 100.0], np.float32))
+    >>> _ = sf.quantize_checkpoint(src, dst, "fp6_e2m3", saturate=True)
+    >>> w = sf.load_checkpoint(dst)["w"]
+    >>> w.dtype, w.tolist()
+    (dtype('float32'), [0.25, -1.75, 7.5])
+    """
+    path = os.fspath(path)
+    if os.path.splitext(path)[1].lower() in (".pt", ".pth"):
+        return _load_pt(path)
+    kind = file_kind(path)
+    if kind == "npy":
+        return {os.path.splitext(os.path.basename(path))[0]: np.load(path, allow_pickle=False)}
+    if kind == "npz":
+        return _load_npz(path)
+    if kind == "pt":
+        return _load_pt(path)
+    return _load_safetensors(path)
+
+
+def _value_dtype(fmt) -> np.dtype:
+    """numpy's own dtype for fp16/32/64; else float32 where it holds fmt, else float64."""
+    own = {fp16: np.float16, fp32: np.float32, fp64: np.float64}.get(fmt)
+    if own is not None:
+        return np.dtype(own)
+    return np.dtype(np.float32 if fp32.holds(fmt) else np.float64)
+
+
+def _bit_patterns(meta: dict, path: str):
+    """(format, names) of the tensors a file stores as bit patterns."""
+    names = meta.get("softfloat.bit_patterns")
+    if not names:
+        return None, frozenset()
+    if "softfloat.format" not in meta:
+        raise ValueError(f"{path!r} lists bit patterns (softfloat.bit_patterns) but names no "
+                         "format (softfloat.format); it was not written by softfloat")
+    return as_format(meta["softfloat.format"], "softfloat.format"), frozenset(json.loads(names))
+
+
+def _decoded(bits: np.ndarray, fmt) -> np.ndarray:
+    return np.asarray(decode(bits, fmt, _value_dtype(fmt)))
+
+
+def _load_npz(path: str) -> dict:
+    out = {}
+    with np.load(path, allow_pickle=False) as archive:
+        meta = {}
+        if _checkpoint.METADATA_ENTRY in archive.files:
+            meta = json.loads(str(archive[_checkpoint.METADATA_ENTRY][()]))
+        fmt, names = _bit_patterns(meta, path)
+        for name in archive.files:
+            if name == _checkpoint.METADATA_ENTRY:
+                continue
+            arr = archive[name]
+            out[name] = _decoded(arr, fmt) if name in names else arr
+    return out
+
+
+def _load_safetensors(path: str) -> dict:
+    checkpoint = open_tensors(path)
+    try:
+        fmt, names = _bit_patterns(checkpoint.metadata, path)
+        out = {}
+        for t in checkpoint.tensors:
+            if t.fmt is not None:  # a float code: its bit patterns
+                out[t.name] = _decoded(np.asarray(t.load()), t.fmt)
+                continue
+            code = _checkpoint._CODE_NUMPY.get(t.dtype)
+            if code is None:
+                raise ValueError(f"tensor {t.name!r} of {path!r} is {t.dtype}, which numpy has "
+                                 "no type for")
+            arr = np.array(np.asarray(t.raw()).view(np.dtype(code).newbyteorder("<")).reshape(t.shape))
+            out[t.name] = _decoded(arr, fmt) if t.name in names else arr.astype(arr.dtype.newbyteorder("="))
+        return out
+    finally:
+        checkpoint.close()
+
+
+def _load_pt(path: str) -> dict:
+    try:
+        import torch
+    except ImportError:
+        raise ImportError(f"reading a .pt/.pth file needs torch, which is not installed: "
+                          f"{_validate.install_hint('torch')}") from None
+    from .interop import bits_of
+
+    try:
+        state = torch.load(path, map_location="cpu", weights_only=True)
+    except Exception as exc:  # torch raises many types for a file it cannot read
+        raise ValueError(f"cannot read {path!r} with torch.load(weights_only=True): {exc}") from None
+    if not isinstance(state, dict):
+        raise ValueError(f"{path!r} holds a {type(state).__name__}, not a dict of tensors")
+    meta = state.get(_checkpoint.METADATA_ENTRY, {})
+    fmt, names = _bit_patterns(meta if isinstance(meta, dict) else {}, path)
+    out = {}
+    for name, t in state.items():
+        if name == _checkpoint.METADATA_ENTRY:
+            continue
+        if not isinstance(t, torch.Tensor):
+            raise ValueError(f"{path!r} holds {name!r}, a {type(t).__name__}, not a tensor")
+        t = t.detach().cpu().contiguous()
+        if name in names:
+            arr = t.numpy()
+            out[name] = _decoded(arr.view(np.dtype(f"u{arr.itemsize}")), fmt)
+        elif t.is_floating_point():
+            bits, tfmt = bits_of(t)
+            out[name] = _decoded(np.asarray(bits), tfmt)
+        else:
+            out[name] = t.numpy()
+    return out
