@@ -101,12 +101,10 @@ def install_hint(extra: str) -> str:
     return f'pip install "{DISTRIBUTION}[{extra}]" (in a checkout of the repository: pip install -e ".[{extra}]")'
 
 
-def missing_dependency(module: str, package: str) -> str:
-    """The ImportError text for an optional dependency: how to install it in a checkout
-    of the repository and for an installed package."""
-    return (f"{module} needs {package}, which is not installed; install softfloat's test extra: "
-            'in a checkout of the repository, pip install -e ".[test]"; for an installed '
-            f'softfloat, pip install "{DISTRIBUTION}[test]"')
+def missing_dependency(module: str, package: str, extra: str = "test") -> str:
+    """The ImportError text for an optional dependency: the extra that brings it, for an
+    installed package and in a checkout of the repository."""
+    return f"{module} needs {package}, which is not installed; {install_hint(extra)}"
 
 
 def instance(name: str, value: object, cls: type, what: str) -> None:

@@ -291,7 +291,7 @@ def to_torch(bits, fmt):
     try:
         import torch
     except ImportError:
-        raise ImportError(_validate.missing_dependency("softfloat.to_torch", "torch")) from None
+        raise ImportError(_validate.missing_dependency("softfloat.to_torch", "torch", "torch")) from None
     arr = _storage(bits, fmt)
     if not (arr.flags.c_contiguous and arr.flags.writeable):  # torch.from_numpy needs both
         arr = np.array(arr, order="C")

@@ -4,6 +4,7 @@ the numpy behaviour the kernels rely on."""
 from __future__ import annotations
 
 import ast
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -137,3 +138,15 @@ def test_every_subpackage_is_shipped():
     for package in packages:
         assert any(fnmatch.fnmatch(package, pattern) for pattern in include), package
 
+
+def test_the_test_extra_is_lean_and_torch_is_its_own_extra():
+    # pip resolves "torch" to its CUDA build (several GB of nvidia-* wheels): the README's
+    # test command must not pull it; the tests that need torch skip without it
+    tomllib = pytest.importorskip("tomllib")  # Python 3.11+
+
+    extras = tomllib.loads((PACKAGE.parent / "pyproject.toml").read_text())["project"]["optional-dependencies"]
+    names = {name: {re.split(r"[\[<>=!~ ;]", req, maxsplit=1)[0].lower() for req in reqs}
+             for name, reqs in extras.items()}
+    assert "torch" not in names["test"] and not any(n.startswith("nvidia") for n in names["test"])
+    assert names["torch"] == {"torch"}
+    assert "pytest-xdist" in names["test"]  # tests/conftest.py spreads the suite over the cores

@@ -22,6 +22,7 @@ import pytest
 import softfloat as sf
 from softfloat import _checkpoint
 from softfloat.cli import main
+from tests.conftest import TORCH_MISSING
 from tests.oracle import pattern_of, round_exact, value_of_float
 
 safetensors_numpy = pytest.importorskip("safetensors.numpy", reason="safetensors is in the test extra")
@@ -102,7 +103,7 @@ def test_safetensors_fp8_bits_match_encode_and_ml_dtypes(capsys, checkpoint, tmp
 
 
 def test_safetensors_output_loads_in_torch_with_the_right_dtypes(capsys, checkpoint, tmp_path):
-    torch_st = pytest.importorskip("safetensors.torch", reason="torch is in the test extra")
+    torch_st = pytest.importorskip("safetensors.torch", reason=TORCH_MISSING)
     import torch
 
     src, tensors = checkpoint

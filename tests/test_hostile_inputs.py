@@ -15,11 +15,14 @@ Where the expected results come from (never from softfloat):
   the same way, with the reason written next to the case;
 * NaN and infinity inputs follow ``encode``'s documented special-value policy (its Notes).
 
-Each call is timed with ``time.perf_counter`` and must return within :data:`TIME_LIMIT`
-(generous, for loaded CI machines: the calls take well under a millisecond for huge
-exponents and tens of milliseconds for a million digits); ``tracemalloc`` bounds the peak
-allocation.  Cases are organised by number class: specials, zeros, far below the
-subnormals, within reach, far beyond the largest finite value.
+"At once" is a bound on work, not on a clock (a loaded machine would make a clock bound
+flaky): each call's Python-level steps -- calls of Python functions and builtins, counted
+with ``sys.setprofile`` -- stay below :data:`STEP_LIMIT`, however long the input or large
+its exponent, so no loop runs over its digits or its exponent in Python; ``tracemalloc``
+bounds the peak allocation, so no huge int or string is built (``10**10**9`` alone would
+take 415 MB).  The exact results bound what is left: they are checked against the oracle.
+Cases are organised by number class: specials, zeros, far below the subnormals, within reach, far beyond the
+largest finite value.
 """
 
 from __future__ import annotations
@@ -28,7 +31,6 @@ import decimal
 import math
 import subprocess
 import sys
-import time
 import tracemalloc
 from dataclasses import dataclass
 from fractions import Fraction
@@ -50,9 +52,12 @@ MODES = DETERMINISTIC + ("stochastic",)
 POLICIES = ({}, {"saturate": True}, {"subnormals": False}, {"tininess": "before"})
 FLAG_NAMES = ("invalid", "divide_by_zero", "overflow", "underflow", "inexact")
 
-#: seconds one call may take (the real figures: < 1 ms for huge exponents, < 100 ms for a
-#: million digits; CI machines can be slow and shared)
-TIME_LIMIT = 0.5
+#: Python-level steps (profile events: calls and returns of Python functions and builtins)
+#: one encode may take, whatever the input's length or exponent (measured: 180 to 530, a
+#: few thousand for the first call of a kind, which fills caches)
+STEP_LIMIT = 20_000
+#: the same for explain (its text and dict included) plus quantize (measured: up to 14 000)
+EXPLAIN_STEP_LIMIT = 200_000
 #: peak bytes allocated by one call on a short input with a huge exponent (measured: a few KB)
 SHORT_INPUT_PEAK = 2 << 20
 #: peak bytes per input character for long inputs (measured: about 7)
@@ -277,13 +282,31 @@ def expected(case: Case, fmt, mode: str, **policy):
     return oracle(case.like, case.negative, fmt, mode, **policy)
 
 
-def timed_encode(x, fmt, mode, **policy):
+def steps(fn, *args, **kwargs):
+    """(fn(*args, **kwargs), the number of Python-level steps it took): profile events,
+    deterministic for a given input, unlike a clock.  Under a profiler (cProfile, which
+    holds the profile hook) nothing is counted: 0."""
+    if sys.getprofile() is not None:
+        return fn(*args, **kwargs), 0
+    count = 0
+
+    def profile(frame, event, arg):
+        nonlocal count
+        count += 1
+
+    sys.setprofile(profile)
+    try:
+        result = fn(*args, **kwargs)
+    finally:
+        sys.setprofile(None)
+    return result, count
+
+
+def bounded_encode(x, fmt, mode, **policy):
     rng = 0 if mode == "stochastic" else None
-    start = time.perf_counter()
-    bits, flags = sf.encode(x, fmt, mode, rng=rng, return_flags=True, **policy)
-    elapsed = time.perf_counter() - start
-    assert elapsed < TIME_LIMIT, f"encode took {elapsed:.3f} s"
-    return int(bits), tuple(bool(getattr(flags, n)) for n in FLAG_NAMES)
+    (bits, flags), count = steps(sf.encode, x, fmt, mode, rng=rng, return_flags=True, **policy)
+    assert count < STEP_LIMIT, f"encode took {count} steps"
+    return int(bits), tuple(bool(getattr(flags, name)) for name in FLAG_NAMES)
 
 
 #: long inputs take milliseconds per call: they are checked in fewer formats and policies
@@ -296,7 +319,7 @@ def test_hostile_inputs_every_format_and_mode(case):
     for fmt in FORMATS if case.short else LONG_FORMATS:
         for mode in MODES:
             for policy in POLICIES if case.short else POLICIES[:1]:
-                got = timed_encode(case.x, fmt, mode, **policy)
+                got = bounded_encode(case.x, fmt, mode, **policy)
                 want_bits, want_flags = expected(case, fmt, mode, **policy)
                 where = f"{case.id} -> {fmt.name}, {mode}, {policy}"
                 if want_flags is None:
@@ -322,6 +345,11 @@ def test_hostile_inputs_peak_memory(case):
         assert peak < limit, f"{case.id}: peak {peak} bytes"
 
 
+def _explain_and_quantize(x, fmt, mode):
+    e = sf.explain(x, fmt, mode)
+    return e, str(e), e.to_dict(), sf.quantize(x, fmt, mode)
+
+
 @pytest.mark.parametrize("case", [c for c in CASES if c.kind in ("above", "below", "reach")],
                          ids=lambda c: c.id)
 def test_hostile_inputs_quantize_and_explain(case):
@@ -330,10 +358,8 @@ def test_hostile_inputs_quantize_and_explain(case):
     fmt = sf.fp16
     for mode in DETERMINISTIC if case.short else ("nearest_even", "upward"):
         want_bits, want_flags = expected(case, fmt, mode)
-        start = time.perf_counter()
-        e = sf.explain(case.x, fmt, mode)
-        text, data = str(e), e.to_dict()
-        assert time.perf_counter() - start < TIME_LIMIT
+        (e, text, data, value), count = steps(_explain_and_quantize, case.x, fmt, mode)
+        assert count < EXPLAIN_STEP_LIMIT, f"explain and quantize took {count} steps"
         assert e.bits == want_bits
         assert tuple(n in e.flags for n in FLAG_NAMES) == want_flags
         assert f"({want_bits:#06x})" in text
@@ -345,15 +371,24 @@ def test_hostile_inputs_quantize_and_explain(case):
             assert e.ulp == Fraction(1, 2**24)
             assert {abs(e.below.value), abs(e.above.value)} == {0, Fraction(1, 2**24)}
             assert (e.guard, e.round, e.sticky) == (0, 0, 1)
-        start = time.perf_counter()
-        value = sf.quantize(case.x, fmt, mode)
-        assert time.perf_counter() - start < TIME_LIMIT
         assert value == sf.decode(want_bits, fmt)
 
 
 def test_from_int_and_strategy_bounds_are_bounded():
     from softfloat.strategies import values
-    start = time.perf_counter()
+
+    tracemalloc.start()
+    try:
+        _, n = steps(_from_int_and_strategy_bounds, values)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert n < EXPLAIN_STEP_LIMIT, f"{n} steps"
+    # the inputs themselves: BIG is 44 KB, the long Decimal a MB; nothing of their size more
+    assert peak < SHORT_INPUT_PEAK + LONG_INPUT_PEAK_PER_CHAR * MILLION, f"peak {peak} bytes"
+
+
+def _from_int_and_strategy_bounds(values):
     assert int(sf.from_int(-BIG, "fp32", "toward_zero")) == 0xFF7FFFFF  # -max: IEEE 7.4
     assert int(sf.from_int(BIG, "bf16")) == 0x7F80                      # +inf
     with pytest.raises(ValueError, match=r"max_value=Decimal\('1E\+1000000000'\) is not representable "
@@ -365,7 +400,6 @@ def test_from_int_and_strategy_bounds_are_bounded():
                                          r"representable in fp16; the nearest values are 0.0 and"):
         values("fp16", min_value=Fraction(1, BIG))
     values("fp16", max_value=D("65504." + "0" * MILLION))  # representable, however written
-    assert time.perf_counter() - start < 4 * TIME_LIMIT
 
 
 # =====================================================================================
@@ -399,22 +433,22 @@ def test_explain_long_decimal_error_is_exact_to_17_digits():
 
 
 def test_cli_explain_far_overflow_returns_promptly(capsys):
-    start = time.perf_counter()
-    assert main(["explain", "1e1000000000", "--format", "fp16"]) == 0
-    assert time.perf_counter() - start < TIME_LIMIT
+    main(["explain", "1", "--format", "fp16"])  # the first call imports and fills caches
+    capsys.readouterr()
+    status, n = steps(main, ["explain", "1e1000000000", "--format", "fp16"])
+    assert status == 0
+    assert n < EXPLAIN_STEP_LIMIT, f"{n} steps"
     out = capsys.readouterr().out
     assert "0 11111 0000000000  (0x7c00)" in out and "overflow" in out
 
 
 def test_cli_explain_far_overflow_subprocess():
-    """The issue's reproduction: this did not return within 20 s."""
-    start = time.perf_counter()
+    """The issue's reproduction: this did not return within 20 s (it computed 10**10**9).
+    The timeout only guards against a hang; the promptness is the step bound above."""
     proc = subprocess.run([sys.executable, "-m", "softfloat", "explain", "1e1000000000", "--format", "fp16"],
-                          capture_output=True, text=True, timeout=60)
-    elapsed = time.perf_counter() - start
+                          capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr
     assert "(0x7c00)" in proc.stdout and proc.stderr == ""
-    assert elapsed < 20, f"{elapsed:.1f} s (the interpreter and numpy start-up included)"
 
 
 # =====================================================================================
@@ -449,7 +483,7 @@ def test_decimal_strings_match_the_oracle(negative, digits, exp10, point, capita
     on the exact value."""
     text = _decimal_text(negative, digits, exp10, point, capital, spaces)
     q = Fraction(int(digits)) * Fraction(10) ** exp10
-    assert timed_encode(text, fmt, mode, **policy) == oracle(q, negative, fmt, mode, **policy)
+    assert bounded_encode(text, fmt, mode, **policy) == oracle(q, negative, fmt, mode, **policy)
 
 
 @given(
@@ -465,7 +499,7 @@ def test_decimal_strings_match_the_oracle(negative, digits, exp10, point, capita
 def test_hex_strings_match_the_oracle(negative, digits, exp2, fmt, mode, policy):
     text = f"{'-' if negative else ''}0x{digits}p{exp2}"
     q = Fraction(int(digits, 16)) * Fraction(2) ** exp2
-    assert timed_encode(text, fmt, mode, **policy) == oracle(q, negative, fmt, mode, **policy)
+    assert bounded_encode(text, fmt, mode, **policy) == oracle(q, negative, fmt, mode, **policy)
 
 
 @given(
@@ -495,7 +529,7 @@ def test_long_digit_strings_match_the_oracle(seed, length, shape, shift, negativ
     else:
         exp2 = 4 * shift - 4 * length
         text, q = f"{sign}0x{digits}p{exp2}", Fraction(int(digits, 16)) * Fraction(2) ** exp2
-    assert timed_encode(text, fmt, mode) == oracle(q, negative, fmt, mode)
+    assert bounded_encode(text, fmt, mode) == oracle(q, negative, fmt, mode)
 
 
 @given(
@@ -508,8 +542,8 @@ def test_long_digit_strings_match_the_oracle(seed, length, shape, shift, negativ
 )
 def test_astronomical_exponents_saturate_or_vanish(negative, exponent, base, fmt, mode, policy):
     """Exponents from 10**6 to 10**18 either way: the rules of section 7.4 and the
-    directed rules below the subnormals, in every mode, in bounded time."""
+    directed rules below the subnormals, in every mode, in bounded work."""
     x = (D(f"{'-' if negative else ''}7.25e{exponent}") if base == "Decimal" and abs(exponent) < 10**18 - 1
          else f"{'-' if negative else ''}{'7.25e' if base != 'p' else '0x1.dp'}{exponent}")
     rule = beyond_max if exponent > 0 else below_half_min
-    assert timed_encode(x, fmt, mode, **policy) == rule(fmt, mode, negative, **policy)
+    assert bounded_encode(x, fmt, mode, **policy) == rule(fmt, mode, negative, **policy)

@@ -12,6 +12,7 @@ Dtype names below are written out by hand, not taken from softfloat's tables.
 from __future__ import annotations
 
 import re
+import sys
 from pathlib import Path
 
 import ml_dtypes
@@ -20,7 +21,8 @@ import pytest
 
 import softfloat as sf
 
-torch = pytest.importorskip("torch", reason="torch is in the test extra; install it to run these")
+# torch is optional (the torch extra): the tests that use it take the ``torch`` fixture of
+# conftest.py, which skips them, naming the install command, where it is missing.
 
 README = Path(__file__).resolve().parent.parent / "README.md"
 
@@ -109,7 +111,7 @@ def test_to_ml_dtypes_converts_other_integer_arrays():
 # torch
 # =====================================================================================
 @pytest.mark.parametrize("fmt, name", TORCH_EXCHANGED, ids=[f.name for f, _ in TORCH_EXCHANGED])
-def test_torch_round_trip_every_pattern(fmt, name):
+def test_torch_round_trip_every_pattern(fmt, name, torch):
     p = every_pattern(fmt)
     t = sf.to_torch(p, fmt)
     assert t.dtype == getattr(torch, name) and t.device.type == "cpu"
@@ -124,7 +126,7 @@ def test_torch_round_trip_every_pattern(fmt, name):
 
 
 @pytest.mark.parametrize("fmt", [sf.fp32, sf.fp64], ids=["fp32", "fp64"])
-def test_torch_wide_floats_sampled(fmt):
+def test_torch_wide_floats_sampled(fmt, torch):
     rng = np.random.default_rng(1)
     p = rng.integers(0, 1 << fmt.bits, 4096, dtype=np.uint64, endpoint=False).astype(fmt.storage_dtype)
     t = sf.to_torch(p, fmt)
@@ -134,7 +136,7 @@ def test_torch_wide_floats_sampled(fmt):
     np.testing.assert_array_equal(bits, p)
 
 
-def test_bits_of_torch_reads_parameters_and_grad_tensors_without_recording():
+def test_bits_of_torch_reads_parameters_and_grad_tensors_without_recording(torch):
     w = torch.nn.Parameter(torch.tensor([0.1, -3.0], dtype=torch.bfloat16))
     bits, fmt = sf.bits_of(w)
     assert fmt is sf.bf16
@@ -145,7 +147,7 @@ def test_bits_of_torch_reads_parameters_and_grad_tensors_without_recording():
     assert w.grad is None
 
 
-def test_to_torch_copies_what_torch_cannot_share():
+def test_to_torch_copies_what_torch_cannot_share(torch):
     p = sf.encode(np.linspace(-4, 4, 10), "bf16")
     strided = sf.to_torch(p[::2], "bf16")
     readonly = p.copy()
@@ -165,6 +167,9 @@ def test_bits_of_refuses_what_is_not_a_float_array():
         sf.bits_of(np.arange(3))
     with pytest.raises(TypeError, match="float array or tensor"):
         sf.bits_of([1.0, 2.0])
+
+
+def test_bits_of_refuses_an_integer_tensor(torch):
     with pytest.raises(TypeError, match="torch tensor of dtype torch.int32"):
         sf.bits_of(torch.arange(3, dtype=torch.int32))
 
@@ -176,7 +181,7 @@ def test_bits_of_names_dtypes_without_a_format(name):
         sf.bits_of(x)
 
 
-def test_bits_of_torch_dtypes_without_a_format_and_other_devices():
+def test_bits_of_torch_dtypes_without_a_format_and_other_devices(torch):
     with pytest.raises(ValueError, match="float4_e2m1fn_x2"):
         sf.bits_of(torch.zeros(2, dtype=torch.uint8).view(torch.float4_e2m1fn_x2))
     with pytest.raises(ValueError, match=r"on meta.*x\.cpu\(\)"):
@@ -199,6 +204,13 @@ def test_formats_without_a_dtype(fmt):
         sf.to_torch([0], fmt)
 
 
+def test_to_torch_without_torch_says_how_to_install_it(monkeypatch):
+    monkeypatch.setitem(sys.modules, "torch", None)  # import torch raises ImportError
+    with pytest.raises(ImportError, match=r"softfloat.to_torch needs torch, which is not installed; "
+                       r'pip install "softfloat-emu\[torch\]"'):
+        sf.to_torch(np.uint16([0x3F80]), "bf16")
+
+
 def test_torch_has_no_fp6_fp4_dtype():
     with pytest.raises(ValueError, match="fmt=fp4_e2m1 has no torch dtype"):
         sf.to_torch([1], "fp4_e2m1")
@@ -207,6 +219,9 @@ def test_torch_has_no_fp6_fp4_dtype():
 def test_to_functions_check_the_patterns():
     with pytest.raises(ValueError, match="does not fit the format's 8 bits"):
         sf.to_ml_dtypes([0x100], "e4m3")
+
+
+def test_to_torch_checks_the_patterns(torch):
     with pytest.raises(TypeError, match="integer dtype holding bit patterns"):
         sf.to_torch(np.float32([1.0]), "fp32")
 
@@ -214,7 +229,7 @@ def test_to_functions_check_the_patterns():
 # =====================================================================================
 # encode and quantize read tensors and foreign arrays
 # =====================================================================================
-def test_encode_reads_torch_tensors_by_value():
+def test_encode_reads_torch_tensors_by_value(torch):
     rng = np.random.default_rng(2)
     v = rng.standard_normal(1000).astype(np.float32) * 100
     t32 = torch.from_numpy(v.copy()).requires_grad_(True)
@@ -335,6 +350,11 @@ def test_table_names_exist_in_their_libraries():
         if names["ml_dtypes"]:
             module, attr = names["ml_dtypes"].split(".")
             assert sf.as_format(getattr({"numpy": np, "ml_dtypes": ml_dtypes}[module], attr)) == fmt
+
+
+def test_table_names_exist_in_torch(torch):
+    for fmt in sf.catalogue():
+        names = sf.dtype_names(fmt)
         if names["torch"]:
             assert sf.as_format(getattr(torch, names["torch"].split(".")[1])) == fmt
 
@@ -348,7 +368,7 @@ def test_expected_table_rows():
     assert sf.dtype_names("fp4_e2m1")["ml_dtypes"] == "ml_dtypes.float4_e2m1fn"
 
 
-def test_bit_pattern_and_value_arguments_take_tensors_too():
+def test_bit_pattern_and_value_arguments_take_tensors_too(torch):
     # ops, decode and error_stats read torch (and other __array__) inputs as ndarrays
     one = torch.tensor([0x3C00, 0x7C00], dtype=torch.int32)
     assert sf.decode(one, "fp16").tolist() == [1.0, np.inf]

@@ -1,8 +1,20 @@
 """The teaching notebooks: stored executed and in sync with their sources, re-executed here
-top to bottom in a fresh kernel (nbclient) without error, showing the figures each promises,
-and printing the key numbers the library computes."""
+top to bottom without error, showing the figures each promises, and printing the key numbers
+the library computes.
 
+Each notebook's code runs once per test process, in this process (:func:`run_in_process`:
+a kernel's start-up and messaging cost more than the smaller notebooks' work); pytest-xdist
+runs all the tests of this file in one worker (ONE_WORKER_FILES in conftest.py).  A
+fresh kernel (nbclient, as ``notebooks/build.py`` runs them) executes the first notebook
+here and every notebook with ``--runslow``.
+"""
+
+import ast
+import base64
+import contextlib
 import importlib.util
+import io
+import os
 import re
 from pathlib import Path
 
@@ -26,14 +38,96 @@ MIN_FIGURES = {
     "05_mixed_precision_training": 4,
 }
 
+NB01 = "01_ieee754_anatomy"
+
 _executed = {}
+#: softfloat.training.run's reports in this process, by (policy, arguments)
+_lab_runs = {}
 
 
 def executed(name):
-    """The notebook ``name`` built from its source and executed once per test session."""
+    """The notebook ``name`` built from its source and executed once per test process."""
     if name not in _executed:
-        _executed[name] = build.execute(build.notebook_from_source(build.SOURCES / f"{name}.py"))
+        _executed[name] = run_in_process(build.notebook_from_source(build.SOURCES / f"{name}.py"), name)
     return _executed[name]
+
+
+def run_in_process(nb, name):
+    """Execute the code cells of ``nb`` top to bottom in one fresh namespace, in this process,
+    in the notebook directory, and record their outputs as IPython's kernel with matplotlib's
+    inline backend does: what they print, the value of a last expression (``text/plain``, by
+    IPython's pretty printer, unless ``None`` or the line ends in ``;``), and every figure
+    shown by ``plt.show()`` or left open at the end of a cell, as a (low-resolution) PNG.
+    The training runs it starts are kept for the tests (:func:`_lab_run`).  numpy's error
+    state, matplotlib's rcParams and the working directory are restored afterwards;
+    warnings are errors, as everywhere in the tests (the stored notebooks show none)."""
+    import matplotlib
+    import matplotlib.pyplot as plt
+    import numpy
+    from IPython.lib.pretty import pretty
+    from nbformat.v4 import new_output
+
+    outputs, stdout = [], io.StringIO()
+
+    def flush_stdout():
+        if stdout.getvalue():
+            outputs.append(new_output("stream", name="stdout", text=stdout.getvalue()))
+            stdout.seek(0)
+            stdout.truncate()
+
+    def show(*args, **kwargs):
+        flush_stdout()
+        for number in plt.get_fignums():
+            figure = plt.figure(number)
+            png = io.BytesIO()
+            figure.savefig(png, format="png", dpi=30)  # drawn in full; few pixels: cheap
+            outputs.append(new_output("display_data", data={
+                "image/png": base64.b64encode(png.getvalue()).decode("ascii"), "text/plain": repr(figure)}))
+        plt.close("all")
+
+    namespace = {"__name__": "__main__"}
+    cwd = os.getcwd()
+    plt.switch_backend("agg")
+    plt.close("all")
+    real_show, plt.show = plt.show, show
+    lab = importlib.import_module("softfloat.training.run")   # T.run, and compare's run
+    package = importlib.import_module("softfloat.training")
+    real_run = lab.run
+
+    def shared_run(policy="O2", **kwargs):
+        return _lab_run(policy, **kwargs)
+
+    shared_run.__wrapped__ = real_run
+    lab.run = package.run = shared_run
+    try:
+        os.chdir(build.HERE)
+        with numpy.errstate(**numpy.geterr()), matplotlib.rc_context():
+            for index, cell in enumerate(nb.cells):
+                if cell.cell_type != "code":
+                    continue
+                outputs.clear()
+                tree = ast.parse(cell.source)
+                last = tree.body.pop() if tree.body and isinstance(tree.body[-1], ast.Expr) else None
+                try:
+                    with contextlib.redirect_stdout(stdout):
+                        exec(compile(tree, f"<{name} cell {index}>", "exec"), namespace)
+                        value = None if last is None else \
+                            eval(compile(ast.Expression(last.value), f"<{name} cell {index}>", "eval"), namespace)
+                except Exception as exc:
+                    raise AssertionError(f"notebooks/src/{name}.py: code cell {index} raised "
+                                         f"{type(exc).__name__}: {exc}") from exc
+                flush_stdout()
+                if value is not None and not cell.source.rstrip().endswith(";"):
+                    outputs.append(new_output("execute_result", data={"text/plain": pretty(value)},
+                                              execution_count=index))
+                show()
+                cell.outputs = list(outputs)
+    finally:
+        plt.show = real_show
+        lab.run = package.run = real_run
+        plt.close("all")
+        os.chdir(cwd)
+    return nb
 
 
 def printed(nb):
@@ -72,6 +166,17 @@ def test_stored_notebook_is_its_source_executed(name):
 def test_notebook_runs_and_shows_its_figures(name):
     nb = executed(name)
     assert len(build.images(nb)) >= MIN_FIGURES[name]
+
+
+@pytest.mark.parametrize("name", [pytest.param(n, marks=() if n == NB01 else pytest.mark.slow) for n in NAMES])
+def test_notebook_runs_in_a_fresh_kernel(name):
+    """As notebooks/build.py runs them (nbclient, a fresh python3 kernel): the first,
+    cheapest notebook always, every one with --runslow.  The kernel prints what the
+    in-process run prints (which the other tests read), up to blank lines (a kernel sends
+    a long cell's output in several messages)."""
+    nb = build.execute(build.notebook_from_source(build.SOURCES / f"{name}.py"))
+    assert len(build.images(nb)) >= MIN_FIGURES[name]
+    assert re.sub(r"\n+", "\n", printed(nb)) == re.sub(r"\n+", "\n", printed(executed(name)))
 
 
 def test_01_the_seeds_worked_examples():
@@ -446,16 +551,16 @@ def test_04_dot_error_ordering_recomputed():
 
 
 # ---- 03: underflow and loss scaling ------------------------------------------------------
-_lab_runs = {}
-
-
 def _lab_run(policy, **kwargs):
-    """softfloat.training.run(policy, **kwargs), once per session (runs are deterministic)."""
-    from softfloat import training as T
-
-    key = (str(policy), tuple(sorted(kwargs.items())))
+    """softfloat.training.run(policy, **kwargs), once per test process: shared with the
+    notebooks' own calls (see :func:`run_in_process`), so a test reads the report of the
+    very arguments it names, without training again (runs are deterministic for a seed:
+    test_training.py checks that)."""
+    run = importlib.import_module("softfloat.training.run").run
+    run = getattr(run, "__wrapped__", run)  # the function itself while a notebook runs
+    key = (str(policy), repr(sorted(kwargs.items())))
     if key not in _lab_runs:
-        _lab_runs[key] = T.run(policy, **kwargs)
+        _lab_runs[key] = run(policy, **kwargs)
     return _lab_runs[key]
 
 
@@ -475,8 +580,6 @@ def test_03_the_fp32_histogram_and_its_loss_scaled_shifts():
     prose's claims hold: the tail grows from the first epoch to the last, the largest k
     drawn overflows, the weight gradients overflow at a smaller k than the activation
     gradients."""
-    from softfloat import training as T
-
     text = printed(executed("03_underflow_and_loss_scaling"))
     assert "fp32 run: 20 epochs, seed 0, batch 64, SGD momentum 0.9, lr 0.1" in text
     r = _lab_run("fp32", epochs=20, seed=0)
@@ -507,24 +610,22 @@ def test_03_the_fp32_histogram_and_its_loss_scaled_shifts():
     # the epoch table: epoch 1 is a 1-epoch run's histogram; the tail grows by epoch 20
     epochs = {int(m.group(1)): float(m.group(3)) for m in
               re.finditer(r"^ *(\d+) +([\d.]+) +([\d.]+)% +([\d.]+)% *$", text, re.MULTILINE)}
-    one = T.run("fp32", epochs=1, seed=0).histograms["activation_grads"].mass_below(2.0**-24)
+    one = _lab_run("fp32", epochs=1, seed=0).histograms["activation_grads"].mass_below(2.0**-24)
     assert f"{epochs[1]:.3f}%" == _pct(one)
     assert epochs[20] > 10 * epochs[1]
 
 
 def test_03_dynamic_scaling_and_bf16():
-    """Section 3's counts are a rerun's (O2, 5 epochs, seed 0, growth_interval 10): at
+    """Section 3's counts are the run's (O2, 5 epochs, seed 0, growth_interval 10): at
     least one growth and one backoff, one skipped step per backoff, the highest scale
     within 3 binades of the first overflowing k of section 2 ("agree only roughly").
     Section 4: no fp32 gradient below bf16's smallest subnormal; the three runs' mean
-    underflow shares are the reruns', dynamic scaling cuts FP16's tenfold, BF16's is zero,
+    underflow shares are the runs', dynamic scaling cuts FP16's tenfold, BF16's is zero,
     and unscaled FP16's climbs from the first epoch to the last."""
     import numpy as np
 
-    from softfloat import training as T
-
     text = printed(executed("03_underflow_and_loss_scaling"))
-    dyn = T.run("O2", epochs=5, seed=0, growth_interval=10)
+    dyn = _lab_run("O2", epochs=5, seed=0, growth_interval=10)
     scales = np.array(dyn.loss_scales)
     growths = int(np.count_nonzero(scales[1:] > scales[:-1]))
     backoffs = int(np.count_nonzero(scales[1:] < scales[:-1]))
@@ -536,9 +637,9 @@ def test_03_dynamic_scaling_and_bf16():
     assert "below BF16's smallest subnormal 2^-133: 0.000%" in text
     fp32 = _lab_run("fp32", epochs=20, seed=0).histograms
     assert fp32["activation_grads"].mass_below(2.0**-133) == fp32["weight_grads"].mass_below(2.0**-133) == 0
-    runs = {"FP16, no loss scaling": T.run("O2", epochs=5, seed=0, loss_scale="none"),
-            "FP16, dynamic loss scaling": T.run("O2", epochs=5, seed=0, loss_scale="dynamic"),
-            "BF16, no loss scaling": T.run("bf16", epochs=5, seed=0)}
+    runs = {"FP16, no loss scaling": _lab_run("O2", epochs=5, seed=0, loss_scale="none"),
+            "FP16, dynamic loss scaling": _lab_run("O2", epochs=5, seed=0, loss_scale="dynamic"),
+            "BF16, no loss scaling": _lab_run("bf16", epochs=5, seed=0)}
     means = {}
     for name, r in runs.items():
         means[name] = r.summary()["grad_underflow"]
@@ -553,7 +654,7 @@ def test_03_dynamic_scaling_and_bf16():
 
 # ---- 05: mixed-precision training ----------------------------------------------------------
 def test_05_policies_accuracy_and_the_two_failure_modes():
-    """The printed accuracy table and telemetry are reruns' (8 epochs, seed 0, lr 0.1 and
+    """The printed accuracy table and telemetry are the runs' (8 epochs, seed 0, lr 0.1 and
     0.001; the notebook prints its configuration), and the prose's findings hold: O1 and
     O2 give identical losses; the six accuracies differ by a handful of test images; O3
     swamps at least 5x more updates than O2 at both learning rates yet loses at most 2
