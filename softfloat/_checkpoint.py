@@ -20,7 +20,7 @@ import os
 import numpy as np
 
 from . import _validate
-from ._checkpoint_read import NUMPY_FORMAT, SAFETENSORS_FLOATS, Checkpoint, TensorSource, file_kind, load_npy, open_tensors
+from ._checkpoint_read import SAFETENSORS_FLOATS, Checkpoint, TensorSource, file_kind, load_npy, open_tensors
 from ._checkpoint_write import NpzWriter, PtWriter, SafetensorsWriter, atomic_output, save_npy
 from ._random import key_from
 from .codec import decode, encode, encode_piece, quantize
@@ -183,14 +183,6 @@ def quantize_npy(src: str, dst: str, fmt: Format, policy: dict, *, bits: bool = 
 # =====================================================================================
 # quantising a checkpoint
 # =====================================================================================
-def _values_dtype(src: np.dtype | None, fmt: Format) -> np.dtype:
-    """quantize's rule: the input's float dtype where it holds fmt, else float32, else float64."""
-    for d in ((src,) if src is not None and src.kind == "f" else ()) + (np.dtype(np.float32), np.dtype(np.float64)):
-        if NUMPY_FORMAT[d.newbyteorder("=")].holds(fmt):
-            return d.newbyteorder("=")
-    raise AssertionError("unreachable: float64 holds every format")
-
-
 def quantize_tensors(checkpoint: Checkpoint, out_path: str, out_kind: str, fmt: Format, policy: dict,
                      *, scaling: str = "none", bits: bool = False,
                      metadata: dict | None = None, progress=None) -> list[dict]:
@@ -289,7 +281,7 @@ def _output_dtype(t: TensorSource, fmt: Format, out_kind: str, bits: bool):
     if bits:
         return dt, "bits"
     src = None if t.bits else np.dtype(t.dtype)
-    return _values_dtype(src, fmt), None
+    return fmt.value_dtype(src), None  # quantize's rule, the input's dtype preferred
 
 
 def _open_writer(fh, out_kind, plan, scaling, meta, fmt, bit_pattern_names, carried):
@@ -400,10 +392,9 @@ def _pieces(t: TensorSource):
     """(flat float values, their dtype for quantize's output rule) piece by piece."""
     data = t.load()
     flat = data.reshape(-1)
-    wide = np.float32 if fp32.holds(t.fmt) else np.float64
     for start in range(0, flat.size, PIECE):
         piece = flat[start:start + PIECE]
-        yield np.asarray(decode(piece, t.fmt, wide)) if t.bits else np.asarray(piece)
+        yield np.asarray(decode(piece, t.fmt, t.fmt.value_dtype())) if t.bits else np.asarray(piece)
 
 
 def _quantize_one(t, fmt, policy, scaling, out_dtype, writer, out_kind) -> dict:

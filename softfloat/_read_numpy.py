@@ -19,8 +19,8 @@ import zlib
 import numpy as np
 
 from . import _validate
-from ._checkpoint_source import NUMPY_FORMAT, Checkpoint, TensorSource, file_size
-from .formats import bf16, fp8_e5m2
+from ._checkpoint_source import Checkpoint, TensorSource, file_size
+from .formats import bf16, fp8_e5m2, native_format
 
 __all__ = ["open_npz", "load_npy"]
 
@@ -137,7 +137,7 @@ def _npz_member(zf: zipfile.ZipFile, info: zipfile.ZipInfo, path: str, size: int
     if e5m2:  # ml_dtypes.float8_e5m2, as numpy.save writes it ('<f1')
         fmt, bits, label = fp8_e5m2, True, "float8_e5m2"
     elif dtype.kind == "f":
-        fmt = NUMPY_FORMAT.get(dtype.newbyteorder("="))
+        fmt = native_format(dtype)
     elif _is_plain_void(dtype, 2):  # ml_dtypes.bfloat16, as numpy.save writes it
         fmt, bits, view, label = bf16, True, np.dtype("<u2"), "bfloat16"
     elif _is_plain_void(dtype, 1):

@@ -20,7 +20,7 @@ from . import _checkpoint, _validate
 from ._checkpoint_read import file_kind, open_tensors
 from ._options import policy_from_options
 from .codec import decode
-from .formats import as_format, fp16, fp32, fp64
+from .formats import as_format
 
 __all__ = ["quantize_checkpoint", "load_checkpoint"]
 
@@ -166,14 +166,6 @@ def load_checkpoint(path) -> dict[str, np.ndarray]:
     return _load_safetensors(path)
 
 
-def _value_dtype(fmt) -> np.dtype:
-    """numpy's own dtype for fp16/32/64; else float32 where it holds fmt, else float64."""
-    own = {fp16: np.float16, fp32: np.float32, fp64: np.float64}.get(fmt)
-    if own is not None:
-        return np.dtype(own)
-    return np.dtype(np.float32 if fp32.holds(fmt) else np.float64)
-
-
 def _bit_patterns(meta: dict, path: str):
     """(format, names) of the tensors a file stores as bit patterns."""
     names = meta.get("softfloat.bit_patterns")
@@ -186,7 +178,7 @@ def _bit_patterns(meta: dict, path: str):
 
 
 def _decoded(bits: np.ndarray, fmt) -> np.ndarray:
-    return np.asarray(decode(bits, fmt, _value_dtype(fmt)))
+    return np.asarray(decode(bits, fmt, fmt.value_dtype(fmt.native_dtype)))
 
 
 def _load_npz(path: str) -> dict:

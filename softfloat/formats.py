@@ -1,9 +1,10 @@
 """Binary floating-point formats: declared by three numbers, everything else derived.
 
 A :class:`Format` is its exponent width, its trailing-significand width and its
-special-value policy (:class:`Specials`).  Bias, exponent range, limits, masks and the
-storage dtype are computed from those, never written down per format, and the tests
-check them against ``numpy.finfo`` and ``ml_dtypes.finfo``.
+special-value policy (:class:`Specials`).  Bias, exponent range, limits, masks, the
+storage dtype and the numpy float dtypes that hold the values are computed from those,
+never written down per format, and the tests check them against ``numpy.finfo`` and
+``ml_dtypes.finfo``.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ __all__ = [
     "aliases",
     "as_format",
     "catalogue",
+    "native_format",
     "fp64",
     "fp32",
     "tf32",
@@ -170,6 +172,33 @@ class Format:
                 return np.dtype(dt)
         raise AssertionError("unreachable: bits <= 64 by construction")
 
+    @functools.cached_property  # numpy.finfo asked once per format
+    def native_dtype(self) -> np.dtype | None:
+        """numpy's own float dtype that stores this format as itself, or None.
+
+        numpy's float16, float32 and float64 are IEEE binary16/32/64 (their layouts are
+        read from ``numpy.finfo``): fp16, fp32 and fp64 -- any format of those layouts,
+        whatever its name -- have their bit patterns viewable as that dtype, and numpy's
+        arithmetic in it rounds into the format.  No other format has one (ml_dtypes'
+        types are not numpy's: :func:`softfloat.to_ml_dtypes` reaches them).
+        :func:`native_format` is the inverse.  Test for None with ``is``: numpy reads
+        ``dtype == None`` as ``dtype == float64``.
+
+        Examples
+        --------
+        >>> fp16.native_dtype, fp64.native_dtype, bf16.native_dtype
+        (dtype('float16'), dtype('float64'), None)
+        >>> Format(exponent_bits=5, mantissa_bits=10, name="half").native_dtype
+        dtype('float16')
+        """
+        if self.specials is not Specials.IEEE:
+            return None
+        for scalar_type in (np.float16, np.float32, np.float64):
+            info = np.finfo(scalar_type)
+            if (info.nexp, info.nmant) == (self.exponent_bits, self.mantissa_bits):
+                return np.dtype(scalar_type)
+        return None
+
     # -- masks and special patterns (magnitudes exclude the sign bit) ------------------
     @property
     def sign_mask(self) -> int:
@@ -231,6 +260,40 @@ class Format:
         """
         return (other.precision <= self.precision and other.emax <= self.emax
                 and other.emin - other.mantissa_bits >= self.emin - self.mantissa_bits)
+
+    def value_dtype(self, prefer=None) -> np.dtype:
+        """The numpy float dtype to hold this format's values in, every one exactly.
+
+        ``prefer`` where it holds them, else float32 where it does, else float64 (which
+        holds every format).  This is :func:`softfloat.quantize`'s result dtype for a
+        float input, which is preferred; float16 is chosen only when preferred.  A dtype holds a format when its own format :meth:`holds` it; being
+        IEEE, it also has the format's infinities and NaNs.
+
+        Parameters
+        ----------
+        prefer : numpy dtype or scalar type, optional
+            A dtype to keep where it holds the format: numpy's float16, float32 or
+            float64, in any byte order (the result is in native order).  Anything else
+            (None, integer dtypes, ml_dtypes' types) is passed over.
+
+        Returns
+        -------
+        numpy.dtype
+            float16, float32 or float64.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> bf16.value_dtype(), tf32.value_dtype(), fp64.value_dtype()
+        (dtype('float32'), dtype('float32'), dtype('float64'))
+        >>> fp8_e4m3.value_dtype(np.float16), bf16.value_dtype(np.float16), fp8_e4m3.value_dtype(np.int8)
+        (dtype('float16'), dtype('float32'), dtype('float32'))
+        """
+        for dtype in (prefer, np.float32, np.float64):
+            fmt = native_format(dtype)
+            if fmt is not None and fmt.holds(self):
+                return fmt.native_dtype
+        raise AssertionError("unreachable: float64 holds every format")
 
     @property
     def epsilon(self) -> float:
@@ -421,8 +484,9 @@ def _as_dtype(obj) -> np.dtype | None:
 def _from_dtype(dtype: np.dtype, given, argname: str) -> Format:
     name = dtype.name
     from_ml_dtypes = dtype.type.__module__.split(".")[0] == "ml_dtypes"
-    if dtype.kind == "f" and dtype.newbyteorder("=") in _NUMPY_FLOATS:
-        return _NUMPY_FLOATS[dtype.newbyteorder("=")]
+    native = native_format(dtype)
+    if native is not None:
+        return native
     if from_ml_dtypes and name in _ML_DTYPES_IEEE:
         return _ML_DTYPES_IEEE[name]
     if from_ml_dtypes and name in _BY_NAME:
@@ -434,4 +498,28 @@ def _from_dtype(dtype: np.dtype, given, argname: str) -> Format:
     )
 
 
-_NUMPY_FLOATS = {np.dtype(np.float64): fp64, np.dtype(np.float32): fp32, np.dtype(np.float16): fp16}
+def native_format(dtype) -> Format | None:
+    """The format numpy's float dtype ``dtype`` stores: the inverse of
+    :attr:`Format.native_dtype`.
+
+    Parameters
+    ----------
+    dtype : numpy dtype or scalar type
+        float16, float32 or float64 in any byte order give fp16, fp32 or fp64.  Every
+        other dtype (integers, longdouble, ml_dtypes' types: :func:`as_format` reads
+        those) and every other object, None included, gives None.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> native_format(np.float16), native_format(np.dtype(">f4")), native_format(np.int32)
+    (softfloat.fp16, softfloat.fp32, None)
+    """
+    dtype = _as_dtype(dtype)
+    if dtype is None or dtype.kind != "f":
+        return None
+    return _NATIVE_FORMATS.get(dtype.newbyteorder("="))
+
+
+#: numpy's float dtypes -> their formats, derived from Format.native_dtype
+_NATIVE_FORMATS = {f.native_dtype: f for f in _CATALOGUE if f.native_dtype is not None}

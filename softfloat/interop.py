@@ -21,7 +21,8 @@ from .formats import ML_DTYPES_FLOATS, TORCH_FLOATS, Format, as_format, catalogu
 
 __all__ = ["bits_of", "dtype_names", "to_ml_dtypes", "to_torch"]
 
-_NUMPY_FLOATS = ("float64", "float32", "float16")
+#: numpy's own float dtype names, widest first
+_NUMPY_FLOATS = tuple(f.native_dtype.name for f in catalogue() if f.native_dtype is not None)
 
 
 def _first_names(names) -> dict[Format, str]:
@@ -251,8 +252,8 @@ def to_ml_dtypes(bits, fmt) -> np.ndarray:
     if name is None:
         raise _no_dtype(fmt, "ml_dtypes", _ARRAY_NAME)
     arr = _storage(bits, fmt)
-    if name in _NUMPY_FLOATS:
-        return arr.view(np.dtype(name))
+    if fmt.native_dtype is not None:
+        return arr.view(fmt.native_dtype)
     try:
         import ml_dtypes
     except ImportError:

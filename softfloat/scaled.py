@@ -31,7 +31,7 @@ import numpy as np
 
 from . import _validate
 from .codec import decode, encode, quantize
-from .formats import Format, as_format, fp32, fp64
+from .formats import Format, as_format, fp32, fp64, native_format
 from ._encode import Workspace, encode_block
 from ._options import policy_from_options
 from ._round import Policy
@@ -715,9 +715,8 @@ def _already_fp32(product, factors):
 def _source_values(arr, multiply, want_flags):
     """x as float64: its fp32 rounding for multiply="fp32"; whether it is wider than fp32
     (the exact product then needs more than float64); flags of that rounding or None."""
-    native = arr.dtype.newbyteorder("=") if arr.dtype.kind == "f" else arr.dtype
-    narrow = native in (np.dtype(np.float16), np.dtype(np.float32))
-    if narrow:
+    source = native_format(arr.dtype)
+    if source is not None and fp32.holds(source):  # float16, float32
         return arr.astype(np.float64), False, None
     if multiply == "fp32":
         values, flags = quantize(arr, fp32, return_flags=True)

@@ -534,3 +534,134 @@ def test_as_format_imports_neither_ml_dtypes_nor_torch():
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "[]"
+
+
+# ---------------------------------------------------------------------------------------
+# numpy dtypes derived from the declaration: native_dtype, value_dtype, native_format
+# ---------------------------------------------------------------------------------------
+NUMPY_OWN = (np.float16, np.float32, np.float64)
+#: softfloat.formats.native_format as the package itself holds it (pytest's importlib mode
+#: may import formats.py a second time for its doctests, with formats of its own)
+native_format = softfloat.as_format.__globals__["native_format"]
+#: custom layouts of at most 16 bits, each with the narrowest numpy float that holds it,
+#: worked by hand: (format, narrowest of float16/32/64)
+SMALL_CUSTOM = [
+    (Format(4, 10), np.float16),            # p 11, exponents -6..7, least 2**-16
+    (Format(5, 10, "fn"), np.float32),      # fp16's layout, but finite up to 2**16 * 1.998
+    (Format(5, 10, "fnuz"), np.float32),    # least value 2**-25: below fp16's 2**-24
+    (Format(6, 9), np.float32),             # exponents to 31
+    (Format(2, 13, "finite"), np.float32),  # p 14 > 11
+    (Format(9, 6), np.float64),             # exponents to 255
+    (Format(3, 12, "fnuz"), np.float32),
+]
+VALUE_FORMATS = [(f, None) for f in softfloat.catalogue() if f.bits <= 16] + SMALL_CUSTOM
+
+
+@pytest.mark.parametrize(("fmt", "dtype"), ORACLE_DTYPES, ids=ORACLE_IDS)
+def test_native_dtype_is_numpys_own_type_of_the_format(fmt, dtype):
+    own = dtype in NUMPY_OWN
+    if own:
+        assert fmt.native_dtype == np.dtype(dtype)
+    else:
+        assert fmt.native_dtype is None  # not ==: numpy reads None as float64
+    assert native_format(dtype) == (fmt if own else None)
+
+
+@pytest.mark.parametrize("fmt", [softfloat.tf32, Format(5, 10, "fn"), Format(8, 23, "fnuz"), Format(11, 51),
+                                 Format(7, 10)], ids=lambda f: f.name)
+def test_other_formats_have_no_native_dtype(fmt):
+    assert fmt.native_dtype is None
+
+
+def test_native_dtype_ignores_the_name():
+    assert Format(5, 10, name="half").native_dtype == np.dtype(np.float16)
+    assert Format(11, 52, name="double").native_dtype == np.dtype(np.float64)
+
+
+@pytest.mark.parametrize("dtype", NUMPY_OWN, ids=lambda d: d.__name__)
+def test_native_dtype_views_the_formats_bit_patterns(dtype):
+    """The bit patterns encode returns, viewed as native_dtype, are the decoded values."""
+    fmt = softfloat.as_format(dtype)
+    if fmt.bits == 16:
+        bits = np.arange(1 << 16, dtype=np.uint64).astype(fmt.storage_dtype)
+    else:
+        bits = np.random.default_rng(7).integers(0, 1 << fmt.bits, 100_000, dtype=np.uint64).astype(fmt.storage_dtype)
+    want = softfloat.decode(bits, fmt)
+    with np.errstate(invalid="ignore"):  # casting a signaling NaN
+        got = bits.view(fmt.native_dtype).astype(np.float64)
+    np.testing.assert_array_equal(got, want)  # NaN positions must agree too
+
+
+@pytest.mark.parametrize("dtype", [np.dtype("<f2"), np.dtype(">f2"), np.dtype(">f4"), np.dtype("=f8"),
+                                   np.float32, np.half], ids=str)
+def test_native_format_reads_any_byte_order(dtype):
+    fmt = native_format(dtype)
+    assert fmt is softfloat.as_format(dtype)
+    assert fmt.native_dtype == np.dtype(dtype).newbyteorder("=")
+
+
+@pytest.mark.parametrize("obj", [None, np.int32, np.dtype(np.uint16), np.bool_, np.complex64, np.longdouble,
+                                 ml_dtypes.bfloat16, np.dtype(ml_dtypes.float8_e4m3fn), "float32", 16,
+                                 softfloat.fp16], ids=repr)
+def test_native_format_is_none_for_everything_else(obj):
+    if obj is np.longdouble and np.dtype(np.longdouble) == np.dtype(np.float64):
+        pytest.skip("longdouble is float64 on this platform")
+    assert native_format(obj) is None
+
+
+def _exact_in(values: np.ndarray, dtype) -> bool:
+    """Does every finite value survive a round trip through ``dtype``?  (numpy's casts
+    are the oracle; overflow to inf shows as a mismatch.)"""
+    with np.errstate(over="ignore"):
+        return bool(np.array_equal(values.astype(dtype).astype(np.float64), values))
+
+
+@pytest.mark.parametrize(("fmt", "narrowest"), VALUE_FORMATS, ids=[f.name for f, _ in VALUE_FORMATS])
+def test_value_dtype_holds_every_value_and_is_the_narrowest(fmt, narrowest):
+    """Exhaustive: every finite value of the format, decoded, round-trips through
+    value_dtype(); float32 is passed over only where some value does not; float16 is
+    chosen only when preferred, and then exactly where every value round-trips."""
+    values = softfloat.decode(np.arange(1 << fmt.bits, dtype=np.uint64), fmt)
+    finite = values[np.isfinite(values)]
+    dtype = fmt.value_dtype()
+    assert dtype in (np.dtype(np.float32), np.dtype(np.float64))
+    assert _exact_in(finite, dtype)
+    assert (dtype == np.float32) == _exact_in(finite, np.float32)
+    half = fmt.value_dtype(np.float16)
+    assert (half == np.float16) == _exact_in(finite, np.float16)
+    assert half == (np.float16 if _exact_in(finite, np.float16) else dtype)
+    if narrowest is not None:  # the hand-worked expectation
+        assert half == np.dtype(narrowest)
+    # the IEEE dtypes also carry the format's infinities and NaNs
+    with np.errstate(invalid="ignore"):  # casting a NaN
+        assert np.array_equal(values.astype(dtype).astype(np.float64), values, equal_nan=True)
+
+
+@pytest.mark.parametrize("fmt", [softfloat.fp32, softfloat.fp64, softfloat.tf32, Format(8, 24), Format(7, 30),
+                                 Format(10, 20, "fn")], ids=lambda f: f.name)
+def test_value_dtype_of_wide_formats_by_their_extremes(fmt):
+    """Too many patterns to enumerate: the extremes and the finest spacing decide."""
+    probes = np.array([fmt.max_finite, fmt.min_subnormal, fmt.min_normal, 1.0 + fmt.epsilon,
+                       fmt.min_normal * (1.0 + fmt.epsilon)])
+    dtype = fmt.value_dtype()
+    assert _exact_in(probes, dtype)
+    assert (dtype == np.float32) == _exact_in(probes, np.float32)
+    assert fmt.value_dtype(np.float64) == np.float64
+    assert fmt.value_dtype(np.float32) == dtype
+
+
+@pytest.mark.parametrize("prefer", [None, np.int8, np.dtype(np.uint64), ml_dtypes.bfloat16, "float16"], ids=repr)
+def test_value_dtype_passes_over_what_is_not_a_numpy_float(prefer):
+    assert softfloat.fp8_e4m3.value_dtype(prefer) == np.dtype(np.float32)
+
+
+def test_value_dtype_answers_in_native_byte_order():
+    got = softfloat.fp8_e5m2.value_dtype(np.dtype(">f2"))
+    assert got == np.dtype(np.float16) and got.isnative
+
+
+@pytest.mark.parametrize("fmt", softfloat.catalogue(), ids=lambda f: f.name)
+@pytest.mark.parametrize("dtype", NUMPY_OWN, ids=lambda d: d.__name__)
+def test_value_dtype_is_quantizes_result_dtype(fmt, dtype):
+    x = np.array([0.0, 1.5, -2.25], dtype=dtype)
+    assert softfloat.quantize(x, fmt).dtype == fmt.value_dtype(dtype)

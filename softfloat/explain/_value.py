@@ -10,7 +10,7 @@ import numpy as np
 
 from .. import _exact, _validate
 from ..codec import classify, encode
-from ..formats import Format, fp16, fp32
+from ..formats import Format, fp64, native_format
 from ..rounding import Rounding
 from ._story import Case, Neighbour, Story, decoded, special_decision
 from ._text import (
@@ -334,8 +334,8 @@ def scalar(x):
 
 def exact_input(x) -> _exact.ExactValue:
     """The exact value of ``x``; float16/float32 scalars are exact as Python floats."""
-    source = {np.dtype(np.float16): fp16, np.dtype(np.float32): fp32}.get(getattr(x, "dtype", None))
-    if not isinstance(x, np.generic) or source is None:
+    source = native_format(getattr(x, "dtype", None))
+    if not isinstance(x, np.generic) or source is None or source == fp64:  # np.float64 is a float
         return _exact.parse_exact(x, "x")
     value = _exact.parse_exact(float(x), "x")
     if value.kind == "nan":  # float() may quiet a signaling NaN: read its quiet bit

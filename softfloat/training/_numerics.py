@@ -31,14 +31,9 @@ from ..codec import decode, encode, quantize
 from ..formats import Format, bf16, fp16, fp32
 from ..rounding import Rounding
 
-__all__ = ["Counts", "bits_of", "matmul", "reduce_sum", "round_to", "value_dtype", "values_of", "Arith"]
+__all__ = ["Counts", "bits_of", "matmul", "reduce_sum", "round_to", "values_of", "Arith"]
 
 _NEAREST = Rounding.NEAREST_EVEN
-
-
-def value_dtype(fmt: Format):
-    """float32 when every value of ``fmt`` is a float32, else float64."""
-    return np.float32 if fp32.holds(fmt) else np.float64
 
 
 def _bf16_nearest(x32: np.ndarray) -> np.ndarray:
@@ -135,7 +130,7 @@ def _fp16_patterns(v32: np.ndarray) -> np.ndarray:
 
 
 def round_to(x, fmt: Format, rounding=_NEAREST, rng=None, saturate: bool = False) -> np.ndarray:
-    """``x`` (float array) rounded once into ``fmt``, as values of :func:`value_dtype`."""
+    """``x`` (float array) rounded once into ``fmt``, as values of ``fmt.value_dtype()``."""
     x = np.asarray(x)
     if rounding == _NEAREST and not saturate:
         if fmt == fp32:
@@ -149,7 +144,7 @@ def round_to(x, fmt: Format, rounding=_NEAREST, rng=None, saturate: bool = False
             return _bf16_nearest(x)
     if x.dtype not in (np.float32, np.float64):
         x = x.astype(np.float64)
-    return quantize(x, fmt, rounding, saturate=saturate, rng=rng).astype(value_dtype(fmt), copy=False)
+    return quantize(x, fmt, rounding, saturate=saturate, rng=rng).astype(fmt.value_dtype(), copy=False)
 
 
 def bits_of(values: np.ndarray, fmt: Format) -> np.ndarray:
@@ -169,7 +164,7 @@ def values_of(bits: np.ndarray, fmt: Format) -> np.ndarray:
         return np.asarray(bits, dtype=np.uint32).view(np.float32)
     if fmt == fp16:
         return np.asarray(bits, dtype=np.uint16).view(np.float16).astype(np.float32)
-    return np.asarray(decode(bits, fmt, value_dtype(fmt)))
+    return np.asarray(decode(bits, fmt, fmt.value_dtype()))
 
 
 def matmul(a, b, fmt: Format, accumulator, *, block=None, product=None, out_format: Format = fp32,
@@ -195,7 +190,8 @@ class Arith:
     def __init__(self, fmt: Format, rounding=_NEAREST, rng=None):
         self.fmt, self.rounding, self.rng = fmt, Rounding(rounding), rng
         nearest = self.rounding == _NEAREST
-        self._native = {fp32: np.float32, fp16: np.float16}.get(fmt) if nearest else None
+        # numpy's arithmetic in the format's own dtype, for the formats the lab holds in float32
+        self._native = fmt.native_dtype if nearest and fp32.holds(fmt) else None
         self._bf16 = nearest and fmt == bf16
 
     def _op(self, np_op, sf_op, *xs):
