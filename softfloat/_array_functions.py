@@ -28,12 +28,13 @@ from ._array_ufuncs import matmul as array_matmul
 from ._array_ufuncs import sum_of
 from ._context import get_context
 from ._encode import Workspace
+from ._flagmasks import FlagMasks
 from ._round import Policy
 from .accumulate import vecdot as accumulate_vecdot
 from .accumulate._fast import addition_flags
 from .accumulate.hardware import FusedAccumulator, is_preset
 from .accumulate.reduce import default_accumulator
-from .flags import FLAG_NAMES, AccumulationFlags, Flags
+from .flags import FLAG_NAMES, AccumulationFlags
 from .formats import Format, Specials, as_format, fp64
 from .ops._common import round_result
 from .ops.div import div_exact, div_kernel
@@ -235,10 +236,8 @@ def _native_running_sums(terms, acc: Format, ctx):
             return None, None
         if not ctx.track_flags:
             return running.view(terms.dtype), None
-        (invalid, _, overflow, _, inexact), swamped = addition_flags(running[:-1], t[1:], running[1:])
-    none = np.zeros(running[1:].shape, dtype=bool)
-    steps = AccumulationFlags(none if invalid is None else invalid, none, none if overflow is None else overflow,
-                              none, inexact, swamped=swamped.astype(np.int64))
+        fl, swamped = addition_flags(running[:-1], t[1:], running[1:])
+    steps = fl.to_flags(running[1:].shape, swamped=swamped.astype(np.int64))
     return running.view(terms.dtype), steps
 
 
@@ -258,7 +257,7 @@ def _running_sums(terms, acc: Format, ctx):
     term_values = np.asarray(codec.decode(terms[1:], acc, dtype=np.float64))
     swamped = (running[1:] == running[:-1]) & np.isfinite(term_values) & (term_values != 0) \
         & np.isfinite(values[:-1])
-    steps = AccumulationFlags(*(np.stack([np.asarray(getattr(f, name)) for f in masks]) for name in FLAG_NAMES),
+    steps = AccumulationFlags(**{name: np.stack([np.asarray(getattr(f, name)) for f in masks]) for name in FLAG_NAMES},
                               swamped=swamped.astype(np.int64))
     return running, steps
 
@@ -331,10 +330,9 @@ def _divide_by(A, x, n: int, operation: str):
     out[nan] = fmt.nan_bits if fmt.has_nan else 0
     if not ctx.track_flags:
         return A.wrap(out.reshape(x.shape), fmt)
-    masks = [np.zeros(values.shape, bool) if f is None else f for f in fl]
-    masks[0] = masks[0] | (nan & ~np.isnan(values))
-    masks[1] = masks[1] | ((divisor == 0) & np.isfinite(values) & (values != 0))
-    ctx.record(operation, Flags(*(m.reshape(x.shape) for m in masks)))
+    fl.or_(FlagMasks(invalid=nan & ~np.isnan(values),
+                     divide_by_zero=(divisor == 0) & np.isfinite(values) & (values != 0)))
+    ctx.record(operation, fl.to_flags(x.shape))
     return A.wrap(out.reshape(x.shape), fmt)
 
 

@@ -96,8 +96,10 @@ def stream_blocks(n, block_size, key, flags, block, *, workers=1, positions=None
                   thread_block_size=None):
     """Run ``block(start, stop, rand, ws)`` over [0, n) in blocks; scatter its flags.
 
-    ``block`` returns the five flag masks of its elements (None entries for flags that
-    cannot be raised).  With a stochastic-rounding ``key`` each element gets the 64 random
+    ``block`` returns the :class:`~softfloat._flagmasks.FlagMasks` of its elements, which
+    are written into ``flags`` (``FlagMasks.zeros(n)``: every mask allocated, so that
+    threads write only their own lanes) at the block's lanes; or None without ``flags``.
+    With a stochastic-rounding ``key`` each element gets the 64 random
     bits of its position (``positions``: a :class:`softfloat._random.Positions`, by
     default the element's own flat index), so results depend neither on the block size
     nor on the number of ``workers`` (threads) -- a resolved positive int.  Each thread
@@ -108,7 +110,6 @@ def stream_blocks(n, block_size, key, flags, block, *, workers=1, positions=None
     on several threads.  Every numpy call hands the GIL over; a kernel that makes many
     calls per block needs larger blocks on threads than alone (see MIN_BLOCKS_PER_WORKER).
     """
-    flat_flags = None if flags is None else [m.reshape(-1) for _, m in flags]
     positions = _random.Positions() if positions is None else positions
     threaded = thread_block_size or block_size
     threads = max(1, min(workers, -(-n // threaded) // MIN_BLOCKS_PER_WORKER))
@@ -122,10 +123,8 @@ def stream_blocks(n, block_size, key, flags, block, *, workers=1, positions=None
             key, positions, start, stop, ws.get("_random.bits", np.uint64, stop - start),
             ws.get("_random.tmp", np.uint64, stop - start))
         fl = block(start, stop, rand, ws)
-        if flat_flags is not None:
-            for dst, src in zip(flat_flags, fl):
-                if src is not None:
-                    dst[start:stop] = src
+        if flags is not None:
+            flags.set_at(slice(start, stop), fl, n, fresh=True)
 
     if threads == 1:
         ws = Workspace(min(n, block_size))

@@ -24,12 +24,11 @@ import sys
 import numpy as np
 
 from . import _validate
-from .flags import Flags
+from ._flagmasks import FlagMasks, flag_mask
+from .flags import FLAG_NAMES
 
-__all__ = ["FLAG_COUNT", "any_dask", "chain_reduce", "compute", "elementwise", "is_dask", "is_lazy",
+__all__ = ["any_dask", "chain_reduce", "compute", "elementwise", "is_dask", "is_lazy",
            "lift", "require"]
-
-FLAG_COUNT = 5
 
 
 def is_dask(x) -> bool:
@@ -80,36 +79,32 @@ def _packed_dtype(dtype, want: bool, swamped: bool = False):
 
 
 def _pack(result, masks, swamped, dtype):
-    """A chunk's result and flags in one structured array (masks: five bool arrays)."""
+    """A chunk's result and flags (a FlagMasks) in one structured array."""
     packed = np.empty(np.shape(result), dtype=dtype)
     packed["r"] = result
-    code = np.zeros(np.shape(result), dtype=np.uint8)
-    for j, m in enumerate(masks):
-        if m is not None:
-            code |= np.asarray(m, dtype=np.uint8) << np.uint8(j)
-    packed["f"] = code
+    packed["f"] = masks.packed(np.shape(result))
     if swamped is not None:
         packed["s"] = swamped
     return packed
 
 
 def _unpack(packed, dtype, want: bool):
-    """The lazy result and five lazy flag masks of a packed elementwise result."""
+    """The lazy result and lazy FlagMasks of a packed elementwise result."""
     if not want:
         return packed, None
     result = packed.map_blocks(lambda p: p["r"].copy(), dtype=dtype, meta=np.empty((0,) * packed.ndim, dtype))
     bool_meta = np.empty((0,) * packed.ndim, dtype=bool)
-    masks = tuple(packed.map_blocks(lambda p, j=j: (p["f"] >> np.uint8(j)) & np.uint8(1) != 0,
-                                    dtype=bool, meta=bool_meta) for j in range(FLAG_COUNT))
+    masks = FlagMasks(**{name: packed.map_blocks(lambda p, name=name: flag_mask(p["f"], name),
+                                                 dtype=bool, meta=bool_meta) for name in FLAG_NAMES})
     return result, masks
 
 
 def elementwise(chunk, operands, dtype, want: bool):
-    """Apply ``chunk(where, *blocks) -> (result, masks or None)`` to broadcast operands.
+    """Apply ``chunk(where, *blocks) -> (result, FlagMasks or None)`` to broadcast operands.
 
     ``where`` is the chunk's ``(shape, offsets, whole_shape)``.  Operands may be dask arrays or
     anything numpy reads; they are broadcast together and their chunks aligned.  Returns
-    the lazy result (``dtype``) and, with ``want``, five lazy boolean masks.
+    the lazy result (``dtype``) and, with ``want``, a FlagMasks of lazy boolean masks.
     """
     da = require()
     shape = np.broadcast_shapes(*(np.shape(x) for x in operands))
@@ -152,10 +147,10 @@ def lift(func, operands, args, kwargs, dtype, want=False):
         if not want:
             return np.asarray(res), None
         result, flags = res
-        return np.asarray(result), [np.asarray(m) for _, m in flags]
+        return np.asarray(result), FlagMasks.of(flags)
 
     result, masks = elementwise(chunk, operands, dtype, want)
-    return (result, Flags(*masks)) if want else result
+    return (result, masks.to_flags()) if want else result
 
 
 def chain_reduce(step, operands, indices, out_index, k_index, out_chunks, dtype, want, initial=None):
@@ -165,11 +160,11 @@ def chain_reduce(step, operands, indices, out_index, k_index, out_chunks, dtype,
     ``step(where, c, *blocks)`` computes one output block from the operands' blocks of
     one k chunk and the previous partial ``c`` (None for the first k chunk, unless
     ``initial`` is given: a dask array of the output's shape and chunks); ``where`` is the
-    block's ``(shape, offsets, whole_shape)``.  It returns ``(result, masks or None,
+    block's ``(shape, offsets, whole_shape)``.  It returns ``(result, FlagMasks or None,
     swamped or None)``.  ``indices`` are the operands' blockwise index strings ("ik",
     "kj"), ``out_index`` the output's ("ij"), ``out_chunks`` its chunks; the operands'
-    chunks must agree along each index.  Returns the lazy result, five masks and swamped
-    counts (flags ORed and counts added along the chain).
+    chunks must agree along each index.  Returns the lazy result, a FlagMasks of lazy masks
+    and swamped counts (flags ORed and counts added along the chain).
     """
     da = require()
     k_axes = [ind.index(k_index) for ind in indices]
@@ -217,5 +212,4 @@ def chain_reduce(step, operands, indices, out_index, k_index, out_chunks, dtype,
         return partial, None, None
     result = partial.map_blocks(lambda p: p["r"].copy(), dtype=dtype,
                                 meta=np.empty((0,) * len(out_index), dtype=dtype))
-    masks = tuple((flag_code >> np.uint8(j)) & np.uint8(1) != 0 for j in range(FLAG_COUNT))
-    return result, masks, swamped
+    return result, FlagMasks.unpacked(flag_code), swamped

@@ -17,9 +17,9 @@ import sys
 import numpy as np
 
 from . import _exact, _fastpaths, _scratch
+from ._flagmasks import FlagMasks
 from ._random import bits_at
 from ._round import round_pack
-from .flags import Flags
 from .formats import Format, Specials, fp16, fp32, fp64
 from .rounding import Rounding
 
@@ -59,8 +59,8 @@ class Workspace:
 
 
 def encode_block(blk, fmt, policy, rand, want, out, ws):
-    """Encode one contiguous native block into ``out``; return the five flag masks (or
-    None), invalid first, None for a flag that cannot be raised."""
+    """Encode one contiguous native block into ``out``; return its :class:`FlagMasks`
+    (None when not ``want``)."""
     if blk.dtype.kind == "f":
         return _encode_floats(blk, fmt, policy, rand, want, out, ws)
     return _encode_ints(blk, fmt, policy, rand, want, out, ws)
@@ -126,13 +126,7 @@ def _encode_floats(blk, fmt, policy, rand, want, out, ws):
                                         sub_out, Workspace(k))
         out[idx] = sub_out
         if want:
-            for j, f in enumerate(sub_fl):
-                if f is not None:
-                    if fl[j] is None:
-                        fl[j] = np.zeros(out.shape, dtype=bool)
-                    fl[j][idx] = f
-                elif fl[j] is not None:
-                    fl[j][idx] = False
+            fl.set_at(idx, sub_fl, out.shape)
     return fl
 
 
@@ -146,18 +140,12 @@ def _general_in_pieces(blk, fmt, policy, want, out, ws):
     """The general path over BLOCK_SIZE pieces of a longer block (whose many work
     buffers would not stay in cache at the fast kernels' block size)."""
     n = blk.size
-    fl = None
+    fl = FlagMasks() if want else None
     for start in range(0, n, BLOCK_SIZE):
         stop = min(start + BLOCK_SIZE, n)
         piece = _encode_floats_general(blk[start:stop], fmt, policy, None, want, out[start:stop], ws)
         if want:
-            if fl is None:
-                fl = [None] * len(piece)
-            for j, f in enumerate(piece):
-                if f is not None:
-                    if fl[j] is None:
-                        fl[j] = np.zeros(n, dtype=bool)
-                    fl[j][start:stop] = f
+            fl.set_at(slice(start, stop), piece, n, fresh=True)
     return fl
 
 
@@ -197,10 +185,7 @@ def _patch_specials(u, mag, src, fmt, policy, bits, fl):
     sbits, sfl = encode_specials(neg, frac, src.mantissa_bits, fmt, policy, fl is not None)
     bits[idx] = sbits
     if fl is not None:
-        for j, f in enumerate(sfl):
-            if fl[j] is None:
-                fl[j] = np.zeros(bits.shape, dtype=bool)
-            fl[j][idx] = f
+        fl.set_at(idx, sfl, bits.shape)
 
 
 def _encode_float_patterns(u, src, fmt, policy, rand, want, out, ws):
@@ -248,7 +233,7 @@ def _encode_float_patterns(u, src, fmt, policy, rand, want, out, ws):
             v = _clamp_for_stochastic(v, s_true, W)
     scratch = [ws.get("r", dt, n), ws.get("tmp", dt, n)]
     _, fl = round_pack(fmt, negative, v, s, None, policy, rand_w, want, out, scratch)
-    return _flag_tuple(fl), max_mag
+    return _rounding_flags(fl), max_mag
 
 
 def _clamp_for_stochastic(v, s_true, W):
@@ -362,15 +347,16 @@ def encode_significands(negative, sig, e_top, fmt, policy, rand, want, out, ws=N
         sig = _clamp_for_stochastic(sig, s_true, 64)
     scratch = [ws.get("enc.r", np.uint64, n), ws.get("enc.tmp", np.uint64, n)]
     _, fl = round_pack(fmt, negative, sig, s, offset, policy, rand, want, out, scratch)
-    return _flag_tuple(fl)
+    return _rounding_flags(fl)
 
 
-def _flag_tuple(fl):
-    """round_pack's (overflow, underflow, inexact) as the five-flag list (invalid first)."""
+def _rounding_flags(fl):
+    """round_pack's ``(overflow, underflow, inexact)`` as FlagMasks (a rounding raises
+    neither invalid nor divide_by_zero)."""
     if fl is None:
         return None
     overflow, underflow, inexact = fl
-    return [None, None, overflow, underflow, inexact]
+    return FlagMasks(overflow=overflow, underflow=underflow, inexact=inexact)
 
 
 def encode_specials(negative, frac, frac_bits, fmt, policy, want):
@@ -391,7 +377,6 @@ def encode_specials(negative, frac, frac_bits, fmt, policy, want):
     quiet_bit = np.uint64(1 << (frac_bits - 1)) if frac_bits else np.uint64(0)
     invalid = is_nan & ((frac & quiet_bit) == 0)  # signaling NaNs
     sign = negative.astype(fmt.storage_dtype) << dt(fmt.bits - 1)
-    no_flag = np.zeros(is_nan.shape, dtype=bool)
 
     if fmt.specials is Specials.IEEE:
         shift = frac_bits - fmt.mantissa_bits  # keep the top payload bits
@@ -405,7 +390,7 @@ def encode_specials(negative, frac, frac_bits, fmt, policy, want):
         nan_out = np.zeros(is_nan.shape, dtype=fmt.storage_dtype)
         invalid = is_nan.copy()
 
-    overflow = no_flag
+    overflow = None
     if fmt.has_infinity:
         inf_out = sign | dt(fmt.infinity_bits)
     elif policy.saturate or fmt.specials is Specials.FINITE:
@@ -415,7 +400,9 @@ def encode_specials(negative, frac, frac_bits, fmt, policy, want):
         inf_out = nan_out if fmt.specials is Specials.FNUZ else sign | dt(fmt.nan_bits)
         invalid = invalid | ~is_nan
     bits = np.where(is_nan, nan_out, inf_out)
-    return bits, ((invalid, no_flag, overflow, no_flag, overflow) if want else None)
+    # an overflow here is inexact too (the one mask serves both: these flags are a part,
+    # merged into a whole, never written into)
+    return bits, (FlagMasks(invalid=invalid, overflow=overflow, inexact=overflow) if want else None)
 
 
 def encode_exact(value: "_exact.ExactValue", fmt, policy, key):
@@ -441,8 +428,7 @@ def encode_exact(value: "_exact.ExactValue", fmt, policy, key):
         bits = np.empty(1, dtype=fmt.storage_dtype)
         fl = encode_significands(negative, np.array([sig], dtype=np.uint64),
                                   np.array([e_top], dtype=np.int64), fmt, policy, rand, True, bits)
-    flags = Flags(*(np.bool_(False) if f is None else np.bool_(f[0]) for f in fl))
-    return bits[0], flags
+    return bits[0], fl.to_flags(()).squeezed()
 
 
 # =====================================================================================

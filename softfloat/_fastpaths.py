@@ -42,6 +42,7 @@ import threading
 
 import numpy as np
 
+from ._flagmasks import FlagMasks
 from .formats import Format, Specials, fp32, fp64
 from .rounding import Rounding
 
@@ -58,9 +59,9 @@ _MAX_REST_SHARE = 1 / 8
 def encode_block(blk, fmt: Format, policy, want: bool, out, ws, general):
     """Encode a contiguous float block by a fast kernel, or return None (declined).
 
-    ``general(x, fmt, policy, out)`` is the general path (bits into ``out``, the five
-    flag masks returned), which fills a table kernel's tables the first time they are needed.
-    Returns ``(flags, rest)``: the five flag masks as in ``_encode.encode_block`` (or
+    ``general(x, fmt, policy, out)`` is the general path (bits into ``out``, its
+    FlagMasks returned), which fills a table kernel's tables the first time they are needed.
+    Returns ``(flags, rest)``: the FlagMasks as in ``_encode.encode_block`` (or
     None when not ``want``), and a boolean mask of lanes the caller must recompute on
     the general path (their bits and flags here are placeholders), or None.
     """
@@ -230,14 +231,13 @@ TABLE_FILL_RATIO = 8
 #: refilled if needed again)
 TABLE_CACHE_BYTES = 64 << 20
 
-_FLAG_BITS = np.array([1 << j for j in range(5)], dtype=np.uint8)  # invalid .. inexact
 _filled: list = []  # table plans holding tables, oldest first
 _filled_lock = threading.Lock()
 
 
 class _TablePlan:
     """The tables of :func:`_by_table` for one (format, input type, policy): the general
-    path's bits and flags (bit j = flag j, invalid first) for one input per index, and
+    path's bits and flags (packed: softfloat._flagmasks.FLAG_BITS) for one input per index, and
     the kernel that blocks too small to fill them take instead (``fallback``)."""
 
     @staticmethod
@@ -273,11 +273,8 @@ class _TablePlan:
         bits = np.empty(self.entries, dtype=self.fmt.storage_dtype)
         with np.errstate(all="ignore"):
             flags = general(reps.view(np.dtype(f"f{self.src.bits // 8}")), self.fmt, self.policy, bits)
-        packed = np.zeros(self.entries, dtype=np.uint8)
-        for j, mask in enumerate(flags):
-            if mask is not None:
-                packed |= np.asarray(mask, dtype=np.uint8) << np.uint8(j)
-        raises = tuple(j for j in range(5) if np.any(packed & _FLAG_BITS[j]))
+        packed = flags.packed(self.entries)
+        raises = tuple(name for name, mask in flags if mask is not None and mask.any())
         bits.flags.writeable = packed.flags.writeable = False
         with _filled_lock:
             if self.tables is None:  # else another thread filled them meanwhile
@@ -363,15 +360,12 @@ def _table_index(p: _TablePlan, blk, ws):
 
 
 def _table_flags(tables, idx, want, ws):
-    """The five flag masks of the indexed inputs (None: not raised), or None."""
+    """The FlagMasks of the indexed inputs (None for the flags no entry raises), or None."""
     if not want:
         return None
     _, flag_table, raises, _ = tables
     packed = np.take(flag_table, idx, out=ws.get("fast_flags", np.uint8, idx.size), mode="clip")
-    fl = [None] * 5
-    for j in raises:
-        fl[j] = np.bitwise_and(packed, _FLAG_BITS[j]) != 0
-    return fl
+    return FlagMasks.unpacked(packed, raises)
 
 
 def quantize_block(blk, fmt: Format, policy, want: bool, values, ws, general, decode):
@@ -381,7 +375,7 @@ def quantize_block(blk, fmt: Format, policy, want: bool, values, ws, general, de
     Where the encoding takes a table (see _by_table), a second table holds each
     index's result decoded by ``decode(bits, fmt, out)`` (the codec's decoder), so
     this is the encoding followed by the decoding, in one pass.  ``general`` fills the
-    encoding's tables as for encode_block.  Returns the five flag masks (or None when
+    encoding's tables as for encode_block.  Returns the FlagMasks (or None when
     not ``want``), as a one-element list so that "no flags" is not "declined".
     """
     if not ENABLED or blk.size == 0 or values.dtype != blk.dtype:
@@ -479,7 +473,7 @@ def _truncating(p: _Plan, blk, want: bool, out, ws):
         overflow = mag_out == p.inf_out
         if rest is not None:
             overflow &= ~rest
-    return [None, None, overflow, None, inexact], rest
+    return FlagMasks(overflow=overflow, inexact=inexact), rest
 
 
 def _add_and_shift(p: _Plan, u, t, out):
@@ -666,7 +660,7 @@ def _rebias(p: _Plan, blk, want: bool, out, ws):
     fl = None
     if want:
         np.bitwise_and(mag, p.low, out=t)
-        fl = [None, None, None, None, t != 0]
+        fl = FlagMasks(inexact=t != 0)
     rounding = p.rounding
     if rounding is Rounding.NEAREST_EVEN:
         _nearest_even_sum(p, mag, t)

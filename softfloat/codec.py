@@ -18,9 +18,9 @@ from . import _dask, _exact, _fastpaths, _validate, interop
 from ._blocks import resolve_workers, stream_blocks
 from ._decode import decode_block, decompose, signaling_bit_clear
 from ._encode import BLOCK_SIZE, SOURCE_FORMAT, encode_block, encode_exact, encode_general
+from ._flagmasks import FlagMasks
 from ._random import Positions, key_from
 from ._options import policy_from_options
-from .flags import Flags
 from .formats import as_format, catalogue
 from .rounding import Rounding
 
@@ -152,10 +152,10 @@ def encode(x, fmt, rounding="nearest_even", *, saturate=False, subnormals=True,
         return (bits, flags) if return_flags else bits
     arr = _input_array(x, "x")
     out = np.empty(arr.shape, dtype=fmt.storage_dtype)
-    flags = Flags.none(arr.shape) if return_flags else None
+    flags = FlagMasks.zeros(arr.size) if return_flags else None
     _stream(arr, fmt, policy, key, out, None, flags, workers)
     result = out[()] if out.ndim == 0 else out
-    return (result, flags.squeezed()) if return_flags else result
+    return (result, flags.to_flags(arr.shape).squeezed()) if return_flags else result
 
 
 def encode_piece(x, fmt, key, start, total, rounding="nearest_even", *, saturate=False, subnormals=True,
@@ -181,11 +181,11 @@ def encode_piece(x, fmt, key, start, total, rounding="nearest_even", *, saturate
     return_flags = _validate.boolean("return_flags", return_flags)
     arr = _input_array(x, "x").reshape(-1)
     out = np.empty(arr.shape, dtype=fmt.storage_dtype)
-    flags = Flags.none(arr.shape) if return_flags else None
+    flags = FlagMasks.zeros(arr.size) if return_flags else None
     key = key if policy.rounding is Rounding.STOCHASTIC else None
     _stream(arr, fmt, policy, key, out, None, flags, resolve_workers(workers),
             Positions(arr.shape, (int(start),), (int(total),)))
-    return (out, flags) if return_flags else out
+    return (out, flags.to_flags(arr.shape)) if return_flags else out
 
 
 def decode(bits, fmt, dtype=np.float64, *, workers=None):
@@ -277,10 +277,10 @@ def quantize(x, fmt, rounding="nearest_even", *, saturate=False, subnormals=True
         return (value, flags) if return_flags else value
     arr = _input_array(x, "x")
     out = np.empty(arr.shape, dtype=_values_dtype(arr.dtype, fmt))
-    flags = Flags.none(arr.shape) if return_flags else None
+    flags = FlagMasks.zeros(arr.size) if return_flags else None
     _stream(arr, fmt, policy, key, None, out, flags, workers)
     result = out[()] if out.ndim == 0 else out
-    return (result, flags.squeezed()) if return_flags else result
+    return (result, flags.to_flags(arr.shape).squeezed()) if return_flags else result
 
 
 def fields(bits, fmt):
@@ -456,13 +456,13 @@ def _lazy(x, fmt, policy, key, dtype, to_bits, want, workers):
     def chunk(where, blk):
         arr = np.asarray(blk)
         out = np.empty(arr.shape, dtype=dtype)
-        flags = Flags.none(arr.shape) if want else None
+        flags = FlagMasks.zeros(arr.size) if want else None
         _stream(arr, fmt, policy, key, out if to_bits else None, None if to_bits else out, flags,
                 threads, Positions(*where))
-        return out, (None if flags is None else [m for _, m in flags])
+        return out, flags
 
     result, masks = _dask.elementwise(chunk, [x], dtype, want)
-    return (result, Flags(*masks)) if want else result
+    return (result, masks.to_flags()) if want else result
 
 
 def _stream(arr, fmt, policy, key, bits_out, values_out, flags, workers=1, positions=None):

@@ -1,6 +1,8 @@
 """The five IEEE 754 exceptions as data, and the outcomes beside them.
 
-Kernels return flags; they never raise or keep state.  ``Flags`` merges with ``|``, counts,
+Kernels return flags; they never raise or keep state.  Inside them the flags travel as
+``softfloat._flagmasks.FlagMasks`` (None for a flag that cannot be raised), which becomes a
+``Flags`` at the public boundary.  ``Flags`` merges with ``|``, counts,
 and prints a summary a person can read ("3.2% underflowed").  ``Outcomes`` counts what
 became of the values (exact, rounded, became zero, ...), which the flags alone cannot say:
 "underflow" covers both a value that became subnormal and one that became zero.  Outcomes

@@ -18,6 +18,7 @@ PACKAGE = Path(__file__).resolve().parent.parent / "softfloat"
 RANK = {
     "_validate": 0, "_version": 0, "_random": 0, "_scratch": 0,
     "formats": 1, "rounding": 1, "flags": 1, "_exact": 1,
+    "_flagmasks": 1.5,
     "_round": 2, "_context": 2, "interop": 2, "_dask": 2, "_fastpaths": 2,
     "_encode": 3, "_options": 3,
     "_decode": 4, "_blocks": 4, "npy": 4,

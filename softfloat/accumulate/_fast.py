@@ -32,6 +32,7 @@ import numpy as np
 
 from .. import _scratch
 from .._encode import Workspace, encode_block
+from .._flagmasks import FlagMasks
 from ..formats import Format, fp16, fp32, fp64
 from ..ops._common import is_narrow
 from ..rounding import Rounding
@@ -93,14 +94,14 @@ def addition_flags(a, b, r, symmetric=False):
     * swamped: a non-zero finite b left a finite a unchanged (``symmetric``: or the other
       way round, for pair additions).
 
-    Returns the five flag masks (None where none can be raised) and the swamped mask.
+    Returns the FlagMasks (None for the flags that cannot be raised) and the swamped mask.
     """
     if np.isfinite(r).all():  # the common case, about half the work: no overflow, no NaN
         inexact = (r - a != b) | (r - b != a)
         swamped = (r == a) & (b != 0)
         if symmetric:
             swamped |= (r == b) & (a != 0)
-        return [None, None, None, None, inexact], swamped
+        return FlagMasks(inexact=inexact), swamped
     finite_a, finite_b = np.isfinite(a), np.isfinite(b)
     finite_r = np.isfinite(r)
     inexact = finite_r & ((r - a != b) | (r - b != a))
@@ -109,7 +110,7 @@ def addition_flags(a, b, r, symmetric=False):
     swamped = (r == a) & (b != 0) & finite_b & finite_a
     if symmetric:
         swamped |= (r == b) & (a != 0) & finite_a & finite_b
-    return [invalid, None, overflow, None, inexact | overflow], swamped
+    return FlagMasks(invalid=invalid, overflow=overflow, inexact=inexact | overflow), swamped
 
 
 class Native:
@@ -143,7 +144,7 @@ class Native:
         else:
             t = np.multiply(X, Y)  # exact
             if self.want:
-                flags.add([invalid_products(X, Y, t.reshape(-1)), None, None, None, None])  # 0 * inf
+                flags.add(FlagMasks(invalid=invalid_products(X, Y, t.reshape(-1))))  # 0 * inf
         return np.broadcast_to(t, (b - a,) + tile.shape).reshape(b - a, tile.n)
 
     def start(self, c_values):

@@ -18,6 +18,7 @@ from dataclasses import replace
 
 import numpy as np
 
+from .._flagmasks import FlagMasks
 from .._round import Policy
 from ..formats import Format, fp16
 from ..ops._common import Exact, is_narrow
@@ -78,12 +79,11 @@ class _Block:
         exact[negzero] = -0.0
         values, fl = self.to_out(Exact(exact), None, [exact], None)
         if self.want:
-            fl = list(fl)
             dropped = ((kept != scaled) & np.isfinite(scaled)).any(axis=0) | ((c_kept != c_scaled) & np.isfinite(c))
-            fl[4] = dropped if fl[4] is None else fl[4] | dropped
+            fl.or_(FlagMasks(inexact=dropped))
             nan = np.isnan(values)
             if nan.any():  # inf - inf or 0 * inf, not a NaN passed on
-                fl[0] = nan & ~np.isnan(c) & ~nan_inputs
+                fl.invalid = nan & ~np.isnan(c) & ~nan_inputs
             swamped = ((P != 0) & np.isfinite(P) & (kept == 0)).sum(axis=0)
             flags.add(fl, swamped)
         return values

@@ -17,6 +17,7 @@ import numpy as np
 
 from .._decode import decode_block
 from .._encode import Workspace
+from .._flagmasks import FlagMasks
 from .._round import Policy
 from ..formats import Format, fp64
 from ..ops._common import Exact, is_narrow, round_result
@@ -65,16 +66,14 @@ class TileFlags:
 
     def __init__(self, n: int, want: bool):
         self.n = n
-        self.masks = [np.zeros(n, dtype=bool) for _ in range(5)] if want else None
+        self.masks = FlagMasks.zeros(n) if want else None
         self.swamped = np.zeros(n, dtype=np.int64) if want else None
 
-    def add(self, fl, swamped=None):
-        """OR in a step's five flag masks (shape (n,) or (rows * n,)); add swamped counts."""
+    def add(self, fl: FlagMasks, swamped=None):
+        """OR in a step's flags (masks of shape (n,) or (rows * n,)); add swamped counts."""
         if self.masks is None:
             return
-        for dst, src in zip(self.masks, fl):
-            if src is not None:
-                dst |= src.reshape(-1, self.n).any(axis=0)
+        self.masks.or_(fl)
         if swamped is not None:
             self.swamped += swamped.reshape(-1, self.n).sum(axis=0)
 
@@ -87,8 +86,8 @@ class Rounder:
         self.ws = Workspace(0)
 
     def __call__(self, res: Exact, exact, xs, rand):
-        """(values, five flag masks or None): res rounded into fmt, NaN lanes flagged
-        invalid where no operand was a NaN, and cleared of the other flags."""
+        """(values, FlagMasks or None): res rounded into fmt, NaN lanes flagged invalid
+        where no operand was a NaN, and cleared of the other flags."""
         n = res.hi.size
         if self.ws.size < n:
             self.ws = Workspace(n)
@@ -97,7 +96,6 @@ class Rounder:
         values = decode_block(bits, self.fmt, np.empty(n), self.ws)
         if not self.want:
             return values, None
-        fl = list(fl)
         nan = np.isnan(res.hi)
         if nan.any():
             made = nan.copy()
@@ -105,12 +103,10 @@ class Rounder:
                 made &= ~np.isnan(x)
             if res.invalid is not None:
                 made |= res.invalid
-            fl[0] = made if fl[0] is None else fl[0] | made  # (a NaN into a format without NaN)
-            for j in (2, 3, 4):
-                if fl[j] is not None:
-                    fl[j] = fl[j] & ~nan
+            fl.or_(FlagMasks(invalid=made))  # (fl's own: a NaN into a format without NaN)
+            fl.clear_at_nan(nan)
         elif res.invalid is not None:
-            fl[0] = res.invalid
+            fl.invalid = res.invalid
         return values, fl
 
 
@@ -145,7 +141,7 @@ class Arithmetic:
             t = np.multiply(X, Y).reshape(-1)  # exact: is_narrow(fmt)
         if self.spec.product is None:
             if flags.masks is not None:
-                flags.add([invalid_products(X, Y, t), None, None, None, None])
+                flags.add(FlagMasks(invalid=invalid_products(X, Y, t)))
             return t
         xs = list(_flat_factors(X, Y))
         res = mul_kernel(self.product_format, self.spec.policy, *xs)

@@ -8,10 +8,10 @@ import numpy as np
 
 from .. import _dask, _validate
 from .._encode import BLOCK_SIZE, SOURCE_FORMAT, Workspace, encode_block
+from .._flagmasks import FlagMasks
 from .._random import Positions, key_from
 from .._options import policy_from_options
 from .._round import Policy
-from ..flags import AccumulationFlags
 from ..formats import Format, as_format, fp32
 from . import _draws, _fast, _fused, _ieee, _orders
 from ._operands import _axes as normal_axes
@@ -251,7 +251,7 @@ def _reduce(layout, signaling, fmt, default_acc, accumulator, out_format, c, pro
                       policy, key, want, positions)
     Q = int(np.prod(layout.shape, dtype=np.int64))
     bits = np.empty(Q, dtype=out_fmt.storage_dtype)
-    masks = [np.zeros(Q, dtype=bool) for _ in range(5)] if want else None
+    masks = FlagMasks.zeros(Q) if want else None
     swamped = np.zeros(Q, dtype=np.int64) if want else None
     c_values = c_signaling = None
     if start is not None:
@@ -273,19 +273,16 @@ def _reduce(layout, signaling, fmt, default_acc, accumulator, out_format, c, pro
                 values = _orders.accumulate_tile(arith, spec, tile, arith.start(c_tile), tile_flags)
             _store(values, out_fmt, bits[sl], ws, tile_flags)
             if want:
-                for dst, src in zip(masks, tile_flags.masks):
-                    dst[sl] = src
+                masks.set_at(sl, tile_flags.masks, Q, fresh=True)
                 swamped[sl] = tile_flags.swamped
     bits = bits.reshape(layout.shape)
     result = bits[()] if bits.ndim == 0 else bits
     if not want:
         return result
-    invalid = masks[0] | signaling.reshape(-1)
+    masks.or_(FlagMasks(invalid=signaling.reshape(-1)))  # signaling NaN operands
     if c_signaling is not None:
-        invalid |= c_signaling
-    flags = AccumulationFlags(invalid.reshape(layout.shape), *(m.reshape(layout.shape) for m in masks[1:]),
-                              swamped=swamped.reshape(layout.shape))
-    return result, flags.squeezed()
+        masks.or_(FlagMasks(invalid=c_signaling))
+    return result, masks.to_flags(layout.shape, swamped=swamped.reshape(layout.shape)).squeezed()
 
 
 def _store(values, fmt, out, ws, tile_flags):
@@ -301,7 +298,7 @@ def _store(values, fmt, out, ws, tile_flags):
     if nan.any():
         out[nan] = fmt.nan_bits if fmt.has_nan else 0
         if not fmt.has_nan and tile_flags.masks is not None:
-            tile_flags.masks[0] |= nan
+            tile_flags.masks.or_(FlagMasks(invalid=nan))
 
 
 
@@ -448,7 +445,7 @@ def _lazy_contract(kind, operands, indices, out_index, fmt, default_acc, c, opts
         bits = np.asarray(bits).reshape(where[0])
         if flags is None:
             return bits, None, None
-        return bits, [np.reshape(m, where[0]) for _, m in flags], np.reshape(flags.swamped, where[0])
+        return bits, FlagMasks.of(flags), np.reshape(flags.swamped, where[0])
 
     storage = (acc if chain else out_fmt).storage_dtype
     bits, masks, swamped = _dask.chain_reduce(step, operands, indices, out_index, "k", out_chunks,
@@ -460,11 +457,10 @@ def _lazy_contract(kind, operands, indices, out_index, fmt, default_acc, c, opts
                             subnormals=o["subnormals"], return_flags=want)
         if want:
             bits, final_flags = converted
-            masks = tuple(np.logical_or(m, f) for m, (_, f) in zip(masks, final_flags))
+            masks.or_(FlagMasks.of(final_flags))
         else:
             bits = converted
     bits = bits.reshape(final_shape)
     if not want:
         return bits
-    flags = AccumulationFlags(*(m.reshape(final_shape) for m in masks), swamped=swamped.reshape(final_shape))
-    return bits, flags
+    return bits, masks.to_flags(final_shape, swamped=swamped.reshape(final_shape))

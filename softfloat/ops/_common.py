@@ -44,9 +44,9 @@ from .. import _dask, _exact, _validate
 from .._blocks import resolve_workers, stream_blocks
 from .._decode import decode_block
 from .._encode import Workspace, encode_block, encode_significands, float64_significands
+from .._flagmasks import FlagMasks
 from .._random import Positions, key_from
 from .._options import policy_from_options
-from ..flags import Flags
 from ..formats import Format, Specials, as_format, fp16, fp32, fp64
 from ..rounding import Rounding
 
@@ -129,12 +129,12 @@ def apply(kernel, exact, fmt, operands, rounding, *, tininess, subnormals, denor
     workers = resolve_workers(workers)
     arrays, shape = operand_patterns(fmt, operands)
     out = np.empty(shape, dtype=fmt.storage_dtype)
-    flags = Flags.none(shape) if return_flags else None
+    flags = FlagMasks.zeros(out.size) if return_flags else None
     _stream(kernel, exact, fmt, policy, key, denormals_are_zero, arrays, shape, out, flags, workers)
     result = out[()] if out.ndim == 0 else out
     if not return_flags:
         return result
-    return result, flags.squeezed()
+    return result, flags.to_flags(shape).squeezed()
 
 
 def _lazy(kernel, exact, fmt, policy, key, daz_inputs, operands, want, workers):
@@ -152,13 +152,13 @@ def _lazy(kernel, exact, fmt, policy, key, daz_inputs, operands, want, workers):
     def chunk(where, *blocks):
         arrays, shape = operand_patterns(fmt, list(zip((name for name, _ in operands), blocks)))
         out = np.empty(shape, dtype=fmt.storage_dtype)
-        flags = Flags.none(shape) if want else None
+        flags = FlagMasks.zeros(out.size) if want else None
         _stream(kernel, exact, fmt, policy, key, daz_inputs, arrays, shape, out, flags, threads,
                 Positions(*where))
-        return out, (None if flags is None else [m for _, m in flags])
+        return out, flags
 
     result, masks = _dask.elementwise(chunk, values, fmt.storage_dtype, want)
-    return (result, Flags(*masks)) if want else result
+    return (result, masks.to_flags()) if want else result
 
 
 #: elements per block of the operations.  Their kernels make about a hundred numpy calls
@@ -198,15 +198,10 @@ def _stream(kernel, exact, fmt, policy, key, daz_inputs, arrays, shape, out, fla
         invalid = _resolve_nans(blocks, xs, res.hi, res.invalid, fmt, block_out)
         if not want:
             return None
-        fl = list(fl)
-        fl[0] = invalid if fl[0] is None else fl[0] | invalid
-        if res.divide_by_zero is not None:
-            fl[1] = res.divide_by_zero
+        fl.or_(FlagMasks(invalid=invalid, divide_by_zero=res.divide_by_zero))
         nan_lanes = np.isnan(res.hi)
-        if nan_lanes.any():  # a NaN result raises no overflow, underflow or inexact
-            for j in (2, 3, 4):
-                if fl[j] is not None:
-                    fl[j] = fl[j] & ~nan_lanes
+        if nan_lanes.any():
+            fl.clear_at_nan(nan_lanes)
         return fl
 
     stream_blocks(n, OPS_BLOCK_SIZE, key, flags, block, workers=workers, positions=positions,
@@ -232,8 +227,8 @@ def round_result(res, exact, xs, fmt, policy, rand, want, out, ws):
     """Round one block's :class:`Exact` result into ``out`` (bit patterns of ``fmt``).
 
     ``xs`` are the kernel's float64 operands, from which ``exact`` recomputes the hazard
-    lanes.  Returns the five flag masks (None where a flag cannot be raised); NaN lanes
-    are left as the rounding point made them, for the caller's NaN policy.
+    lanes.  Returns the block's FlagMasks (None when not ``want``); NaN lanes are left as
+    the rounding point made them, for the caller's NaN policy.
     """
     fl = _round(res, fmt, policy, rand, want, out, ws)
     return _settle_hazards(res, exact, xs, fmt, policy, rand, want, out, fl)
@@ -259,7 +254,8 @@ def _round(res, fmt, policy, rand, want, out, ws):
         sub_rand = None if rand is None else rand[idx]
         sub_fl = encode_block(hi[idx], fmt, policy, sub_rand, want, sub_out, Workspace(k))
         out[idx] = sub_out
-        fl = _merge_flags(fl, sub_fl, idx, out.shape, want)
+        if want:
+            fl.set_at(idx, sub_fl, out.shape)
     return fl
 
 
@@ -294,21 +290,8 @@ def _settle_hazards(res, exact, xs, fmt, policy, rand, want, out, fl):
     sub_rand = None if rand is None else rand[idx]
     sub_fl = encode_significands(negative, sig, e_top, fmt, policy, sub_rand, want, sub_out)
     out[idx] = sub_out
-    return _merge_flags(fl, sub_fl, idx, out.shape, want)
-
-
-def _merge_flags(fl, sub_fl, idx, shape, want):
-    if not want:
-        return fl
-    fl = list(fl)
-    for j, f in enumerate(sub_fl):
-        if f is None and fl[j] is None:
-            continue
-        if fl[j] is None:
-            fl[j] = np.zeros(shape, dtype=bool)
-        else:
-            fl[j] = fl[j].copy()
-        fl[j][idx] = False if f is None else f
+    if want:
+        fl.set_at(idx, sub_fl, out.shape)
     return fl
 
 

@@ -29,11 +29,11 @@ from .. import _dask, _validate
 from .._blocks import resolve_workers, stream_blocks
 from .._decode import decode_block
 from .._encode import BLOCK_SIZE, encode_block
+from .._flagmasks import FlagMasks
 from .._random import Positions, key_from
 from .._options import policy_from_options
 from .._round import Policy
 from ..codec import encode
-from ..flags import Flags
 from ..formats import as_format
 from ..rounding import Rounding
 from ._common import daz, is_signaling, quieted
@@ -191,10 +191,9 @@ def round_to_integral(bits, fmt, rounding="nearest_even", *, exact=False, rng=No
         out[nan] = quieted(b[nan], fmt)
         if not return_flags:
             return None
-        fl = _flag_list(fl, b.size)
-        fl[0] = nan & is_signaling(b, fmt)
+        fl.invalid = nan & is_signaling(b, fmt)  # the only invalid: a signaling NaN
         if exact:
-            fl[4] |= (integral != values) & ~nan
+            fl.or_(FlagMasks(inexact=(integral != values) & ~nan))
         return fl
 
     return _run(block, x, fmt, fmt.storage_dtype, rng, return_flags, workers)
@@ -276,11 +275,7 @@ def to_int(bits, fmt, rounding="nearest_even", dtype=np.int64, *, exact=False, s
             out[~valid] = lowest if info.min < 0 else highest
         if not return_flags:
             return None
-        fl = _flag_list(None, b.size)
-        fl[0] = ~valid
-        if exact:
-            fl[4] = valid & (integral != values)
-        return fl
+        return FlagMasks(invalid=~valid, inexact=valid & (integral != values) if exact else None)
 
     return _run(block, x, fmt, dtype, rng, return_flags, workers)
 
@@ -393,7 +388,7 @@ def _patterns(bits, fmt):
 
 
 def _run(block, x, src, out_dtype, rng, want_flags, workers):
-    """Apply ``block(b, rand, out, ws) -> five flag masks or None`` to the patterns ``x``
+    """Apply ``block(b, rand, out, ws) -> FlagMasks or None`` to the patterns ``x``
     of ``src`` block by block (C order) on ``workers`` threads; return the result (a scalar
     for 0-d input) and the Flags.  A dask ``x`` gives a lazy result, chunk by chunk, each
     chunk's patterns checked when it is computed."""
@@ -403,31 +398,25 @@ def _run(block, x, src, out_dtype, rng, want_flags, workers):
 
         def chunk(where, b):
             b = _patterns(b, src)
-            out, flags = _run_array(block, b, out_dtype, key, want_flags, threads, Positions(*where))
-            return out, (None if flags is None else [m for _, m in flags])
+            return _run_array(block, b, out_dtype, key, want_flags, threads, Positions(*where))
 
         result, masks = _dask.elementwise(chunk, [x], out_dtype, want_flags)
-        return (result, Flags(*masks)) if want_flags else result
+        return (result, masks.to_flags()) if want_flags else result
     out, flags = _run_array(block, x, out_dtype, key, want_flags, resolve_workers(workers))
     result = out[()] if out.ndim == 0 else out
-    return (result, flags.squeezed()) if want_flags else result
+    return (result, flags.to_flags(x.shape).squeezed()) if want_flags else result
 
 
 def _run_array(block, x, out_dtype, key, want_flags, workers, positions=None):
+    """(out, the FlagMasks of its flat lanes or None)."""
     out = np.empty(x.shape, dtype=out_dtype)
-    flags = Flags.none(x.shape) if want_flags else None
+    flags = FlagMasks.zeros(x.size) if want_flags else None
     flat_in = np.ascontiguousarray(x).reshape(-1)
     flat_out = out.reshape(-1)
     stream_blocks(x.size, BLOCK_SIZE, key, flags,
                   lambda start, stop, rand, ws: block(flat_in[start:stop], rand, flat_out[start:stop], ws),
                   workers=workers, positions=positions)
     return out, flags
-
-
-def _flag_list(fl, n):
-    """The encoder's five masks (None where a flag cannot be raised) as five arrays."""
-    fl = [None] * 5 if fl is None else list(fl)
-    return [np.zeros(n, dtype=bool) if f is None else f.copy() for f in fl]
 
 
 def _integer_dtype(name, dtype):
