@@ -251,6 +251,30 @@ def test_formats_without_nan_or_inf():
               rounding=mode)
 
 
+
+@pytest.mark.parametrize("acc", ["fp8_e4m3", "fp8_e4m3fnuz", "fp6_e3m2", "fp4_e2m1"])
+def test_infinite_products_into_an_accumulator_without_infinity(acc):
+    """An infinite exact product (fused: no product rounding) added last into an
+    accumulator that has no infinity: the last step rounds +-inf into the format, so the
+    result and flags are that conversion's (NaN and invalid for E4M3, +-max with overflow
+    and inexact for FP6/FP4).  The fused path once let the kernel's invalid mask replace
+    the rounding's, so [1, inf] . [1, 1] into E4M3 came out NaN with no flag at all."""
+    # the oracle stops at an infinity into such a format; the rule is the conversion's,
+    # as encode rounds +-inf into the format (tested against MPFR and the OCP tables in
+    # test_codec_*); the terms before it are exact in every one of these formats
+    acc = sf.as_format(acc)
+    for fmt in (F16, sf.fp64):
+        for a, b, exact in (([1, "inf"], [1, 1], np.inf), ([2, "-inf"], [3, 1], -np.inf)):
+            for mode in MODES:
+                bits, flags = sf.vecdot(pats(a, fmt), pats(b, fmt), fmt, accumulator=acc,
+                                        out_format=acc, rounding=mode, return_flags=True)
+                want, want_flags = sf.encode(exact, acc, rounding=mode, return_flags=True)
+                if acc.has_nan and sf.is_nan(want, acc):  # any NaN: invalid gives the default one
+                    assert sf.is_nan(bits, acc), (a, b, mode)
+                else:
+                    assert int(bits) == int(want), (a, b, mode)
+                assert flags.raised() == want_flags.raised(), (a, b, mode, flags.raised())
+
 # =====================================================================================
 # hand-built edge data: dot products
 # =====================================================================================

@@ -105,8 +105,8 @@ class Rounder:
                 made |= res.invalid
             fl.or_(FlagMasks(invalid=made))  # (fl's own: a NaN into a format without NaN)
             fl.clear_at_nan(nan)
-        elif res.invalid is not None:
-            fl.invalid = res.invalid
+        elif res.invalid is not None:  # the kernel's invalid (inf - inf, 0 * inf) beside
+            fl.or_(FlagMasks(invalid=res.invalid))  # the rounding's (inf into a format without inf)
         return values, fl
 
 
