@@ -1,6 +1,9 @@
 """The one rounding point: an exact magnitude in fixed point -> bit patterns and flags.
 
-Every conversion (and, later, every arithmetic operation) hands its exact result here as
+Every conversion, arithmetic operation and accumulation hands its exact result here,
+through the block paths of :mod:`softfloat._encode` (the fast paths of
+:mod:`softfloat._fastpaths` skip it only where they provably give the same bits and
+flags), as
 
     magnitude pattern = v / 2**s + offset          (unbounded exponent)
 
@@ -117,7 +120,9 @@ def round_pack(fmt: Format, negative, v, s, offset, policy: Policy, rand=None,
         1 where the exact value is negative (also for -0), else 0.
     v, s : 1-D ndarrays of uint32 or uint64 (same dtype, width W)
         See the module docstring.  Bit 0 of ``v`` may be a sticky bit (the OR of
-        everything below it) wherever ``s >= 2``.  ``v`` is overwritten.
+        everything below it) wherever ``s >= 2`` -- ``s >= 3`` under tininess after, where
+        the value can lie just below the smallest normal (see _tiny_after_rounding).
+        ``v`` is overwritten.
     offset : ndarray like ``v`` or None
         Added after rounding (the biased exponent, for callers whose ``v`` holds only the
         significand); must be 0 wherever the value is below the smallest normal.
@@ -230,6 +235,13 @@ def _tiny_after_rounding(fmt, tiny_before, t, v, s, inexact, negative, rand, rou
     Only values whose subnormal rounding already produced the smallest normal can do that
     (rounding to more bits never goes further than rounding to fewer), so this re-rounds
     just those, one bit finer.  Stochastic rounding judges by the delivered result.
+
+    Where s = 1 there is no bit to cut one bit finer: the exact value then has p
+    significant bits, so it is its own rounding, below 2**emin: tiny (0.11..1 | 1, as the
+    float32 -> e8m22 and float64 -> e11m51 paths give).  Where s = 2, bit 0 is read as the
+    finer guard bit, so it must be a true bit there, not a sticky one (the module's
+    precondition: a sticky bit 0 only where s >= 3 wherever tininess after can matter;
+    with two bits, | 1 1 could be .1011.. (tiny) or .111 (not), undecidable).
     """
     m = fmt.mantissa_bits
     dt = v.dtype.type
@@ -241,6 +253,7 @@ def _tiny_after_rounding(fmt, tiny_before, t, v, s, inexact, negative, rand, rou
     if rounding is Rounding.STOCHASTIC:
         tiny[idx] = False
         return tiny
+    idx = tuple(i[s[idx] > 1] for i in idx)  # s = 1: exact at p bits, stays tiny
     fine = v[idx]
     s_fine = s[idx] - dt(1)
     W = v.dtype.itemsize * 8

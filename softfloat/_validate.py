@@ -1,7 +1,13 @@
-"""Argument checks for the public boundary; every TypeError/ValueError text comes from here.
+"""The argument checks and message texts that the public boundary shares.
 
-Messages name the argument, say what was expected and what came, and where it helps, the
-fix.  Kernels below the boundary assume their preconditions and never raise.
+Checks that raise (:func:`instance`, :func:`count`, :func:`int_in_range`, :func:`choice`,
+:func:`boolean`, :func:`file_path`, :func:`bit_patterns`, :func:`numeric_array`, ...),
+texts for callers that raise themselves (:func:`unknown_format`,
+:func:`missing_dependency`, :func:`install_hint`, ...), and the pieces every message is
+made of (:func:`describe`, :func:`short_repr`, :func:`counted`).  Checks specific to one
+module stay in that module and use these pieces.  Messages name the argument, say what
+was expected and what came, and where it helps, the fix.  Kernels below the boundary
+assume their preconditions and never raise.
 """
 
 from __future__ import annotations
