@@ -14,7 +14,7 @@ import importlib
 import softfloat as sf
 import softfloat._blocks as blocks
 import softfloat.codec
-import softfloat.ops._common
+import softfloat.ops._driver
 from softfloat._random import Positions, bits_at, key_from
 
 da = pytest.importorskip("dask.array")
@@ -106,7 +106,7 @@ def counted_threads(monkeypatch):
             return block(*args)
         return real(n, block_size, key, flags, wrapped, **kw)
 
-    for module in (softfloat.codec, softfloat.ops._common, convert_module):
+    for module in (softfloat.codec, softfloat.ops._driver, convert_module):
         monkeypatch.setattr(module, "stream_blocks", spy)
     return seen
 
@@ -116,8 +116,8 @@ def _set_block(monkeypatch, size):
     monkeypatch.setattr(softfloat._fastpaths, "TRUNCATING_BLOCK_FACTOR", 2)
     monkeypatch.setattr(softfloat.codec, "_BLOCK", size)
     monkeypatch.setattr(softfloat.codec, "_THREAD_BLOCK", size)
-    monkeypatch.setattr(softfloat.ops._common, "OPS_BLOCK_SIZE", size)
-    monkeypatch.setattr(softfloat.ops._common, "OPS_THREAD_BLOCK_SIZE", size)
+    monkeypatch.setattr(softfloat.ops._driver, "OPS_BLOCK_SIZE", size)
+    monkeypatch.setattr(softfloat.ops._driver, "OPS_THREAD_BLOCK_SIZE", size)
     monkeypatch.setattr(convert_module, "BLOCK_SIZE", size)
 
 

@@ -1,6 +1,6 @@
 """Correctly rounded operations on bit patterns, one module per family."""
 
-from ._common import NAN_POLICY
+from ._nan import NAN_POLICY
 from .add import add, sub
 from .compare import (
     eq,

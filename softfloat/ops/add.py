@@ -6,7 +6,10 @@ from fractions import Fraction
 
 import numpy as np
 
-from ._common import Exact, apply, exact_zero_sign, scratch, sign_of, sums_are_exact, two_sum, zero_sum_is_negative
+from ._driver import apply
+from ._eft import sums_are_exact, two_sum
+from ._kernel import Exact, scratch
+from ._signs import exact_zero_sign, sign_of, zero_sum_is_negative
 
 __all__ = ["add", "sub"]
 

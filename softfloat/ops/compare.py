@@ -32,7 +32,8 @@ import numpy as np
 from .. import _dask, _validate
 from ..flags import Flags
 from ..formats import Format, Specials, as_format
-from ._common import is_signaling, operand_patterns, quieted
+from ._nan import is_signaling, quieted
+from ._operands import operand_patterns
 
 __all__ = [
     "eq", "ne", "lt", "le", "gt", "ge", "unordered", "total_order", "total_order_mag",

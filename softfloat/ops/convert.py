@@ -36,7 +36,8 @@ from .._round import Policy
 from ..codec import encode
 from ..formats import as_format
 from ..rounding import Rounding
-from ._common import daz, is_signaling, quieted
+from ._nan import is_signaling, quieted
+from ._operands import daz
 
 __all__ = ["convert", "round_to_integral", "to_int", "from_int"]
 

@@ -6,8 +6,10 @@ from fractions import Fraction
 
 import numpy as np
 
-from ._common import (Exact, apply, exact_zero_sign, is_narrow, round_to_odd, safe_magnitude,
-                      scratch, sign_of, two_product, two_sum, zero_sum_is_negative)
+from ._driver import apply
+from ._eft import is_narrow, round_to_odd, safe_magnitude, two_product, two_sum
+from ._kernel import Exact, scratch
+from ._signs import exact_zero_sign, sign_of, zero_sum_is_negative
 
 __all__ = ["fma"]
 

@@ -6,7 +6,10 @@ from fractions import Fraction
 
 import numpy as np
 
-from ._common import Exact, apply, is_narrow, safe_magnitude, scratch, sign_of, two_product
+from ._driver import apply
+from ._eft import is_narrow, safe_magnitude, two_product
+from ._kernel import Exact, scratch
+from ._signs import sign_of
 
 __all__ = ["mul"]
 

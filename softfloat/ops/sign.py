@@ -14,7 +14,7 @@ import numpy as np
 
 from .. import _dask
 from ..formats import Format, Specials, as_format
-from ._common import operand_patterns, scalar_or_array
+from ._operands import operand_patterns, scalar_or_array
 
 __all__ = ["neg", "abs", "copysign"]
 

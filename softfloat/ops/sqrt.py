@@ -7,7 +7,10 @@ import numpy as np
 import math
 from fractions import Fraction
 
-from ._common import Exact, apply, is_narrow, safe_magnitude, scratch, sign_of, two_product
+from ._driver import apply
+from ._eft import is_narrow, safe_magnitude, two_product
+from ._kernel import Exact, scratch
+from ._signs import sign_of
 
 __all__ = ["sqrt"]
 

@@ -1,0 +1,146 @@
+"""The block driver of the operations: operands streamed through a kernel block by block
+(on threads, or chunk by chunk for dask), each block's exact results rounded once."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from .. import _dask, _validate
+from .._blocks import resolve_workers, stream_blocks
+from .._flagmasks import FlagMasks
+from .._options import policy_from_options
+from .._random import Positions, key_from
+from ..formats import as_format
+from ._nan import resolve_nans
+from ._operands import daz, operand_patterns, operand_values
+from ._round_block import Target, round_block
+
+__all__ = ["OPS_BLOCK_SIZE", "OPS_THREAD_BLOCK_SIZE", "Job", "apply"]
+
+
+@dataclass(frozen=True)
+class Job:
+    """One call of an operation, its options checked: what every block runs and rounds
+    with (see :func:`apply` for ``kernel`` and ``exact``)."""
+
+    kernel: Callable
+    exact: Callable
+    target: Target
+    key: object = None  # stochastic rounding's key (softfloat._random.key_from); else None
+    daz_inputs: bool = False  # read subnormal operands as zeros
+
+
+def apply(kernel, exact, fmt, operands, rounding, *, tininess, subnormals, denormals_are_zero,
+          rng, return_flags, saturate=False, workers=None):
+    """Run ``kernel`` over broadcast bit-pattern operands of ``fmt``; round once.
+
+    ``operands`` is a list of ``(argname, value)``.  ``kernel(fmt, policy, *xs)`` receives
+    the exact float64 values of one block and returns an
+    :class:`~softfloat.ops._kernel.Exact`; ``fmt`` must hold every operand, since it
+    picks the kernel's float64 path (the family modules name
+    their kernels ``<op>_kernel`` and ``<op>_exact``; softfloat.accumulate runs them on
+    operands of several formats, passing a format that holds them all).
+    ``exact(policy, *floats)`` gives one hazard lane's exact result (from the operands as
+    Python floats, so that zeros keep their signs) as ``(negative, magnitude)`` with
+    ``magnitude`` a Fraction, or ``(negative, (sig, e_top))`` already in the rounding
+    point's significand form (sqrt).  The keyword options are the public operations'
+    (this function forwards their signature).
+
+    The blocks run on ``workers`` threads (None: the process-wide setting); dask operands
+    give a lazy dask result (and lazy flags), each chunk's random bits those of its
+    elements' positions in the whole result.
+    """
+    fmt = as_format(fmt)
+    policy, rng = policy_from_options(rounding, tininess, subnormals, saturate, rng)
+    denormals_are_zero = _validate.boolean("denormals_are_zero", denormals_are_zero)
+    return_flags = _validate.boolean("return_flags", return_flags)
+    job = Job(kernel, exact, Target(fmt, policy, return_flags),
+              key=None if rng is None else key_from(rng), daz_inputs=denormals_are_zero)
+    if _dask.any_dask(*(value for _, value in operands)):
+        return _lazy(job, operands, workers)
+    workers = resolve_workers(workers)
+    arrays, shape = operand_patterns(fmt, operands)
+    out = np.empty(shape, dtype=fmt.storage_dtype)
+    flags = FlagMasks.zeros(out.size) if return_flags else None
+    _stream(job, arrays, out, flags, workers)
+    result = out[()] if out.ndim == 0 else out
+    if not return_flags:
+        return result
+    return result, flags.to_flags(shape).squeezed()
+
+
+def _lazy(job, operands, workers):
+    """apply() for dask operands: the operands' dtypes checked now, their values chunk by
+    chunk (when computed)."""
+    fmt, want = job.target.fmt, job.target.want
+    values = []
+    for name, value in operands:
+        if _dask.is_dask(value):
+            _validate.bit_patterns(name, np.empty(0, dtype=value.dtype), fmt.bits)
+            values.append(value)
+        else:
+            values.append(operand_patterns(fmt, [(name, value)])[0][0])
+    threads = 1 if workers is None else resolve_workers(workers)
+
+    def chunk(where, *blocks):
+        arrays, shape = operand_patterns(fmt, list(zip((name for name, _ in operands), blocks)))
+        out = np.empty(shape, dtype=fmt.storage_dtype)
+        flags = FlagMasks.zeros(out.size) if want else None
+        _stream(job, arrays, out, flags, threads, Positions(*where))
+        return out, flags
+
+    result, masks = _dask.elementwise(chunk, values, fmt.storage_dtype, want)
+    return (result, masks.to_flags()) if want else result
+
+
+#: elements per block of the operations.  Their kernels make about a hundred numpy calls
+#: a block, each with a microsecond of Python around it: at the codec's 2**14 that was
+#: half of a bf16 mul.  2**16 ran add, mul, fma and sqrt 1.3-1.7x faster (bf16, one
+#: thread, benchmarks/bench_scale.py's data; div alike), though its intermediates spill
+#: out of a 1 MiB L2.
+OPS_BLOCK_SIZE = 1 << 16
+#: elements per block on several threads: each numpy call hands the GIL over, which cost
+#: more than a 2**16 block's work gains (2 threads ran 0.6-0.95x as fast as one).  On a
+#: 2-core virtual machine 2 threads at 2**17 ran 1.1-1.4x as fast as one thread at
+#: OPS_BLOCK_SIZE, and at 2**18 another 1.0-1.2x faster (2 MiB per float64 intermediate).
+OPS_THREAD_BLOCK_SIZE = 1 << 18
+
+
+def _stream(job, arrays, out, flags, workers=1, positions=None):
+    """Run ``job`` over the broadcast operand ``arrays`` into ``out`` (shape: the
+    broadcast shape) and ``flags`` (FlagMasks.zeros(out.size), or None), block by block."""
+    kernel, exact, target, daz_inputs = job.kernel, job.exact, job.target, job.daz_inputs
+    fmt, policy = target.fmt, target.policy
+    shape, n = out.shape, out.size
+    flat_out = out.reshape(-1)
+    flat_ops = [a.reshape(-1) if a.shape == shape and a.flags.c_contiguous else np.broadcast_to(a, shape)
+                for a in arrays]
+    want = flags is not None
+
+    def block(start, stop, rand, ws):
+        m = stop - start
+        blocks = [op[start:stop] if op.ndim == 1 and op.shape[0] == n else np.asarray(op.flat[start:stop])
+                  for op in flat_ops]
+        xs = []
+        for i, b in enumerate(blocks):
+            x = operand_values(b, fmt, ws.get(f"operand{i}", np.float64, m), ws)
+            if daz_inputs:
+                daz(x, fmt)
+            xs.append(x)
+        res = kernel(fmt, policy, *xs, ws=ws)
+        block_out = flat_out[start:stop]
+        fl = round_block(res, exact, xs, target, rand, block_out, ws)
+        invalid = resolve_nans(blocks, xs, res.hi, res.invalid, fmt, block_out)
+        if not want:
+            return None
+        fl.or_(FlagMasks(invalid=invalid, divide_by_zero=res.divide_by_zero))
+        nan_lanes = np.isnan(res.hi)
+        if nan_lanes.any():
+            fl.clear_at_nan(nan_lanes)
+        return fl
+
+    stream_blocks(n, OPS_BLOCK_SIZE, job.key, flags, block, workers=workers, positions=positions,
+                  thread_block_size=OPS_THREAD_BLOCK_SIZE)
