@@ -160,7 +160,7 @@ def main(argv=None) -> None:
             out, src = np.empty(n, dtype=dtype), np.ones(n, dtype=dtype)
             rows.append((f"np.copyto into {np.dtype(dtype).name}", timeit(lambda: np.copyto(out, src), rep)))
             rows.append((f"decode -> {np.dtype(dtype).name}",
-                         timeit(lambda: sf.decode(bits, fmt, dtype), rep)))
+                         timeit(lambda: sf.decode(bits, fmt, dtype, **ONE_THREAD), rep)))
         table(f"decode {fmt.name} (patterns of normal-range data)", rows, "np.copyto into float64", n)
     print("\n(timings on a shared machine are noisy: compare ratios within one run)")
 

@@ -21,15 +21,15 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import codec, ops
+from . import _fastpaths, codec, ops
 from ._random import bits_at, key_from
 from ._array_ufuncs import accumulator_of
 from ._array_ufuncs import matmul as array_matmul
 from ._array_ufuncs import sum_of
 from ._context import get_context
-from ._encode import Workspace
 from ._flagmasks import FlagMasks
 from ._round import Policy
+from ._workspace import Workspace
 from .accumulate import vecdot as accumulate_vecdot
 from .accumulate._fast import addition_flags
 from .accumulate.hardware import FusedAccumulator, is_preset
@@ -217,17 +217,16 @@ def cumsum(A, a, axis=None, dtype=None, out=None):
     return A.wrap(result if axis is None else np.moveaxis(result, 0, axis), fmt)
 
 
-#: accumulators whose numpy addition is correctly rounded to nearest even
-_NATIVE_SUMS = {"fp16": np.float16, "fp32": np.float32, "fp64": np.float64}
-
-
 def _native_running_sums(terms, acc: Format, ctx):
     """numpy's add.accumulate (strictly sequential) where it is the correctly rounded chain:
     nearest_even, no saturation or flushing (a sum that lands below the smallest normal is
     exact anyway), and no NaN anywhere (NaN payloads follow NAN_POLICY, not the FPU).
-    Returns (None, None) where that does not hold."""
-    native = _NATIVE_SUMS.get(acc.name)
-    if native is None or ctx.rounding is not Rounding.NEAREST_EVEN or ctx.saturate or not ctx.subnormals:
+    Returns (None, None) where that does not hold, or where softfloat._fastpaths.ENABLED
+    (the one off switch of the shortcuts) is False."""
+    native = acc.native_dtype  # numpy's addition in it is correctly rounded to nearest even
+    if native is None or not _fastpaths.ENABLED:
+        return None, None
+    if ctx.rounding is not Rounding.NEAREST_EVEN or ctx.saturate or not ctx.subnormals:
         return None, None
     t = terms.view(native)
     with np.errstate(all="ignore"):

@@ -7,7 +7,7 @@ its elements' positions (:mod:`softfloat._random`), not of the order blocks run 
 ``workers=1`` and ``workers=8`` give the same bits and flags, block size whatever.
 
 numpy releases the GIL inside its ufunc loops, so blocks on several threads run on
-several cores.  Each thread has its own :class:`~softfloat._encode.Workspace`.
+several cores.  Each thread has its own :class:`~softfloat._workspace.Workspace`.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 
 from . import _random, _validate
-from ._encode import Workspace
+from ._workspace import Workspace
 
 __all__ = ["MIN_BLOCKS_PER_WORKER", "cpu_count", "get_workers", "resolve_workers", "set_workers",
            "stream_blocks"]

@@ -15,12 +15,12 @@ from __future__ import annotations
 
 import zipfile
 
-from ._checkpoint_source import NUMPY_FORMAT, SAFETENSORS_BITS, SAFETENSORS_FLOATS, Checkpoint, TensorSource
+from ._checkpoint_source import SAFETENSORS_BITS, SAFETENSORS_FLOATS, Checkpoint, TensorSource
 from ._read_numpy import load_npy, open_npz
 from ._read_safetensors import open_safetensors
 from ._read_torch import open_pt
 
-__all__ = ["SAFETENSORS_FLOATS", "SAFETENSORS_BITS", "NUMPY_FORMAT", "TensorSource", "Checkpoint", "file_kind",
+__all__ = ["SAFETENSORS_FLOATS", "SAFETENSORS_BITS", "TensorSource", "Checkpoint", "file_kind",
            "open_tensors", "load_npy"]
 
 #: torch.save's legacy (non-zip) format opens with pickle protocol 2 (0x80 0x02), then

@@ -7,9 +7,9 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 
-from .formats import Format, bf16, catalogue, fp8_e4m3, fp8_e4m3fnuz, fp8_e5m2, fp8_e5m2fnuz, fp16, fp32, fp64
+from .formats import Format, bf16, fp8_e4m3, fp8_e4m3fnuz, fp8_e5m2, fp8_e5m2fnuz, fp16, fp32, fp64
 
-__all__ = ["SAFETENSORS_FLOATS", "SAFETENSORS_BITS", "NUMPY_FORMAT", "TensorSource", "Checkpoint",
+__all__ = ["SAFETENSORS_FLOATS", "SAFETENSORS_BITS", "TensorSource", "Checkpoint",
            "file_size"]
 
 #: safetensors' float dtypes that are softfloat formats, each stored as its bit patterns
@@ -23,11 +23,6 @@ SAFETENSORS_BITS = {"BOOL": 8, "F4": 4, "F6_E2M3": 6, "F6_E3M2": 6, "U8": 8, "I8
                     "F8_E5M2": 8, "F8_E4M3": 8, "F8_E8M0": 8, "F8_E4M3FNUZ": 8, "F8_E5M2FNUZ": 8,
                     "I16": 16, "U16": 16, "F16": 16, "BF16": 16, "I32": 32, "U32": 32, "F32": 32,
                     "C64": 64, "F64": 64, "I64": 64, "U64": 64}
-
-#: numpy's float dtypes -> formats: read them with formats.native_format; this derived map
-#: stays only for _checkpoint_read's re-export
-NUMPY_FORMAT = {f.native_dtype: f for f in catalogue() if f.native_dtype is not None}
-
 
 # =====================================================================================
 # what a reader gives

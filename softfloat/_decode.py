@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 
 from . import _fastpaths, _validate
-from ._encode import SOURCE_FORMAT, UINT
-from .formats import Specials
+from ._encode import UINT
+from .formats import Specials, native_format
 
 __all__ = ["decode_block", "decompose", "signaling_bit_clear"]
 
@@ -75,7 +75,7 @@ def _decode_arithmetic(b, fmt, out, ws=None):
 def _copy_specials_exactly(b, special, fmt, out):
     """Write the NaN/infinity lanes of ``b`` into a float32/float16 ``out`` by their bits,
     keeping sign and payload (a float64 -> float32 cast would set the quiet bit)."""
-    dst = SOURCE_FORMAT[out.dtype]
+    dst = native_format(out.dtype)
     b = np.asarray(b[special], dtype=np.uint64)
     sign = (b >> np.uint64(fmt.bits - 1)) << np.uint64(dst.bits - 1)
     frac = (b & np.uint64(fmt.mantissa_mask)) << np.uint64(dst.mantissa_bits - fmt.mantissa_bits)

@@ -1,13 +1,18 @@
 """Exact inputs -> the rounding point: the block-level paths behind encode and the ops.
 
-Each path turns a contiguous block of exact values into the "v / 2**s + offset" form that
-:func:`softfloat._round.round_pack` rounds:
+:func:`encode_block` encodes one contiguous block.  A float block first tries a proven
+shortcut (:mod:`softfloat._fastpaths`: one call, its leftover lanes recomputed here); every
+other block, and every lane the shortcuts leave, takes the general path, which turns
+exact values into the "v / 2**s + offset" form that :func:`softfloat._round.round_pack`
+rounds:
 
-* float32/float64 patterns, re-biased in place (the fast path; float64 input to narrow
+* float32/float64 patterns, re-biased in place (the pattern path; float64 input to narrow
   formats rounds from its upper 32-bit word plus a sticky bit);
 * normalised 62-bit significands with a sticky bit and an exponent (the generic path: big
-  integers, exact scalars, formats too wide for the fast path);
+  integers, exact scalars, formats too wide for the pattern path);
 * NaN and infinity lanes, which are mapped by policy, not rounded.
+
+The scratch buffers every block reuses are :mod:`softfloat._workspace`'s.
 """
 
 from __future__ import annotations
@@ -16,46 +21,20 @@ import sys
 
 import numpy as np
 
-from . import _exact, _fastpaths, _scratch
+from . import _exact, _fastpaths
 from ._flagmasks import FlagMasks
 from ._random import bits_at
 from ._round import round_pack
-from .formats import Format, Specials, fp16, fp32, fp64
+from ._workspace import BLOCK_SIZE, Workspace
+from .formats import Format, Specials, fp32, fp64, native_format
 from .rounding import Rounding
 
-__all__ = ["BLOCK_SIZE", "Workspace", "SOURCE_FORMAT", "UINT", "encode_block", "encode_general", "encode_significands", "float64_significands",
-           "encode_specials", "encode_exact"]
+# BLOCK_SIZE and Workspace stay importable from here (softfloat._workspace holds them)
+__all__ = ["BLOCK_SIZE", "Workspace", "UINT", "encode_block", "encode_general", "encode_significands",
+           "float64_significands", "encode_specials", "encode_exact"]
 
-SOURCE_FORMAT = {np.dtype(np.float16): fp16, np.dtype(np.float32): fp32, np.dtype(np.float64): fp64}
 UINT = {8: np.uint8, 16: np.uint16, 32: np.uint32, 64: np.uint64}
 _LITTLE_ENDIAN = sys.byteorder == "little"
-
-#: elements per block: a handful of block-sized work buffers stay in L2 while a block
-#: is processed (2**16 spills, 2**12 pays numpy's per-call overhead)
-BLOCK_SIZE = 1 << 14
-
-
-class Workspace:
-    """Block-sized scratch arrays for one call, reused by every block.  Their memory is
-    borrowed from softfloat._scratch's pool and given back when the workspace goes, so a
-    later call touches no fresh pages (each costs microseconds on a virtual machine)."""
-
-    def __init__(self, size: int):
-        self.size = size
-        self._buffers: dict[tuple[str, np.dtype], np.ndarray] = {}
-
-    def get(self, name: str, dtype, n: int) -> np.ndarray:
-        key = (name, dtype)  # a scalar type or a dtype: either hashes fast
-        buf = self._buffers.get(key)
-        if buf is None:
-            buf = self._buffers[key] = _scratch.borrow(dtype, self.size)
-        return buf if n == self.size else buf[:n]  # called a few times per block
-
-    def __del__(self):
-        if _scratch is None:  # interpreter shutdown: module globals are gone
-            return
-        buffers = self._buffers
-        _scratch.give_back(buffers.popitem()[1] for _ in range(len(buffers)))
 
 
 def encode_block(blk, fmt, policy, rand, want, out, ws):
@@ -64,6 +43,83 @@ def encode_block(blk, fmt, policy, rand, want, out, ws):
     if blk.dtype.kind == "f":
         return _encode_floats(blk, fmt, policy, rand, want, out, ws)
     return _encode_ints(blk, fmt, policy, rand, want, out, ws)
+
+
+def _encode_floats(blk, fmt, policy, rand, want, out, ws):
+    """Float blocks: a proven shortcut where one takes the block (softfloat._fastpaths;
+    stochastic rounding has none), else the general path."""
+    if rand is None:
+        fast = _fastpaths.encode_block(blk, fmt, policy, want, out, ws, encode_general)
+        if fast is not None:
+            return _recompute_rest(blk, fmt, policy, want, out, fast)
+        if blk.size > BLOCK_SIZE:  # a shortcut's long block, declined
+            return _general_in_pieces(blk, fmt, policy, want, out, ws)
+    return _encode_floats_general(blk, fmt, policy, rand, want, out, ws)
+
+
+def _recompute_rest(blk, fmt, policy, want, out, fast):
+    """A shortcut's ``(flags, rest)``: the lanes it left (``rest``, where its bits and flags
+    are placeholders) recomputed on the general path; returns the block's flags."""
+    fl, rest = fast
+    if rest is None:
+        return fl
+    idx = np.nonzero(rest)
+    k = len(idx[0])
+    sub_out = np.empty(k, dtype=out.dtype)
+    sub_fl = _encode_floats_general(np.ascontiguousarray(blk[idx]), fmt, policy, None, want, sub_out, Workspace(k))
+    out[idx] = sub_out
+    if want:
+        fl.set_at(idx, sub_fl, out.shape)
+    return fl
+
+
+def encode_general(x, fmt, policy, out):
+    """The general path over a whole float array, flags included: what fast kernels'
+    tables are filled from."""
+    return _general_in_pieces(x, fmt, policy, True, out, Workspace(min(x.size, BLOCK_SIZE)))
+
+
+def _general_in_pieces(blk, fmt, policy, want, out, ws):
+    """The general path over BLOCK_SIZE pieces of a longer block (whose many work
+    buffers would not stay in cache at the fast kernels' block size)."""
+    n = blk.size
+    fl = FlagMasks() if want else None
+    for start in range(0, n, BLOCK_SIZE):
+        stop = min(start + BLOCK_SIZE, n)
+        piece = _encode_floats_general(blk[start:stop], fmt, policy, None, want, out[start:stop], ws)
+        if want:
+            fl.set_at(slice(start, stop), piece, n, fresh=True)
+    return fl
+
+
+# =====================================================================================
+# the general path for float blocks: patterns, or significands; then NaN and infinity lanes
+# =====================================================================================
+def _encode_floats_general(blk, fmt, policy, rand, want, out, ws):
+    """The general path for float blocks: pattern rounding, or significands, then NaN
+    and infinity lanes patched from the source patterns."""
+    src = native_format(blk.dtype)
+    layout = _layout(src, fmt, policy.rounding)
+    work = np.float32 if layout is fp32 else np.float64
+    if blk.dtype == work:
+        wblk = blk
+    else:
+        wblk = ws.get("widened", work, blk.size)
+        np.copyto(wblk, blk)
+    if layout is None:
+        negative, sig, e_top = float64_significands(wblk, ws)
+        fl = encode_significands(negative, sig, e_top, fmt, policy, rand, want, out, ws)
+        has_special = True  # checked below
+    else:
+        words = _fp64_top_words(wblk, ws) if layout is _FP64_TOP else wblk.view(UINT[layout.bits])
+        fl, max_mag = _encode_float_patterns(words, layout, fmt, policy, rand, want, out, ws)
+        has_special = max_mag >= layout.infinity_bits
+    if has_special:
+        u = blk.view(UINT[src.bits])
+        mag = u & u.dtype.type((1 << (src.bits - 1)) - 1)
+        if mag.max(initial=0) >= src.infinity_bits:
+            _patch_specials(u, mag, src, fmt, policy, out, fl)
+    return fl
 
 
 #: float64's upper 32-bit word read as a format of its own (sign, 11 exponent bits, the
@@ -109,87 +165,8 @@ def _fp64_top_words(x, ws):
     return words
 
 
-def _encode_floats(blk, fmt, policy, rand, want, out, ws):
-    """Float blocks: a proven fast kernel where one applies (see softfloat._fastpaths),
-    with the lanes it leaves recomputed here; else the general path."""
-    fast = _fastpaths.encode_block(blk, fmt, policy, want, out, ws, encode_general) if rand is None else None
-    if fast is None:
-        if blk.size > BLOCK_SIZE and rand is None:  # a fast kernel's long block, declined
-            return _general_in_pieces(blk, fmt, policy, want, out, ws)
-        return _encode_floats_general(blk, fmt, policy, rand, want, out, ws)
-    fl, rest = fast
-    if rest is not None:
-        idx = np.nonzero(rest)
-        k = len(idx[0])
-        sub_out = np.empty(k, dtype=out.dtype)
-        sub_fl = _encode_floats_general(np.ascontiguousarray(blk[idx]), fmt, policy, None, want,
-                                        sub_out, Workspace(k))
-        out[idx] = sub_out
-        if want:
-            fl.set_at(idx, sub_fl, out.shape)
-    return fl
-
-
-def encode_general(x, fmt, policy, out):
-    """The general path over a whole float array, flags included: what fast kernels'
-    tables are filled from."""
-    return _general_in_pieces(x, fmt, policy, True, out, Workspace(min(x.size, BLOCK_SIZE)))
-
-
-def _general_in_pieces(blk, fmt, policy, want, out, ws):
-    """The general path over BLOCK_SIZE pieces of a longer block (whose many work
-    buffers would not stay in cache at the fast kernels' block size)."""
-    n = blk.size
-    fl = FlagMasks() if want else None
-    for start in range(0, n, BLOCK_SIZE):
-        stop = min(start + BLOCK_SIZE, n)
-        piece = _encode_floats_general(blk[start:stop], fmt, policy, None, want, out[start:stop], ws)
-        if want:
-            fl.set_at(slice(start, stop), piece, n, fresh=True)
-    return fl
-
-
-def _encode_floats_general(blk, fmt, policy, rand, want, out, ws):
-    """The general path for float blocks: pattern rounding, or significands, then NaN
-    and infinity lanes patched from the source patterns."""
-    src = SOURCE_FORMAT[blk.dtype]
-    layout = _layout(src, fmt, policy.rounding)
-    work = np.float32 if layout is fp32 else np.float64
-    if blk.dtype == work:
-        wblk = blk
-    else:
-        wblk = ws.get("widened", work, blk.size)
-        np.copyto(wblk, blk)
-    if layout is None:
-        negative, sig, e_top = float64_significands(wblk, ws)
-        fl = encode_significands(negative, sig, e_top, fmt, policy, rand, want, out, ws)
-        has_special = True  # checked below
-    else:
-        words = _fp64_top_words(wblk, ws) if layout is _FP64_TOP else wblk.view(UINT[layout.bits])
-        fl, max_mag = _encode_float_patterns(words, layout, fmt, policy, rand, want, out, ws)
-        has_special = max_mag >= layout.infinity_bits
-    if has_special:
-        u = blk.view(UINT[src.bits])
-        mag = u & u.dtype.type((1 << (src.bits - 1)) - 1)
-        if mag.max(initial=0) >= src.infinity_bits:
-            _patch_specials(u, mag, src, fmt, policy, out, fl)
-    return fl
-
-
-def _patch_specials(u, mag, src, fmt, policy, bits, fl):
-    """Overwrite NaN and infinity lanes, decided from the original source patterns (a
-    widening cast on the way could have quieted a signaling NaN)."""
-    idx = np.nonzero(mag >= src.infinity_bits)
-    frac = (mag[idx] & u.dtype.type(src.mantissa_mask)).astype(np.uint64)
-    neg = (u[idx] >> u.dtype.type(src.bits - 1)).astype(np.uint64)
-    sbits, sfl = encode_specials(neg, frac, src.mantissa_bits, fmt, policy, fl is not None)
-    bits[idx] = sbits
-    if fl is not None:
-        fl.set_at(idx, sfl, bits.shape)
-
-
 def _encode_float_patterns(u, src, fmt, policy, rand, want, out, ws):
-    """The fast path: round float32/float64 patterns directly (width W = 32 or 64).
+    """The pattern path: round float32/float64 patterns directly (width W = 32 or 64).
 
     With a = |x| as a pattern (E = biased exponent, F = fraction, m_s fraction bits) and
     Emn the source's biased exponent of the target's smallest normal, c = clip(E, 1, Emn):
@@ -259,6 +236,18 @@ def _clamp_for_stochastic(v, s_true, W):
     return v
 
 
+def _patch_specials(u, mag, src, fmt, policy, bits, fl):
+    """Overwrite NaN and infinity lanes, decided from the original source patterns (a
+    widening cast on the way could have quieted a signaling NaN)."""
+    idx = np.nonzero(mag >= src.infinity_bits)
+    frac = (mag[idx] & u.dtype.type(src.mantissa_mask)).astype(np.uint64)
+    neg = (u[idx] >> u.dtype.type(src.bits - 1)).astype(np.uint64)
+    sbits, sfl = encode_specials(neg, frac, src.mantissa_bits, fmt, policy, fl is not None)
+    bits[idx] = sbits
+    if fl is not None:
+        fl.set_at(idx, sfl, bits.shape)
+
+
 def float64_significands(x, ws=None):
     """float64 -> (negative, sig in [2**61, 2**62) or 0, e_top): exact, normalising
     subnormals.  The results live in buffers of the block workspace ``ws`` (one of the
@@ -294,6 +283,9 @@ def _bit_length(mag):
     return bl
 
 
+# =====================================================================================
+# integers, and the generic path: significands
+# =====================================================================================
 def _encode_ints(blk, fmt, policy, rand, want, out, ws):
     """Integers: through float64 when every value of the block has at most 53 bits (all
     of them for 8- to 32-bit dtypes), else the generic path.  64-bit integers under
@@ -359,6 +351,9 @@ def _rounding_flags(fl):
     return FlagMasks(overflow=overflow, underflow=underflow, inexact=inexact)
 
 
+# =====================================================================================
+# NaN and infinity inputs; one exact scalar
+# =====================================================================================
 def encode_specials(negative, frac, frac_bits, fmt, policy, want):
     """Bits and flags for NaN and infinity inputs, given the source's fraction field.
 
@@ -429,8 +424,3 @@ def encode_exact(value: "_exact.ExactValue", fmt, policy, key):
         fl = encode_significands(negative, np.array([sig], dtype=np.uint64),
                                   np.array([e_top], dtype=np.int64), fmt, policy, rand, True, bits)
     return bits[0], fl.to_flags(()).squeezed()
-
-
-# =====================================================================================
-# decoding and fields
-# =====================================================================================

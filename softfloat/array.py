@@ -18,7 +18,7 @@ from ._array_functions import FUNCTIONS
 from ._array_ufuncs import dispatch
 from .codec import decode, encode
 from ._context import get_context
-from .formats import Format, as_format, catalogue, fp32, fp64, tf32
+from .formats import Format, as_format, catalogue, fp64, tf32
 from .ops import convert
 
 __all__ = ["Array", "asarray", "promote"]
@@ -107,7 +107,7 @@ class Array(np.lib.mixins.NDArrayOperatorsMixin):
             yield self[i]
 
     def _value_dtype(self):
-        return np.float32 if fp32.holds(self._format) else np.float64
+        return self._format.value_dtype()
 
     def to_numpy(self, dtype=None) -> np.ndarray:
         """The exact values: float32 when every value of the format is a float32, else

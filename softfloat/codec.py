@@ -17,11 +17,12 @@ import numpy as np
 from . import _dask, _exact, _fastpaths, _validate, interop
 from ._blocks import resolve_workers, stream_blocks
 from ._decode import decode_block, decompose, signaling_bit_clear
-from ._encode import BLOCK_SIZE, SOURCE_FORMAT, encode_block, encode_exact, encode_general
+from ._encode import encode_block, encode_exact, encode_general
 from ._flagmasks import FlagMasks
 from ._random import Positions, key_from
 from ._options import policy_from_options
-from .formats import as_format, catalogue
+from ._workspace import BLOCK_SIZE
+from .formats import as_format, catalogue, native_format
 from .rounding import Rounding
 
 __all__ = [
@@ -217,7 +218,7 @@ def decode(bits, fmt, dtype=np.float64, *, workers=None):
     """
     fmt = as_format(fmt)
     dtype = _float_dtype("dtype", dtype)
-    if not SOURCE_FORMAT[dtype].holds(fmt):
+    if not native_format(dtype).holds(fmt):
         raise ValueError(
             f"dtype={dtype} cannot hold every {fmt.name} value exactly; use float64 "
             "(or float32 for formats with at most 24-bit precision and 8-bit exponents)"
@@ -412,7 +413,7 @@ def _input_array(x, argname):
     arr, fmt = interop.numeric_input(x, argname)
     if fmt is None:
         return _validate.numeric_array(argname, arr)
-    wide = np.float32 if SOURCE_FORMAT[np.dtype(np.float32)].holds(fmt) else np.float64
+    wide = fmt.value_dtype()
     return np.asarray(decode(arr, fmt, wide))
 
 
@@ -433,7 +434,7 @@ def _float_dtype(argname, dtype):
         dt = np.dtype(dtype)
     except TypeError:
         raise TypeError(f"{argname} must be float16, float32 or float64; got {_validate.describe(dtype)}") from None
-    if dt not in SOURCE_FORMAT:
+    if native_format(dt) is None or not dt.isnative:
         raise TypeError(f"{argname} must be float16, float32 or float64; got {dt}")
     return dt
 
@@ -441,10 +442,7 @@ def _float_dtype(argname, dtype):
 def _values_dtype(dtype, fmt):
     """quantize's result dtype: the input's float dtype when it holds every value of fmt,
     else the narrowest of float32 and float64 that does (float64 for integers)."""
-    if dtype.kind != "f":
-        return np.dtype(np.float64)
-    candidates = (dtype.newbyteorder("="), np.dtype(np.float32), np.dtype(np.float64))
-    return next(d for d in candidates if SOURCE_FORMAT[d].holds(fmt))
+    return np.dtype(np.float64) if dtype.kind != "f" else fmt.value_dtype(dtype)
 
 
 def _lazy(x, fmt, policy, key, dtype, to_bits, want, workers):

@@ -16,7 +16,7 @@ PACKAGE = Path(__file__).resolve().parent.parent / "softfloat"
 
 #: a module may import only modules of a lower rank
 RANK = {
-    "_validate": 0, "_version": 0, "_random": 0, "_scratch": 0,
+    "_validate": 0, "_version": 0, "_random": 0, "_scratch": 0, "_workspace": 0.5,
     "formats": 1, "rounding": 1, "flags": 1, "_exact": 1,
     "_flagmasks": 1.5,
     "_round": 2, "_context": 2, "interop": 2, "_dask": 2, "_fastpaths": 2,
@@ -107,8 +107,12 @@ TRAINING_RANK = {"policy": 0, "loss_scaling": 0, "data": 0, "telemetry": 0, "plo
 #: one value, one operation, the entry point, the package
 EXPLAIN_RANK = {"_text": 0, "_parse": 0, "_story": 1, "_arithmetic": 2, "_value": 2, "_operation": 3,
                 "_explain": 4, "__init__": 5}
+#: inside softfloat/_fastpaths/: the shared word passes, the kernels, the table cache, the
+#: plan cache, the switch and entry points
+FASTPATHS_RANK = {"_words": 0, "_decoding": 1, "_truncate": 1, "_upper": 1, "_rebias": 2, "_table": 2,
+                  "_table_cache": 3, "_plan": 4, "__init__": 5}
 SUBPACKAGE_RANK = {"ops": OPS_RANK, "accumulate": ACCUMULATE_RANK, "training": TRAINING_RANK,
-                   "explain": EXPLAIN_RANK}
+                   "explain": EXPLAIN_RANK, "_fastpaths": FASTPATHS_RANK}
 
 
 @pytest.mark.parametrize("package, module", [(pkg, p.stem) for pkg in SUBPACKAGE_RANK

@@ -22,6 +22,7 @@ import pytest
 
 import softfloat as sf
 from softfloat import _encode, _fastpaths
+from softfloat._fastpaths import _decoding, _plan, _table, _table_cache, _upper, _words
 from softfloat._options import policy_from_options
 from tests.oracle import pattern_of, round_exact
 
@@ -188,8 +189,8 @@ def test_sign_spread_both_ways_match_general_path(fmt, dtype, mode, overshift_ze
     shift by 2**W - 1 for -x that numpy defines as 0; the plan probes that and otherwise
     takes three passes.  Each way, the kernel's bits are the general path's."""
     policy, _ = policy_from_options(mode, "after", True, False, None)
-    plan = _fastpaths._plan(fmt, np.dtype(dtype).char, policy)
-    if isinstance(plan, _fastpaths._TablePlan):
+    plan = _plan.plan(fmt, np.dtype(dtype).char, policy)
+    if isinstance(plan, _table_cache.TablePlan):
         plan = plan.fallback  # the re-bias kernel, which blocks too small for the table take
     assert plan.overshift_zero  # numpy >= 1.24 (this project's floor) defines the shift
     if fmt.exponent_bits == 8:
@@ -220,7 +221,7 @@ def test_upper_into_is_a_shift_and_narrow(wide, narrow, n):
     before = t.copy()
     extra = wide(8 * (np.dtype(wide).itemsize - np.dtype(narrow).itemsize))
     out = np.full(n + 1, 7, dtype=narrow)  # one lane past the end stays untouched
-    _fastpaths._shift_into(t, extra, out[:n])
+    _words.shift_into(t, extra, out[:n])
     assert np.array_equal(out[:n], (t >> extra).astype(narrow))
     assert out[n] == 7 and np.array_equal(t, before)
 
@@ -230,7 +231,7 @@ def test_bf16_on_a_big_endian_machine_matches_general_path(mode, monkeypatch):
     """Big-endian machines keep a word's upper part first in memory; there _shift_into
     shifts and narrows instead of reading an offset view.  That path, taken here by
     pretending, gives the general path's bits too."""
-    monkeypatch.setattr(_fastpaths, "_LITTLE_ENDIAN", False)
+    monkeypatch.setattr(_words, "LITTLE_ENDIAN", False)
     assert_same(e8_inputs(sf.bf16, stride=8), sf.bf16, mode)
 
 
@@ -294,12 +295,12 @@ def test_float64_to_fp16_is_one_rounding_not_two():
 def without_tables(monkeypatch):
     """No table kernels (their formats take the re-bias kernel, as small blocks do);
     the plans made meanwhile are forgotten afterwards."""
-    monkeypatch.setattr(_fastpaths._TablePlan, "applies", staticmethod(lambda fmt, src: False))
-    monkeypatch.setattr(_fastpaths, "_last_plan", (None, None, None, None))
-    _fastpaths._plan.cache_clear()
+    monkeypatch.setattr(_table, "applies", lambda fmt, src: False)
+    monkeypatch.setattr(_plan, "_last", (None, None, None, None))
+    _plan.plan.cache_clear()
     yield
-    _fastpaths._plan.cache_clear()
-    _fastpaths._last_plan = (None, None, None, None)
+    _plan.plan.cache_clear()
+    _plan._last = (None, None, None, None)
 
 
 @pytest.mark.parametrize("fmt", [sf.fp32, sf.fp16, sf.bf16, sf.tf32, sf.fp8_e4m3, sf.fp8_e5m2, sf.fp8_e4m3fnuz,
@@ -354,7 +355,7 @@ def test_rebias_kernel_matches_general_path_on_normal_range_data(mode, fmt, dtyp
 
 
 # =====================================================================================
-# float32 / float64 -> formats of at most 8 bits by one table lookup (_fastpaths._by_table)
+# float32 / float64 -> formats of at most 8 bits by one table lookup (_fastpaths._table.by_table)
 # =====================================================================================
 TABLE_FORMATS = (sf.fp8_e4m3, sf.fp8_e5m2, sf.fp8_e4m3fnuz, sf.fp8_e5m2fnuz, sf.fp6_e2m3, sf.fp6_e3m2,
                  sf.fp4_e2m1, sf.Format(exponent_bits=2, mantissa_bits=5), sf.fp16, sf.bf16,
@@ -384,8 +385,8 @@ def table_classes(fmt, dtype, stride=1, offset=0):
 @pytest.mark.parametrize("fmt", TABLE_FORMATS, ids=lambda f: f.name)
 @pytest.mark.parametrize("mode", MODES)
 def test_table_kernel_matches_general_path_on_every_input_class(mode, fmt, dtype, monkeypatch, oracle_stride):
-    plan = _fastpaths._plan(fmt, np.dtype(dtype).char, policy_from_options(mode, "after", True, False, None)[0])
-    if not isinstance(plan, _fastpaths._TablePlan):
+    plan = _plan.plan(fmt, np.dtype(dtype).char, policy_from_options(mode, "after", True, False, None)[0])
+    if not isinstance(plan, _table_cache.TablePlan):
         pytest.skip(f"{fmt.name} from {np.dtype(dtype).name} takes another kernel (or none)")
     # every class of tables up to 2**17 entries (FP8 from float32: 2**14); of larger ones
     # (float64 input, fp16) a slice per mode
@@ -410,28 +411,28 @@ def test_table_kernel_matches_general_path_on_every_input_class(mode, fmt, dtype
 
 def _fresh_plan(fmt, dtype, mode, monkeypatch):
     """The table plan for (fmt, dtype, mode), made anew (no tables yet)."""
-    monkeypatch.setattr(_fastpaths, "_last_plan", (None, None, None, None))
-    _fastpaths._plan.cache_clear()
-    return _fastpaths._lookup(fmt, np.dtype(dtype).char, policy_from_options(mode, "after", True, False, None)[0])
+    monkeypatch.setattr(_plan, "_last", (None, None, None, None))
+    _plan.plan.cache_clear()
+    return _plan.lookup(fmt, np.dtype(dtype).char, policy_from_options(mode, "after", True, False, None)[0])
 
 
 def test_small_calls_take_the_fallback_and_large_ones_fill_the_table(monkeypatch):
     plan = _fresh_plan(sf.fp16, np.float32, "upward", monkeypatch)
-    assert isinstance(plan, _fastpaths._TablePlan) and plan.tables is None
+    assert isinstance(plan, _table_cache.TablePlan) and plan.tables is None
     x = table_classes(sf.fp16, np.float32, stride=97)  # about 50,000 values
-    small = x[: plan.entries // _fastpaths.TABLE_FILL_RATIO - 1]
+    small = x[: plan.entries // _table_cache.TABLE_FILL_RATIO - 1]
     assert np.array_equal(sf.encode(small, "fp16", "upward"), general(small, "fp16", "upward"))
     assert plan.tables is None  # a small call does not pay for 2**21 entries
-    big = np.resize(x, plan.entries // _fastpaths.TABLE_FILL_RATIO)
+    big = np.resize(x, plan.entries // _table_cache.TABLE_FILL_RATIO)
     assert np.array_equal(sf.encode(big, "fp16", "upward", workers=1), general(big, "fp16", "upward"))
     assert plan.tables is not None
-    _fastpaths._plan.cache_clear()
+    _plan.plan.cache_clear()
 
 
 def test_filled_tables_stay_within_their_memory_budget(monkeypatch):
     # float64 -> e4m3 tables: 2**17 entries, 256 KiB each with flags; room for two
-    monkeypatch.setattr(_fastpaths, "TABLE_CACHE_BYTES", 2 * (2 << 17))
-    monkeypatch.setattr(_fastpaths, "_filled", [])
+    monkeypatch.setattr(_table_cache, "TABLE_CACHE_BYTES", 2 * (2 << 17))
+    monkeypatch.setattr(_table_cache, "_filled", [])
     x = table_classes(sf.fp8_e4m3, np.float64, stride=3)
     for round_ in range(2):
         plans = []
@@ -439,8 +440,8 @@ def test_filled_tables_stay_within_their_memory_budget(monkeypatch):
             plans.append(_fresh_plan(sf.fp8_e4m3, np.float64, mode, monkeypatch))
             assert np.array_equal(sf.encode(x, "fp8_e4m3", mode), general(x, "fp8_e4m3", mode)), mode
         assert [p.tables is not None for p in plans] == [False] * (len(MODES) - 2) + [True, True]
-        assert len(_fastpaths._filled) == 2
-    _fastpaths._plan.cache_clear()
+        assert len(_table_cache._filled) == 2
+    _plan.plan.cache_clear()
 
 
 ML_DTYPES_OF = {sf.fp8_e4m3: ml_dtypes.float8_e4m3fn, sf.fp8_e5m2: ml_dtypes.float8_e5m2,
@@ -460,7 +461,7 @@ def test_table_kernel_nearest_even_matches_ml_dtypes_on_every_input_class(fmt):
 
 
 # =====================================================================================
-# float64 -> 16-bit formats from the upper words (_fastpaths._upper_word)
+# float64 -> 16-bit formats from the upper words (_fastpaths._upper.upper_word)
 # =====================================================================================
 UPPER_WORD_FORMATS = (sf.fp16, sf.bf16, sf.Format(exponent_bits=11, mantissa_bits=4),
                       sf.Format(exponent_bits=6, mantissa_bits=9), sf.Format(exponent_bits=4, mantissa_bits=11),
@@ -500,8 +501,8 @@ def test_upper_word_kernel_matches_general_path(fmt, mode, crafted_every, monkey
     x = upper_word_inputs(fmt, (1 << 15) + 3, crafted_every)
     before = x.copy()
     taken = []
-    real = _fastpaths._upper_word
-    monkeypatch.setattr(_fastpaths, "_upper_word", lambda *a: taken.append(real(*a)) or taken[-1])
+    real = _upper.upper_word
+    monkeypatch.setattr(_upper, "upper_word", lambda *a: taken.append(real(*a)) or taken[-1])
     assert_same(x, fmt, mode)
     assert np.array_equal(x.view(np.uint64), before.view(np.uint64))
     if mode in ("nearest_even", "nearest_away", "toward_zero"):
@@ -540,13 +541,13 @@ def test_upper_word_kernel_declines_blocks_with_a_lane_outside_its_range():
     outside = [np.nextafter(sf.fp16.min_normal, 0), (top + np.uint64(1 << 32)).view(np.float64), 0.0,
                np.inf, np.nan, 2.0**-20]
     for lane in outside:
-        for sign, at in ((1.0, 1), (-1.0, 1), (1.0, _fastpaths._PROBE_LANES + 1)):  # inside the probe or after it
-            x = np.resize(np.array([1.5, -3.0, 1000.25]), _fastpaths._PROBE_LANES + 3)
+        for sign, at in ((1.0, 1), (-1.0, 1), (1.0, _upper.PROBE_LANES + 1)):  # inside the probe or after it
+            x = np.resize(np.array([1.5, -3.0, 1000.25]), _upper.PROBE_LANES + 3)
             x[at] = sign * lane
             ws = _encode.Workspace(x.size)
             out = np.zeros(x.size, dtype=np.uint16)
-            q = _fastpaths._plan(sf.fp16, "d", policy).upper
-            assert _fastpaths._upper_word(q, x, out, ws) is False
+            q = _plan.plan(sf.fp16, "d", policy).upper
+            assert _upper.upper_word(q, x, out, ws) is False
             assert not out.any()
             with np.errstate(over="ignore", invalid="ignore"):
                 want = x.astype(np.float16).view(np.uint16)
@@ -636,10 +637,10 @@ def test_decode_by_shift_keeps_signaling_nans():
 
 def test_decode_table_is_read_only_and_built_once():
     sf.decode(np.uint8([1]), sf.fp8_e4m3)
-    table = _fastpaths._TABLES[(sf.fp8_e4m3, np.dtype(np.float64))]
+    table = _decoding.TABLES[(sf.fp8_e4m3, np.dtype(np.float64))]
     assert not table.flags.writeable
     sf.decode(np.uint8([2]), sf.fp8_e4m3)
-    assert _fastpaths._TABLES[(sf.fp8_e4m3, np.dtype(np.float64))] is table
+    assert _decoding.TABLES[(sf.fp8_e4m3, np.dtype(np.float64))] is table
 
 
 @pytest.mark.parametrize("mode", MODES)

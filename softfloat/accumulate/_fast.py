@@ -30,17 +30,16 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import _scratch
-from .._encode import Workspace, encode_block
+from .. import _fastpaths, _scratch
+from .._encode import encode_block
 from .._flagmasks import FlagMasks
-from ..formats import Format, fp16, fp32, fp64
+from .._workspace import Workspace
+from ..formats import Format, fp32, fp64
 from ..ops._common import is_narrow
 from ..rounding import Rounding
 from ._operands import invalid_products
 
 __all__ = ["Native", "addition_flags", "plan"]
-
-_DTYPES = {fp32: np.float32, fp16: np.float16, fp64: np.float64}
 
 
 def _products_fit(fmt: Format, acc: Format, layout) -> bool:
@@ -62,10 +61,14 @@ def _products_fit(fmt: Format, acc: Format, layout) -> bool:
 
 
 def plan(spec, layout):
-    """A :class:`Native` arithmetic for this call, or None where the general path must run."""
+    """A :class:`Native` arithmetic for this call, or None where the general path must run
+    (also whenever softfloat._fastpaths.ENABLED, the one off switch of the shortcuts, is
+    False)."""
     acc = spec.acc
     p = spec.policy
-    if acc not in _DTYPES or p.rounding is not Rounding.NEAREST_EVEN or not p.subnormals or spec.key is not None:
+    if not _fastpaths.ENABLED or acc.native_dtype is None:
+        return None
+    if p.rounding is not Rounding.NEAREST_EVEN or not p.subnormals or spec.key is not None:
         return None
     # the final result may be rounded (to nearest even) into a narrower out_format, by the
     # one rounding point; c (a value of out_format) then is exactly a value of acc
@@ -79,7 +82,7 @@ def plan(spec, layout):
         ok = spec.product == acc and acc in (fp32, fp64) and is_narrow(spec.fmt) and not spec.want
     # a sum of the accumulator's own format reads its bit patterns as the native dtype
     raw = not layout.is_product and spec.fmt == acc
-    return Native(spec, _DTYPES[acc], spec.product is not None, raw) if ok else None
+    return Native(spec, acc.native_dtype, spec.product is not None, raw) if ok else None
 
 
 def addition_flags(a, b, r, symmetric=False):

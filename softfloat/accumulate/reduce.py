@@ -6,13 +6,14 @@ import numbers
 
 import numpy as np
 
-from .. import _dask, _validate
-from .._encode import BLOCK_SIZE, SOURCE_FORMAT, Workspace, encode_block
+from .. import _dask, _fastpaths, _validate
+from .._encode import encode_block
 from .._flagmasks import FlagMasks
 from .._random import Positions, key_from
 from .._options import policy_from_options
 from .._round import Policy
-from ..formats import Format, as_format, fp32
+from .._workspace import BLOCK_SIZE, Workspace
+from ..formats import Format, as_format, fp32, native_format
 from . import _draws, _fast, _fused, _ieee, _orders
 from ._operands import _axes as normal_axes
 from ._operands import initial_values, matmul_layout, paired_layout
@@ -289,8 +290,8 @@ def _store(values, fmt, out, ws, tile_flags):
     """Exact values of ``fmt`` -> bit patterns (no rounding happens: any policy does); every
     NaN becomes the canonical quiet NaN (a format without NaN gets +0, flagged invalid).
     Values held in fmt's own numpy dtype (a native fp32/fp16/fp64 accumulator's) are
-    their bit patterns already."""
-    if SOURCE_FORMAT.get(values.dtype) == fmt:
+    their bit patterns already (a shortcut: off with softfloat._fastpaths.ENABLED)."""
+    if _fastpaths.ENABLED and native_format(values.dtype) == fmt:
         np.copyto(out, values.view(fmt.storage_dtype))
     else:
         encode_block(values, fmt, Policy(), None, False, out, ws)

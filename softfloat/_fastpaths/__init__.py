@@ -1,0 +1,140 @@
+"""Proven shortcuts for the commonest conversions, each exact under the condition beside it.
+
+The general path (:mod:`softfloat._encode` feeding :func:`softfloat._round.round_pack`)
+handles every format, mode and option.  The kernels here do the same work in a few
+integer passes for the cases people run most, and only where the result is provably
+the same bits (and flags).  Each kernel's module holds the kernel, its proof and the
+condition it is exact under (``applies``, checked once per plan):
+
+* :mod:`._truncate` -- float32 -> a format with float32's 8-bit exponent (bf16, tf32,
+  e8mN with IEEE specials), every deterministic mode: the target pattern is the top
+  1 + 8 + m bits of the float32 pattern, so rounding is an integer add and a shift;
+* :mod:`._rebias` -- float32 / float64 -> any narrower format, every deterministic mode,
+  for lanes inside the target's normal range: a re-bias, an add and a shift; without
+  flags, overflowing lanes are clamped to IEEE's overflow result and lanes below the
+  smallest normal are rounded by numpy's rint/trunc/ceil/floor (or trunc and a compare,
+  for ties away) on the exactly scaled input;
+* :mod:`._table` -- float32 -> fp16 and float32 / float64 -> FP8, FP6, FP4 (any format
+  whose index has at most 21 bits), every deterministic mode: the result depends only on
+  the input's top bits and the OR of the rest, so it is one lookup in a table the general
+  path fills once (:mod:`._table_cache` keeps the tables, within a memory bound);
+* :mod:`._upper` -- float64 -> a 16-bit format (fp16, bf16) in nearest_even /
+  nearest_away / toward_zero without flags, when a whole block lies in the target's
+  normal range: the same re-bias on the upper 32-bit word of each float64;
+* :mod:`._decoding` -- decoding a format of at most 16 bits: one lookup in a table built
+  once by the general decoder, or a left shift where the target's pattern is the top of
+  the output float's pattern, for bf16/tf32 into float64 followed by a widening cast.
+
+:mod:`._plan` picks the kernel for (format, input type, policy) once; :mod:`._words`
+holds the word-level passes the kernels share.
+
+An encoding kernel may leave some lanes to the general path (NaNs, lanes outside the
+range its proof covers, rare options): it returns them as a mask and the caller
+recomputes just those.  It may also decline a whole block (returns None).
+
+The off switch: every shortcut is reached through the functions of this module, and
+each of them reads :data:`ENABLED` first; set it to False and every block takes the
+general path (the tests compare the two bit for bit and flag for flag).
+"""
+
+from __future__ import annotations
+
+from ..formats import Format
+from . import _decoding, _plan, _table, _truncate
+from ._table import TABLE_INDEX_MAX_BITS
+
+__all__ = ["ENABLED", "BLOCK_FACTOR", "TABLE_INDEX_MAX_BITS", "quantize_block", "TRUNCATING_BLOCK_FACTOR",
+           "block_factor", "encode_block", "decode_by_shift", "decode_by_widening", "decode_table"]
+
+#: False sends every block down the general path (tests compare the two)
+ENABLED = True
+
+#: a fast kernel makes few passes over few buffers, so its blocks can be this many times
+#: the general path's (2**14 elements): the per-block cost (workspace, plan, range
+#: reduction, flag scatter) is then spread over more elements (benchmarks/bench_fastpaths.py
+#: times it).  Blocks it declines are cut back to the general size (softfloat._encode).
+BLOCK_FACTOR = 16
+
+#: the same for the truncating kernel (float32 -> bf16/tf32) without flags, whose one
+#: work buffer is the block's size: its reading and writing passes stream better over
+#: longer blocks, with half as many numpy calls.  With flags (more buffers and masks per
+#: block) longer blocks were slower, so those keep BLOCK_FACTOR.
+TRUNCATING_BLOCK_FACTOR = 32
+
+
+def encode_block(blk, fmt: Format, policy, want: bool, out, ws, general):
+    """Encode a contiguous float block by a fast kernel, or return None (declined).
+
+    ``general(x, fmt, policy, out)`` is the general path (bits into ``out``, its
+    FlagMasks returned), which fills a table kernel's tables the first time they are needed.
+    Returns ``(flags, rest)``: the FlagMasks as in ``_encode.encode_block`` (or
+    None when not ``want``), and a boolean mask of lanes the caller must recompute on
+    the general path (their bits and flags here are placeholders), or None.
+    """
+    if not ENABLED or blk.size == 0:
+        return None
+    plan = _plan.lookup(fmt, blk.dtype.char, policy)
+    if plan is None:
+        return None
+    if plan.kernel is _table.by_table:
+        tables = plan.tables or plan.fill(general, blk.size)
+        if tables is not None:
+            return _table.by_table(plan, tables, blk, want, out, ws)
+        plan = plan.fallback  # a block too small to pay for the tables
+        if plan is None:
+            return None
+    return plan.kernel(plan, blk, want, out, ws)
+
+
+def quantize_block(blk, fmt: Format, policy, want: bool, values, ws, general, decode):
+    """Quantize a contiguous float block (round into ``fmt``, then back to the input's
+    type) into ``values`` by one lookup, or return None (declined).
+
+    Where the encoding takes a table (see :func:`._table.by_table`), a second table holds
+    each index's result decoded by ``decode(bits, fmt, out)`` (the codec's decoder), so
+    this is the encoding followed by the decoding, in one pass.  ``general`` fills the
+    encoding's tables as for encode_block.  Returns the FlagMasks (or None when
+    not ``want``), as a one-element list so that "no flags" is not "declined".
+    """
+    if not ENABLED or blk.size == 0 or values.dtype != blk.dtype:
+        return None
+    plan = _plan.lookup(fmt, blk.dtype.char, policy)
+    if plan is None or plan.kernel is not _table.by_table:
+        return None
+    tables = plan.tables or plan.fill(general, blk.size)
+    if tables is None:
+        return None
+    values_table = plan.values(tables, blk.dtype, decode)
+    return [_table.lookup_values(plan, tables, values_table, blk, want, values, ws)]
+
+
+def block_factor(fmt: Format, dtype, policy, want: bool = False) -> int:
+    """How many general-path blocks one block may span for this conversion (``want``:
+    with flags): the fast kernel's factor where one exists for it, else 1.  Results never
+    depend on the block size."""
+    if not ENABLED or dtype.char not in "fd":
+        return 1
+    plan = _plan.lookup(fmt, dtype.char, policy)
+    if plan is None:
+        return 1
+    return TRUNCATING_BLOCK_FACTOR if plan.kernel is _truncate.truncating and not want else BLOCK_FACTOR
+
+
+def decode_by_shift(b, fmt: Format, out) -> bool:
+    """Write the values of patterns ``b`` into ``out`` by a left shift where that is exact
+    (:func:`._decoding.by_shift`); False (nothing written) otherwise."""
+    return ENABLED and _decoding.by_shift(b, fmt, out)
+
+
+def decode_by_widening(b, fmt: Format, out, ws=None) -> bool:
+    """Write the values of e8mN patterns into a float64 ``out`` by way of float32 where
+    that is exact (:func:`._decoding.by_widening`); False (``out`` partly written)
+    otherwise."""
+    return ENABLED and _decoding.by_widening(b, fmt, out, ws)
+
+
+def decode_table(fmt: Format, dtype, build):
+    """The 2**fmt.bits values of fmt as a read-only ``dtype`` array, built once by the
+    general decoder ``build(patterns, out)`` (:func:`._decoding.table`), or None for
+    formats wider than 16 bits."""
+    return _decoding.table(fmt, dtype, build) if ENABLED else None
