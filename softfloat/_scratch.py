@@ -9,7 +9,7 @@ call (a matrix product's chunk of products, say) keep them here instead.  Each t
 its own buffers, so concurrent calls never share one; a buffer is handed out to one
 caller at a time, and the caller must not let it escape.
 
-The codec's and the operations' per-call workspaces (softfloat._encode.Workspace) take
+The codec's and the operations' per-call workspaces (softfloat._workspace.Workspace) take
 their block-sized buffers from a process-wide pool instead (:func:`borrow`,
 :func:`give_back`): their calls run on threads that a call's pool creates and ends, so
 per-thread buffers would not outlive them.  A buffer goes back only when nothing else

@@ -751,3 +751,50 @@ def test_declined_long_blocks_take_the_general_path_in_pieces(dtype, monkeypatch
         for mode in ("nearest_even", "upward"):
             assert_same(x, fmt, mode)
     assert spy.declined > 0
+
+
+# =====================================================================================
+# the one off switch reaches the accumulation shortcuts too
+# =====================================================================================
+def test_the_off_switch_turns_off_the_accumulation_shortcuts(monkeypatch):
+    """With ``_fastpaths.ENABLED`` False no native accumulation plan is made and the array
+    layer's native cumsum declines; bits, flags and swamped counts equal the fast path's."""
+    from softfloat import _array_functions
+    from softfloat.accumulate import _fast
+
+    made, running = [], []
+    real_native, real_running = _fast.Native, _array_functions._native_running_sums
+
+    def counting_native(*args, **kwargs):
+        made.append(1)
+        return real_native(*args, **kwargs)
+
+    def counting_running(*args, **kwargs):
+        result = real_running(*args, **kwargs)
+        running.append(result[0] is not None)
+        return result
+
+    monkeypatch.setattr(_fast, "Native", counting_native)
+    monkeypatch.setattr(_array_functions, "_native_running_sums", counting_running)
+    rng = np.random.default_rng(5)
+    a = sf.encode(rng.standard_normal((16, 64)), "fp16")
+    b = sf.encode(rng.standard_normal((64, 8)), "fp16")
+    x = sf.encode(rng.standard_normal(300) * 1e3, "fp32")
+    arr = sf.asarray(rng.standard_normal(300), "fp32")
+
+    def run():
+        m, mf = sf.matmul(a, b, "fp16", accumulator="fp32", return_flags=True)
+        s, sf_ = sf.sum(x, "fp32", return_flags=True)
+        with sf.context() as ctx:
+            c = np.cumsum(arr)
+        return [m, s, c.bits] + [getattr(f, n) for f in (mf, sf_) for n in FLAG_NAMES] + \
+               [mf.swamped, sf_.swamped, ctx.flags.inexact, ctx.flags.swamped]
+
+    fast = run()
+    assert made and any(running)  # the shortcuts are taken when on ...
+    made.clear(), running.clear()
+    monkeypatch.setattr(_fastpaths, "ENABLED", False)
+    general_ = run()
+    assert not made and not any(running)  # ... and not when off
+    for f, g in zip(fast, general_):
+        np.testing.assert_array_equal(f, g)
