@@ -27,7 +27,7 @@ import numpy as np
 
 import softfloat as sf
 from timing import log_uniform, timeit
-from softfloat.ops._common import is_narrow, safe_magnitude
+from softfloat.ops.kernels import is_narrow, safe_magnitude
 
 try:
     import ml_dtypes

@@ -31,13 +31,11 @@ from ._flagmasks import FlagMasks
 from ._round import Policy
 from ._workspace import Workspace
 from .accumulate import vecdot as accumulate_vecdot
-from .accumulate._fast import addition_flags
 from .accumulate.hardware import FusedAccumulator, is_preset
 from .accumulate.reduce import default_accumulator
 from .flags import FLAG_NAMES, AccumulationFlags
 from .formats import Format, Specials, as_format, fp64
-from .ops._common import round_result
-from .ops.div import div_exact, div_kernel
+from .ops.kernels import Target, addition_flags, div_exact, div_kernel, round_block
 from .rounding import Rounding
 
 __all__ = ["FUNCTIONS"]
@@ -311,7 +309,14 @@ def min_(A, a, axis=None, out=None, keepdims=False, **kwargs):
 
 
 def _divide_by(A, x, n: int, operation: str):
-    """x / n correctly rounded into x's format (n need not be a value of it)."""
+    """x / n correctly rounded into x's format (n need not be a value of it).
+
+    Not :func:`softfloat.ops.div`, which divides two values of one format and rounds into
+    it: n is often no value of x's format (7 in FP4 E2M1, 1000 in FP8 E4M3), and dividing
+    in a wider format and converting would round twice.  So the division kernel takes the
+    float64 values (fp64: its path valid for any operands) and the result is rounded once
+    into x's format (softfloat.ops.kernels); a NaN result is the canonical NaN.
+    """
     ctx = get_context()
     fmt = x.format
     values = np.asarray(codec.decode(x.bits, fmt), dtype=np.float64).reshape(-1)
@@ -323,8 +328,8 @@ def _divide_by(A, x, n: int, operation: str):
         bits_at(key_from(ctx.rng), np.arange(values.size, dtype=np.uint64))  # as the operations draw
     with np.errstate(all="ignore"):  # float64 overflow inside the kernel is its hazard lanes
         res = div_kernel(fp64, policy, values, divisor)  # fp64: a kernel path for any operands
-        fl = round_result(res, div_exact, [values, divisor], fmt, policy, rand, ctx.track_flags, out,
-                          Workspace(values.size))
+        fl = round_block(res, div_exact, [values, divisor], Target(fmt, policy, ctx.track_flags), rand, out,
+                         Workspace(values.size))
     nan = np.isnan(res.hi)
     out[nan] = fmt.nan_bits if fmt.has_nan else 0
     if not ctx.track_flags:

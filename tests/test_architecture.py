@@ -4,6 +4,8 @@ the numpy behaviour the kernels rely on."""
 from __future__ import annotations
 
 import ast
+import importlib
+import importlib.util
 import re
 import subprocess
 import sys
@@ -57,11 +59,12 @@ def _internal_imports(path: Path) -> set[str]:
 MODULES = sorted(p.stem for p in PACKAGE.glob("*.py"))
 #: inside softfloat/ops/: a kernel's vocabulary, NaNs, signs and operands; the error-free
 #: transformations and the significand form; the hand-off to the rounding point; the block
-#: driver; one module per operation family (and _common, what other layers import)
+#: driver; one module per operation family; the published API (kernels: what the layers
+#: above compose and round, see test_layers_above_use_published_names)
 OPS_RANK = {"_kernel": 0, "_nan": 0, "_signs": 0, "_operands": 0,
             "_eft": 1, "_significands": 1, "_round_block": 2, "_driver": 3,
             "add": 4, "mul": 4, "div": 4, "sqrt": 4, "fma": 4, "convert": 4, "compare": 4, "sign": 4,
-            "_common": 4, "__init__": 5}
+            "kernels": 5, "__init__": 5}
 
 
 def test_every_module_has_a_rank():
@@ -111,14 +114,24 @@ EXPLAIN_RANK = {"_text": 0, "_parse": 0, "_story": 1, "_arithmetic": 2, "_value"
 #: plan cache, the switch and entry points
 FASTPATHS_RANK = {"_words": 0, "_decoding": 1, "_truncate": 1, "_upper": 1, "_rebias": 2, "_table": 2,
                   "_table_cache": 3, "_plan": 4, "__init__": 5}
+#: inside softfloat/strategies/: the pattern space, field draws and the formats strategy;
+#: the values() arguments, around=target and bits()' classes; the plan; the draws; the
+#: public strategies; the package
+STRATEGIES_RANK = {"_order": 0, "_magnitudes": 0, "_formats": 0, "_bounds": 1, "_around": 1, "_classes": 1,
+                   "_plan": 2, "_draws": 3, "_values": 4, "_arrays": 4, "__init__": 5}
+#: inside softfloat/scaled/: fp32 and the layout; the arguments, scales and products; the
+#: tensor and delayed scaling; scaled_encode/scaled_decode; the package
+SCALED_RANK = {"_fp32": 0, "_layout": 0, "_arguments": 1, "_scales": 1, "_products": 1, "_tensor": 2,
+               "_delayed": 2, "_codec": 3, "__init__": 4}
 SUBPACKAGE_RANK = {"ops": OPS_RANK, "accumulate": ACCUMULATE_RANK, "training": TRAINING_RANK,
-                   "explain": EXPLAIN_RANK, "_fastpaths": FASTPATHS_RANK}
+                   "explain": EXPLAIN_RANK, "_fastpaths": FASTPATHS_RANK,
+                   "strategies": STRATEGIES_RANK, "scaled": SCALED_RANK}
 
 
 @pytest.mark.parametrize("package, module", [(pkg, p.stem) for pkg in SUBPACKAGE_RANK
                                              for p in sorted((PACKAGE / pkg).glob("*.py"))])
 def test_subpackage_modules_point_downward(package, module):
-    # ops: one module per family sharing only _common; accumulate: layered as ranked
+    # ops: one module per family over the shared private modules; accumulate: as ranked
     ranks = SUBPACKAGE_RANK[package]
     assert module in ranks, f"give softfloat/{package}/{module}.py a rank"
     tree = ast.parse((PACKAGE / package / f"{module}.py").read_text())
@@ -133,6 +146,62 @@ def test_subpackage_modules_point_downward(package, module):
             deps = [node.module.split(".")[0]] if node.module else [a.name for a in node.names]
             for dep in deps:
                 assert RANK[dep] < RANK[package], f"{package}/{module} imports softfloat.{dep}"
+
+
+#: subpackages whose private parts are their own: every module outside one (the package's
+#: and benchmarks/; tests may test private parts) imports from it only public modules
+#: and names in their ``__all__`` -- the layers above call the published API
+SEALED = ("ops", "accumulate")
+#: public names a package leaves out of its __all__ so that ``import *`` does not shadow a
+#: builtin (softfloat.ops.abs: IEEE's name)
+UNSTARRED = {"softfloat.ops": {"abs"}}
+
+
+def _imports_of(path: Path):
+    """(absolute module, imported names or None for ``import module``) for every import
+    statement of ``path``, function-level ones included."""
+    package = list(path.relative_to(PACKAGE.parent).parts[:-1])
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            yield from ((alias.name, None) for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = package[:len(package) - node.level + 1] if node.level else []
+            module = ".".join(base + ([node.module] if node.module else []))
+            yield module, [alias.name for alias in node.names]
+
+
+def _is_public_submodule(module, name: str) -> bool:
+    return (not name.startswith("_") and hasattr(module, "__path__")
+            and importlib.util.find_spec(f"{module.__name__}.{name}") is not None)
+
+
+@pytest.mark.parametrize("sealed", SEALED)
+def test_layers_above_use_published_names(sealed):
+    top = f"softfloat.{sealed}"
+    files = [p for p in sorted(PACKAGE.rglob("*.py")) if PACKAGE / sealed not in p.parents]
+    files += sorted((PACKAGE.parent / "benchmarks").glob("*.py"))
+    bad = []
+    for path in files:
+        where = path.relative_to(PACKAGE.parent)
+        imported_whole = False  # softfloat.<sealed> bound to a name: check its attributes
+        for module, names in _imports_of(path):
+            if module == "softfloat" and names and sealed in names:
+                imported_whole = True
+            if module != top and not module.startswith(top + "."):
+                continue
+            private = [part for part in module.split(".") if part.startswith("_")]
+            if private:
+                bad.append(f"{where} imports the private module {module}")
+                continue
+            mod = importlib.import_module(module)
+            published = set(getattr(mod, "__all__", ())) | UNSTARRED.get(module, set())
+            bad += [f"{where} imports {name} from {module}, not in its __all__"
+                    for name in names or () if name not in published and not _is_public_submodule(mod, name)]
+        if imported_whole:
+            bad += [f"{where} reads {sealed}.{node.attr}" for node in ast.walk(ast.parse(path.read_text()))
+                    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)
+                    and node.value.id == sealed and node.attr.startswith("_") and not node.attr.startswith("__")]
+    assert not bad, "\n".join(bad)
 
 
 def test_every_subpackage_is_shipped():

@@ -16,8 +16,8 @@ import numpy as np
 import pytest
 
 import softfloat as sf
-from softfloat._encode import Workspace
 from softfloat._round import Policy
+from softfloat._workspace import Workspace
 
 OPS = {"add": 2, "sub": 2, "mul": 2, "div": 2, "sqrt": 1, "fma": 3}
 FORMATS = [sf.fp64, sf.fp32, sf.bf16, sf.fp16, sf.fp8_e4m3, sf.Format(exponent_bits=11, mantissa_bits=40)]

@@ -4,7 +4,8 @@ provably the same as the correctly rounded definition.
 Conditions (all of them; ``plan`` checks each and returns None otherwise):
 
 * round to nearest even, gradual underflow and no stochastic draws (flags are derived
-  from each addition's operands and result: :func:`addition_flags`);
+  from each addition's operands and result:
+  :func:`softfloat.ops.kernels.addition_flags`);
 * the accumulator is fp32, fp16 or fp64, so a numpy addition of two accumulator values
   is one IEEE addition in it (fp16: numpy adds in float32 and rounds once to float16,
   which is a single correct rounding by Figueroa's theorem, since 24 >= 2 * 11 + 2;
@@ -35,11 +36,11 @@ from .._encode import encode_block
 from .._flagmasks import FlagMasks
 from .._workspace import Workspace
 from ..formats import Format, fp32, fp64
-from ..ops._common import is_narrow
+from ..ops.kernels import addition_flags, is_narrow
 from ..rounding import Rounding
 from ._operands import invalid_products
 
-__all__ = ["Native", "addition_flags", "plan"]
+__all__ = ["Native", "plan"]
 
 
 def _products_fit(fmt: Format, acc: Format, layout) -> bool:
@@ -83,37 +84,6 @@ def plan(spec, layout):
     # a sum of the accumulator's own format reads its bit patterns as the native dtype
     raw = not layout.is_product and spec.fmt == acc
     return Native(spec, acc.native_dtype, spec.product is not None, raw) if ok else None
-
-
-def addition_flags(a, b, r, symmetric=False):
-    """The flags of r = a + b rounded to nearest in a's dtype, from the operands and result.
-
-    * inexact: r - a != b or r - b != a (with round to nearest, the difference of r and the
-      larger operand is exact, Fast2Sum; so it equals the other operand iff r is exact), or
-      an overflow;
-    * overflow: an infinite r from finite operands; invalid: a NaN r from non-NaN ones;
-    * underflow never: a sum that lands below the smallest normal is exact (gradual
-      underflow), so tininess comes without inexactness;
-    * swamped: a non-zero finite b left a finite a unchanged (``symmetric``: or the other
-      way round, for pair additions).
-
-    Returns the FlagMasks (None for the flags that cannot be raised) and the swamped mask.
-    """
-    if np.isfinite(r).all():  # the common case, about half the work: no overflow, no NaN
-        inexact = (r - a != b) | (r - b != a)
-        swamped = (r == a) & (b != 0)
-        if symmetric:
-            swamped |= (r == b) & (a != 0)
-        return FlagMasks(inexact=inexact), swamped
-    finite_a, finite_b = np.isfinite(a), np.isfinite(b)
-    finite_r = np.isfinite(r)
-    inexact = finite_r & ((r - a != b) | (r - b != a))
-    overflow = ~finite_r & ~np.isnan(r) & finite_a & finite_b
-    invalid = np.isnan(r) & ~np.isnan(a) & ~np.isnan(b)
-    swamped = (r == a) & (b != 0) & finite_b & finite_a
-    if symmetric:
-        swamped |= (r == b) & (a != 0) & finite_a & finite_b
-    return FlagMasks(invalid=invalid, overflow=overflow, inexact=inexact | overflow), swamped
 
 
 class Native:

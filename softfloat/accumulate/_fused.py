@@ -21,8 +21,7 @@ import numpy as np
 from .._flagmasks import FlagMasks
 from .._round import Policy
 from ..formats import Format, fp16
-from ..ops._common import Exact, is_narrow
-from ..ops.add import add_exact, add_kernel
+from ..ops.kernels import Exact, add_exact, add_kernel, is_narrow
 from ..rounding import Rounding
 from . import _draws
 from ._ieee import Rounder, TileFlags, join

@@ -16,14 +16,22 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._decode import decode_block
-from .._encode import Workspace
 from .._flagmasks import FlagMasks
 from .._round import Policy
+from .._workspace import Workspace
 from ..formats import Format, fp64
-from ..ops._common import Exact, is_narrow, round_result
-from ..ops.add import add_exact, add_kernel
-from ..ops.fma import fma_exact, fma_kernel
-from ..ops.mul import mul_exact, mul_kernel
+from ..ops.kernels import (
+    Exact,
+    Target,
+    add_exact,
+    add_kernel,
+    fma_exact,
+    fma_kernel,
+    is_narrow,
+    mul_exact,
+    mul_kernel,
+    round_block,
+)
 from . import _binade, _draws
 from ._operands import invalid_products
 
@@ -54,7 +62,7 @@ class Spec:
 
 def join(f: Format, g: Format) -> Format:
     """An IEEE format holding every value of ``f`` and of ``g`` (it picks the kernels'
-    float64 path: see ``softfloat.ops._common.is_narrow`` and ``sums_are_exact``).  fn,
+    float64 path: see ``softfloat.ops.kernels.is_narrow`` and ``sums_are_exact``).  fn,
     fnuz and finite formats reach one binade higher than IEEE ones: one more exponent bit."""
     wider = any(h.specials.value != "ieee" for h in (f, g))
     e = min(max(f.exponent_bits, g.exponent_bits) + wider, 11)
@@ -83,6 +91,7 @@ class Rounder:
 
     def __init__(self, fmt: Format, policy: Policy, want: bool):
         self.fmt, self.policy, self.want = fmt, policy, want
+        self.target = Target(fmt, policy, want)
         self.ws = Workspace(0)
 
     def __call__(self, res: Exact, exact, xs, rand):
@@ -92,7 +101,7 @@ class Rounder:
         if self.ws.size < n:
             self.ws = Workspace(n)
         bits = self.ws.get("rounded", self.fmt.storage_dtype, n)
-        fl = round_result(res, exact, xs, self.fmt, self.policy, rand, self.want, bits, self.ws)
+        fl = round_block(res, exact, xs, self.target, rand, bits, self.ws)
         values = decode_block(bits, self.fmt, np.empty(n), self.ws)
         if not self.want:
             return values, None

@@ -25,7 +25,7 @@ import numpy as np
 
 from .. import _scratch, _validate
 from .._decode import decode_block
-from .._encode import BLOCK_SIZE, Workspace
+from .._workspace import BLOCK_SIZE, Workspace
 from ..formats import Format, Specials
 
 __all__ = ["Layout", "Tile", "initial_values", "invalid_products", "matmul_layout", "paired_layout"]

@@ -1,4 +1,8 @@
-"""Correctly rounded operations on bit patterns, one module per family."""
+"""Correctly rounded operations on bit patterns, one module per family.
+
+The layers above that compose exact arithmetic of their own (softfloat.accumulate, the
+array layer) take the kernels and the hand-off to the rounding point from
+:mod:`softfloat.ops.kernels`, the one published interface to the operations' internals."""
 
 from ._nan import NAN_POLICY
 from .add import add, sub

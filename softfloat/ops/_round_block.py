@@ -31,8 +31,9 @@ from fractions import Fraction
 import numpy as np
 
 from .. import _exact
-from .._encode import Workspace, encode_block, encode_significands
+from .._encode import encode_block, encode_significands
 from .._round import Policy
+from .._workspace import Workspace
 from ..formats import Format
 from ..rounding import Rounding
 from ._eft import round_to_odd

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._encode import Workspace, float64_significands
+from .._encode import float64_significands
+from .._workspace import Workspace
 from ._kernel import scratch
 
 __all__ = ["pair_significands"]

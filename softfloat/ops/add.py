@@ -6,6 +6,7 @@ from fractions import Fraction
 
 import numpy as np
 
+from .._flagmasks import FlagMasks
 from ._driver import apply
 from ._eft import sums_are_exact, two_sum
 from ._kernel import Exact, scratch
@@ -110,3 +111,35 @@ def sub(a, b, fmt, rounding="nearest_even", *, tininess="after", subnormals=True
     return apply(sub_kernel, sub_exact, fmt, [("a", a), ("b", b)], rounding, tininess=tininess,
                  subnormals=subnormals, denormals_are_zero=denormals_are_zero, saturate=saturate,
                  rng=rng, return_flags=return_flags, workers=workers)
+
+
+# ---- the flags of numpy's own addition (the native shortcuts of sums and cumsum) -----------
+def addition_flags(a, b, r, symmetric=False):
+    """The flags of r = a + b rounded to nearest in a's dtype, from the operands and result.
+
+    * inexact: r - a != b or r - b != a (with round to nearest, the difference of r and the
+      larger operand is exact, Fast2Sum; so it equals the other operand iff r is exact), or
+      an overflow;
+    * overflow: an infinite r from finite operands; invalid: a NaN r from non-NaN ones;
+    * underflow never: a sum that lands below the smallest normal is exact (gradual
+      underflow), so tininess comes without inexactness;
+    * swamped: a non-zero finite b left a finite a unchanged (``symmetric``: or the other
+      way round, for pair additions).
+
+    Returns the FlagMasks (None for the flags that cannot be raised) and the swamped mask.
+    """
+    if np.isfinite(r).all():  # the common case, about half the work: no overflow, no NaN
+        inexact = (r - a != b) | (r - b != a)
+        swamped = (r == a) & (b != 0)
+        if symmetric:
+            swamped |= (r == b) & (a != 0)
+        return FlagMasks(inexact=inexact), swamped
+    finite_a, finite_b = np.isfinite(a), np.isfinite(b)
+    finite_r = np.isfinite(r)
+    inexact = finite_r & ((r - a != b) | (r - b != a))
+    overflow = ~finite_r & ~np.isnan(r) & finite_a & finite_b
+    invalid = np.isnan(r) & ~np.isnan(a) & ~np.isnan(b)
+    swamped = (r == a) & (b != 0) & finite_b & finite_a
+    if symmetric:
+        swamped |= (r == b) & (a != 0) & finite_a & finite_b
+    return FlagMasks(invalid=invalid, overflow=overflow, inexact=inexact | overflow), swamped

@@ -28,11 +28,12 @@ import numpy as np
 from .. import _dask, _validate
 from .._blocks import resolve_workers, stream_blocks
 from .._decode import decode_block
-from .._encode import BLOCK_SIZE, encode_block
+from .._encode import encode_block
 from .._flagmasks import FlagMasks
 from .._random import Positions, key_from
 from .._options import policy_from_options
 from .._round import Policy
+from .._workspace import BLOCK_SIZE
 from ..codec import encode
 from ..formats import as_format
 from ..rounding import Rounding

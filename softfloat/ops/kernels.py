@@ -1,0 +1,56 @@
+"""The operations' kernels and their hand-off to the rounding point, published for the
+layers above (softfloat.accumulate, the array layer) that compose exact arithmetic of
+their own and round it once; the operations' private modules are not for them.
+
+The contract
+------------
+``<op>_kernel(fmt, policy, *xs, ws=None) -> Exact``
+    One block's exact results from the operands' exact float64 values ``xs`` (arrays of
+    one shape).  ``fmt`` must hold every operand: it picks the kernel's float64 path
+    (a format of at most 24-bit precision and 8 exponent bits takes the exact narrow path,
+    see ``is_narrow``; fp64 takes the path valid for any float64 operands).  ``policy`` is
+    a validated ``softfloat._round.Policy`` (the sign of an exact zero sum depends on its
+    rounding).  ``ws`` is a ``softfloat._workspace.Workspace`` whose buffers the result may
+    live in (used up before the next call on that workspace), or None.
+``Exact``
+    The unevaluated pair ``hi + lo`` (``hi`` the float64 nearest the exact result,
+    ``|lo| <= ulp(hi)/2``; ``lo`` None where ``hi`` is exact, of exact sign but nearly exact
+    size where ``lo_exact`` is False), the ``invalid`` and ``divide_by_zero`` masks float64
+    does not show, and the ``hazard`` lanes float64 cannot be trusted on.  Wrap a value
+    that is exact already as ``Exact(hi)`` (with ``exact=None`` below: it has no hazards).
+``<op>_exact(policy, *floats) -> (negative, magnitude)``
+    One hazard lane's exact result from the operands as Python floats (``magnitude`` a
+    Fraction), for ``round_block``.
+``round_block(res, exact, xs, Target(fmt, policy, want), rand, out, ws) -> FlagMasks | None``
+    THE hand-off to the rounding point: rounds ``res`` once into bit patterns of ``fmt``,
+    written to ``out`` (``fmt.storage_dtype``, res's size), settling its hazard lanes with
+    ``exact`` on ``xs``; ``rand`` holds each lane's 64 random bits (stochastic rounding;
+    else None); ``ws`` a Workspace of at least res's size.  Returns the FlagMasks of the
+    rounding (None unless ``want``).  NaN lanes come out as the rounding point made them:
+    the caller applies its NaN policy, and ORs in ``res.invalid`` / ``res.divide_by_zero``.
+``is_narrow(fmt)``
+    True for fp32 and narrower formats: every product of two values is exact in float64
+    and no intermediate leaves float64's range, so a kernel given such a ``fmt`` marks no
+    hazard and float64 products of its values are exact.
+``safe_magnitude(x)``
+    Where Dekker's product of x is exact in float64 (the wide formats' hazard test).
+``addition_flags(a, b, r, symmetric=False) -> (FlagMasks, swamped)``
+    The IEEE flags of ``r = a + b`` rounded to nearest by numpy in a's dtype, read from the
+    operands and the result (for the native shortcuts of sums).
+"""
+
+from __future__ import annotations
+
+from ._eft import is_narrow, safe_magnitude
+from ._kernel import Exact
+from ._round_block import Target, round_block
+from .add import add_exact, add_kernel, addition_flags
+from .div import div_exact, div_kernel
+from .fma import fma_exact, fma_kernel
+from .mul import mul_exact, mul_kernel
+
+__all__ = [
+    "Exact", "Target", "add_exact", "add_kernel", "addition_flags", "div_exact", "div_kernel",
+    "fma_exact", "fma_kernel", "is_narrow", "mul_exact", "mul_kernel", "round_block",
+    "safe_magnitude",
+]

@@ -1,0 +1,29 @@
+"""fp32 for scales and amaxes: its range as scales use it, and rounding to it by softfloat's
+own encode."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .._encode import Workspace, encode_block
+from .._round import Policy
+from ..formats import fp32
+
+_FP32_MAX = fp32.max_finite
+#: computed fp32 scales are kept at or above fp32's smallest normal, so that a scale and
+#: its fp32 reciprocal are finite and non-zero (only huge margins or amax near fp32's
+#: max with a custom format of max below 2 reach it)
+_MIN_SCALE = 2.0**-126
+#: what _round_fp32 rounds with: the default policy, nearest-even
+_NEAREST_EVEN = Policy()
+
+
+def _round_fp32(v):
+    """Values rounded to nearest-even fp32, as float64: softfloat's encode (not the FPU)
+    without the per-call checks, for the small arrays of scales and amaxes."""
+    a = np.array(v, dtype=np.float64)  # a native, contiguous copy
+    flat = a.reshape(-1)
+    bits = np.empty(flat.size, dtype=np.uint32)
+    with np.errstate(all="ignore"):
+        encode_block(flat, fp32, _NEAREST_EVEN, None, False, bits, Workspace(flat.size))
+    return bits.view(np.float32).astype(np.float64).reshape(a.shape)

@@ -1,0 +1,53 @@
+"""How ``x * scale`` is formed: x as the multiply mode reads it, the products exact or
+rounded to odd, and when an fp32 product needs no rounding."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..codec import decode, encode, quantize
+from ..formats import fp32, fp64, native_format
+from ..ops import mul
+from ._fp32 import _FP32_MAX
+
+
+def exact_products(values, multiplier, wide):
+    """``values * multiplier`` (float64 arrays, multiplier fp32 values) for ``multiply="exact"``:
+    exact when ``values`` hold at most 24 significant bits (float16/float32/FP8/bf16 input:
+    at most 48 bits, exact in float64); for wider values (``wide``: float64, integers) the
+    product rounded to odd into float64, so that one later rounding into a format of p <= 51
+    bits gives the exact product's rounding.  Also the checkpoint quantiser's product (its
+    ``--scaling tensor``), piece by piece.  Not part of the public API.
+    """
+    if not wide:
+        return values * multiplier
+    product = mul(np.ascontiguousarray(values, dtype=np.float64).view(np.uint64),
+                  encode(np.broadcast_to(multiplier, np.shape(values)), fp64), fp64, rounding="odd")
+    return decode(product, fp64)
+
+
+def _already_fp32(product, factors):
+    """True when every product of fp32 values by power-of-two factors is itself an fp32
+    value: zero, infinite, NaN or within [2**-126, fp32 max] (no rounding to do)."""
+    f = np.asarray(factors)
+    finite = f[np.isfinite(f)]
+    if not np.all(np.frexp(finite)[0] == 0.5):
+        return False
+    mags = np.abs(product)
+    tiny = (mags < fp32.min_normal) & (mags != 0)
+    return not tiny.any() and not (np.isfinite(mags) & (mags > _FP32_MAX)).any()
+
+
+def _source_values(arr, multiply, want_flags):
+    """x as float64: its fp32 rounding for multiply="fp32"; whether it is wider than fp32
+    (the exact product then needs more than float64); flags of that rounding or None."""
+    source = native_format(arr.dtype)
+    if source is not None and fp32.holds(source):  # float16, float32
+        return arr.astype(np.float64), False, None
+    if multiply == "fp32":
+        values, flags = quantize(arr, fp32, return_flags=True)
+        return np.asarray(values, dtype=np.float64), False, flags if want_flags else None
+    if arr.dtype.kind == "f":
+        return arr.astype(np.float64), True, None
+    # integers: round to odd into float64 (exact up to 2**53; odd keeps one rounding later)
+    return np.asarray(quantize(arr, fp64, rounding="odd"), dtype=np.float64), True, None
