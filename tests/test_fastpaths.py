@@ -798,3 +798,60 @@ def test_the_off_switch_turns_off_the_accumulation_shortcuts(monkeypatch):
     assert not made and not any(running)  # ... and not when off
     for f, g in zip(fast, general_):
         np.testing.assert_array_equal(f, g)
+
+
+# =====================================================================================
+# quantize_small: the codec's kernels on one small array (the training lab's roundings)
+# =====================================================================================
+def _small_hostile(dtype, n=3000, seed=5):
+    """Normals over fp16/bf16/fp8's ranges, subnormals, ties, overflow, zeros, inf, NaN."""
+    rng = np.random.default_rng(seed)
+    with np.errstate(over="ignore"):
+        x = (rng.choice([-1.0, 1.0], n) * 2.0 ** rng.uniform(-150, 130, n)).astype(dtype)
+    special = np.array([0.0, np.inf, np.nan, 65504.0, 65520.0, 2.0**-24, 2.0**-25, 3 * 2.0**-26, 1 + 2.0**-11,
+                        1 + 3 * 2.0**-11, 1 + 2.0**-8, 1 + 3 * 2.0**-8, 2.0**-149, 3.4e38, 448.0, 464.0], dtype=dtype)
+    return np.concatenate([x, special, -special])
+
+
+@pytest.mark.parametrize("fmt", [sf.fp32, sf.fp16, sf.bf16, sf.fp8_e4m3, sf.fp8_e5m2, sf.fp6_e3m2])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("mode", ["nearest_even", "toward_zero", "upward"])
+def test_quantize_small_is_the_general_path_bit_for_bit(fmt, dtype, mode):
+    x = _small_hostile(dtype)
+    policy, _ = policy_from_options(mode, "after", True, False, None)
+    saved = _fastpaths.ENABLED
+    _fastpaths.ENABLED = False  # the general path
+    try:
+        with np.errstate(all="ignore"):
+            want = np.asarray(sf.quantize(x, fmt, mode)).astype(fmt.value_dtype())
+    finally:
+        _fastpaths.ENABLED = saved
+    calls = []
+
+    def rest(xs):
+        calls.append(xs.size)
+        return sf.quantize(xs, fmt, mode)
+
+    def decode(bits, f, out):
+        out[...] = sf.decode(bits, f, out.dtype)
+
+    got = _fastpaths.quantize_small(x.reshape(8, -1), fmt, policy, decode, rest)
+    if fmt == sf.fp32 and dtype == np.float32:
+        assert got is None  # no kernel: nothing to round
+        return
+    assert got is not None and got.shape == (8, x.size // 8) and got.dtype == fmt.value_dtype()
+    assert np.array_equal(got.reshape(-1).view(f"u{got.itemsize}"), want.view(f"u{want.itemsize}"))
+    if fmt == sf.bf16 and dtype == np.float32:
+        assert calls  # the truncating kernel leaves the NaN lanes to the caller's general path
+
+
+def test_quantize_small_declines_when_switched_off_or_large(monkeypatch):
+    policy, _ = policy_from_options("nearest_even", "after", True, False, None)
+    x = np.ones(10, np.float32)
+    args = (sf.bf16, policy, None, None)
+    assert _fastpaths.quantize_small(x, *args) is not None
+    assert _fastpaths.quantize_small(np.ones(_fastpaths.BLOCK_SIZE + 1, np.float32), *args) is None
+    stochastic, _ = policy_from_options("stochastic", "after", True, False, 1)
+    assert _fastpaths.quantize_small(x, sf.bf16, stochastic, None, None) is None
+    monkeypatch.setattr(_fastpaths, "ENABLED", False)
+    assert _fastpaths.quantize_small(x, *args) is None

@@ -25,6 +25,7 @@ import numpy as np
 import pytest
 
 import softfloat as sf
+from softfloat import _fastpaths, ops
 from softfloat import training as T
 from softfloat.cli import main
 from softfloat.training import _numerics
@@ -96,6 +97,55 @@ def test_native_arithmetic_equals_softfloat_ops(fmt, op):
     got = getattr(Arith(f), op)(a, b)
     want = sf.decode(getattr(sf, op)(sf.encode(a, f), sf.encode(b, f), f), f)
     assert np.array_equal(got.astype(np.float64), want, equal_nan=True)
+
+
+def _short_run(policy, steps=3):
+    """A few steps of a small MLP: the step records, the weights' bits, the histograms."""
+    trainer = T.Trainer(policy, seed=3, hidden=(32,), batch_size=32)
+    x, y = trainer.data.x_train, trainer.data.y_train
+    records = [trainer.step(x[32 * i: 32 * (i + 1)], y[32 * i: 32 * (i + 1)]) for i in range(steps)]
+    weights = [np.asarray(w).tobytes() for w in trainer.model.params]
+    return repr(records), weights, repr({k: h.counts for k, h in trainer.histograms.items()})
+
+
+@pytest.mark.parametrize("policy", ["O2", "bf16", "O3", "bf16-pure"])
+def test_the_fast_paths_switch_changes_no_result_of_a_training_run(policy, monkeypatch):
+    # The lab's shortcuts (round_to by _fastpaths.quantize_small; Arith's numpy fp32 and
+    # fp16 arithmetic and its bf16 float32-then-round; bits_of/values_of's fp16 and bf16
+    # views) all honour _fastpaths.ENABLED: off, every rounding takes softfloat.quantize
+    # and every operation softfloat.ops.  The runs agree bit for bit, and the spies show
+    # which way each went (so the test fails if a switch stops switching).
+    taken = {"quantize_small": 0, "ops": 0, "fp16_patterns": 0}
+    real_small, real_patterns = _fastpaths.quantize_small, _numerics._fp16_patterns
+
+    def small(*args):
+        values = real_small(*args)
+        taken["quantize_small"] += values is not None
+        return values
+
+    def patterns(values):
+        taken["fp16_patterns"] += 1
+        return real_patterns(values)
+
+    monkeypatch.setattr(_fastpaths, "quantize_small", small)
+    monkeypatch.setattr(_numerics, "_fp16_patterns", patterns)
+    for name in ("add", "sub", "mul", "div", "sqrt"):
+        def spy(*args, _real=getattr(ops, name), **kwargs):
+            taken["ops"] += 1
+            return _real(*args, **kwargs)
+        monkeypatch.setattr(ops, name, spy)
+    on = _short_run(policy)
+    taken_on = dict(taken)
+    taken.update(dict.fromkeys(taken, 0))
+    monkeypatch.setattr(_fastpaths, "ENABLED", False)
+    off = _short_run(policy)
+    assert on == off
+    assert taken_on["quantize_small"] > 0 and taken["quantize_small"] == 0
+    # nearest-even arithmetic: numpy's with the shortcuts on, softfloat.ops with them off
+    assert taken_on["ops"] == 0 and taken["ops"] > 0
+    assert taken["fp16_patterns"] == 0
+    if policy in ("O2", "O3"):
+        assert taken_on["fp16_patterns"] > 0
 
 
 def test_stochastic_update_is_softfloats_stochastic_subtraction():

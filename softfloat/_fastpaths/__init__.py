@@ -26,7 +26,10 @@ condition it is exact under (``applies``, checked once per plan):
   the output float's pattern, for bf16/tf32 into float64 followed by a widening cast.
 
 :mod:`._plan` picks the kernel for (format, input type, policy) once; :mod:`._words`
-holds the word-level passes the kernels share.
+holds the word-level passes the kernels share.  :func:`quantize_small` runs the same
+kernels on one small array for callers that round many (the training lab), and takes
+numpy's float64 -> float32 cast for fp32 in round to nearest even
+(:func:`_float64_to_float32`, with its condition).
 
 An encoding kernel may leave some lanes to the general path (NaNs, lanes outside the
 range its proof covers, rare options): it returns them as a mask and the caller
@@ -34,17 +37,26 @@ recomputes just those.  It may also decline a whole block (returns None).
 
 The off switch: every shortcut is reached through the functions of this module, and
 each of them reads :data:`ENABLED` first; set it to False and every block takes the
-general path (the tests compare the two bit for bit and flag for flag).
+general path (the tests compare the two bit for bit and flag for flag).  The shortcuts
+of the layers above (the native accumulation plan and cumsum, the training lab's numpy
+arithmetic) read it too.
 """
 
 from __future__ import annotations
 
-from ..formats import Format
+import functools
+
+import numpy as np
+
+from .. import _scratch
+from .._workspace import BLOCK_SIZE
+from ..formats import Format, fp32
+from ..rounding import Rounding
 from . import _decoding, _plan, _table, _truncate
 from ._table import TABLE_INDEX_MAX_BITS
 
 __all__ = ["ENABLED", "BLOCK_FACTOR", "TABLE_INDEX_MAX_BITS", "quantize_block", "TRUNCATING_BLOCK_FACTOR",
-           "block_factor", "encode_block", "decode_by_shift", "decode_by_widening", "decode_table"]
+           "block_factor", "encode_block", "decode_by_shift", "decode_by_widening", "decode_table", "quantize_small"]
 
 #: False sends every block down the general path (tests compare the two)
 ENABLED = True
@@ -106,6 +118,95 @@ def quantize_block(blk, fmt: Format, policy, want: bool, values, ws, general, de
         return None
     values_table = plan.values(tables, blk.dtype, decode)
     return [_table.lookup_values(plan, tables, values_table, blk, want, values, ws)]
+
+
+def quantize_small(x, fmt: Format, policy, decode, general):
+    """A small float32/float64 array rounded into ``fmt`` and decoded to
+    ``fmt.value_dtype()`` (float32 where it holds the format) as one block, without
+    :func:`softfloat.quantize`'s per-call work (option checks, block streaming, flags),
+    which costs more than the rounding on small arrays: for callers that round many of
+    them, such as the training lab.  None (declined) where no shortcut takes it.
+
+    The same kernels as :func:`encode_block` (the plan's; a table plan's lookup where
+    its tables are filled, else its fallback kernel), then the decoding by
+    :func:`decode_by_shift` or :func:`decode_table`, so the values are the codec's
+    exactly; float64 -> fp32 in round to nearest even is numpy's cast
+    (:func:`_float64_to_float32`).
+
+    * ``decode(bits, fmt, out)``: a general decoder, the decoding table's source;
+    * ``general(xs)``: the values :func:`softfloat.quantize` gives for the lanes a kernel
+      leaves (NaNs, infinities), a 1-D contiguous array;
+    * declined: ENABLED False, more than BLOCK_SIZE elements (there the codec's
+      streaming pays: cache-sized blocks, table kernels), a conversion without a kernel,
+      a format wider than 16 bits that does not decode by a shift, stochastic rounding.
+    """
+    if not ENABLED or not 0 < x.size <= BLOCK_SIZE or x.dtype.char not in "fd" or not x.dtype.isnative:
+        return None
+    if fmt == fp32 and x.dtype == np.float64 and policy.rounding is Rounding.NEAREST_EVEN and policy.subnormals \
+            and not policy.saturate:
+        return _float64_to_float32(x, general)
+    plan = _plan.lookup(fmt, x.dtype.char, policy)
+    tables = None
+    if plan is not None and plan.kernel is _table.by_table:
+        tables = plan.tables  # filled by the codec's larger blocks, or None
+        if tables is None:
+            plan = plan.fallback
+    if plan is None:
+        return None
+    blk = np.ascontiguousarray(x).reshape(-1)
+    bits = np.empty(blk.size, dtype=fmt.storage_dtype)
+    if tables is not None:
+        found = _table.by_table(plan, tables, blk, False, bits, _SCRATCH)
+    else:
+        found = plan.kernel(plan, blk, False, bits, _SCRATCH)
+    if found is None:
+        return None
+    values = np.empty(blk.size, dtype=_value_dtype(fmt))
+    if not _decoding.by_shift(bits, fmt, values):
+        table = _decoding.table(fmt, values.dtype, lambda pats, out: decode(pats, fmt, out))
+        if table is None:
+            return None
+        np.take(table, bits, out=values, mode="clip")  # bits < 2**fmt.bits: "clip" only skips the check
+    rest = found[1]
+    if rest is not None:
+        values[rest] = general(blk[rest])
+    return values.reshape(x.shape)
+
+
+def _float64_to_float32(x, general):
+    """float64 -> fp32, round to nearest even, subnormals kept, by numpy's cast.
+
+    Condition (checked by the caller): numpy's float64 -> float32 cast is IEEE 754's
+    convertFormat in round to nearest even -- the machine's conversion in its default
+    mode, numpy setting no flush-to-zero: subnormal results kept, overflow to infinity.
+    NaN lanes (the quieting and the payload kept are the codec's choice) go to
+    ``general``; the max propagates NaN, so one reduction finds whether there are any.
+    """
+    with np.errstate(over="ignore"):  # overflow to infinity is the IEEE result
+        values = x.astype(np.float32)
+    top = x.max()
+    if top != top:
+        nan = np.isnan(x)
+        values[nan] = general(np.ascontiguousarray(x[nan]))
+    return values
+
+
+class _ThreadScratch:
+    """The block workspace's ``get`` over this thread's named scratch buffers
+    (softfloat._scratch): nothing to borrow and give back per call.  No result lives in
+    them (the kernels write bits, masks and values into fresh arrays)."""
+
+    @staticmethod
+    def get(name: str, dtype, n: int):
+        return _scratch.buffer("quantize_small." + name, dtype, n)
+
+
+_SCRATCH = _ThreadScratch()
+
+
+@functools.lru_cache(maxsize=256)
+def _value_dtype(fmt: Format):
+    return fmt.value_dtype()
 
 
 def block_factor(fmt: Format, dtype, policy, want: bool = False) -> int:

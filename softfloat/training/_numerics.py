@@ -3,20 +3,14 @@ the format the policy names, and what that rounding did (underflow, overflow, Na
 
 The lab keeps every tensor as *values* (float32 arrays, float64 where a format does not
 fit fp32) that are exactly values of their format, and rounds each operation's result
-once.  Where numpy's own arithmetic is provably that one correct rounding, it is used
-(the tests check each fast path bit for bit against :mod:`softfloat`'s codec and ops):
+once.  Roundings go through the codec's shortcuts (:func:`softfloat._fastpaths.quantize_small`
+for the lab's many small arrays, :func:`softfloat.quantize` otherwise); arithmetic uses
+numpy's own where that is provably the one correct rounding (see :class:`Arith`, where
+each shortcut stands with its condition).  Every shortcut here honours the one off switch,
+``softfloat._fastpaths.ENABLED``: with it False every operation takes the general path
+through :func:`softfloat.quantize`, :func:`softfloat.encode`, :func:`softfloat.decode` and
+:mod:`softfloat.ops` (the tests compare the two bit for bit).
 
-* fp32, round to nearest even: numpy's float32 ``+ - * / sqrt`` are IEEE binary32
-  operations, and float64 -> float32 casts round to nearest even;
-* fp16, round to nearest even: numpy's float16 arithmetic works in float32 and rounds
-  once to float16, a correct rounding because 24 >= 2 * 11 + 2 (Figueroa 1995); the
-  float32 -> float16 and float64 -> float16 casts round to nearest even;
-* bf16, round to nearest even from float32: the float32 operation, then a
-  round-to-nearest-even of the float32 bits to their upper half (correct for the same
-  reason, 24 >= 2 * 8 + 2).
-
-Everything else (stochastic rounding, FP8, saturation, float64 inputs into bf16, custom
-formats) goes through :func:`softfloat.quantize` and :mod:`softfloat.ops` on bit patterns.
 Matrix products always go through :func:`softfloat.matmul` with the policy's
 accumulator.
 """
@@ -25,7 +19,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import _scratch, ops
+from .. import _fastpaths, _scratch, ops
+from .._round import Policy
 from ..accumulate import matmul as _sf_matmul, sum as _sf_sum
 from ..codec import decode, encode, quantize
 from ..formats import Format, bf16, fp16, fp32
@@ -34,66 +29,24 @@ from ..rounding import Rounding
 __all__ = ["Counts", "bits_of", "matmul", "reduce_sum", "round_to", "values_of", "Arith"]
 
 _NEAREST = Rounding.NEAREST_EVEN
+#: what round_to's shortcut applies: quantize's defaults (nearest even, tininess after
+#: rounding, subnormals kept, no saturation)
+_NEAREST_POLICY = Policy()
 
-
-def _bf16_nearest(x32: np.ndarray) -> np.ndarray:
-    """float32 values rounded to nearest even into bf16 (returned as float32).
-
-    bits = s eeeeeeee mmmmmmm | r ttttttttttttttt   (upper half kept; r the round bit,
-    t the sticky bits): adding 0x7FFF + (last kept bit) carries into the kept half exactly
-    when the dropped half is above one half, or equal to it with an odd last kept bit.
-    A carry out of the largest finite value gives the infinity pattern, as IEEE wants."""
-    u = np.ascontiguousarray(x32, dtype=np.float32).view(np.uint32)
-    rounded = (u + (np.uint32(0x7FFF) + ((u >> np.uint32(16)) & np.uint32(1)))) & np.uint32(0xFFFF0000)
-    nan = (u & np.uint32(0x7FFFFFFF)) > np.uint32(0x7F800000)
-    rounded = np.where(nan, (u | np.uint32(0x00400000)) & np.uint32(0xFFFF0000), rounded)
-    return rounded.view(np.float32)
-
-
-#: float32 bit patterns: fp16's smallest normal 2**-14, the first magnitude that rounds to
-#: fp16's infinity (65520, halfway from 65504 to 2**16), float32's infinity
-_F16_MIN_NORMAL, _F16_OVERFLOW, _F32_INF = np.uint32(0x38800000), np.uint32(0x477FF000), np.uint32(0x7F800000)
-_MAGNITUDE = np.uint32(0x7FFFFFFF)
-
-
-def _fp16_nearest(x32: np.ndarray) -> np.ndarray:
-    """float32 values rounded to nearest even into fp16 (returned as float32).
-
-    Three ranges of |x|, each by one exact float32 step (numpy's float32 -> float16 cast
-    is a scalar loop, several times slower, more so on subnormals):
-
-    * [2**-14, 65520): the bits rounded at bit 13 as for bf16 at bit 16 (a carry into
-      the exponent is the right result);
-    * below 2**-14: |x| + 0.5 - 0.5, one float32 addition whose ulp, 2**-24, is fp16's
-      subnormal spacing: that addition is the rounding;
-    * 65520 and above, infinities: infinity; a NaN stays a NaN with its sign and the
-      payload bits fp16 has, made quiet.
-    """
-    u = np.ascontiguousarray(x32, dtype=np.float32).view(np.uint32)
-    mag = np.bitwise_and(u, _MAGNITUDE, out=_scratch_like(u, "fp16-mag"))
-    r = np.right_shift(mag, np.uint32(13))
-    np.bitwise_and(r, np.uint32(1), out=r)
-    r += mag
-    r += np.uint32(0xFFF)
-    r &= np.uint32(0xFFFFE000)
-    tiny = np.less(mag, _F16_MIN_NORMAL, out=_scratch_like(u, "fp16-tiny", np.bool_))
-    if tiny.any():
-        sub = _scratch_like(u, "fp16-sub", np.float32)
-        with np.errstate(invalid="ignore"):  # (the other lanes: signalling NaNs among them)
-            np.add(mag.view(np.float32), np.float32(0.5), out=sub)
-        sub -= np.float32(0.5)
-        np.copyto(r, sub.view(np.uint32), where=tiny)
-    if mag.max() >= _F16_OVERFLOW:  # overflow, infinity or NaN lanes: rare
-        nan = mag > _F32_INF
-        np.copyto(r, _F32_INF, where=mag >= _F16_OVERFLOW)
-        np.copyto(r, (mag | np.uint32(0x00400000)) & np.uint32(0xFFFFE000), where=nan)  # fp16's payload bits
-    r |= np.bitwise_and(u, ~_MAGNITUDE, out=mag)  # the sign
-    return r.view(np.float32)
+#: float32 bit patterns: fp16's largest finite value 65504 (a larger magnitude is an
+#: infinity or a NaN here), float32's magnitude mask
+_F16_MAX_FINITE, _MAGNITUDE = np.uint32(0x477FE000), np.uint32(0x7FFFFFFF)
 
 
 def _scratch_like(a, name, dtype=np.uint32):
     """The thread's scratch buffer ``name`` shaped as ``a`` (see softfloat._scratch)."""
     return _scratch.buffer(name, dtype, a.size).reshape(a.shape)
+
+
+def _decode_into(bits, fmt, out):
+    """The codec's values of ``bits`` written into ``out`` (the decoder the shortcut's
+    tables are built from)."""
+    out[...] = decode(bits, fmt, out.dtype)
 
 
 def _fp16_patterns(v32: np.ndarray) -> np.ndarray:
@@ -114,7 +67,7 @@ def _fp16_patterns(v32: np.ndarray) -> np.ndarray:
         return _fp16_patterns(v32.T).T
     u = np.ascontiguousarray(v32, dtype=np.float32).view(np.uint32)
     mag = np.bitwise_and(u, _MAGNITUDE, out=_scratch_like(u, "fp16-mag"))
-    if mag.size and mag.max() > np.uint32(0x477FE000):  # beyond 65504: an infinity or NaN
+    if mag.size and mag.max() > _F16_MAX_FINITE:  # beyond 65504: an infinity or NaN
         with np.errstate(over="ignore"):
             return u.view(np.float32).astype(np.float16).view(np.uint16)
     scaled = mag.view(np.float32)
@@ -130,39 +83,50 @@ def _fp16_patterns(v32: np.ndarray) -> np.ndarray:
 
 
 def round_to(x, fmt: Format, rounding=_NEAREST, rng=None, saturate: bool = False) -> np.ndarray:
-    """``x`` (float array) rounded once into ``fmt``, as values of ``fmt.value_dtype()``."""
+    """``x`` (float array) rounded once into ``fmt``, as values of ``fmt.value_dtype()``.
+
+    Round to nearest even without saturation (every lab tensor's rounding but the
+    stochastic updates and FP8's) takes :func:`softfloat._fastpaths.quantize_small`: the
+    codec's own kernels over the whole array, without :func:`softfloat.quantize`'s
+    per-call work, which costs more than the rounding on the lab's small arrays; it
+    declines larger arrays, and everything when the fast paths are switched off.
+    """
     x = np.asarray(x)
-    if rounding == _NEAREST and not saturate:
-        if fmt == fp32:
-            return x.astype(np.float32, copy=False)
-        if fmt == fp16:
-            if x.dtype == np.float32:
-                return _fp16_nearest(x)
-            with np.errstate(over="ignore"):  # overflow to inf is the IEEE result
-                return x.astype(np.float16).astype(np.float32)
-        if fmt == bf16 and x.dtype == np.float32:
-            return _bf16_nearest(x)
     if x.dtype not in (np.float32, np.float64):
         x = x.astype(np.float64)
+    if rounding == _NEAREST and not saturate:
+        if fmt == fp32 and x.dtype == np.float32:
+            return x  # float32 values are fp32 values: nothing to round
+        values = _fastpaths.quantize_small(x, fmt, _NEAREST_POLICY, _decode_into, lambda xs: quantize(xs, fmt))
+        if values is not None:
+            return values
     return quantize(x, fmt, rounding, saturate=saturate, rng=rng).astype(fmt.value_dtype(), copy=False)
 
 
 def bits_of(values: np.ndarray, fmt: Format) -> np.ndarray:
-    """Bit patterns of values that are exactly values of ``fmt`` (no rounding happens)."""
+    """Bit patterns of values that are exactly values of ``fmt`` (no rounding happens).
+
+    Shortcuts (with the fast paths on): fp32 values are float32 patterns; bf16 values,
+    float32 with a zero lower half, are the upper half of their patterns; fp16 values
+    by :func:`_fp16_patterns`.  Otherwise :func:`softfloat.encode` (exact here)."""
     if fmt == fp32:
         return np.ascontiguousarray(values, dtype=np.float32).view(np.uint32)
-    if fmt == fp16:
-        return _fp16_patterns(values)
-    if fmt == bf16:
-        return (np.ascontiguousarray(values, dtype=np.float32).view(np.uint32) >> np.uint32(16)).astype(np.uint16)
+    if _fastpaths.ENABLED:
+        if fmt == fp16:
+            return _fp16_patterns(values)
+        if fmt == bf16:
+            return (np.ascontiguousarray(values, dtype=np.float32).view(np.uint32) >> np.uint32(16)).astype(np.uint16)
     return np.asarray(encode(values, fmt))
 
 
 def values_of(bits: np.ndarray, fmt: Format) -> np.ndarray:
-    """The exact values of bit patterns of ``fmt`` (float32 where they fit)."""
+    """The exact values of bit patterns of ``fmt`` (float32 where they fit).
+
+    Shortcut (with the fast paths on): numpy's float16 -> float32 cast, exact (every fp16
+    value is a float32 value).  Otherwise :func:`softfloat.decode`."""
     if fmt == fp32:
         return np.asarray(bits, dtype=np.uint32).view(np.float32)
-    if fmt == fp16:
+    if fmt == fp16 and _fastpaths.ENABLED:
         return np.asarray(bits, dtype=np.uint16).view(np.float16).astype(np.float32)
     return np.asarray(decode(bits, fmt, fmt.value_dtype()))
 
@@ -184,8 +148,23 @@ def reduce_sum(x, fmt: Format, accumulator, axis=0, out_format: Format = fp32) -
 
 
 class Arith:
-    """Elementwise arithmetic in one format, each result rounded once (see the module
-    docstring for the native fast paths; the rest goes through :mod:`softfloat.ops`)."""
+    """Elementwise arithmetic in one format, each result rounded once: numpy's own
+    arithmetic where it is provably that rounding (below), else :mod:`softfloat.ops` on
+    bit patterns (every mode, stochastic rounding included).
+
+    The shortcuts, round to nearest even only, each taken only while
+    ``softfloat._fastpaths.ENABLED`` (off: the ops):
+
+    * fp32 (``_native`` float32): numpy's float32 ``+ - * / sqrt`` are IEEE binary32
+      operations, correctly rounded;
+    * fp16 (``_native`` float16): numpy's float16 arithmetic computes in float32 and
+      rounds once to float16 (a round to nearest even): the float32 result is the exact
+      one rounded to 24 bits, and rounding that again to 11 bits is the correct rounding
+      of the exact result because 24 >= 2 * 11 + 2 (Figueroa 1995, for + - * / sqrt);
+    * bf16 (``_bf16``): the float32 operation, then :func:`round_to` bf16, correct for
+      the same reason (24 >= 2 * 8 + 2); bf16's exponent range is float32's, so the
+      float32 result neither overflows nor underflows where the bf16 one would not.
+    """
 
     def __init__(self, fmt: Format, rounding=_NEAREST, rng=None):
         self.fmt, self.rounding, self.rng = fmt, Rounding(rounding), rng
@@ -195,15 +174,16 @@ class Arith:
         self._bf16 = nearest and fmt == bf16
 
     def _op(self, np_op, sf_op, *xs):
-        if self._native is not None:
-            dt = self._native
-            with np.errstate(all="ignore"):
-                out = np_op(*(np.asarray(x, dtype=dt) for x in xs))
-            return np.asarray(out, dtype=np.float32)
-        if self._bf16:
-            with np.errstate(all="ignore"):
-                out = np_op(*(np.asarray(x, dtype=np.float32) for x in xs))
-            return _bf16_nearest(np.asarray(out, dtype=np.float32))
+        if _fastpaths.ENABLED:
+            if self._native is not None:  # fp32, fp16 round to nearest even: see the class docstring
+                dt = self._native
+                with np.errstate(all="ignore"):
+                    out = np_op(*(np.asarray(x, dtype=dt) for x in xs))
+                return np.asarray(out, dtype=np.float32)
+            if self._bf16:  # bf16 round to nearest even: float32, then bf16 (class docstring)
+                with np.errstate(all="ignore"):
+                    out = np_op(*(np.asarray(x, dtype=np.float32) for x in xs))
+                return round_to(np.asarray(out, dtype=np.float32), bf16)
         shape = np.broadcast_shapes(*(np.shape(x) for x in xs))
         bits = [np.broadcast_to(bits_of(round_to(np.broadcast_to(np.asarray(x, np.float64), shape), self.fmt),
                                         self.fmt), shape) for x in xs]
