@@ -21,7 +21,7 @@ import zipfile
 
 import numpy as np
 
-__all__ = ["atomic_output", "SafetensorsWriter", "NpzWriter", "PtWriter", "save_npy"]
+__all__ = ["atomic_output", "create_beside", "fsync_directory", "SafetensorsWriter", "NpzWriter", "PtWriter", "save_npy"]
 
 
 # =====================================================================================
@@ -59,7 +59,7 @@ def atomic_output(path, label: str = "OUT", mode: str = "wb"):
     path = os.fspath(path)
     directory = os.path.dirname(path) or "."
     try:
-        tmp, fd = _create_beside(directory, os.path.basename(path))
+        tmp, fd = create_beside(directory, os.path.basename(path))
     except OSError as exc:
         raise _cannot_write(label, path, exc) from None
     try:
@@ -77,22 +77,33 @@ def atomic_output(path, label: str = "OUT", mode: str = "wb"):
         if isinstance(exc, OSError):
             raise _cannot_write(label, path, exc) from None
         raise
-    with contextlib.suppress(OSError):  # make the rename itself durable (best effort)
-        dfd = os.open(directory, os.O_RDONLY)
-        try:
-            os.fsync(dfd)
-        finally:
-            os.close(dfd)
+    fsync_directory(directory)
 
 
-def _create_beside(directory: str, name: str):
-    """(path, fd) of a new, empty file ``.NAME.XXXXXXXX.tmp`` in ``directory``."""
+def create_beside(directory: str, name: str):
+    """(path, fd) of a new, empty file ``.NAME.XXXXXXXX.tmp`` in ``directory``, opened for
+    writing, with mode 0o666 less the umask (as ``open(path, 'w')`` or numpy.save)."""
     while True:
         tmp = os.path.join(directory, f".{name}.{secrets.token_hex(4)}.tmp")
         try:
-            return tmp, os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+            return tmp, os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), 0o666)
         except FileExistsError:
             continue
+
+
+def fsync_directory(directory: str) -> None:
+    """Make a rename in ``directory`` durable, where the platform and file system allow
+    (best effort: Windows cannot open a directory, some file systems refuse)."""
+    try:
+        fd = os.open(directory, os.O_RDONLY)
+    except OSError:  # pragma: no cover - Windows
+        return
+    try:
+        os.fsync(fd)
+    except OSError:  # pragma: no cover - some file systems refuse
+        pass
+    finally:
+        os.close(fd)
 
 
 def _cannot_write(label: str, path: str, exc: OSError) -> OSError:

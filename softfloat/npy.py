@@ -17,11 +17,11 @@ from __future__ import annotations
 import errno
 import io
 import os
-import secrets
 
 import numpy as np
 
 from . import _dask, _validate
+from ._checkpoint_write import create_beside, fsync_directory
 
 __all__ = ["from_npy", "to_npy"]
 
@@ -389,9 +389,7 @@ def to_npy(bits, path, *, overwrite=True):
     shape = tuple(int(n) for n in bits.shape)
     header = _header(dtype, shape)
     directory, name = os.path.split(os.path.abspath(path))
-    tmp = os.path.join(directory, f".{name}.{secrets.token_hex(6)}.tmp")
-    # O_EXCL: a fresh file of this process's own; mode 0o666 less the umask, as numpy.save
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), 0o666)
+    tmp, fd = create_beside(directory, name)  # a fresh file of this process's own
     try:
         try:
             os.write(fd, header)
@@ -417,7 +415,7 @@ def to_npy(bits, path, *, overwrite=True):
         if os.path.lexists(tmp):
             os.unlink(tmp)
         raise
-    _fsync_directory(directory)
+    fsync_directory(directory)
 
 
 def _place_new(tmp: str, path: str) -> None:
@@ -435,17 +433,3 @@ def _place_new(tmp: str, path: str) -> None:
         os.replace(tmp, path)
     else:
         os.unlink(tmp)
-
-
-def _fsync_directory(directory: str) -> None:
-    """Make a rename in ``directory`` durable (where the platform allows opening one)."""
-    try:
-        fd = os.open(directory, os.O_RDONLY)
-    except OSError:  # pragma: no cover - Windows cannot open a directory
-        return
-    try:
-        os.fsync(fd)
-    except OSError:  # pragma: no cover - some file systems refuse
-        pass
-    finally:
-        os.close(fd)
