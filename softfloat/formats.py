@@ -289,11 +289,15 @@ class Format:
         >>> fp8_e4m3.value_dtype(np.float16), bf16.value_dtype(np.float16), fp8_e4m3.value_dtype(np.int8)
         (dtype('float16'), dtype('float32'), dtype('float32'))
         """
-        for dtype in (prefer, np.float32, np.float64):
-            fmt = native_format(dtype)
-            if fmt is not None and fmt.holds(self):
-                return fmt.native_dtype
-        raise AssertionError("unreachable: float64 holds every format")
+        fmt = native_format(prefer)
+        if fmt is not None and fmt.holds(self):
+            return fmt.native_dtype
+        return self._narrowest_value_dtype
+
+    @functools.cached_property  # asked on every call of the small-array paths
+    def _narrowest_value_dtype(self) -> np.dtype:
+        """value_dtype() without a preference: float32 where it holds the format, else float64."""
+        return fp32.native_dtype if fp32.holds(self) else fp64.native_dtype
 
     @property
     def epsilon(self) -> float:

@@ -44,7 +44,6 @@ arithmetic) read it too.
 
 from __future__ import annotations
 
-import functools
 
 import numpy as np
 
@@ -161,7 +160,7 @@ def quantize_small(x, fmt: Format, policy, decode, general):
         found = plan.kernel(plan, blk, False, bits, _SCRATCH)
     if found is None:
         return None
-    values = np.empty(blk.size, dtype=_value_dtype(fmt))
+    values = np.empty(blk.size, dtype=fmt.value_dtype())
     if not _decoding.by_shift(bits, fmt, values):
         table = _decoding.table(fmt, values.dtype, lambda pats, out: decode(pats, fmt, out))
         if table is None:
@@ -202,11 +201,6 @@ class _ThreadScratch:
 
 
 _SCRATCH = _ThreadScratch()
-
-
-@functools.lru_cache(maxsize=256)
-def _value_dtype(fmt: Format):
-    return fmt.value_dtype()
 
 
 def block_factor(fmt: Format, dtype, policy, want: bool = False) -> int:
