@@ -17,6 +17,13 @@ Values and bit patterns
     Tininess rule); decode(bits, fmt) gives their exact values; quantize(x, fmt) is both;
     fields, compose.
 
+Rounding attributes and platforms
+    RoundingAttributes: rounding, tininess, subnormals, saturate and a Platform as one
+    value, taken by every function that rounds as attributes= (its keywords are
+    shortcuts; a keyword given wins).  Platform, PLATFORMS ("default", "x86-sse", "arm",
+    "arm-default-nan", "riscv", "cuda"), NanPropagation: what IEEE leaves to the
+    processor -- the default NaN, NaN propagation, tininess, invalid integer results.
+
 Classes (IEEE 754 section 5.7.2)
     classify, FLOAT_CLASSES, is_nan, is_signaling, is_infinite (is_inf), is_finite,
     is_zero, is_subnormal, is_normal, is_sign_minus.
@@ -24,7 +31,7 @@ Classes (IEEE 754 section 5.7.2)
 Arithmetic on bit patterns, correctly rounded once (softfloat.ops)
     add(a, b, fmt), sub(a, b, fmt), mul(a, b, fmt), div(a, b, fmt), sqrt(a, fmt),
     fma(a, b, c, fmt); convert(bits, src_fmt, dst_fmt), round_to_integral, to_int,
-    from_int, INVALID_INTEGER; NaN results follow NAN_POLICY.
+    from_int, INVALID_INTEGER; NaN results follow the platform (NAN_POLICY: the default's).
 
 Sign, comparison and neighbours (softfloat.ops)
     neg, abs, copysign; eq, ne, lt, le, gt, ge, unordered, total_order, total_order_mag;
@@ -177,6 +184,8 @@ from .checkpoint import load_checkpoint, quantize_checkpoint
 from .npy import from_npy, to_npy
 from .report import ErrorStats, error_stats, outcomes
 from .rounding import Rounding, Tininess
+from .attributes import RoundingAttributes
+from .platforms import PLATFORMS, NanPropagation, Platform
 from .scaled import DelayedScaling, ScaledTensor, scaled_decode, scaled_encode
 from . import training  # noqa: F401 - softfloat.training, the lab (a subpackage, not in __all__)
 
@@ -185,7 +194,8 @@ from ._blocks import get_workers, set_workers
 
 __all__ = [
     "__version__", "AccumulationFlags", "Explanation", "FLAG_NAMES", "FLOAT_CLASSES", "Flags", "Format",
-    "OperationExplanation", "Rounding", "Specials",
+    "OperationExplanation", "Rounding", "RoundingAttributes", "Specials",
+    "NanPropagation", "PLATFORMS", "Platform",
     "Tininess", "aliases", "as_format", "bit_string", "catalogue", "classify", "compose",
     "decode", "encode", "explain", "fields",
     "is_finite", "is_inf", "is_infinite", "is_nan", "is_normal", "is_sign_minus",

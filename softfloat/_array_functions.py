@@ -28,14 +28,13 @@ from ._array_ufuncs import matmul as array_matmul
 from ._array_ufuncs import sum_of
 from ._context import get_context
 from ._flagmasks import FlagMasks
-from ._round import Policy
 from ._workspace import Workspace
 from .accumulate import vecdot as accumulate_vecdot
 from .accumulate.hardware import FusedAccumulator, is_preset
 from .accumulate.reduce import default_accumulator
 from .flags import FLAG_NAMES, AccumulationFlags
 from .formats import Format, Specials, as_format, fp64
-from .ops.kernels import Target, addition_flags, div_exact, div_kernel, round_block
+from .ops.kernels import Target, addition_flags, default_nan, div_exact, div_kernel, round_block
 from .rounding import Rounding
 
 __all__ = ["FUNCTIONS"]
@@ -208,8 +207,7 @@ def cumsum(A, a, axis=None, dtype=None, out=None):
     if running is None:
         running, steps = _running_sums(terms, acc, ctx)
     ctx.record("cumsum", steps)
-    result, flags = ctx.split(ops.convert(running, acc, fmt, saturate=ctx.saturate, return_flags=ctx.track_flags,
-                                          **ctx.options()))
+    result, flags = ctx.split(ops.convert(running, acc, fmt, return_flags=ctx.track_flags, **ctx.options()))
     ctx.record("cumsum", flags)
     result = np.asarray(result)
     return A.wrap(result if axis is None else np.moveaxis(result, 0, axis), fmt)
@@ -218,7 +216,7 @@ def cumsum(A, a, axis=None, dtype=None, out=None):
 def _native_running_sums(terms, acc: Format, ctx):
     """numpy's add.accumulate (strictly sequential) where it is the correctly rounded chain:
     nearest_even, no saturation or flushing (a sum that lands below the smallest normal is
-    exact anyway), and no NaN anywhere (NaN payloads follow NAN_POLICY, not the FPU).
+    exact anyway), and no NaN anywhere (NaN results follow the platform's rules, not the FPU).
     Returns (None, None) where that does not hold, or where softfloat._fastpaths.ENABLED
     (the one off switch of the shortcuts) is False."""
     native = acc.native_dtype  # numpy's addition in it is correctly rounded to nearest even
@@ -245,8 +243,8 @@ def _running_sums(terms, acc: Format, ctx):
     running[0] = terms[0]
     masks = []
     for k in range(1, terms.shape[0]):
-        running[k], f = ctx.split(ops.add(running[k - 1], terms[k], acc, saturate=ctx.saturate,
-                                          return_flags=ctx.track_flags, **ctx.options()))
+        running[k], f = ctx.split(ops.add(running[k - 1], terms[k], acc, return_flags=ctx.track_flags,
+                                          **ctx.options()))
         masks.append(f)
     if not ctx.track_flags or not masks:
         return running, None
@@ -315,23 +313,23 @@ def _divide_by(A, x, n: int, operation: str):
     it: n is often no value of x's format (7 in FP4 E2M1, 1000 in FP8 E4M3), and dividing
     in a wider format and converting would round twice.  So the division kernel takes the
     float64 values (fp64: its path valid for any operands) and the result is rounded once
-    into x's format (softfloat.ops.kernels); a NaN result is the canonical NaN.
+    into x's format (softfloat.ops.kernels); a NaN result is the context platform's
+    default NaN.
     """
     ctx = get_context()
     fmt = x.format
     values = np.asarray(codec.decode(x.bits, fmt), dtype=np.float64).reshape(-1)
     divisor = np.full(values.shape, float(n))
-    policy = Policy(rounding=ctx.rounding, tininess=ctx.tininess, subnormals=ctx.subnormals,
-                    saturate=ctx.saturate)
+    attrs = ctx.attributes
     out = np.empty(values.shape, dtype=fmt.storage_dtype)
     rand = None if ctx.rng is None or ctx.rounding.value != "stochastic" else \
         bits_at(key_from(ctx.rng), np.arange(values.size, dtype=np.uint64))  # as the operations draw
     with np.errstate(all="ignore"):  # float64 overflow inside the kernel is its hazard lanes
-        res = div_kernel(fp64, policy, values, divisor)  # fp64: a kernel path for any operands
-        fl = round_block(res, div_exact, [values, divisor], Target(fmt, policy, ctx.track_flags), rand, out,
+        res = div_kernel(fp64, attrs, values, divisor)  # fp64: a kernel path for any operands
+        fl = round_block(res, div_exact, [values, divisor], Target(fmt, attrs, ctx.track_flags), rand, out,
                          Workspace(values.size))
     nan = np.isnan(res.hi)
-    out[nan] = fmt.nan_bits if fmt.has_nan else 0
+    out[nan] = default_nan(fmt, ctx.attributes)
     if not ctx.track_flags:
         return A.wrap(out.reshape(x.shape), fmt)
     fl.or_(FlagMasks(invalid=nan & ~np.isnan(values),

@@ -36,6 +36,8 @@ from .accumulate import sum as accumulate_sum
 from .accumulate.reduce import default_accumulator
 from ._context import get_context
 from .flags import Flags
+from .platforms import NanPropagation
+from .ops.kernels import default_nan
 from .rounding import Rounding
 
 __all__ = ["UFUNCS", "accumulator_of", "dispatch", "matmul", "sum_of"]
@@ -44,7 +46,7 @@ __all__ = ["UFUNCS", "accumulator_of", "dispatch", "matmul", "sum_of"]
 def _rounded(op):
     """A correctly rounded operation with the context's attributes."""
     def call(fmt, ctx, *bits):
-        return ctx.split(op(*bits, fmt, saturate=ctx.saturate, return_flags=ctx.track_flags, **ctx.options()))
+        return ctx.split(op(*bits, fmt, return_flags=ctx.track_flags, **ctx.options()))
     return call
 
 
@@ -64,8 +66,11 @@ def _no_flags(ctx, shape):
 
 
 def _integral(rounding):
+    """round_to_integral in a fixed direction (which wins over the context's rounding; the
+    context's platform still chooses NaN results)."""
     def call(fmt, ctx, bits):
-        return ctx.split(ops.round_to_integral(bits, fmt, rounding, return_flags=ctx.track_flags))
+        return ctx.split(ops.round_to_integral(bits, fmt, rounding, attributes=ctx.attributes,
+                                               return_flags=ctx.track_flags))
     return call
 
 
@@ -107,19 +112,20 @@ def _spacing(fmt, ctx, x):
 
 def _libm(ufunc):
     """float64 libm on the exact values, rounded once; inexact on every finite result,
-    invalid (and the default NaN) where a NaN comes from operands that are not NaNs
-    (log(-1), (-1) ** 0.5)."""
+    invalid (and the platform's default NaN) where a NaN comes from operands that are not
+    NaNs (log(-1), (-1) ** 0.5); NaN operands give the default NaN too on platforms that
+    always return it."""
     def call(fmt, ctx, *bits):
         operands = [np.asarray(codec.decode(b, fmt)) for b in bits]
         with np.errstate(all="ignore"):
             values = ufunc(*operands)
-        result, flags = ctx.split(codec.encode(values, fmt, saturate=ctx.saturate, return_flags=ctx.track_flags,
-                                               **ctx.options()))
+        result, flags = ctx.split(codec.encode(values, fmt, return_flags=ctx.track_flags, **ctx.options()))
         invalid = np.isnan(values)
         for x in operands:
             invalid &= ~np.isnan(x)
         result = np.asarray(result)
-        result[invalid] = fmt.nan_bits if fmt.has_nan else 0  # NAN_POLICY's default NaN
+        always_default = ctx.platform.nan_propagation is NanPropagation.DEFAULT_NAN  # RISC-V, NVIDIA
+        result[np.isnan(values) if always_default else invalid] = default_nan(fmt, ctx.attributes)
         if flags is None:
             return result, None
         return result, flags._replace(inexact=np.asarray(flags.inexact | np.isfinite(values)),

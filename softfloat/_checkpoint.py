@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import math
 import os
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -23,15 +24,17 @@ from . import _validate
 from ._checkpoint_read import SAFETENSORS_FLOATS, Checkpoint, TensorSource, file_kind, load_npy, open_tensors
 from ._checkpoint_write import NpzWriter, PtWriter, SafetensorsWriter, atomic_output, save_npy
 from ._random import key_from
+from .attributes import DEFAULT_ATTRIBUTES, RoundingAttributes
 from .codec import decode, encode, encode_piece, quantize
 from .flags import Outcomes
 from .formats import Format, fp32
 from .interop import dtype_names, to_torch
 from .report import ErrorAccumulator, error_stats, outcomes
+from .rounding import Rounding
 from .scaled import exact_products, fp32_scales
 
-__all__ = ["PIECE", "OUT_KINDS", "METADATA_ENTRY", "same_file", "check_directory", "check_paths", "quantize_file", "quantize_npy",
-           "quantize_tensors"]
+__all__ = ["PIECE", "OUT_KINDS", "METADATA_ENTRY", "QuantizeSpec", "same_file", "check_directory", "check_paths",
+           "quantize_file", "quantize_npy", "quantize_tensors"]
 
 #: elements per piece: a multiple of the codec's block, so per-piece error sums add up
 #: exactly as one call over the whole tensor would
@@ -113,27 +116,50 @@ def check_paths(src, dst, *, scaling: str = "none", fmt: Format | None = None) -
     return in_kind, out_kind
 
 
-def policy_metadata(fmt: Format, policy: dict, scaling: str) -> dict:
+@dataclass(frozen=True)
+class QuantizeSpec:
+    """What a quantisation does to every float tensor, checked by the caller.
+
+    fmt : Format
+        The target format.
+    attrs : RoundingAttributes
+        How each element is rounded.
+    rng : numpy.random.Generator, int or None
+        Stochastic rounding's source, one stream for the whole file (ignored otherwise).
+    scaling : {"none", "tensor"}
+        "tensor": a per-tensor fp32 scale (see :func:`quantize_tensors`).
+    bits : bool
+        Store bit patterns even where the output has a dtype for ``fmt``.
+    """
+
+    fmt: Format
+    attrs: RoundingAttributes = DEFAULT_ATTRIBUTES
+    rng: object = None
+    scaling: str = "none"
+    bits: bool = False
+
+
+def spec_metadata(spec: QuantizeSpec) -> dict:
     """The softfloat.* metadata a quantised checkpoint carries."""
-    meta = {"softfloat.format": fmt.name, "softfloat.rounding": policy["rounding"].value}
-    if scaling == "tensor":
+    meta = {"softfloat.format": spec.fmt.name, "softfloat.rounding": spec.attrs.rounding.value}
+    if spec.scaling == "tensor":
         meta["softfloat.scaling"] = ("tensor: NAME_scale (float32) beside each quantised tensor; "
                                      "stored = round(x * scale), x ~ stored / scale")
     return meta
 
 
-def quantize_file(src, dst, fmt: Format, policy: dict, *, scaling: str = "none", bits: bool = False,
-                  progress=None):
-    """Quantise the file ``src`` into ``dst``: (rows, detail), detail for a .npy IN the
-    (flags, outcomes, error stats, result dtype) the command line prints, else None.
+def quantize_file(src, dst, spec: QuantizeSpec, *, progress=None):
+    """Quantise the file ``src`` into ``dst`` as ``spec`` says: (rows, detail), detail for
+    a .npy IN the (flags, outcomes, error stats, result dtype) the command line prints,
+    else None.
 
     Every check (see :func:`check_paths`) comes before anything is read; the output is
     written atomically (:func:`softfloat._checkpoint_write.atomic_output`).
     """
     src, dst = os.fspath(src), os.fspath(dst)
-    in_kind, out_kind = check_paths(src, dst, scaling=scaling, fmt=fmt)
+    in_kind, out_kind = check_paths(src, dst, scaling=spec.scaling, fmt=spec.fmt)
     if in_kind == "npy":
-        row, detail = quantize_npy(src, dst, fmt, policy, bits=bits)
+        row, detail = quantize_npy(src, dst, spec)
         if progress is not None:
             progress(row["name"], os.path.getsize(src), os.path.getsize(src))
         return [row], detail
@@ -141,8 +167,8 @@ def quantize_file(src, dst, fmt: Format, policy: dict, *, scaling: str = "none",
         _require_torch()
     checkpoint = open_tensors(src)
     try:
-        rows = quantize_tensors(checkpoint, dst, out_kind, fmt, policy, scaling=scaling, bits=bits,
-                                metadata=policy_metadata(fmt, policy, scaling), progress=progress)
+        rows = quantize_tensors(checkpoint, dst, out_kind, spec, metadata=spec_metadata(spec),
+                                progress=progress)
     finally:
         checkpoint.close()
     return rows, None
@@ -156,14 +182,16 @@ def _require_torch():
                           f"{_validate.install_hint('torch')}") from None
 
 
-def quantize_npy(src: str, dst: str, fmt: Format, policy: dict, *, bits: bool = False):
-    """One .npy array rounded whole (it is read whole), saved atomically: (row, detail)."""
+def quantize_npy(src: str, dst: str, spec: QuantizeSpec):
+    """One .npy array rounded whole (it is read whole), saved atomically: (row, detail)
+    (``spec.scaling`` must be "none": check_paths refuses a scale for a .npy)."""
     x = load_npy(src)
-    if bits:
-        result, flags = encode(x, fmt, **policy, return_flags=True)
+    fmt = spec.fmt
+    if spec.bits:
+        result, flags = encode(x, fmt, attributes=spec.attrs, rng=spec.rng, return_flags=True)
         patterns = result
     else:
-        result, flags = quantize(x, fmt, **policy, return_flags=True)
+        result, flags = quantize(x, fmt, attributes=spec.attrs, rng=spec.rng, return_flags=True)
         patterns = encode(result, fmt)  # the values are in fmt: their bits, exactly
     result = np.asarray(result)
     save_npy(dst, result)
@@ -183,10 +211,9 @@ def quantize_npy(src: str, dst: str, fmt: Format, policy: dict, *, bits: bool = 
 # =====================================================================================
 # quantising a checkpoint
 # =====================================================================================
-def quantize_tensors(checkpoint: Checkpoint, out_path: str, out_kind: str, fmt: Format, policy: dict,
-                     *, scaling: str = "none", bits: bool = False,
+def quantize_tensors(checkpoint: Checkpoint, out_path: str, out_kind: str, spec: QuantizeSpec, *,
                      metadata: dict | None = None, progress=None) -> list[dict]:
-    """Round every float tensor of ``checkpoint`` into ``fmt`` and write ``out_path``
+    """Round every float tensor of ``checkpoint`` into ``spec.fmt`` and write ``out_path``
     (``out_kind`` 'npz', 'safetensors' or 'pt'); return one report row per tensor.
 
     Integer, bool and other non-float tensors are copied unchanged (row action 'kept').
@@ -198,7 +225,7 @@ def quantize_tensors(checkpoint: Checkpoint, out_path: str, out_kind: str, fmt: 
     input: softfloat.scaled.exact_products); the scale is stored beside the tensor as
     ``NAME_scale`` (float32, shape ()).  The scale is rounded to nearest, so ``amax *
     scale`` can exceed max by one fp32 rounding: rounding upward, downward or stochastically
-    can then overflow the largest element unless ``saturate`` is set.  A stochastic ``policy['rng']``
+    can then overflow the largest element unless ``saturate`` is set.  A stochastic ``spec.rng``
     is one generator for the whole file: each tensor takes one key from it in file order,
     as ``encode(tensor, rng=generator)`` would, and its pieces the random bits of their
     elements' positions in the tensor (softfloat.codec.encode_piece).
@@ -208,6 +235,7 @@ def quantize_tensors(checkpoint: Checkpoint, out_path: str, out_kind: str, fmt: 
     The output is written atomically: a failure leaves no file (and an existing
     ``out_path`` as it was).
     """
+    fmt, scaling = spec.fmt, spec.scaling
     names = {t.name for t in checkpoint.tensors}
     plan = []
     for t in checkpoint.tensors:
@@ -217,12 +245,10 @@ def quantize_tensors(checkpoint: Checkpoint, out_path: str, out_kind: str, fmt: 
         if scaling == "tensor" and t.name + "_scale" in names:
             raise ValueError(f"tensor {t.name!r} would get its scale as {t.name + '_scale'!r}, "
                              "which the input already holds; rename it or drop --scaling")
-        plan.append((t, _output_dtype(t, fmt, out_kind, bits)))
+        plan.append((t, _output_dtype(t, fmt, out_kind, spec.bits)))
     _check_names(plan, out_kind, scaling)
-    rng = policy["rng"]
-    if policy["rounding"].value == "stochastic":
-        rng = np.random.default_rng(rng)  # one stream for the whole file
-    policy = dict(policy, rng=rng)
+    # one stream for the whole file, a key per tensor (None for the deterministic modes)
+    rng = np.random.default_rng(spec.rng) if spec.attrs.rounding is Rounding.STOCHASTIC else None
     bit_pattern_names = [t.name for t, out in plan if out is not None and out[1] == "bits"]
     # the input's own metadata (a safetensors __metadata__, a .pt file's non-tensor values
     # such as the epoch), less the softfloat.* keys of an earlier run: nothing is dropped
@@ -242,7 +268,8 @@ def quantize_tensors(checkpoint: Checkpoint, out_path: str, out_kind: str, fmt: 
                 if out is None:
                     rows.append(_copy(t, writer, out_kind))
                 else:
-                    rows.append(_quantize_one(t, fmt, policy, scaling, out[0], writer, out_kind))
+                    key = None if rng is None else key_from(rng)
+                    rows.append(_quantize_one(t, spec, key, out[0], writer, out_kind))
                 if getattr(t, "note", None):
                     rows[-1]["note"] = t.note
                 if progress is not None:
@@ -397,10 +424,13 @@ def _pieces(t: TensorSource):
         yield np.asarray(decode(piece, t.fmt, t.fmt.value_dtype())) if t.bits else np.asarray(piece)
 
 
-def _quantize_one(t, fmt, policy, scaling, out_dtype, writer, out_kind) -> dict:
+def _quantize_one(t, spec: QuantizeSpec, key, out_dtype, writer, out_kind) -> dict:
+    """Quantise one tensor into ``writer``; ``key`` is its stochastic rounding's 64-bit
+    key (softfloat._random.key_from), None for the deterministic modes."""
+    fmt = spec.fmt
     n = math.prod(t.shape)
     scale = None
-    if scaling == "tensor":
+    if spec.scaling == "tensor":
         amax = 0.0
         for v in _pieces(t):
             with np.errstate(invalid="ignore"):
@@ -414,13 +444,11 @@ def _quantize_one(t, fmt, policy, scaling, out_dtype, writer, out_kind) -> dict:
     totals = dict.fromkeys(Outcomes().counts, 0)
     overflow = 0
     acc = ErrorAccumulator()
-    options = {k: v for k, v in policy.items() if k != "rng"}
-    key = key_from(policy["rng"]) if policy["rounding"].value == "stochastic" else None  # one per tensor
     wide = not fp32.holds(t.fmt)  # values of more than 24 bits: the product rounded to odd
     start = 0
     for v in _pieces(t):
         x = v if scale is None else exact_products(v.astype(np.float64), scale, wide)
-        b, flags = encode_piece(x, fmt, key, start, n, **options, return_flags=True)
+        b, flags = encode_piece(x, fmt, key, start, n, spec.attrs, return_flags=True)
         start += x.size
         b = np.asarray(b)
         for k, c in outcomes(b, fmt, flags).counts.items():

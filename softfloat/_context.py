@@ -25,8 +25,10 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from . import _validate
+from .attributes import DEFAULT_ATTRIBUTES, RoundingAttributes, as_attributes
 from .flags import FLAG_NAMES, FLAG_VERBS, Flags
-from .rounding import Rounding, Tininess, as_rounding, as_tininess
+from .platforms import Platform
+from .rounding import Rounding, Tininess
 
 __all__ = ["Context", "DivisionByZero", "FloatingPointSignal", "Inexact", "InvalidOperation", "Overflow",
            "StickyFlags", "Underflow", "context", "get_context"]
@@ -185,30 +187,56 @@ _ORDERS = ("sequential", "pairwise", "reverse")
 @dataclass
 class Context:
     """The attributes of emulated-precision arithmetic (see :func:`context` for each):
-    rounding, accumulator, order, tininess, subnormals, saturate, rng (a Generator, for
-    stochastic rounding: rng=None draws fresh entropy; the deterministic modes ignore it),
-    traps, track_flags, and the sticky ``flags``.
+    ``attributes`` (a :class:`~softfloat.RoundingAttributes`: rounding, tininess,
+    subnormals, saturate and platform, also readable one by one as ``ctx.rounding``, ...),
+    accumulator, order, rng (a Generator, for stochastic rounding: rng=None draws fresh
+    entropy; the deterministic modes ignore it), traps, track_flags, and the sticky
+    ``flags``.
 
     >>> import softfloat as sf
     >>> ctx = sf.get_context()
     >>> ctx.rounding.value, ctx.order, ctx.subnormals
     ('nearest_even', 'sequential', True)
+    >>> ctx.attributes is sf.get_context().attributes, ctx.platform.name
+    (True, 'default')
     """
 
-    rounding: Rounding = Rounding.NEAREST_EVEN
+    attributes: RoundingAttributes = DEFAULT_ATTRIBUTES
     accumulator: object = None
     order: str = "sequential"
-    tininess: Tininess = Tininess.AFTER
-    subnormals: bool = True
-    saturate: bool = False
     rng: np.random.Generator | None = None
     traps: frozenset = frozenset()
     track_flags: bool = True
     flags: StickyFlags = field(default_factory=StickyFlags)
 
+    @property
+    def rounding(self) -> Rounding:
+        """``attributes.rounding`` (read-only: set it with :func:`context`)."""
+        return self.attributes.rounding
+
+    @property
+    def tininess(self) -> Tininess:
+        """``attributes.tininess``."""
+        return self.attributes.tininess
+
+    @property
+    def subnormals(self) -> bool:
+        """``attributes.subnormals``."""
+        return self.attributes.subnormals
+
+    @property
+    def saturate(self) -> bool:
+        """``attributes.saturate``."""
+        return self.attributes.saturate
+
+    @property
+    def platform(self) -> Platform:
+        """``attributes.platform``."""
+        return self.attributes.platform
+
     def options(self) -> dict:
-        """The keyword arguments of the bit-level operations."""
-        return dict(rounding=self.rounding, tininess=self.tininess, subnormals=self.subnormals, rng=self.rng)
+        """The keyword arguments of the bit-level operations: ``attributes`` and ``rng``."""
+        return dict(attributes=self.attributes, rng=self.rng)
 
     def split(self, out):
         """``(result, flags)`` of a bit-level call made with ``return_flags=self.track_flags``
@@ -250,8 +278,11 @@ def get_context() -> Context:
         return ctx
 
 
-_OPTIONS = ("rounding", "accumulator", "order", "tininess", "subnormals", "saturate", "rng", "traps",
-            "track_flags")
+_OPTIONS = ("attributes", "platform", "rounding", "tininess", "subnormals", "saturate", "accumulator", "order",
+            "rng", "traps", "track_flags")
+#: The options that are fields of RoundingAttributes, in the order they are put in place
+#: (the platform first, so that a tininess given with it wins over the platform's)
+_ATTRIBUTE_SHORTCUTS = ("platform", "rounding", "tininess", "subnormals", "saturate")
 
 
 def _checked(base: Context, **changes) -> Context:
@@ -259,13 +290,13 @@ def _checked(base: Context, **changes) -> Context:
     if unknown:
         raise TypeError(f"context() got unknown option(s) {sorted(unknown)}; the options are {', '.join(_OPTIONS)}")
     kw = {}
-    if "rounding" in changes:
-        kw["rounding"] = as_rounding(changes["rounding"])
-    if "tininess" in changes:
-        kw["tininess"] = as_tininess(changes["tininess"])
-    for name in ("subnormals", "saturate", "track_flags"):
+    attrs = as_attributes(changes["attributes"]) if "attributes" in changes else base.attributes
+    for name in _ATTRIBUTE_SHORTCUTS:  # a shortcut given wins over the same field of attributes
         if name in changes:
-            kw[name] = _validate.boolean(name, changes[name])
+            attrs = attrs.replace(**{name: changes[name]})
+    kw["attributes"] = attrs
+    if "track_flags" in changes:
+        kw["track_flags"] = _validate.boolean("track_flags", changes["track_flags"])
     if "order" in changes:
         if changes["order"] not in _ORDERS:
             raise ValueError(f"order must be one of {', '.join(map(repr, _ORDERS))}; got {changes['order']!r}")
@@ -296,19 +327,30 @@ def _checked(base: Context, **changes) -> Context:
 def context(**changes):
     """Run a block with a new context: the current one with ``changes`` and fresh flags.
 
+    Every option left out is inherited from the enclosing context.
+
     Parameters
     ----------
+    attributes : RoundingAttributes, optional
+        Rounding, tininess, subnormals, saturate and platform as one value (None: the
+        defaults).  The five options below are shortcuts for its fields: one that is given
+        wins over the same field of ``attributes``.
+    platform : Platform or str
+        A preset of :data:`softfloat.PLATFORMS` ("x86-sse", "arm", "cuda", ...): the
+        default NaN, NaN propagation, integer results of invalid conversions, and the
+        tininess unless that is given.
     rounding : Rounding or str
         Every rounding of every operation ("stochastic" draws from ``rng``).
-    accumulator : format, preset name or FusedAccumulator, optional
-        Of sums, dot and matrix products (default: fp32 for formats narrower than fp32,
-        else the format itself; see :func:`softfloat.sum`).
-    order : {"sequential", "pairwise", "reverse"}
-    tininess : {"after", "before"}
+    tininess : {"after", "before"} or None
+        None: the platform's.
     subnormals : bool
         False flushes subnormal results to zero.
     saturate : bool
         Overflow to +-max_finite.
+    accumulator : format, preset name or FusedAccumulator, optional
+        Of sums, dot and matrix products (default: fp32 for formats narrower than fp32,
+        else the format itself; see :func:`softfloat.sum`).
+    order : {"sequential", "pairwise", "reverse"}
     rng : numpy.random.Generator or int, optional
         For stochastic rounding: a seed makes the block reproducible; None draws fresh
         entropy.
@@ -334,6 +376,10 @@ def context(**changes):
     Traceback (most recent call last):
     ...
     softfloat.Overflow: multiply raised overflow (1 element in all); remove 'overflow' from the context's traps to get the IEEE default result
+    >>> up = sf.RoundingAttributes(rounding="upward", platform="arm")
+    >>> with sf.context(attributes=up, rounding="toward_zero") as ctx:
+    ...     ctx.rounding.value, ctx.platform.name, ctx.tininess.value
+    ('toward_zero', 'arm', 'before')
     """
     ctx = _checked(get_context(), **changes)
     token = _CURRENT.set(ctx)

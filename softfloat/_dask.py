@@ -20,6 +20,7 @@ once.
 from __future__ import annotations
 
 import sys
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -27,7 +28,7 @@ from . import _validate
 from ._flagmasks import FlagMasks, flag_mask
 from .flags import FLAG_NAMES
 
-__all__ = ["any_dask", "chain_reduce", "compute", "elementwise", "is_dask", "is_lazy",
+__all__ = ["Contraction", "any_dask", "chain_reduce", "compute", "elementwise", "is_dask", "is_lazy",
            "lift", "require"]
 
 
@@ -153,20 +154,31 @@ def lift(func, operands, args, kwargs, dtype, want=False):
     return (result, masks.to_flags()) if want else result
 
 
-def chain_reduce(step, operands, indices, out_index, k_index, out_chunks, dtype, want, initial=None):
-    """A reduction over index ``k_index`` whose k chunks are chained in k order: each
-    output block's partial result is the next k chunk's initial value.
+@dataclass(frozen=True)
+class Contraction:
+    """How a reduction's operands meet, in dask's blockwise index notation."""
+
+    indices: tuple[str, ...]  # each operand's index string ("ik", "kj")
+    out_index: str  # the output's ("ij")
+    k_index: str  # the index summed over ("k")
+    out_chunks: tuple  # the output's chunks, one tuple per letter of out_index
+
+
+def chain_reduce(step, operands, contraction: Contraction, dtype, want, initial=None):
+    """A reduction over index ``contraction.k_index`` whose k chunks are chained in k
+    order: each output block's partial result is the next k chunk's initial value.
 
     ``step(where, c, *blocks)`` computes one output block from the operands' blocks of
     one k chunk and the previous partial ``c`` (None for the first k chunk, unless
     ``initial`` is given: a dask array of the output's shape and chunks); ``where`` is the
     block's ``(shape, offsets, whole_shape)``.  It returns ``(result, FlagMasks or None,
-    swamped or None)``.  ``indices`` are the operands' blockwise index strings ("ik",
-    "kj"), ``out_index`` the output's ("ij"), ``out_chunks`` its chunks; the operands'
-    chunks must agree along each index.  Returns the lazy result, a FlagMasks of lazy masks
-    and swamped counts (flags ORed and counts added along the chain).
+    swamped or None)``.  The operands' chunks must agree along each index of
+    ``contraction``.  Returns the lazy result, a FlagMasks of lazy masks and swamped
+    counts (flags ORed and counts added along the chain).
     """
     da = require()
+    indices, out_index, k_index, out_chunks = (contraction.indices, contraction.out_index,
+                                               contraction.k_index, contraction.out_chunks)
     k_axes = [ind.index(k_index) for ind in indices]
     n_k = operands[0].numblocks[k_axes[0]]
     whole = tuple(int(sum(c)) for c in out_chunks)

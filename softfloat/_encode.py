@@ -10,7 +10,7 @@ rounds:
   formats rounds from its upper 32-bit word plus a sticky bit);
 * normalised 62-bit significands with a sticky bit and an exponent (the generic path: big
   integers, exact scalars, formats too wide for the pattern path);
-* NaN and infinity lanes, which are mapped by policy, not rounded.
+* NaN and infinity lanes, which are mapped by attrs, not rounded.
 
 The scratch buffers every block reuses are :mod:`softfloat._workspace`'s.
 """
@@ -24,7 +24,7 @@ import numpy as np
 from . import _exact, _fastpaths
 from ._flagmasks import FlagMasks
 from ._random import bits_at
-from ._round import round_pack
+from ._round import Unrounded, round_pack
 from ._workspace import BLOCK_SIZE, Workspace
 from .formats import Format, Specials, fp32, fp64, native_format
 from .rounding import Rounding
@@ -37,27 +37,27 @@ UINT = {8: np.uint8, 16: np.uint16, 32: np.uint32, 64: np.uint64}
 _LITTLE_ENDIAN = sys.byteorder == "little"
 
 
-def encode_block(blk, fmt, policy, rand, want, out, ws):
+def encode_block(blk, fmt, attrs, rand, want, out, ws):
     """Encode one contiguous native block into ``out``; return its :class:`FlagMasks`
     (None when not ``want``)."""
     if blk.dtype.kind == "f":
-        return _encode_floats(blk, fmt, policy, rand, want, out, ws)
-    return _encode_ints(blk, fmt, policy, rand, want, out, ws)
+        return _encode_floats(blk, fmt, attrs, rand, want, out, ws)
+    return _encode_ints(blk, fmt, attrs, rand, want, out, ws)
 
 
-def _encode_floats(blk, fmt, policy, rand, want, out, ws):
+def _encode_floats(blk, fmt, attrs, rand, want, out, ws):
     """Float blocks: a proven shortcut where one takes the block (softfloat._fastpaths;
     stochastic rounding has none), else the general path."""
     if rand is None:
-        fast = _fastpaths.encode_block(blk, fmt, policy, want, out, ws, encode_general)
+        fast = _fastpaths.encode_block(blk, fmt, attrs, want, out, ws, encode_general)
         if fast is not None:
-            return _recompute_rest(blk, fmt, policy, want, out, fast)
+            return _recompute_rest(blk, fmt, attrs, want, out, fast)
         if blk.size > BLOCK_SIZE:  # a shortcut's long block, declined
-            return _general_in_pieces(blk, fmt, policy, want, out, ws)
-    return _encode_floats_general(blk, fmt, policy, rand, want, out, ws)
+            return _general_in_pieces(blk, fmt, attrs, want, out, ws)
+    return _encode_floats_general(blk, fmt, attrs, rand, want, out, ws)
 
 
-def _recompute_rest(blk, fmt, policy, want, out, fast):
+def _recompute_rest(blk, fmt, attrs, want, out, fast):
     """A shortcut's ``(flags, rest)``: the lanes it left (``rest``, where its bits and flags
     are placeholders) recomputed on the general path; returns the block's flags."""
     fl, rest = fast
@@ -66,27 +66,27 @@ def _recompute_rest(blk, fmt, policy, want, out, fast):
     idx = np.nonzero(rest)
     k = len(idx[0])
     sub_out = np.empty(k, dtype=out.dtype)
-    sub_fl = _encode_floats_general(np.ascontiguousarray(blk[idx]), fmt, policy, None, want, sub_out, Workspace(k))
+    sub_fl = _encode_floats_general(np.ascontiguousarray(blk[idx]), fmt, attrs, None, want, sub_out, Workspace(k))
     out[idx] = sub_out
     if want:
         fl.set_at(idx, sub_fl, out.shape)
     return fl
 
 
-def encode_general(x, fmt, policy, out):
+def encode_general(x, fmt, attrs, out):
     """The general path over a whole float array, flags included: what fast kernels'
     tables are filled from."""
-    return _general_in_pieces(x, fmt, policy, True, out, Workspace(min(x.size, BLOCK_SIZE)))
+    return _general_in_pieces(x, fmt, attrs, True, out, Workspace(min(x.size, BLOCK_SIZE)))
 
 
-def _general_in_pieces(blk, fmt, policy, want, out, ws):
+def _general_in_pieces(blk, fmt, attrs, want, out, ws):
     """The general path over BLOCK_SIZE pieces of a longer block (whose many work
     buffers would not stay in cache at the fast kernels' block size)."""
     n = blk.size
     fl = FlagMasks() if want else None
     for start in range(0, n, BLOCK_SIZE):
         stop = min(start + BLOCK_SIZE, n)
-        piece = _encode_floats_general(blk[start:stop], fmt, policy, None, want, out[start:stop], ws)
+        piece = _encode_floats_general(blk[start:stop], fmt, attrs, None, want, out[start:stop], ws)
         if want:
             fl.set_at(slice(start, stop), piece, n, fresh=True)
     return fl
@@ -95,11 +95,11 @@ def _general_in_pieces(blk, fmt, policy, want, out, ws):
 # =====================================================================================
 # the general path for float blocks: patterns, or significands; then NaN and infinity lanes
 # =====================================================================================
-def _encode_floats_general(blk, fmt, policy, rand, want, out, ws):
+def _encode_floats_general(blk, fmt, attrs, rand, want, out, ws):
     """The general path for float blocks: pattern rounding, or significands, then NaN
     and infinity lanes patched from the source patterns."""
     src = native_format(blk.dtype)
-    layout = _layout(src, fmt, policy.rounding)
+    layout = _layout(src, fmt, attrs.rounding)
     work = np.float32 if layout is fp32 else np.float64
     if blk.dtype == work:
         wblk = blk
@@ -107,18 +107,17 @@ def _encode_floats_general(blk, fmt, policy, rand, want, out, ws):
         wblk = ws.get("widened", work, blk.size)
         np.copyto(wblk, blk)
     if layout is None:
-        negative, sig, e_top = float64_significands(wblk, ws)
-        fl = encode_significands(negative, sig, e_top, fmt, policy, rand, want, out, ws)
+        fl = encode_significands(float64_significands(wblk, ws), fmt, attrs, rand, want, out, ws)
         has_special = True  # checked below
     else:
         words = _fp64_top_words(wblk, ws) if layout is _FP64_TOP else wblk.view(UINT[layout.bits])
-        fl, max_mag = _encode_float_patterns(words, layout, fmt, policy, rand, want, out, ws)
+        fl, max_mag = _encode_float_patterns(words, layout, fmt, attrs, rand, want, out, ws)
         has_special = max_mag >= layout.infinity_bits
     if has_special:
         u = blk.view(UINT[src.bits])
         mag = u & u.dtype.type((1 << (src.bits - 1)) - 1)
         if mag.max(initial=0) >= src.infinity_bits:
-            _patch_specials(u, mag, src, fmt, policy, out, fl)
+            _patch_specials(u, mag, src, fmt, attrs, out, fl)
     return fl
 
 
@@ -165,7 +164,7 @@ def _fp64_top_words(x, ws):
     return words
 
 
-def _encode_float_patterns(u, src, fmt, policy, rand, want, out, ws):
+def _encode_float_patterns(u, src, fmt, attrs, rand, want, out, ws):
     """The pattern path: round float32/float64 patterns directly (width W = 32 or 64).
 
     With a = |x| as a pattern (E = biased exponent, F = fraction, m_s fraction bits) and
@@ -196,7 +195,7 @@ def _encode_float_patterns(u, src, fmt, policy, rand, want, out, ws):
     # unsigned shifts by >= W as 0, which the nearest and toward_zero kernels round
     # correctly (v, below half, gives 0); the other modes and the flags need masks of
     # the discarded bits, so they get s clamped to W-1 (see round_pack).
-    needs_clamp = want or not policy.subnormals or policy.rounding not in (
+    needs_clamp = want or not attrs.subnormals or attrs.rounding not in (
         Rounding.NEAREST_EVEN, Rounding.NEAREST_AWAY, Rounding.TOWARD_ZERO)
     if needs_clamp and ms - fmt.mantissa_bits + emn - 1 > W - 1:
         s_true = s
@@ -209,7 +208,7 @@ def _encode_float_patterns(u, src, fmt, policy, rand, want, out, ws):
         if s_true is not None:
             v = _clamp_for_stochastic(v, s_true, W)
     scratch = [ws.get("r", dt, n), ws.get("tmp", dt, n)]
-    _, fl = round_pack(fmt, negative, v, s, None, policy, rand_w, want, out, scratch)
+    _, fl = round_pack(fmt, Unrounded(negative, v, s), attrs, rand_w, want, out, scratch)
     return _rounding_flags(fl), max_mag
 
 
@@ -236,13 +235,13 @@ def _clamp_for_stochastic(v, s_true, W):
     return v
 
 
-def _patch_specials(u, mag, src, fmt, policy, bits, fl):
+def _patch_specials(u, mag, src, fmt, attrs, bits, fl):
     """Overwrite NaN and infinity lanes, decided from the original source patterns (a
     widening cast on the way could have quieted a signaling NaN)."""
     idx = np.nonzero(mag >= src.infinity_bits)
     frac = (mag[idx] & u.dtype.type(src.mantissa_mask)).astype(np.uint64)
     neg = (u[idx] >> u.dtype.type(src.bits - 1)).astype(np.uint64)
-    sbits, sfl = encode_specials(neg, frac, src.mantissa_bits, fmt, policy, fl is not None)
+    sbits, sfl = encode_specials(neg, frac, src.mantissa_bits, fmt, attrs, fl is not None)
     bits[idx] = sbits
     if fl is not None:
         fl.set_at(idx, sfl, bits.shape)
@@ -286,15 +285,15 @@ def _bit_length(mag):
 # =====================================================================================
 # integers, and the generic path: significands
 # =====================================================================================
-def _encode_ints(blk, fmt, policy, rand, want, out, ws):
+def _encode_ints(blk, fmt, attrs, rand, want, out, ws):
     """Integers: through float64 when every value of the block has at most 53 bits (all
     of them for 8- to 32-bit dtypes), else the generic path.  64-bit integers under
     stochastic rounding always take the generic path, so that an element's random draw
     is spent the same way whatever else shares its block."""
-    if blk.dtype.itemsize <= 4 or (policy.rounding is not Rounding.STOCHASTIC and
+    if blk.dtype.itemsize <= 4 or (attrs.rounding is not Rounding.STOCHASTIC and
                                    blk.max(initial=0) <= (1 << 53) and
                                    (blk.dtype.kind == "u" or blk.min(initial=0) >= -(1 << 53))):
-        return _encode_floats(blk.astype(np.float64), fmt, policy, rand, want, out, ws)
+        return _encode_floats(blk.astype(np.float64), fmt, attrs, rand, want, out, ws)
     negative = blk < 0 if blk.dtype.kind == "i" else np.zeros(blk.shape, dtype=bool)
     mag = blk.astype(np.uint64)
     mag = np.where(negative, np.uint64(0) - mag, mag)  # two's complement: |int64 min| fits
@@ -306,13 +305,14 @@ def _encode_ints(blk, fmt, policy, rand, want, out, ws):
     sticky = (mag & ((np.uint64(1) << down) - np.uint64(1))) != 0
     sig = np.where(bl <= top, mag << up, (mag >> down) | sticky.astype(np.uint64))
     e_top = np.where(bl > 0, bl - 1, 0)
-    return encode_significands(negative, sig, e_top, fmt, policy, rand, want, out, ws)
+    return encode_significands((negative, sig, e_top), fmt, attrs, rand, want, out, ws)
 
 
-def encode_significands(negative, sig, e_top, fmt, policy, rand, want, out, ws=None):
-    """The generic path: value = sig * 2**(e_top - 61), sig in [2**61, 2**62) or 0
-    (e_top is ignored for zeros).  ``sig`` is overwritten; ``ws`` is the block workspace
-    for the work arrays (one of the block's size if None).
+def encode_significands(significands, fmt, attrs, rand, want, out, ws=None):
+    """The generic path: ``significands`` = ``(negative, sig, e_top)`` as
+    :func:`float64_significands` gives them, value = (-1)**negative * sig * 2**(e_top - 61),
+    sig in [2**61, 2**62) or 0 (e_top is ignored for zeros).  ``sig`` is overwritten;
+    ``ws`` is the block workspace for the work arrays (one of the block's size if None).
 
     In the target, with biased exponent be = e_top + bias, the fraction is cut after
     (61 - m) bits in the normal range and one bit more per binade below it; the
@@ -320,6 +320,7 @@ def encode_significands(negative, sig, e_top, fmt, policy, rand, want, out, ws=N
 
         s = (61 - m) + max(1 - be, 0)          offset = max(be - 1, 0) << m
     """
+    negative, sig, e_top = significands
     m, n = fmt.mantissa_bits, sig.size
     ws = Workspace(n) if ws is None else ws
     be = np.clip(e_top, -2200, 2200, out=ws.get("enc.be", np.int64, n))
@@ -338,7 +339,7 @@ def encode_significands(negative, sig, e_top, fmt, policy, rand, want, out, ws=N
     if rand is not None:
         sig = _clamp_for_stochastic(sig, s_true, 64)
     scratch = [ws.get("enc.r", np.uint64, n), ws.get("enc.tmp", np.uint64, n)]
-    _, fl = round_pack(fmt, negative, sig, s, offset, policy, rand, want, out, scratch)
+    _, fl = round_pack(fmt, Unrounded(negative, sig, s, offset), attrs, rand, want, out, scratch)
     return _rounding_flags(fl)
 
 
@@ -354,7 +355,7 @@ def _rounding_flags(fl):
 # =====================================================================================
 # NaN and infinity inputs; one exact scalar
 # =====================================================================================
-def encode_specials(negative, frac, frac_bits, fmt, policy, want):
+def encode_specials(negative, frac, frac_bits, fmt, attrs, want):
     """Bits and flags for NaN and infinity inputs, given the source's fraction field.
 
     ``frac`` == 0 means infinity, otherwise a NaN whose top fraction bit is its quiet bit.
@@ -388,7 +389,7 @@ def encode_specials(negative, frac, frac_bits, fmt, policy, want):
     overflow = None
     if fmt.has_infinity:
         inf_out = sign | dt(fmt.infinity_bits)
-    elif policy.saturate or fmt.specials is Specials.FINITE:
+    elif attrs.saturate or fmt.specials is Specials.FINITE:
         inf_out = sign | dt(fmt.max_finite_bits)
         overflow = ~is_nan
     else:
@@ -400,7 +401,7 @@ def encode_specials(negative, frac, frac_bits, fmt, policy, want):
     return bits, (FlagMasks(invalid=invalid, overflow=overflow, inexact=overflow) if want else None)
 
 
-def encode_exact(value: "_exact.ExactValue", fmt, policy, key):
+def encode_exact(value: "_exact.ExactValue", fmt, attrs, key):
     """One exact scalar through the same rounding point (as a one-element block; under
     stochastic rounding it takes the bits of element 0 of ``key``'s stream, as a
     one-element array would).
@@ -415,12 +416,12 @@ def encode_exact(value: "_exact.ExactValue", fmt, policy, key):
         # field wide enough that no target keeps it (so both give the canonical NaN)
         frac_bits = 60
         frac = np.array([0 if value.kind == "inf" else (1 if value.signaling else 1 << 59)], dtype=np.uint64)
-        bits, fl = encode_specials(negative, frac, frac_bits, fmt, policy, True)
+        bits, fl = encode_specials(negative, frac, frac_bits, fmt, attrs, True)
     else:
         sig, e_top = value.significand
         e_top = max(min(e_top, 4000), -4000)
         rand = None if key is None else bits_at(key, np.zeros(1, dtype=np.uint64))  # element 0
         bits = np.empty(1, dtype=fmt.storage_dtype)
-        fl = encode_significands(negative, np.array([sig], dtype=np.uint64),
-                                  np.array([e_top], dtype=np.int64), fmt, policy, rand, True, bits)
+        significands = (negative, np.array([sig], dtype=np.uint64), np.array([e_top], dtype=np.int64))
+        fl = encode_significands(significands, fmt, attrs, rand, True, bits)
     return bits[0], fl.to_flags(()).squeezed()

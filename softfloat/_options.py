@@ -1,4 +1,4 @@
-"""The public keyword options of every rounding call, checked once into a Policy."""
+"""A rounding call's ``attributes=`` and keyword shortcuts, checked once into one value."""
 
 from __future__ import annotations
 
@@ -7,29 +7,36 @@ import numbers
 import numpy as np
 
 from . import _validate
-from ._round import Policy
-from .rounding import Rounding, as_rounding, as_tininess
+from .attributes import RoundingAttributes, as_attributes
+from .rounding import Rounding
 
-__all__ = ["policy_from_options"]
+__all__ = ["resolve_attributes", "generator_for"]
 
 
-def policy_from_options(rounding, tininess, subnormals, saturate, rng):
-    """Validate the rounding options; return ``(Policy, Generator or None)``.
+def resolve_attributes(attributes=None, *, rounding=None, tininess=None, subnormals=None, saturate=None,
+                       rng=None):
+    """Validate; return ``(RoundingAttributes, Generator or None)``.
 
-    The generator is made only for stochastic rounding: from a seed, a Generator (used
-    as is), or fresh entropy for ``rng=None``.
+    ``attributes`` (None: the defaults) with every keyword that is not None put in its
+    place -- a keyword given wins.  The generator is made only for stochastic rounding.
     """
-    policy = Policy(
-        rounding=as_rounding(rounding),
-        tininess=as_tininess(tininess),
-        subnormals=_validate.boolean("subnormals", subnormals),
-        saturate=_validate.boolean("saturate", saturate),
-    )
+    attrs = as_attributes(attributes)
+    changes = {name: value for name, value in (("rounding", rounding), ("tininess", tininess),
+                                               ("subnormals", subnormals), ("saturate", saturate))
+               if value is not None}
+    if changes:
+        attrs = attrs.replace(**changes)
+    return attrs, generator_for(attrs, rng)
+
+
+def generator_for(attrs: RoundingAttributes, rng):
+    """The Generator stochastic rounding draws from (None for the other modes): ``rng``
+    itself, or one seeded from an int or from fresh entropy (``rng=None``)."""
     seed_like = rng is None or (isinstance(rng, numbers.Integral) and not isinstance(rng, bool))
     if not (seed_like or isinstance(rng, np.random.Generator)):
         raise TypeError(
             f"rng must be a numpy.random.Generator, an int seed or None; got {_validate.describe(rng)}"
         )
-    if policy.rounding is not Rounding.STOCHASTIC:
-        return policy, None
-    return policy, (rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng))
+    if attrs.rounding is not Rounding.STOCHASTIC:
+        return None
+    return rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)

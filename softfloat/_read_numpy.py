@@ -22,7 +22,7 @@ from . import _validate
 from ._checkpoint_source import Checkpoint, TensorSource, file_size
 from .formats import bf16, fp8_e5m2, native_format
 
-__all__ = ["open_npz", "load_npy"]
+__all__ = ["open_npz", "load_npy", "npy_header"]
 
 #: deflate cannot expand more than about 1032:1 (258-byte matches coded in 2 bits), so a
 #: member that claims more than this many bytes per compressed byte is corrupt or hostile
@@ -112,7 +112,7 @@ def _npz_member(zf: zipfile.ZipFile, info: zipfile.ZipInfo, path: str, size: int
                          "the archive is corrupt")
     try:
         with zf.open(info) as fh:
-            shape, fortran, dtype, header_len, e5m2 = _npy_header(fh)
+            shape, fortran, dtype, header_len, e5m2 = npy_header(fh)
     except (ValueError, zipfile.BadZipFile, EOFError, zlib.error, OSError) as exc:
         raise ValueError(f"cannot read member {info.filename!r} of {path!r}: "
                          f"{' '.join(str(exc).split())}") from None
@@ -245,7 +245,7 @@ def load_npy(path: str) -> np.ndarray:
     size = file_size(path, "IN.npy")
     with open(path, "rb") as fh:
         try:
-            shape, fortran, dtype, start, e5m2 = _npy_header(fh)
+            shape, fortran, dtype, start, e5m2 = npy_header(fh)
         except ValueError as exc:
             raise ValueError(f"{path!r} is not a valid .npy file: its header cannot be read "
                              f"({' '.join(str(exc).split())})") from None
@@ -273,8 +273,12 @@ def load_npy(path: str) -> np.ndarray:
     return array
 
 
-def _npy_header(fh):
+def npy_header(fh):
     """(shape, fortran_order, dtype, bytes before the data, is_e5m2) of a .npy stream's header.
+
+    The one .npy header parser (:func:`softfloat.from_npy` reads through it too): every
+    field is checked (a literal, never evaluated code; the length bounded as numpy.load
+    bounds it), so a hostile file gives a ValueError.
 
     .npy: \\x93NUMPY | major minor | header length (2 bytes in 1.0, 4 in 2.0 and 3.0) |
     a Python dict literal {'descr', 'fortran_order', 'shape'} padded with spaces | the data

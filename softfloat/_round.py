@@ -24,24 +24,36 @@ works in place on caller-owned block buffers (``v`` is consumed).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 
 from .formats import Format, Specials
+from .attributes import RoundingAttributes
 from .rounding import Rounding, Tininess
 
-__all__ = ["Policy", "round_pack"]
+__all__ = ["Unrounded", "round_pack"]
 
 
-@dataclass(frozen=True)
-class Policy:
-    """The rounding attributes one call applies (already validated)."""
+class Unrounded(NamedTuple):
+    """The exact values :func:`round_pack` rounds: ``(-1)**negative * (v / 2**s + offset)``
+    as magnitude patterns (see the module docstring).
 
-    rounding: Rounding = Rounding.NEAREST_EVEN
-    tininess: Tininess = Tininess.AFTER
-    subnormals: bool = True
-    saturate: bool = False
+    negative : ndarray like ``v``
+        1 where the exact value is negative (also for -0), else 0.
+    v, s : 1-D ndarrays of uint32 or uint64 (same dtype, width W)
+        Bit 0 of ``v`` may be a sticky bit (the OR of everything below it) wherever
+        ``s >= 2`` -- ``s >= 3`` under tininess after, where the value can lie just below
+        the smallest normal (see _tiny_after_rounding).  round_pack overwrites ``v``.
+    offset : ndarray like ``v`` or None
+        Added after rounding (the biased exponent, for callers whose ``v`` holds only the
+        significand); must be 0 wherever the value is below the smallest normal.
+    """
+
+    negative: np.ndarray
+    v: np.ndarray
+    s: np.ndarray
+    offset: np.ndarray | None = None
 
 
 def _round_in_place(v, s, r, rounding: Rounding, negative, rand, tmp):
@@ -109,24 +121,17 @@ def _overflow_is_infinite(rounding: Rounding, negative):
     return negative if rounding is Rounding.DOWNWARD else negative ^ negative.dtype.type(1)
 
 
-def round_pack(fmt: Format, negative, v, s, offset, policy: Policy, rand=None,
-               want_flags=False, out=None, scratch=None):
+def round_pack(fmt: Format, exact: Unrounded, attrs: RoundingAttributes, rand=None, want_flags=False,
+               out=None, scratch=None):
     """Round the exact magnitudes ``v / 2**s + offset`` into ``fmt``; apply the sign.
 
     Parameters
     ----------
     fmt : Format
-    negative : ndarray like ``v``
-        1 where the exact value is negative (also for -0), else 0.
-    v, s : 1-D ndarrays of uint32 or uint64 (same dtype, width W)
-        See the module docstring.  Bit 0 of ``v`` may be a sticky bit (the OR of
-        everything below it) wherever ``s >= 2`` -- ``s >= 3`` under tininess after, where
-        the value can lie just below the smallest normal (see _tiny_after_rounding).
-        ``v`` is overwritten.
-    offset : ndarray like ``v`` or None
-        Added after rounding (the biased exponent, for callers whose ``v`` holds only the
-        significand); must be 0 wherever the value is below the smallest normal.
-    policy : Policy
+    exact : Unrounded
+        ``(negative, v, s, offset)``: the values, as :class:`Unrounded` describes them.
+        ``exact.v`` is overwritten.
+    attrs : RoundingAttributes
     rand : ndarray like ``v`` or None
         Uniform random bits, needed for stochastic rounding only.
     want_flags : bool
@@ -149,7 +154,8 @@ def round_pack(fmt: Format, negative, v, s, offset, policy: Policy, rand=None,
     bits : ``out`` (or a new array of fmt.storage_dtype) with the sign applied
     flags : (overflow, underflow, inexact) boolean arrays, or None
     """
-    rounding = policy.rounding
+    negative, v, s, offset = exact
+    rounding = attrs.rounding
     m = fmt.mantissa_bits
     dt = v.dtype.type
     W = v.dtype.itemsize * 8
@@ -160,7 +166,7 @@ def round_pack(fmt: Format, negative, v, s, offset, policy: Policy, rand=None,
 
     # ---- the exact value's own facts, before v is rounded in place ----------------------
     inexact = tiny = None
-    if want_flags or not policy.subnormals:
+    if want_flags or not attrs.subnormals:
         rest = np.right_shift(dt(np.iinfo(v.dtype).max), r)
         rest &= v
         inexact = rest != 0
@@ -170,7 +176,7 @@ def round_pack(fmt: Format, negative, v, s, offset, policy: Policy, rand=None,
         tiny = trunc < dt(1 << m)  # exact value below the smallest normal (pattern 1 << m)
         if not tiny.any():
             tiny = None  # the common case: nothing can underflow, or be flushed
-        v_orig = v.copy() if tiny is not None and policy.tininess is Tininess.AFTER else None
+        v_orig = v.copy() if tiny is not None and attrs.tininess is Tininess.AFTER else None
 
     _round_in_place(v, s, r, rounding, negative, rand, tmp)
     t = v
@@ -180,9 +186,9 @@ def round_pack(fmt: Format, negative, v, s, offset, policy: Policy, rand=None,
     # ---- underflow: tiny and inexact; flush-to-zero when subnormals are off -------------
     underflow = None
     if tiny is not None:
-        if policy.tininess is Tininess.AFTER:
-            tiny = _tiny_after_rounding(fmt, tiny, t, v_orig, s, inexact, negative, rand, rounding)
-        if not policy.subnormals:
+        if attrs.tininess is Tininess.AFTER:
+            tiny = _tiny_after_rounding(fmt, exact._replace(v=v_orig), tiny, t, inexact, rand, rounding)
+        if not attrs.subnormals:
             flush = tiny & ((trunc != 0) | inexact)  # a non-zero value that is tiny
             t[flush] = 0
             inexact = inexact | flush
@@ -199,13 +205,13 @@ def round_pack(fmt: Format, negative, v, s, offset, policy: Policy, rand=None,
             overflow = t > maxpat
         # clamp to max_finite or to the pattern just above it, which is +inf for IEEE
         # formats and the NaN S.1111.111 for fn formats (OCP's non-saturating overflow)
-        special = not (policy.saturate or fmt.specials in (Specials.FINITE, Specials.FNUZ))
+        special = not (attrs.saturate or fmt.specials in (Specials.FINITE, Specials.FNUZ))
         to_special = _overflow_is_infinite(rounding, negative) if special else False
         if to_special is True or to_special is False:
             np.minimum(t, maxpat + dt(to_special), out=t)
         else:
             np.minimum(t, to_special + maxpat, out=t)
-        if fmt.specials is Specials.FNUZ and not policy.saturate:
+        if fmt.specials is Specials.FNUZ and not attrs.saturate:
             fnuz_nan = overflow & (_overflow_is_infinite(rounding, negative) == 1)
         if want_flags:
             inexact = inexact | overflow
@@ -227,8 +233,9 @@ def round_pack(fmt: Format, negative, v, s, offset, policy: Policy, rand=None,
     return out, (overflow, underflow, inexact)
 
 
-def _tiny_after_rounding(fmt, tiny_before, t, v, s, inexact, negative, rand, rounding):
-    """Refine tininess to IEEE's "after rounding" definition.
+def _tiny_after_rounding(fmt, exact: Unrounded, tiny_before, t, inexact, rand, rounding):
+    """Refine tininess to IEEE's "after rounding" definition: ``exact`` the values before
+    rounding (``v`` unrounded), ``t`` the rounded patterns (offset added).
 
     A value below the smallest normal is still tiny after rounding unless rounding it to
     the format's full precision, with an unbounded exponent, reaches the smallest normal.
@@ -243,6 +250,7 @@ def _tiny_after_rounding(fmt, tiny_before, t, v, s, inexact, negative, rand, rou
     precondition: a sticky bit 0 only where s >= 3 wherever tininess after can matter;
     with two bits, | 1 1 could be .1011.. (tiny) or .111 (not), undecidable).
     """
+    negative, v, s, _ = exact
     m = fmt.mantissa_bits
     dt = v.dtype.type
     cand = tiny_before & (t == dt(1 << m)) & inexact

@@ -140,11 +140,8 @@ class Array(np.lib.mixins.NDArrayOperatorsMixin):
         """Convert into another format with one rounding (the context's by default)."""
         fmt = as_format(fmt)
         ctx = get_context()
-        opts = ctx.options()
-        if rounding is not None:
-            opts["rounding"] = rounding
-        bits, flags = ctx.split(convert(self._bits, self._format, fmt, saturate=ctx.saturate,
-                                        return_flags=ctx.track_flags, **opts))
+        bits, flags = ctx.split(convert(self._bits, self._format, fmt, rounding, return_flags=ctx.track_flags,
+                                        **ctx.options()))
         ctx.record("astype", flags)
         return Array(np.asarray(bits), fmt)
 
@@ -245,16 +242,15 @@ def _bits_in(value, fmt: Format, operation: str) -> np.ndarray:
     if isinstance(value, Array):
         if value.format == fmt:
             return value.bits
-        bits, flags = ctx.split(convert(value.bits, value.format, fmt, saturate=ctx.saturate,
-                                        return_flags=ctx.track_flags, **ctx.options()))
+        bits, flags = ctx.split(convert(value.bits, value.format, fmt, return_flags=ctx.track_flags,
+                                        **ctx.options()))
     else:
         if isinstance(value, (complex, np.complexfloating)) or (isinstance(value, np.ndarray)
                                                                 and value.dtype.kind == "c"):
             raise TypeError(f"an Array of {fmt} holds real numbers; got {_validate.describe(value)}")
         if isinstance(value, (str, bytes)) or (isinstance(value, np.ndarray) and value.dtype.kind in "OUS"):
             raise TypeError(f"an Array of {fmt} takes numbers (or Arrays); got {_validate.describe(value)}")
-        bits, flags = ctx.split(encode(value, fmt, saturate=ctx.saturate, return_flags=ctx.track_flags,
-                                       **ctx.options()))
+        bits, flags = ctx.split(encode(value, fmt, return_flags=ctx.track_flags, **ctx.options()))
     ctx.record(operation, flags)
     return np.asarray(bits)
 
@@ -282,7 +278,7 @@ class _Adapter:
 _ADAPTER = _Adapter()
 
 
-def asarray(x, fmt=None, rounding=None, *, saturate=None) -> Array:
+def asarray(x, fmt=None, rounding=None, *, saturate=None, attributes=None) -> Array:
     """``x`` as an :class:`Array` of ``fmt``, each value rounded once from its exact value.
 
     Parameters
@@ -296,6 +292,9 @@ def asarray(x, fmt=None, rounding=None, *, saturate=None) -> Array:
         Default: the context's.
     saturate : bool, optional
         Default: the context's.
+    attributes : RoundingAttributes, optional
+        Default: the context's (``ctx.attributes``); ``rounding`` and ``saturate``, when
+        given, win over it.
 
     Examples
     --------
@@ -313,16 +312,15 @@ def asarray(x, fmt=None, rounding=None, *, saturate=None) -> Array:
     if isinstance(x, Array) and x.format == fmt:
         return x
     ctx = get_context()
-    if rounding is None and saturate is None:
+    if rounding is None and saturate is None and attributes is None:
         return Array(np.array(_bits_in(x, fmt, "asarray"), dtype=fmt.storage_dtype, copy=True), fmt)
-    opts = ctx.options()
-    if rounding is not None:
-        opts["rounding"] = rounding
-    sat = ctx.saturate if saturate is None else saturate
+    opts = dict(ctx.options(), saturate=saturate, return_flags=ctx.track_flags)  # given ones win
+    if attributes is not None:
+        opts["attributes"] = attributes
     if isinstance(x, Array):
-        bits, flags = ctx.split(convert(x.bits, x.format, fmt, saturate=sat, return_flags=ctx.track_flags, **opts))
+        bits, flags = ctx.split(convert(x.bits, x.format, fmt, rounding, **opts))
     else:
-        bits, flags = ctx.split(encode(x, fmt, saturate=sat, return_flags=ctx.track_flags, **opts))
+        bits, flags = ctx.split(encode(x, fmt, rounding, **opts))
     ctx.record("asarray", flags)
     return Array(np.array(bits, dtype=fmt.storage_dtype, copy=True), fmt)
 

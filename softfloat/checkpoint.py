@@ -18,15 +18,16 @@ import numpy as np
 
 from . import _checkpoint, _validate
 from ._checkpoint_read import file_kind, open_tensors
-from ._options import policy_from_options
+from ._read_torch import open_pt
+from ._options import resolve_attributes
 from .codec import decode
 from .formats import as_format
 
 __all__ = ["quantize_checkpoint", "load_checkpoint"]
 
 
-def quantize_checkpoint(src, dst, fmt, *, rounding="nearest_even", saturate=False, subnormals=True,
-                        tininess="after", rng=None, scaling="none", bits=False, progress=None) -> list[dict]:
+def quantize_checkpoint(src, dst, fmt, *, rounding=None, saturate=None, subnormals=None, tininess=None,
+                        attributes=None, rng=None, scaling="none", bits=False, progress=None) -> list[dict]:
     """Round every float tensor of the file ``src`` into ``fmt`` and write ``dst``; return
     one row per tensor saying what rounding did (the rows ``softfloat quantize`` prints).
 
@@ -54,10 +55,13 @@ def quantize_checkpoint(src, dst, fmt, *, rounding="nearest_even", saturate=Fals
         the command line does, and name their paths.
     fmt : Format or str
         The target format, e.g. "bf16", "e4m3", "e6m9".
-    rounding, saturate, subnormals, tininess, rng
-        As for :func:`softfloat.encode`.  With ``rounding="stochastic"``, ``rng`` (an int
-        seed >= 0 or a Generator) is one stream for the whole file, tensors in file order;
-        ``rng=None`` draws fresh entropy; the deterministic modes ignore ``rng``.
+    rounding, saturate, subnormals, tininess, attributes, rng
+        As for :func:`softfloat.encode` (defaults "nearest_even", False, True, the
+        platform's tininess; ``attributes`` holds them all as one
+        :class:`~softfloat.RoundingAttributes`, and a keyword that is given wins over it).
+        With ``rounding="stochastic"``, ``rng`` (an int seed >= 0 or a Generator) is one
+        stream for the whole file, tensors in file order; ``rng=None`` draws fresh
+        entropy; the deterministic modes ignore ``rng``.
     scaling : {"none", "tensor"}
         "tensor": each tensor times ``scale = fp32(max / amax)`` (Transformer Engine's
         recipe), rounded once, with the scale stored beside it as ``NAME_scale``.
@@ -103,16 +107,15 @@ def quantize_checkpoint(src, dst, fmt, *, rounding="nearest_even", saturate=Fals
     fmt = as_format(fmt, "fmt")
     if isinstance(rng, numbers.Integral) and not isinstance(rng, bool) and rng < 0:
         raise ValueError(f"rng must be a seed >= 0 (or a numpy.random.Generator); got {rng}")
-    policy, _ = policy_from_options(rounding, tininess, subnormals, saturate, rng)
+    attrs, _ = resolve_attributes(attributes, rounding=rounding, tininess=tininess, subnormals=subnormals,
+                                  saturate=saturate, rng=rng)
     if scaling not in ("none", "tensor"):
         raise ValueError(f"scaling must be 'none' or 'tensor'; got {_validate.short_repr(scaling)}")
     bits = _validate.boolean("bits", bits)
     if progress is not None and not callable(progress):
         raise TypeError(f"progress must be a callable or None; got {_validate.describe(progress)}")
-    options = dict(rounding=policy.rounding, saturate=policy.saturate, subnormals=policy.subnormals,
-                   tininess=policy.tininess, rng=rng)
-    rows, _ = _checkpoint.quantize_file(src, dst, fmt, options, scaling=scaling, bits=bits,
-                                        progress=progress)
+    spec = _checkpoint.QuantizeSpec(fmt, attrs, rng, scaling, bits)
+    rows, _ = _checkpoint.quantize_file(src, dst, spec, progress=progress)
     return rows
 
 
@@ -217,34 +220,37 @@ def _load_safetensors(path: str) -> dict:
 
 
 def _load_pt(path: str) -> dict:
+    """A torch file through the checkpoint reader (softfloat._read_torch: torch's safe
+    loader, nested names dotted); non-tensor values other than softfloat's metadata entry
+    are not returned."""
     try:
-        import torch
+        import torch  # noqa: F401
     except ImportError:
         raise ImportError(f"reading a .pt/.pth file needs torch, which is not installed: "
                           f"{_validate.install_hint('torch')}") from None
-    from .interop import bits_of
-
+    checkpoint = open_pt(path)
     try:
-        state = torch.load(path, map_location="cpu", weights_only=True)
-    except Exception as exc:  # torch raises many types for a file it cannot read
-        raise ValueError(f"cannot read {path!r} with torch.load(weights_only=True): {exc}") from None
-    if not isinstance(state, dict):
-        raise ValueError(f"{path!r} holds a {type(state).__name__}, not a dict of tensors")
-    meta = state.get(_checkpoint.METADATA_ENTRY, {})
-    fmt, names = _bit_patterns(meta if isinstance(meta, dict) else {}, path)
-    out = {}
-    for name, t in state.items():
-        if name == _checkpoint.METADATA_ENTRY:
-            continue
-        if not isinstance(t, torch.Tensor):
-            raise ValueError(f"{path!r} holds {name!r}, a {type(t).__name__}, not a tensor")
-        t = t.detach().cpu().contiguous()
-        if name in names:
-            arr = t.numpy()
-            out[name] = _decoded(arr.view(np.dtype(f"u{arr.itemsize}")), fmt)
-        elif t.is_floating_point():
-            bits, tfmt = bits_of(t)
-            out[name] = _decoded(np.asarray(bits), tfmt)
-        else:
-            out[name] = t.numpy()
-    return out
+        fmt, names = _bit_patterns(_pt_metadata(checkpoint.metadata), path)
+        out = {}
+        for t in checkpoint.tensors:
+            # copies: the reader's arrays are views of torch's memory map of the file
+            arr = np.array(t.load(), order="C")
+            if t.name in names:
+                out[t.name] = _decoded(arr.view(np.dtype(f"u{arr.itemsize}")), fmt)
+            elif t.fmt is not None:  # a float dtype: its bit patterns
+                out[t.name] = _decoded(arr, t.fmt)
+            else:
+                out[t.name] = arr
+        return out
+    finally:
+        checkpoint.close()
+
+
+def _pt_metadata(metadata: dict) -> dict:
+    """softfloat's metadata entry of a .pt file (the reader gives it as JSON text), or {}."""
+    text = metadata.get(_checkpoint.METADATA_ENTRY)
+    try:
+        meta = json.loads(text) if text is not None else {}
+    except ValueError:
+        return {}
+    return meta if isinstance(meta, dict) else {}

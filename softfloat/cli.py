@@ -18,6 +18,7 @@ import sys
 from . import _checkpoint, _checkpoint_read, _exact, _validate
 from ._checkpoint_write import atomic_output
 from ._version import __version__
+from .attributes import RoundingAttributes
 from .checkpoint import quantize_checkpoint
 from .explain import explain, parse_operation
 from .formats import aliases, as_format, catalogue
@@ -266,7 +267,7 @@ def _rounding_options(sub: argparse.ArgumentParser) -> None:
                      help="overflow to +-max_finite instead of infinity (or NaN)")
     sub.add_argument("--flush-subnormals", action="store_true",
                      help="flush tiny results to zero (no subnormals)")
-    sub.add_argument("--tininess", default="after",
+    sub.add_argument("--tininess", default=None,
                      help=f"when underflow is judged: {' or '.join(t.value for t in Tininess)} "
                           "rounding (default after)")
     sub.add_argument("--seed", type=int, default=None,
@@ -299,18 +300,18 @@ def _is_number(token: str) -> bool:
     return True
 
 
-def _policy(args) -> dict:
-    """The rounding keywords of encode/quantize, checked and named as on the command line."""
+def _attributes(args) -> RoundingAttributes:
+    """The rounding flags as one RoundingAttributes, checked and named as on the command
+    line (--seed, the stochastic mode's, is checked here and passed on as ``rng``)."""
     rounding = as_rounding(args.rounding, "--rounding")
     _check_seed(args.seed)
     if args.seed is not None and rounding is not Rounding.STOCHASTIC:
         raise ValueError(_validate.seed_without_stochastic("--seed", "--rounding", rounding.value))
-    return dict(
+    return RoundingAttributes(
         rounding=rounding,
-        saturate=args.saturate,
+        tininess=None if args.tininess is None else as_tininess(args.tininess, "--tininess"),
         subnormals=not args.flush_subnormals,
-        tininess=as_tininess(args.tininess, "--tininess"),
-        rng=args.seed,
+        saturate=args.saturate,
     )
 
 
@@ -366,7 +367,7 @@ def _aliases() -> dict[str, list[str]]:
 def _run_explain(args) -> int:
     _check_value(args.value)  # a non-number fails here, named as VALUE
     fmt = as_format(args.format, "--format")
-    e = explain(args.value, fmt, **_policy(args))
+    e = explain(args.value, fmt, attributes=_attributes(args), rng=args.seed)
     print(json.dumps(e.to_dict(), indent=2) if args.json else e)
     return 0
 
@@ -383,41 +384,41 @@ def _check_value(text: str) -> None:
 
 def _run_quantize(args) -> int:
     fmt = as_format(args.format, "--format")
-    policy = _policy(args)
+    attrs = _attributes(args)
     if args.report:
         _check_report(args.report, args.input, args.output)
     if _checkpoint_read.file_kind(args.input) != "npy":
-        return _run_quantize_checkpoint(args, fmt, policy)
+        return _run_quantize_checkpoint(args, fmt, attrs)
     # one array: the same library path, which also hands back what the summary prints
-    rows, (flags, found, stats, dtype) = _checkpoint.quantize_file(
-        args.input, args.output, fmt, policy, scaling=args.scaling, bits=args.bits)
+    spec = _checkpoint.QuantizeSpec(fmt, attrs, args.seed, args.scaling, args.bits)
+    rows, (flags, found, stats, dtype) = _checkpoint.quantize_file(args.input, args.output, spec)
     row = rows[0]
     what = "bit patterns" if args.bits else "values"
     print(f"{_validate.counted(row['count'])} of {row['dtype']} {tuple(row['shape'])} -> {fmt.name} "
-          f"(rounding={policy['rounding'].value}): wrote {what} as {dtype} to {args.output}")
+          f"(rounding={attrs.rounding.value}): wrote {what} as {dtype} to {args.output}")
     print(flags.summary(found))
     print("quantisation error:")
     print("\n".join("  " + line for line in stats.summary().splitlines()))
     if args.report:
-        _write_report(args, fmt, policy, rows)
+        _write_report(args, fmt, attrs, rows)
     return 0
 
 
-def _run_quantize_checkpoint(args, fmt, policy: dict) -> int:
+def _run_quantize_checkpoint(args, fmt, attrs: RoundingAttributes) -> int:
     with _Progress(args, "quantize", unit="B") as bar:
         def tick(name, nbytes, total):
             bar.update(nbytes, total=total, item=name)
 
-        rows = quantize_checkpoint(args.input, args.output, fmt, **policy, scaling=args.scaling,
-                                   bits=args.bits, progress=tick if bar.on else None)
+        rows = quantize_checkpoint(args.input, args.output, fmt, attributes=attrs, rng=args.seed,
+                                   scaling=args.scaling, bits=args.bits, progress=tick if bar.on else None)
     done = sum(r["action"] == "quantized" for r in rows)
     scaling = ", scaling=tensor" if args.scaling == "tensor" else ""
     print(f"{_validate.counted(len(rows), 'tensor')} of {args.input} -> {fmt.name} "
-          f"(rounding={policy['rounding'].value}{scaling}): {done} quantised, "
+          f"(rounding={attrs.rounding.value}{scaling}): {done} quantised, "
           f"{len(rows) - done} kept; wrote {args.output}")
     print(_table(rows, args.scaling == "tensor"))
     if args.report:
-        _write_report(args, fmt, policy, rows)
+        _write_report(args, fmt, attrs, rows)
     return 0
 
 
@@ -475,9 +476,9 @@ def _check_report(report: str, *others: str) -> None:
                              "give the report another name")
 
 
-def _write_report(args, fmt, policy: dict, rows: list[dict]) -> None:
+def _write_report(args, fmt, attrs: RoundingAttributes, rows: list[dict]) -> None:
     report = {"input": args.input, "output": args.output, "format": fmt.name,
-              "rounding": policy["rounding"].value, "scaling": args.scaling,
+              "rounding": attrs.rounding.value, "scaling": args.scaling,
               "tensors": [{k: _json_number(v) for k, v in r.items()} for r in rows]}
     _write_json(args.report, report, indent=2, allow_nan=False)
 

@@ -20,7 +20,8 @@ from ._decode import decode_block, decompose, signaling_bit_clear
 from ._encode import encode_block, encode_exact, encode_general
 from ._flagmasks import FlagMasks
 from ._random import Positions, key_from
-from ._options import policy_from_options
+from ._options import resolve_attributes
+from .attributes import RoundingAttributes  # noqa: F401 - encode_piece's example uses it
 from ._workspace import BLOCK_SIZE
 from .formats import as_format, catalogue, native_format
 from .rounding import Rounding
@@ -56,8 +57,8 @@ _THREAD_BLOCK = 1 << 17
 # =====================================================================================
 # public API
 # =====================================================================================
-def encode(x, fmt, rounding="nearest_even", *, saturate=False, subnormals=True,
-           tininess="after", rng=None, return_flags=False, workers=None):
+def encode(x, fmt, rounding=None, *, saturate=None, subnormals=None, tininess=None, attributes=None,
+           rng=None, return_flags=False, workers=None):
     """Round numbers into ``fmt`` and return their bit patterns.
 
     Parameters
@@ -79,9 +80,13 @@ def encode(x, fmt, rounding="nearest_even", *, saturate=False, subnormals=True,
     subnormals : bool, default True
         False flushes tiny results to zero of the same sign (flush-to-zero), raising
         underflow and inexact.
-    tininess : {"after", "before"}, default "after"
+    tininess : {"after", "before"}, default: the platform's ("after")
         When a result is tiny, for the underflow flag and flush-to-zero: after rounding
         (x86 SSE, RISC-V) or before rounding (ARM).
+    attributes : RoundingAttributes, optional
+        All of the above (and the platform) as one value; the four keywords are shortcuts
+        for its fields, and a keyword that is given wins over ``attributes``.  This is
+        how every rounding function of softfloat takes them.
     rng : numpy.random.Generator or int, optional
         Source of random bits for ``rounding="stochastic"``: a seed or Generator makes the
         results reproducible; ``rng=None`` draws fresh entropy from the operating system,
@@ -142,25 +147,25 @@ def encode(x, fmt, rounding="nearest_even", *, saturate=False, subnormals=True,
     (['0x0', '0x7c00'], ('overflow', 'underflow', 'inexact'))
     """
     fmt = as_format(fmt)
-    policy, rng = policy_from_options(rounding, tininess, subnormals, saturate, rng)
+    attrs, rng = resolve_attributes(attributes, rounding=rounding, tininess=tininess, subnormals=subnormals,
+                                    saturate=saturate, rng=rng)
     return_flags = _validate.boolean("return_flags", return_flags)
     key = None if rng is None else key_from(rng)
     if _dask.is_dask(x):
-        return _lazy(x, fmt, policy, key, fmt.storage_dtype, True, return_flags, workers)
+        return _lazy(x, fmt, attrs, key, fmt.storage_dtype, True, return_flags, workers)
     workers = resolve_workers(workers)
     if _exact.is_exact_scalar(x):
-        bits, flags = encode_exact(_exact.parse_exact(x, "x"), fmt, policy, key)
+        bits, flags = encode_exact(_exact.parse_exact(x, "x"), fmt, attrs, key)
         return (bits, flags) if return_flags else bits
     arr = _input_array(x, "x")
     out = np.empty(arr.shape, dtype=fmt.storage_dtype)
     flags = FlagMasks.zeros(arr.size) if return_flags else None
-    _stream(arr, fmt, policy, key, out, None, flags, workers)
+    _stream(arr, fmt, attrs, key, out, flags, workers)
     result = out[()] if out.ndim == 0 else out
     return (result, flags.to_flags(arr.shape).squeezed()) if return_flags else result
 
 
-def encode_piece(x, fmt, key, start, total, rounding="nearest_even", *, saturate=False, subnormals=True,
-                 tininess="after", return_flags=False, workers=None):
+def encode_piece(x, fmt, key, start, total, attributes=None, *, return_flags=False, workers=None):
     """:func:`encode` of one flat piece of a larger array, for callers that stream an array
     they never hold whole (the checkpoint quantiser): ``x`` is elements ``start`` ..
     ``start + x.size - 1`` (flat, C order) of an array of ``total`` elements, and
@@ -173,18 +178,18 @@ def encode_piece(x, fmt, key, start, total, rounding="nearest_even", *, saturate
     >>> g, h = np.random.default_rng(5), np.random.default_rng(5)
     >>> x = np.linspace(1, 2, 10)
     >>> key = key_from(h)
-    >>> pieces = [encode_piece(x[i:i + 4], "bf16", key, i, 10, "stochastic") for i in (0, 4, 8)]
+    >>> pieces = [encode_piece(x[i:i + 4], "bf16", key, i, 10, RoundingAttributes("stochastic")) for i in (0, 4, 8)]
     >>> bool((np.concatenate(pieces) == encode(x, "bf16", "stochastic", rng=g)).all())
     True
     """
     fmt = as_format(fmt)
-    policy, _ = policy_from_options(rounding, tininess, subnormals, saturate, None)
+    attrs, _ = resolve_attributes(attributes)
     return_flags = _validate.boolean("return_flags", return_flags)
     arr = _input_array(x, "x").reshape(-1)
     out = np.empty(arr.shape, dtype=fmt.storage_dtype)
     flags = FlagMasks.zeros(arr.size) if return_flags else None
-    key = key if policy.rounding is Rounding.STOCHASTIC else None
-    _stream(arr, fmt, policy, key, out, None, flags, resolve_workers(workers),
+    key = key if attrs.rounding is Rounding.STOCHASTIC else None
+    _stream(arr, fmt, attrs, key, out, flags, resolve_workers(workers),
             Positions(arr.shape, (int(start),), (int(total),)))
     return (out, flags.to_flags(arr.shape)) if return_flags else out
 
@@ -244,11 +249,12 @@ def decode(bits, fmt, dtype=np.float64, *, workers=None):
     return out[()] if out.ndim == 0 else out
 
 
-def quantize(x, fmt, rounding="nearest_even", *, saturate=False, subnormals=True,
-             tininess="after", rng=None, return_flags=False, workers=None):
+def quantize(x, fmt, rounding=None, *, saturate=None, subnormals=None, tininess=None, attributes=None,
+             rng=None, return_flags=False, workers=None):
     """Round ``x`` into ``fmt`` and return the rounded values: ``decode(encode(x))``.
 
-    Takes the same arguments as :func:`encode` (``rng`` is used only by stochastic
+    Takes the same arguments as :func:`encode` (``attributes`` and its keyword shortcuts
+    included; ``rng`` is used only by stochastic
     rounding: a seed or Generator makes it reproducible, ``rng=None`` draws fresh entropy;
     the deterministic modes ignore it; ``workers`` as for encode, and a dask array gives a
     lazy dask array).  The result has ``x``'s own float dtype
@@ -266,20 +272,21 @@ def quantize(x, fmt, rounding="nearest_even", *, saturate=False, subnormals=True
     6.359375
     """
     fmt = as_format(fmt)
-    policy, rng = policy_from_options(rounding, tininess, subnormals, saturate, rng)
+    attrs, rng = resolve_attributes(attributes, rounding=rounding, tininess=tininess, subnormals=subnormals,
+                                    saturate=saturate, rng=rng)
     return_flags = _validate.boolean("return_flags", return_flags)
     key = None if rng is None else key_from(rng)
     if _dask.is_dask(x):
-        return _lazy(x, fmt, policy, key, _values_dtype(x.dtype, fmt), False, return_flags, workers)
+        return _lazy(x, fmt, attrs, key, _values_dtype(x.dtype, fmt), False, return_flags, workers)
     workers = resolve_workers(workers)
     if _exact.is_exact_scalar(x):
-        bits, flags = encode_exact(_exact.parse_exact(x, "x"), fmt, policy, key)
+        bits, flags = encode_exact(_exact.parse_exact(x, "x"), fmt, attrs, key)
         value = decode_block(np.asarray([bits], dtype=np.uint64), fmt)[0]
         return (value, flags) if return_flags else value
     arr = _input_array(x, "x")
     out = np.empty(arr.shape, dtype=_values_dtype(arr.dtype, fmt))
     flags = FlagMasks.zeros(arr.size) if return_flags else None
-    _stream(arr, fmt, policy, key, None, out, flags, workers)
+    _stream(arr, fmt, attrs, key, out, flags, workers)
     result = out[()] if out.ndim == 0 else out
     return (result, flags.to_flags(arr.shape).squeezed()) if return_flags else result
 
@@ -445,7 +452,7 @@ def _values_dtype(dtype, fmt):
     return np.dtype(np.float64) if dtype.kind != "f" else fmt.value_dtype(dtype)
 
 
-def _lazy(x, fmt, policy, key, dtype, to_bits, want, workers):
+def _lazy(x, fmt, attrs, key, dtype, to_bits, want, workers):
     """encode (``to_bits``) or quantize of a dask array: one in-memory call per chunk, its
     random bits those of the chunk's elements' global positions."""
     _input_array(np.empty(0, dtype=x.dtype), "x")  # the dtype check, before any chunk runs
@@ -455,16 +462,16 @@ def _lazy(x, fmt, policy, key, dtype, to_bits, want, workers):
         arr = np.asarray(blk)
         out = np.empty(arr.shape, dtype=dtype)
         flags = FlagMasks.zeros(arr.size) if want else None
-        _stream(arr, fmt, policy, key, out if to_bits else None, None if to_bits else out, flags,
-                threads, Positions(*where))
+        _stream(arr, fmt, attrs, key, out, flags, threads, Positions(*where))
         return out, flags
 
     result, masks = _dask.elementwise(chunk, [x], dtype, want)
     return (result, masks.to_flags()) if want else result
 
 
-def _stream(arr, fmt, policy, key, bits_out, values_out, flags, workers=1, positions=None):
-    """Encode ``arr`` block by block into ``bits_out`` and/or decoded ``values_out``.
+def _stream(arr, fmt, attrs, key, out, flags, workers=1, positions=None):
+    """Encode ``arr`` block by block into ``out``: bit patterns when ``out`` has
+    ``fmt.storage_dtype`` (encode), else decoded values (quantize: a float dtype).
 
     Blocks are taken in C order; non-contiguous or byte-swapped input is copied one block
     at a time.  ``key`` (stochastic rounding) and ``positions`` give each element its
@@ -473,23 +480,24 @@ def _stream(arr, fmt, policy, key, bits_out, values_out, flags, workers=1, posit
     native = arr.dtype.newbyteorder("=")
     direct = arr.flags.c_contiguous and arr.dtype.isnative
     flat_in = arr.reshape(-1) if direct else None
-    flat_bits = None if bits_out is None else bits_out.reshape(-1)
-    flat_vals = None if values_out is None else values_out.reshape(-1)
+    to_bits = out.dtype == fmt.storage_dtype
+    flat_bits = out.reshape(-1) if to_bits else None
+    flat_vals = None if to_bits else out.reshape(-1)
 
     def block(start, stop, rand, ws):
         blk = flat_in[start:stop] if direct else np.asarray(arr.flat[start:stop]).astype(native, copy=False)
         if flat_bits is None and rand is None:  # quantize: encoding and decoding in one lookup?
-            fast = _fastpaths.quantize_block(blk, fmt, policy, flags is not None, flat_vals[start:stop], ws,
+            fast = _fastpaths.quantize_block(blk, fmt, attrs, flags is not None, flat_vals[start:stop], ws,
                                              encode_general, decode_block)
             if fast is not None:
                 return fast[0]
         bits = ws.get("bits", fmt.storage_dtype, stop - start) if flat_bits is None else flat_bits[start:stop]
-        fl = encode_block(blk, fmt, policy, rand, flags is not None, bits, ws)
+        fl = encode_block(blk, fmt, attrs, rand, flags is not None, bits, ws)
         if flat_vals is not None:
             decode_block(bits, fmt, flat_vals[start:stop], ws)
         return fl
 
-    factor = _fastpaths.block_factor(fmt, native, policy, flags is not None)
+    factor = _fastpaths.block_factor(fmt, native, attrs, flags is not None)
     stream_blocks(arr.size, _BLOCK * factor, key, flags, block, workers=workers, positions=positions,
                   thread_block_size=max(_BLOCK * factor, _THREAD_BLOCK))
 

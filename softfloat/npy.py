@@ -22,6 +22,7 @@ import numpy as np
 
 from . import _dask, _validate
 from ._checkpoint_write import create_beside, fsync_directory
+from ._read_numpy import npy_header
 
 __all__ = ["from_npy", "to_npy"]
 
@@ -40,8 +41,9 @@ def _identity(st: os.stat_result) -> tuple[int, int, int]:
 
 def _read_header(path: str):
     """``(dtype, shape, fortran_order, data_offset, stat)`` of a .npy file, read from its
-    header alone (nothing is mapped); ValueError for what is not a complete .npy file."""
-    fmt = np.lib.format
+    header alone (nothing is mapped) by the checkpoint reader's hostile-file-safe parser
+    (:func:`softfloat._read_numpy.npy_header`); ValueError for what is not a complete .npy
+    file."""
     try:
         with open(path, "rb") as f:
             st = os.fstat(f.fileno())
@@ -49,17 +51,17 @@ def _read_header(path: str):
                 raise ValueError(f"path must name a .npy file; {path!r} is not one (an .npz archive? "
                                  "open it with numpy.load and save the array you want with numpy.save)")
             f.seek(0)
-            version = fmt.read_magic(f)
-            # 3.0 differs from 2.0 only by utf-8 field names in the dtype
-            read = fmt.read_array_header_1_0 if version == (1, 0) else fmt.read_array_header_2_0
-            shape, fortran, dtype = read(f)
-            offset = f.tell()
+            shape, fortran, dtype, offset, e5m2 = npy_header(f)
     except OSError as exc:
         raise ValueError(f"path must name a readable .npy file; {path!r} gives: {exc}") from None
     except ValueError as exc:
         if str(exc).startswith("path must"):
             raise
         raise ValueError(f"path must name a readable .npy file; {path!r} gives: {exc}") from None
+    if e5m2:
+        raise ValueError(f"path must name a readable .npy file; {path!r} holds float8_e5m2 values "
+                         "saved as '<f1', which numpy cannot map; save their bit patterns "
+                         "(array.view(numpy.uint8)) or the values as float16")
     if dtype.hasobject:
         raise ValueError(f"path {path!r} holds Python objects (dtype {dtype}), which cannot be read "
                          "through a memory map; load it with numpy.load(path, allow_pickle=True)")

@@ -20,6 +20,7 @@ PACKAGE = Path(__file__).resolve().parent.parent / "softfloat"
 RANK = {
     "_validate": 0, "_version": 0, "_random": 0, "_scratch": 0, "_workspace": 0.5,
     "formats": 1, "rounding": 1, "flags": 1, "_exact": 1,
+    "platforms": 1.2, "attributes": 1.4,
     "_flagmasks": 1.5,
     "_round": 2, "_context": 2, "interop": 2, "_dask": 2, "_fastpaths": 2,
     "_encode": 3, "_options": 3,
@@ -100,7 +101,7 @@ def test_numpy_defines_oversized_unsigned_shifts_as_zero(dtype):
 
 
 #: inside softfloat/accumulate/: data and helpers, the two arithmetics, the orders, the API
-ACCUMULATE_RANK = {"hardware": 0, "_draws": 0, "_operands": 0, "_binade": 0, "_ieee": 1, "_fast": 1,
+ACCUMULATE_RANK = {"hardware": 0, "_draws": 0, "_operands": 0, "_binade": 0, "_spec": 1, "_ieee": 1, "_fast": 1,
                    "_orders": 2, "_fused": 2, "reduce": 3, "__init__": 4}
 #: inside softfloat/training/: numerics and data, the policy's engine, model and optimizer,
 #: the runs, the package

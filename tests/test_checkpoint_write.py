@@ -531,3 +531,36 @@ def test_pt_input_non_tensor_values_reach_every_output(capsys, tmp_path):
         assert meta["softfloat.format"] == "bf16"
         np.testing.assert_array_equal(sf.load_checkpoint(tmp_path / out)["model.w"],
                                       sf.quantize(sample(64, 3), "bf16"))
+
+
+def test_quantize_checkpoint_takes_attributes(files):
+    """attributes= gives the file the keywords give; a keyword that is given wins."""
+    keywords = sf.quantize_checkpoint(files / "w.npz", files / "k.safetensors", "e4m3", rounding="toward_zero",
+                                      saturate=True)
+    attrs = sf.RoundingAttributes(rounding="toward_zero", saturate=True)
+    as_one = sf.quantize_checkpoint(files / "w.npz", files / "a.safetensors", "e4m3", attributes=attrs)
+    overridden = sf.quantize_checkpoint(files / "w.npz", files / "o.safetensors", "e4m3",
+                                        attributes=attrs.replace(rounding="upward"), rounding="toward_zero")
+    assert json.dumps(keywords) == json.dumps(as_one) == json.dumps(overridden)
+    data = (files / "k.safetensors").read_bytes()
+    assert (files / "a.safetensors").read_bytes() == data == (files / "o.safetensors").read_bytes()
+    with pytest.raises(TypeError, match="attributes must be a softfloat.RoundingAttributes"):
+        sf.quantize_checkpoint(files / "w.npz", files / "x.npz", "e4m3", attributes="toward_zero")
+
+
+def test_load_checkpoint_reads_pt_through_the_checkpoint_reader(tmp_path):
+    """.pt files are read by the one torch reader (softfloat._read_torch): a nested state
+    dict gives dotted names, non-tensor values are left out, and the arrays are copies."""
+    torch = pytest.importorskip("torch", reason="torch is in the torch extra")
+    w = sample(50, 4)
+    torch.save({"model": {"w": torch.from_numpy(w).to(torch.bfloat16)}, "epoch": 3, "n": torch.arange(3)},
+               tmp_path / "m.pt")
+    got = sf.load_checkpoint(tmp_path / "m.pt")
+    assert list(got) == ["model.w", "n"]
+    np.testing.assert_array_equal(got["model.w"], w.astype(ml_dtypes.bfloat16).astype(np.float32))
+    assert got["n"].dtype == np.int64 and got["n"].tolist() == [0, 1, 2]
+    got["n"][0] = 7  # a writable copy, not a view of the file
+    assert sf.load_checkpoint(tmp_path / "m.pt")["n"].tolist() == [0, 1, 2]
+    torch.save(torch.ones(2), tmp_path / "bare.pt")
+    with pytest.raises(ValueError, match="one bare tensor"):
+        sf.load_checkpoint(tmp_path / "bare.pt")

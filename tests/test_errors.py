@@ -282,8 +282,8 @@ def test_unknown_rounding_lists_the_modes(convert, rounding):
 
 
 @pytest.mark.parametrize("convert", CONVERTERS, ids=CONVERTER_IDS)
-@pytest.mark.parametrize(("rounding", "shown"), [(None, "None (NoneType)"), (0, "0 (int)"),
-                                                 (np.float64(1), "(float64)")], ids=["None", "int", "float"])
+@pytest.mark.parametrize(("rounding", "shown"), [(0, "0 (int)"), (np.float64(1), "(float64)")],
+                         ids=["int", "float"])
 def test_rounding_of_wrong_type(convert, rounding, shown):
     with pytest.raises(TypeError) as info:
         convert(1.0, "bf16", rounding=rounding)
@@ -306,15 +306,31 @@ def test_tininess_of_wrong_type(convert):
 
 @pytest.mark.parametrize("convert", CONVERTERS, ids=CONVERTER_IDS)
 @pytest.mark.parametrize("switch", ["saturate", "subnormals", "return_flags"])
-@pytest.mark.parametrize(("value", "shown"), [(1, "1 (int)"), ("yes", "'yes' (str)"), (None, "None (NoneType)"),
+@pytest.mark.parametrize(("value", "shown"), [(1, "1 (int)"), ("yes", "'yes' (str)"),
                                               (np.array([True]), "an array of dtype bool")],
-                         ids=["int", "str", "None", "array"])
+                         ids=["int", "str", "array"])
 def test_switch_must_be_a_bool(convert, switch, value, shown):
     with pytest.raises(TypeError) as info:
         convert(1.0, "bf16", **{switch: value})
     message = str(info.value)
     assert message.startswith(f"{switch} must be True or False; got"), message
     assert shown in message, message
+
+
+@pytest.mark.parametrize("convert", CONVERTERS, ids=CONVERTER_IDS)
+def test_return_flags_must_be_a_bool_not_none(convert):
+    with pytest.raises(TypeError, match=r"^return_flags must be True or False; got None \(NoneType\)"):
+        convert(1.0, "bf16", return_flags=None)
+
+
+@pytest.mark.parametrize("convert", CONVERTERS, ids=CONVERTER_IDS)
+def test_none_shortcuts_mean_the_defaults(convert):
+    # None is "not given": the attributes' field (here the defaults) is used
+    x = [1e-40, 1e39, 0.1]
+    given = convert(x, "bf16", rounding=None, saturate=None, subnormals=None, tininess=None, return_flags=True)
+    plain = convert(x, "bf16", rounding="nearest_even", saturate=False, subnormals=True, tininess="after",
+                    return_flags=True)
+    assert np.array_equal(given[0], plain[0]) and given[1].raised() == plain[1].raised()
 
 
 @pytest.mark.parametrize("switch", ["saturate", "subnormals", "return_flags"])

@@ -376,3 +376,33 @@ def test_cli_explain_operation_errors(capsys):
     assert code == 2 and err.startswith("softfloat: error: VALUE='sqrt(x)': the operand 'x'")
     code, _, err = run(capsys, "explain", "six")
     assert code == 2 and 'or one operation such as "2048 + 1"' in err
+
+
+# =====================================================================================
+# attributes=: one value for every option, its platform's tininess included
+# =====================================================================================
+@pytest.mark.parametrize("platform, tininess", [("default", "after"), ("x86-sse", "after"), ("arm", "before")])
+def test_explain_takes_attributes_and_the_platforms_tininess(platform, tininess):
+    """Just below fp16's smallest normal 2**-14, rounding to 2**-14: tiny before rounding,
+    not after (IEEE 754-2019 section 7.5), so only a tininess-before platform flags
+    underflow."""
+    q = Fraction(1, 2**14) - Fraction(1, 2**27)
+    want = round_exact(q, False, sf.fp16, "nearest_even", tininess=tininess)
+    e = explain(float(q), "fp16", attributes=sf.RoundingAttributes(platform=platform))
+    assert e.value == want.value == Fraction(1, 2**14)
+    assert ("underflow" in e.flags) == want.underflow == (tininess == "before")
+    assert e.flags == explain(float(q), "fp16", tininess=tininess).flags
+
+
+def test_explain_attributes_and_keywords_for_values_and_operations():
+    up = sf.RoundingAttributes(rounding="upward")
+    third = Fraction(1, 3)
+    above = round_exact(third, False, sf.fp16, "upward").value
+    below = round_exact(third, False, sf.fp16, "toward_zero").value
+    assert explain("1/3", "fp16", attributes=up).value == above
+    assert explain("1 / 3", "fp16", attributes=up).value == above  # the operation, too
+    # a keyword that is given wins over the same field of attributes
+    e = explain("1 / 3", "fp16", "toward_zero", attributes=up)
+    assert e.value == below and e.result.rounding is sf.Rounding.TOWARD_ZERO
+    with pytest.raises(TypeError, match="attributes must be a softfloat.RoundingAttributes"):
+        explain(1.0, "fp16", attributes="upward")

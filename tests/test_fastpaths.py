@@ -22,8 +22,8 @@ import pytest
 
 import softfloat as sf
 from softfloat import _encode, _fastpaths
-from softfloat._fastpaths import _decoding, _plan, _table, _table_cache, _upper, _words
-from softfloat._options import policy_from_options
+from softfloat._fastpaths import _decoding, _plan, _rebias, _table, _table_cache, _upper, _words
+from softfloat._options import resolve_attributes
 from tests.oracle import pattern_of, round_exact
 
 MODES = ("nearest_even", "nearest_away", "toward_zero", "upward", "downward", "odd")
@@ -107,13 +107,13 @@ def e8_inputs(fmt, stride=1):
     return u.view(np.float32)
 
 
-def oracle_bits(x, fmt, mode, **policy):
+def oracle_bits(x, fmt, mode, **attrs):
     """MPFR / exact-Fraction results for finite inputs (tests/oracle.py), as (bits, flags)."""
     bits = np.empty(x.size, dtype=np.uint64)
     flags = np.zeros((5, x.size), dtype=bool)
     for i, xi in enumerate(x.tolist()):
         q, negative = abs(Fraction(xi)), math.copysign(1.0, xi) < 0
-        exp = round_exact(q, negative, fmt, mode, **policy)
+        exp = round_exact(q, negative, fmt, mode, **attrs)
         bits[i] = pattern_of(exp.value, exp.negative, fmt)
         flags[:, i] = (exp.invalid, False, exp.overflow, exp.underflow, exp.inexact)
     return bits, flags
@@ -188,8 +188,8 @@ def test_sign_spread_both_ways_match_general_path(fmt, dtype, mode, overshift_ze
     """upward's increment (2**k - 1 for +x) is (2**k - 1) >> s with s the spread sign, a
     shift by 2**W - 1 for -x that numpy defines as 0; the plan probes that and otherwise
     takes three passes.  Each way, the kernel's bits are the general path's."""
-    policy, _ = policy_from_options(mode, "after", True, False, None)
-    plan = _plan.plan(fmt, np.dtype(dtype).char, policy)
+    attrs, _ = resolve_attributes(None, rounding=mode, tininess="after", subnormals=True, saturate=False, rng=None)
+    plan = _plan.plan(fmt, np.dtype(dtype).char, attrs)
     if isinstance(plan, _table_cache.TablePlan):
         plan = plan.fallback  # the re-bias kernel, which blocks too small for the table take
     assert plan.overshift_zero  # numpy >= 1.24 (this project's floor) defines the shift
@@ -355,6 +355,183 @@ def test_rebias_kernel_matches_general_path_on_normal_range_data(mode, fmt, dtyp
 
 
 # =====================================================================================
+# zeros in the re-bias kernel's main passes (_fastpaths._rebias): +-0 is exact in every
+# mode, its result the zero of its sign, no flag
+# =====================================================================================
+class KernelSpy:
+    """Wraps the re-bias kernel (the plans made while it is installed take the wrapper)
+    and its below-normal pass: counts blocks taken and declined, the lanes the kernel
+    left to the general path, and the lanes handed to the below-normal pass."""
+
+    def __init__(self, monkeypatch):
+        self.taken = self.declined = self.rest_lanes = self.below_normal_lanes = self.below_normal_calls = 0
+        self.rest_zeros = 0
+        real_kernel, real_below = _rebias.rebias, _rebias._below_normal
+
+        def kernel(p, blk, want, out, ws):
+            found = real_kernel(p, blk, want, out, ws)
+            if found is None:
+                self.declined += 1
+                return found
+            self.taken += 1
+            rest = found[1]
+            if rest is not None:
+                self.rest_lanes += int(np.count_nonzero(rest))
+                self.rest_zeros += int(np.count_nonzero(rest & (blk == 0)))
+            return found
+
+        def below_normal(p, blk, small, out, ws):
+            self.below_normal_calls += 1
+            self.below_normal_lanes += int(np.count_nonzero(small))
+            assert not np.any(small & (blk == 0)), "a zero lane went to the below-normal pass"
+            return real_below(p, blk, small, out, ws)
+
+        monkeypatch.setattr(_rebias, "rebias", kernel)
+        monkeypatch.setattr(_rebias, "_below_normal", below_normal)
+        monkeypatch.setattr(_plan, "_last", (None, None, None, None))
+        _plan.plan.cache_clear()  # new plans take the wrapper (the fixture clears them after)
+
+
+def _signed_zeros(rng, n):
+    return rng.choice(np.array([0.0, -0.0], dtype=np.float32), n)
+
+
+def zero_share_array(share, n=3 * (1 << 14) + 17, seed=11, dtype=np.float32):
+    """n values in fp16's normal range (both signs, ties and their neighbours among them),
+    a ``share`` of them +0 or -0 at random places."""
+    rng = np.random.default_rng(seed)
+    x = (np.exp2(rng.uniform(-14, 15.9, n)) * rng.choice([-1.0, 1.0], n)).astype(np.float32)
+    u = x.view(np.uint32)
+    u[::5] = (u[::5] & np.uint32(0xFFFFE000)) | np.uint32(0x1000)  # ties of fp16 (13 cut bits)
+    u[1::5] = u[::5][: u[1::5].size] + np.uint32(1)
+    zeros = rng.choice(n, int(round(share * n)), replace=False)
+    x[zeros] = _signed_zeros(rng, zeros.size)
+    return x.astype(dtype)
+
+
+def near_zero_patterns():
+    """Every float32 pattern of magnitude below 2**17 (the zeros and the smallest
+    subnormals, 0 .. 1.8e-40), both signs."""
+    mag = np.arange(1 << 17, dtype=np.uint32)
+    return np.concatenate([mag, mag | np.uint32(0x80000000)]).view(np.float32)
+
+
+def dense_sample(n=1 << 18, seed=12):
+    """Random float32 patterns (every class: zeros, subnormals, normals, overflows, inf,
+    NaN) with half of the lanes +-0, and the fp16 normal range's lanes dense besides."""
+    rng = np.random.default_rng(seed)
+    x = rng.integers(0, 1 << 32, n, dtype=np.uint64).astype(np.uint32).view(np.float32)
+    normal = rng.choice(n, n // 4, replace=False)
+    x[normal] = np.exp2(rng.uniform(-14, 15.9, normal.size)) * rng.choice([-1.0, 1.0], normal.size)
+    zeros = rng.choice(n, n // 2, replace=False)
+    x[zeros] = _signed_zeros(rng, zeros.size)
+    return x
+
+
+def assert_numpy_fp16(x, bits):
+    """bits are numpy's float32 -> float16 cast (round to nearest even), NaN lanes NaN."""
+    with np.errstate(over="ignore"):
+        want = x.astype(np.float32).astype(np.float16)
+    nan = np.isnan(want)
+    assert np.array_equal(np.isnan(np.asarray(bits).view(np.float16)), nan)
+    bad = np.flatnonzero(bits[~nan] != want[~nan].view(np.uint16))
+    assert bad.size == 0, f"{bad.size} lanes differ from numpy's cast, first x={x[~nan][bad[0]]!r}"
+
+
+@pytest.mark.parametrize("case", ["near_zero", "dense_sample"])
+def test_rebias_zeros_near_and_at_zero_match_numpy_and_general_path(case, monkeypatch, without_tables):
+    x = near_zero_patterns() if case == "near_zero" else dense_sample()
+    spy = KernelSpy(monkeypatch)
+    assert_numpy_fp16(x, sf.encode(x, sf.fp16))
+    for mode in MODES:
+        for options in OPTIONS:
+            assert_same(x, sf.fp16, mode, **options)
+    assert spy.taken > 0 and spy.rest_zeros == 0
+
+
+@pytest.mark.parametrize("share", [0.0, 0.5, 1.0], ids=["no-zeros", "half-zeros", "all-zeros"])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_rebias_zero_shares_match_numpy_and_general_path(share, dtype, monkeypatch, without_tables):
+    x = zero_share_array(share, dtype=dtype)
+    spy = KernelSpy(monkeypatch)
+    bits = sf.encode(x, sf.fp16)
+    if dtype == np.float32:
+        assert_numpy_fp16(x, bits)
+    zero = x == 0
+    assert np.array_equal(bits[zero], np.where(np.signbit(x[zero]), 0x8000, 0).astype(np.uint16))
+    for mode in MODES:
+        for options in OPTIONS:
+            assert_same(x, sf.fp16, mode, **options)
+    assert spy.declined == 0 and spy.rest_lanes == 0  # every block, flags or not: no lane left
+    assert spy.below_normal_calls == 0  # nor any lane sent to the below-normal pass
+    # the other formats with a -0 (and fnuz, whose zeros still go to the general path)
+    for fmt in (sf.fp8_e4m3, sf.fp8_e5m2, sf.fp8_e4m3fnuz, sf.fp6_e2m3, sf.fp4_e2m1):
+        for mode in ("nearest_even", "upward", "downward", "odd"):
+            assert_same(x, fmt, mode)
+            assert_same(x, fmt, mode, saturate=True)
+
+
+@pytest.mark.parametrize("share", [0.0, 0.5, 1.0], ids=["no-zeros", "half-zeros", "all-zeros"])
+def test_quantize_small_zero_lanes_take_the_main_passes(share, monkeypatch, without_tables):
+    """The training lab's rounding (quantize_small, fp16, nearest even): numpy's float16
+    values, and no zero lane in the below-normal pass or left to the general path."""
+    x = zero_share_array(share, n=_fastpaths.BLOCK_SIZE - 16)
+    x[7] = 2.0**-20  # one nonzero lane below min_normal: gathered, zeros not
+    spy = KernelSpy(monkeypatch)
+    general_calls = []
+
+    def rest(xs):
+        general_calls.append(xs.size)
+        return sf.quantize(xs, sf.fp16)
+
+    def decode(bits, f, out):
+        out[...] = sf.decode(bits, f, out.dtype)
+
+    attrs, _ = resolve_attributes(None)
+    got = _fastpaths.quantize_small(x.reshape(16, -1), sf.fp16, attrs, decode, rest)
+    assert got is not None and got.dtype == np.float32
+    want = x.astype(np.float16).astype(np.float32)
+    assert np.array_equal(got.reshape(-1).view(np.uint32), want.view(np.uint32))  # -0 kept
+    assert spy.taken == 1 and not general_calls
+    assert spy.below_normal_calls == 1 and spy.below_normal_lanes == 1
+
+
+def test_rebias_gathers_few_below_normal_lanes_and_blends_many(monkeypatch, without_tables):
+    """The below-normal pass on few lanes (gathered) and on many (whole block): both the
+    general path's bits, zeros beside them untouched."""
+    rng = np.random.default_rng(13)
+    for count in (1, int(_rebias.GATHER_SHARE * 4096), int(_rebias.GATHER_SHARE * 4096) + 1, 2000):
+        x = zero_share_array(0.5, n=4096, seed=count)
+        tiny = rng.choice(4096, count, replace=False)
+        x[tiny] = rng.uniform(-1, 1, count) * 2.0**-14 * rng.choice([1.0, 2.0**-5, 2.0**-11], count)
+        spy = KernelSpy(monkeypatch)
+        for mode in MODES:
+            assert_same(x, sf.fp16, mode)
+        assert spy.below_normal_lanes == len(MODES) * np.count_nonzero((x != 0) & (np.abs(x) < 2.0**-14))
+
+
+def test_rebias_zero_shortcut_honours_the_off_switch(monkeypatch, without_tables):
+    """With _fastpaths.ENABLED False the kernel is not reached (quantize_small declines,
+    encode takes the general path), and the lab's round_to gives the same values."""
+    from softfloat.training import _numerics
+
+    x = zero_share_array(0.5, n=4000)
+    spy = KernelSpy(monkeypatch)
+    fast = _numerics.round_to(x, sf.fp16)
+    fast_bits = sf.encode(x, sf.fp16)
+    assert spy.taken > 0
+    taken = spy.taken
+    monkeypatch.setattr(_fastpaths, "ENABLED", False)
+    attrs, _ = resolve_attributes(None)
+    assert _fastpaths.quantize_small(x, sf.fp16, attrs, None, None) is None
+    off = _numerics.round_to(x, sf.fp16)
+    off_bits = sf.encode(x, sf.fp16)
+    assert spy.taken == taken and spy.declined == 0  # not reached at all
+    assert np.array_equal(fast.view(np.uint32), off.view(np.uint32))
+    assert np.array_equal(fast_bits, off_bits)
+
+
+# =====================================================================================
 # float32 / float64 -> formats of at most 8 bits by one table lookup (_fastpaths._table.by_table)
 # =====================================================================================
 TABLE_FORMATS = (sf.fp8_e4m3, sf.fp8_e5m2, sf.fp8_e4m3fnuz, sf.fp8_e5m2fnuz, sf.fp6_e2m3, sf.fp6_e3m2,
@@ -385,7 +562,7 @@ def table_classes(fmt, dtype, stride=1, offset=0):
 @pytest.mark.parametrize("fmt", TABLE_FORMATS, ids=lambda f: f.name)
 @pytest.mark.parametrize("mode", MODES)
 def test_table_kernel_matches_general_path_on_every_input_class(mode, fmt, dtype, monkeypatch, oracle_stride):
-    plan = _plan.plan(fmt, np.dtype(dtype).char, policy_from_options(mode, "after", True, False, None)[0])
+    plan = _plan.plan(fmt, np.dtype(dtype).char, resolve_attributes(None, rounding=mode, tininess="after", subnormals=True, saturate=False, rng=None)[0])
     if not isinstance(plan, _table_cache.TablePlan):
         pytest.skip(f"{fmt.name} from {np.dtype(dtype).name} takes another kernel (or none)")
     # every class of tables up to 2**17 entries (FP8 from float32: 2**14); of larger ones
@@ -413,7 +590,7 @@ def _fresh_plan(fmt, dtype, mode, monkeypatch):
     """The table plan for (fmt, dtype, mode), made anew (no tables yet)."""
     monkeypatch.setattr(_plan, "_last", (None, None, None, None))
     _plan.plan.cache_clear()
-    return _plan.lookup(fmt, np.dtype(dtype).char, policy_from_options(mode, "after", True, False, None)[0])
+    return _plan.lookup(fmt, np.dtype(dtype).char, resolve_attributes(None, rounding=mode, tininess="after", subnormals=True, saturate=False, rng=None)[0])
 
 
 def test_small_calls_take_the_fallback_and_large_ones_fill_the_table(monkeypatch):
@@ -536,7 +713,7 @@ def test_upper_word_kernel_matches_mpfr(fmt, mode, oracle_stride):
 def test_upper_word_kernel_declines_blocks_with_a_lane_outside_its_range():
     """Lanes whose upper word is just outside [min_normal, max_finite]'s: the block is
     left to the re-bias kernel, which takes them right."""
-    policy, _ = policy_from_options("nearest_even", "after", True, False, None)
+    attrs, _ = resolve_attributes(None, rounding="nearest_even", tininess="after", subnormals=True, saturate=False, rng=None)
     top = np.float64(sf.fp16.max_finite).view(np.uint64)
     outside = [np.nextafter(sf.fp16.min_normal, 0), (top + np.uint64(1 << 32)).view(np.float64), 0.0,
                np.inf, np.nan, 2.0**-20]
@@ -546,7 +723,7 @@ def test_upper_word_kernel_declines_blocks_with_a_lane_outside_its_range():
             x[at] = sign * lane
             ws = _encode.Workspace(x.size)
             out = np.zeros(x.size, dtype=np.uint16)
-            q = _plan.plan(sf.fp16, "d", policy).upper
+            q = _plan.plan(sf.fp16, "d", attrs).upper
             assert _upper.upper_word(q, x, out, ws) is False
             assert not out.any()
             with np.errstate(over="ignore", invalid="ignore"):
@@ -562,12 +739,12 @@ def test_fast_paths_can_be_switched_off(monkeypatch):
 
 
 def test_kernel_leaves_nan_lanes_to_general_path():
-    policy, _ = policy_from_options("nearest_even", "after", True, False, None)
+    attrs, _ = resolve_attributes(None, rounding="nearest_even", tininess="after", subnormals=True, saturate=False, rng=None)
     x = np.float32([1.0, np.nan, -np.inf, 2.0])
     x.view(np.uint32)[1] = 0x7F800001  # a signaling NaN that would round to infinity
     ws = _encode.Workspace(x.size)
     out = np.empty(x.size, dtype=np.uint16)
-    fl, rest = _fastpaths.encode_block(x, sf.bf16, policy, False, out, ws, _encode.encode_general)
+    fl, rest = _fastpaths.encode_block(x, sf.bf16, attrs, False, out, ws, _encode.encode_general)
     assert rest.tolist() == [False, True, False, False]
     bits, flags = sf.encode(x, sf.bf16, return_flags=True)
     assert [hex(b) for b in bits] == ["0x3f80", "0x7fc0", "0xff80", "0x4000"]
@@ -724,13 +901,13 @@ def test_block_kernel_raises_no_numpy_warning_outside_the_stream_driver():
     beside zeros must not leak a RuntimeWarning from the bulk below-normal rounding."""
     import warnings
 
-    policy, _ = policy_from_options("nearest_even", "after", True, False, None)
+    attrs, _ = resolve_attributes(None, rounding="nearest_even", tininess="after", subnormals=True, saturate=False, rng=None)
     x = np.array([0.0, -0.0, 1e-30, np.nan, np.inf, 1e308] + [1.5] * 60, dtype=np.float64)
     out = np.empty(x.size, dtype=np.uint16)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        fast = _fastpaths.encode_block(x, sf.fp16, policy, False, out, _encode.Workspace(x.size), _encode.encode_general)
-        _encode.encode_block(x, sf.fp16, policy, None, False, out, _encode.Workspace(x.size))
+        fast = _fastpaths.encode_block(x, sf.fp16, attrs, False, out, _encode.Workspace(x.size), _encode.encode_general)
+        _encode.encode_block(x, sf.fp16, attrs, None, False, out, _encode.Workspace(x.size))
     assert fast is not None  # the kernel took the block (NaN and inf left to the general path)
     assert [hex(b) for b in out[:7]] == ["0x0", "0x8000", "0x0", "0x7e00", "0x7c00", "0x7c00", "0x3e00"]
 
@@ -818,7 +995,7 @@ def _small_hostile(dtype, n=3000, seed=5):
 @pytest.mark.parametrize("mode", ["nearest_even", "toward_zero", "upward"])
 def test_quantize_small_is_the_general_path_bit_for_bit(fmt, dtype, mode):
     x = _small_hostile(dtype)
-    policy, _ = policy_from_options(mode, "after", True, False, None)
+    attrs, _ = resolve_attributes(None, rounding=mode, tininess="after", subnormals=True, saturate=False, rng=None)
     saved = _fastpaths.ENABLED
     _fastpaths.ENABLED = False  # the general path
     try:
@@ -835,7 +1012,7 @@ def test_quantize_small_is_the_general_path_bit_for_bit(fmt, dtype, mode):
     def decode(bits, f, out):
         out[...] = sf.decode(bits, f, out.dtype)
 
-    got = _fastpaths.quantize_small(x.reshape(8, -1), fmt, policy, decode, rest)
+    got = _fastpaths.quantize_small(x.reshape(8, -1), fmt, attrs, decode, rest)
     if fmt == sf.fp32 and dtype == np.float32:
         assert got is None  # no kernel: nothing to round
         return
@@ -846,12 +1023,12 @@ def test_quantize_small_is_the_general_path_bit_for_bit(fmt, dtype, mode):
 
 
 def test_quantize_small_declines_when_switched_off_or_large(monkeypatch):
-    policy, _ = policy_from_options("nearest_even", "after", True, False, None)
+    attrs, _ = resolve_attributes(None, rounding="nearest_even", tininess="after", subnormals=True, saturate=False, rng=None)
     x = np.ones(10, np.float32)
-    args = (sf.bf16, policy, None, None)
+    args = (sf.bf16, attrs, None, None)
     assert _fastpaths.quantize_small(x, *args) is not None
     assert _fastpaths.quantize_small(np.ones(_fastpaths.BLOCK_SIZE + 1, np.float32), *args) is None
-    stochastic, _ = policy_from_options("stochastic", "after", True, False, 1)
+    stochastic, _ = resolve_attributes(None, rounding="stochastic", tininess="after", subnormals=True, saturate=False, rng=1)
     assert _fastpaths.quantize_small(x, sf.bf16, stochastic, None, None) is None
     monkeypatch.setattr(_fastpaths, "ENABLED", False)
     assert _fastpaths.quantize_small(x, *args) is None

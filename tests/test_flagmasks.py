@@ -9,7 +9,7 @@ import pytest
 import softfloat as sf
 from softfloat import _encode
 from softfloat._flagmasks import FLAG_BITS, FlagMasks, flag_mask
-from softfloat._options import policy_from_options
+from softfloat._options import resolve_attributes
 from softfloat.flags import FLAG_NAMES, AccumulationFlags, Flags
 
 T, F = True, False
@@ -162,11 +162,11 @@ def test_of_reads_public_flags():
 @pytest.mark.parametrize("fast", [True, False])
 def test_encoding_finite_values_allocates_no_invalid_or_divide_by_zero(fast, monkeypatch):
     monkeypatch.setattr(sf._fastpaths, "ENABLED", fast)
-    policy, _ = policy_from_options("nearest_even", "after", True, False, None)
+    attrs, _ = resolve_attributes(None, rounding="nearest_even", tininess="after", subnormals=True, saturate=False, rng=None)
     x = np.linspace(-3.0, 3.0, 64)
-    fl = _encode.encode_block(x, sf.fp16, policy, None, True, np.empty(64, np.uint16), _encode.Workspace(64))
+    fl = _encode.encode_block(x, sf.fp16, attrs, None, True, np.empty(64, np.uint16), _encode.Workspace(64))
     assert isinstance(fl, FlagMasks) and fl.invalid is None and fl.divide_by_zero is None
-    assert _encode.encode_block(x, sf.fp16, policy, None, False, np.empty(64, np.uint16),
+    assert _encode.encode_block(x, sf.fp16, attrs, None, False, np.empty(64, np.uint16),
                                 _encode.Workspace(64)) is None
 
 

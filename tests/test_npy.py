@@ -222,6 +222,32 @@ def test_what_is_not_a_npy_file(tmp_path):
         sf.from_npy(tmp_path / "o.npy")
 
 
+def _npy_with_header(path, header: str) -> None:
+    """A version 1.0 .npy file whose header dict is ``header`` (padded as numpy pads it)."""
+    text = header.encode("latin1")
+    text += b" " * (-(10 + len(text) + 1) % 64) + b"\n"
+    path.write_bytes(b"\x93NUMPY\x01\x00" + len(text).to_bytes(2, "little") + text + bytes(64))
+
+
+def test_from_npy_reads_headers_with_the_checkpoint_readers_strict_parser(tmp_path):
+    """One .npy header parser (softfloat._read_numpy's): every field checked, no code run."""
+    _npy_with_header(tmp_path / "neg.npy", "{'descr': '<f4', 'fortran_order': False, 'shape': (-4,), }")
+    with pytest.raises(ValueError, match="path must name a readable .npy file; .*non-negative"):
+        sf.from_npy(tmp_path / "neg.npy")
+    _npy_with_header(tmp_path / "call.npy", "{'descr': '<f4', 'fortran_order': False, 'shape': (len('ab'),), }")
+    with pytest.raises(ValueError, match="path must name a readable .npy file; .*not a Python dict literal"):
+        sf.from_npy(tmp_path / "call.npy")
+    _npy_with_header(tmp_path / "order.npy", "{'descr': '<f4', 'fortran_order': 1, 'shape': (4,), }")
+    with pytest.raises(ValueError, match="fortran_order 1 is not a bool"):
+        sf.from_npy(tmp_path / "order.npy")
+    _npy_with_header(tmp_path / "ok.npy", "{'descr': '<f4', 'fortran_order': False, 'shape': (4,), }")
+    assert sf.from_npy(tmp_path / "ok.npy").compute().tolist() == [0.0] * 4
+    ml_dtypes = pytest.importorskip("ml_dtypes")
+    np.save(tmp_path / "e5m2.npy", np.zeros(3, dtype=ml_dtypes.float8_e5m2))  # saved as '<f1'
+    with pytest.raises(ValueError, match="float8_e5m2"):
+        sf.from_npy(tmp_path / "e5m2.npy")
+
+
 # ---------------------------------------------------------------------------------------
 # to_npy
 # ---------------------------------------------------------------------------------------

@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 import softfloat as sf
-from softfloat._round import Policy
+from softfloat.attributes import RoundingAttributes
 from softfloat._workspace import Workspace
 
 OPS = {"add": 2, "sub": 2, "mul": 2, "div": 2, "sqrt": 1, "fma": 3}
@@ -42,8 +42,8 @@ def _kernel_module(op):
 
 
 def _all_lanes_exact(kernel):
-    def forced(fmt, policy, *xs, ws=None):
-        res = kernel(fmt, policy, *xs, ws=ws)
+    def forced(fmt, attrs, *xs, ws=None):
+        res = kernel(fmt, attrs, *xs, ws=ws)
         # every lane the fast path settles: finite operands and a finite float64 result
         fast = np.logical_and.reduce([np.isfinite(x) for x in xs]) & np.isfinite(res.hi)
         res.hazard = fast if res.hazard is None else res.hazard | fast
@@ -100,13 +100,13 @@ def test_kernels_compute_the_same_in_a_workspace_and_leave_operands_alone(op, fm
     # the stream driver hands kernels a block workspace for their intermediates; the
     # accumulation layer calls them without one
     kernel = getattr(_kernel_module(op), f"{op}_kernel")
-    policy = Policy(rounding=sf.Rounding(mode))
+    attrs = RoundingAttributes(rounding=sf.Rounding(mode))
     xs = [_specials(fmt, 3000, seed=i + len(op)) for i in range(OPS[op])]
     before = [x.copy() for x in xs]
     with np.errstate(all="ignore"):
-        plain = kernel(fmt, policy, *xs)
+        plain = kernel(fmt, attrs, *xs)
         ws = Workspace(3000)
-        pooled = kernel(fmt, policy, *xs, ws=ws)
+        pooled = kernel(fmt, attrs, *xs, ws=ws)
     for x, b in zip(xs, before):
         assert np.array_equal(x.view(np.uint64), b.view(np.uint64))
     for field in ("hi", "lo", "invalid", "divide_by_zero", "hazard"):

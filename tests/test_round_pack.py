@@ -31,7 +31,8 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 import softfloat as sf
-from softfloat._round import Policy, round_pack
+from softfloat._round import Unrounded, round_pack
+from softfloat.attributes import RoundingAttributes
 from softfloat.rounding import Rounding, Tininess
 from tests.oracle import pattern_of, round_exact
 
@@ -70,8 +71,8 @@ def value_of_pattern(fmt, P: Fraction) -> Fraction:
     return (P - (E - 1) * 2**m) * Fraction(2) ** (fmt.emin + E - 1 - m)
 
 
-def policy(mode="nearest_even", tininess="after", subnormals=True, saturate=False):
-    return Policy(Rounding(mode), Tininess(tininess), subnormals, saturate)
+def attrs(mode="nearest_even", tininess="after", subnormals=True, saturate=False):
+    return RoundingAttributes(Rounding(mode), Tininess(tininess), subnormals, saturate)
 
 
 def call(fmt, cases, pol, *, W=64, offsets=None, rand=None, out=False, scratch=False,
@@ -86,7 +87,7 @@ def call(fmt, cases, pol, *, W=64, offsets=None, rand=None, out=False, scratch=F
     rnd = None if rand is None else np.array(rand, dtype=dt)
     out_arr = np.full(len(cases), 0xA5, dtype=fmt.storage_dtype) if out else None
     scr = [np.full_like(v, 0xDEAD), np.full_like(v, 0xBEEF)] if scratch else None
-    bits, flags = round_pack(fmt, negative, v, s, off, pol, rnd, want_flags, out_arr, scr)
+    bits, flags = round_pack(fmt, Unrounded(negative, v, s, off), pol, rnd, want_flags, out_arr, scr)
     if out:
         assert bits is out_arr
     assert bits.dtype == fmt.storage_dtype
@@ -116,7 +117,7 @@ def outside_the_precondition(fmt, s, P, mode, tininess):
 def check(fmt, cases, mode, tininess="after", subnormals=True, saturate=False, **kw):
     """round_pack agrees with the oracle on every case = (negative, v, s, exact P)."""
     got_bits, got_flags = call(fmt, [c[:3] for c in cases],
-                               policy(mode, tininess, subnormals, saturate), **kw)
+                               attrs(mode, tininess, subnormals, saturate), **kw)
     for (neg, v, s, P), b, f in zip(cases, got_bits, got_flags):
         if outside_the_precondition(fmt, s, P, mode, tininess):
             continue
@@ -146,7 +147,7 @@ def test_exact_values_are_kept(fmt, mode):
     for s in (1, 5):
         for neg in (0, 1):
             cases = [(neg, p << s, s) for p in pats]
-            bits, flags = call(fmt, cases, policy(mode, "before"),
+            bits, flags = call(fmt, cases, attrs(mode, "before"),
                                rand=[2**64 - 1] * len(cases) if mode == "stochastic" else None)
             sign = fmt.sign_mask if neg else 0
             for p, b, f in zip(pats, bits, flags):
@@ -187,7 +188,7 @@ TIE_TABLE = [
 def test_ties_fp16(hi, grs, table, mode, neg, W):
     """Ties go to even (nearest_even) or away (nearest_away); just below/above a tie go to
     the nearer neighbour; a negative value rounds as its magnitude in the mirrored mode."""
-    bits, flags = call(FP16, [(neg, (hi << 3) | grs, 3)], policy(mode), W=W)
+    bits, flags = call(FP16, [(neg, (hi << 3) | grs, 3)], attrs(mode), W=W)
     want = (0x8000 if neg else 0) | table[MIRROR.get(mode, mode) if neg else mode]
     assert (hex(bits[0]), flags[0]) == (hex(want), (False, False, True))
     check(FP16, [exact_case(neg, hi, grs, 3)], mode, W=W)  # the oracle agrees with the table
@@ -238,7 +239,7 @@ def test_carry_into_next_binade(fmt, hi, low, want, offset_form):
     smallest normal)."""
     m = fmt.mantissa_bits
     offset = ((hi >> m) - 1) << m if hi >> m and offset_form else 0
-    bits, flags = call(fmt, [(0, ((hi - offset) << 2) | low, 2)], policy(),
+    bits, flags = call(fmt, [(0, ((hi - offset) << 2) | low, 2)], attrs(),
                        offsets=[offset] if offset_form else None)
     assert (hex(bits[0]), flags[0]) == (hex(want), (False, False, True))
     check(fmt, [exact_case(0, hi, low, 2)], "nearest_even")
@@ -270,7 +271,7 @@ def test_overflow(fmt, mode, saturate):
             (far, Fraction(far, 4))]
     for neg in (0, 1):
         cases = [(neg, v, 2) for v, _ in pats]
-        bits, flags = call(fmt, cases, policy(mode, saturate=saturate),
+        bits, flags = call(fmt, cases, attrs(mode, saturate=saturate),
                            rand=[2**64 - 1] * 3 if mode == "stochastic" else None)
         kind = OVERFLOW_BY_MODE[mode][neg]
         sign = fmt.sign_mask if neg else 0
@@ -295,16 +296,16 @@ def test_overflow(fmt, mode, saturate):
 def test_overflow_pinned():
     """The same rules, drawn: fp16 max 0.11110.1111111111 = 0x7bff (65504)."""
     x = (0x7BFF << 2) | 0b10  # 0.11110.1111111111 | 1 0: 65520, the tie between max and 2**16
-    assert call(FP16, [(0, x, 2)], policy("nearest_even"))[0] == [0x7C00]  # tie to even: inf
-    assert call(FP16, [(1, x, 2)], policy("nearest_even", saturate=True))[0] == [0xFBFF]
+    assert call(FP16, [(0, x, 2)], attrs("nearest_even"))[0] == [0x7C00]  # tie to even: inf
+    assert call(FP16, [(1, x, 2)], attrs("nearest_even", saturate=True))[0] == [0xFBFF]
     x = (0x7BFF << 2) | 0b01  # 65504 + 8: below the tie, max without overflow
-    assert call(FP16, [(0, x, 2)], policy("nearest_even")) == ([0x7BFF], [(False, False, True)])
+    assert call(FP16, [(0, x, 2)], attrs("nearest_even")) == ([0x7BFF], [(False, False, True)])
     x = (0x7E << 2) | 0b10    # e4m3 0.1111.110 | 1 0: 464, the tie between 448 (even) and 480
-    assert call(E4M3, [(0, x, 2)], policy("nearest_even")) == ([0x7E], [(False, False, True)])
-    assert call(E4M3, [(0, x, 2)], policy("nearest_away")) == ([0x7F], [(True, False, True)])  # NaN
-    assert call(E4M3, [(1, x, 2)], policy("nearest_even", saturate=True))[0] == [0xFE]
+    assert call(E4M3, [(0, x, 2)], attrs("nearest_even")) == ([0x7E], [(False, False, True)])
+    assert call(E4M3, [(0, x, 2)], attrs("nearest_away")) == ([0x7F], [(True, False, True)])  # NaN
+    assert call(E4M3, [(1, x, 2)], attrs("nearest_even", saturate=True))[0] == [0xFE]
     x = (0x7 << 2) | 0b10     # e2m1 0.11.1 | 1 0: 7, the tie between 6 and 8
-    assert call(E2M1, [(1, x, 2)], policy("nearest_even")) == ([0xF], [(True, False, True)])
+    assert call(E2M1, [(1, x, 2)], attrs("nearest_even")) == ([0xF], [(True, False, True)])
 
 
 # =====================================================================================
@@ -333,12 +334,12 @@ UNDERFLOW_FP16 = [
 @pytest.mark.parametrize("grs,mode,want,uf_after,uf_before", UNDERFLOW_FP16)
 def test_tininess_fp16(grs, mode, want, uf_after, uf_before):
     for tininess, uf in (("after", uf_after), ("before", uf_before)):
-        bits, flags = call(FP16, [(0, (0x03FF << 2) | grs, 2)], policy(mode, tininess))
+        bits, flags = call(FP16, [(0, (0x03FF << 2) | grs, 2)], attrs(mode, tininess))
         assert (hex(bits[0]), flags[0]) == (hex(want), (False, uf, True)), tininess
         check(FP16, [exact_case(0, 0x03FF, grs, 2)], mode, tininess)
         # flush-to-zero flushes exactly what is tiny (-x in the mirrored mode: same magnitude)
         bits, flags = call(FP16, [(1, (0x03FF << 2) | grs, 2)],
-                           policy(MIRROR.get(mode, mode), tininess, False))
+                           attrs(MIRROR.get(mode, mode), tininess, False))
         assert (hex(bits[0]), flags[0]) == (hex(0x8000 if uf else 0x8000 | want), (False, uf, True))
 
 
@@ -372,8 +373,8 @@ def test_tininess_after_with_one_cut_bit(fmt, mode):
     P = 2**m - Fraction(1, 2)
     assert expected(fmt, 0, P, mode) == (1 << m, (False, True, True))  # the oracle agrees
     assert expected(fmt, 0, P, mode, subnormals=False) == (0, (False, True, True))
-    assert call(fmt, [(0, x, 1)], policy(mode)) == ([1 << m], [(False, True, True)])
-    assert call(fmt, [(0, x, 1)], policy(mode, subnormals=False)) == ([0], [(False, True, True)])
+    assert call(fmt, [(0, x, 1)], attrs(mode)) == ([1 << m], [(False, True, True)])
+    assert call(fmt, [(0, x, 1)], attrs(mode, subnormals=False)) == ([0], [(False, True, True)])
 
 
 @pytest.mark.parametrize("src, fmt", [(np.float32, sf.Format(8, 22)), (np.float64, sf.Format(11, 51))])
@@ -418,7 +419,7 @@ def test_flush_to_zero_pinned():
     """fp16 without subnormals: 0x0001 exact (2**-24) -> 0 with underflow and inexact;
     0x0400 (2**-14) is normal and stays; -0x03ff -> -0."""
     cases = [(0, 1 << 2, 2), (0, 0x0400 << 2, 2), (1, 0x03FF << 2, 2), (1, 0, 2)]
-    bits, flags = call(FP16, cases, policy(subnormals=False))
+    bits, flags = call(FP16, cases, attrs(subnormals=False))
     assert [hex(b) for b in bits] == ["0x0", "0x400", "0x8000", "0x8000"]
     assert flags == [(False, True, True), (False, False, False), (False, True, True),
                      (False, False, False)]
@@ -427,9 +428,9 @@ def test_flush_to_zero_pinned():
 def test_fnuz_has_no_negative_zero():
     """e4m3fnuz: -0 and negative values that round to zero come out as +0 (0x80 is NaN)."""
     cases = [(1, 0, 1), (1, 1, 3), (1, 0x07 << 1, 1)]  # -0; -1/8 of the smallest subnormal; -0x07 exact
-    bits, flags = call(E4M3FNUZ, cases, policy("toward_zero"))
+    bits, flags = call(E4M3FNUZ, cases, attrs("toward_zero"))
     assert [hex(b) for b in bits] == ["0x0", "0x0", "0x87"]
-    bits, _ = call(E4M3FNUZ, cases, policy("nearest_even", subnormals=False))
+    bits, _ = call(E4M3FNUZ, cases, attrs("nearest_even", subnormals=False))
     assert [hex(b) for b in bits] == ["0x0", "0x0", "0x0"]
 
 
@@ -475,7 +476,7 @@ def test_stochastic_every_draw(fmt, W, tininess):
                 for j in range(16):
                     cases = [(neg, (hi << s) | j, s)] * 16
                     rand = [(u << (W - s)) | junk for u in range(16)]
-                    bits, flags = call(fmt, cases, policy("stochastic", tininess, subnormals), W=W,
+                    bits, flags = call(fmt, cases, attrs("stochastic", tininess, subnormals), W=W,
                                        rand=rand)
                     down, up = neighbours(fmt, neg, hi + Fraction(j, 16), tininess, subnormals, False)
                     got = list(zip(bits, flags))
@@ -488,9 +489,9 @@ def test_stochastic_pinned():
     The bits below the top s do not vote: rand = 0x7fff... (top bits 011) rounds down."""
     x = (0x3C00 << 3) | 0b011
     top = [u << 61 for u in range(8)]
-    assert call(FP16, [(0, x, 3)] * 8, policy("stochastic"), rand=top)[0] == [0x3C00] * 5 + [0x3C01] * 3
-    assert call(FP16, [(0, x, 3)], policy("stochastic"), rand=[2**63 - 1])[0] == [0x3C00]
-    assert call(FP16, [(1, x, 3)], policy("stochastic"), rand=[2**64 - 1])[0] == [0xBC01]
+    assert call(FP16, [(0, x, 3)] * 8, attrs("stochastic"), rand=top)[0] == [0x3C00] * 5 + [0x3C01] * 3
+    assert call(FP16, [(0, x, 3)], attrs("stochastic"), rand=[2**63 - 1])[0] == [0x3C00]
+    assert call(FP16, [(1, x, 3)], attrs("stochastic"), rand=[2**64 - 1])[0] == [0xBC01]
 
 
 # =====================================================================================
@@ -498,7 +499,7 @@ def test_stochastic_pinned():
 # =====================================================================================
 @st.composite
 def rounding_cases(draw, stochastic=False):
-    """A format, a policy, a word width, and a list of (negative, v, s, exact P[, rand])
+    """A format, a attrs, a word width, and a list of (negative, v, s, exact P[, rand])
     for one call.  P = k + (low + tail) / 2**s with k below two binades past max_finite;
     with a tail (s >= 2) v carries it as a sticky bit 0 (the OR of the bits below)."""
     fmt = draw(st.sampled_from(FORMATS))
@@ -550,7 +551,7 @@ def rounding_cases(draw, stochastic=False):
 @example((E6M9, 64, ("before", True, False), [(1, ((1 << 9) << 4) | 0b1000, 4, (0x3F << 9) + Fraction(1, 2), None)],
           [0x3E << 9]), "downward", False)                    # offset form, beyond the format: -inf
 def test_random_patterns(case, mode, out_scratch):
-    """Random patterns in every format, word width, policy and mode, with and without a
+    """Random patterns in every format, word width, attrs and mode, with and without a
     sticky bit, with the exponent in v or in ``offset``, against the oracle."""
     fmt, W, (tininess, subnormals, saturate), cases, offsets = case
     check(fmt, [c[:4] for c in cases], mode, tininess, subnormals, saturate, W=W,
@@ -569,7 +570,7 @@ def test_random_stochastic(case):
     fraction plus the top s random bits (as a fraction) reaches 1, and then the result and
     flags are those of the neighbour the oracle gives in that direction."""
     fmt, W, (tininess, subnormals, saturate), cases, offsets = case
-    bits, flags = call(fmt, [c[:3] for c in cases], policy("stochastic", tininess, subnormals, saturate),
+    bits, flags = call(fmt, [c[:3] for c in cases], attrs("stochastic", tininess, subnormals, saturate),
                        W=W, offsets=offsets, rand=[c[4] for c in cases])
     for (neg, v, s, P, rand), b, f in zip(cases, bits, flags):
         frac = P - math.floor(P)                     # the cut part, as a fraction of 1
@@ -591,7 +592,7 @@ POLICIES = (("after", True, False), ("before", True, True), ("after", False, Tru
 @pytest.mark.parametrize("mode", DETERMINISTIC)
 def test_small_formats_exhaustive(fmt, mode, oracle_stride, request):
     """Every pattern k + j/8 (j = 0..7) from 0 to two binades past max_finite, both signs,
-    under each policy: all ties, neighbours of ties, carries, the underflow band and
+    under each attrs: all ties, neighbours of ties, carries, the underflow band and
     overflow of the 4-, 6- and 8-bit formats.  (Without --runslow, every oracle_stride-th
     pattern k, from an offset that depends on the test, plus the first and last binade.)"""
     m = fmt.mantissa_bits
@@ -610,8 +611,8 @@ def test_without_flags_same_bits():
     """want_flags=False returns None for the flags and the same bits as with flags."""
     cases = [(0, (0x3C00 << 2) | 0b10, 2), (1, (0x7BFF << 2) | 0b11, 2), (0, 0b11, 2)]
     for mode in DETERMINISTIC:
-        with_flags, _ = call(FP16, cases, policy(mode))
-        without, none = call(FP16, cases, policy(mode), want_flags=False)
+        with_flags, _ = call(FP16, cases, attrs(mode))
+        without, none = call(FP16, cases, attrs(mode), want_flags=False)
         assert without == with_flags and none is None
 
 
@@ -621,5 +622,5 @@ def test_shift_by_word_width(mode):
     bit of v lies below the guard bit, so the result is an exact 0 (with the sign)."""
     v = (1 << 62) + 12345
     for s in (64, 70):
-        bits, _ = call(FP16, [(0, v, s), (1, v, s)], policy(mode), want_flags=False)
+        bits, _ = call(FP16, [(0, v, s), (1, v, s)], attrs(mode), want_flags=False)
         assert bits == [0x0000, 0x8000]

@@ -606,3 +606,36 @@ def test_delayed_scaling_defaults_and_errors():
     with pytest.raises(ValueError, match="amax has shape"):
         ds.update([1.0, 2.0])
     assert "DelayedScaling('fp8_e4m3'" in repr(ds)
+
+
+# =====================================================================================
+# attributes=: the element rounding's options as one value
+# =====================================================================================
+@pytest.mark.parametrize("platform, tininess", [("default", "after"), ("arm", "before")])
+@pytest.mark.parametrize("multiply", ["fp32", "exact"])
+def test_scaled_encode_takes_attributes_and_the_platforms_tininess(platform, tininess, multiply):
+    """Just below e4m3's smallest normal 2**-6, rounding to it: underflow only where
+    tininess is judged before rounding (IEEE 754-2019 section 7.5)."""
+    q = Fraction(1, 2**6) - Fraction(1, 2**12)
+    t, flags = sf.scaled_encode([float(q)], "e4m3", scale=1.0, multiply=multiply, return_flags=True,
+                                attributes=sf.RoundingAttributes(platform=platform))
+    want = round_exact(q, False, sf.fp8_e4m3, "nearest_even", tininess=tininess, saturate=True)
+    assert int(t.bits[0]) == pattern_of(want.value, want.negative, sf.fp8_e4m3)
+    assert bool(np.any(flags.underflow)) == want.underflow == (tininess == "before")
+
+
+def test_scaled_encode_saturates_unless_attributes_say_otherwise():
+    """satfinite by default; given attributes decide by their own saturate field (OCP
+    E4M3: 1.0 = 0x38, max 448 = 0x7E, NaN 0x7F); a keyword that is given wins."""
+    def bits(**kw):
+        return sf.scaled_encode([1.0, 1000.0], "e4m3", scale=1.0, **kw).bits.tolist()
+
+    assert bits() == [0x38, 0x7E]
+    assert bits(attributes=sf.RoundingAttributes()) == [0x38, 0x7F]
+    assert bits(attributes=sf.RoundingAttributes(), saturate=True) == [0x38, 0x7E]
+    assert bits(attributes=sf.RoundingAttributes(saturate=True)) == [0x38, 0x7E]
+    assert bits(attributes=sf.RoundingAttributes(rounding="toward_zero")) == [0x38, 0x7E]  # IEEE 7.4
+    assert bits(attributes=sf.RoundingAttributes(rounding="upward"), rounding="toward_zero",
+                saturate=False) == [0x38, 0x7E]
+    with pytest.raises(TypeError, match="attributes must be a softfloat.RoundingAttributes"):
+        sf.scaled_encode([1.0], "e4m3", attributes={"rounding": "upward"})

@@ -10,10 +10,10 @@ condition it is exact under (``applies``, checked once per plan):
   e8mN with IEEE specials), every deterministic mode: the target pattern is the top
   1 + 8 + m bits of the float32 pattern, so rounding is an integer add and a shift;
 * :mod:`._rebias` -- float32 / float64 -> any narrower format, every deterministic mode,
-  for lanes inside the target's normal range: a re-bias, an add and a shift; without
-  flags, overflowing lanes are clamped to IEEE's overflow result and lanes below the
-  smallest normal are rounded by numpy's rint/trunc/ceil/floor (or trunc and a compare,
-  for ties away) on the exactly scaled input;
+  for lanes inside the target's normal range and zeros (both signs, in the same passes):
+  a re-bias, an add and a shift; without flags, overflowing lanes are clamped to IEEE's
+  overflow result and nonzero lanes below the smallest normal are rounded by numpy's
+  rint/trunc/ceil/floor (or trunc and a compare, for ties away) on the exactly scaled input;
 * :mod:`._table` -- float32 -> fp16 and float32 / float64 -> FP8, FP6, FP4 (any format
   whose index has at most 21 bits), every deterministic mode: the result depends only on
   the input's top bits and the OR of the rest, so it is one lookup in a table the general
@@ -25,7 +25,7 @@ condition it is exact under (``applies``, checked once per plan):
   once by the general decoder, or a left shift where the target's pattern is the top of
   the output float's pattern, for bf16/tf32 into float64 followed by a widening cast.
 
-:mod:`._plan` picks the kernel for (format, input type, policy) once; :mod:`._words`
+:mod:`._plan` picks the kernel for (format, input type, attrs) once; :mod:`._words`
 holds the word-level passes the kernels share.  :func:`quantize_small` runs the same
 kernels on one small array for callers that round many (the training lab), and takes
 numpy's float64 -> float32 cast for fp32 in round to nearest even
@@ -73,10 +73,10 @@ BLOCK_FACTOR = 16
 TRUNCATING_BLOCK_FACTOR = 32
 
 
-def encode_block(blk, fmt: Format, policy, want: bool, out, ws, general):
+def encode_block(blk, fmt: Format, attrs, want: bool, out, ws, general):
     """Encode a contiguous float block by a fast kernel, or return None (declined).
 
-    ``general(x, fmt, policy, out)`` is the general path (bits into ``out``, its
+    ``general(x, fmt, attrs, out)`` is the general path (bits into ``out``, its
     FlagMasks returned), which fills a table kernel's tables the first time they are needed.
     Returns ``(flags, rest)``: the FlagMasks as in ``_encode.encode_block`` (or
     None when not ``want``), and a boolean mask of lanes the caller must recompute on
@@ -84,7 +84,7 @@ def encode_block(blk, fmt: Format, policy, want: bool, out, ws, general):
     """
     if not ENABLED or blk.size == 0:
         return None
-    plan = _plan.lookup(fmt, blk.dtype.char, policy)
+    plan = _plan.lookup(fmt, blk.dtype.char, attrs)
     if plan is None:
         return None
     if plan.kernel is _table.by_table:
@@ -97,7 +97,7 @@ def encode_block(blk, fmt: Format, policy, want: bool, out, ws, general):
     return plan.kernel(plan, blk, want, out, ws)
 
 
-def quantize_block(blk, fmt: Format, policy, want: bool, values, ws, general, decode):
+def quantize_block(blk, fmt: Format, attrs, want: bool, values, ws, general, decode):
     """Quantize a contiguous float block (round into ``fmt``, then back to the input's
     type) into ``values`` by one lookup, or return None (declined).
 
@@ -109,7 +109,7 @@ def quantize_block(blk, fmt: Format, policy, want: bool, values, ws, general, de
     """
     if not ENABLED or blk.size == 0 or values.dtype != blk.dtype:
         return None
-    plan = _plan.lookup(fmt, blk.dtype.char, policy)
+    plan = _plan.lookup(fmt, blk.dtype.char, attrs)
     if plan is None or plan.kernel is not _table.by_table:
         return None
     tables = plan.tables or plan.fill(general, blk.size)
@@ -119,7 +119,7 @@ def quantize_block(blk, fmt: Format, policy, want: bool, values, ws, general, de
     return [_table.lookup_values(plan, tables, values_table, blk, want, values, ws)]
 
 
-def quantize_small(x, fmt: Format, policy, decode, general):
+def quantize_small(x, fmt: Format, attrs, decode, general):
     """A small float32/float64 array rounded into ``fmt`` and decoded to
     ``fmt.value_dtype()`` (float32 where it holds the format) as one block, without
     :func:`softfloat.quantize`'s per-call work (option checks, block streaming, flags),
@@ -141,10 +141,10 @@ def quantize_small(x, fmt: Format, policy, decode, general):
     """
     if not ENABLED or not 0 < x.size <= BLOCK_SIZE or x.dtype.char not in "fd" or not x.dtype.isnative:
         return None
-    if fmt == fp32 and x.dtype == np.float64 and policy.rounding is Rounding.NEAREST_EVEN and policy.subnormals \
-            and not policy.saturate:
+    if fmt == fp32 and x.dtype == np.float64 and attrs.rounding is Rounding.NEAREST_EVEN and attrs.subnormals \
+            and not attrs.saturate:
         return _float64_to_float32(x, general)
-    plan = _plan.lookup(fmt, x.dtype.char, policy)
+    plan = _plan.lookup(fmt, x.dtype.char, attrs)
     tables = None
     if plan is not None and plan.kernel is _table.by_table:
         tables = plan.tables  # filled by the codec's larger blocks, or None
@@ -203,13 +203,13 @@ class _ThreadScratch:
 _SCRATCH = _ThreadScratch()
 
 
-def block_factor(fmt: Format, dtype, policy, want: bool = False) -> int:
+def block_factor(fmt: Format, dtype, attrs, want: bool = False) -> int:
     """How many general-path blocks one block may span for this conversion (``want``:
     with flags): the fast kernel's factor where one exists for it, else 1.  Results never
     depend on the block size."""
     if not ENABLED or dtype.char not in "fd":
         return 1
-    plan = _plan.lookup(fmt, dtype.char, policy)
+    plan = _plan.lookup(fmt, dtype.char, attrs)
     if plan is None:
         return 1
     return TRUNCATING_BLOCK_FACTOR if plan.kernel is _truncate.truncating and not want else BLOCK_FACTOR

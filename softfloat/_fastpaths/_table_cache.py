@@ -1,5 +1,5 @@
 """The tables of the lookup kernel (:mod:`._table`): filled once per (format, input type,
-policy) by the general path, kept within a memory bound, oldest dropped first."""
+attrs) by the general path, kept within a memory bound, oldest dropped first."""
 
 from __future__ import annotations
 
@@ -26,13 +26,13 @@ _filled_lock = threading.Lock()
 
 
 class TablePlan:
-    """The tables of :func:`._table.by_table` for one (format, input type, policy) that
+    """The tables of :func:`._table.by_table` for one (format, input type, attrs) that
     :func:`._table.applies` to: the general
     path's bits and flags (packed: softfloat._flagmasks.FLAG_BITS) for one input per index, and
     the kernel that blocks too small to fill them take instead (``fallback``)."""
 
-    def __init__(self, fmt: Format, src: Format, policy, fallback):
-        self.kernel, self.fmt, self.src, self.policy, self.fallback = by_table, fmt, src, policy, fallback
+    def __init__(self, fmt: Format, src: Format, attrs, fallback):
+        self.kernel, self.fmt, self.src, self.attrs, self.fallback = by_table, fmt, src, attrs, fallback
         self.dt = src.storage_dtype.type
         self.c = self.dt(table_cut(fmt, src))
         self.below = self.dt((1 << int(self.c)) - 1)
@@ -56,7 +56,7 @@ class TablePlan:
         reps = ((index >> self.dt(1)) << self.dt(self.c + 1)) | (index & self.dt(1))
         bits = np.empty(self.entries, dtype=self.fmt.storage_dtype)
         with np.errstate(all="ignore"):
-            flags = general(reps.view(np.dtype(f"f{self.src.bits // 8}")), self.fmt, self.policy, bits)
+            flags = general(reps.view(np.dtype(f"f{self.src.bits // 8}")), self.fmt, self.attrs, bits)
         packed = flags.packed(self.entries)
         raises = tuple(name for name, mask in flags if mask is not None and mask.any())
         bits.flags.writeable = packed.flags.writeable = False

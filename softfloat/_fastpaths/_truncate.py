@@ -56,9 +56,9 @@ def truncating(p, blk, want: bool, out, ws):
         checks = []
         if hi >= fp32.infinity_bits:
             checks.append(mag >= np.uint32(fp32.infinity_bits))  # NaN and infinity: general path
-        if p.policy.saturate and hi > p.hi:
+        if p.attrs.saturate and hi > p.hi:
             checks.append(mag > p.hi)
-        if want or not p.policy.subnormals:
+        if want or not p.attrs.subnormals:
             # 0 < |x| < 2**-126: mag - 1 wraps for zero, so one compare finds them
             np.subtract(mag, p.one, out=t)
             tiny = t < np.uint32(fp32.mantissa_mask)

@@ -14,24 +14,24 @@ from ._words import upper_into
 __all__ = ["PROBE_LANES", "UpperWordPlan", "applies", "upper_word"]
 
 
-def applies(fmt: Format, policy, W: int) -> bool:
+def applies(fmt: Format, attrs, W: int) -> bool:
     """The condition of :func:`upper_word` (checked once per plan): float64 input, a
     16-bit target with 4 <= m <= 19 fraction bits, nearest_even / nearest_away /
     toward_zero, a little-endian machine (the narrowing views), no flags (checked per call)."""
     return (W == 64 and _words.LITTLE_ENDIAN and fmt.bits == 16 and fmt.storage_dtype == np.uint16
-            and 4 <= fmt.mantissa_bits <= 19 and policy.rounding in (
+            and 4 <= fmt.mantissa_bits <= 19 and attrs.rounding in (
                 Rounding.NEAREST_EVEN, Rounding.NEAREST_AWAY, Rounding.TOWARD_ZERO))
 
 
 class UpperWordPlan:
     """Constants of :func:`upper_word` as uint32 scalars (see there)."""
 
-    def __init__(self, p, fmt: Format, policy):  # p: the re-bias kernel's Plan
+    def __init__(self, p, fmt: Format, attrs):  # p: the re-bias kernel's Plan
         m = fmt.mantissa_bits
         s = m - 4  # hw's kept fraction bits (top m of 20) move to bits 16 .. 15 + m
         rebias_h = p.rebias >> 32  # (1023 - bias) << 20
-        half = 1 << 15 if policy.rounding is not Rounding.TOWARD_ZERO else 0
-        self.nearest_even = policy.rounding is Rounding.NEAREST_EVEN
+        half = 1 << 15 if attrs.rounding is not Rounding.TOWARD_ZERO else 0
+        self.nearest_even = attrs.rounding is Rounding.NEAREST_EVEN
         self.lo = np.uint32(int(p.lo) >> 32)  # min_normal's upper word (its lower word is 0)
         self.hi = np.uint32(int(p.hi) >> 32)  # max_finite's upper word (lower word 0: m <= 19)
         self.mul = np.uint32((1 << s) - 1)

@@ -10,8 +10,10 @@ Terms
     in an fma chain), or round_P(a_k * b_k) when ``product`` is a format P.
 
 IEEE accumulator A (``accumulator`` a format)
-    round_A(v) is the correct rounding of the exact v into A (``rounding``, ``tininess``,
-    ``subnormals``; overflow as IEEE 754 section 7.4).
+    round_A(v) is the correct rounding of the exact v into A (``rounding``, ``subnormals``,
+    ``tininess``, or all of them as ``attributes``; overflow as IEEE 754 section 7.4, or
+    to +-max_finite with ``saturate=True``).  round_P and round_O are the same roundings
+    into P and O.
 
     * ``order="sequential"``: s = c (held exactly) if given; then for k = 0, 1, ..., K-1:
       s = round_A(t_k) while s is still undefined, else s = round_A(s + t_k).
@@ -33,7 +35,10 @@ Hardware accumulator (``accumulator`` a preset name such as "h100", or a
     chips); c is the first block's accumulator.  The presets' output is fp32, or fp16 where
     ``out_format`` is fp16; another ``out_format`` is reached by one final rounding.  With
     ``block=b`` each run of b terms goes through the fused adder from a zero accumulator and
-    the run results are added in IEEE arithmetic in ``out_format`` as above.
+    the run results are added in IEEE arithmetic in ``out_format`` as above.  The fused
+    steps round as the hardware does, whatever ``rounding``, ``subnormals`` and
+    ``saturate`` say; those apply to the IEEE roundings around them (``c`` into the
+    adder's output, promotions, the final rounding).
 
 Zeros, NaNs and flags
     Exact zero sums follow IEEE 754 section 6.3 (+0 for opposite signs, -0 under

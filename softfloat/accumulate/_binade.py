@@ -16,13 +16,20 @@ general path for the lanes stopped there, and the window moves on.  Exact throug
 every quantity is an integer or a power-of-two scaling of a float64 term.
 
 Used for deterministic modes without flags (flags and stochastic draws take the general
-path); results equal the general path bit for bit (tests/test_accumulate_paths.py).
+path); results equal the general path bit for bit (tests/test_accumulate_paths.py).  A
+shortcut like those of :mod:`softfloat._fastpaths`: :func:`supports` answers False while
+``softfloat._fastpaths.ENABLED``, the one off switch, is False.  Saturation and tininess
+never matter here: a window stops before any step whose exact sum or result leaves the
+binade, so no accepted step overflows or reaches max_finite, and none is tiny when
+subnormals are flushed (those steps are the general path's); tininess changes only
+flags, which windows never compute.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
+from .. import _fastpaths
 from ..formats import Format
 from ..rounding import Rounding
 
@@ -41,8 +48,9 @@ _CELLS = 1 << 18
 
 
 def supports(rounding: Rounding) -> bool:
-    """Can chains in this mode be taken a window at a time?  (Not stochastic.)"""
-    return rounding in _MODES
+    """Can chains in this mode be taken a window at a time?  (Not stochastic; and never
+    while softfloat._fastpaths.ENABLED is False.)"""
+    return _fastpaths.ENABLED and rounding in _MODES
 
 
 def chain(s, T, fmt: Format, rounding: Rounding, subnormals: bool, exact_add):

@@ -3,7 +3,8 @@ provably the same as the correctly rounded definition.
 
 Conditions (all of them; ``plan`` checks each and returns None otherwise):
 
-* round to nearest even, gradual underflow and no stochastic draws (flags are derived
+* round to nearest even, gradual underflow, no saturation (numpy overflows to infinity)
+  and no stochastic draws (flags are derived
   from each addition's operands and result:
   :func:`softfloat.ops.kernels.addition_flags`);
 * the accumulator is fp32, fp16 or fp64, so a numpy addition of two accumulator values
@@ -66,10 +67,10 @@ def plan(spec, layout):
     (also whenever softfloat._fastpaths.ENABLED, the one off switch of the shortcuts, is
     False)."""
     acc = spec.acc
-    p = spec.policy
+    p = spec.attrs
     if not _fastpaths.ENABLED or acc.native_dtype is None:
         return None
-    if p.rounding is not Rounding.NEAREST_EVEN or not p.subnormals or spec.key is not None:
+    if p.rounding is not Rounding.NEAREST_EVEN or not p.subnormals or p.saturate or spec.key is not None:
         return None
     # the final result may be rounded (to nearest even) into a narrower out_format, by the
     # one rounding point; c (a value of out_format) then is exactly a value of acc
@@ -197,7 +198,7 @@ class Native:
         nearest even: the only mode here); its flags are computed here."""
         if self.want and self.spec.out != self.spec.acc:
             out = np.empty(s.shape, dtype=self.spec.out.storage_dtype)
-            fl = encode_block(np.ascontiguousarray(s), self.spec.out, self.spec.policy, None, True, out,
+            fl = encode_block(np.ascontiguousarray(s), self.spec.out, self.spec.attrs, None, True, out,
                               Workspace(s.size))
             flags.add(fl)
         return s

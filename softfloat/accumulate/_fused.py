@@ -19,24 +19,17 @@ from dataclasses import replace
 import numpy as np
 
 from .._flagmasks import FlagMasks
-from .._round import Policy
-from ..formats import Format, fp16
-from ..ops.kernels import Exact, add_exact, add_kernel, is_narrow
+from ..attributes import RoundingAttributes
+from ..formats import fp16
+from ..ops.kernels import Exact, add_exact, add_kernel
 from ..rounding import Rounding
 from . import _draws
 from ._ieee import Rounder, TileFlags, join
 from .hardware import FusedAccumulator
 
-__all__ = ["accumulate_tile", "check_inputs"]
+__all__ = ["accumulate_tile"]
 
 _NO_EXPONENT = -(1 << 20)  # zeros, infinities and NaNs take no part in M
-
-
-def check_inputs(acc: FusedAccumulator, fmt: Format) -> None:
-    """The model needs products that are exact in float64 (inputs of <= 24-bit precision)."""
-    if not is_narrow(fmt) or fmt.precision > 12:
-        raise ValueError(f"the fused accumulator model takes inputs of at most 11 fraction bits and "
-                         f"8 exponent bits (fp16, bf16, tf32, FP8, ...); got {fmt}")
 
 
 def _exponents(x, emin: int):
@@ -53,8 +46,8 @@ class _Block:
         self.F = acc.fraction_bits
         self.out = acc.output
         self.c_emin = acc.output.emin
-        policy = Policy(rounding=acc.output_rounding)
-        self.to_out = Rounder(acc.rounding_format, policy, want)
+        attrs = RoundingAttributes(rounding=acc.output_rounding)
+        self.to_out = Rounder(acc.rounding_format, attrs, want)
         self.want = want
 
     def __call__(self, P, E, nan_inputs, c, flags: TileFlags):
@@ -97,8 +90,9 @@ def accumulate_tile(acc: FusedAccumulator, spec, ieee, tile, c_values, flags: Ti
     block = _Block(acc, spec, spec.want)
     via = acc.fp8 == "via_fp16" and fmt.exponent_bits <= 5 and fmt.mantissa_bits <= 3
     emin = fp16.emin if via else fmt.emin
-    ieee_out = Rounder(acc.output, replace(spec.policy, rounding=Rounding.NEAREST_EVEN), spec.want)
-    to_hw = Rounder(acc.output, spec.policy, spec.want)
+    # the "via fp16" path's addition of c is the chip's: to nearest even, never saturating
+    ieee_out = Rounder(acc.output, replace(spec.attrs, rounding=Rounding.NEAREST_EVEN, saturate=False), spec.want)
+    to_hw = Rounder(acc.output, spec.attrs, spec.want)
 
     def products(k0, k1):
         X, Y = tile.factors(k0, k1)
@@ -120,7 +114,7 @@ def accumulate_tile(acc: FusedAccumulator, spec, ieee, tile, c_values, flags: Ti
                 first = (np.arange(a, b) % 4) < 2
                 s = block(P[first], E[first], nan_in[first].any(axis=0), np.zeros(n), flags)
                 s = block(P[~first], E[~first], nan_in[~first].any(axis=0), s, flags)
-                res = add_kernel(join(acc.output, acc.output), ieee_out.policy, s, c)
+                res = add_kernel(join(acc.output, acc.output), ieee_out.attrs, s, c)
                 before = c
                 c, fl = ieee_out(res, add_exact, [s, c], None)
                 if fl is not None:  # c + the block: an IEEE addition, swamped as such

@@ -17,7 +17,7 @@ import numpy as np
 
 from .._decode import decode_block
 from .._flagmasks import FlagMasks
-from .._round import Policy
+from ..attributes import RoundingAttributes
 from .._workspace import Workspace
 from ..formats import Format, fp64
 from ..ops.kernels import (
@@ -46,7 +46,8 @@ WINDOW_LANES, WINDOW_LANES_LONG, LONG_CHAIN = 8, 256, 1024
 
 @dataclass(frozen=True)
 class Spec:
-    """Everything one reduction call fixes (already validated)."""
+    """Everything one reduction call fixes (already validated: a _spec.ReductionSpec's
+    fields, the accumulator as the IEEE arithmetic sees it, and a dask chunk's place)."""
 
     fmt: Format  # the inputs
     acc: Format  # the accumulator A
@@ -54,7 +55,7 @@ class Spec:
     product: Format | None
     order: str
     block: int | None
-    policy: Policy
+    attrs: RoundingAttributes
     key: np.uint64 | None  # stochastic rounding only
     want: bool
     positions: object = None  # a softfloat._random.Positions: this output's place in a whole one (dask)
@@ -89,9 +90,9 @@ class TileFlags:
 class Rounder:
     """Rounds kernels' exact results into one format and returns exact float64 values."""
 
-    def __init__(self, fmt: Format, policy: Policy, want: bool):
-        self.fmt, self.policy, self.want = fmt, policy, want
-        self.target = Target(fmt, policy, want)
+    def __init__(self, fmt: Format, attrs: RoundingAttributes, want: bool):
+        self.fmt, self.attrs, self.want = fmt, attrs, want
+        self.target = Target(fmt, attrs, want)
         self.ws = Workspace(0)
 
     def __call__(self, res: Exact, exact, xs, rand):
@@ -124,7 +125,7 @@ class Arithmetic:
 
     def __init__(self, spec: Spec, is_product: bool):
         self.spec = spec
-        p = spec.policy
+        p = spec.attrs
         self.to_acc = Rounder(spec.acc, p, spec.want)
         self.to_product = Rounder(spec.product, p, spec.want) if spec.product is not None else None
         self.to_out = Rounder(spec.out, p, spec.want)
@@ -153,7 +154,7 @@ class Arithmetic:
                 flags.add(FlagMasks(invalid=invalid_products(X, Y, t)))
             return t
         xs = list(_flat_factors(X, Y))
-        res = mul_kernel(self.product_format, self.spec.policy, *xs)
+        res = mul_kernel(self.product_format, self.spec.attrs, *xs)
         rand = None if self.spec.key is None else self.rand(_draws.PRODUCT, np.asarray(ks), q0, n).reshape(-1)
         values, fl = self.to_product(res, mul_exact, xs, rand)
         if fl is not None:
@@ -169,13 +170,13 @@ class Arithmetic:
         if t is None:
             x, y = factors
             if s is None:
-                res, exact, xs = mul_kernel(fp64, spec.policy, x, y), mul_exact, [x, y]
+                res, exact, xs = mul_kernel(fp64, spec.attrs, x, y), mul_exact, [x, y]
             else:
-                res, exact, xs = fma_kernel(fp64, spec.policy, x, y, s), fma_exact, [x, y, s]
+                res, exact, xs = fma_kernel(fp64, spec.attrs, x, y, s), fma_exact, [x, y, s]
         elif s is None:
             res, exact, xs = Exact(t.copy()), None, [t]
         else:
-            res, exact, xs = add_kernel(self.sum_format, spec.policy, s, t), add_exact, [s, t]
+            res, exact, xs = add_kernel(self.sum_format, spec.attrs, s, t), add_exact, [s, t]
         values, fl = self.to_acc(res, exact, xs, rand)
         if fl is not None:
             swamped = None
@@ -194,7 +195,7 @@ class Arithmetic:
         rounder = to or self.to_acc
         kind = _draws.PROMOTE if to is not None else _draws.PAIR
         a, b = left.reshape(-1), right.reshape(-1)
-        res = add_kernel(join(rounder.fmt, self.spec.acc), self.spec.policy, a, b)
+        res = add_kernel(join(rounder.fmt, self.spec.acc), self.spec.attrs, a, b)
         rand = None if self.spec.key is None else self.rand(kind, np.asarray(steps), q0, n, level).reshape(-1)
         values, fl = rounder(res, add_exact, [a, b], rand)
         if fl is not None:
@@ -211,7 +212,7 @@ class Arithmetic:
         X, Y = tile.factors(c0, c1)
         if ((tile.n <= WINDOW_LANES or (tile.n <= WINDOW_LANES_LONG and c1 - c0 >= LONG_CHAIN))
                 and c1 - c0 > 1 and flags.masks is None
-                and _binade.supports(self.spec.policy.rounding)
+                and _binade.supports(self.spec.attrs.rounding)
                 and (Y is None or self.spec.product is not None or is_narrow(self.spec.fmt))):
             return self._windows(s, tile, X, Y, c0, c1, reverse, flags)
         for i in (range(c1 - c0 - 1, -1, -1) if reverse else range(c1 - c0)):
@@ -240,7 +241,7 @@ class Arithmetic:
 
         def exact_add(s, t):  # deterministic modes, no flag masks: no draws, nothing to record
             return self.add(s, t, None, None, tile.q0, s.size, flags)
-        p = self.spec.policy
+        p = self.spec.attrs
         return _binade.chain(s, T[first:], self.spec.acc, p.rounding, p.subnormals, exact_add)
 
     def leaves(self, tile, a, b, flags: TileFlags):
@@ -254,7 +255,7 @@ class Arithmetic:
             t = self.terms(X, Y, ks, tile.q0, n, flags)
         if t is None:  # wide inputs: the products rounded into A
             xs = list(_flat_factors(X, Y))
-            res, exact = mul_kernel(fp64, self.spec.policy, *xs), mul_exact
+            res, exact = mul_kernel(fp64, self.spec.attrs, *xs), mul_exact
         else:
             res, exact, xs = Exact(t.copy()), None, [t]
         rand = None if self.spec.key is None else self.rand(_draws.LEAF, ks, tile.q0, n).reshape(-1)
@@ -269,7 +270,7 @@ class Arithmetic:
 
     def add_c(self, start, total, tile, K, flags: TileFlags):
         """c + P for the pairwise order, rounded into A (c held exactly)."""
-        res = add_kernel(join(self.spec.out, self.spec.acc), self.spec.policy, start, total)
+        res = add_kernel(join(self.spec.out, self.spec.acc), self.spec.attrs, start, total)
         values, fl = self.to_acc(res, add_exact, [start, total], self.rand(_draws.ADD, K, tile.q0, tile.n))
         if fl is not None:
             flags.add(fl, _nonzero_finite(total) & np.isfinite(start) & (values == start))

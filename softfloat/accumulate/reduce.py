@@ -2,32 +2,29 @@
 
 from __future__ import annotations
 
-import numbers
+from typing import NamedTuple
 
 import numpy as np
 
 from .. import _dask, _fastpaths, _validate
 from .._encode import encode_block
 from .._flagmasks import FlagMasks
-from .._random import Positions, key_from
-from .._options import policy_from_options
-from .._round import Policy
+from .._random import Positions
+from .._options import resolve_attributes
+from ..attributes import RoundingAttributes
 from .._workspace import BLOCK_SIZE, Workspace
-from ..formats import Format, as_format, fp32, native_format
-from . import _draws, _fast, _fused, _ieee, _orders
+from ..formats import as_format, native_format
+from . import _fast, _fused, _ieee, _orders
 from ._operands import _axes as normal_axes
 from ._operands import initial_values, matmul_layout, paired_layout
-from .hardware import _ALIASES as PRESET_ALIASES
-from .hardware import PRESETS, FusedAccumulator, hardware_model, is_preset
+from ._spec import ReductionSpec, default_accumulator
 
 __all__ = ["default_accumulator", "matmul", "sum", "vecdot"]
 
-_ORDERS = ("sequential", "pairwise", "reverse")
-
 
 def sum(x, fmt, *, axis=None, keepdims=False, accumulator=None, out_format=None, c=None,  # noqa: A001
-        product=None, order="sequential", block=None, rounding="nearest_even", tininess="after",
-        subnormals=True, rng=None, return_flags=False):
+        product=None, order="sequential", block=None, rounding=None, saturate=None, subnormals=None,
+        tininess=None, attributes=None, rng=None, return_flags=False):
     """Sum of bit patterns of ``fmt`` along ``axis``, accumulated as the package docstring
     defines: in ``accumulator``, in the given ``order``, rounded into ``out_format``.
 
@@ -59,9 +56,20 @@ def sum(x, fmt, *, axis=None, keepdims=False, accumulator=None, out_format=None,
     rounding : Rounding or str, default "nearest_even"
         The mode of every rounding (the hardware accumulators' fused steps use the
         hardware's own).
-    tininess : {"after", "before"}, default "after"
+    saturate : bool, default False
+        Every IEEE rounding -- the additions in the accumulator, rounded products,
+        promotions and the final rounding into ``out_format`` -- sends overflows to
+        +-max_finite instead of infinity (or NaN), as :func:`softfloat.encode` does.  An
+        infinite term stays infinite; the hardware accumulators' fused steps overflow as
+        the hardware does.
     subnormals : bool, default True
         False flushes subnormal results of every rounding to zero.
+    tininess : {"after", "before"}, default: the platform's ("after")
+    attributes : RoundingAttributes, optional
+        The four options above (and the platform) as one value, as for
+        :func:`softfloat.encode`: the keywords are shortcuts for its fields, and a keyword
+        that is given wins over ``attributes``.  NaN results are the canonical quiet NaN
+        whatever the platform (see the package docstring).
     rng : numpy.random.Generator or int, optional
         For ``rounding="stochastic"``: a seed or generator makes the result reproducible;
         ``rng=None`` draws fresh entropy from the operating system, so two calls differ.
@@ -86,21 +94,27 @@ def sum(x, fmt, *, axis=None, keepdims=False, accumulator=None, out_format=None,
     >>> bits, flags = sf.sum(ones, "fp16", return_flags=True)
     >>> int(flags.swamped)                                             # 2048 updates lost
     2048
+    >>> x = sf.encode([60000.0, 60000.0, -60000.0], "fp16")
+    >>> float(sf.decode(sf.sum(x, "fp16"), "fp16"))                   # inf - 60000 = inf
+    inf
+    >>> float(sf.decode(sf.sum(x, "fp16", saturate=True), "fp16"))    # 65504 - 60000
+    5504.0
     """
     fmt = as_format(fmt)
     keepdims = _validate.boolean("keepdims", keepdims)
-    opts = dict(accumulator=accumulator, out_format=out_format, product=product, order=order, block=block,
-                rounding=rounding, tininess=tininess, subnormals=subnormals)
+    attrs, rng = resolve_attributes(attributes, rounding=rounding, tininess=tininess, subnormals=subnormals,
+                                    saturate=saturate, rng=rng)
+    spec = ReductionSpec("sum", fmt, accumulator=accumulator, out_format=out_format, product=product,
+                         order=order, block=block, attributes=attrs, want=return_flags).keyed(rng)
     if _dask.any_dask(x, c):
-        return _lazy_sum(x, fmt, axis, keepdims, c, opts, rng, return_flags)
+        return _lazy_sum(x, spec, axis, keepdims, c)
     layout, signaling = paired_layout(fmt, x, axis=axis, keepdims=keepdims, names=("x", None))
-    return _reduce(layout, signaling, fmt, fmt, accumulator, out_format, c, product, order, block,
-                   rounding, tininess, subnormals, rng, return_flags)
+    return _reduce(layout, signaling, spec, c)
 
 
 def vecdot(a, b, fmt, *, axis=-1, accumulator=None, out_format=None, c=None, product=None,
-           order="sequential", block=None, rounding="nearest_even", tininess="after", subnormals=True,
-           rng=None, return_flags=False):
+           order="sequential", block=None, rounding=None, saturate=None, subnormals=None, tininess=None,
+           attributes=None, rng=None, return_flags=False):
     """Dot products of bit patterns of ``fmt`` along ``axis`` (numpy 2's ``vecdot``: the
     axis is contracted, the others broadcast).
 
@@ -116,8 +130,10 @@ def vecdot(a, b, fmt, *, axis=-1, accumulator=None, out_format=None, c=None, pro
     product : Format or str, optional
         None: products are exact and fused into the additions (one rounding per step).
         A format: each product is first rounded into it (a separate multiply).
-    out_format, c, order, block, rounding, tininess, subnormals, rng, return_flags
-        As for :func:`sum` (``rng`` is used only by stochastic rounding: ``rng=None`` draws
+    out_format, c, order, block, rounding, saturate, subnormals, tininess, attributes, rng, return_flags
+        As for :func:`sum` (defaults: ``rounding="nearest_even"``, ``saturate=False``,
+        ``subnormals=True``, the platform's tininess, "after"; a keyword given wins over
+        ``attributes``; ``rng`` is used only by stochastic rounding: ``rng=None`` draws
         fresh entropy, not reproducible; the deterministic modes ignore it).
 
     Returns
@@ -136,18 +152,19 @@ def vecdot(a, b, fmt, *, axis=-1, accumulator=None, out_format=None, c=None, pro
     1.00146484375
     """
     fmt = as_format(fmt)
+    attrs, rng = resolve_attributes(attributes, rounding=rounding, tininess=tininess, subnormals=subnormals,
+                                    saturate=saturate, rng=rng)
+    spec = ReductionSpec("vecdot", fmt, accumulator=accumulator, out_format=out_format, product=product,
+                         order=order, block=block, attributes=attrs, want=return_flags).keyed(rng)
     if _dask.any_dask(a, b, c):
-        opts = dict(accumulator=accumulator, out_format=out_format, product=product, order=order,
-                    block=block, rounding=rounding, tininess=tininess, subnormals=subnormals)
-        return _lazy_vecdot(a, b, fmt, axis, c, opts, rng, return_flags)
+        return _lazy_vecdot(a, b, spec, axis, c)
     layout, signaling = paired_layout(fmt, a, b, axis=axis, names=("a", "b"))
-    return _reduce(layout, signaling, fmt, default_accumulator(fmt), accumulator, out_format,
-                   c, product, order, block, rounding, tininess, subnormals, rng, return_flags)
+    return _reduce(layout, signaling, spec, c)
 
 
 def matmul(a, b, fmt, *, accumulator=None, out_format=None, c=None, product=None,
-           order="sequential", block=None, rounding="nearest_even", tininess="after", subnormals=True,
-           rng=None, return_flags=False):
+           order="sequential", block=None, rounding=None, saturate=None, subnormals=None, tininess=None,
+           attributes=None, rng=None, return_flags=False):
     """Matrix product of bit patterns of ``fmt`` with numpy's ``matmul`` shapes: D = A·B + C.
 
     Parameters
@@ -156,11 +173,12 @@ def matmul(a, b, fmt, *, accumulator=None, out_format=None, c=None, product=None
         Bit patterns of ``fmt``: (..., M, K) and (..., K, N); a 1-d ``a`` is a row, a 1-d
         ``b`` a column, and that axis is removed from the result; batch axes broadcast.
     fmt : Format or str
-    accumulator, out_format, c, product, order, block, rounding, tininess, subnormals, rng,
-    return_flags
-        As for :func:`vecdot`.  ``c`` broadcasts to the result shape (..., M, N).  ``rng``
-        is used only by stochastic rounding (``rng=None`` draws fresh entropy, not
-        reproducible); the deterministic modes ignore it.
+    accumulator, out_format, c, product, order, block, rounding, saturate, subnormals, tininess,
+    attributes, rng, return_flags
+        As for :func:`vecdot` (the rounding options and ``attributes`` as for :func:`sum`).
+        ``c`` broadcasts to the result shape (..., M, N).  ``rng`` is used only by
+        stochastic rounding (``rng=None`` draws fresh entropy, not reproducible); the
+        deterministic modes ignore it.
 
     Returns
     -------
@@ -181,75 +199,23 @@ def matmul(a, b, fmt, *, accumulator=None, out_format=None, c=None, product=None
     [[1.0000001192092896]]
     """
     fmt = as_format(fmt)
+    attrs, rng = resolve_attributes(attributes, rounding=rounding, tininess=tininess, subnormals=subnormals,
+                                    saturate=saturate, rng=rng)
+    spec = ReductionSpec("matmul", fmt, accumulator=accumulator, out_format=out_format, product=product,
+                         order=order, block=block, attributes=attrs, want=return_flags).keyed(rng)
     if _dask.any_dask(a, b, c):
-        opts = dict(accumulator=accumulator, out_format=out_format, product=product, order=order,
-                    block=block, rounding=rounding, tininess=tininess, subnormals=subnormals)
-        return _lazy_matmul(a, b, fmt, c, opts, rng, return_flags)
+        return _lazy_matmul(a, b, spec, c)
     layout, signaling = matmul_layout(fmt, a, b)
-    return _reduce(layout, signaling, fmt, default_accumulator(fmt), accumulator, out_format,
-                   c, product, order, block, rounding, tininess, subnormals, rng, return_flags)
+    return _reduce(layout, signaling, spec, c)
 
 
-def default_accumulator(fmt: Format) -> Format:
-    """The default accumulator of products (and of the array layer's sums): fp32 for
-    formats whose every value is an fp32 value (but fp32 itself), else fmt."""
-    return fp32 if fp32.holds(fmt) and fmt != fp32 else fmt
-
-
-def _accumulator(accumulator, fmt, default, out_format):
-    """The accumulator argument as a Format or a FusedAccumulator."""
-    if accumulator is None:
-        return default
-    if isinstance(accumulator, FusedAccumulator):
-        return accumulator
-    if is_preset(accumulator):
-        return hardware_model(accumulator, fmt, out_format)
-    if isinstance(accumulator, (Format, str)):
-        try:
-            return as_format(accumulator, "accumulator")
-        except ValueError as exc:
-            if not isinstance(accumulator, str):
-                raise
-            raise ValueError(_validate.unknown_accumulator(accumulator, list(PRESETS), dict(PRESET_ALIASES),
-                                                           str(exc))) from None
-    raise TypeError("accumulator must be a format (name or softfloat.Format), a hardware preset name "
-                    "such as 'h100', or a softfloat.accumulate.FusedAccumulator; got "
-                    f"{_validate.describe(accumulator)}")
-
-
-def _reduce(layout, signaling, fmt, default_acc, accumulator, out_format, c, product, order, block,
-            rounding, tininess, subnormals, rng, return_flags, key=None, positions=None):
-    policy, rng = policy_from_options(rounding, tininess, subnormals, False, rng)
-    want = _validate.boolean("return_flags", return_flags)
-    out_fmt = None if out_format is None else as_format(out_format, "out_format")
-    acc = _accumulator(accumulator, fmt, default_acc, out_fmt)
-    hardware = isinstance(acc, FusedAccumulator)
-    if out_fmt is None:
-        out_fmt = acc.output if hardware else acc
-    if product is not None:
-        if not layout.is_product:
-            raise TypeError(f"product={product!r}: a sum has no products to round (product= applies "
-                            "to vecdot and matmul)")
-        if hardware:
-            raise ValueError(f"product={product!r} cannot be used with the hardware accumulator {acc!r}: "
-                             "its products are exact by construction")
-        product = as_format(product, "product")
-    if order not in _ORDERS:
-        raise ValueError(f"order must be one of {', '.join(map(repr, _ORDERS))}; got {order!r}")
-    if hardware and order != "sequential":
-        raise ValueError(f"order={order!r} is not available with a hardware accumulator: its fused "
-                         "adder works through the terms in k order (order='sequential')")
-    if block is not None:
-        if isinstance(block, bool) or not isinstance(block, numbers.Integral) or block < 1:
-            raise ValueError(f"block must be a positive int or None; got {_validate.describe(block)}")
-        block = int(block)
-    if hardware:
-        _fused.check_inputs(acc, fmt)
+def _reduce(layout, signaling, spec: ReductionSpec, c, positions=None):
+    """The in-memory reduction of ``layout``'s terms by ``spec`` from ``c``; ``positions``
+    (a softfloat._random.Positions) places a dask chunk's outputs in the whole result."""
+    want, out_fmt, hardware = spec.want, spec.out_format, spec.hardware
     start = initial_values(c, out_fmt, layout.shape)
-    if key is None:
-        key = None if rng is None else _draws.key_from(rng)
-    spec = _ieee.Spec(fmt, acc if not hardware else acc.output, out_fmt, product, order, block,
-                      policy, key, want, positions)
+    arith_spec = _ieee.Spec(spec.fmt, spec.ieee_accumulator, out_fmt, spec.product, spec.order, spec.block,
+                            spec.attributes, spec.key, want, positions)
     Q = int(np.prod(layout.shape, dtype=np.int64))
     bits = np.empty(Q, dtype=out_fmt.storage_dtype)
     masks = FlagMasks.zeros(Q) if want else None
@@ -259,9 +225,9 @@ def _reduce(layout, signaling, fmt, default_acc, accumulator, out_format, c, pro
         c_values, c_signaling = start
 
     if hardware:  # its promotions and final rounding are IEEE ones in out_format
-        arith = _ieee.Arithmetic(spec, layout.is_product)
+        arith = _ieee.Arithmetic(arith_spec, layout.is_product)
     else:
-        arith = _fast.plan(spec, layout) or _ieee.Arithmetic(spec, layout.is_product)
+        arith = _fast.plan(arith_spec, layout) or _ieee.Arithmetic(arith_spec, layout.is_product)
     ws = Workspace(BLOCK_SIZE)
     with np.errstate(all="ignore"):
         for tile in layout.tiles(BLOCK_SIZE):
@@ -269,9 +235,9 @@ def _reduce(layout, signaling, fmt, default_acc, accumulator, out_format, c, pro
             c_tile = None if c_values is None else c_values[sl]
             tile_flags = _ieee.TileFlags(tile.n, want)
             if hardware:
-                values = _fused.accumulate_tile(acc, spec, arith, tile, c_tile, tile_flags)
+                values = _fused.accumulate_tile(spec.accumulator, arith_spec, arith, tile, c_tile, tile_flags)
             else:
-                values = _orders.accumulate_tile(arith, spec, tile, arith.start(c_tile), tile_flags)
+                values = _orders.accumulate_tile(arith, arith_spec, tile, arith.start(c_tile), tile_flags)
             _store(values, out_fmt, bits[sl], ws, tile_flags)
             if want:
                 masks.set_at(sl, tile_flags.masks, Q, fresh=True)
@@ -287,14 +253,15 @@ def _reduce(layout, signaling, fmt, default_acc, accumulator, out_format, c, pro
 
 
 def _store(values, fmt, out, ws, tile_flags):
-    """Exact values of ``fmt`` -> bit patterns (no rounding happens: any policy does); every
-    NaN becomes the canonical quiet NaN (a format without NaN gets +0, flagged invalid).
+    """Exact values of ``fmt`` -> bit patterns (no rounding happens, but for the native fast
+    path's final rounding into a narrower out_format: to nearest even, gradual underflow,
+    no saturation, the only options that path takes); every NaN becomes the canonical quiet NaN (a format without NaN gets +0, flagged invalid).
     Values held in fmt's own numpy dtype (a native fp32/fp16/fp64 accumulator's) are
     their bit patterns already (a shortcut: off with softfloat._fastpaths.ENABLED)."""
     if _fastpaths.ENABLED and native_format(values.dtype) == fmt:
         np.copyto(out, values.view(fmt.storage_dtype))
     else:
-        encode_block(values, fmt, Policy(), None, False, out, ws)
+        encode_block(values, fmt, RoundingAttributes(), None, False, out, ws)
     nan = np.isnan(values)
     if nan.any():
         out[nan] = fmt.nan_bits if fmt.has_nan else 0
@@ -309,9 +276,9 @@ def _store(values, fmt, out, ws, tile_flags):
 _OUT_LETTERS = "abcdefghijlmnopqrstuvwxyz"  # k is the contracted index
 
 
-def _lazy_sum(x, fmt, axis, keepdims, c, opts, rng, want):
+def _lazy_sum(x, spec: ReductionSpec, axis, keepdims, c):
     """sum of a dask array: the reduced axes moved last (in C order) and merged into k."""
-    x = _lazy_patterns("x", x, fmt)
+    x = _lazy_patterns("x", x, spec.fmt)
     axes = normal_axes(axis, x.ndim)
     keep = [d for d in range(x.ndim) if d not in axes]
     out_shape = tuple(x.shape[d] for d in keep)
@@ -319,12 +286,13 @@ def _lazy_sum(x, fmt, axis, keepdims, c, opts, rng, want):
     terms = x.transpose(tuple(keep) + tuple(axes)).reshape(out_shape + (K,))
     letters = _OUT_LETTERS[:len(keep)]
     final = tuple(1 if d in axes else x.shape[d] for d in range(x.ndim)) if keepdims else out_shape
-    return _lazy_contract("sum", [terms], [letters + "k"], letters, fmt, fmt, c, opts, rng, want, final)
+    return _lazy_contract(spec, _Operands([terms], [letters + "k"], letters), c, final)
 
 
-def _lazy_vecdot(a, b, fmt, axis, c, opts, rng, want):
+def _lazy_vecdot(a, b, spec: ReductionSpec, axis, c):
     """vecdot of dask arrays: the contracted axis moved last, the others broadcast."""
     da = _dask.require()
+    fmt = spec.fmt
     a, b = _lazy_patterns("a", a, fmt), _lazy_patterns("b", b, fmt)
     paired_layout(fmt, np.zeros((0,) * a.ndim, a.dtype), np.zeros((0,) * b.ndim, b.dtype), axis=axis,
                   names=("a", "b"))  # the axis checks, on empty stand-ins
@@ -336,14 +304,13 @@ def _lazy_vecdot(a, b, fmt, axis, c, opts, rng, want):
     a, b = da.broadcast_to(a, shape), da.broadcast_to(b, shape)
     b = b.rechunk(a.chunks)
     letters = _OUT_LETTERS[:len(shape) - 1]
-    return _lazy_contract("vecdot", [a, b], [letters + "k"] * 2, letters, fmt, default_accumulator(fmt),
-                          c, opts, rng, want, shape[:-1])
+    return _lazy_contract(spec, _Operands([a, b], [letters + "k"] * 2, letters), c, shape[:-1])
 
 
-def _lazy_matmul(a, b, fmt, c, opts, rng, want):
+def _lazy_matmul(a, b, spec: ReductionSpec, c):
     """matmul of dask arrays: (..., M, K) @ (..., K, N), 1-d operands promoted."""
     da = _dask.require()
-    a, b = _lazy_patterns("a", a, fmt), _lazy_patterns("b", b, fmt)
+    a, b = _lazy_patterns("a", a, spec.fmt), _lazy_patterns("b", b, spec.fmt)
     if a.ndim == 0 or b.ndim == 0:
         raise ValueError(f"matmul needs arrays of at least one dimension; got a of shape {a.shape} "
                          f"and b of shape {b.shape} (use softfloat.mul for scalars)")
@@ -363,8 +330,7 @@ def _lazy_matmul(a, b, fmt, c, opts, rng, want):
     b2 = da.broadcast_to(b2, batch + b2.shape[-2:])
     b2 = b2.rechunk(a2.chunks[:-2] + (a2.chunks[-1], b2.chunks[-1]))
     letters = _OUT_LETTERS[:len(batch)]
-    return _lazy_contract("matmul", [a2, b2], [letters + "ik", letters + "kj"], letters + "ij", fmt,
-                          default_accumulator(fmt), c, opts, rng, want, final)
+    return _lazy_contract(spec, _Operands([a2, b2], [letters + "ik", letters + "kj"], letters + "ij"), c, final)
 
 
 def _lazy_patterns(name, x, fmt):
@@ -377,21 +343,28 @@ def _lazy_patterns(name, x, fmt):
     return x
 
 
-def _contract_blocks(kind, blocks, fmt, default_acc, opts, c, want, key=None, positions=None):
+class _Operands(NamedTuple):
+    """A reduction's dask operands and their blockwise indices: ``indices`` name each
+    operand's axes ("ik", "kj"), ``out_index`` the result's ("ij"); k is contracted."""
+
+    arrays: list
+    indices: list
+    out_index: str
+
+
+def _contract_blocks(blocks, spec: ReductionSpec, c, positions=None):
     """The in-memory reduction of one output block over the terms it is given."""
-    if kind == "sum":
+    fmt = spec.fmt
+    if spec.kind == "sum":
         layout, signaling = paired_layout(fmt, blocks[0], axis=-1, names=("x", None))
-    elif kind == "vecdot":
+    elif spec.kind == "vecdot":
         layout, signaling = paired_layout(fmt, blocks[0], blocks[1], axis=-1, names=("a", "b"))
     else:
         layout, signaling = matmul_layout(fmt, *blocks)
-    o = opts
-    return _reduce(layout, signaling, fmt, default_acc, o["accumulator"], o["out_format"], c, o["product"],
-                   o["order"], o["block"], o["rounding"], o["tininess"], o["subnormals"], None, want,
-                   key=key, positions=positions)
+    return _reduce(layout, signaling, spec, c, positions)
 
 
-def _lazy_contract(kind, operands, indices, out_index, fmt, default_acc, c, opts, rng, want, final_shape):
+def _lazy_contract(spec: ReductionSpec, operands: _Operands, c, final_shape):
     """The reduction of dask operands, lazily, bit for bit as in memory.
 
     Deterministic sequential sums in an IEEE accumulator chain their k chunks: each output
@@ -404,24 +377,14 @@ def _lazy_contract(kind, operands, indices, out_index, fmt, default_acc, c, opts
     operands are rechunked to one chunk along k.
     """
     da = _dask.require()
-    o = opts
-    policy, rng = policy_from_options(o["rounding"], o["tininess"], o["subnormals"], False, rng)
-    want = _validate.boolean("return_flags", want)
-    # every other option checked now, on empty stand-ins (the chunks check their values)
-    empty = [np.zeros((0,) * x.ndim, dtype=x.dtype) for x in operands]
-    _contract_blocks(kind, empty, fmt, default_acc, {**o, "rounding": "nearest_even"}, None, False)
-    key = None if rng is None else key_from(rng)
-    out_fmt = None if o["out_format"] is None else as_format(o["out_format"], "out_format")
-    acc = _accumulator(o["accumulator"], fmt, default_acc, out_fmt)
-    hardware = isinstance(acc, FusedAccumulator)
-    out_fmt = out_fmt or (acc.output if hardware else acc)
-    chain = (not hardware and o["order"] == "sequential" and o["block"] is None and key is None
+    want, acc, out_fmt = spec.want, spec.accumulator, spec.out_format
+    chain = (not spec.hardware and spec.order == "sequential" and spec.block is None and spec.key is None
              and acc.has_nan and (c is None or out_fmt == acc))
-    k_axes = [ind.index("k") for ind in indices]
+    arrays, indices, out_index = operands
     if not chain:
-        operands = [x.rechunk({ax: -1}) for x, ax in zip(operands, k_axes)]
+        arrays = [x.rechunk({ind.index("k"): -1}) for x, ind in zip(arrays, indices)]
     chunks = {}
-    for x, ind in zip(operands, indices):
+    for x, ind in zip(arrays, indices):
         for letter, ch in zip(ind, x.chunks):
             chunks.setdefault(letter, ch)
     out_chunks = tuple(chunks[letter] for letter in out_index)
@@ -437,11 +400,11 @@ def _lazy_contract(kind, operands, indices, out_index, fmt, default_acc, c, opts
         except ValueError:
             raise ValueError(f"c of shape {np.shape(c)} does not broadcast to the result shape {final_shape}") from None
         initial = c.reshape(work_shape).rechunk(out_chunks).astype(out_fmt.storage_dtype)
-    step_opts = {**o, "out_format": acc} if chain else o
+    step_spec = spec.replace(out_format=acc) if chain else spec
 
     def step(where, c_block, *blocks):
-        positions = None if key is None else Positions(*where)
-        res = _contract_blocks(kind, blocks, fmt, default_acc, step_opts, c_block, want, key, positions)
+        positions = None if spec.key is None else Positions(*where)
+        res = _contract_blocks(blocks, step_spec, c_block, positions)
         bits, flags = res if want else (res, None)
         bits = np.asarray(bits).reshape(where[0])
         if flags is None:
@@ -449,13 +412,15 @@ def _lazy_contract(kind, operands, indices, out_index, fmt, default_acc, c, opts
         return bits, FlagMasks.of(flags), np.reshape(flags.swamped, where[0])
 
     storage = (acc if chain else out_fmt).storage_dtype
-    bits, masks, swamped = _dask.chain_reduce(step, operands, indices, out_index, "k", out_chunks,
-                                              storage, want, initial)
+    contraction = _dask.Contraction(tuple(indices), out_index, "k", out_chunks)
+    bits, masks, swamped = _dask.chain_reduce(step, arrays, contraction, storage, want, initial)
     if chain and out_fmt != acc:  # the final rounding round_O(s), as in memory
         from ..ops.convert import convert
 
-        converted = convert(bits, acc, out_fmt, o["rounding"], tininess=o["tininess"],
-                            subnormals=o["subnormals"], return_flags=want)
+        # the rounding fields, not the platform: a reduction's NaNs are canonical
+        a = spec.attributes
+        converted = convert(bits, acc, out_fmt, a.rounding, tininess=a.tininess, subnormals=a.subnormals,
+                            saturate=a.saturate, return_flags=want)
         if want:
             bits, final_flags = converted
             masks.or_(FlagMasks.of(final_flags))

@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
+from .._options import resolve_attributes
 from ..formats import as_format
-from ..rounding import as_rounding
 from ._operation import explain_operation
 from ._parse import parse_operation
 from ._value import Explanation, exact_input, explain_value, scalar
 
 
-def explain(x, fmt, rounding="nearest_even", *, saturate=False, subnormals=True,
-            tininess="after", rng=None) -> Explanation:
+def explain(x, fmt, rounding=None, *, saturate=None, subnormals=None, tininess=None, attributes=None,
+            rng=None) -> Explanation:
     """Round one value into ``fmt`` and explain the result bit by bit.
 
     The bits come from :func:`softfloat.encode` with the same arguments; ``explain``
@@ -34,10 +34,12 @@ def explain(x, fmt, rounding="nearest_even", *, saturate=False, subnormals=True,
         its exact result's rounding is explained with the operation's bits and flags.
         ``"1/3"`` without spaces is a ratio, one number.
     fmt : Format or str
-    rounding, saturate, subnormals, tininess, rng
-        As for :func:`softfloat.encode` (``rng`` is used only by stochastic rounding: a
-        seed or Generator makes the draw reproducible, ``rng=None`` draws fresh entropy;
-        the deterministic modes ignore it).
+    rounding, saturate, subnormals, tininess, attributes, rng
+        As for :func:`softfloat.encode` (defaults "nearest_even", False, True, the
+        platform's tininess; ``attributes`` holds them all as one
+        :class:`~softfloat.RoundingAttributes`, and a keyword that is given wins over it;
+        ``rng`` is used only by stochastic rounding: a seed or Generator makes the draw
+        reproducible, ``rng=None`` draws fresh entropy; the deterministic modes ignore it).
 
     Returns
     -------
@@ -93,7 +95,8 @@ def explain(x, fmt, rounding="nearest_even", *, saturate=False, subnormals=True,
     ('2048 + 1 = 2049', 2048.0, 'guard=1, round=0, sticky=0: exact tie, rounds to even (down)')
     """
     fmt = as_format(fmt)
-    mode = as_rounding(rounding)
+    attrs, _ = resolve_attributes(attributes, rounding=rounding, tininess=tininess, subnormals=subnormals,
+                                  saturate=saturate, rng=rng)  # checked; the rng is drawn from below
     x = scalar(x)
     try:
         given = exact_input(x)
@@ -102,7 +105,5 @@ def explain(x, fmt, rounding="nearest_even", *, saturate=False, subnormals=True,
         if operation is None:
             raise ValueError(f"{exc}; or an operation such as '2048 + 1', 'sqrt(2)' or "
                              "'fma(1.5, 2, -3)'") from None
-        return explain_operation(x, operation, fmt, mode, saturate=saturate,
-                                 subnormals=subnormals, tininess=tininess, rng=rng)
-    return explain_value(x, given, fmt, mode, saturate=saturate, subnormals=subnormals,
-                         tininess=tininess, rng=rng)
+        return explain_operation(x, operation, fmt, attrs, rng)
+    return explain_value(x, given, fmt, attrs, rng)

@@ -8,10 +8,10 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 from .. import _exact
-from .._options import policy_from_options
+from .._options import generator_for
+from ..attributes import RoundingAttributes
 from ..formats import Format
 from ..ops import add, div, fma, mul, sqrt, sub
-from ..rounding import Rounding
 from ._arithmetic import exact_result
 from ._parse import OPERATION_SYMBOLS
 from ._story import Case, decoded
@@ -157,22 +157,22 @@ _OPERATION_FLAG_MEANINGS = {
 }
 
 
-def explain_operation(expression: str, operation: tuple[str, tuple[str, ...]], fmt: Format, mode: Rounding,
-                      *, saturate, subnormals, tininess, rng) -> OperationExplanation:
+def explain_operation(expression: str, operation: tuple[str, tuple[str, ...]], fmt: Format,
+                      attrs: RoundingAttributes, rng) -> OperationExplanation:
     """Round the operands into ``fmt``, run the operation, and explain its result.
 
-    ``operation`` is ``(name, operand texts)`` as :func:`parse_operation` reads it."""
+    ``operation`` is ``(name, operand texts)`` as :func:`parse_operation` reads it; one
+    generator made from ``rng`` draws for the operands, then for the operation."""
     name, texts = operation
-    _, generator = policy_from_options(mode, tininess, subnormals, saturate, rng)  # checks them
-    options = dict(saturate=saturate, subnormals=subnormals, tininess=tininess, rng=generator)
-    operands = tuple(explain_value(t, exact_input(t), fmt, mode, **options) for t in texts)
+    generator = generator_for(attrs, rng)
+    operands = tuple(explain_value(t, exact_input(t), fmt, attrs, generator) for t in texts)
     function = {"add": add, "sub": sub, "mul": mul, "div": div, "sqrt": sqrt, "fma": fma}[name]
-    bits, flags = function(*(e.bits for e in operands), fmt, mode, return_flags=True, **options)
+    bits, flags = function(*(e.bits for e in operands), fmt, attributes=attrs, rng=generator, return_flags=True)
     bits, raised = int(bits), flags.raised()
     exact, x, text, special, note = exact_result(name, operands, bits, fmt)
     shown = _expression_text(name, operands)
     given = _exact.parse_exact(x) if x is not None else _exact.ExactValue(False, "nan")
-    case = Case(given, decoded(bits, fmt), fmt, mode, raised, bool(saturate), bool(subnormals))
+    case = Case(given, decoded(bits, fmt), fmt, attrs.rounding, raised, attrs.saturate, attrs.subnormals)
     result = describe(x, case, bits, special=None if special is None else special(case))
     return OperationExplanation(expression=expression, operation=name, operands=operands, exact=exact,
                                 exact_text=f"{shown} {text}", result=result, note=note)

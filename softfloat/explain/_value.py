@@ -9,6 +9,7 @@ from fractions import Fraction
 import numpy as np
 
 from .. import _exact, _validate
+from ..attributes import RoundingAttributes
 from ..codec import classify, encode
 from ..formats import Format, fp64, native_format
 from ..rounding import Rounding
@@ -283,14 +284,12 @@ def _exact_row(e: Explanation) -> str:
 # =====================================================================================
 # explaining one value
 # =====================================================================================
-def explain_value(x, given: _exact.ExactValue, fmt: Format, mode: Rounding, *, saturate, subnormals,
-                  tininess, rng) -> Explanation:
+def explain_value(x, given: _exact.ExactValue, fmt: Format, attrs: RoundingAttributes, rng) -> Explanation:
     """Round ``x``, whose exact value is ``given``, with :func:`softfloat.encode` and
     explain the bits and flags it returned."""
-    bits, flags = encode(x, fmt, mode, saturate=saturate, subnormals=subnormals,
-                         tininess=tininess, rng=rng, return_flags=True)
+    bits, flags = encode(x, fmt, attributes=attrs, rng=rng, return_flags=True)
     bits = int(bits)
-    case = Case(given, decoded(bits, fmt), fmt, mode, flags.raised(), bool(saturate), bool(subnormals))
+    case = Case(given, decoded(bits, fmt), fmt, attrs.rounding, flags.raised(), attrs.saturate, attrs.subnormals)
     return describe(x, case, bits)
 
 

@@ -11,53 +11,63 @@ import numpy as np
 from .. import _dask, _validate
 from .._blocks import resolve_workers, stream_blocks
 from .._flagmasks import FlagMasks
-from .._options import policy_from_options
 from .._random import Positions, key_from
 from ..formats import as_format
 from ._nan import resolve_nans
 from ._operands import daz, operand_patterns, operand_values
 from ._round_block import Target, round_block
 
-__all__ = ["OPS_BLOCK_SIZE", "OPS_THREAD_BLOCK_SIZE", "Job", "apply"]
+__all__ = ["OPS_BLOCK_SIZE", "OPS_THREAD_BLOCK_SIZE", "Job", "Operation", "apply"]
+
+
+@dataclass(frozen=True)
+class Operation:
+    """What an operation computes: ``kernel(fmt, attrs, *xs, ws=None) -> Exact`` on one
+    block's exact float64 operand values, and ``exact(attrs, *floats)``, one hazard lane's
+    exact result (see :func:`apply`)."""
+
+    kernel: Callable
+    exact: Callable
 
 
 @dataclass(frozen=True)
 class Job:
     """One call of an operation, its options checked: what every block runs and rounds
-    with (see :func:`apply` for ``kernel`` and ``exact``)."""
+    with."""
 
-    kernel: Callable
-    exact: Callable
+    operation: Operation
     target: Target
     key: object = None  # stochastic rounding's key (softfloat._random.key_from); else None
     daz_inputs: bool = False  # read subnormal operands as zeros
 
 
-def apply(kernel, exact, fmt, operands, rounding, *, tininess, subnormals, denormals_are_zero,
-          rng, return_flags, saturate=False, workers=None):
-    """Run ``kernel`` over broadcast bit-pattern operands of ``fmt``; round once.
+def apply(operation, fmt, operands, attrs, rng=None, *, denormals_are_zero=False, return_flags=False,
+          workers=None):
+    """Run ``operation`` over broadcast bit-pattern operands of ``fmt``; round once.
 
-    ``operands`` is a list of ``(argname, value)``.  ``kernel(fmt, policy, *xs)`` receives
-    the exact float64 values of one block and returns an
-    :class:`~softfloat.ops._kernel.Exact`; ``fmt`` must hold every operand, since it
-    picks the kernel's float64 path (the family modules name
-    their kernels ``<op>_kernel`` and ``<op>_exact``; softfloat.accumulate runs them on
-    operands of several formats, passing a format that holds them all).
-    ``exact(policy, *floats)`` gives one hazard lane's exact result (from the operands as
-    Python floats, so that zeros keep their signs) as ``(negative, magnitude)`` with
-    ``magnitude`` a Fraction, or ``(negative, (sig, e_top))`` already in the rounding
-    point's significand form (sqrt).  The keyword options are the public operations'
-    (this function forwards their signature).
+    ``operands`` is a list of ``(argname, value)``; ``attrs`` the call's validated
+    :class:`~softfloat.RoundingAttributes` and ``rng`` its Generator (stochastic rounding;
+    else None), as :func:`softfloat._options.resolve_attributes` gives them.
+    ``operation.kernel(fmt, attrs, *xs)`` receives the exact float64 values of one block
+    and returns an :class:`~softfloat.ops._kernel.Exact`; ``fmt`` must hold every
+    operand, since it picks the kernel's float64 path (the family modules name their
+    kernels ``<op>_kernel`` and ``<op>_exact``; softfloat.accumulate runs them on operands
+    of several formats, passing a format that holds them all).
+    ``operation.exact(attrs, *floats)`` gives one hazard lane's exact result (from the
+    operands as Python floats, so that zeros keep their signs) as ``(negative,
+    magnitude)`` with ``magnitude`` a Fraction, or ``(negative, (sig, e_top))`` already in
+    the rounding point's significand form (sqrt).  NaN results follow
+    ``attrs.platform`` (softfloat.ops._nan.resolve_nans).  The keywords are the public
+    operations'.
 
     The blocks run on ``workers`` threads (None: the process-wide setting); dask operands
     give a lazy dask result (and lazy flags), each chunk's random bits those of its
     elements' positions in the whole result.
     """
     fmt = as_format(fmt)
-    policy, rng = policy_from_options(rounding, tininess, subnormals, saturate, rng)
     denormals_are_zero = _validate.boolean("denormals_are_zero", denormals_are_zero)
     return_flags = _validate.boolean("return_flags", return_flags)
-    job = Job(kernel, exact, Target(fmt, policy, return_flags),
+    job = Job(operation, Target(fmt, attrs, return_flags),
               key=None if rng is None else key_from(rng), daz_inputs=denormals_are_zero)
     if _dask.any_dask(*(value for _, value in operands)):
         return _lazy(job, operands, workers)
@@ -112,8 +122,9 @@ OPS_THREAD_BLOCK_SIZE = 1 << 18
 def _stream(job, arrays, out, flags, workers=1, positions=None):
     """Run ``job`` over the broadcast operand ``arrays`` into ``out`` (shape: the
     broadcast shape) and ``flags`` (FlagMasks.zeros(out.size), or None), block by block."""
-    kernel, exact, target, daz_inputs = job.kernel, job.exact, job.target, job.daz_inputs
-    fmt, policy = target.fmt, target.policy
+    kernel, exact = job.operation.kernel, job.operation.exact
+    target, daz_inputs = job.target, job.daz_inputs
+    fmt, attrs = target.fmt, target.attrs
     shape, n = out.shape, out.size
     flat_out = out.reshape(-1)
     flat_ops = [a.reshape(-1) if a.shape == shape and a.flags.c_contiguous else np.broadcast_to(a, shape)
@@ -130,10 +141,10 @@ def _stream(job, arrays, out, flags, workers=1, positions=None):
             if daz_inputs:
                 daz(x, fmt)
             xs.append(x)
-        res = kernel(fmt, policy, *xs, ws=ws)
+        res = kernel(fmt, attrs, *xs, ws=ws)
         block_out = flat_out[start:stop]
         fl = round_block(res, exact, xs, target, rand, block_out, ws)
-        invalid = resolve_nans(blocks, xs, res.hi, res.invalid, fmt, block_out)
+        invalid = resolve_nans(blocks, xs, res.hi, res.invalid, fmt, attrs, block_out)
         if not want:
             return None
         fl.or_(FlagMasks(invalid=invalid, divide_by_zero=res.divide_by_zero))

@@ -32,7 +32,7 @@ import numpy as np
 
 from .. import _exact
 from .._encode import encode_block, encode_significands
-from .._round import Policy
+from ..attributes import RoundingAttributes
 from .._workspace import Workspace
 from ..formats import Format
 from ..rounding import Rounding
@@ -49,7 +49,7 @@ class Target:
     rounding attributes, and whether the caller wants the flags."""
 
     fmt: Format
-    policy: Policy
+    attrs: RoundingAttributes
     want: bool
 
 
@@ -57,11 +57,11 @@ def round_block(res, exact, xs, target: Target, rand, out, ws):
     """Round one block's :class:`Exact` result ``res`` into ``out`` (bit patterns of
     ``target.fmt``).
 
-    ``exact(policy, *floats)`` recomputes one hazard lane's result from the kernel's
+    ``exact(attrs, *floats)`` recomputes one hazard lane's result from the kernel's
     float64 operands ``xs``, as Python floats (see softfloat.ops._driver.apply).
     ``rand`` holds the block's random bits (stochastic rounding; else None), ``ws`` is
     the block's workspace.  Returns the block's FlagMasks (None unless ``target.want``);
-    NaN lanes are left as the rounding point made them, for the caller's NaN policy.
+    NaN lanes are left as the rounding point made them, for the caller's NaN attrs.
     """
     fl = _round(res, target, rand, out, ws)
     return _settle_hazards(res, exact, xs, target, rand, out, fl)
@@ -69,24 +69,24 @@ def round_block(res, exact, xs, target: Target, rand, out, ws):
 
 def _round(res, target, rand, out, ws):
     """Hand the exact pair hi + lo to the rounding point (see the module docstring)."""
-    fmt, policy, want = target.fmt, target.policy, target.want
+    fmt, attrs, want = target.fmt, target.attrs, target.want
     hi, lo = res.hi, res.lo
     if lo is None or not lo.any():
-        return encode_block(hi, fmt, policy, rand, want, out, ws)
-    if policy.rounding is not Rounding.STOCHASTIC and fmt.precision <= 51:
-        return encode_block(round_to_odd(hi, lo, ws), fmt, policy, rand, want, out, ws)
+        return encode_block(hi, fmt, attrs, rand, want, out, ws)
+    if attrs.rounding is not Rounding.STOCHASTIC and fmt.precision <= 51:
+        return encode_block(round_to_odd(hi, lo, ws), fmt, attrs, rand, want, out, ws)
     negative, sig, e_top, near = pair_significands(*_finite_pair(hi, lo, ws), ws)
     if not res.lo_exact:  # a nearly exact lo cannot place a value this close to the grid
         near &= lo != 0
         res.hazard = near.copy() if res.hazard is None else res.hazard | near
-    fl = encode_significands(negative, sig, e_top, fmt, policy, rand, want, out, ws)
+    fl = encode_significands((negative, sig, e_top), fmt, attrs, rand, want, out, ws)
     exact_inf = np.isinf(hi) & (True if res.hazard is None else ~res.hazard)
     if exact_inf.any():  # infinite operands: infinite results, exactly
         idx = np.nonzero(exact_inf)
         k = len(idx[0])
         sub_out = np.empty(k, dtype=out.dtype)
         sub_rand = None if rand is None else rand[idx]
-        sub_fl = encode_block(hi[idx], fmt, policy, sub_rand, want, sub_out, Workspace(k))
+        sub_fl = encode_block(hi[idx], fmt, attrs, sub_rand, want, sub_out, Workspace(k))
         out[idx] = sub_out
         if want:
             fl.set_at(idx, sub_fl, out.shape)
@@ -110,20 +110,20 @@ def _settle_hazards(res, exact, xs, target, rand, out, fl):
     """Compute the hazard lanes exactly (rational arithmetic) and round them."""
     if res.hazard is None or not res.hazard.any():
         return fl
-    fmt, policy, want = target.fmt, target.policy, target.want
+    fmt, attrs, want = target.fmt, target.attrs, target.want
     idx = np.nonzero(res.hazard)
     k = len(idx[0])
     negative = np.empty(k, dtype=np.uint64)
     sig = np.empty(k, dtype=np.uint64)
     e_top = np.empty(k, dtype=np.int64)
     for j, lane in enumerate(idx[0]):  # rare by construction: see the module docstring
-        neg, value = exact(policy, *(float(x[lane]) for x in xs))
+        neg, value = exact(attrs, *(float(x[lane]) for x in xs))
         sig[j], e_top[j] = _exact.to_significand(value) if isinstance(value, Fraction) else value
         negative[j] = neg
     e_top = np.clip(e_top, -4000, 4000)
     sub_out = np.empty(k, dtype=out.dtype)
     sub_rand = None if rand is None else rand[idx]
-    sub_fl = encode_significands(negative, sig, e_top, fmt, policy, sub_rand, want, sub_out)
+    sub_fl = encode_significands((negative, sig, e_top), fmt, attrs, sub_rand, want, sub_out)
     out[idx] = sub_out
     if want:
         fl.set_at(idx, sub_fl, out.shape)

@@ -16,19 +16,19 @@ def sign_of(x: float) -> bool:
     return math.copysign(1.0, x) < 0
 
 
-def zero_sum_is_negative(first_negative: bool, second_negative: bool, policy) -> bool:
+def zero_sum_is_negative(first_negative: bool, second_negative: bool, attrs) -> bool:
     """IEEE 754-2019 6.3 for one exact zero sum: the operands' sign if they agree (both
     zeros), else +0 -- or -0 under downward."""
     if first_negative == second_negative:
         return first_negative
-    return policy.rounding is Rounding.DOWNWARD
+    return attrs.rounding is Rounding.DOWNWARD
 
 
-def exact_zero_sign(hi, lo, first, second, policy):
+def exact_zero_sign(hi, lo, first, second, attrs):
     """IEEE 754-2019 6.3 for sums: an exact zero sum of operands of opposite signs (or a
     cancellation) is +0, except -0 under downward; x + x keeps x's sign.  float64's own
     sum already gets the nearest-mode signs right; fix the downward ones in place."""
-    if policy.rounding is not Rounding.DOWNWARD:
+    if attrs.rounding is not Rounding.DOWNWARD:
         return
     zero = (hi == 0) & (lo == 0 if lo is not None else True)
     both_plus_zero = (first == 0) & (second == 0) & ~np.signbit(first) & ~np.signbit(second)

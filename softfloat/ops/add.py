@@ -7,7 +7,8 @@ from fractions import Fraction
 import numpy as np
 
 from .._flagmasks import FlagMasks
-from ._driver import apply
+from .._options import resolve_attributes
+from ._driver import Operation, apply
 from ._eft import sums_are_exact, two_sum
 from ._kernel import Exact, scratch
 from ._signs import exact_zero_sign, sign_of, zero_sum_is_negative
@@ -15,35 +16,39 @@ from ._signs import exact_zero_sign, sign_of, zero_sum_is_negative
 __all__ = ["add", "sub"]
 
 
-def add_kernel(fmt, policy, x, y, ws=None):
+def add_kernel(fmt, attrs, x, y, ws=None):
     if sums_are_exact(fmt):  # fp16, FP8, FP6, FP4: float64 holds every sum
         hi = np.add(x, y, out=scratch(ws, "op.add", x))
-        exact_zero_sign(hi, None, x, y, policy)
+        exact_zero_sign(hi, None, x, y, attrs)
         return Exact(hi)
     hi, lo = two_sum(x, y, ws)
-    exact_zero_sign(hi, lo, x, y, policy)
+    exact_zero_sign(hi, lo, x, y, attrs)
     # inf - inf: float64 makes the NaN; a float64 overflow (fp64 only) is a hazard
     overflow = np.isinf(hi) & np.isfinite(x) & np.isfinite(y)
     return Exact(hi, lo, hazard=overflow)
 
 
-def sub_kernel(fmt, policy, x, y, ws=None):
-    return add_kernel(fmt, policy, x, np.negative(y, out=scratch(ws, "op.sub", y)), ws)
+def sub_kernel(fmt, attrs, x, y, ws=None):
+    return add_kernel(fmt, attrs, x, np.negative(y, out=scratch(ws, "op.sub", y)), ws)
 
 
-def add_exact(policy, a, b):
+def add_exact(attrs, a, b):
     total = Fraction(a) + Fraction(b)
     if total == 0:
-        return zero_sum_is_negative(sign_of(a), sign_of(b), policy), total
+        return zero_sum_is_negative(sign_of(a), sign_of(b), attrs), total
     return total < 0, abs(total)
 
 
-def sub_exact(policy, a, b):
-    return add_exact(policy, a, -b)
+def sub_exact(attrs, a, b):
+    return add_exact(attrs, a, -b)
 
 
-def add(a, b, fmt, rounding="nearest_even", *, tininess="after", subnormals=True,
-        denormals_are_zero=False, saturate=False, rng=None, return_flags=False, workers=None):
+ADD = Operation(add_kernel, add_exact)
+SUB = Operation(sub_kernel, sub_exact)
+
+
+def add(a, b, fmt, rounding=None, *, saturate=None, subnormals=None, tininess=None, denormals_are_zero=False,
+        attributes=None, rng=None, return_flags=False, workers=None):
     """a + b, correctly rounded into ``fmt``: bit patterns in, bit patterns out.
 
     Parameters
@@ -52,13 +57,17 @@ def add(a, b, fmt, rounding="nearest_even", *, tininess="after", subnormals=True
         Bit patterns of ``fmt`` (broadcast against each other).
     fmt : Format or str
     rounding : Rounding or str, default "nearest_even"
-    tininess : {"after", "before"}, default "after"
+    tininess : {"after", "before"}, default: the platform's ("after")
     subnormals : bool, default True
         False flushes subnormal results to zero (flush-to-zero).
     denormals_are_zero : bool, default False
         True reads subnormal operands as zeros of the same sign (DAZ).
     saturate : bool, default False
         Overflow to +-max_finite instead of infinity (or NaN for fn/fnuz formats).
+    attributes : RoundingAttributes, optional
+        All of the above but ``denormals_are_zero`` (and the platform, whose NaN rules
+        apply) as one value; the keywords are shortcuts for its fields, and a keyword that
+        is given wins over ``attributes``, as for :func:`softfloat.encode`.
     rng : numpy.random.Generator or int, optional
         For ``rounding="stochastic"``: a seed or Generator makes the result reproducible;
         ``rng=None`` draws fresh entropy from the operating system, so two calls differ.
@@ -79,8 +88,9 @@ def add(a, b, fmt, rounding="nearest_even", *, tininess="after", subnormals=True
     Notes
     -----
     IEEE 754-2019: inf + (-inf) is invalid; an exact zero sum of opposite-signed operands
-    is +0 (-0 under downward); a non-zero result that rounds to zero keeps its sign.  NaNs
-    follow :data:`softfloat.ops.NAN_POLICY`.
+    is +0 (-0 under downward); a non-zero result that rounds to zero keeps its sign.  NaN
+    results follow the rules of ``attributes.platform`` (:mod:`softfloat.platforms`; by
+    default those :data:`softfloat.ops.NAN_POLICY` describes).
 
     Examples
     --------
@@ -90,13 +100,14 @@ def add(a, b, fmt, rounding="nearest_even", *, tininess="after", subnormals=True
     >>> hex(sf.add(0x6800, 0x3C00, "fp16", "upward"))
     '0x6801'
     """
-    return apply(add_kernel, add_exact, fmt, [("a", a), ("b", b)], rounding, tininess=tininess,
-                 subnormals=subnormals, denormals_are_zero=denormals_are_zero, saturate=saturate,
-                 rng=rng, return_flags=return_flags, workers=workers)
+    attrs, rng = resolve_attributes(attributes, rounding=rounding, tininess=tininess, subnormals=subnormals,
+                                    saturate=saturate, rng=rng)
+    return apply(ADD, fmt, [("a", a), ("b", b)], attrs, rng, denormals_are_zero=denormals_are_zero,
+                 return_flags=return_flags, workers=workers)
 
 
-def sub(a, b, fmt, rounding="nearest_even", *, tininess="after", subnormals=True,
-        denormals_are_zero=False, saturate=False, rng=None, return_flags=False, workers=None):
+def sub(a, b, fmt, rounding=None, *, saturate=None, subnormals=None, tininess=None, denormals_are_zero=False,
+        attributes=None, rng=None, return_flags=False, workers=None):
     """a - b, correctly rounded into ``fmt``; see :func:`add` for the parameters.
 
     ``rng`` is used only by stochastic rounding (``rng=None``: fresh entropy, not
@@ -108,9 +119,10 @@ def sub(a, b, fmt, rounding="nearest_even", *, tininess="after", subnormals=True
     >>> hex(sf.sub(0x3C00, 0x3C00, "fp16")), hex(sf.sub(0x3C00, 0x3C00, "fp16", "downward"))
     ('0x0', '0x8000')
     """
-    return apply(sub_kernel, sub_exact, fmt, [("a", a), ("b", b)], rounding, tininess=tininess,
-                 subnormals=subnormals, denormals_are_zero=denormals_are_zero, saturate=saturate,
-                 rng=rng, return_flags=return_flags, workers=workers)
+    attrs, rng = resolve_attributes(attributes, rounding=rounding, tininess=tininess, subnormals=subnormals,
+                                    saturate=saturate, rng=rng)
+    return apply(SUB, fmt, [("a", a), ("b", b)], attrs, rng, denormals_are_zero=denormals_are_zero,
+                 return_flags=return_flags, workers=workers)
 
 
 # ---- the flags of numpy's own addition (the native shortcuts of sums and cumsum) -----------

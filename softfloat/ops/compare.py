@@ -20,9 +20,11 @@ Formats without IEEE NaNs:
   a positive NaN, and ``minimum`` and friends treat it as a quiet NaN;
 * finite (FP6/FP4): no NaN, every pattern is a number.
 
-NaN results follow :data:`softfloat.ops.NAN_POLICY`: a NaN operand propagates quieted
-(the first signaling NaN operand if any, else the first NaN operand), keeping its sign and
-payload.
+NaN results follow the default platform's rules (``softfloat.PLATFORMS["default"]``, see
+:mod:`softfloat.platforms`; :data:`softfloat.ops.NAN_POLICY` describes them): a NaN
+operand propagates quieted (the first signaling NaN operand if any, else the first NaN
+operand), keeping its sign and payload.  These operations round nothing, so they take no
+``attributes``.
 """
 
 from __future__ import annotations
@@ -496,8 +498,8 @@ def _is_nan(x, fmt: Format):
 
 
 def _propagate_nan(x, y, nan_x, nan_y, fmt: Format):
-    """NAN_POLICY for two operands: the first signaling NaN, else the first NaN, quieted
-    (meaningful where either is a NaN)."""
+    """The default platform's NaN rule for two operands: the first signaling NaN, else the
+    first NaN, quieted (meaningful where either is a NaN)."""
     snan_x = nan_x & is_signaling(x, fmt)
     snan_y = nan_y & is_signaling(y, fmt)
     take_x = snan_x | (nan_x & ~snan_y)

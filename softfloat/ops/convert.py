@@ -8,12 +8,17 @@ point through the encoder -- one rounding, whatever the two formats:
   their sign, quiet bit and payload in place (decoding and encoding only move bits, no
   float operation touches them), so the encoder's special-value table quiets them, keeps
   the top payload bits and raises invalid for a signaling NaN -- also when widening
-  (fn NaNs, which have no payload, are made canonical first);
+  (fn NaNs, which have no payload, are made canonical first).  A platform whose NaN
+  propagation is ``default_nan`` (:mod:`softfloat.platforms`) gives the destination's
+  default NaN instead;
 * ``round_to_integral`` and ``to_int``: rounding a float64 to an integral float64 is exact
   (numpy's rint/floor/ceil/trunc, and exact float64 steps for the other modes), and the
   integer is a value of the format, as it has no more significant bits than the operand
   (barring one corner: an integer past max_finite, see ``round_to_integral``);
 * ``from_int``: the encoder rounds integers of any size once.
+
+What a conversion to an integer returns where it is invalid is the platform's
+(``Platform.invalid_integer``); :data:`INVALID_INTEGER` describes the default.
 
 Large arrays stream through in blocks, like the codec, so the only full-size allocations
 are the outputs.
@@ -31,13 +36,13 @@ from .._decode import decode_block
 from .._encode import encode_block
 from .._flagmasks import FlagMasks
 from .._random import Positions, key_from
-from .._options import policy_from_options
-from .._round import Policy
+from .._options import resolve_attributes
 from .._workspace import BLOCK_SIZE
 from ..codec import encode
 from ..formats import as_format
+from ..platforms import PLATFORMS, NanPropagation
 from ..rounding import Rounding
-from ._nan import is_signaling, quieted
+from ._nan import default_nan, is_signaling, nan_propagation, propagated
 from ._operands import daz
 
 __all__ = ["convert", "round_to_integral", "to_int", "from_int"]
@@ -46,8 +51,8 @@ __all__ = ["convert", "round_to_integral", "to_int", "from_int"]
 # =====================================================================================
 # convert
 # =====================================================================================
-def convert(bits, src_fmt, dst_fmt, rounding="nearest_even", *, tininess="after", subnormals=True,
-            denormals_are_zero=False, saturate=False, rng=None, return_flags=False, workers=None):
+def convert(bits, src_fmt, dst_fmt, rounding=None, *, saturate=None, subnormals=None, tininess=None,
+            denormals_are_zero=False, attributes=None, rng=None, return_flags=False, workers=None):
     """Convert bit patterns of ``src_fmt`` into ``dst_fmt``, correctly rounded.
 
     Parameters
@@ -58,7 +63,7 @@ def convert(bits, src_fmt, dst_fmt, rounding="nearest_even", *, tininess="after"
         Any two formats, fp64 included.
     rounding : Rounding or str, default "nearest_even"
         Any mode of :class:`~softfloat.Rounding`, ``stochastic`` and ``odd`` included.
-    tininess : {"after", "before"}, default "after"
+    tininess : {"after", "before"}, default: the platform's ("after")
     subnormals : bool, default True
         False flushes subnormal results to zero (flush-to-zero).
     denormals_are_zero : bool, default False
@@ -66,6 +71,9 @@ def convert(bits, src_fmt, dst_fmt, rounding="nearest_even", *, tininess="after"
     saturate : bool, default False
         Overflow to +-max_finite instead of infinity (or NaN for fn/fnuz formats), and
         send infinities to +-max_finite in formats without infinity.
+    attributes : RoundingAttributes, optional
+        All of the above but ``denormals_are_zero`` (and the platform) as one value; a
+        keyword that is given wins over ``attributes``, as for :func:`softfloat.encode`.
     rng : numpy.random.Generator or int, optional
         For ``rounding="stochastic"`` (the random bits of each element's position, as in
         :func:`softfloat.encode`): a seed or Generator makes the result reproducible;
@@ -89,8 +97,10 @@ def convert(bits, src_fmt, dst_fmt, rounding="nearest_even", *, tininess="after"
     invalid (IEEE 754-2019 section 5.4.2).  A NaN becomes a quiet NaN with its sign and
     the top bits of its payload (the single NaN of fn/fnuz formats); fn and fnuz NaNs have
     no payload and become the canonical quiet NaN (fn keeps its sign; the fnuz NaN is
-    positive), as in ml_dtypes.  In FP6/FP4, which have no NaN, a NaN becomes +0 with
-    invalid.  An infinity converted to a format without one
+    positive), as in ml_dtypes.  A platform that always returns the default NaN
+    (``nan_propagation="default_nan"``: RISC-V's FCVT, NVIDIA) gives the destination's
+    default NaN instead (into IEEE formats).  In FP6/FP4, which have no NaN, a NaN becomes
+    +0 with invalid.  An infinity converted to a format without one
     gives NaN with invalid, or +-max_finite with overflow when saturating (always for
     FP6/FP4).
 
@@ -108,16 +118,21 @@ def convert(bits, src_fmt, dst_fmt, rounding="nearest_even", *, tininess="after"
     """
     src = as_format(src_fmt, "src_fmt")
     dst = as_format(dst_fmt, "dst_fmt")
-    policy, rng = policy_from_options(rounding, tininess, subnormals, saturate, rng)
+    attrs, rng = resolve_attributes(attributes, rounding=rounding, tininess=tininess, subnormals=subnormals,
+                                    saturate=saturate, rng=rng)
     denormals_are_zero = _validate.boolean("denormals_are_zero", denormals_are_zero)
     return_flags = _validate.boolean("return_flags", return_flags)
     x = _patterns(bits, src)
+    nan_to_default = nan_propagation(dst, attrs) is NanPropagation.DEFAULT_NAN
 
     def block(b, rand, out, ws):
         values = decode_block(b, src, ws.get("values", np.float64, b.size), ws)
         if denormals_are_zero:
             daz(values, src)
-        return encode_block(values, dst, policy, rand, return_flags, out, ws)
+        fl = encode_block(values, dst, attrs, rand, return_flags, out, ws)
+        if nan_to_default:  # the flags stay the encoder's: invalid for a signaling NaN
+            out[np.isnan(values)] = default_nan(dst, attrs)
+        return fl
 
     return _run(block, x, src, dst.storage_dtype, rng, return_flags, workers)
 
@@ -125,7 +140,7 @@ def convert(bits, src_fmt, dst_fmt, rounding="nearest_even", *, tininess="after"
 # =====================================================================================
 # round_to_integral and to_int
 # =====================================================================================
-def round_to_integral(bits, fmt, rounding="nearest_even", *, exact=False, rng=None, return_flags=False,
+def round_to_integral(bits, fmt, rounding=None, *, exact=False, attributes=None, rng=None, return_flags=False,
                       workers=None):
     """Round bit patterns of ``fmt`` to integral values of ``fmt`` (IEEE roundToIntegral).
 
@@ -143,6 +158,10 @@ def round_to_integral(bits, fmt, rounding="nearest_even", *, exact=False, rng=No
     exact : bool, default False
         True is IEEE roundToIntegralExact: raise inexact where the value changes.
         False raises no inexact.
+    attributes : RoundingAttributes, optional
+        Its rounding (``rounding`` wins where given), its platform (the NaN result) and
+        its saturate (the overflow corner, see Notes); tininess and subnormals do not
+        apply, as an integral value is never tiny.
     rng : numpy.random.Generator or int, optional
         For ``rounding="stochastic"``: a seed or Generator makes the result reproducible;
         ``rng=None`` draws fresh entropy from the operating system, so two calls differ.
@@ -157,11 +176,11 @@ def round_to_integral(bits, fmt, rounding="nearest_even", *, exact=False, rng=No
     Notes
     -----
     A zero result keeps the operand's sign (round(-0.5) = -0; fnuz formats give +0).
-    Infinities are returned unchanged; a NaN gives a quiet NaN, a signaling NaN raising
-    invalid.  In the rare formats whose max_finite lies below 2**mantissa_bits (FP6 E2M3,
-    max 7.5, or small custom formats) an integer can exceed max_finite: it then overflows
-    as any result does (infinity, or +-max_finite where there is none, with overflow and
-    inexact).
+    Infinities are returned unchanged; a NaN gives a quiet NaN (the platform's default
+    NaN where it always returns that one), a signaling NaN raising invalid.  In the rare
+    formats whose max_finite lies below 2**mantissa_bits (FP6 E2M3, max 7.5, or small
+    custom formats) an integer can exceed max_finite: it then overflows as any result does
+    (infinity, or +-max_finite where there is none, with overflow and inexact).
 
     Examples
     --------
@@ -176,21 +195,21 @@ def round_to_integral(bits, fmt, rounding="nearest_even", *, exact=False, rng=No
     ([2.0, -1.0, 3.0, -2.0], [True, True, True, True])
     """
     fmt = as_format(fmt)
-    policy, rng = policy_from_options(rounding, "after", True, False, rng)
+    attrs, rng = resolve_attributes(attributes, rounding=rounding, rng=rng)
     exact = _validate.boolean("exact", exact)
     return_flags = _validate.boolean("return_flags", return_flags)
     x = _patterns(bits, fmt)
     # the integral value is exact in fmt; only an overflow (see Notes) rounds, and then
     # like any result: stochastic's overflow rule is nearest's
-    encode_policy = Policy(rounding=Rounding.NEAREST_EVEN if policy.rounding is Rounding.STOCHASTIC
-                           else policy.rounding)
+    stochastic = attrs.rounding is Rounding.STOCHASTIC
+    encode_attrs = attrs.replace(rounding=Rounding.NEAREST_EVEN) if stochastic else attrs
 
     def block(b, rand, out, ws):
         values = decode_block(b, fmt, ws.get("values", np.float64, b.size), ws)
-        integral = _integral(values, policy.rounding, rand)
-        fl = encode_block(integral, fmt, encode_policy, None, return_flags, out, ws)
+        integral = _integral(values, attrs.rounding, rand)
+        fl = encode_block(integral, fmt, encode_attrs, None, return_flags, out, ws)
         nan = np.isnan(values)
-        out[nan] = quieted(b[nan], fmt)
+        out[nan] = propagated(b[nan], fmt, attrs)
         if not return_flags:
             return None
         fl.invalid = nan & is_signaling(b, fmt)  # the only invalid: a signaling NaN
@@ -201,14 +220,27 @@ def round_to_integral(bits, fmt, rounding="nearest_even", *, exact=False, rng=No
     return _run(block, x, fmt, fmt.storage_dtype, rng, return_flags, workers)
 
 
-#: What ``to_int`` returns where the conversion is invalid (a NaN, an infinity or a value
-#: out of the dtype's range), unless it saturates.  x86's "integer indefinite": the
-#: dtype's minimum for signed dtypes (CVTTSD2SI), all ones for unsigned ones (AVX-512
-#: VCVTTSD2USI); numpy's own float-to-int casts on x86 give the same for int32/int64.
-INVALID_INTEGER = {"signed": "minimum", "unsigned": "maximum"}
+def _describe_invalid_integers(platform) -> dict:
+    """``{"signed": ..., "unsigned": ...}``: one result where NaN and both overflows give
+    the same, else the platform's ``invalid_integer`` dict."""
+    described = {}
+    for kind, signed in (("signed", True), ("unsigned", False)):
+        results = platform.invalid_integer(signed)
+        described[kind] = results["nan"] if len(set(results.values())) == 1 else results
+    return described
 
 
-def to_int(bits, fmt, rounding="nearest_even", dtype=np.int64, *, exact=False, saturate=False,
+#: What ``to_int`` returns by default where the conversion is invalid (a NaN, an infinity
+#: or a value out of the dtype's range) and does not saturate: a description derived from
+#: ``softfloat.PLATFORMS["default"].invalid_integer`` (the data the conversion reads;
+#: ``RoundingAttributes(platform=...)`` picks another preset's).  x86's "integer
+#: indefinite": the dtype's minimum for signed dtypes (CVTTSD2SI), all ones for unsigned
+#: ones (AVX-512 VCVTTSD2USI); numpy's own float-to-int casts on x86 give the same for
+#: int32/int64.
+INVALID_INTEGER = _describe_invalid_integers(PLATFORMS["default"])
+
+
+def to_int(bits, fmt, rounding=None, dtype=np.int64, *, exact=False, saturate=None, attributes=None,
            rng=None, return_flags=False, workers=None):
     """Convert bit patterns of ``fmt`` to integers (IEEE convertToInteger).
 
@@ -225,9 +257,13 @@ def to_int(bits, fmt, rounding="nearest_even", dtype=np.int64, *, exact=False, s
     exact : bool, default False
         True is IEEE convertToIntegerExact: raise inexact where the value changes.
     saturate : bool, default False
-        Where the conversion is invalid: False gives :data:`INVALID_INTEGER` (x86);
+        Where the conversion is invalid: False gives the platform's invalid results
+        (``Platform.invalid_integer``; by default :data:`INVALID_INTEGER`, x86's);
         True clamps out-of-range values and infinities to the dtype's minimum or maximum
         and gives 0 for NaN (ARM, CUDA).  Invalid is raised either way.
+    attributes : RoundingAttributes, optional
+        Its rounding, saturate and platform (``rounding`` and ``saturate`` win where
+        given); tininess and subnormals do not apply.
     rng : numpy.random.Generator or int, optional
         For ``rounding="stochastic"``: a seed or Generator makes the result reproducible;
         ``rng=None`` draws fresh entropy from the operating system, so two calls differ.
@@ -255,26 +291,28 @@ def to_int(bits, fmt, rounding="nearest_even", dtype=np.int64, *, exact=False, s
     ([2, -2, 127, 0], [False, False, True, True])
     """
     fmt = as_format(fmt)
-    policy, rng = policy_from_options(rounding, "after", True, False, rng)
+    attrs, rng = resolve_attributes(attributes, rounding=rounding, saturate=saturate, rng=rng)
     dtype = _integer_dtype("dtype", dtype)
     exact = _validate.boolean("exact", exact)
-    saturate = _validate.boolean("saturate", saturate)
     return_flags = _validate.boolean("return_flags", return_flags)
     x = _patterns(bits, fmt)
     info = np.iinfo(dtype)
     low, high = float(info.min), float(info.max) + 1.0  # exact powers of two (or 0)
+    lowest, highest = dtype.type(info.min), dtype.type(info.max)
+    named = {"minimum": lowest, "maximum": highest, "zero": dtype.type(0)}
+    if attrs.saturate:  # clamp; NaN -> 0
+        on_nan, on_positive, on_negative = named["zero"], highest, lowest
+    else:
+        results = attrs.platform.invalid_integer(info.min < 0)
+        on_nan, on_positive, on_negative = (named[results[k]] for k in ("nan", "positive", "negative"))
 
     def block(b, rand, out, ws):
         values = decode_block(b, fmt, ws.get("values", np.float64, b.size), ws)
-        integral = _integral(values, policy.rounding, rand)
+        integral = _integral(values, attrs.rounding, rand)
         valid = (integral >= low) & (integral < high)  # False for NaN
         out[valid] = integral[valid].astype(dtype)
         bad = integral[~valid]
-        lowest, highest = dtype.type(info.min), dtype.type(info.max)
-        if saturate:
-            out[~valid] = np.where(np.isnan(bad), dtype.type(0), np.where(bad < 0, lowest, highest))
-        else:
-            out[~valid] = lowest if info.min < 0 else highest
+        out[~valid] = np.where(np.isnan(bad), on_nan, np.where(bad < 0, on_negative, on_positive))
         if not return_flags:
             return None
         return FlagMasks(invalid=~valid, inexact=valid & (integral != values) if exact else None)
@@ -317,7 +355,7 @@ def _integral(x, rounding: Rounding, rand):
 # =====================================================================================
 # from_int
 # =====================================================================================
-def from_int(ints, fmt, rounding="nearest_even", *, saturate=False, rng=None, return_flags=False,
+def from_int(ints, fmt, rounding=None, *, saturate=None, attributes=None, rng=None, return_flags=False,
              workers=None):
     """Convert integers to bit patterns of ``fmt``, correctly rounded (IEEE
     convertFromInt).
@@ -332,6 +370,9 @@ def from_int(ints, fmt, rounding="nearest_even", *, saturate=False, rng=None, re
     rounding : Rounding or str, default "nearest_even"
     saturate : bool, default False
         Overflow to +-max_finite instead of infinity (or NaN for fn/fnuz formats).
+    attributes : RoundingAttributes, optional
+        Its rounding and saturate (the keywords win where given); tininess and
+        subnormals do not apply, as an integer is never tiny.
     rng : numpy.random.Generator or int, optional
         For ``rounding="stochastic"``: a seed or Generator makes the result reproducible;
         ``rng=None`` draws fresh entropy from the operating system, so two calls differ.
@@ -374,7 +415,8 @@ def from_int(ints, fmt, rounding="nearest_even", *, saturate=False, rng=None, re
                 + (" (Python ints beyond 64 bits convert one at a time)" if arr.dtype == object else "")
                 + (" (for floats use softfloat.encode)" if arr.dtype.kind == "f" else ""))
         ints = arr
-    return encode(ints, fmt, rounding, saturate=saturate, rng=rng, return_flags=return_flags, workers=workers)
+    return encode(ints, fmt, rounding, saturate=saturate, attributes=attributes, rng=rng,
+                  return_flags=return_flags, workers=workers)
 
 
 # =====================================================================================

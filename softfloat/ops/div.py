@@ -6,7 +6,8 @@ from fractions import Fraction
 
 import numpy as np
 
-from ._driver import apply
+from .._options import resolve_attributes
+from ._driver import Operation, apply
 from ._eft import is_narrow, safe_magnitude, two_product
 from ._kernel import Exact, scratch
 from ._signs import sign_of
@@ -14,7 +15,7 @@ from ._signs import sign_of
 __all__ = ["div"]
 
 
-def div_kernel(fmt, policy, x, y, ws=None):
+def div_kernel(fmt, attrs, x, y, ws=None):
     hi = np.divide(x, y, out=scratch(ws, "op.div", x))
     # the remainder x - hi*y is exact (Dekker's product and Sterbenz), so lo = r / y has
     # the exact sign of the quotient's rounding error and nearly its exact size
@@ -32,13 +33,17 @@ def div_kernel(fmt, policy, x, y, ws=None):
     return Exact(hi, lo, lo_exact=False, divide_by_zero=dbz, hazard=hazard)
 
 
-def div_exact(policy, a, b):  # hazards have b != 0
+def div_exact(attrs, a, b):  # hazards have b != 0
     return sign_of(a) != sign_of(b), abs(Fraction(a) / Fraction(b))
 
 
-def div(a, b, fmt, rounding="nearest_even", *, tininess="after", subnormals=True,
-        denormals_are_zero=False, saturate=False, rng=None, return_flags=False, workers=None):
-    """a / b, correctly rounded into ``fmt``; keyword arguments as for :func:`~softfloat.add`.
+DIV = Operation(div_kernel, div_exact)
+
+
+def div(a, b, fmt, rounding=None, *, saturate=None, subnormals=None, tininess=None, denormals_are_zero=False,
+        attributes=None, rng=None, return_flags=False, workers=None):
+    """a / b, correctly rounded into ``fmt``; keyword arguments
+    (``attributes`` included) as for :func:`~softfloat.add`.
     ``rng`` is used only by stochastic rounding (``rng=None``: fresh entropy, not
     reproducible); the deterministic modes ignore it.
 
@@ -55,6 +60,7 @@ def div(a, b, fmt, rounding="nearest_even", *, tininess="after", subnormals=True
     >>> [float(sf.decode(sf.div(one, three, "bf16", r), "bf16")) for r in ("downward", "upward")]
     [0.33203125, 0.333984375]
     """
-    return apply(div_kernel, div_exact, fmt, [("a", a), ("b", b)], rounding, tininess=tininess,
-                 subnormals=subnormals, denormals_are_zero=denormals_are_zero, saturate=saturate,
-                 rng=rng, return_flags=return_flags, workers=workers)
+    attrs, rng = resolve_attributes(attributes, rounding=rounding, tininess=tininess, subnormals=subnormals,
+                                    saturate=saturate, rng=rng)
+    return apply(DIV, fmt, [("a", a), ("b", b)], attrs, rng, denormals_are_zero=denormals_are_zero,
+                 return_flags=return_flags, workers=workers)

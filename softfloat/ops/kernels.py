@@ -4,12 +4,12 @@ their own and round it once; the operations' private modules are not for them.
 
 The contract
 ------------
-``<op>_kernel(fmt, policy, *xs, ws=None) -> Exact``
+``<op>_kernel(fmt, attrs, *xs, ws=None) -> Exact``
     One block's exact results from the operands' exact float64 values ``xs`` (arrays of
     one shape).  ``fmt`` must hold every operand: it picks the kernel's float64 path
     (a format of at most 24-bit precision and 8 exponent bits takes the exact narrow path,
-    see ``is_narrow``; fp64 takes the path valid for any float64 operands).  ``policy`` is
-    a validated ``softfloat._round.Policy`` (the sign of an exact zero sum depends on its
+    see ``is_narrow``; fp64 takes the path valid for any float64 operands).  ``attrs`` is
+    a validated :class:`softfloat.RoundingAttributes` (the sign of an exact zero sum depends on its
     rounding).  ``ws`` is a ``softfloat._workspace.Workspace`` whose buffers the result may
     live in (used up before the next call on that workspace), or None.
 ``Exact``
@@ -18,16 +18,16 @@ The contract
     size where ``lo_exact`` is False), the ``invalid`` and ``divide_by_zero`` masks float64
     does not show, and the ``hazard`` lanes float64 cannot be trusted on.  Wrap a value
     that is exact already as ``Exact(hi)`` (with ``exact=None`` below: it has no hazards).
-``<op>_exact(policy, *floats) -> (negative, magnitude)``
+``<op>_exact(attrs, *floats) -> (negative, magnitude)``
     One hazard lane's exact result from the operands as Python floats (``magnitude`` a
     Fraction), for ``round_block``.
-``round_block(res, exact, xs, Target(fmt, policy, want), rand, out, ws) -> FlagMasks | None``
+``round_block(res, exact, xs, Target(fmt, attrs, want), rand, out, ws) -> FlagMasks | None``
     THE hand-off to the rounding point: rounds ``res`` once into bit patterns of ``fmt``,
     written to ``out`` (``fmt.storage_dtype``, res's size), settling its hazard lanes with
     ``exact`` on ``xs``; ``rand`` holds each lane's 64 random bits (stochastic rounding;
     else None); ``ws`` a Workspace of at least res's size.  Returns the FlagMasks of the
     rounding (None unless ``want``).  NaN lanes come out as the rounding point made them:
-    the caller applies its NaN policy, and ORs in ``res.invalid`` / ``res.divide_by_zero``.
+    the caller applies its NaN attrs, and ORs in ``res.invalid`` / ``res.divide_by_zero``.
 ``is_narrow(fmt)``
     True for fp32 and narrower formats: every product of two values is exact in float64
     and no intermediate leaves float64's range, so a kernel given such a ``fmt`` marks no
@@ -37,12 +37,17 @@ The contract
 ``addition_flags(a, b, r, symmetric=False) -> (FlagMasks, swamped)``
     The IEEE flags of ``r = a + b`` rounded to nearest by numpy in a's dtype, read from the
     operands and the result (for the native shortcuts of sums).
+``default_nan(fmt, attrs=None)``
+    The pattern an invalid operation gives on ``attrs.platform`` (None: the default
+    platform): its sign and payload in IEEE formats, the one NaN of fn/fnuz formats, +0
+    in FP6/FP4 (see :mod:`softfloat.platforms`).
 """
 
 from __future__ import annotations
 
 from ._eft import is_narrow, safe_magnitude
 from ._kernel import Exact
+from ._nan import default_nan
 from ._round_block import Target, round_block
 from .add import add_exact, add_kernel, addition_flags
 from .div import div_exact, div_kernel
@@ -50,7 +55,7 @@ from .fma import fma_exact, fma_kernel
 from .mul import mul_exact, mul_kernel
 
 __all__ = [
-    "Exact", "Target", "add_exact", "add_kernel", "addition_flags", "div_exact", "div_kernel",
+    "Exact", "Target", "add_exact", "add_kernel", "addition_flags", "default_nan", "div_exact", "div_kernel",
     "fma_exact", "fma_kernel", "is_narrow", "mul_exact", "mul_kernel", "round_block",
     "safe_magnitude",
 ]

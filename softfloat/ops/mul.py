@@ -6,7 +6,8 @@ from fractions import Fraction
 
 import numpy as np
 
-from ._driver import apply
+from .._options import resolve_attributes
+from ._driver import Operation, apply
 from ._eft import is_narrow, safe_magnitude, two_product
 from ._kernel import Exact, scratch
 from ._signs import sign_of
@@ -14,7 +15,7 @@ from ._signs import sign_of
 __all__ = ["mul"]
 
 
-def mul_kernel(fmt, policy, x, y, ws=None):
+def mul_kernel(fmt, attrs, x, y, ws=None):
     # 0 * inf: float64 makes the NaN
     if is_narrow(fmt):  # two significands of <= 24 bits make <= 48: exact in float64
         return Exact(np.multiply(x, y, out=scratch(ws, "op.mul", x)))
@@ -24,13 +25,17 @@ def mul_kernel(fmt, policy, x, y, ws=None):
     return Exact(hi, lo, hazard=hazard)
 
 
-def mul_exact(policy, a, b):
+def mul_exact(attrs, a, b):
     return sign_of(a) != sign_of(b), abs(Fraction(a) * Fraction(b))
 
 
-def mul(a, b, fmt, rounding="nearest_even", *, tininess="after", subnormals=True,
-        denormals_are_zero=False, saturate=False, rng=None, return_flags=False, workers=None):
-    """a * b, correctly rounded into ``fmt``; keyword arguments as for :func:`~softfloat.add`.
+MUL = Operation(mul_kernel, mul_exact)
+
+
+def mul(a, b, fmt, rounding=None, *, saturate=None, subnormals=None, tininess=None, denormals_are_zero=False,
+        attributes=None, rng=None, return_flags=False, workers=None):
+    """a * b, correctly rounded into ``fmt``; keyword arguments
+    (``attributes`` included) as for :func:`~softfloat.add`.
     ``rng`` is used only by stochastic rounding (``rng=None``: fresh entropy, not
     reproducible); the deterministic modes ignore it.
 
@@ -44,6 +49,7 @@ def mul(a, b, fmt, rounding="nearest_even", *, tininess="after", subnormals=True
     >>> int(sf.mul(g16, g16, "fp16")), float(sf.decode(sf.mul(g32, g32, "fp32"), "fp32"))
     (0, 1.4901161193847656e-08)
     """
-    return apply(mul_kernel, mul_exact, fmt, [("a", a), ("b", b)], rounding, tininess=tininess,
-                 subnormals=subnormals, denormals_are_zero=denormals_are_zero, saturate=saturate,
-                 rng=rng, return_flags=return_flags, workers=workers)
+    attrs, rng = resolve_attributes(attributes, rounding=rounding, tininess=tininess, subnormals=subnormals,
+                                    saturate=saturate, rng=rng)
+    return apply(MUL, fmt, [("a", a), ("b", b)], attrs, rng, denormals_are_zero=denormals_are_zero,
+                 return_flags=return_flags, workers=workers)

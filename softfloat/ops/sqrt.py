@@ -7,7 +7,8 @@ import numpy as np
 import math
 from fractions import Fraction
 
-from ._driver import apply
+from .._options import resolve_attributes
+from ._driver import Operation, apply
 from ._eft import is_narrow, safe_magnitude, two_product
 from ._kernel import Exact, scratch
 from ._signs import sign_of
@@ -15,7 +16,7 @@ from ._signs import sign_of
 __all__ = ["sqrt"]
 
 
-def sqrt_kernel(fmt, policy, x, ws=None):
+def sqrt_kernel(fmt, attrs, x, ws=None):
     hi = np.sqrt(x, out=scratch(ws, "op.sqrt", x))
     # x - hi**2 is exact (Dekker's product), so lo = r / (2 hi) has the exact sign of
     # the root's rounding error and nearly its exact size
@@ -29,7 +30,7 @@ def sqrt_kernel(fmt, policy, x, ws=None):
     return Exact(hi, lo, lo_exact=False, hazard=hazard)
 
 
-def sqrt_exact(policy, x: float):
+def sqrt_exact(attrs, x: float):
     """(negative, (sig, e_top)): the root's leading 62 bits and a sticky bit, by isqrt.
 
     With 2**e <= a < 2**(e+2) (e even), sqrt(a) = sqrt(a * 2**(122 - e)) * 2**(e/2 - 61),
@@ -51,11 +52,15 @@ def sqrt_exact(policy, x: float):
     return False, (sig | int(sticky or lost), e_top)
 
 
-def sqrt(a, fmt, rounding="nearest_even", *, tininess="after", subnormals=True,
-         denormals_are_zero=False, saturate=False, rng=None, return_flags=False, workers=None):
-    """The square root of a, correctly rounded into ``fmt``; keyword arguments as for
-    :func:`~softfloat.add`.  ``rng`` is used only by stochastic rounding (``rng=None``: fresh
-    entropy, not reproducible); the deterministic modes ignore it.
+SQRT = Operation(sqrt_kernel, sqrt_exact)
+
+
+def sqrt(a, fmt, rounding=None, *, saturate=None, subnormals=None, tininess=None, denormals_are_zero=False,
+         attributes=None, rng=None, return_flags=False, workers=None):
+    """The square root of a, correctly rounded into ``fmt``; keyword arguments
+    (``attributes`` included) as for :func:`~softfloat.add`.  ``rng`` is used only by
+    stochastic rounding (``rng=None``: fresh entropy, not reproducible); the
+    deterministic modes ignore it.
 
     The square root of a negative non-zero number is invalid; sqrt(-0) is -0.
 
@@ -65,6 +70,7 @@ def sqrt(a, fmt, rounding="nearest_even", *, tininess="after", subnormals=True,
     >>> hex(sf.sqrt(sf.encode(2.0, "fp16"), "fp16"))
     '0x3da8'
     """
-    return apply(sqrt_kernel, sqrt_exact, fmt, [("a", a)], rounding, tininess=tininess,
-                 subnormals=subnormals, denormals_are_zero=denormals_are_zero, saturate=saturate,
-                 rng=rng, return_flags=return_flags, workers=workers)
+    attrs, rng = resolve_attributes(attributes, rounding=rounding, tininess=tininess, subnormals=subnormals,
+                                    saturate=saturate, rng=rng)
+    return apply(SQRT, fmt, [("a", a)], attrs, rng, denormals_are_zero=denormals_are_zero,
+                 return_flags=return_flags, workers=workers)

@@ -5,7 +5,8 @@ from __future__ import annotations
 import numpy as np
 
 from .. import _validate
-from .._options import policy_from_options
+from .._options import resolve_attributes
+from ..attributes import DEFAULT_ATTRIBUTES
 from ..codec import decode, encode, quantize
 from ..formats import fp32
 from ._arguments import (_MULTIPLY, _SCALE_ROUNDING, SCALINGS, _amax_argument, _block, _check_recipe_options,
@@ -16,9 +17,10 @@ from ._scales import _dequant_factors, _mx_scales, _quant_factors, fp32_scales
 from ._tensor import ScaledTensor
 
 
-def scaled_encode(x, fmt, rounding="nearest_even", *, scaling="tensor", block=None, amax=None,
+def scaled_encode(x, fmt, rounding=None, *, scaling="tensor", block=None, amax=None,
                   scale=None, margin=0, amax_epsilon=0.0, scale_rounding=None,
-                  multiply="fp32", saturate=True, rng=None, return_flags=False):
+                  multiply="fp32", saturate=None, subnormals=None, tininess=None, attributes=None,
+                  rng=None, return_flags=False):
     """Quantise ``x`` into ``fmt`` elements that share scales; return a :class:`ScaledTensor`.
 
     Each scaled unit (the tensor, a row, a tile, an MX block) gets one scale from the
@@ -76,7 +78,16 @@ def scaled_encode(x, fmt, rounding="nearest_even", *, scaling="tensor", block=No
         float64/integer input, which makes the second rounding innocuous).
     saturate : bool, default True
         True (satfinite): finite overflows and infinities become +-max, raising
-        overflow and inexact.  False: overflows follow :func:`encode`.
+        overflow and inexact.  False: overflows follow :func:`encode`.  With
+        ``attributes`` given and no ``saturate``, its ``saturate`` field decides.
+    subnormals, tininess : optional
+        As for :func:`encode` (defaults True and the platform's tininess), for the
+        element rounding.
+    attributes : RoundingAttributes, optional
+        The element rounding's attributes as one value, as for :func:`encode`; the
+        keywords are shortcuts for its fields, and a keyword that is given wins over
+        ``attributes``.  Its platform's tininess also applies to the fp32 conversion
+        and product of ``multiply="fp32"`` (always rounded to nearest even).
     rng : numpy.random.Generator or int, optional
         For ``rounding="stochastic"``: a seed or Generator makes the result reproducible;
         ``rng=None`` draws fresh entropy, so two calls differ.  The deterministic modes
@@ -131,7 +142,11 @@ def scaled_encode(x, fmt, rounding="nearest_even", *, scaling="tensor", block=No
     fmt = _element_format(fmt)
     scaling = _one_of("scaling", scaling, SCALINGS)
     multiply = _one_of("multiply", multiply, _MULTIPLY)
-    saturate = _validate.boolean("saturate", saturate)
+    if saturate is None and attributes is None:
+        saturate = True  # satfinite, as the FP8 recipes cast
+    attrs, _ = resolve_attributes(attributes, rounding=rounding, tininess=tininess, subnormals=subnormals,
+                                  saturate=saturate, rng=rng)  # checked before any work
+    saturate = attrs.saturate
     return_flags = _validate.boolean("return_flags", return_flags)
     margin = _validate.int_in_range("margin", margin, 0, 64)
     epsilon = _epsilon(amax_epsilon)
@@ -141,9 +156,9 @@ def scaled_encode(x, fmt, rounding="nearest_even", *, scaling="tensor", block=No
     block = _block(scaling, block)
     layout = _Layout(arr.shape, scaling, block, "x")
     _check_recipe_options(scaling, amax, scale, margin, epsilon, scale_rounding)
-    policy_from_options(rounding, "after", True, saturate, rng)  # checked before any work
 
-    values, wide, first_flags = _source_values(arr, multiply, return_flags)
+    nearest_fp32 = DEFAULT_ATTRIBUTES.replace(platform=attrs.platform)  # the fp32 steps' rounding
+    values, wide, first_flags = _source_values(arr, multiply, return_flags, nearest_fp32)
     measured, has_nan = layout.amax(values)
     if scaling == "mx":
         source = measured if amax is None else _amax_argument(amax, layout.scales_shape)
@@ -164,14 +179,14 @@ def scaled_encode(x, fmt, rounding="nearest_even", *, scaling="tensor", block=No
             if _already_fp32(product, factors):
                 scaled, product_flags = product, None
             else:
-                scaled = quantize(product, fp32, return_flags=return_flags)
+                scaled = quantize(product, fp32, attributes=nearest_fp32, return_flags=return_flags)
                 scaled, product_flags = scaled if return_flags else (scaled, None)
         else:
             scaled, product_flags = exact_products(values, multiplier, wide), None
         infinite = np.isinf(scaled) if saturate else None
         if saturate and infinite.any():  # satfinite: infinities are out of range too
             scaled = np.where(infinite, np.copysign(np.finfo(np.float64).max, scaled), scaled)
-    result = encode(scaled, fmt, rounding, saturate=saturate, rng=rng, return_flags=return_flags)
+    result = encode(scaled, fmt, attributes=attrs, rng=rng, return_flags=return_flags)
     bits, flags = result if return_flags else (result, None)
     tensor = ScaledTensor(bits, scales, fmt, scaling, block, measured)
     if not return_flags:

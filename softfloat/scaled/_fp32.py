@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._encode import Workspace, encode_block
-from .._round import Policy
+from ..attributes import RoundingAttributes
 from ..formats import fp32
 
 _FP32_MAX = fp32.max_finite
@@ -14,8 +14,8 @@ _FP32_MAX = fp32.max_finite
 #: its fp32 reciprocal are finite and non-zero (only huge margins or amax near fp32's
 #: max with a custom format of max below 2 reach it)
 _MIN_SCALE = 2.0**-126
-#: what _round_fp32 rounds with: the default policy, nearest-even
-_NEAREST_EVEN = Policy()
+#: what _round_fp32 rounds with: the default attrs, nearest-even
+_NEAREST_EVEN = RoundingAttributes()
 
 
 def _round_fp32(v):

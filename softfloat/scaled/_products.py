@@ -38,14 +38,15 @@ def _already_fp32(product, factors):
     return not tiny.any() and not (np.isfinite(mags) & (mags > _FP32_MAX)).any()
 
 
-def _source_values(arr, multiply, want_flags):
-    """x as float64: its fp32 rounding for multiply="fp32"; whether it is wider than fp32
-    (the exact product then needs more than float64); flags of that rounding or None."""
+def _source_values(arr, multiply, want_flags, nearest_fp32):
+    """x as float64: its fp32 rounding (by ``nearest_fp32``, nearest-even attributes) for
+    multiply="fp32"; whether it is wider than fp32 (the exact product then needs more than
+    float64); flags of that rounding or None."""
     source = native_format(arr.dtype)
     if source is not None and fp32.holds(source):  # float16, float32
         return arr.astype(np.float64), False, None
     if multiply == "fp32":
-        values, flags = quantize(arr, fp32, return_flags=True)
+        values, flags = quantize(arr, fp32, attributes=nearest_fp32, return_flags=True)
         return np.asarray(values, dtype=np.float64), False, flags if want_flags else None
     if arr.dtype.kind == "f":
         return arr.astype(np.float64), True, None

@@ -20,7 +20,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import _fastpaths, _scratch, ops
-from .._round import Policy
+from ..attributes import DEFAULT_ATTRIBUTES
 from ..accumulate import matmul as _sf_matmul, sum as _sf_sum
 from ..codec import decode, encode, quantize
 from ..formats import Format, bf16, fp16, fp32
@@ -31,7 +31,7 @@ __all__ = ["Counts", "bits_of", "matmul", "reduce_sum", "round_to", "values_of",
 _NEAREST = Rounding.NEAREST_EVEN
 #: what round_to's shortcut applies: quantize's defaults (nearest even, tininess after
 #: rounding, subnormals kept, no saturation)
-_NEAREST_POLICY = Policy()
+_NEAREST_POLICY = DEFAULT_ATTRIBUTES
 
 #: float32 bit patterns: fp16's largest finite value 65504 (a larger magnitude is an
 #: infinity or a NaN here), float32's magnitude mask
