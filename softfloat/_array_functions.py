@@ -1,20 +1,24 @@
-"""numpy functions on :class:`~softfloat.Array` (NEP 18 ``__array_function__``).
+"""numpy functions on :class:`~softfloat.Array` (NEP 18 ``__array_function__``): the
+table (``FUNCTIONS``, filled with ``implements``) and the contractions and reductions.
 
 * Contractions go through :mod:`softfloat.accumulate` with the context's accumulator and
   order, and are rounded once into the operands' format at the end (as torch does for
   an fp16 matmul with fp32 accumulation): matmul, dot, vdot, inner, tensordot, einsum
-  (two-operand contractions), sum, linalg.norm (then a sqrt); mean divides that sum by n
-  with one more correctly rounded division; var and std are built from those steps;
-  cumsum keeps the accumulator's running sums, each rounded into the format; prod is
-  left-to-right correctly rounded multiplication.
-* Structural functions move bit patterns and never round: reshape, transpose,
-  concatenate, stack, where, take, broadcast_to, copy, zeros_like, ones_like, full_like
-  (the fill value rounded once), clip (IEEE maximum then minimum), sort and argsort (by
-  IEEE totalOrder), array_equal (IEEE equality), allclose / isclose (on exact values),
-  shape, ndim, size.
+  (two-operand contractions), sum, linalg.norm (then a sqrt); cumsum keeps the
+  accumulator's running sums, each rounded into the format; prod is left-to-right
+  correctly rounded multiplication; max/min are exact (IEEE maximum/minimum); clip is
+  IEEE maximum then minimum (exact).
+* The rest of the table lives beside this module, one job each: structural functions
+  (``softfloat._array_structural``: bits move, the format kept), order, search and truth
+  (``softfloat._array_ordering``), statistics (``softfloat._array_statistics``: mean,
+  var, std, the nan- functions, median and quantiles, step by step), compositions
+  (``softfloat._array_arithmetic``: trace, outer, diff, cumprod, round) and the refusals
+  with their reasons (``softfloat._array_coverage``, also the data of
+  docs/numpy_coverage.md).
 
-Anything else returns NotImplemented: numpy raises its TypeError naming the function.
-Every implementation takes the Array type's adapter ``A`` first (see _array_ufuncs).
+Anything not in the table returns NotImplemented: numpy raises its TypeError naming the
+function; a refused function raises a TypeError giving the reason.  Every
+implementation takes the Array type's adapter ``A`` first (see ``softfloat._array_registry``).
 """
 
 from __future__ import annotations
@@ -22,32 +26,21 @@ from __future__ import annotations
 import numpy as np
 
 from . import _fastpaths, codec, ops
-from ._random import bits_at, key_from
+from . import _array_arithmetic, _array_coverage, _array_ordering, _array_statistics, _array_structural  # noqa: F401 (they register)
+from ._array_registry import FUNCTIONS, deliver, implements, plain
 from ._array_ufuncs import accumulator_of
 from ._array_ufuncs import matmul as array_matmul
 from ._array_ufuncs import sum_of
 from ._context import get_context
-from ._flagmasks import FlagMasks
-from ._workspace import Workspace
 from .accumulate import vecdot as accumulate_vecdot
 from .accumulate.hardware import FusedAccumulator, is_preset
 from .accumulate.reduce import default_accumulator
 from .flags import FLAG_NAMES, AccumulationFlags
-from .formats import Format, Specials, as_format, fp64
-from .ops.kernels import Target, addition_flags, default_nan, div_exact, div_kernel, round_block
+from .formats import Format, as_format
+from .ops.kernels import addition_flags
 from .rounding import Rounding
 
-__all__ = ["FUNCTIONS"]
-
-FUNCTIONS: dict = {}
-
-
-def implements(*funcs):
-    def register(impl):
-        for f in funcs:
-            FUNCTIONS[f] = impl
-        return impl
-    return register
+__all__ = ["FUNCTIONS", "implements"]
 
 
 # ---- contractions ----------------------------------------------------------------------
@@ -101,45 +94,11 @@ def vdot(A, a, b):
 
 
 # ---- reductions ------------------------------------------------------------------------
-def _plain(kwargs, *allowed):
-    return all(k in allowed or v is None or v is np._NoValue or (k == "where" and v is True)
-               for k, v in kwargs.items())
-
-
 @implements(np.sum)
 def sum_(A, a, axis=None, dtype=None, out=None, keepdims=False, **kwargs):
-    if dtype is not None or out is not None or not _plain(kwargs):
+    if dtype is not None or not plain(kwargs):
         return NotImplemented
-    return sum_of(A, a, axis=axis, keepdims=keepdims)
-
-
-@implements(np.mean)
-def mean(A, a, axis=None, dtype=None, out=None, keepdims=False, **kwargs):
-    if dtype is not None or out is not None or not _plain(kwargs):
-        return NotImplemented
-    total = sum_of(A, a, axis=axis, keepdims=keepdims)
-    n = a.size // max(total.size, 1) if a.size else 0
-    return _divide_by(A, total, n, "mean")
-
-
-@implements(np.var)
-def var(A, a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, **kwargs):
-    """mean, deviations a - mean, their squares, the sum of those in the accumulator,
-    then one division by n - ddof: each step rounded once into the format."""
-    if dtype is not None or out is not None or not _plain(kwargs):
-        return NotImplemented
-    m = mean(A, a, axis=axis, keepdims=True)
-    d = a - m
-    total = sum_of(A, d * d, axis=axis, keepdims=keepdims)
-    n = a.size // max(total.size, 1) if a.size else 0
-    return _divide_by(A, total, n - ddof, "var")
-
-
-@implements(np.std)
-def std(A, a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, **kwargs):
-    """sqrt(var), rounded once more."""
-    v = var(A, a, axis=axis, dtype=dtype, out=out, ddof=ddof, keepdims=keepdims, **kwargs)
-    return v if v is NotImplemented else np.sqrt(v)
+    return deliver(A, sum_of(A, a, axis=axis, keepdims=keepdims), out, "sum")
 
 
 @implements(np.linalg.norm)
@@ -164,7 +123,9 @@ def norm(A, x, ord=None, axis=None, keepdims=False):
 @implements(np.prod)
 def prod(A, a, axis=None, dtype=None, out=None, keepdims=False, **kwargs):
     """Left-to-right correctly rounded multiplications along ``axis`` (K - 1 of them)."""
-    if dtype is not None or out is not None or not _plain(kwargs):
+    if out is not None:
+        return deliver(A, prod(A, a, axis=axis, dtype=dtype, keepdims=keepdims, **kwargs), out, "prod")
+    if dtype is not None or not plain(kwargs):
         return NotImplemented
     bits = a.bits.reshape(-1) if axis is None else np.moveaxis(a.bits, axis, 0)
     if bits.shape[0] == 0:
@@ -191,7 +152,9 @@ def cumsum(A, a, axis=None, dtype=None, out=None):
     chain is numpy's own (strictly sequential) add.accumulate; other modes and
     accumulators take the K steps one at a time, each vectorised over the other axes.
     """
-    if dtype is not None or out is not None:
+    if out is not None:
+        return deliver(A, cumsum(A, a, axis=axis, dtype=dtype), out, "cumsum")
+    if dtype is not None:
         return NotImplemented
     fmt = a.format
     ctx = get_context()
@@ -294,86 +257,21 @@ def einsum(A, subscripts, *operands, **kwargs):
 
 @implements(np.max, np.amax)
 def max_(A, a, axis=None, out=None, keepdims=False, **kwargs):
-    if out is not None or not _plain(kwargs):
+    if not plain(kwargs):
         return NotImplemented
-    return np.maximum.reduce(a, axis=axis, keepdims=keepdims)
+    return deliver(A, np.maximum.reduce(a, axis=axis, keepdims=keepdims), out, "max")
 
 
 @implements(np.min, np.amin)
 def min_(A, a, axis=None, out=None, keepdims=False, **kwargs):
-    if out is not None or not _plain(kwargs):
+    if not plain(kwargs):
         return NotImplemented
-    return np.minimum.reduce(a, axis=axis, keepdims=keepdims)
-
-
-def _divide_by(A, x, n: int, operation: str):
-    """x / n correctly rounded into x's format (n need not be a value of it).
-
-    Not :func:`softfloat.ops.div`, which divides two values of one format and rounds into
-    it: n is often no value of x's format (7 in FP4 E2M1, 1000 in FP8 E4M3), and dividing
-    in a wider format and converting would round twice.  So the division kernel takes the
-    float64 values (fp64: its path valid for any operands) and the result is rounded once
-    into x's format (softfloat.ops.kernels); a NaN result is the context platform's
-    default NaN.
-    """
-    ctx = get_context()
-    fmt = x.format
-    values = np.asarray(codec.decode(x.bits, fmt), dtype=np.float64).reshape(-1)
-    divisor = np.full(values.shape, float(n))
-    attrs = ctx.attributes
-    out = np.empty(values.shape, dtype=fmt.storage_dtype)
-    rand = None if ctx.rng is None or ctx.rounding.value != "stochastic" else \
-        bits_at(key_from(ctx.rng), np.arange(values.size, dtype=np.uint64))  # as the operations draw
-    with np.errstate(all="ignore"):  # float64 overflow inside the kernel is its hazard lanes
-        res = div_kernel(fp64, attrs, values, divisor)  # fp64: a kernel path for any operands
-        fl = round_block(res, div_exact, [values, divisor], Target(fmt, attrs, ctx.track_flags), rand, out,
-                         Workspace(values.size))
-    nan = np.isnan(res.hi)
-    out[nan] = default_nan(fmt, ctx.attributes)
-    if not ctx.track_flags:
-        return A.wrap(out.reshape(x.shape), fmt)
-    fl.or_(FlagMasks(invalid=nan & ~np.isnan(values),
-                     divide_by_zero=(divisor == 0) & np.isfinite(values) & (values != 0)))
-    ctx.record(operation, fl.to_flags(x.shape))
-    return A.wrap(out.reshape(x.shape), fmt)
+    return deliver(A, np.minimum.reduce(a, axis=axis, keepdims=keepdims), out, "min")
 
 
 # ---- structure: bits move, nothing rounds -----------------------------------------------
 def _bits(A, x):
     return x.bits if A.is_array(x) else x
-
-
-def _bits_only(func):
-    """A structural function: numpy's own, applied to the bit patterns; the format kept."""
-    def impl(A, a, *args, **kwargs):
-        if kwargs.get("out") is not None:
-            return NotImplemented
-        return A.wrap(func(a.bits, *args, **kwargs), a.format)
-    return impl
-
-
-def _joining(func):
-    """concatenate / stack: the operands in their common format, then numpy's own."""
-    def impl(A, arrays, axis=0, **kwargs):
-        if kwargs:
-            return NotImplemented
-        fmt, bits = A.common(*arrays)
-        return A.wrap(func(bits, axis=axis), fmt)
-    return impl
-
-
-for _func in (np.reshape, np.transpose, np.take, np.broadcast_to):
-    FUNCTIONS[_func] = _bits_only(_func)
-FUNCTIONS[np.concatenate] = _joining(np.concatenate)
-FUNCTIONS[np.stack] = _joining(np.stack)
-
-
-@implements(np.where)
-def where(A, condition, x=None, y=None):
-    if x is None or y is None:
-        return np.where(_bits(A, condition))
-    fmt, (bx, by) = A.common(x, y)
-    return A.wrap(np.where(np.asarray(_bits(A, condition), dtype=bool), bx, by), fmt)
 
 
 @implements(np.copy)
@@ -396,59 +294,22 @@ def size(A, a, axis=None):
     return a.size if axis is None else a.shape[axis]
 
 
-def _full(A, a, value, shape=None):
-    shape = a.shape if shape is None else shape
-    fill = A.bits_in(value, a.format, "full_like")
-    return A.wrap(np.full(shape, fill, dtype=a.format.storage_dtype), a.format)
-
-
-@implements(np.zeros_like)
-def zeros_like(A, a, dtype=None, shape=None, **kwargs):
-    return NotImplemented if dtype is not None else _full(A, a, 0.0, shape)
-
-
-@implements(np.ones_like)
-def ones_like(A, a, dtype=None, shape=None, **kwargs):
-    return NotImplemented if dtype is not None else _full(A, a, 1.0, shape)
-
-
-@implements(np.full_like)
-def full_like(A, a, fill_value, dtype=None, shape=None, **kwargs):
-    return NotImplemented if dtype is not None else _full(A, a, fill_value, shape)
-
-
 @implements(np.clip)
-def clip(A, a, a_min=None, a_max=None, **kwargs):
-    if kwargs:
+def clip(A, a, a_min=np._NoValue, a_max=np._NoValue, out=None, *, min=np._NoValue, max=np._NoValue, **kwargs):
+    """IEEE maximum with ``a_min``, then minimum with ``a_max`` (exact; the bounds rounded
+    into the format, weak); ``out=`` an Array (``np.clip(g, -5, 5, out=g)``)."""
+    if not plain(kwargs):
         return NotImplemented
+    a_min = min if a_min is np._NoValue else a_min
+    a_max = max if a_max is np._NoValue else a_max
+    a_min = None if a_min is np._NoValue else a_min
+    a_max = None if a_max is np._NoValue else a_max
     result = a
     if a_min is not None:
         result = np.maximum(result, a_min)
     if a_max is not None:
         result = np.minimum(result, a_max)
-    return result
-
-
-def _total_order_key(bits, fmt):
-    """Integers that sort like IEEE totalOrder: -NaN < -inf < ... < -0 < +0 < ... < +NaN."""
-    u = bits.astype(fmt.storage_dtype, copy=False)
-    t = u.dtype.type
-    # negatives: all bits flipped (bigger magnitudes come first); positives: the sign bit set
-    key = np.where(u & t(fmt.sign_mask), u ^ t((1 << fmt.bits) - 1), u | t(fmt.sign_mask))
-    if fmt.specials is Specials.FNUZ:  # the one NaN (the "-0" pattern) sorts last
-        key[u == t(fmt.sign_mask)] = np.iinfo(u.dtype).max
-    return key
-
-
-@implements(np.argsort)
-def argsort(A, a, axis=-1, kind=None, order=None, **kwargs):
-    return np.argsort(_total_order_key(a.bits, a.format), axis=axis, kind="stable")
-
-
-@implements(np.sort)
-def sort(A, a, axis=-1, kind=None, order=None, **kwargs):
-    index = argsort(A, a, axis=axis)
-    return A.wrap(np.take_along_axis(a.bits, index, axis=axis), a.format)
+    return deliver(A, result if result is not a else a.copy(), out, "clip")
 
 
 @implements(np.array_equal)
@@ -475,3 +336,39 @@ def allclose(A, a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
 def isclose(A, a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
     return np.isclose(_values(A, a), _values(A, b), rtol=rtol, atol=atol, equal_nan=equal_nan)
 
+
+
+# ---- numpy.linalg's spellings of functions mapped above -------------------------------------
+@implements(np.linalg.matmul)
+def linalg_matmul(A, x1, x2):
+    return matmul(A, x1, x2)
+
+
+@implements(np.linalg.tensordot)
+def linalg_tensordot(A, x1, x2, axes=2):
+    return tensordot(A, x1, x2, axes=axes)
+
+
+@implements(np.linalg.outer)
+def linalg_outer(A, x1, x2):
+    return np.outer(x1, x2)
+
+
+@implements(np.linalg.cross)
+def linalg_cross(A, x1, x2, axis=-1):
+    return np.cross(x1, x2, axis=axis)
+
+
+@implements(np.linalg.trace)
+def linalg_trace(A, x, offset=0, dtype=None):
+    return np.trace(x, offset=offset, axis1=-2, axis2=-1, dtype=dtype)
+
+
+@implements(np.linalg.diagonal)
+def linalg_diagonal(A, x, offset=0):
+    return np.diagonal(x, offset=offset, axis1=-2, axis2=-1)
+
+
+@implements(np.linalg.matrix_transpose)
+def linalg_matrix_transpose(A, x):
+    return np.swapaxes(x, -1, -2)

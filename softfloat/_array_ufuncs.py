@@ -1,21 +1,49 @@
-"""numpy ufuncs on :class:`~softfloat.Array`: each one mapped to a bit-level operation.
+"""numpy ufuncs on :class:`~softfloat.Array`: each one mapped to bit-level operations.
+
+The table (kernels in ``softfloat._array_elementwise``):
 
 * correctly rounded, with the context's attributes: add, subtract, multiply, divide /
   true_divide, sqrt, square (x * x), reciprocal (1 / x), floor / ceil / trunc / rint
-  (round_to_integral downward / upward / toward zero / to nearest even), power with a
-  small integer exponent (repeated multiplication left to right, then one division for
-  a negative exponent: as hardware kernels do it, not a correctly rounded x**n);
-* exact (no rounding): negative, positive, absolute / fabs, copysign, maximum / minimum
-  (IEEE 754-2019 maximum/minimum: a NaN wins, -0 < +0), fmax / fmin (maximumNumber /
-  minimumNumber: a NaN loses), nextafter, spacing, comparisons (bool ndarrays, IEEE
-  quiet predicates), isnan / isinf / isfinite / signbit;
-* through float64 libm: exp, log, sin, tanh, ... (and scipy.special's erf, erfc, expit,
-  gammaln, ... when scipy calls them) and power with other exponents are
-  computed in float64 from the exact inputs and rounded once into the format.  float64
-  libm is faithful, not correctly rounded, so such results are not correctly rounded in
-  general; they raise inexact on every finite result;
+  (round_to_integral downward / upward / toward zero / to nearest even); power and
+  float_power with a small integer exponent (repeated multiplication left to right, then
+  one division for a negative exponent: as hardware kernels do it, not a correctly
+  rounded x**n); remainder / mod (Python's and numpy's: the sign of the divisor) is the
+  exact fmod, then at most one correctly rounded addition of the divisor where the signs
+  differ; floor_divide is floor(a / b) of the exact quotient (numpy's npy_divmod
+  definition, computed exactly), rounded once; divmod is (floor_divide, remainder);
+  ldexp(x, n) is x * 2**n rounded once (n integers, never rounded);
+* exact (no rounding): negative, positive, conjugate, absolute / fabs, copysign, sign,
+  heaviside (h0 rounded into the format as an operand), maximum / minimum (IEEE
+  754-2019 maximum/minimum: a NaN wins, -0 < +0), fmax / fmin (maximumNumber /
+  minimumNumber: a NaN loses), nextafter, spacing, fmod, modf, frexp (the mantissa
+  exact where the format holds [0.5, 1) at full precision; the exponent a plain int32
+  array); comparisons, logical_and / or / xor / not (a NaN is true), isnan / isinf /
+  isfinite / signbit: plain bool ndarrays;
+* through float64 libm -- NOT correctly rounded: exp, exp2, expm1, log, log2, log10,
+  log1p, the trigonometric and hyperbolic functions and their inverses, cbrt, hypot,
+  arctan2, logaddexp, logaddexp2, deg2rad / radians, rad2deg / degrees (and scipy.special's
+  erf, erfc, expit, gammaln, ... when scipy calls them), and power with other exponents,
+  are computed in float64 from the exact inputs and rounded once into the format.  float64
+  libm is faithful, not correctly rounded, so such results can differ from the correctly
+  rounded one in the last place; they raise inexact on every finite result;
+* contractions: matmul, and vecdot / matvec / vecmat as matmul with a vector as a row or
+  column (:func:`softfloat.matmul`: the context's accumulator, rounded once);
 * reductions: ``np.add.reduce`` is :func:`softfloat.sum` with the context's accumulator;
-  ``np.maximum.reduce`` and friends are exact.
+  ``np.maximum.reduce`` and friends are exact; ``ufunc.outer`` broadcasts the call;
+* refused with a TypeError giving the reason: the integer ufuncs (bitwise_*, invert,
+  shifts, gcd, lcm, bitwise_count) and isnat (``REFUSED_UFUNCS``).
+
+Operands: Array with Array promotes by :func:`softfloat.promote`; Python scalars, numpy
+scalars and ndarrays (float64 ones included) are weak -- rounded once into the Array's
+format, so an emulated program stays in its format (numpy's NEP 50 instead keeps a
+float64 ndarray strong and would compute in float64).
+
+``out=``: an Array whose bits are written (in-place operators ``+=``, ``//=``, ``@=``
+... are ``out=self``: the object and any view of its bits see the new values).  The
+result must broadcast to out's shape (else ValueError); an out of another format gets
+the result rounded into it, a second rounding with flags counted (numpy's same_kind
+cast); a plain ndarray out for an Array result is a TypeError (boolean results take a
+plain ndarray out); ``where=`` with ``out=`` writes the selected elements.
 
 Anything else returns NotImplemented, and numpy raises its TypeError.
 
@@ -30,151 +58,21 @@ import operator
 
 import numpy as np
 
-from . import codec, ops
+from ._array_elementwise import MAX_REPEATED_POWER, UFUNCS, ldexp, libm, no_flags, repeated_power
 from .accumulate import matmul as accumulate_matmul
 from .accumulate import sum as accumulate_sum
 from .accumulate.reduce import default_accumulator
 from ._context import get_context
 from .flags import Flags
-from .platforms import NanPropagation
-from .ops.kernels import default_nan
-from .rounding import Rounding
 
-__all__ = ["UFUNCS", "accumulator_of", "dispatch", "matmul", "sum_of"]
+__all__ = ["REFUSED_UFUNCS", "UFUNCS", "accumulator_of", "dispatch", "matmul", "sum_of"]
 
-
-def _rounded(op):
-    """A correctly rounded operation with the context's attributes."""
-    def call(fmt, ctx, *bits):
-        return ctx.split(op(*bits, fmt, return_flags=ctx.track_flags, **ctx.options()))
-    return call
-
-
-def _exact(op, flags=True):
-    """An operation that never rounds (flags: invalid for signalling NaNs, where it has them)."""
-    def call(fmt, ctx, *bits):
-        if flags:
-            return ctx.split(op(*bits, fmt, return_flags=ctx.track_flags))
-        result = op(*bits, fmt)
-        return result, _no_flags(ctx, np.shape(result))
-    return call
-
-
-def _no_flags(ctx, shape):
-    """The flags of an exact operation: all clear (None when flags are not tracked)."""
-    return Flags.none(shape) if ctx.track_flags else None
-
-
-def _integral(rounding):
-    """round_to_integral in a fixed direction (which wins over the context's rounding; the
-    context's platform still chooses NaN results)."""
-    def call(fmt, ctx, bits):
-        return ctx.split(ops.round_to_integral(bits, fmt, rounding, attributes=ctx.attributes,
-                                               return_flags=ctx.track_flags))
-    return call
-
-
-def _square(fmt, ctx, bits):
-    return _rounded(ops.mul)(fmt, ctx, bits, bits)
-
-
-def _reciprocal(fmt, ctx, bits):
-    one = codec.encode(1.0, fmt)
-    return _rounded(ops.div)(fmt, ctx, np.asarray(one, dtype=fmt.storage_dtype), bits)
-
-
-def _positive(fmt, ctx, bits):
-    return bits.copy(), _no_flags(ctx, bits.shape)
-
-
-def _predicate(pred):
-    def call(fmt, ctx, *bits):
-        return np.asarray(pred(*bits, fmt))
-    call.predicate = True  # a plain boolean result: no flags, not an Array
-    return call
-
-
-def _nextafter(fmt, ctx, x, y):
-    x, y = np.broadcast_arrays(x, y)
-    up = np.asarray(ops.lt(x, y, fmt))
-    down = np.asarray(ops.gt(x, y, fmt))
-    result = np.where(up, ops.next_up(x, fmt), np.where(down, ops.next_down(x, fmt), y))
-    nan = np.asarray(ops.unordered(x, y, fmt))
-    result = np.where(nan, fmt.nan_bits if fmt.has_nan else 0, result).astype(fmt.storage_dtype)
-    return result, _no_flags(ctx, result.shape)
-
-
-def _spacing(fmt, ctx, x):
-    """The distance to the next value away from zero, with x's sign (numpy's spacing)."""
-    away = np.where(np.asarray(codec.is_sign_minus(x, fmt)), ops.next_down(x, fmt), ops.next_up(x, fmt))
-    return ctx.split(ops.sub(np.asarray(away, dtype=fmt.storage_dtype), x, fmt, return_flags=ctx.track_flags))
-
-
-def _libm(ufunc):
-    """float64 libm on the exact values, rounded once; inexact on every finite result,
-    invalid (and the platform's default NaN) where a NaN comes from operands that are not
-    NaNs (log(-1), (-1) ** 0.5); NaN operands give the default NaN too on platforms that
-    always return it."""
-    def call(fmt, ctx, *bits):
-        operands = [np.asarray(codec.decode(b, fmt)) for b in bits]
-        with np.errstate(all="ignore"):
-            values = ufunc(*operands)
-        result, flags = ctx.split(codec.encode(values, fmt, return_flags=ctx.track_flags, **ctx.options()))
-        invalid = np.isnan(values)
-        for x in operands:
-            invalid &= ~np.isnan(x)
-        result = np.asarray(result)
-        always_default = ctx.platform.nan_propagation is NanPropagation.DEFAULT_NAN  # RISC-V, NVIDIA
-        result[np.isnan(values) if always_default else invalid] = default_nan(fmt, ctx.attributes)
-        if flags is None:
-            return result, None
-        return result, flags._replace(inexact=np.asarray(flags.inexact | np.isfinite(values)),
-                                      invalid=np.asarray(flags.invalid | invalid))
-    return call
-
-
-def _power(fmt, ctx, x, y, exponent):
-    """x ** n for a small integer n: left-to-right multiplication, then 1 / p for n < 0."""
-    n = abs(exponent)
-    if n == 0:
-        result = np.full(np.shape(x), codec.encode(1.0, fmt), dtype=fmt.storage_dtype)
-        return result, _no_flags(ctx, result.shape)
-    p, flags = x, _no_flags(ctx, np.shape(x))
-    steps = [lambda p: _rounded(ops.mul)(fmt, ctx, p, x)] * (n - 1)
-    if exponent < 0:
-        steps.append(lambda p: _reciprocal(fmt, ctx, np.asarray(p)))
-    for step in steps:
-        p, f = step(p)
-        if f is not None:
-            flags = flags | f
-    return np.asarray(p), flags
-
-
-_MAX_REPEATED_POWER = 64
-
-UFUNCS = {
-    np.add: _rounded(ops.add), np.subtract: _rounded(ops.sub), np.multiply: _rounded(ops.mul),
-    np.divide: _rounded(ops.div), np.true_divide: _rounded(ops.div), np.sqrt: _rounded(ops.sqrt),
-    np.square: _square, np.reciprocal: _reciprocal,
-    np.floor: _integral(Rounding.DOWNWARD), np.ceil: _integral(Rounding.UPWARD),
-    np.trunc: _integral(Rounding.TOWARD_ZERO), np.rint: _integral(Rounding.NEAREST_EVEN),
-    np.negative: _exact(ops.neg, flags=False), np.positive: _positive,
-    np.absolute: _exact(ops.abs, flags=False), np.fabs: _exact(ops.abs, flags=False),
-    np.copysign: _exact(ops.copysign, flags=False),
-    np.maximum: _exact(ops.maximum), np.minimum: _exact(ops.minimum),
-    np.fmax: _exact(ops.maximum_number), np.fmin: _exact(ops.minimum_number),
-}
-_COMPARISONS = {np.equal: ops.eq, np.not_equal: ops.ne, np.less: ops.lt, np.less_equal: ops.le,
-                np.greater: ops.gt, np.greater_equal: ops.ge}
-for _ufunc, _op in _COMPARISONS.items():
-    UFUNCS[_ufunc] = _predicate(_op)
-UFUNCS.update({np.isnan: _predicate(codec.is_nan), np.isinf: _predicate(codec.is_infinite),
-               np.isfinite: _predicate(codec.is_finite), np.signbit: _predicate(codec.is_sign_minus),
-               np.nextafter: _nextafter, np.spacing: _spacing})
-LIBM = (np.exp, np.exp2, np.expm1, np.log, np.log2, np.log10, np.log1p, np.sin, np.cos, np.tan,
-        np.arcsin, np.arccos, np.arctan, np.sinh, np.cosh, np.tanh, np.arcsinh, np.arccosh,
-        np.arctanh, np.cbrt, np.arctan2, np.hypot, np.logaddexp, np.logaddexp2)
-UFUNCS.update({u: _libm(u) for u in LIBM})
+_INTEGER_ONLY = ("an integer operation: floating-point values have no integer bits to combine "
+                 "(arr.bits holds the bit patterns)")
+#: ufuncs an Array refuses, with the reason
+REFUSED_UFUNCS = {u: _INTEGER_ONLY for u in (np.bitwise_and, np.bitwise_or, np.bitwise_xor, np.invert,
+                                              np.left_shift, np.right_shift, np.gcd, np.lcm, np.bitwise_count)}
+REFUSED_UFUNCS[np.isnat] = "isnat is for datetimes and timedeltas"
 
 
 #: scipy.special's functions of reals taken like the libm ones (scipy is never imported:
@@ -200,7 +98,12 @@ def _integer_exponent(y):
             n = int(y)
         else:
             return None
-    return n if abs(n) <= _MAX_REPEATED_POWER else None
+    return n if abs(n) <= MAX_REPEATED_POWER else None
+
+
+#: ufunc keywords an Array call accepts at numpy's default value only
+_DEFAULT_KEYWORDS = {"casting": "same_kind", "order": "K", "dtype": None, "subok": True, "signature": None}
+_OPERANDS = (np.ndarray, int, float, np.number, np.bool_, list, tuple)
 
 
 def dispatch(A, ufunc, method, inputs, kwargs):
@@ -208,38 +111,119 @@ def dispatch(A, ufunc, method, inputs, kwargs):
     out = kwargs.pop("out", None)
     if method == "reduce":
         return _reduce(A, ufunc, inputs, kwargs, out)
-    if method != "__call__" or kwargs or not all(A.is_array(a) or isinstance(a, (np.ndarray, int, float, np.number))
-                                                 for a in inputs):
+    if method == "outer" and len(inputs) == 2 and not kwargs:
+        a, b = inputs
+        return getattr(ufunc, "__call__")(_expanded(A, a, np.ndim(b)), b, **({} if out is None else {"out": out}))
+    where = kwargs.pop("where", True)
+    if method != "__call__" or not all(A.is_array(a) or isinstance(a, _OPERANDS) for a in inputs):
+        return NotImplemented
+    _check_keywords(ufunc, kwargs)
+    if where is not True and out is None:
+        raise TypeError(f"numpy.{ufunc.__name__} on a softfloat.Array: where= needs out= (the elements "
+                        f"not selected are out's)")
+    if ufunc in REFUSED_UFUNCS:
+        raise TypeError(f"numpy.{ufunc.__name__} on a softfloat.Array: {REFUSED_UFUNCS[ufunc]}")
+    if ufunc is np.matmul:
+        return _store(A, ufunc, matmul(A, *inputs), (out, where))
+    special = _SPECIAL.get(ufunc)
+    if special is not None:
+        result = special(A, *inputs)
+        return NotImplemented if result is NotImplemented else _store(A, ufunc, result, (out, where))
+    impl = UFUNCS.get(ufunc)
+    if impl is None and _is_scipy_special(ufunc):
+        impl = libm(ufunc)
+    if impl is None:
         return NotImplemented
     ctx = get_context()
-    if ufunc is np.power and _integer_exponent(inputs[1]) is not None and A.is_array(inputs[0]):
-        fmt, (base,) = A.common(inputs[0])  # the exponent is a count, not a value to round
-        result, flags = _power(fmt, ctx, base, None, _integer_exponent(inputs[1]))
-    elif ufunc is np.matmul:
-        return _store(A, matmul(A, *inputs), out)
-    else:
-        impl = UFUNCS.get(ufunc) if ufunc is not np.power else _libm(np.power)
-        if impl is None and _is_scipy_special(ufunc):
-            impl = _libm(ufunc)
-        if impl is None:
-            return NotImplemented
-        fmt, bits = A.common(*inputs)
-        if getattr(impl, "predicate", False):  # a plain boolean array
-            result = impl(fmt, ctx, *bits)
-            return result[()] if result.ndim == 0 else result
-        result, flags = impl(fmt, ctx, *bits)
+    fmt, bits = A.common(*inputs)
+    if getattr(impl, "predicate", False):  # a plain boolean array
+        result = impl(fmt, ctx, *bits)
+        if out is not None:
+            return _store(A, ufunc, result, (out, where))
+        return result[()] if result.ndim == 0 else result
+    result, flags = impl(fmt, ctx, *bits)
     ctx.record(ufunc.__name__, flags)
-    return _store(A, A.wrap(result, fmt), out)
+    if isinstance(result, tuple):  # divmod, modf, frexp: Array outputs, frexp's exponents plain
+        wrapped = tuple(r if r.dtype.kind == "i" else A.wrap(r, fmt) for r in result)
+        return _store(A, ufunc, wrapped, (out, where))
+    return _store(A, ufunc, A.wrap(result, fmt), (out, where))
 
 
-def _store(A, result, out):
+def _check_keywords(ufunc, kwargs):
+    for key, value in kwargs.items():
+        if key not in _DEFAULT_KEYWORDS or value != _DEFAULT_KEYWORDS[key]:
+            raise TypeError(f"numpy.{ufunc.__name__} on a softfloat.Array: {key}={value!r} is not supported "
+                            f"(results are in the operands' promoted format; use arr.astype(fmt) first)")
+
+
+def _expanded(A, a, extra: int):
+    """``a`` with ``extra`` trailing axes of length 1 (``ufunc.outer``)."""
+    if A.is_array(a):
+        return a.reshape(a.shape + (1,) * extra)
+    a = np.asarray(a)
+    return a.reshape(a.shape + (1,) * extra)
+
+
+_SPECIAL = {}  # filled below: ufuncs whose second operand is a count, not a value
+
+
+def _power(A, x, y):
+    """x ** n for a small integer scalar n (repeated multiplication), else libm."""
+    n = _integer_exponent(y)
+    if n is None or not A.is_array(x):
+        fmt, bits = A.common(x, y)
+        ctx = get_context()
+        result, flags = libm(np.power)(fmt, ctx, *bits)
+        ctx.record("power", flags)
+        return A.wrap(result, fmt)
+    ctx = get_context()
+    result, flags = repeated_power(x.format, ctx, x.bits, n)
+    ctx.record("power", flags)
+    return A.wrap(result, x.format)
+
+
+def _store(A, ufunc, result, target):
+    """``result`` (one output or a tuple), or written into ``out`` and ``out`` returned.
+
+    ``out`` must be an Array where the result is an Array (a plain ndarray where it is a
+    boolean or integer array), of a shape the result broadcasts to.  An out of another
+    format gets the result rounded into it (a second rounding, flags counted: numpy's
+    same_kind cast); ``where`` selects the elements written.
+    """
+    out, where = target
+    single = not isinstance(result, tuple)
+    results = (result,) if single else result
     if out is None:
         return result
-    target = out[0] if isinstance(out, tuple) else out
-    if not A.is_array(target):
-        return NotImplemented
-    target[...] = result
-    return target
+    outs = out if isinstance(out, tuple) else (out,)
+    name = f"numpy.{ufunc.__name__}"
+    if len(outs) != len(results):
+        raise ValueError(f"{name} has {len(results)} output(s); out= gave {len(outs)}")
+    for k, (o, r) in enumerate(zip(outs, results)):
+        if o is not None:
+            _write(A, f"{name}: out{'' if single else f'[{k}]'}=", o, (r, where))
+    stored = tuple(r if o is None else o for o, r in zip(outs, results))
+    return stored[0] if single else stored
+
+
+def _write(A, what: str, out, value):
+    result, where = value
+    if A.is_array(result) != A.is_array(out):
+        want = "a softfloat.Array (its bits are written)" if A.is_array(result) else "a numpy ndarray"
+        raise TypeError(f"{what} must be {want}; got {type(out).__name__}"
+                        + ("; call without out= and convert with to_numpy()" if A.is_array(result) else ""))
+    shape = np.shape(result.bits if A.is_array(result) else result)
+    try:
+        fits = np.broadcast_shapes(shape, out.shape) == out.shape
+    except ValueError:
+        fits = False
+    if not fits:
+        raise ValueError(f"{what} has shape {out.shape}; the result's shape {shape} does not broadcast to it")
+    if not A.is_array(result):
+        np.copyto(out, result, where=where, casting="same_kind")
+        return
+    bits = result.bits if result.format == out.format else A.bits_in(result, out.format, "out")
+    np.copyto(out.bits, bits, where=where)
 
 
 def _reduce(A, ufunc, inputs, kwargs, out):
@@ -250,9 +234,9 @@ def _reduce(A, ufunc, inputs, kwargs, out):
             or kwargs.get("where", True) is not True or not A.is_array(x):
         return NotImplemented
     if ufunc is np.add:
-        return _store(A, sum_of(A, x, axis=axis, keepdims=keepdims), out)
+        return _store(A, ufunc, sum_of(A, x, axis=axis, keepdims=keepdims), (out, True))
     if ufunc in (np.maximum, np.minimum, np.fmax, np.fmin):
-        return _store(A, _pick(A, UFUNCS[ufunc], x, axis, keepdims), out)
+        return _store(A, ufunc, _pick(A, UFUNCS[ufunc], x, axis, keepdims), (out, True))
     return NotImplemented
 
 
@@ -262,7 +246,7 @@ def _pick(A, impl, x, axis, keepdims):
     if bits.shape[0] == 0:
         raise ValueError("zero-size array to reduction operation which has no identity")
     ctx = get_context()
-    flags = _no_flags(ctx, bits.shape[1:])
+    flags = no_flags(ctx, bits.shape[1:])
     while bits.shape[0] > 1:
         half = bits.shape[0] // 2
         picked, f = impl(x.format, ctx, bits[:half], bits[half:2 * half])
@@ -305,3 +289,37 @@ def sum_of(A, x, axis=None, keepdims=False):
                                            **ctx.options()))
     ctx.record("sum", flags)
     return A.wrap(bits, x.format)
+
+
+def _with_axis(A, x, position: int):
+    """``x`` (an Array or array_like) with a new axis of length 1 at ``position``."""
+    x = x if A.is_array(x) else np.asarray(x)
+    shape = list(x.shape)
+    shape.insert(position % (len(shape) + 1), 1)
+    return x.reshape(tuple(shape))
+
+
+def _vecdot(A, x, y):
+    """Dot products over the last axis: matmul of (..., 1, n) by (..., n, 1) (the
+    context's accumulator, rounded once into the format)."""
+    return matmul(A, _with_axis(A, x, -2), _with_axis(A, y, -1)).reshape(np.broadcast_shapes(
+        np.shape(x.bits if A.is_array(x) else x)[:-1], np.shape(y.bits if A.is_array(y) else y)[:-1]))
+
+
+def _matvec(A, m, v):
+    """(..., m, n) @ (..., n): matmul with v as a column."""
+    r = matmul(A, m, _with_axis(A, v, -1))
+    return r.reshape(r.shape[:-1])
+
+
+def _vecmat(A, v, m):
+    """(..., n) @ (..., n, m): matmul with v as a row."""
+    r = matmul(A, _with_axis(A, v, -2), m)
+    return r.reshape(r.shape[:-2] + r.shape[-1:])
+
+
+_SPECIAL.update({np.power: _power, np.float_power: _power, np.ldexp: ldexp})
+if hasattr(np, "vecdot") and isinstance(np.vecdot, np.ufunc):  # numpy >= 2.0 (matvec, vecmat: 2.2)
+    _SPECIAL[np.vecdot] = _vecdot
+if hasattr(np, "matvec"):
+    _SPECIAL.update({np.matvec: _matvec, np.vecmat: _vecmat})

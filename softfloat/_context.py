@@ -145,14 +145,16 @@ class StickyFlags:
 
     def record(self, flags: Flags) -> None:
         """Add one operation's flags."""
-        for name, mask in flags:
-            n = np.count_nonzero(mask)
+        for name in FLAG_NAMES:
+            mask = getattr(flags, name)
+            # a 0-d result's flags are numpy bools (Flags.squeezed): no counting call
+            n = (1 if mask else 0) if type(mask) is np.bool_ else np.count_nonzero(mask)
             if n:
                 setattr(self, name, getattr(self, name) + int(n))
         swamped = getattr(flags, "swamped", None)
         if swamped is not None:
-            self.swamped += int(np.sum(swamped))
-        self.values += math.prod(flags.shape)
+            self.swamped += int(swamped) if isinstance(swamped, np.integer) else int(np.sum(swamped))
+        self.values += math.prod(np.shape(flags.inexact))
         self.operations += 1
         self.last = flags
 

@@ -8,7 +8,7 @@ from . import _fastpaths, _validate
 from ._encode import UINT
 from .formats import Specials, native_format
 
-__all__ = ["decode_block", "decompose", "signaling_bit_clear"]
+__all__ = ["decode_block", "decode_small", "decompose", "signaling_bit_clear"]
 
 
 def decode_block(b, fmt, out=None, ws=None):
@@ -125,3 +125,37 @@ def signaling_bit_clear(frac, fmt):
     if fmt.specials is not Specials.IEEE:
         return np.zeros(np.shape(frac), dtype=bool)
     return (frac & np.uint64(1 << (fmt.mantissa_bits - 1))) == 0
+
+
+#: patterns up to which decode reads a format's value table directly (one lookup, without
+#: the block streaming, whose per-call cost is the whole cost of a small array)
+_DECODE_SMALL = 1 << 14
+
+
+def decode_small(bits, fmt, dtype):
+    """decode() of an int, a numpy unsigned scalar or a small unsigned array of patterns
+    of a format of at most 16 bits: a lookup in the table of every value the general
+    decoder fills once (softfloat._fastpaths.decode_table), so the same values, NaN
+    payloads included; None for anything else (the general path checks and decodes)."""
+    if type(bits) is int or isinstance(bits, np.unsignedinteger):
+        pattern, array = int(bits), None
+    elif type(bits) is np.ndarray and bits.dtype.kind == "u" and bits.size <= _DECODE_SMALL:
+        pattern, array = None, bits
+    else:
+        return None
+    table = _fastpaths.decode_table(fmt, dtype, lambda patterns, out: _quietly(decode_block, patterns, fmt, out))
+    if table is None:
+        return None
+    if array is None:
+        return table[pattern] if 0 <= pattern < table.size else None
+    if array.ndim == 0:
+        return table[int(array)] if int(array) < table.size else None
+    if array.dtype.itemsize * 8 > fmt.bits and array.size and int(array.max()) >= table.size:
+        return None
+    return np.take(table, array)
+
+
+def _quietly(fn, *args):
+    """``fn(*args)`` without numpy's floating-point warnings, as the streamed blocks run."""
+    with np.errstate(all="ignore"):
+        return fn(*args)

@@ -17,6 +17,7 @@ The scratch buffers every block reuses are :mod:`softfloat._workspace`'s.
 
 from __future__ import annotations
 
+import math
 import sys
 
 import numpy as np
@@ -31,7 +32,7 @@ from .rounding import Rounding
 
 # BLOCK_SIZE and Workspace stay importable from here (softfloat._workspace holds them)
 __all__ = ["BLOCK_SIZE", "Workspace", "UINT", "encode_block", "encode_general", "encode_significands",
-           "float64_significands", "encode_specials", "encode_exact"]
+           "float64_significands", "encode_specials", "encode_exact", "encode_scalar", "one_float"]
 
 UINT = {8: np.uint8, 16: np.uint16, 32: np.uint32, 64: np.uint64}
 _LITTLE_ENDIAN = sys.byteorder == "little"
@@ -425,3 +426,36 @@ def encode_exact(value: "_exact.ExactValue", fmt, attrs, key):
         significands = (negative, np.array([sig], dtype=np.uint64), np.array([e_top], dtype=np.int64))
         fl = encode_significands(significands, fmt, attrs, rand, True, bits)
     return bits[0], fl.to_flags(()).squeezed()
+
+
+#: the scalar types the one-value path takes (the float dtype they are read as)
+_SCALAR_FLOATS = {float: np.float64, np.float64: np.float64, np.float32: np.float32, np.float16: np.float16}
+
+
+def one_float(x):
+    """``(value, shape, float type)`` of a float scalar or a native float array of one
+    element, else None."""
+    kind = type(x)
+    if kind in _SCALAR_FLOATS:
+        return float(x), (), _SCALAR_FLOATS[kind]
+    if kind is np.ndarray and x.size == 1 and x.dtype.type in _SCALAR_FLOATS and x.dtype.isnative:
+        return float(x.reshape(-1)[0]), x.shape, x.dtype.type
+    return None
+
+
+def encode_scalar(x, fmt, attrs):
+    """``(pattern, flag code)`` of one finite float or zero rounded by
+    softfloat._fastpaths' scalar path, or None (the general path: NaN, infinity,
+    stochastic rounding -- whose draw moves the generator -- and what the scalar path
+    declines)."""
+    if attrs.rounding is Rounding.STOCHASTIC:
+        return None
+    v = float(x)
+    if v == 0.0:
+        negative = math.copysign(1.0, v) < 0 and fmt.has_negative_zero
+        found = ((1 << (fmt.bits - 1)) if negative else 0, 0) if _fastpaths.ENABLED else None
+    elif v - v != 0.0:
+        return None
+    else:
+        found = _fastpaths.scalar_float(v, fmt, attrs)
+    return found

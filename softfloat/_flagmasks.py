@@ -18,7 +18,7 @@ import numpy as np
 
 from .flags import FLAG_NAMES, AccumulationFlags, Flags
 
-__all__ = ["FLAG_BITS", "FlagMasks", "flag_mask"]
+__all__ = ["FLAG_BITS", "FlagMasks", "flag_mask", "flags_of_code"]
 
 #: each flag's bit in a packed flag byte (the fast paths' tables, dask's chunks), in the
 #: IEEE order from bit 0:
@@ -31,6 +31,32 @@ _SHIFTS = {name: np.uint8(j) for j, name in enumerate(FLAG_NAMES)}
 def flag_mask(codes, name: str):
     """The mask of flag ``name`` in packed flag bytes (numpy or lazy dask ``codes``)."""
     return np.bitwise_and(codes, FLAG_BITS[name]) != 0
+
+
+_CODE_BITS = tuple(1 << j for j in range(len(FLAG_NAMES)))
+_SCALAR_FLAGS: dict = {}
+
+
+def flags_of_code(code: int, shape=()) -> Flags:
+    """The public Flags of one packed flag byte (see :data:`FLAG_BITS`), every element of
+    ``shape`` alike: numpy bools for ``()`` (as ``Flags.squeezed`` gives them; immutable,
+    so one Flags per code serves every call), else fresh arrays.
+
+    >>> flags_of_code(16 | 8).raised(), flags_of_code(1, (2,)).invalid.tolist()
+    (('underflow', 'inexact'), [True, True])
+    """
+    if shape == ():
+        flags = _SCALAR_FLAGS.get(code)
+        if flags is None:
+            flags = _SCALAR_FLAGS[code] = Flags(*(np.bool_(code & b) for b in _CODE_BITS))
+        return flags
+    masks = []
+    for b in _CODE_BITS:
+        mask = np.zeros(shape, dtype=bool)
+        if code & b:
+            mask.fill(True)
+        masks.append(mask)
+    return Flags(*masks)
 
 
 class FlagMasks:

@@ -13,18 +13,19 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import _validate
+from . import _validate, codec
+from ._array_methods import ArrayMethods
 from ._array_functions import FUNCTIONS
 from ._array_ufuncs import dispatch
 from .codec import decode, encode
 from ._context import get_context
 from .formats import Format, as_format, catalogue, fp64, tf32
-from .ops import convert
+from .ops import convert, to_int
 
 __all__ = ["Array", "asarray", "promote"]
 
 
-class Array(np.lib.mixins.NDArrayOperatorsMixin):
+class Array(ArrayMethods, np.lib.mixins.NDArrayOperatorsMixin):
     """An array of values of one floating-point format, stored as bit patterns.
 
     Make one with :func:`asarray` (rounding any input once) or :meth:`from_bits`.
@@ -103,18 +104,38 @@ class Array(np.lib.mixins.NDArrayOperatorsMixin):
         return len(self._bits)
 
     def __iter__(self):
+        if self.ndim == 0:
+            raise TypeError("iteration over a 0-d Array")
         for i in range(len(self)):
             yield self[i]
 
-    def _value_dtype(self):
-        return self._format.value_dtype()
+    def _new(self, bits) -> "Array":
+        """An Array of the same format over ``bits`` (a view where ``bits`` is one)."""
+        return Array(bits, self._format)
 
     def to_numpy(self, dtype=None) -> np.ndarray:
-        """The exact values: float32 when every value of the format is a float32, else
-        float64 (or the ``dtype`` asked for, if it holds them exactly)."""
-        return np.asarray(decode(self._bits, self._format, self._value_dtype() if dtype is None else dtype))
+        """The values, exactly, as a plain numpy array: the escape from emulation.
+
+        The narrowest numpy float that holds every value of the format exactly: float16
+        for fp16 and the FP8/FP6/FP4 formats, float32 for bf16, tf32 and fp32, float64 for
+        fp64 (or ``dtype``, if it holds them exactly).
+
+        >>> import softfloat as sf
+        >>> sf.asarray([1.0, 0.1], "fp16").to_numpy()
+        array([1. , 0.1], dtype=float16)
+        >>> sf.asarray([0.1], "bf16").to_numpy().dtype
+        dtype('float32')
+        """
+        dtype = self._format.value_dtype(np.float16) if dtype is None else dtype
+        return np.asarray(decode(self._bits, self._format, dtype))
 
     def __array__(self, dtype=None, copy=None):
+        """``np.asarray(arr)``: :meth:`to_numpy`'s exact values (a new array, always), then
+        ``dtype`` if asked for.  Code that calls it leaves emulation: numpy functions
+        called on an Array never do (they are emulated or refused)."""
+        if copy is False:
+            raise ValueError("an Array stores bit patterns: its values as a numpy array are always a new "
+                             "array; use np.asarray(arr) (copy=None) or arr.to_numpy()")
         values = self.to_numpy()
         return values if dtype is None else values.astype(dtype)
 
@@ -130,26 +151,57 @@ class Array(np.lib.mixins.NDArrayOperatorsMixin):
                              "use np.any() or np.all() on a comparison")
         return bool(self.item() != 0.0)
 
-    def item(self) -> float:
-        return float(decode(self._bits.reshape(-1)[0] if self.size == 1 else self._bits.item(), self._format))
+    def item(self, *args) -> float:
+        """One element as a Python float (numpy's ``item``: no argument for a 1-element Array,
+        else a flat index or one index per axis)."""
+        if not args and self.size != 1:
+            raise ValueError("can only convert an Array of size 1 to a Python scalar")
+        return float(decode(self._bits.item(*args), self._format))
 
     def tolist(self):
         return decode(self._bits, self._format).tolist()
 
-    def astype(self, fmt, rounding=None) -> "Array":
-        """Convert into another format with one rounding (the context's by default)."""
-        fmt = as_format(fmt)
+    def astype(self, fmt, rounding=None, *, copy=True) -> "Array | np.ndarray":
+        """Convert into another format with one rounding (the context's by default).
+
+        ``fmt`` is a Format or name, or a numpy float type: ``float`` and ``np.float64``
+        give an fp64 Array, ``np.float32`` fp32 and ``np.float16`` fp16, so that emulated
+        code keeps running in emulation (:meth:`to_numpy` leaves it).  An integer or bool
+        dtype gives a plain ndarray as numpy's cast does: integers truncated toward zero
+        (NaN and out-of-range values raise invalid, see :func:`softfloat.to_int`), bools
+        ``value != 0``.
+
+        >>> import numpy as np, softfloat as sf
+        >>> x = sf.asarray([2.5, -0.1], "fp16")
+        >>> x.astype(float), x.astype(np.int32), x.astype("bf16", rounding="toward_zero")
+        (Array([2.5, -0.0999755859375], fmt=fp64), array([2, 0], dtype=int32), Array([2.5, -0.099609375], fmt=bf16))
+        """
+        kind = _dtype_kind(fmt)
+        if kind and kind in "iub":
+            return self._to_plain(np.dtype(fmt), rounding)
+        fmt = fp64 if fmt is float else as_format(fmt)
+        if fmt == self._format and rounding is None:
+            return self.copy() if copy else self
         ctx = get_context()
         bits, flags = ctx.split(convert(self._bits, self._format, fmt, rounding, return_flags=ctx.track_flags,
                                         **ctx.options()))
         ctx.record("astype", flags)
         return Array(np.asarray(bits), fmt)
 
-    def copy(self) -> "Array":
+    def _to_plain(self, dtype: np.dtype, rounding) -> np.ndarray:
+        if dtype.kind == "b":
+            return np.asarray(~codec.is_zero(self._bits, self._format), dtype=bool)
+        ctx = get_context()
+        values, flags = ctx.split(to_int(self._bits, self._format, rounding or "toward_zero", dtype=dtype,
+                                         return_flags=ctx.track_flags, attributes=ctx.attributes))
+        ctx.record("astype", flags)
+        return np.asarray(values)
+
+    def copy(self, order="C") -> "Array":
         return Array(self._bits.copy(), self._format)
 
-    def reshape(self, *shape) -> "Array":
-        return Array(self._bits.reshape(*shape), self._format)
+    def reshape(self, *shape, order="C", copy=None) -> "Array":
+        return Array(self._bits.reshape(*shape, order=order, copy=copy), self._format)
 
     def transpose(self, *axes) -> "Array":
         return Array(self._bits.transpose(*axes), self._format)
@@ -178,7 +230,7 @@ class Array(np.lib.mixins.NDArrayOperatorsMixin):
         >>> x.tolist(), ctx.flags.invalid, ctx.flags.overflow
         ([0.0, 6.0], 1, 1)
         """
-        self._bits[_index(index)] = _bits_in(value, self._format, "assignment")
+        self._bits[_index(index)] = _bits_in(value, self._format, "setitem")
 
     # ---- numpy protocols ---------------------------------------------------------------
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
@@ -189,6 +241,18 @@ class Array(np.lib.mixins.NDArrayOperatorsMixin):
         if impl is None or not all(issubclass(t, (Array, np.ndarray)) for t in types):
             return NotImplemented
         return impl(_ADAPTER, *args, **kwargs)
+
+
+def _dtype_kind(fmt) -> str:
+    """numpy's kind letter of ``fmt`` when it is a numpy dtype or scalar type, else ''."""
+    if fmt is float:
+        return "f"
+    if isinstance(fmt, (Format, str)) or fmt is None:
+        return ""
+    try:
+        return np.dtype(fmt).kind
+    except TypeError:
+        return ""
 
 
 def _index(index):
@@ -250,6 +314,8 @@ def _bits_in(value, fmt: Format, operation: str) -> np.ndarray:
             raise TypeError(f"an Array of {fmt} holds real numbers; got {_validate.describe(value)}")
         if isinstance(value, (str, bytes)) or (isinstance(value, np.ndarray) and value.dtype.kind in "OUS"):
             raise TypeError(f"an Array of {fmt} takes numbers (or Arrays); got {_validate.describe(value)}")
+        if isinstance(value, (bool, np.bool_)) or (isinstance(value, np.ndarray) and value.dtype.kind == "b"):
+            value = np.asarray(value, dtype=np.uint8)  # numpy's True -> 1.0, False -> 0.0
         bits, flags = ctx.split(encode(value, fmt, return_flags=ctx.track_flags, **ctx.options()))
     ctx.record(operation, flags)
     return np.asarray(bits)

@@ -11,14 +11,13 @@ allocations are the outputs; the blocks run on ``workers`` threads
 
 from __future__ import annotations
 
-
 import numpy as np
 
 from . import _dask, _exact, _fastpaths, _validate, interop
 from ._blocks import resolve_workers, stream_blocks
-from ._decode import decode_block, decompose, signaling_bit_clear
-from ._encode import encode_block, encode_exact, encode_general
-from ._flagmasks import FlagMasks
+from ._decode import decode_block, decode_small, decompose, signaling_bit_clear
+from ._encode import encode_block, encode_exact, encode_general, encode_scalar, one_float
+from ._flagmasks import FlagMasks, flags_of_code
 from ._random import Positions, key_from
 from ._options import resolve_attributes
 from .attributes import RoundingAttributes  # noqa: F401 - encode_piece's example uses it
@@ -150,6 +149,13 @@ def encode(x, fmt, rounding=None, *, saturate=None, subnormals=None, tininess=No
     attrs, rng = resolve_attributes(attributes, rounding=rounding, tininess=tininess, subnormals=subnormals,
                                     saturate=saturate, rng=rng)
     return_flags = _validate.boolean("return_flags", return_flags)
+    one = one_float(x) if rng is None else None
+    if one is not None:
+        found = _scalar(one[0], fmt, attrs, workers)
+        if found is not None:
+            shape = one[1]
+            bits = fmt.storage_dtype.type(found[0]) if shape == () else np.full(shape, found[0], fmt.storage_dtype)
+            return (bits, flags_of_code(found[1], shape)) if return_flags else bits
     key = None if rng is None else key_from(rng)
     if _dask.is_dask(x):
         return _lazy(x, fmt, attrs, key, fmt.storage_dtype, True, return_flags, workers)
@@ -163,6 +169,14 @@ def encode(x, fmt, rounding=None, *, saturate=None, subnormals=None, tininess=No
     _stream(arr, fmt, attrs, key, out, flags, workers)
     result = out[()] if out.ndim == 0 else out
     return (result, flags.to_flags(arr.shape).squeezed()) if return_flags else result
+
+
+def _scalar(value, fmt, attrs, workers):
+    """encode_scalar(), with ``workers`` checked as the general path checks it."""
+    found = encode_scalar(value, fmt, attrs)
+    if found is not None and workers is not None:
+        resolve_workers(workers)
+    return found
 
 
 def encode_piece(x, fmt, key, start, total, attributes=None, *, return_flags=False, workers=None):
@@ -234,6 +248,11 @@ def decode(bits, fmt, dtype=np.float64, *, workers=None):
         result, _ = _dask.elementwise(lambda where, b: (decode(b, fmt, dtype, workers=threads), None),
                                       [bits], dtype, False)
         return result
+    small = decode_small(bits, fmt, dtype)
+    if small is not None:
+        if workers is not None:
+            resolve_workers(workers)  # checked as the general path checks it
+        return small
     workers = resolve_workers(workers)
     try:
         arr = _validate.bit_patterns("bits", bits, fmt.bits)
@@ -275,6 +294,16 @@ def quantize(x, fmt, rounding=None, *, saturate=None, subnormals=None, tininess=
     attrs, rng = resolve_attributes(attributes, rounding=rounding, tininess=tininess, subnormals=subnormals,
                                     saturate=saturate, rng=rng)
     return_flags = _validate.boolean("return_flags", return_flags)
+    one = one_float(x) if rng is None else None
+    if one is not None:
+        found = _scalar(one[0], fmt, attrs, workers)
+        if found is not None:
+            table = _fastpaths.scalar_values(fmt, lambda patterns: decode(patterns, fmt))
+            exact = table[found[0]] if table is not None else decode_block(
+                np.asarray([found[0]], dtype=np.uint64), fmt)[0]
+            dtype, shape = _values_dtype(np.dtype(one[2]), fmt), one[1]
+            value = dtype.type(exact) if shape == () else np.full(shape, exact, dtype)
+            return (value, flags_of_code(found[1], shape)) if return_flags else value
     key = None if rng is None else key_from(rng)
     if _dask.is_dask(x):
         return _lazy(x, fmt, attrs, key, _values_dtype(x.dtype, fmt), False, return_flags, workers)

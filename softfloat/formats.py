@@ -294,6 +294,25 @@ class Format:
             return fmt.native_dtype
         return self._narrowest_value_dtype
 
+    @functools.cached_property
+    def dtype(self) -> np.dtype:
+        """The narrowest numpy float dtype that holds every value exactly (float16 for fp16
+        and the FP8/FP6/FP4 formats, float32 for bf16 and tf32, float64 for fp64).
+
+        It makes a Format usable where numpy expects a dtype -- ``np.dtype(fmt)``,
+        ``np.zeros(3, dtype=fmt)``, ``np.tri(n, dtype=x.dtype)`` with ``x`` an
+        :class:`~softfloat.Array` -- and those give plain ndarrays of that dtype (numpy
+        itself cannot make an Array); mixed with Arrays they are rounded into the Array's
+        format like any ndarray.
+
+        >>> import numpy as np
+        >>> fp16.dtype, fp8_e4m3.dtype, bf16.dtype
+        (dtype('float16'), dtype('float16'), dtype('float32'))
+        >>> np.zeros(2, dtype=bf16).dtype
+        dtype('float32')
+        """
+        return self.value_dtype(np.float16)
+
     @functools.cached_property  # asked on every call of the small-array paths
     def _narrowest_value_dtype(self) -> np.dtype:
         """value_dtype() without a preference: float32 where it holds the format, else float64."""

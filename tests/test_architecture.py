@@ -31,8 +31,12 @@ RANK = {
     "_checkpoint_source": 1.5, "_read_numpy": 2, "_read_safetensors": 2, "_read_torch": 2,
     "_checkpoint_read": 2.5, "_checkpoint_write": 0,
     "checkpoint": 7.6,
+    "_array_elementwise": 7.9,
     "_array_ufuncs": 8,
+    "_array_registry": 8.1, "_array_coverage": 8.2, "_array_structural": 8.4, "_array_ordering": 8.5,
+    "_array_statistics": 8.6, "_array_arithmetic": 8.7,
     "_array_functions": 9,
+    "_array_methods": 9.5,
     "array": 10,
     "training": 10.5,
     "cli": 11,
@@ -102,7 +106,7 @@ def test_numpy_defines_oversized_unsigned_shifts_as_zero(dtype):
 
 #: inside softfloat/accumulate/: data and helpers, the two arithmetics, the orders, the API
 ACCUMULATE_RANK = {"hardware": 0, "_draws": 0, "_operands": 0, "_binade": 0, "_spec": 1, "_ieee": 1, "_fast": 1,
-                   "_orders": 2, "_fused": 2, "reduce": 3, "__init__": 4}
+                   "_orders": 2, "_fused": 2, "reduce": 3, "__init__": 4, "_scalar_chain": 0.5}
 #: inside softfloat/training/: numerics and data, the policy's engine, model and optimizer,
 #: the runs, the package
 TRAINING_RANK = {"policy": 0, "loss_scaling": 0, "data": 0, "telemetry": 0, "plot": 0, "_numerics": 0,
@@ -113,7 +117,7 @@ EXPLAIN_RANK = {"_text": 0, "_parse": 0, "_story": 1, "_arithmetic": 2, "_value"
                 "_explain": 4, "__init__": 5}
 #: inside softfloat/_fastpaths/: the shared word passes, the kernels, the table cache, the
 #: plan cache, the switch and entry points
-FASTPATHS_RANK = {"_words": 0, "_decoding": 1, "_truncate": 1, "_upper": 1, "_rebias": 2, "_table": 2,
+FASTPATHS_RANK = {"_scalar": 0, "_float16": 0, "_words": 0, "_decoding": 1, "_truncate": 1, "_upper": 1, "_rebias": 2, "_table": 2,
                   "_table_cache": 3, "_plan": 4, "__init__": 5}
 #: inside softfloat/strategies/: the pattern space, field draws and the formats strategy;
 #: the values() arguments, around=target and bits()' classes; the plan; the draws; the

@@ -225,7 +225,9 @@ def test_repr_shape_indexing_and_conversion():
     x = sf.asarray([[1.0, 0.1], [2.0, -3.0]], "fp16")
     assert repr(x[0]) == "Array([1.0, 0.0999755859375], fmt=fp16)"
     assert x.shape == (2, 2) and x.ndim == 2 and x.size == 4 and len(x) == 2
-    assert x.to_numpy().dtype == np.float32 and np.asarray(x).dtype == np.float32
+    # the narrowest numpy float holding every value exactly (issue 23: was float32 for fp16)
+    assert x.to_numpy().dtype == np.float16 and np.asarray(x).dtype == np.float16
+    assert sf.asarray(1.0, "bf16").to_numpy().dtype == np.float32
     assert sf.asarray(1.0, "fp64").to_numpy().dtype == np.float64
     assert x[:, 1].tolist() == [0.0999755859375, -3.0]
     assert x[x > 1].tolist() == [2.0]

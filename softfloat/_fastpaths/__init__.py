@@ -51,11 +51,13 @@ from .. import _scratch
 from .._workspace import BLOCK_SIZE
 from ..formats import Format, fp32
 from ..rounding import Rounding
-from . import _decoding, _plan, _table, _truncate
+from . import _decoding, _float16, _plan, _scalar, _table, _truncate
 from ._table import TABLE_INDEX_MAX_BITS
 
 __all__ = ["ENABLED", "BLOCK_FACTOR", "TABLE_INDEX_MAX_BITS", "quantize_block", "TRUNCATING_BLOCK_FACTOR",
-           "block_factor", "encode_block", "decode_by_shift", "decode_by_widening", "decode_table", "quantize_small"]
+           "block_factor", "encode_block", "decode_by_shift", "decode_by_widening", "decode_table", "quantize_small",
+           "SCALAR_INEXACT", "SCALAR_UNDERFLOW", "scalar_float", "scalar_ratio", "scalar_sqrt", "scalar_values",
+           "float16_arithmetic"]
 
 #: False sends every block down the general path (tests compare the two)
 ENABLED = True
@@ -233,3 +235,56 @@ def decode_table(fmt: Format, dtype, build):
     general decoder ``build(patterns, out)`` (:func:`._decoding.table`), or None for
     formats wider than 16 bits."""
     return _decoding.table(fmt, dtype, build) if ENABLED else None
+
+
+# ---- one value at a time (softfloat._fastpaths._scalar: the proof) ---------------------
+SCALAR_INEXACT, SCALAR_UNDERFLOW = _scalar.INEXACT, _scalar.UNDERFLOW
+
+
+def scalar_ratio(negative: bool, num: int, den: int, fmt: Format, attrs, rand=None):
+    """``(pattern, flag bits)`` of ``+-num/den`` (positive ints) rounded into ``fmt`` by
+    Python integer arithmetic, or None (declined: switched off, stochastic rounding
+    without ``rand`` -- the rounding's 64 random bits, an int -- or of an inexact quotient,
+    flush-to-zero of a tiny value, overflow).  Flag bits as
+    softfloat._flagmasks.FLAG_BITS: SCALAR_INEXACT, SCALAR_UNDERFLOW."""
+    return _scalar.from_ratio(negative, num, den, fmt, attrs, rand) if ENABLED else None
+
+
+def scalar_float(value: float, fmt: Format, attrs):
+    """:func:`scalar_ratio` of a finite non-zero Python float."""
+    return _scalar.from_float(value, fmt, attrs) if ENABLED else None
+
+
+def scalar_sqrt(num: int, k: int, fmt: Format, attrs):
+    """:func:`scalar_ratio` of ``sqrt(num * 2**-k)`` (``num`` > 0)."""
+    return _scalar.from_sqrt(num, k, fmt, attrs) if ENABLED else None
+
+
+_VALUES: dict = {}
+
+
+def scalar_values(fmt: Format, build, *, finite=False):
+    """Every pattern's value as a list of Python floats (index: the pattern), built once
+    by the general decoder ``build(patterns)`` (a float64 array), for formats of at most
+    16 bits; None for wider ones or when switched off.  ``finite``: for wider formats, an
+    object that decodes finite patterns one by one (``values[pattern]``; the patterns
+    the scalar rounding gives) instead of None."""
+    if not ENABLED:
+        return None
+    if fmt.bits > 16:
+        return _scalar.FiniteValues(fmt) if finite else None
+    values = _VALUES.get(fmt)
+    if values is None:
+        values = _VALUES[fmt] = build(np.arange(1 << fmt.bits, dtype=fmt.storage_dtype)).tolist()
+    return values
+
+
+def float16_arithmetic(ufunc, patterns, fmt: Format, attrs, want: bool):
+    """fp16 ``ufunc`` (np.add, np.subtract, np.multiply, np.divide, np.sqrt) of uint16
+    pattern arrays by numpy's float64 arithmetic and float16 cast, where that is the
+    correctly rounded result (:mod:`._float16`: fp16, round to nearest even, gradual
+    underflow, no saturation, finite operands): ``(bits, masks)`` (masks: a dict of the
+    overflow, underflow and inexact masks with ``want``, else None), or None (declined)."""
+    if not ENABLED or not _float16.applies(fmt, attrs):
+        return None
+    return _float16.run(ufunc, patterns, attrs, want)

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .. import _fastpaths
 from .._decode import decode_block
 from .._flagmasks import FlagMasks
 from ..attributes import RoundingAttributes
@@ -32,7 +33,7 @@ from ..ops.kernels import (
     mul_kernel,
     round_block,
 )
-from . import _binade, _draws
+from . import _binade, _draws, _scalar_chain
 from ._operands import invalid_products
 
 __all__ = ["Arithmetic", "Rounder", "Spec", "TileFlags", "join"]
@@ -209,6 +210,10 @@ class Arithmetic:
     # ---- the pieces the orders are made of (see _orders) -------------------------------
     def chain(self, s, tile, c0, c1, reverse, flags: TileFlags):
         """s, then terms c0 .. c1-1 (backwards if ``reverse``) added one at a time."""
+        if tile.n == 1 and c1 > c0:
+            done = self._one_output(s, tile, c0, c1, reverse, flags)
+            if done is not None:
+                return done
         X, Y = tile.factors(c0, c1)
         if ((tile.n <= WINDOW_LANES or (tile.n <= WINDOW_LANES_LONG and c1 - c0 >= LONG_CHAIN))
                 and c1 - c0 > 1 and flags.masks is None
@@ -225,6 +230,44 @@ class Arithmetic:
                 factors = None if t is not None else _flat_factors(x, y)
             s = self.add(s, t, factors, c0 + i, tile.q0, tile.n, flags)
         return s
+
+    def _one_output(self, s, tile, c0, c1, reverse, flags):
+        """:meth:`chain` for a single output, step by step on Python floats
+        (softfloat.accumulate._scalar_chain), each declined step vectorised; None where
+        it does not apply (an accumulator wider than 16 bits, fused wide products)."""
+        spec = self.spec
+        values = _fastpaths.scalar_values(spec.acc, lambda p: decode_block(p, spec.acc, np.empty(p.size)),
+                                          finite=True)
+        if values is None:
+            return None
+        X, Y = tile.factors(c0, c1)
+        if Y is not None and spec.product is None and not is_narrow(spec.fmt):
+            return None  # fused products of wide inputs: no exact float64 term
+        ks = np.arange(c0, c1)
+        if Y is None:
+            T = np.ascontiguousarray(np.broadcast_to(X, (c1 - c0,) + tile.shape)).reshape(-1)
+        else:
+            T = self.terms(X, Y, ks, tile.q0, 1, flags)
+        if reverse:
+            T, ks = T[::-1], ks[::-1]
+        terms = T.tolist()
+        rands = None if spec.key is None else self.rand(_draws.ADD, ks, tile.q0, 1).reshape(-1).tolist()
+        value = None if s is None else float(s[0])
+        i = code = swamped = 0
+        while True:
+            value, c, w, done, _ = _scalar_chain.steps(value, terms[i:] if i else terms,
+                                                    rands[i:] if i and rands else rands, spec.acc, spec.attrs, values)
+            code, swamped, i = code | c, swamped + w, i + done
+            if i == len(terms):
+                break
+            s1 = self.add(None if value is None else np.array([value]), np.array([terms[i]]), None, int(ks[i]),
+                          tile.q0, 1, flags)
+            value, i = float(s1[0]), i + 1
+        if flags.masks is not None:
+            flags.add(FlagMasks(underflow=np.array([bool(code & _fastpaths.SCALAR_UNDERFLOW)]),
+                                inexact=np.array([bool(code & _fastpaths.SCALAR_INEXACT)])),
+                      np.array([swamped]))
+        return np.array([value])
 
     def _windows(self, s, tile, X, Y, c0, c1, reverse, flags):
         """A chain over few outputs, taken a window of steps at a time (see _binade)."""

@@ -7,6 +7,7 @@ from typing import NamedTuple
 import numpy as np
 
 from .. import _dask, _fastpaths, _validate
+from .._decode import decode_block
 from .._encode import encode_block
 from .._flagmasks import FlagMasks
 from .._random import Positions
@@ -14,7 +15,8 @@ from .._options import resolve_attributes
 from ..attributes import RoundingAttributes
 from .._workspace import BLOCK_SIZE, Workspace
 from ..formats import as_format, native_format
-from . import _fast, _fused, _ieee, _orders
+from ..ops.kernels import is_narrow
+from . import _draws, _fast, _fused, _ieee, _orders, _scalar_chain
 from ._operands import _axes as normal_axes
 from ._operands import initial_values, matmul_layout, paired_layout
 from ._spec import ReductionSpec, default_accumulator
@@ -108,6 +110,10 @@ def sum(x, fmt, *, axis=None, keepdims=False, accumulator=None, out_format=None,
                          order=order, block=block, attributes=attrs, want=return_flags).keyed(rng)
     if _dask.any_dask(x, c):
         return _lazy_sum(x, spec, axis, keepdims, c)
+    if axis is None and not keepdims and c is None:
+        small = _one_output(spec, x, None)
+        if small is not None:
+            return small
     layout, signaling = paired_layout(fmt, x, axis=axis, keepdims=keepdims, names=("x", None))
     return _reduce(layout, signaling, spec, c)
 
@@ -158,6 +164,11 @@ def vecdot(a, b, fmt, *, axis=-1, accumulator=None, out_format=None, c=None, pro
                          order=order, block=block, attributes=attrs, want=return_flags).keyed(rng)
     if _dask.any_dask(a, b, c):
         return _lazy_vecdot(a, b, spec, axis, c)
+    if c is None and axis in (0, -1) and type(a) is np.ndarray and type(b) is np.ndarray \
+            and a.ndim == b.ndim == 1 and a.shape == b.shape:
+        small = _one_output(spec, a, b)
+        if small is not None:
+            return small
     layout, signaling = paired_layout(fmt, a, b, axis=axis, names=("a", "b"))
     return _reduce(layout, signaling, spec, c)
 
@@ -207,6 +218,58 @@ def matmul(a, b, fmt, *, accumulator=None, out_format=None, c=None, product=None
         return _lazy_matmul(a, b, spec, c)
     layout, signaling = matmul_layout(fmt, a, b)
     return _reduce(layout, signaling, spec, c)
+
+
+#: terms up to which a reduction into one output runs step by step on Python floats
+#: (about 2 us a step, against 100-200 us of set-up on the general path).  Longer ones
+#: take the general path, whose native plans (an fp16 or fp32 accumulator in nearest
+#: even) run at numpy's speed, and whose other chains into one output step on Python
+#: floats too (softfloat.accumulate._ieee.Arithmetic.chain)
+_ONE_OUTPUT_TERMS = 64
+
+
+def _one_output(spec: ReductionSpec, x, y):
+    """sum (``y`` None) or vecdot of 1-D bit-pattern arrays into one output, step by step
+    on Python floats (softfloat.accumulate._scalar_chain), or None: the general path
+    (switched off, another layout or option, a special value or any step the scalar
+    rounding declines).  Same bits, flags and swamped count as the general path."""
+    fmt, acc, out = spec.fmt, spec.ieee_accumulator, spec.out_format
+    if (spec.hardware or spec.block is not None or spec.product is not None or spec.order == "pairwise"
+            or type(x) is not np.ndarray or x.dtype.kind not in "ui" or x.size == 0
+            or x.size > _ONE_OUTPUT_TERMS or (y is not None and not is_narrow(fmt))):
+        return None
+    table = _fastpaths.scalar_values(fmt, lambda p: decode_block(p, fmt, np.empty(p.size)))
+    if table is None:
+        return None
+    terms = []
+    for patterns in ((x,) if y is None else (x, y)):
+        if y is not None and patterns.dtype.kind not in "ui":
+            return None
+        flat = patterns.reshape(-1).tolist()
+        if min(flat) < 0 or max(flat) >= len(table):
+            return None  # the general path says what is wrong
+        terms.append([table[p] for p in flat])
+    terms = terms[0] if y is None else [u * v for u, v in zip(*terms)]  # exact: is_narrow(fmt)
+    ks = np.arange(len(terms))
+    if spec.order == "reverse":
+        terms, ks = terms[::-1], ks[::-1]
+    rands = final = None
+    if spec.key is not None:
+        rands = _draws.draws(spec.key, _draws.ADD, ks, 0, 1).reshape(-1).tolist()
+        final = int(_draws.draws(spec.key, _draws.FINAL, 0, 0, 1)[0])
+
+    def values(f):
+        return _fastpaths.scalar_values(f, lambda p: decode_block(p, f, np.empty(p.size)), finite=True)
+    found = _scalar_chain.one_output(terms, rands, final, acc, out, spec.attributes, values)
+    if found is None:
+        return None
+    pattern, code, swamped = found
+    bits = out.storage_dtype.type(pattern)
+    if not spec.want:
+        return bits
+    masks = FlagMasks(underflow=np.array(bool(code & _fastpaths.SCALAR_UNDERFLOW)),
+                      inexact=np.array(bool(code & _fastpaths.SCALAR_INEXACT)))
+    return bits, masks.to_flags((), swamped=np.array(swamped, dtype=np.int64)).squeezed()
 
 
 def _reduce(layout, signaling, spec: ReductionSpec, c, positions=None):

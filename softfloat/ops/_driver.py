@@ -3,21 +3,24 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
 
-from .. import _dask, _validate
+from .. import _dask, _fastpaths, _validate
 from .._blocks import resolve_workers, stream_blocks
-from .._flagmasks import FlagMasks
+from .._flagmasks import FlagMasks, flags_of_code
+from ..codec import decode
+from ..rounding import Rounding
 from .._random import Positions, key_from
 from ..formats import as_format
 from ._nan import resolve_nans
 from ._operands import daz, operand_patterns, operand_values
 from ._round_block import Target, round_block
 
-__all__ = ["OPS_BLOCK_SIZE", "OPS_THREAD_BLOCK_SIZE", "Job", "Operation", "apply"]
+__all__ = ["OPS_BLOCK_SIZE", "OPS_THREAD_BLOCK_SIZE", "Job", "Operation", "apply", "zero_pattern"]
 
 
 @dataclass(frozen=True)
@@ -28,6 +31,13 @@ class Operation:
 
     kernel: Callable
     exact: Callable
+    #: ``scalar(fmt, attrs, *floats) -> (pattern, flag bits) or None``: one element's
+    #: result from finite operands by softfloat._fastpaths' scalar rounding (None:
+    #: declined, the general path decides); or None for an operation without one
+    scalar: Callable | None = None
+    #: the numpy ufunc that computes it on float64 values, for softfloat._fastpaths'
+    #: fp16 shortcut on small arrays (None: none)
+    native: Callable | None = None
 
 
 @dataclass(frozen=True)
@@ -67,6 +77,18 @@ def apply(operation, fmt, operands, attrs, rng=None, *, denormals_are_zero=False
     fmt = as_format(fmt)
     denormals_are_zero = _validate.boolean("denormals_are_zero", denormals_are_zero)
     return_flags = _validate.boolean("return_flags", return_flags)
+    if operation.scalar is not None and rng is None and not denormals_are_zero:
+        small = _one_element(operation.scalar, fmt, operands, attrs, return_flags)
+        if small is not None:
+            if workers is not None:
+                resolve_workers(workers)  # checked as the general path checks it
+            return small
+    if operation.native is not None and rng is None and not denormals_are_zero:
+        small = _small_fp16(operation.native, fmt, operands, attrs, return_flags)
+        if small is not None:
+            if workers is not None:
+                resolve_workers(workers)
+            return small
     job = Job(operation, Target(fmt, attrs, return_flags),
               key=None if rng is None else key_from(rng), daz_inputs=denormals_are_zero)
     if _dask.any_dask(*(value for _, value in operands)):
@@ -80,6 +102,89 @@ def apply(operation, fmt, operands, attrs, rng=None, *, denormals_are_zero=False
     if not return_flags:
         return result
     return result, flags.to_flags(shape).squeezed()
+
+
+
+
+def _one_element(scalar, fmt, operands, attrs, want):
+    """apply() for operands of one element each (ints, numpy integer scalars, integer
+    arrays of size 1) whose values are finite: ``scalar``'s result, shaped and typed as
+    the general path's (a numpy scalar for 0-d operands, flags of numpy bools), or None
+    (anything else: the general path).  Stochastic rounding (which draws by position)
+    and DAZ are the caller's to exclude."""
+    if attrs.rounding is Rounding.STOCHASTIC:
+        return None
+    values = _fastpaths.scalar_values(fmt, lambda patterns: decode(patterns, fmt))
+    if values is None:
+        return None
+    floats, ndim, limit = [], 0, len(values)
+    for _, value in operands:
+        kind = type(value)
+        if kind is int:
+            pattern = value
+        elif kind is np.ndarray:
+            if value.size != 1 or value.dtype.kind not in "ui":
+                return None
+            ndim = max(ndim, value.ndim)
+            pattern = int(value.reshape(-1)[0])
+        elif isinstance(value, np.integer):
+            pattern = int(value)
+        else:
+            return None
+        if not 0 <= pattern < limit:
+            return None  # the general path says what is wrong
+        x = values[pattern]
+        if x - x != 0.0:  # infinity or NaN: the general path's NaN and special rules
+            return None
+        floats.append(x)
+    found = scalar(fmt, attrs, *floats)
+    if found is None:
+        return None
+    pattern, flag_bits = found
+    if ndim == 0:
+        result = fmt.storage_dtype.type(pattern)
+        if not want:
+            return result
+        return result, flags_of_code(flag_bits)
+    shape = (1,) * ndim
+    result = np.full(shape, pattern, dtype=fmt.storage_dtype)
+    if not want:
+        return result
+    return result, flags_of_code(flag_bits, shape)
+
+
+#: elements up to which fp16 operations take softfloat._fastpaths.float16_arithmetic
+#: (larger arrays keep the streamed kernels, tuned for them)
+SMALL_FP16 = 1 << 14
+
+
+def _small_fp16(ufunc, fmt, operands, attrs, want):
+    """apply() by softfloat._fastpaths.float16_arithmetic for uint16 array operands of
+    at most SMALL_FP16 elements (broadcast), or None."""
+    arrays = []
+    for _, value in operands:
+        if type(value) is not np.ndarray or value.dtype != np.uint16:
+            return None
+        arrays.append(value)
+    try:
+        shape = np.broadcast_shapes(*(a.shape for a in arrays))
+    except ValueError:
+        return None  # the general path says which operands
+    if math.prod(shape) > SMALL_FP16:
+        return None
+    found = _fastpaths.float16_arithmetic(ufunc, arrays, fmt, attrs, want)
+    if found is None:
+        return None
+    bits, masks = found
+    result = bits[()] if bits.ndim == 0 else bits
+    if not want:
+        return result
+    return result, FlagMasks(**masks).to_flags(shape).squeezed()
+
+
+def zero_pattern(fmt, negative: bool) -> int:
+    """The pattern of an exact zero result (+0 in formats without -0)."""
+    return (1 << (fmt.bits - 1)) if negative and fmt.has_negative_zero else 0
 
 
 def _lazy(job, operands, workers):

@@ -6,9 +6,10 @@ from fractions import Fraction
 
 import numpy as np
 
+from .. import _fastpaths
 from .._flagmasks import FlagMasks
 from .._options import resolve_attributes
-from ._driver import Operation, apply
+from ._driver import Operation, apply, zero_pattern
 from ._eft import sums_are_exact, two_sum
 from ._kernel import Exact, scratch
 from ._signs import exact_zero_sign, sign_of, zero_sum_is_negative
@@ -43,8 +44,22 @@ def sub_exact(attrs, a, b):
     return add_exact(attrs, a, -b)
 
 
-ADD = Operation(add_kernel, add_exact)
-SUB = Operation(sub_kernel, sub_exact)
+def add_scalar(fmt, attrs, a, b):
+    """One finite sum, exactly as Python integers (see Operation.scalar)."""
+    if a == -b:  # an exact zero: IEEE 754-2019 6.3
+        return zero_pattern(fmt, zero_sum_is_negative(sign_of(a), sign_of(b), attrs)), 0
+    n1, d1 = a.as_integer_ratio()
+    n2, d2 = b.as_integer_ratio()
+    num = n1 * d2 + n2 * d1
+    return _fastpaths.scalar_ratio(num < 0, abs(num), d1 * d2, fmt, attrs)
+
+
+def sub_scalar(fmt, attrs, a, b):
+    return add_scalar(fmt, attrs, a, -b)
+
+
+ADD = Operation(add_kernel, add_exact, add_scalar, np.add)
+SUB = Operation(sub_kernel, sub_exact, sub_scalar, np.subtract)
 
 
 def add(a, b, fmt, rounding=None, *, saturate=None, subnormals=None, tininess=None, denormals_are_zero=False,

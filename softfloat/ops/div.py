@@ -6,8 +6,9 @@ from fractions import Fraction
 
 import numpy as np
 
+from .. import _fastpaths
 from .._options import resolve_attributes
-from ._driver import Operation, apply
+from ._driver import Operation, apply, zero_pattern
 from ._eft import is_narrow, safe_magnitude, two_product
 from ._kernel import Exact, scratch
 from ._signs import sign_of
@@ -37,7 +38,20 @@ def div_exact(attrs, a, b):  # hazards have b != 0
     return sign_of(a) != sign_of(b), abs(Fraction(a) / Fraction(b))
 
 
-DIV = Operation(div_kernel, div_exact)
+def div_scalar(fmt, attrs, a, b):
+    """One finite quotient, exactly as Python integers (see Operation.scalar); a zero
+    divisor (divide_by_zero or invalid) is the general path's."""
+    if b == 0:
+        return None
+    negative = sign_of(a) != sign_of(b)
+    if a == 0:
+        return zero_pattern(fmt, negative), 0
+    n1, d1 = a.as_integer_ratio()
+    n2, d2 = b.as_integer_ratio()
+    return _fastpaths.scalar_ratio(negative, abs(n1) * d2, d1 * abs(n2), fmt, attrs)
+
+
+DIV = Operation(div_kernel, div_exact, div_scalar, np.divide)
 
 
 def div(a, b, fmt, rounding=None, *, saturate=None, subnormals=None, tininess=None, denormals_are_zero=False,

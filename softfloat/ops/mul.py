@@ -6,8 +6,9 @@ from fractions import Fraction
 
 import numpy as np
 
+from .. import _fastpaths
 from .._options import resolve_attributes
-from ._driver import Operation, apply
+from ._driver import Operation, apply, zero_pattern
 from ._eft import is_narrow, safe_magnitude, two_product
 from ._kernel import Exact, scratch
 from ._signs import sign_of
@@ -29,7 +30,17 @@ def mul_exact(attrs, a, b):
     return sign_of(a) != sign_of(b), abs(Fraction(a) * Fraction(b))
 
 
-MUL = Operation(mul_kernel, mul_exact)
+def mul_scalar(fmt, attrs, a, b):
+    """One finite product, exactly as Python integers (see Operation.scalar)."""
+    negative = sign_of(a) != sign_of(b)
+    if a == 0 or b == 0:
+        return zero_pattern(fmt, negative), 0
+    n1, d1 = a.as_integer_ratio()
+    n2, d2 = b.as_integer_ratio()
+    return _fastpaths.scalar_ratio(negative, abs(n1 * n2), d1 * d2, fmt, attrs)
+
+
+MUL = Operation(mul_kernel, mul_exact, mul_scalar, np.multiply)
 
 
 def mul(a, b, fmt, rounding=None, *, saturate=None, subnormals=None, tininess=None, denormals_are_zero=False,

@@ -7,8 +7,9 @@ import numpy as np
 import math
 from fractions import Fraction
 
+from .. import _fastpaths
 from .._options import resolve_attributes
-from ._driver import Operation, apply
+from ._driver import Operation, apply, zero_pattern
 from ._eft import is_narrow, safe_magnitude, two_product
 from ._kernel import Exact, scratch
 from ._signs import sign_of
@@ -52,7 +53,18 @@ def sqrt_exact(attrs, x: float):
     return False, (sig | int(sticky or lost), e_top)
 
 
-SQRT = Operation(sqrt_kernel, sqrt_exact)
+def sqrt_scalar(fmt, attrs, x):
+    """One finite square root by math.isqrt (see Operation.scalar); a negative operand
+    (invalid) is the general path's."""
+    if x == 0:
+        return zero_pattern(fmt, sign_of(x)), 0  # sqrt(-0) = -0
+    if x < 0:
+        return None
+    num, den = x.as_integer_ratio()
+    return _fastpaths.scalar_sqrt(num, den.bit_length() - 1, fmt, attrs)
+
+
+SQRT = Operation(sqrt_kernel, sqrt_exact, sqrt_scalar, np.sqrt)
 
 
 def sqrt(a, fmt, rounding=None, *, saturate=None, subnormals=None, tininess=None, denormals_are_zero=False,

@@ -1,0 +1,171 @@
+"""Time softfloat on small inputs (0-d, 1 element, 1,000 elements) against numpy float16.
+
+Issue 23 item 4: an operation on a 0-d or 1-element Array in the default context should
+cost <= 10 us, on 1,000 elements <= 30 us; a sequential sum or dot product of 4096 terms
+into one output in an fp16/bf16/fp8 accumulator <= 5 us per term in any mode.  This
+script prints, in one run,
+
+* the bit-level calls ``sf.add/mul/div/sqrt(bits, bits, "fp16")``, ``sf.encode(1.0, fmt)``
+  and ``sf.quantize`` on 0-d, 1-element and 1,000-element inputs (us per call);
+* the Array-level ``a + b``, ``a * b``, ``np.exp(a)`` and ``a.sum()`` on Arrays made by
+  ``sf.asarray(..., "fp16")``, beside numpy's float16 doing the same;
+* ``sf.sum`` and ``sf.vecdot`` of 4096 fp16 terms into one output with fp16, bf16 and
+  fp8_e4m3 accumulators, in nearest_even, toward_zero and stochastic rounding (us per
+  term).
+
+Each figure is the median over ``--repeat`` samples of the mean over a batch of calls.
+
+    python benchmarks/bench_small.py
+    python benchmarks/bench_small.py --repeat 5 --only array
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import time
+
+import numpy as np
+
+import softfloat as sf
+
+
+def per_call(fn, repeat: int, budget: float = 0.02) -> float:
+    """Median microseconds per call: ``repeat`` samples, each a batch of calls of about
+    ``budget`` seconds (at least one call)."""
+    fn()
+    t0 = time.perf_counter()
+    fn()
+    once = max(time.perf_counter() - t0, 1e-7)
+    batch = max(1, int(budget / once))
+    samples = []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        for _ in range(batch):
+            fn()
+        samples.append((time.perf_counter() - t0) / batch)
+    return statistics.median(samples) * 1e6
+
+
+def _inputs(n, seed):
+    """fp16 values: a 0-d array for n == 0, else n of them (standard normal)."""
+    rng = np.random.default_rng(seed)
+    x = rng.standard_normal(max(n, 1)).astype(np.float16)
+    return x.reshape(()) if n == 0 else x
+
+
+SIZES = (("0-d", 0), ("1 elem", 1), ("1000", 1000))
+
+
+def _row(name, cells):
+    print(f"{name:<34}" + "".join(f"{c:>14}" for c in cells))
+
+
+def bit_level(repeat):
+    print("bit level, fp16 (us per call)")
+    _row("", [label for label, _ in SIZES] + ["np f16 0-d", "np f16 1000"])
+    for name, op, native in (("sf.add", sf.add, np.add), ("sf.mul", sf.mul, np.multiply),
+                             ("sf.div", sf.div, np.divide)):
+        cells = []
+        for _, n in SIZES:
+            x, y = _inputs(n, 1), _inputs(n, 2)
+            a, b = x.view(np.uint16), y.view(np.uint16)
+            cells.append(f"{per_call(lambda: op(a, b, 'fp16'), repeat):.1f}")
+        for n in (0, 1000):
+            x, y = _inputs(n, 1), _inputs(n, 2)
+            x, y = (x[()], y[()]) if n == 0 else (x, y)
+            cells.append(f"{per_call(lambda: native(x, y), repeat):.2f}")
+        _row(name, cells)
+    cells = []
+    for _, n in SIZES:
+        a = np.abs(_inputs(n, 1)).view(np.uint16)
+        cells.append(f"{per_call(lambda: sf.sqrt(a, 'fp16'), repeat):.1f}")
+    for n in (0, 1000):
+        x = np.abs(_inputs(n, 1))
+        x = x[()] if n == 0 else x
+        cells.append(f"{per_call(lambda: np.sqrt(x), repeat):.2f}")
+    _row("sf.sqrt", cells)
+    for fmt in ("fp16", "bf16", "fp8_e4m3"):
+        _row(f"sf.encode(1.0, {fmt!r})", [f"{per_call(lambda: sf.encode(1.0, fmt), repeat):.1f}"])
+    cells = []
+    for _, n in SIZES:
+        x = _inputs(n, 3).astype(np.float64) / 3
+        cells.append(f"{per_call(lambda: sf.quantize(x, 'fp16'), repeat):.1f}")
+    for n in (0, 1000):
+        x = _inputs(n, 3).astype(np.float64) / 3
+        cells.append(f"{per_call(lambda: x.astype(np.float16).astype(np.float64), repeat):.2f}")
+    _row("sf.quantize(float64, 'fp16')", cells)
+    cells = []
+    for _, n in SIZES:
+        a = _inputs(n, 1).view(np.uint16)
+        cells.append(f"{per_call(lambda: sf.add(a, a, 'fp16', return_flags=True), repeat):.1f}")
+    _row("sf.add(..., return_flags=True)", cells)
+
+
+def _sum(method):
+    if method == "sum":
+        return lambda a: a.sum() if hasattr(a, "sum") else np.add.reduce(a, axis=None)
+    return method
+
+
+def array_level(repeat):
+    print("Array level, fp16, default context (us per call)")
+    _row("", [label for label, _ in SIZES] + ["np f16 0-d", "np f16 1", "np f16 1000"])
+    cases = (("a + b", lambda a, b: a + b), ("a * b", lambda a, b: a * b),
+             ("np.exp(a)", lambda a, b: np.exp(a)), ("a.sum()", "sum"))
+    for name, fn in cases:
+        cells = []
+        for _, n in SIZES:
+            x, y = _inputs(n, 1), _inputs(n, 2)
+            a, b = sf.asarray(x, "fp16"), sf.asarray(y, "fp16")
+            f = _sum(fn)
+            try:
+                cells.append(f"{per_call(lambda: f(a, b) if fn != 'sum' else f(a), repeat):.1f}")
+            except TypeError as err:  # a method another change adds
+                cells.append(f"n/a ({type(err).__name__})")
+        for n in (0, 1, 1000):
+            x, y = _inputs(n, 1), _inputs(n, 2)
+            f = (lambda a: a.sum()) if fn == "sum" else fn
+            cells.append(f"{per_call(lambda: f(x, y) if fn != 'sum' else f(x), repeat):.2f}")
+        _row(name, cells)
+
+
+def accumulation(repeat, n=4096):
+    print(f"sequential accumulation of {n} fp16 terms into one output (us per term)")
+    modes = ("nearest_even", "toward_zero", "stochastic")
+    short = {"nearest_even": "RNE", "toward_zero": "RZ", "stochastic": "SR"}
+    _row("", [f"sum {short[m]}" for m in modes] + [f"vecdot {short[m]}" for m in modes])
+    rng = np.random.default_rng(0)
+    x = (rng.standard_normal(n) * 0.5).astype(np.float16).view(np.uint16)
+    y = (rng.standard_normal(n) * 0.5).astype(np.float16).view(np.uint16)
+    for acc in ("fp16", "bf16", "fp8_e4m3"):
+        cells = []
+        for m in modes:
+            kw = dict(accumulator=acc, rounding=m, rng=0 if m == "stochastic" else None)
+            cells.append(f"{per_call(lambda: sf.sum(x, 'fp16', **kw), repeat, 0.05) / n:.2f}")
+        for m in modes:
+            kw = dict(accumulator=acc, rounding=m, rng=0 if m == "stochastic" else None)
+            cells.append(f"{per_call(lambda: sf.vecdot(x, y, 'fp16', **kw), repeat, 0.05) / n:.2f}")
+        _row(f"accumulator {acc}", cells)
+    f16 = x.view(np.float16)
+    print(f"  numpy float16 np.sum of {n} (pairwise, not sequential): "
+          f"{per_call(lambda: np.sum(f16), repeat) / n * 1e3:.2f} ns per term")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeat", type=int, default=7)
+    parser.add_argument("--only", choices=("bits", "array", "accumulate"), default=None)
+    args = parser.parse_args()
+    print(f"softfloat {sf.__version__}, numpy {np.__version__}; fast paths "
+          f"{'on' if sf._fastpaths.ENABLED else 'off'}")
+    if args.only in (None, "bits"):
+        bit_level(args.repeat)
+    if args.only in (None, "array"):
+        array_level(args.repeat)
+    if args.only in (None, "accumulate"):
+        accumulation(args.repeat)
+
+
+if __name__ == "__main__":
+    main()

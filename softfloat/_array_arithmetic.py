@@ -1,0 +1,145 @@
+"""Arithmetic numpy functions on :class:`~softfloat.Array` defined as compositions of the
+Array's correctly rounded operations (one rounding per elementary operation, sums in the
+context's accumulator):
+
+* ``trace``: the diagonal (exact), summed as ``np.sum`` sums;
+* ``outer``, ``kron``: every product rounded once; ``cross``: ``a1 * b2 - a2 * b1`` per
+  component, each product and difference rounded once;
+* ``diff``: differences of neighbours, each rounded once, the n-th order by iterating;
+  ``ediff1d`` likewise on the flattened array;
+* ``cumprod``: running products left to right, each rounded once into the format (so its
+  last element equals ``np.prod``);
+* ``round``/``around``: numpy's own composition with correct roundings -- ``decimals=0``
+  is round_to_integral to nearest even (exact); ``decimals=d > 0`` is ``rint(x * s) / s``
+  and ``d < 0`` is ``rint(x / s) * s``, where ``s = 10**|d|`` is rounded once into the
+  format (a weak scalar, as numpy's float16 round does) and each step rounds once.  For
+  fp16 that is numpy float16's own result bit for bit.
+
+>>> import numpy as np, softfloat as sf
+>>> x = sf.asarray([1.0, 1.5, 4.0], "fp16")
+>>> np.diff(x).tolist(), np.round(sf.asarray(2.675, "fp32"), 2).tolist()
+([0.5, 2.5], 2.680000066757202)
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ._array_registry import deliver, implements
+
+__all__: list[str] = []
+
+
+@implements(np.trace)
+def trace(A, a, offset=0, axis1=0, axis2=1, dtype=None, out=None):
+    if dtype is not None:
+        return NotImplemented
+    d = A.wrap(np.diagonal(a.bits, offset=offset, axis1=axis1, axis2=axis2), a.format)
+    return deliver(A, np.sum(d, axis=-1), out, "trace")
+
+
+@implements(np.outer)
+def outer(A, a, b, out=None):
+    return deliver(A, np.multiply(np.reshape(a, (-1, 1)), np.reshape(b, (1, -1))), out, "outer")
+
+
+@implements(np.kron)
+def kron(A, a, b):
+    """Every product a[i] * b[j] rounded once, laid out as numpy's kron."""
+    fmt, (x, y) = A.common(a, b)
+    nd = max(np.ndim(x), np.ndim(y))
+    x, y = np.reshape(x, (1,) * (nd - np.ndim(x)) + np.shape(x)), np.reshape(y, (1,) * (nd - np.ndim(y)) + np.shape(y))
+    xs = x.reshape(sum(((n, 1) for n in x.shape), ()))
+    ys = y.reshape(sum(((1, n) for n in y.shape), ()))
+    prod = np.multiply(A.wrap(xs, fmt), A.wrap(ys, fmt))
+    return prod.reshape(tuple(p * q for p, q in zip(x.shape, y.shape)))
+
+
+@implements(np.cross)
+def cross(A, a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
+    """3-vectors: (a1 b2 - a2 b1, a2 b0 - a0 b2, a0 b1 - a1 b0), each step rounded once."""
+    if axis is not None:
+        axisa = axisb = axisc = axis
+    fmt, (x, y) = A.common(a, b)
+    x, y = A.wrap(np.moveaxis(x, axisa, -1), fmt), A.wrap(np.moveaxis(y, axisb, -1), fmt)
+    if x.shape[-1] != 3 or y.shape[-1] != 3:
+        return NotImplemented
+    parts = [x[..., i] * y[..., j] - x[..., j] * y[..., i] for i, j in ((1, 2), (2, 0), (0, 1))]
+    return np.moveaxis(np.stack(parts, axis=-1), -1, axisc)
+
+
+def _shifted(x, axis, lo, hi):
+    index = [slice(None)] * x.ndim
+    index[axis] = slice(lo, hi)
+    return x[tuple(index)]
+
+
+@implements(np.diff)
+def diff(A, a, n=1, axis=-1, prepend=np._NoValue, append=np._NoValue):
+    """a[1:] - a[:-1] along ``axis`` (each rounded once), ``n`` times; ``prepend`` and
+    ``append`` rounded into the format (weak) and joined first."""
+    if n < 0:
+        raise ValueError(f"order must be non-negative but got {n!r}")
+    x = a
+    axis = axis % np.ndim(a.bits if A.is_array(a) else a)
+    parts = []
+    for extra in (prepend, append):
+        if extra is np._NoValue:
+            parts.append(None)
+            continue
+        if np.ndim(extra) == 0 and not A.is_array(extra):
+            shape = list(np.shape(x))
+            shape[axis] = 1
+            extra = np.full(shape, extra, dtype=np.float64)
+        parts.append(extra)
+    pieces = [p for p in (parts[0], x, parts[1]) if p is not None]
+    if len(pieces) > 1:
+        x = np.concatenate(pieces, axis=axis)
+    for _ in range(n):
+        x = _shifted(x, axis, 1, None) - _shifted(x, axis, None, -1)
+    return x
+
+
+@implements(np.ediff1d)
+def ediff1d(A, ary, to_end=None, to_begin=None):
+    fmt = ary.format
+    parts = [np.diff(np.ravel(ary))]
+    if to_begin is not None:
+        parts.insert(0, A.wrap(np.ravel(A.bits_in(to_begin, fmt, "ediff1d")), fmt))
+    if to_end is not None:
+        parts.append(A.wrap(np.ravel(A.bits_in(to_end, fmt, "ediff1d")), fmt))
+    return np.concatenate(parts)
+
+
+@implements(np.cumprod)
+def cumprod(A, a, axis=None, dtype=None, out=None):
+    """Running products left to right, each rounded once (vectorised over other axes)."""
+    if dtype is not None:
+        return NotImplemented
+    bits = a.bits.reshape(-1) if axis is None else np.moveaxis(a.bits, axis, 0)
+    running = np.empty_like(bits)
+    if bits.shape[0]:
+        running[0] = bits[0]
+        p = A.wrap(bits[0], a.format)
+        for k in range(1, bits.shape[0]):
+            p = p * A.wrap(bits[k], a.format)
+            running[k] = p.bits
+    result = A.wrap(running if axis is None else np.moveaxis(running, 0, axis), a.format)
+    return deliver(A, result, out, "cumprod")
+
+
+@implements(np.round, np.around)
+def round_(A, a, decimals=0, out=None):
+    """rint at a decimal scale (see the module docstring)."""
+    if decimals == 0:
+        result = np.rint(a)
+    else:
+        scale = A.wrap(A.bits_in(10.0 ** abs(decimals), a.format, "round"), a.format)
+        result = np.rint(a * scale) / scale if decimals > 0 else np.rint(a / scale) * scale
+    return deliver(A, result, out, "round")
+
+
+@implements(np.fix)
+def fix(A, x, out=None):
+    """round_to_integral toward zero (exact)."""
+    return deliver(A, np.trunc(x), out, "fix")

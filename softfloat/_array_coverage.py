@@ -1,0 +1,87 @@
+"""What the Array does not emulate, and why: the refusal table (each entry raises a
+TypeError giving its reason) and the functions numpy never hands to an Array.
+
+This is data for ``tests/test_numpy_coverage.py`` (which walks numpy's namespace and
+fails on a function that accepts a float16 ndarray but neither works on an Array nor is
+listed here) and for the generated docs/numpy_coverage.md.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ._array_registry import FUNCTIONS, refusal
+
+__all__ = ["NOT_DISPATCHED", "REFUSED", "ROUNDED"]
+
+_COMPLEX = "complex results: softfloat has no complex formats"
+_FLOAT64 = "computes in float64 numpy-side with its own roundings; no step-by-step definition here yet"
+_STRINGS = "formats text from float64 values; use arr.to_numpy() first"
+_LINALG = ("a LAPACK factorisation in float64: no correctly rounded emulation; write the algorithm "
+           "with Array operations, or use arr.to_numpy()")
+
+#: numpy function name -> why it is refused (each raises TypeError with this reason)
+REFUSED = {
+    **{f"fft.{n}": _COMPLEX for n in ("fft", "ifft", "fft2", "ifft2", "fftn", "ifftn", "rfft", "irfft",
+                                      "rfft2", "irfft2", "rfftn", "irfftn", "hfft", "ihfft")},
+    "fft.fftshift": "use np.roll on the Array (fftshift is reached only through the fft module)",
+    "fft.ifftshift": "use np.roll on the Array (ifftshift is reached only through the fft module)",
+    **{f"linalg.{n}": _LINALG for n in ("cholesky", "det", "eig", "eigh", "eigvals", "eigvalsh", "inv", "lstsq",
+                                        "matrix_power", "matrix_rank", "pinv", "qr", "slogdet", "solve", "svd",
+                                        "svdvals", "tensorinv", "tensorsolve", "cond", "multi_dot",
+                                        "matrix_norm")},
+    "linalg.vector_norm": "use np.linalg.norm (the 2-norm is mapped)",
+    "linalg.vecdot": "use np.sum(a * b, axis=-1) or a @ b (each mapped with its roundings)",
+    "convolve": _FLOAT64, "correlate": _FLOAT64, "gradient": _FLOAT64, "trapezoid": _FLOAT64,
+    "interp": _FLOAT64, "histogram": "bin edges computed in float64", "histogram2d": "bin edges computed in float64",
+    "histogramdd": "bin edges computed in float64", "histogram_bin_edges": "bin edges computed in float64",
+    "bincount": "weights summed in float64", "cov": _FLOAT64, "corrcoef": _FLOAT64, "polyfit": _LINALG,
+    "polyval": _FLOAT64, "poly": _COMPLEX, "roots": _COMPLEX, "polyadd": _FLOAT64, "polysub": _FLOAT64,
+    "polymul": _FLOAT64, "polydiv": _FLOAT64, "polyder": _FLOAT64, "polyint": _FLOAT64,
+    "vander": _FLOAT64, "unwrap": _FLOAT64, "sinc": _FLOAT64, "i0": _FLOAT64, "nan_to_num": _FLOAT64,
+    "real_if_close": _COMPLEX, "angle": _COMPLEX, "real": _COMPLEX, "imag": _COMPLEX, "iscomplex": _COMPLEX,
+    "isreal": _COMPLEX, "iscomplexobj": _COMPLEX, "isrealobj": _COMPLEX, "sort_complex": _COMPLEX,
+    "array2string": _STRINGS, "array_repr": _STRINGS, "array_str": _STRINGS, "savetxt": _STRINGS,
+    "save": "stores float64/float32 values; use softfloat.npy or arr.to_numpy()",
+    "savez": "stores float64/float32 values; use softfloat.npy or arr.to_numpy()",
+    "savez_compressed": "stores float64/float32 values; use softfloat.npy or arr.to_numpy()",
+    "einsum_path": "plans numpy's own einsum; softfloat maps two-operand einsum only",
+    "apply_along_axis": "calls a function on ndarray slices; loop over the Array's slices instead",
+    "apply_over_axes": "calls a function on ndarray slices; loop over the Array's slices instead",
+    "frompyfunc": "object arrays", "vectorize": "object arrays",
+    "packbits": "packs booleans, not floats", "unpackbits": "unpacks uint8",
+    "result_type": "dtype arithmetic: an Array's dtype is a Format (softfloat.promote)",
+    "can_cast": "dtype arithmetic: an Array's dtype is a Format (softfloat.promote)",
+    "min_scalar_type": "dtype arithmetic: an Array's dtype is a Format",
+    "shares_memory": "compare arr.bits", "may_share_memory": "compare arr.bits",
+"ix_": "index construction: use integer arrays",
+}
+
+#: names that take no Array (numpy dispatches on array arguments only): their result is a
+#: plain ndarray whatever ``dtype=`` says
+NOT_DISPATCHED = {
+    name: "no Array operand, so numpy never hands the call over; the result is a plain ndarray"
+    for name in ("linspace", "logspace", "geomspace", "arange", "tri", "zeros", "ones", "empty", "full",
+                 "eye", "identity", "fromfunction", "frombuffer", "fromiter", "fromstring", "indices")
+}
+
+#: supported functions that round (the rest of the supported ones are exact)
+ROUNDED = frozenset({
+    "matmul", "dot", "vdot", "inner", "tensordot", "einsum", "linalg.norm", "sum", "prod", "cumsum", "cumprod",
+    "mean", "var", "std", "average", "nansum", "nanprod", "nancumsum", "nancumprod", "nanmean", "nanvar",
+    "nanstd", "median", "nanmedian", "quantile", "nanquantile", "percentile", "nanpercentile", "trace",
+    "outer", "kron", "cross", "diff", "ediff1d", "round", "around", "ptp", "piecewise",
+})
+
+
+def _lookup(name: str):
+    obj = np
+    for part in name.split("."):
+        obj = getattr(obj, part, None)
+    return obj
+
+
+for _name, _why in REFUSED.items():
+    _func = _lookup(_name)
+    if _func is not None and _func not in FUNCTIONS:
+        FUNCTIONS[_func] = refusal(_name, _why)

@@ -1,0 +1,333 @@
+"""The elementwise kernels behind numpy's ufuncs on :class:`~softfloat.Array`: bit
+patterns in, bit patterns and flags out, with the context's attributes.
+
+Each kernel is a composition of correctly rounded bit-level operations or is exact, as
+listed in ``softfloat._array_ufuncs`` (the table's module docstring), except the float64
+libm ones, which are rounded once from float64 libm and are not correctly rounded.
+"""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+
+import numpy as np
+
+from . import codec, ops
+from ._context import get_context
+from .flags import Flags
+from .platforms import NanPropagation
+from .ops.kernels import default_nan
+from .rounding import Rounding
+
+__all__ = ["LIBM", "MAX_REPEATED_POWER", "UFUNCS", "ldexp", "libm", "no_flags", "repeated_power"]
+
+def _rounded(op):
+    """A correctly rounded operation with the context's attributes."""
+    def call(fmt, ctx, *bits):
+        return ctx.split(op(*bits, fmt, return_flags=ctx.track_flags, **ctx.options()))
+    return call
+
+
+def _exact(op, flags=True):
+    """An operation that never rounds (flags: invalid for signalling NaNs, where it has them)."""
+    def call(fmt, ctx, *bits):
+        if flags:
+            return ctx.split(op(*bits, fmt, return_flags=ctx.track_flags))
+        result = op(*bits, fmt)
+        return result, _no_flags(ctx, np.shape(result))
+    return call
+
+
+def _no_flags(ctx, shape):
+    """The flags of an exact operation: all clear (None when flags are not tracked)."""
+    return Flags.none(shape) if ctx.track_flags else None
+
+
+def _integral(rounding):
+    """round_to_integral in a fixed direction (which wins over the context's rounding; the
+    context's platform still chooses NaN results)."""
+    def call(fmt, ctx, bits):
+        return ctx.split(ops.round_to_integral(bits, fmt, rounding, attributes=ctx.attributes,
+                                               return_flags=ctx.track_flags))
+    return call
+
+
+def _square(fmt, ctx, bits):
+    return _rounded(ops.mul)(fmt, ctx, bits, bits)
+
+
+def _reciprocal(fmt, ctx, bits):
+    one = codec.encode(1.0, fmt)
+    return _rounded(ops.div)(fmt, ctx, np.asarray(one, dtype=fmt.storage_dtype), bits)
+
+
+def _positive(fmt, ctx, bits):
+    return bits.copy(), _no_flags(ctx, bits.shape)
+
+
+def _predicate(pred):
+    def call(fmt, ctx, *bits):
+        return np.asarray(pred(*bits, fmt))
+    call.predicate = True  # a plain boolean result: no flags, not an Array
+    return call
+
+
+def _nextafter(fmt, ctx, x, y):
+    x, y = np.broadcast_arrays(x, y)
+    up = np.asarray(ops.lt(x, y, fmt))
+    down = np.asarray(ops.gt(x, y, fmt))
+    result = np.where(up, ops.next_up(x, fmt), np.where(down, ops.next_down(x, fmt), y))
+    nan = np.asarray(ops.unordered(x, y, fmt))
+    result = np.where(nan, fmt.nan_bits if fmt.has_nan else 0, result).astype(fmt.storage_dtype)
+    return result, _no_flags(ctx, result.shape)
+
+
+def _spacing(fmt, ctx, x):
+    """The distance to the next value away from zero, with x's sign (numpy's spacing)."""
+    away = np.where(np.asarray(codec.is_sign_minus(x, fmt)), ops.next_down(x, fmt), ops.next_up(x, fmt))
+    return ctx.split(ops.sub(np.asarray(away, dtype=fmt.storage_dtype), x, fmt, return_flags=ctx.track_flags))
+
+
+def _libm(ufunc):
+    """float64 libm on the exact values, rounded once; inexact on every finite result,
+    invalid (and the platform's default NaN) where a NaN comes from operands that are not
+    NaNs (log(-1), (-1) ** 0.5); NaN operands give the default NaN too on platforms that
+    always return it."""
+    def call(fmt, ctx, *bits):
+        operands = [np.asarray(codec.decode(b, fmt)) for b in bits]
+        with np.errstate(all="ignore"):
+            values = ufunc(*operands)
+        return _rounded_once(fmt, ctx, values, operands, np.isfinite(values))
+    return call
+
+
+def _rounded_once(fmt, ctx, values, operands, inexact=False):
+    """float64 ``values`` computed from the float64 ``operands`` rounded once into ``fmt``
+    (the context's attributes; ``inexact`` OR-ed into the flag): a NaN from operands that
+    are not NaNs is invalid and the platform's default NaN, as is every NaN on platforms
+    that always return the default one."""
+    result, flags = ctx.split(codec.encode(values, fmt, return_flags=ctx.track_flags, **ctx.options()))
+    nan = np.isnan(values)
+    invalid = nan.copy()
+    for x in operands:
+        invalid &= ~np.isnan(x)
+    result = np.array(result, dtype=fmt.storage_dtype)
+    always_default = ctx.platform.nan_propagation is NanPropagation.DEFAULT_NAN  # RISC-V, NVIDIA
+    result[nan if always_default else invalid] = default_nan(fmt, ctx.attributes)
+    if flags is None:
+        return result, None
+    return result, flags._replace(inexact=np.asarray(flags.inexact | inexact), invalid=np.asarray(flags.invalid | invalid))
+
+
+def _repeated_power(fmt, ctx, x, exponent):
+    """x ** n for a small integer n: left-to-right multiplication, then 1 / p for n < 0."""
+    n = abs(exponent)
+    if n == 0:
+        result = np.full(np.shape(x), codec.encode(1.0, fmt), dtype=fmt.storage_dtype)
+        return result, _no_flags(ctx, result.shape)
+    p, flags = x, _no_flags(ctx, np.shape(x))
+    steps = [lambda p: _rounded(ops.mul)(fmt, ctx, p, x)] * (n - 1)
+    if exponent < 0:
+        steps.append(lambda p: _reciprocal(fmt, ctx, np.asarray(p)))
+    for step in steps:
+        p, f = step(p)
+        if f is not None:
+            flags = flags | f
+    return np.asarray(p), flags
+
+
+# ---- floor_divide, remainder and their family: numpy's definitions, computed exactly ----
+def _values(fmt, *bits):
+    """The exact values as float64 (which holds every format's values)."""
+    return [np.asarray(codec.decode(b, fmt), dtype=np.float64) for b in np.broadcast_arrays(*bits)]
+
+
+def _fmod(fmt, ctx, a, b):
+    """C's fmod, a - trunc(a / b) * b with a's sign: exact (float64's fmod is exact, and the
+    result is a value of the format: a multiple of the smaller ulp, below |b|)."""
+    x, y = _values(fmt, a, b)
+    with np.errstate(all="ignore"):
+        return _rounded_once(fmt, ctx, np.fmod(x, y), [x, y])
+
+
+def _remainder(fmt, ctx, a, b):
+    """numpy's (and Python's) remainder, with the sign of the divisor: r = fmod(a, b)
+    (exact), then r + b correctly rounded where r is nonzero and its sign is not b's (the
+    one rounding: -1e-3 % 1000 is 999.999, rounded); a zero r takes b's sign."""
+    x, y = _values(fmt, a, b)
+    with np.errstate(all="ignore"):
+        mod = np.fmod(x, y)
+        adjust = (mod != 0) & ~np.isnan(mod) & ((y < 0) != (mod < 0))
+        mod = np.where(mod == 0, np.copysign(0.0, y), mod)
+    base, flags = _rounded_once(fmt, ctx, mod, [x, y])
+    summed, sum_flags = _rounded(ops.add)(fmt, ctx, base, np.broadcast_to(b, base.shape))
+    result = np.where(adjust, summed, base).astype(fmt.storage_dtype)
+    if flags is None:
+        return result, None
+    return result, flags | sum_flags._replace(**{n: np.asarray(m) & adjust for n, m in sum_flags})
+
+
+def _floor_divide(fmt, ctx, a, b):
+    """numpy's floor_divide: floor(a / b) of the exact quotient, rounded once into the
+    format (numpy's npy_divmod: (a - fmod(a, b)) / b, one less where the remainder's sign
+    is not b's; a zero takes the sign of a / b; b = 0 gives a / b).
+
+    In float64 every step is exact while |a / b| < 2**(53 - p) (p the format's precision:
+    then trunc(a / b) * b has at most 53 bits), which covers every pair of fp16 and FP8
+    values; beyond that (bf16, fp32 and fp64 quotients that large) the lanes are computed
+    with exact fractions, one at a time.
+    """
+    x, y = _values(fmt, a, b)
+    with np.errstate(all="ignore"):
+        mod = np.fmod(x, y)
+        div = (x - mod) / y - ((mod != 0) & ~np.isnan(mod) & ((y < 0) != (mod < 0)))
+        floor = np.floor(div)
+        floor += (div - floor) > 0.5
+        quotient = np.where(div == 0, np.copysign(0.0, x / y), floor)
+        quotient = np.where(y == 0, x / y, quotient)
+        wide = np.isfinite(x) & np.isfinite(y) & (y != 0) & ~(np.abs(x / y) < 2.0 ** (52 - fmt.precision))
+    result, flags = _rounded_once(fmt, ctx, quotient, [x, y])
+    exact = {i: math.floor(Fraction(float(x.flat[i])) / Fraction(float(y.flat[i]))) for i in np.flatnonzero(wide)}
+    result, flags = _patched(fmt, ctx, (result, flags), exact)
+    if flags is None:
+        return result, None
+    return result, flags._replace(divide_by_zero=np.asarray(flags.divide_by_zero | ((y == 0) & np.isfinite(x) & (x != 0))))
+
+
+def _patched(fmt, ctx, rounded, exact: dict):
+    """Lanes (flat index -> exact int or Fraction) rounded once, one at a time, into ``rounded``."""
+    result, flags = rounded
+    if not exact:
+        return result, flags
+    result = result.copy()
+    masks = None if flags is None else {n: np.array(m, dtype=bool) for n, m in flags}
+    for i, value in exact.items():
+        bits, f = ctx.split(codec.encode(value, fmt, return_flags=ctx.track_flags, **ctx.options()))
+        result.flat[i] = bits
+        for n, m in ([] if masks is None else f):
+            masks[n].flat[i] = bool(m)
+    return result, None if flags is None else flags._replace(**masks)
+
+
+def _divmod(fmt, ctx, a, b):
+    """(floor_divide, remainder), each as defined above."""
+    q, fq = _floor_divide(fmt, ctx, a, b)
+    r, fr = _remainder(fmt, ctx, a, b)
+    return (q, r), None if fq is None else fq | fr
+
+
+def _modf(fmt, ctx, a):
+    """(x - trunc(x), trunc(x)), both exact, the fraction with x's sign (numpy's modf)."""
+    (x,) = _values(fmt, a)
+    with np.errstate(invalid="ignore"):  # modf(nan)
+        fraction, whole = np.modf(x)
+    (fb, ff), (wb, wf) = _rounded_once(fmt, ctx, fraction, [x]), _rounded_once(fmt, ctx, whole, [x])
+    return (fb, wb), None if ff is None else ff | wf
+
+
+def _frexp(fmt, ctx, a):
+    """(m, e) with x = m * 2**e, 0.5 <= |m| < 1 (numpy's frexp): e a plain int32 array; m
+    exact wherever the format holds [0.5, 1) at full precision (not FP4 E2M1, which lacks
+    0.75: there m is rounded once)."""
+    (x,) = _values(fmt, a)
+    with np.errstate(invalid="ignore"):  # frexp(nan), frexp(inf)
+        m, e = np.frexp(x)
+    mb, mf = _rounded_once(fmt, ctx, m, [x])
+    return (mb, e.astype(np.int32)), mf
+
+
+def _ldexp(A, x, n):
+    """x * 2**n rounded once (n an integer array, not a value to round)."""
+    n = np.asarray(n)
+    if not A.is_array(x) or A.is_array(n) or n.dtype.kind not in "iub":
+        raise TypeError(f"numpy.ldexp on a softfloat.Array: x1 must be the Array and x2 integers (int or an "
+                        f"integer ndarray); got {type(x).__name__} and {type(n).__name__} of {n.dtype}")
+    fmt, ctx = x.format, get_context()
+    (v,) = _values(fmt, x.bits)
+    v, n = np.broadcast_arrays(v, n)
+    low = fmt.emin - fmt.mantissa_bits  # the smallest subnormal's exponent
+    # beyond these bounds the result is below 2**-64 of the smallest subnormal, or above
+    # 2**64 times the largest finite: clamping n keeps its rounding (and its flags)
+    k = np.clip(n, low - fmt.emax - 64, fmt.emax - low + 64).astype(np.int32)
+    with np.errstate(all="ignore"):
+        r = np.ldexp(v, k)  # exact where the result is a normal float64
+        wide = np.isfinite(v) & (v != 0) & ~(np.isfinite(r) & (np.abs(r) >= 2.0 ** -1022))
+    rounded = _rounded_once(fmt, ctx, r, [v])
+    exact = {i: Fraction(float(v.flat[i])) * Fraction(2) ** int(k.flat[i]) for i in np.flatnonzero(wide)}
+    result, flags = _patched(fmt, ctx, rounded, exact)
+    ctx.record("ldexp", flags)
+    return A.wrap(result, fmt)
+
+
+def _truth(fmt, bits):
+    """numpy's truth of a float: nonzero (a NaN is true)."""
+    return ~np.asarray(codec.is_zero(bits, fmt))
+
+
+def _sign_like(fmt, x, values):
+    """``values`` (negative, zero, positive) chosen by x's class; a NaN stays itself."""
+    neg, zero, pos = (np.asarray(codec.encode(v, fmt), dtype=fmt.storage_dtype) if np.ndim(v) == 0 else v
+                      for v in values)
+    nan = np.asarray(codec.is_nan(x, fmt))
+    minus = np.asarray(codec.is_sign_minus(x, fmt))
+    result = np.where(np.asarray(codec.is_zero(x, fmt)), zero, np.where(minus, neg, pos))
+    return np.where(nan, x, result).astype(fmt.storage_dtype)
+
+
+def _sign(fmt, ctx, x):
+    """-1, 0 or +1 (exact; +0 for either zero, a NaN stays, as numpy's sign)."""
+    result = _sign_like(fmt, x, (-1.0, 0.0, 1.0))
+    return result, _no_flags(ctx, result.shape)
+
+
+def _heaviside(fmt, ctx, x, h0):
+    """0 below zero, h0 at either zero, 1 above (exact; a NaN stays)."""
+    x, h0 = np.broadcast_arrays(x, h0)
+    result = _sign_like(fmt, x, (0.0, h0, 1.0))
+    return result, _no_flags(ctx, result.shape)
+
+
+def _logical(op):
+    def call(fmt, ctx, *bits):
+        return np.asarray(op(*(_truth(fmt, b) for b in bits)))
+    call.predicate = True
+    return call
+
+
+MAX_REPEATED_POWER = 64
+
+UFUNCS = {
+    np.add: _rounded(ops.add), np.subtract: _rounded(ops.sub), np.multiply: _rounded(ops.mul),
+    np.divide: _rounded(ops.div), np.true_divide: _rounded(ops.div), np.sqrt: _rounded(ops.sqrt),
+    np.square: _square, np.reciprocal: _reciprocal,
+    np.floor: _integral(Rounding.DOWNWARD), np.ceil: _integral(Rounding.UPWARD),
+    np.trunc: _integral(Rounding.TOWARD_ZERO), np.rint: _integral(Rounding.NEAREST_EVEN),
+    np.negative: _exact(ops.neg, flags=False), np.positive: _positive,
+    np.absolute: _exact(ops.abs, flags=False), np.fabs: _exact(ops.abs, flags=False),
+    np.copysign: _exact(ops.copysign, flags=False),
+    np.maximum: _exact(ops.maximum), np.minimum: _exact(ops.minimum),
+    np.fmax: _exact(ops.maximum_number), np.fmin: _exact(ops.minimum_number),
+}
+_COMPARISONS = {np.equal: ops.eq, np.not_equal: ops.ne, np.less: ops.lt, np.less_equal: ops.le,
+                np.greater: ops.gt, np.greater_equal: ops.ge}
+for _ufunc, _op in _COMPARISONS.items():
+    UFUNCS[_ufunc] = _predicate(_op)
+UFUNCS.update({np.isnan: _predicate(codec.is_nan), np.isinf: _predicate(codec.is_infinite),
+               np.isfinite: _predicate(codec.is_finite), np.signbit: _predicate(codec.is_sign_minus),
+               np.nextafter: _nextafter, np.spacing: _spacing})
+#: computed in float64 libm and rounded once: NOT correctly rounded
+LIBM = (np.exp, np.exp2, np.expm1, np.log, np.log2, np.log10, np.log1p, np.sin, np.cos, np.tan,
+        np.arcsin, np.arccos, np.arctan, np.sinh, np.cosh, np.tanh, np.arcsinh, np.arccosh,
+        np.arctanh, np.cbrt, np.arctan2, np.hypot, np.logaddexp, np.logaddexp2,
+        np.deg2rad, np.rad2deg, np.degrees, np.radians)
+UFUNCS.update({u: _libm(u) for u in LIBM})
+UFUNCS.update({np.conjugate: _positive, np.sign: _sign, np.heaviside: _heaviside,
+               np.floor_divide: _floor_divide, np.remainder: _remainder, np.fmod: _fmod, np.divmod: _divmod,
+               np.modf: _modf, np.frexp: _frexp,
+               np.logical_and: _logical(np.logical_and), np.logical_or: _logical(np.logical_or),
+               np.logical_xor: _logical(np.logical_xor), np.logical_not: _logical(np.logical_not)})
+
+
+
+libm, ldexp, no_flags, repeated_power = _libm, _ldexp, _no_flags, _repeated_power

@@ -1,0 +1,276 @@
+"""Order, search and truth on :class:`~softfloat.Array`: exact, decided on integer keys
+made from the bit patterns, never on rounded values.
+
+* ``sort``/``argsort`` follow IEEE 754 totalOrder (-NaN < -inf < ... < -0 < +0 < ... <
+  +NaN): numpy's order except that -0 sorts before +0 and negative NaNs first.
+* Everything else uses numpy's comparison semantics: -0 equals +0 and every NaN is one
+  value larger than +inf (``unique``, ``searchsorted``, ``isin``, the set functions,
+  ``lexsort``, ``digitize``); ``argmax``/``argmin`` return the first NaN where there is
+  one, ``nanargmax``/``nanargmin`` skip NaNs and raise on an all-NaN slice, as numpy does.
+* Truth is numpy's: nonzero, NaN included (``any``, ``all``, ``nonzero``,
+  ``flatnonzero``, ``argwhere``, ``count_nonzero``).
+
+Indices, booleans and counts come back as plain ndarrays; values as Arrays of the
+operands' (promoted) format.
+
+>>> import numpy as np, softfloat as sf
+>>> x = sf.asarray([0.0, np.nan, -0.0, 2.0, 2.0], "fp16")
+>>> np.argmax(x), np.nanargmax(x), np.unique(x).tolist(), np.count_nonzero(x)
+(np.int64(1), np.int64(3), [0.0, 2.0, nan], np.int64(3))
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from . import codec
+from ._array_registry import implements
+from ._array_structural import truthy
+from .formats import Specials
+
+__all__ = ["numpy_key", "total_order_key"]
+
+
+def total_order_key(bits, fmt):
+    """Integers that sort like IEEE totalOrder: -NaN < -inf < ... < -0 < +0 < ... < +NaN."""
+    u = np.asarray(bits).astype(fmt.storage_dtype, copy=False)
+    t = u.dtype.type
+    # negatives: all bits flipped (bigger magnitudes come first); positives: the sign bit set
+    key = np.where(u & t(fmt.sign_mask), u ^ t((1 << fmt.bits) - 1), u | t(fmt.sign_mask))
+    if fmt.specials is Specials.FNUZ:  # the one NaN (the "-0" pattern) sorts last
+        key[u == t(fmt.sign_mask)] = np.iinfo(u.dtype).max
+    return key
+
+
+def numpy_key(bits, fmt):
+    """Integers that compare as numpy compares floats, with NaNs as one value above +inf:
+    totalOrder's key with -0 sent to +0 and every NaN to the largest integer."""
+    bits = np.asarray(bits)
+    key = total_order_key(bits, fmt).astype(np.int64)
+    zero = np.asarray(codec.is_zero(bits, fmt))
+    key[zero] = int(total_order_key(np.zeros((), fmt.storage_dtype), fmt))
+    key[np.asarray(codec.is_nan(bits, fmt))] = np.iinfo(np.int64).max
+    return key
+
+
+def _key_of(A, fmt, x, operation):
+    return numpy_key(A.bits_in(x, fmt, operation), fmt)
+
+
+# ---- sorting -------------------------------------------------------------------------------
+@implements(np.argsort)
+def argsort(A, a, axis=-1, kind=None, order=None, *, stable=None):
+    """Indices that sort ``a`` by IEEE totalOrder (stable)."""
+    return np.argsort(total_order_key(a.bits, a.format), axis=axis, kind="stable")
+
+
+@implements(np.sort)
+def sort(A, a, axis=-1, kind=None, order=None, *, stable=None):
+    """``a`` sorted by IEEE totalOrder (stable): the bit patterns move."""
+    if axis is None:
+        return sort(A, A.wrap(a.bits.reshape(-1), a.format))
+    index = argsort(A, a, axis=axis)
+    return A.wrap(np.take_along_axis(a.bits, index, axis=axis), a.format)
+
+
+@implements(np.argpartition)
+def argpartition(A, a, kth, axis=-1, kind="introselect", order=None):
+    """argsort's indices (a full sort by totalOrder is a valid partition; deterministic)."""
+    return argsort(A, a, axis=axis)
+
+
+@implements(np.lexsort)
+def lexsort(A, keys, axis=-1):
+    return np.lexsort([numpy_key(k.bits, k.format) if A.is_array(k) else k for k in keys], axis=axis)
+
+
+def _arg(pick, nan_first):
+    """argmax/argmin on numpy's keys; the first NaN wins where ``nan_first``."""
+    def impl(A, a, axis=None, out=None, *, keepdims=False):
+        if out is not None:
+            return NotImplemented
+        key = numpy_key(a.bits, a.format)
+        nan = np.asarray(codec.is_nan(a.bits, a.format))
+        if pick is np.argmin:
+            key = np.where(nan, np.iinfo(np.int64).max, -key)  # argmin of key = argmax of -key
+        if nan_first:
+            index = np.argmax(key, axis=axis, keepdims=keepdims)  # NaN is the largest key
+        else:
+            if np.any(np.all(nan, axis=axis)):
+                raise ValueError("All-NaN slice encountered")
+            index = np.argmax(np.where(nan, np.iinfo(np.int64).min, key), axis=axis, keepdims=keepdims)
+        return index
+    return impl
+
+
+argmax = implements(np.argmax)(_arg(np.argmax, True))
+argmin = implements(np.argmin)(_arg(np.argmin, True))
+nanargmax = implements(np.nanargmax)(_arg(np.argmax, False))
+nanargmin = implements(np.nanargmin)(_arg(np.argmin, False))
+
+
+@implements(np.searchsorted)
+def searchsorted(A, a, v, side="left", sorter=None):
+    """Insertion points on numpy's keys (``v`` rounded into ``a``'s format where it is not
+    an Array: weak)."""
+    fmt = a.format if not A.is_array(v) else A.common(a, v)[0]
+    return np.searchsorted(_key_of(A, fmt, a, "searchsorted"), _key_of(A, fmt, v, "searchsorted"),
+                           side=side, sorter=sorter)
+
+
+@implements(np.digitize)
+def digitize(A, x, bins, right=False):
+    fmt = A.common(x, bins)[0]
+    return np.digitize(_key_of(A, fmt, x, "digitize"), _key_of(A, fmt, bins, "digitize"), right=right)
+
+
+# ---- unique and sets ---------------------------------------------------------------------------
+@implements(np.unique)
+def unique(A, ar, return_index=False, return_inverse=False, return_counts=False, axis=None, *,
+           equal_nan=True, sorted=True):
+    """numpy's unique on numpy's keys (-0 equals +0; NaNs one value, as numpy 2's
+    ``equal_nan=True``); each unique value is the bit pattern of its first occurrence."""
+    key = numpy_key(ar.bits, ar.format)
+    if not equal_nan and axis is None:  # every NaN its own value, after +inf
+        nan = np.asarray(codec.is_nan(ar.bits, ar.format))
+        key[nan] = np.iinfo(np.int64).max - np.arange(int(nan.sum()))
+    _, index, inverse, counts = np.unique(key, return_index=True, return_inverse=True, return_counts=True,
+                                          axis=axis)
+    bits = ar.bits.reshape(-1) if axis is None else ar.bits
+    values = A.wrap(np.take(bits, index, axis=0 if axis is None else axis), ar.format)
+    extra = [r for r, wanted in zip((index, inverse, counts), (return_index, return_inverse, return_counts))
+             if wanted]
+    return (values, *extra) if extra else values
+
+
+@implements(np.unique_values)
+def unique_values(A, x):
+    return unique(A, x)
+
+
+@implements(np.unique_counts)
+def unique_counts(A, x):
+    values, counts = unique(A, x, return_counts=True)
+    return type(np.unique_counts(np.zeros(1)))(values, counts)
+
+
+@implements(np.unique_inverse)
+def unique_inverse(A, x):
+    values, inverse = unique(A, x, return_inverse=True)
+    return type(np.unique_inverse(np.zeros(1)))(values, inverse.reshape(x.shape))
+
+
+@implements(np.unique_all)
+def unique_all(A, x):
+    values, index, inverse, counts = unique(A, x, return_index=True, return_inverse=True, return_counts=True)
+    return type(np.unique_all(np.zeros(1)))(values, index, inverse.reshape(x.shape), counts)
+
+
+def _common_keys(A, *operands):
+    fmt, bits = A.common(*operands)
+    return fmt, [numpy_key(b, fmt) for b in bits], bits
+
+
+@implements(np.isin)
+def isin(A, element, test_elements, assume_unique=False, invert=False, *, kind=None):
+    """numpy's isin on numpy's keys, except that NaN is never in anything (NaN != NaN)."""
+    fmt, (ke, kt), (be, _) = _common_keys(A, element, test_elements)
+    result = np.isin(ke, kt, invert=invert)
+    nan = np.asarray(codec.is_nan(be, fmt))
+    return np.where(nan, invert, result)
+
+
+def _set_function(func):
+    """intersect1d / union1d / setdiff1d / setxor1d on numpy's keys; values from bits."""
+    def impl(A, ar1, ar2, *args, **kwargs):
+        fmt, keys, bits = _common_keys(A, ar1, ar2)
+        flat_keys, flat_bits = np.concatenate([k.reshape(-1) for k in keys]), \
+            np.concatenate([b.reshape(-1) for b in bits])
+        chosen = func(*keys, *args, **kwargs)
+        result = chosen[0] if isinstance(chosen, tuple) else chosen
+        first = {k: b for k, b in zip(flat_keys[::-1].tolist(), flat_bits[::-1].tolist())}
+        values = A.wrap(np.array([first[k] for k in result.tolist()], dtype=fmt.storage_dtype), fmt)
+        return (values, *chosen[1:]) if isinstance(chosen, tuple) else values
+    impl.__name__ = impl.__qualname__ = func.__name__
+    return impl
+
+
+for _func in (np.intersect1d, np.union1d, np.setdiff1d, np.setxor1d):
+    implements(_func)(_set_function(_func))
+
+
+# ---- truth -----------------------------------------------------------------------------------
+@implements(np.any)
+def any_(A, a, axis=None, out=None, keepdims=False, *, where=True):
+    return np.any(truthy(A, a), axis=axis, out=out, keepdims=keepdims, where=truthy(A, where))
+
+
+@implements(np.all)
+def all_(A, a, axis=None, out=None, keepdims=False, *, where=True):
+    return np.all(truthy(A, a), axis=axis, out=out, keepdims=keepdims, where=truthy(A, where))
+
+
+@implements(np.nonzero)
+def nonzero(A, a):
+    return np.nonzero(truthy(A, a))
+
+
+@implements(np.flatnonzero)
+def flatnonzero(A, a):
+    return np.flatnonzero(truthy(A, a))
+
+
+@implements(np.argwhere)
+def argwhere(A, a):
+    return np.argwhere(truthy(A, a))
+
+
+@implements(np.count_nonzero)
+def count_nonzero(A, a, axis=None, *, keepdims=False):
+    return np.count_nonzero(truthy(A, a), axis=axis, keepdims=keepdims)
+
+
+@implements(np.array_equiv)
+def array_equiv(A, a1, a2):
+    """Shape-compatible and equal everywhere by IEEE equality (NaN != NaN, -0 == +0)."""
+    fmt, (x, y) = A.common(a1, a2)
+    try:
+        x, y = np.broadcast_arrays(x, y)
+    except ValueError:
+        return False
+    kx, ky = numpy_key(x, fmt), numpy_key(y, fmt)
+    return bool(np.all((kx == ky) & ~np.asarray(codec.is_nan(x, fmt))))
+
+
+@implements(np.ptp)
+def ptp(A, a, axis=None, out=None, keepdims=False):
+    """max - min: both exact, the difference rounded once."""
+    if out is not None:
+        return NotImplemented
+    return np.subtract(np.max(a, axis=axis, keepdims=keepdims), np.min(a, axis=axis, keepdims=keepdims))
+
+
+
+@implements(np.isposinf)
+def isposinf(A, x, out=None):
+    return np.logical_and(np.isinf(x), ~np.signbit(x), out=out)
+
+
+@implements(np.isneginf)
+def isneginf(A, x, out=None):
+    return np.logical_and(np.isinf(x), np.signbit(x), out=out)
+
+
+@implements(np.diag_indices_from)
+def diag_indices_from(A, arr):
+    return np.diag_indices_from(arr.bits)
+
+
+@implements(np.tril_indices_from)
+def tril_indices_from(A, arr, k=0):
+    return np.tril_indices_from(arr.bits, k=k)
+
+
+@implements(np.triu_indices_from)
+def triu_indices_from(A, arr, k=0):
+    return np.triu_indices_from(arr.bits, k=k)

@@ -1,0 +1,311 @@
+"""Statistics on :class:`~softfloat.Array`, each defined as a sequence of correctly
+rounded steps in the format (sums in the context's accumulator, as ``np.sum``).
+
+* ``mean``: the sum, then one correctly rounded division by the count (which need not be
+  a value of the format).
+* ``var``: the mean (kept with ``keepdims``), the deviations ``a - mean`` and their squares
+  (each rounded once), their sum in the accumulator, one division by ``n - ddof``;
+  ``std``: ``sqrt(var)`` rounded once more.
+* ``nansum``/``nanprod``/``nancumsum``/``nancumprod``: NaNs replaced by +0 (or 1), then the
+  plain function; ``nanmean``/``nanvar``/``nanstd``: as above over the non-NaN elements
+  (their per-slice count the divisor); ``nanmax``/``nanmin``: IEEE maximumNumber /
+  minimumNumber reductions (exact).
+* ``quantile``/``percentile`` (and their nan- forms): the slice sorted (exact); numpy's
+  ``method`` decides the virtual index ``v`` (numpy's own code run on the positions
+  ``0..n-1``, in float64); with ``lo = floor(v)``, ``hi = min(lo + 1, n - 1)`` and
+  ``g = v - lo``: ``g == 0`` gives ``a[lo]`` exactly (so ``lower``, ``higher``,
+  ``nearest``, ``inverted_cdf`` and ``closest_observation`` never round); otherwise
+  numpy's lerp, step by step: ``d = a[hi] - a[lo]`` rounded, then ``a[lo] + d * g`` for
+  ``g < 0.5`` and ``a[hi] - d * (1 - g)`` otherwise, with ``g`` and ``1 - g`` rounded into
+  the format once (weak scalars) and each product and sum rounded once.
+  ``percentile(a, p)`` is ``quantile(a, p / 100)`` with ``p / 100`` in float64, as numpy.
+* ``median``: the middle element exactly, or the mean (sum, then one division by 2) of
+  the two middle ones; ``nanmedian`` over the non-NaN elements of each slice.
+
+A slice holding a NaN gives that NaN (the plain functions); an empty or all-NaN slice
+gives NaN with invalid counted (0 / 0), where numpy warns.
+
+>>> import numpy as np, softfloat as sf
+>>> x = sf.asarray([1.0, 2.0, 4.0, 8.0], "fp16")
+>>> np.median(x), np.quantile(x, 0.5, method="lower"), np.nanmean(sf.asarray([1, np.nan, 2], "fp16"))
+(Array(3.0, fmt=fp16), Array(2.0, fmt=fp16), Array(1.5, fmt=fp16))
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from . import codec
+from ._array_ordering import numpy_key
+from ._array_registry import deliver, implements, plain, unsupported
+from ._array_ufuncs import sum_of
+from ._context import get_context
+from ._flagmasks import FlagMasks
+from ._random import bits_at, key_from
+from ._workspace import Workspace
+from .formats import fp64
+from .ops.kernels import Target, default_nan, div_exact, div_kernel, round_block
+
+__all__ = ["divide_by"]
+
+
+def divide_by(A, x, n, operation: str):
+    """x / n correctly rounded into x's format; ``n`` a count (an int, or ints that
+    broadcast to x's shape) that need not be a value of the format.
+
+    Not :func:`softfloat.ops.div`, which divides two values of one format and rounds into
+    it: n is often no value of x's format (7 in FP4 E2M1, 1000 in FP8 E4M3), and dividing
+    in a wider format and converting would round twice.  So the division kernel takes the
+    float64 values (fp64: its path valid for any operands) and the result is rounded once
+    into x's format (softfloat.ops.kernels); a NaN result is the context platform's
+    default NaN.
+    """
+    ctx = get_context()
+    fmt = x.format
+    values = np.asarray(codec.decode(x.bits, fmt), dtype=np.float64).reshape(-1)
+    divisor = np.broadcast_to(np.asarray(n, dtype=np.float64), x.shape).reshape(-1).copy()
+    attrs = ctx.attributes
+    out = np.empty(values.shape, dtype=fmt.storage_dtype)
+    rand = None if ctx.rng is None or ctx.rounding.value != "stochastic" else \
+        bits_at(key_from(ctx.rng), np.arange(values.size, dtype=np.uint64))  # as the operations draw
+    with np.errstate(all="ignore"):  # float64 overflow inside the kernel is its hazard lanes
+        res = div_kernel(fp64, attrs, values, divisor)  # fp64: a kernel path for any operands
+        fl = round_block(res, div_exact, [values, divisor], Target(fmt, attrs, ctx.track_flags), rand, out,
+                         Workspace(values.size))
+    nan = np.isnan(res.hi)
+    out[nan] = default_nan(fmt, ctx.attributes)
+    if not ctx.track_flags:
+        return A.wrap(out.reshape(x.shape), fmt)
+    fl.or_(FlagMasks(invalid=nan & ~np.isnan(values),
+                     divide_by_zero=(divisor == 0) & np.isfinite(values) & (values != 0)))
+    ctx.record(operation, fl.to_flags(x.shape))
+    return A.wrap(out.reshape(x.shape), fmt)
+
+
+def _count(a, axis, keepdims=False):
+    """How many elements each slice along ``axis`` holds."""
+    axes = range(a.ndim) if axis is None else (axis if isinstance(axis, tuple) else (axis,))
+    return int(np.prod([a.shape[ax] for ax in axes], dtype=np.int64))
+
+
+@implements(np.mean)
+def mean(A, a, axis=None, dtype=None, out=None, keepdims=False, **kwargs):
+    """The sum in the context's accumulator, then one division by the count."""
+    if dtype is not None or not plain(kwargs):
+        return NotImplemented
+    total = sum_of(A, a, axis=axis, keepdims=keepdims)
+    return deliver(A, divide_by(A, total, _count(a, axis, keepdims), "mean"), out, "mean")
+
+
+@implements(np.var)
+def var(A, a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, **kwargs):
+    """mean, deviations a - mean, their squares, the sum of those in the accumulator,
+    then one division by n - ddof: each step rounded once into the format."""
+    if dtype is not None or not plain(kwargs, "mean", "correction"):
+        return NotImplemented
+    ddof = kwargs.get("correction") if kwargs.get("correction") not in (None, np._NoValue) else ddof
+    m = mean(A, a, axis=axis, keepdims=True)
+    d = a - m
+    total = sum_of(A, d * d, axis=axis, keepdims=keepdims)
+    return deliver(A, divide_by(A, total, _count(a, axis, keepdims) - ddof, "var"), out, "var")
+
+
+@implements(np.std)
+def std(A, a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, **kwargs):
+    """sqrt(var), rounded once more."""
+    v = var(A, a, axis=axis, dtype=dtype, ddof=ddof, keepdims=keepdims, **kwargs)
+    return v if v is NotImplemented else deliver(A, np.sqrt(v), out, "std")
+
+
+# ---- the nan- functions ---------------------------------------------------------------------
+def _nan(a):
+    return np.asarray(codec.is_nan(a.bits, a.format))
+
+
+def _replace_nan(A, a, value):
+    return A.wrap(np.where(_nan(a), A.bits_in(value, a.format, "nan-function"), a.bits), a.format)
+
+
+@implements(np.nansum)
+def nansum(A, a, axis=None, dtype=None, out=None, keepdims=False, **kwargs):
+    return np.sum(_replace_nan(A, a, 0.0), axis=axis, dtype=dtype, out=out, keepdims=keepdims, **kwargs)
+
+
+@implements(np.nanprod)
+def nanprod(A, a, axis=None, dtype=None, out=None, keepdims=False, **kwargs):
+    return np.prod(_replace_nan(A, a, 1.0), axis=axis, dtype=dtype, out=out, keepdims=keepdims, **kwargs)
+
+
+@implements(np.nancumsum)
+def nancumsum(A, a, axis=None, dtype=None, out=None):
+    return np.cumsum(_replace_nan(A, a, 0.0), axis=axis, dtype=dtype, out=out)
+
+
+@implements(np.nancumprod)
+def nancumprod(A, a, axis=None, dtype=None, out=None):
+    return np.cumprod(_replace_nan(A, a, 1.0), axis=axis, dtype=dtype, out=out)
+
+
+@implements(np.nanmax)
+def nanmax(A, a, axis=None, out=None, keepdims=False, **kwargs):
+    if not plain(kwargs):
+        return NotImplemented
+    return deliver(A, np.fmax.reduce(a, axis=axis, keepdims=keepdims), out, "nanmax")
+
+
+@implements(np.nanmin)
+def nanmin(A, a, axis=None, out=None, keepdims=False, **kwargs):
+    if not plain(kwargs):
+        return NotImplemented
+    return deliver(A, np.fmin.reduce(a, axis=axis, keepdims=keepdims), out, "nanmin")
+
+
+@implements(np.nanmean)
+def nanmean(A, a, axis=None, dtype=None, out=None, keepdims=False, **kwargs):
+    """The sum of the non-NaN elements, then one division by their count."""
+    if dtype is not None or not plain(kwargs):
+        return NotImplemented
+    total = sum_of(A, _replace_nan(A, a, 0.0), axis=axis, keepdims=keepdims)
+    count = np.sum(~_nan(a), axis=axis, keepdims=keepdims)
+    return deliver(A, divide_by(A, total, count, "nanmean"), out, "nanmean")
+
+
+@implements(np.nanvar)
+def nanvar(A, a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, **kwargs):
+    """var's steps over the non-NaN elements (their squares' sum, then / (count - ddof))."""
+    if dtype is not None or not plain(kwargs):
+        return NotImplemented
+    m = nanmean(A, a, axis=axis, keepdims=True)
+    d = a - m
+    total = sum_of(A, _replace_nan(A, d * d, 0.0), axis=axis, keepdims=keepdims)
+    count = np.sum(~_nan(a), axis=axis, keepdims=keepdims)
+    return deliver(A, divide_by(A, total, count - ddof, "nanvar"), out, "nanvar")
+
+
+@implements(np.nanstd)
+def nanstd(A, a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, **kwargs):
+    v = nanvar(A, a, axis=axis, dtype=dtype, ddof=ddof, keepdims=keepdims, **kwargs)
+    return v if v is NotImplemented else deliver(A, np.sqrt(v), out, "nanstd")
+
+
+# ---- order statistics ---------------------------------------------------------------------
+def _lanes(a, axis):
+    """The slices along ``axis`` as the last axis, sorted with NaNs last (numpy's order)."""
+    bits = a.bits.reshape(-1) if axis is None else np.moveaxis(a.bits, axis, -1)
+    order = np.argsort(numpy_key(bits, a.format), axis=-1, kind="stable")
+    return np.take_along_axis(bits, order, axis=-1)
+
+
+def _gather(srt, index):
+    """srt[..., index] lane by lane; index has shape q.shape + lanes."""
+    full = np.broadcast_to(srt, index.shape + srt.shape[-1:])
+    return np.take_along_axis(full, index[..., None], axis=-1)[..., 0]
+
+
+def _finish(A, a, result, spec):
+    """NaN where a slice holds one (plain functions), keepdims, out=."""
+    (axis, keepdims, skip_nan, srt, out, name) = spec
+    if not skip_nan:
+        has_nan = np.asarray(codec.is_nan(srt[..., -1], a.format)) if srt.shape[-1] else False
+        result = A.wrap(np.where(has_nan, srt[..., -1] if srt.shape[-1] else 0, result.bits), a.format)
+    if keepdims:
+        lanes = (1,) * a.ndim if axis is None else np.expand_dims(np.empty(srt.shape[:-1]), axis).shape
+        result = result.reshape(result.shape[:result.ndim - len(srt.shape[:-1])] + tuple(lanes))
+    return deliver(A, result, out, name)
+
+
+def _quantile(A, a, q, spec, method):
+    (axis, keepdims, skip_nan, _, out, name) = spec
+    if spec[3] is not None and not plain(spec[3]):
+        raise unsupported(name, "weights= makes a weighted quantile: not defined step by step here")
+    srt = _lanes(a, axis)
+    nan = np.asarray(codec.is_nan(srt, a.format))
+    length = srt.shape[-1]
+    count = (~nan).sum(axis=-1) if skip_nan else np.full(srt.shape[:-1], length)
+    qa = np.asarray(q, dtype=np.float64)
+    pos = np.full(qa.shape + count.shape, np.nan)
+    for n in np.unique(count):
+        if n:
+            pos[..., count == n] = np.quantile(np.arange(n, dtype=np.float64), qa, method=method)[..., None]
+    empty = np.isnan(pos)
+    pos = np.where(empty, 0, pos)
+    lo = np.floor(pos).astype(np.int64)
+    hi = np.minimum(lo + 1, np.maximum(count - 1, 0))
+    g = pos - lo
+    if length == 0:
+        srt = np.zeros(srt.shape[:-1] + (1,), dtype=srt.dtype)
+    a_lo, a_hi = A.wrap(_gather(srt, lo), a.format), A.wrap(_gather(srt, hi), a.format)
+    result = a_lo
+    if np.any(g != 0):
+        d = a_hi - a_lo
+        below = a_lo + d * A.wrap(A.bits_in(g, a.format, name), a.format)
+        above = a_hi - d * A.wrap(A.bits_in(1.0 - g, a.format, name), a.format)
+        result = np.where(g == 0, a_lo, np.where(g < 0.5, below, above))
+    if np.any(empty):
+        result = np.where(empty, divide_by(A, A.wrap(np.zeros(empty.shape, a.format.storage_dtype), a.format),
+                                           0, name), result)
+    return _finish(A, a, result, (axis, keepdims, skip_nan, srt if length else srt[..., :0], out, name))
+
+
+@implements(np.quantile)
+def quantile(A, a, q, axis=None, out=None, overwrite_input=False, method="linear", keepdims=False, *,
+             weights=None, interpolation=None):
+    return _quantile(A, a, q, (axis, keepdims, False, {"weights": weights}, out, "quantile"), method)
+
+
+@implements(np.nanquantile)
+def nanquantile(A, a, q, axis=None, out=None, overwrite_input=False, method="linear", keepdims=False, *,
+                weights=None, interpolation=None):
+    return _quantile(A, a, q, (axis, keepdims, True, {"weights": weights}, out, "nanquantile"), method)
+
+
+@implements(np.percentile)
+def percentile(A, a, q, axis=None, out=None, overwrite_input=False, method="linear", keepdims=False, *,
+               weights=None, interpolation=None):
+    q = np.true_divide(np.asarray(q, dtype=np.float64), 100)
+    return _quantile(A, a, q, (axis, keepdims, False, {"weights": weights}, out, "percentile"), method)
+
+
+@implements(np.nanpercentile)
+def nanpercentile(A, a, q, axis=None, out=None, overwrite_input=False, method="linear", keepdims=False, *,
+                  weights=None, interpolation=None):
+    q = np.true_divide(np.asarray(q, dtype=np.float64), 100)
+    return _quantile(A, a, q, (axis, keepdims, True, {"weights": weights}, out, "nanpercentile"), method)
+
+
+def _median(A, a, spec):
+    (axis, keepdims, skip_nan, _, out, name) = spec
+    srt = _lanes(a, axis)
+    count = (~np.asarray(codec.is_nan(srt, a.format))).sum(axis=-1) if skip_nan \
+        else np.full(srt.shape[:-1], srt.shape[-1])
+    if srt.shape[-1] == 0:
+        srt = np.zeros(srt.shape[:-1] + (1,), dtype=srt.dtype)
+    i0, i1 = np.maximum((count - 1) // 2, 0), np.maximum(count // 2, 0)
+    pair = A.wrap(np.stack([_gather(srt, i0), _gather(srt, i1)], axis=-1), a.format)
+    two = divide_by(A, sum_of(A, pair, axis=-1), np.where(count == 0, 0, 2), name)
+    result = A.wrap(np.where(i0 == i1, pair.bits[..., 0], two.bits), a.format)
+    if np.any(count == 0):
+        result = A.wrap(np.where(count == 0, two.bits, result.bits), a.format)
+    return _finish(A, a, result, (axis, keepdims, skip_nan, _lanes(a, axis), out, name))
+
+
+@implements(np.median)
+def median(A, a, axis=None, out=None, overwrite_input=False, keepdims=False):
+    return _median(A, a, (axis, keepdims, False, None, out, "median"))
+
+
+@implements(np.nanmedian)
+def nanmedian(A, a, axis=None, out=None, overwrite_input=False, keepdims=False):
+    return _median(A, a, (axis, keepdims, True, None, out, "nanmedian"))
+
+
+@implements(np.average)
+def average(A, a, axis=None, weights=None, returned=False, *, keepdims=False):
+    """Unweighted: ``mean``.  Weighted averages are refused (not defined step by step here)."""
+    if weights is not None:
+        raise unsupported("average", "weights= is not defined step by step here; use "
+                          "np.sum(a * w) / np.sum(w), whose steps each round once")
+    result = mean(A, a, axis=axis, keepdims=keepdims)
+    if not returned:
+        return result
+    return result, np.full_like(result, _count(a, axis, keepdims))

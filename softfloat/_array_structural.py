@@ -1,0 +1,307 @@
+"""Structural numpy functions on :class:`~softfloat.Array`: bit patterns move, nothing
+rounds, and the format is kept.
+
+Each is numpy's own function applied to the bit patterns (so shapes, axes, errors and
+edge cases are numpy's), the result wrapped in the operands' format.  Operands of several
+arrays (concatenate, stack, where, choose, select, block, append, insert) are first
+brought to their common format: Arrays promote by :func:`softfloat.promote`, Python and
+numpy scalars and ndarrays are weak and rounded once into it.  Fill values (``pad``'s
+``constant_values``, ``full_like``, ``put``, ``copyto``, ``fill_diagonal``) are rounded
+once into the format with the context's attributes, flags counted.  Zeros that numpy
+creates (``tril``, ``triu``, ``diag``, ``pad``'s default) are the all-zero pattern, +0 in
+every format.
+
+``np.tri(n, dtype=fmt)`` and ``np.zeros(shape, dtype=fmt)`` take no Array, so numpy never
+asks this module: they give plain ndarrays (see ``softfloat._array_coverage``).
+
+>>> import numpy as np, softfloat as sf
+>>> x = sf.asarray([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], "bf16")
+>>> a, b = np.split(x, [1], axis=1)
+>>> a.format, b.shape, np.hstack([b, a]).tolist()
+(softfloat.bf16, (2, 2), [[2.0, 3.0, 1.0], [5.0, 6.0, 4.0]])
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from . import codec
+from ._array_registry import FUNCTIONS, implements, unsupported
+
+__all__ = ["truthy"]
+
+
+def truthy(A, x):
+    """numpy's truth of each element: nonzero, NaN included (a bool ndarray; -0 is False)."""
+    if not A.is_array(x):
+        return np.asarray(x, dtype=bool)
+    return ~np.asarray(codec.is_zero(x.bits, x.format))
+
+
+def _bits(A, x):
+    return x.bits if A.is_array(x) else x
+
+
+def _wrap_all(A, result, fmt):
+    if isinstance(result, (list, tuple)):
+        return type(result)(_wrap_all(A, r, fmt) for r in result)
+    return A.wrap(result, fmt)
+
+
+def _on_bits(func):
+    """numpy's ``func`` on the bit patterns of its first (Array) argument; format kept."""
+    def impl(A, a, *args, **kwargs):
+        if kwargs.get("out") is not None:
+            return NotImplemented
+        return _wrap_all(A, func(a.bits, *args, **kwargs), a.format)
+    impl.__name__ = impl.__qualname__ = func.__name__
+    impl.__doc__ = f"numpy.{func.__name__} on the bit patterns: exact, the format kept."
+    return impl
+
+
+_MOVES = (np.reshape, np.transpose, np.take, np.broadcast_to, np.ravel, np.squeeze, np.expand_dims,
+          np.swapaxes, np.moveaxis, np.rollaxis, np.flip, np.fliplr, np.flipud, np.roll, np.rot90, np.tile,
+          np.repeat, np.diagonal, np.diag, np.diagflat, np.tril, np.triu, np.resize, np.delete,
+          np.take_along_axis, np.split, np.array_split, np.hsplit, np.vsplit, np.dsplit,
+          np.matrix_transpose, np.permute_dims, np.unstack, np.asfortranarray, np.ascontiguousarray,
+          np.require)
+for _func in _MOVES:
+    FUNCTIONS[_func] = _on_bits(_func)
+
+
+@implements(np.extract)
+def extract(A, condition, arr):
+    return A.wrap(np.extract(truthy(A, condition), arr.bits), arr.format)
+
+
+@implements(np.compress)
+def compress(A, condition, a, axis=None, out=None):
+    if out is not None:
+        return NotImplemented
+    return A.wrap(np.compress(truthy(A, condition), a.bits, axis=axis), a.format)
+
+
+@implements(np.trim_zeros)
+def trim_zeros(A, filt, trim="fb", axis=None):
+    """Leading/trailing zeros (+0 and -0) trimmed along each axis (or ``axis``), as numpy
+    does on the values: the bounding box of the nonzero elements."""
+    keep = truthy(A, filt)
+    axes = range(filt.ndim) if axis is None else [a % filt.ndim for a in np.atleast_1d(axis)]
+    index = [slice(None)] * filt.ndim
+    for ax in axes:
+        hits = np.flatnonzero(np.any(keep, axis=tuple(d for d in range(filt.ndim) if d != ax)))
+        if hits.size == 0:
+            index[ax] = slice(0, 0)
+            continue
+        lo = hits[0] if "f" in trim.lower() else 0
+        hi = hits[-1] + 1 if "b" in trim.lower() else filt.shape[ax]
+        index[ax] = slice(lo, hi)
+    return A.wrap(filt.bits[tuple(index)], filt.format)
+
+
+@implements(np.partition)
+def partition(A, a, kth, axis=-1, kind="introselect", order=None):
+    """A full sort by the ordering module's key (a valid partition: exact, deterministic)."""
+    return np.sort(a, axis=axis)
+
+
+def _joining(func):
+    """concatenate / stack / hstack / ...: the operands in their common format, then numpy's own."""
+    def impl(A, arrays, *args, **kwargs):
+        if kwargs.get("out") is not None or kwargs.get("dtype") is not None:
+            return NotImplemented
+        kwargs = {k: v for k, v in kwargs.items() if k not in ("out", "dtype", "casting")}
+        fmt, bits = A.common(*arrays)
+        return A.wrap(func(bits, *args, **kwargs), fmt)
+    impl.__name__ = impl.__qualname__ = func.__name__
+    impl.__doc__ = f"numpy.{func.__name__} of the operands' bits in their common format: exact."
+    return impl
+
+
+for _func in (np.concatenate, np.stack, np.hstack, np.vstack, np.dstack, np.column_stack):
+    FUNCTIONS[_func] = _joining(_func)
+
+
+def _atleast_nd(func):
+    def impl(A, *arys):
+        out = [A.wrap(func(a.bits), a.format) if A.is_array(a) else func(a) for a in arys]
+        return out[0] if len(out) == 1 else tuple(out)
+    impl.__name__ = impl.__qualname__ = func.__name__
+    return impl
+
+
+for _func in (np.atleast_1d, np.atleast_2d, np.atleast_3d):
+    FUNCTIONS[_func] = _atleast_nd(_func)
+
+
+@implements(np.broadcast_arrays)
+def broadcast_arrays(A, *args, subok=False):
+    return [A.wrap(b, a.format) if A.is_array(a) else b
+            for a, b in zip(args, np.broadcast_arrays(*(_bits(A, a) for a in args)))]
+
+
+@implements(np.meshgrid)
+def meshgrid(A, *xi, copy=True, sparse=False, indexing="xy"):
+    fmt, bits = A.common(*xi)
+    return [A.wrap(g, fmt) for g in np.meshgrid(*bits, copy=copy, sparse=sparse, indexing=indexing)]
+
+
+def _leaves(nested):
+    if isinstance(nested, list):
+        for item in nested:
+            yield from _leaves(item)
+    else:
+        yield nested
+
+
+def _rebuild(nested, bits_iter):
+    if isinstance(nested, list):
+        return [_rebuild(item, bits_iter) for item in nested]
+    return next(bits_iter)
+
+
+@implements(np.block)
+def block(A, arrays):
+    leaves = list(_leaves(arrays))
+    fmt, bits = A.common(*leaves)
+    return A.wrap(np.block(_rebuild(arrays, iter(bits))), fmt)
+
+
+@implements(np.append)
+def append(A, arr, values, axis=None):
+    fmt, (x, v) = A.common(arr, values)
+    return A.wrap(np.append(x, v, axis=axis), fmt)
+
+
+@implements(np.insert)
+def insert(A, arr, obj, values, axis=None):
+    fmt, (x, v) = A.common(arr, values)
+    return A.wrap(np.insert(x, obj, v, axis=axis), fmt)
+
+
+@implements(np.where)
+def where(A, condition, x=None, y=None):
+    """Three arguments: the chosen bits in the common format; one: nonzero's indices."""
+    if x is None and y is None:
+        return np.nonzero(truthy(A, condition))
+    fmt, (bx, by) = A.common(x, y)
+    return A.wrap(np.where(truthy(A, condition), bx, by), fmt)
+
+
+@implements(np.choose)
+def choose(A, a, choices, out=None, mode="raise"):
+    if out is not None:
+        return NotImplemented
+    fmt, bits = A.common(*choices)
+    return A.wrap(np.choose(np.asarray(a), bits, mode=mode), fmt)
+
+
+@implements(np.select)
+def select(A, condlist, choicelist, default=0):
+    fmt, bits = A.common(*choicelist, default)
+    return A.wrap(np.select([truthy(A, c) for c in condlist], bits[:-1], bits[-1]), fmt)
+
+
+@implements(np.piecewise)
+def piecewise(A, x, condlist, funclist, *args, **kw):
+    """Evaluated piece by piece on the Array (each function's own roundings), joined by
+    bits: x's pieces where a condition holds, +0 elsewhere (numpy's zeros)."""
+    conds = [truthy(A, c) for c in ([condlist] if np.ndim(condlist[0]) == 0 and x.ndim else condlist)]
+    if len(funclist) == len(conds) + 1:
+        conds.append(~np.any(conds, axis=0))
+    out = np.zeros(x.shape, dtype=x.format.storage_dtype)
+    for cond, f in zip(conds, funclist):
+        if not np.any(cond):
+            continue
+        piece = f(x[cond], *args, **kw) if callable(f) else f
+        out[cond] = A.bits_in(piece, x.format, "piecewise")
+    return A.wrap(out, x.format)
+
+
+# ---- writing into an Array (its own bits, in place) -------------------------------------
+@implements(np.put)
+def put(A, a, ind, v, mode="raise"):
+    np.put(a.bits, ind, A.bits_in(v, a.format, "put"), mode=mode)
+
+
+@implements(np.put_along_axis)
+def put_along_axis(A, arr, indices, values, axis):
+    np.put_along_axis(arr.bits, indices, A.bits_in(values, arr.format, "put_along_axis"), axis)
+
+
+@implements(np.place)
+def place(A, arr, mask, vals):
+    np.place(arr.bits, truthy(A, mask), A.bits_in(vals, arr.format, "place"))
+
+
+@implements(np.putmask)
+def putmask(A, a, mask, values):
+    np.putmask(a.bits, truthy(A, mask), A.bits_in(values, a.format, "putmask"))
+
+
+@implements(np.copyto)
+def copyto(A, dst, src, casting="same_kind", where=True):
+    """``src`` rounded once into ``dst``'s format (flags counted) and written where ``where``."""
+    if not A.is_array(dst):
+        return NotImplemented
+    np.copyto(dst.bits, A.bits_in(src, dst.format, "copyto"), where=truthy(A, where))
+
+
+@implements(np.fill_diagonal)
+def fill_diagonal(A, a, val, wrap=False):
+    np.fill_diagonal(a.bits, A.bits_in(val, a.format, "fill_diagonal"), wrap=wrap)
+
+
+# ---- new arrays like an Array -------------------------------------------------------------
+def _like(A, a, value, dtype, shape):
+    """An Array of ``a``'s format (or of ``dtype`` where it is a Format) filled with ``value``
+    rounded once; a numpy dtype gives numpy's own plain ndarray (no Array value is read)."""
+    fmt = a.format if dtype is None else dtype
+    shape = a.shape if shape is None else shape
+    if not hasattr(fmt, "storage_dtype"):
+        return np.full(shape, value, dtype=dtype)
+    return A.wrap(np.full(shape, A.bits_in(value, fmt, "full_like"), dtype=fmt.storage_dtype), fmt)
+
+
+@implements(np.zeros_like)
+def zeros_like(A, a, dtype=None, order="K", subok=True, shape=None, **kwargs):
+    return _like(A, a, 0.0, dtype, shape)
+
+
+@implements(np.empty_like)
+def empty_like(A, prototype, dtype=None, order="K", subok=True, shape=None, **kwargs):
+    """Zeros (+0): an emulated array never exposes uninitialised memory."""
+    return _like(A, prototype, 0.0, dtype, shape)
+
+
+@implements(np.ones_like)
+def ones_like(A, a, dtype=None, order="K", subok=True, shape=None, **kwargs):
+    return _like(A, a, 1.0, dtype, shape)
+
+
+@implements(np.full_like)
+def full_like(A, a, fill_value, dtype=None, order="K", subok=True, shape=None, **kwargs):
+    return _like(A, a, fill_value, dtype, shape)
+
+
+@implements(np.pad)
+def pad(A, array, pad_width, mode="constant", **kwargs):
+    """numpy's pad on the bits.  ``constant``: the values rounded once into the format;
+    ``edge``, ``wrap``, ``reflect``/``symmetric`` (default ``reflect_type``), ``empty``
+    (zeros) move bits; the statistic and ``linear_ramp`` modes compute and are refused."""
+    if mode == "constant":
+        values = kwargs.pop("constant_values", 0)
+        fill = A.bits_in(np.asarray(values, dtype=np.float64) if not A.is_array(values) else values,
+                         array.format, "pad")
+        return _pad_constant(A, array, pad_width, fill)
+    if mode in ("edge", "wrap", "reflect", "symmetric", "empty") and kwargs.get("reflect_type", "even") == "even":
+        return A.wrap(np.pad(array.bits, pad_width, mode="constant" if mode == "empty" else mode), array.format)
+    raise unsupported("pad", f"mode={mode!r} computes values numpy-side (float64); "
+                      "use mode='constant', 'edge', 'wrap', 'reflect' or 'symmetric'")
+
+
+def _pad_constant(A, array, pad_width, fill):
+    """Constant padding with the fill values' bit patterns (numpy broadcasts them per axis)."""
+    fill = np.asarray(fill)
+    return A.wrap(np.pad(array.bits, pad_width, constant_values=fill.reshape(()) if fill.size == 1 else fill),
+                  array.format)

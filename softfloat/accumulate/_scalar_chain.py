@@ -1,0 +1,112 @@
+"""A sequential chain into one output, one step at a time on Python floats.
+
+A vectorised step (softfloat.accumulate._ieee.Arithmetic.add) is a dozen numpy calls on
+arrays of one lane: tens of microseconds a term.  With a single output there is nothing
+to vectorise over, so each step here is the exact sum ``s + t`` as a ratio of Python
+integers, rounded once into the accumulator by softfloat._fastpaths' scalar rounding
+(its proof is in softfloat._fastpaths._scalar), with the same flags and the same
+stochastic draws (the step's 64 bits, computed for the whole chain in one call).
+
+Why the steps are the vectorised ones:
+
+* the running value ``s`` is the decoded accumulator value and ``t`` the exact term
+  (a term of the input, or the exact product of two narrow inputs), as there; their
+  sum is exact as a ratio of integers, and an exact zero sum takes IEEE 754-2019 6.3's
+  sign (the operands' common sign, else +0, -0 under downward), as the operations'
+  ``add_kernel`` gives it; the first step rounds the term alone;
+* the flags are the rounding's (inexact, underflow); a swamped step is one whose
+  non-zero term left ``s`` unchanged (values compared as floats, as there);
+* every step the scalar rounding declines -- an infinite or NaN operand, an overflow,
+  flush-to-zero of a tiny value, a stochastic rounding of a sum that float64 does not
+  hold (where the vectorised step sees a truncated significand with a sticky bit) --
+  is handed back: the caller runs that one step vectorised and goes on.
+"""
+
+from __future__ import annotations
+
+import math
+
+from .. import _fastpaths
+from ..rounding import Rounding
+
+__all__ = ["one_output", "steps"]
+
+
+def _exact_in_float64(num: int) -> bool:
+    """Does the odd part of ``num`` have at most 53 bits?"""
+    n = abs(num)
+    return (n >> ((n & -n).bit_length() - 1)).bit_length() <= 53
+
+
+def steps(s, terms, rands, acc, attrs, values):
+    """Run the chain ``s + terms[0] + terms[1] + ...`` (``s`` a float or None: the first
+    term alone) until a step is declined.
+
+    ``rands``: each step's 64 random bits (stochastic rounding), or None; ``values``: the
+    accumulator's values by pattern (softfloat._fastpaths.scalar_values).
+    Returns ``(s, flag code, swamped, done, pattern)``: the running value after ``done``
+    steps, the OR of their flag codes, the number of swamped steps and the last step's
+    pattern (None before the first); ``done < len(terms)`` means step ``done`` was
+    declined (run it vectorised, then call again from the next).
+    """
+    rounding = attrs.rounding
+    stochastic = rounding is Rounding.STOCHASTIC
+    downward = rounding is Rounding.DOWNWARD
+    negative_zero = (1 << (acc.bits - 1)) if acc.has_negative_zero else 0
+    code = swamped = 0
+    rand = pattern = None
+    for i, t in enumerate(terms):
+        if t - t != 0.0:  # an infinite or NaN term: the vectorised step's rules
+            return s, code, swamped, i, pattern
+        if rands is not None:
+            rand = rands[i]
+        if s is None:
+            if t == 0.0:
+                found = (negative_zero if math.copysign(1.0, t) < 0 else 0), 0
+            else:
+                num, den = t.as_integer_ratio()
+                found = _fastpaths.scalar_ratio(num < 0, abs(num), den, acc, attrs, rand)
+        elif s == -t:  # an exact zero sum
+            s_negative, t_negative = math.copysign(1.0, s) < 0, math.copysign(1.0, t) < 0
+            negative = s_negative if s_negative == t_negative else downward
+            found = (negative_zero if negative else 0), 0
+        else:
+            if s - s != 0.0:
+                return s, code, swamped, i, pattern
+            n1, d1 = s.as_integer_ratio()
+            n2, d2 = t.as_integer_ratio()
+            num = n1 * d2 + n2 * d1
+            if stochastic and not _exact_in_float64(num):
+                return s, code, swamped, i, pattern
+            found = _fastpaths.scalar_ratio(num < 0, abs(num), d1 * d2, acc, attrs, rand)
+        if found is None:
+            return s, code, swamped, i, pattern
+        pattern, step_code = found
+        value = values[pattern]
+        if s is not None and t != 0.0 and value == s:
+            swamped += 1
+        s = value
+        code |= step_code
+    return s, code, swamped, len(terms), pattern
+
+
+def one_output(terms, rands, final_rand, acc, out, attrs, values):
+    """A whole sequential reduction into one output, from its exact terms in the order
+    they are added: ``(pattern of out, flag code, swamped)``, or None where a step is
+    declined (the caller then runs the general path from the start).
+
+    ``rands``: the steps' random bits (stochastic rounding; else None), ``final_rand``
+    the final rounding's; ``values(fmt)``: the scalar values of a format's patterns.
+    As the general path: the first term rounded alone into ``acc``, then each addition,
+    then, where ``out`` is another format, one rounding of the total into it.
+    """
+    s, code, swamped, done, pattern = steps(None, terms, rands, acc, attrs, values(acc))
+    if done < len(terms) or not terms:
+        return None
+    if acc != out:
+        _, final_code, _, done, pattern = steps(None, [s], None if rands is None else [final_rand], out, attrs,
+                                                values(out))
+        if not done:
+            return None
+        code |= final_code
+    return pattern, code, swamped

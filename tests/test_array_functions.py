@@ -1,0 +1,179 @@
+"""numpy's structural, ordering and statistical functions on Arrays: structural ones equal
+numpy float16 bit for bit and keep the format; arithmetic ones equal the composition of
+bit-level operations they are defined as (numpy float16 where that is the same thing)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra.numpy import arrays as np_arrays
+
+import softfloat as sf
+
+F16 = np_arrays(np.float16, st.sampled_from([(6,), (3, 4), (2, 3, 2)]),
+                elements=st.floats(-100, 100, width=16, allow_subnormal=True))
+F16_NAN = np_arrays(np.float16, st.sampled_from([(7,), (3, 4)]),
+                    elements=st.floats(width=16, allow_nan=True, allow_infinity=True))
+
+
+def A(x):
+    return sf.Array.from_bits(np.asarray(x, np.float16).view(np.uint16), "fp16")
+
+
+def same(got, expected):
+    """An fp16 Array bit for bit numpy's float16 result."""
+    assert isinstance(got, sf.Array) and got.format == sf.fp16
+    expected = np.asarray(expected, np.float16)
+    nan = np.isnan(expected)  # a NaN made by an operation is the platform's default NaN
+    assert np.array_equal(np.isnan(got.to_numpy()), nan), (got, expected)
+    assert np.array_equal(got.bits[~nan], expected.view(np.uint16)[~nan]), (got, expected)
+
+
+@settings(max_examples=40, deadline=None)
+@given(x=F16)
+def test_structural_functions_are_numpys_on_the_bits(x):
+    a = A(x)
+    cases = [
+        (np.ravel, ()), (np.flip, ()), (np.fliplr if x.ndim >= 2 else np.flip, ()), (np.roll, (2,)),
+        (np.tile, ((2, 1),)), (np.repeat, (2,)), (np.expand_dims, (0,)), (np.squeeze, ()), (np.atleast_3d, ()),
+        (np.swapaxes, (0, -1)), (np.moveaxis, (0, -1)), (np.resize, ((5,),)), (np.delete, (1, 0)),
+        (np.trim_zeros, ()),
+    ]
+    if x.ndim >= 2:
+        cases += [(np.tril, ()), (np.triu, (1,)), (np.rot90, ()), (np.diagonal, ()), (np.flipud, ())]
+    for func, args in cases:
+        same(func(a, *args), func(x, *args))
+    for part, expected in zip(np.array_split(a, 3, axis=-1), np.array_split(x, 3, axis=-1)):
+        same(part, expected)
+    same(np.concatenate([a, a], axis=0), np.concatenate([x, x]))
+    same(np.stack([a, a], axis=-1), np.stack([x, x], axis=-1))
+    same(np.hstack([a, a]), np.hstack([x, x]))
+    same(np.vstack([a, a]), np.vstack([x, x]))
+    same(np.where(a > 1, a, a * 0), np.where(x > 1, x, x * 0))
+    same(np.pad(a, 1), np.pad(x, 1))
+    same(np.pad(a, 1, mode="edge"), np.pad(x, 1, mode="edge"))
+    same(np.take_along_axis(a, np.argsort(x, axis=0, kind="stable"), axis=0),
+         np.take_along_axis(x, np.argsort(x, axis=0, kind="stable"), axis=0))
+
+
+@settings(max_examples=60, deadline=None)
+@given(x=F16_NAN)
+def test_argmax_argmin_unique_and_truth_follow_numpy(x):
+    a = A(x)
+    for f in (np.argmax, np.argmin):
+        assert f(a) == f(x)
+        assert np.array_equal(f(a, axis=0), f(x, axis=0))
+    if not np.all(np.isnan(x), axis=0).any():
+        assert np.array_equal(np.nanargmax(a, axis=0), np.nanargmax(x, axis=0))
+        assert np.array_equal(np.nanargmin(a, axis=0), np.nanargmin(x, axis=0))
+    values, index, inverse, counts = np.unique(a, return_index=True, return_inverse=True, return_counts=True)
+    ev, ei, einv, ec = np.unique(x, return_index=True, return_inverse=True, return_counts=True)
+    assert np.array_equal(values.to_numpy(), ev, equal_nan=True)
+    assert np.array_equal(index, ei) and np.array_equal(inverse, einv) and np.array_equal(counts, ec)
+    for f in (np.any, np.all, np.count_nonzero, np.flatnonzero, np.argwhere):
+        assert np.array_equal(f(a), f(x))
+    assert np.array_equal(np.any(a, axis=0), np.any(x, axis=0))
+    s = np.sort(x.reshape(-1))
+    assert np.array_equal(np.searchsorted(A(s), a.reshape(-1)), np.searchsorted(s, x.reshape(-1)))
+
+
+def test_minus_zero_is_false_and_equal_to_zero():
+    a = sf.asarray([-0.0, 0.0, np.nan], "fp16")
+    assert np.count_nonzero(a) == 1 and not np.all(a) and np.any(a)
+    assert np.unique(a).size == 2
+    assert np.where(a, 1.0, 2.0).tolist()[:2] == [2.0, 2.0]
+
+
+@settings(max_examples=40, deadline=None)
+@given(x=F16, decimals=st.integers(-2, 3))
+def test_round_is_numpy_float16s_composition(x, decimals):
+    same(np.round(A(x), decimals), np.round(x, decimals))
+
+
+@settings(max_examples=40, deadline=None)
+@given(x=F16, n=st.integers(1, 3))
+def test_diff_outer_trace_cumprod_are_their_compositions(x, n):
+    a = A(x)
+    np.seterr(all="ignore")
+    # fp16 nearest even: numpy float16's subtract/multiply are correctly rounded
+    same(np.diff(a, n=n, axis=0), np.diff(x, n=n, axis=0))
+    same(np.outer(a, a), np.outer(x, x))
+    with sf.context(accumulator="fp16"):  # a sequential fp16 sum is numpy float16's add chain
+        flat = a.reshape(-1)
+        same(np.cumprod(flat), np.multiply.accumulate(x.reshape(-1)))
+        if x.ndim == 2:
+            d = np.diagonal(x)
+            expected = d[0]  # the first term, then each addition (as np.add.reduce: -0 stays -0)
+            for v in d[1:]:
+                expected = np.float16(expected + v)
+            with sf.context(accumulator="fp16", order="sequential"):
+                same(np.trace(a), expected)
+
+
+@settings(max_examples=40, deadline=None)
+@given(x=F16, q=st.floats(0, 1), method=st.sampled_from(["linear", "lower", "higher", "nearest", "midpoint"]))
+def test_quantile_is_the_documented_steps(x, q, method):
+    flat = np.sort(x.reshape(-1).astype(np.float64), kind="stable")  # as the Array: -0 == +0
+    got = np.quantile(A(x), q, method=method)
+    v = np.quantile(np.arange(flat.size, dtype=np.float64), q, method=method)
+    lo = int(np.floor(v))
+    hi = min(lo + 1, flat.size - 1)
+    g = v - lo
+    f16 = np.float16
+    if g == 0:
+        expected = f16(flat[lo])
+    elif g < 0.5:
+        expected = f16(f16(flat[lo]) + f16(f16(f16(flat[hi]) - f16(flat[lo])) * f16(g)))
+    else:
+        expected = f16(f16(flat[hi]) - f16(f16(f16(flat[hi]) - f16(flat[lo])) * f16(1 - g)))
+    same(got, expected)
+
+
+def test_median_mean_of_the_middle_two_and_nan_functions():
+    x = sf.asarray([[1.0, np.nan, 3.0, 2.0], [4.0, 5.0, 6.0, 8.0]], "fp16")
+    assert np.median(x, axis=1).to_numpy().tolist()[1] == 5.5
+    assert np.isnan(np.median(x, axis=1).to_numpy()[0])
+    assert np.nanmedian(x, axis=1).tolist() == [2.0, 5.5]
+    assert np.nanmean(x, axis=1).tolist() == [2.0, 5.75]
+    assert np.nansum(x).tolist() == 29.0 and np.nanmax(x).tolist() == 8.0 and np.nanmin(x).tolist() == 1.0
+    assert np.nanvar(x[0]).tolist() == pytest.approx(np.nanvar([1.0, np.nan, 3.0, 2.0]), rel=2 ** -10)
+
+
+def test_like_constructors_keep_the_format_and_fill_values_round_once():
+    x = sf.asarray([1.0, 2.0], "bf16")
+    for f in (np.zeros_like, np.ones_like, np.empty_like):
+        assert f(x).format == sf.bf16
+    with sf.context() as ctx:
+        y = np.full_like(x, 0.1)
+    assert y.format == sf.bf16 and ctx.flags.inexact == 1  # one value rounded once
+    assert np.zeros_like(x, dtype=np.int64).dtype == np.int64
+    with sf.context() as ctx:
+        p = np.pad(x, 1, constant_values=1e10)
+    assert p.tolist()[0] == float(sf.asarray(1e10, "bf16")) and ctx.flags.inexact == 1
+
+
+def test_mixed_operands_are_weak_and_arrays_promote():
+    x, y = sf.asarray([1.0], "fp16"), sf.asarray([2.0], "bf16")
+    assert np.concatenate([x, y]).format == sf.fp32
+    assert np.concatenate([x, np.array([0.1])]).format == sf.fp16
+    assert np.where([True], x, 1e9).tolist() == [1.0]
+    assert np.where([False], x, 1e9).tolist() == [np.inf]
+
+
+def test_clip_and_functions_with_out_write_the_arrays_bits():
+    g = sf.asarray([-10.0, 0.5, 10.0], "fp16")
+    bits = g.bits
+    assert np.clip(g, -5, 5, out=g) is g and g.tolist() == [-5.0, 0.5, 5.0] and g.bits is bits
+    with pytest.raises(TypeError, match="out="):
+        np.clip(g, -1, 1, out=np.empty(3))
+    with pytest.raises(ValueError, match="shape"):
+        np.sum(g, out=sf.asarray([0.0, 0.0], "fp16"))
+
+
+def test_refused_functions_say_why():
+    with pytest.raises(TypeError, match="LAPACK"):
+        np.linalg.solve(sf.asarray(np.eye(2), "fp16"), sf.asarray([1.0, 2.0], "fp16"))
+    with pytest.raises(TypeError, match="weights"):
+        np.average(sf.asarray([1.0, 2.0], "fp16"), weights=[1, 2])
