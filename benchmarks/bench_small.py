@@ -7,8 +7,9 @@ script prints, in one run,
 
 * the bit-level calls ``sf.add/mul/div/sqrt(bits, bits, "fp16")``, ``sf.encode(1.0, fmt)``
   and ``sf.quantize`` on 0-d, 1-element and 1,000-element inputs (us per call);
-* the Array-level ``a + b``, ``a * b``, ``np.exp(a)`` and ``a.sum()`` on Arrays made by
-  ``sf.asarray(..., "fp16")``, beside numpy's float16 doing the same;
+* the Array-level ``a + b``, ``a * b``, ``np.exp(a)``, ``a.sum()``, ``a + 1.0`` and
+  ``a + 0.1`` on Arrays made by ``sf.asarray(..., "fp16")``, beside numpy's float16 doing
+  the same;
 * ``sf.sum`` and ``sf.vecdot`` of 4096 fp16 terms into one output with fp16, bf16 and
   fp8_e4m3 accumulators, in nearest_even, toward_zero and stochastic rounding (us per
   term).
@@ -112,7 +113,8 @@ def array_level(repeat):
     print("Array level, fp16, default context (us per call)")
     _row("", [label for label, _ in SIZES] + ["np f16 0-d", "np f16 1", "np f16 1000"])
     cases = (("a + b", lambda a, b: a + b), ("a * b", lambda a, b: a * b),
-             ("np.exp(a)", lambda a, b: np.exp(a)), ("a.sum()", "sum"))
+             ("np.exp(a)", lambda a, b: np.exp(a)), ("a.sum()", "sum"), ("a + 1.0", lambda a, b: a + 1.0),
+             ("a + 0.1 (inexact scalar)", lambda a, b: a + 0.1))
     for name, fn in cases:
         cells = []
         for _, n in SIZES:

@@ -25,7 +25,7 @@ __all__ = ["LIBM", "MAX_REPEATED_POWER", "UFUNCS", "ldexp", "libm", "no_flags", 
 def _rounded(op):
     """A correctly rounded operation with the context's attributes."""
     def call(fmt, ctx, *bits):
-        return ctx.split(op(*bits, fmt, return_flags=ctx.track_flags, **ctx.options()))
+        return ctx.split(op(*bits, fmt, return_flags=ctx.track_flags, attributes=ctx.attributes, rng=ctx.rng))
     return call
 
 
@@ -95,11 +95,42 @@ def _libm(ufunc):
     NaNs (log(-1), (-1) ** 0.5); NaN operands give the default NaN too on platforms that
     always return it."""
     def call(fmt, ctx, *bits):
+        if all(b.size == 1 for b in bits):  # ndarrays or numpy scalars
+            done = _libm_one(ufunc, fmt, ctx, bits)
+            if done is not None:
+                return done
         operands = [np.asarray(codec.decode(b, fmt)) for b in bits]
         with np.errstate(all="ignore"):
             values = ufunc(*operands)
         return _rounded_once(fmt, ctx, values, operands, np.isfinite(values))
     return call
+
+
+def _libm_one(ufunc, fmt, ctx, bits):
+    """``_libm``'s result and flags for operands of one element, on numpy float64 scalars:
+    the same float64 libm call and the same one rounding (``codec.encode``), without the
+    arrays (result and flags shaped as the operands broadcast).  None where an operand or
+    the result is a NaN (the general path chooses NaN results)."""
+    shape = max((b.shape for b in bits), key=len)  # one element each: the longest shape is the broadcast
+    native = fmt.native_dtype
+    bits = [b.reshape(()) if b.ndim else b for b in bits]
+    operands = [np.float64(b.view(native)) if native is not None else np.float64(codec.decode(b, fmt))
+                for b in bits]
+    with np.errstate(all="ignore"):
+        value = ufunc(*operands)
+    if value != value or any(x != x for x in operands):
+        return None
+    result, flags = ctx.split(codec.encode(value, fmt, return_flags=ctx.track_flags, attributes=ctx.attributes,
+                                           rng=ctx.rng))
+    if shape:
+        result = np.asarray(result).reshape(shape)
+    if flags is None:
+        return result, None
+    inexact = flags.inexact or math.isfinite(value)  # a finite libm result is taken as inexact
+    if not shape and inexact is flags.inexact:
+        return result, flags
+    masks = (flags.invalid, flags.divide_by_zero, flags.overflow, flags.underflow, inexact)
+    return result, Flags(*(np.bool_(m).reshape(shape) for m in masks))
 
 
 def _rounded_once(fmt, ctx, values, operands, inexact=False):

@@ -65,7 +65,8 @@ from .accumulate.reduce import default_accumulator
 from ._context import get_context
 from .flags import Flags
 
-__all__ = ["REFUSED_UFUNCS", "UFUNCS", "accumulator_of", "dispatch", "matmul", "sum_of"]
+__all__ = ["REFUSED_UFUNCS", "UFUNCS", "accumulator_of", "dispatch", "matmul", "plain_call", "plain_kernel",
+           "sum_of"]
 
 _INTEGER_ONLY = ("an integer operation: floating-point values have no integer bits to combine "
                  "(arr.bits holds the bit patterns)")
@@ -108,6 +109,10 @@ _OPERANDS = (np.ndarray, int, float, np.number, np.bool_, list, tuple)
 
 def dispatch(A, ufunc, method, inputs, kwargs):
     """NEP 13's __array_ufunc__ for Arrays (``A``: the Array type's adapter)."""
+    if not kwargs and method == "__call__":
+        impl = _PLAIN.get(ufunc)
+        if impl is not None:  # the usual call, without keywords: straight to the kernel
+            return plain_call(A, ufunc, impl, inputs)
     out = kwargs.pop("out", None)
     if method == "reduce":
         return _reduce(A, ufunc, inputs, kwargs, out)
@@ -147,6 +152,23 @@ def dispatch(A, ufunc, method, inputs, kwargs):
         wrapped = tuple(r if r.dtype.kind == "i" else A.wrap(r, fmt) for r in result)
         return _store(A, ufunc, wrapped, (out, where))
     return _store(A, ufunc, A.wrap(result, fmt), (out, where))
+
+
+def plain_call(A, ufunc, impl, inputs):
+    """``ufunc(*inputs)`` without keywords, for a kernel of one Array result (what the
+    general path below does for it, in the same order: operands, kernel, flags, wrap)."""
+    if not all(A.is_array(a) or isinstance(a, _OPERANDS) for a in inputs):
+        return NotImplemented
+    ctx = get_context()
+    fmt, bits = A.common(*inputs, ctx=ctx)
+    result, flags = impl(fmt, ctx, *bits)
+    ctx.record(ufunc.__name__, flags)
+    return A.wrap(result, fmt)
+
+
+def plain_kernel(ufunc):
+    """The kernel ``plain_call`` takes for ``ufunc`` (KeyError for one it does not)."""
+    return _PLAIN[ufunc]
 
 
 def _check_keywords(ufunc, kwargs):
@@ -265,7 +287,15 @@ def _pick(A, impl, x, axis, keepdims):
 
 def accumulator_of(ctx, fmt):
     """The context's accumulator, or the default one for ``fmt`` (fp32 for narrower)."""
-    return ctx.accumulator if ctx.accumulator is not None else default_accumulator(fmt)
+    if ctx.accumulator is not None:
+        return ctx.accumulator
+    acc = _DEFAULT_ACCUMULATORS.get(fmt)
+    if acc is None:
+        acc = _DEFAULT_ACCUMULATORS[fmt] = default_accumulator(fmt)
+    return acc
+
+
+_DEFAULT_ACCUMULATORS: dict = {}  # default_accumulator of each format met (a function of it)
 
 
 def matmul(A, a, b):
@@ -319,6 +349,11 @@ def _vecmat(A, v, m):
 
 
 _SPECIAL.update({np.power: _power, np.float_power: _power, np.ldexp: ldexp})
+#: the kernels of one Array result that plain_call takes (not the predicates, the tuple
+#: results of divmod/modf/frexp, the refused ufuncs or the special ones)
+_PLAIN = {u: impl for u, impl in UFUNCS.items()
+          if not getattr(impl, "predicate", False) and u not in (np.divmod, np.modf, np.frexp)
+          and u not in REFUSED_UFUNCS and u not in _SPECIAL and u is not np.matmul}
 if hasattr(np, "vecdot") and isinstance(np.vecdot, np.ufunc):  # numpy >= 2.0 (matvec, vecmat: 2.2)
     _SPECIAL[np.vecdot] = _vecdot
 if hasattr(np, "matvec"):

@@ -145,6 +145,10 @@ class StickyFlags:
 
     def record(self, flags: Flags) -> None:
         """Add one operation's flags."""
+        inexact = flags.inexact
+        if type(inexact) is np.bool_ or (type(inexact) is np.ndarray and inexact.size == 1):  # one element
+            self._record_one(flags)
+            return
         for name in FLAG_NAMES:
             mask = getattr(flags, name)
             # a 0-d result's flags are numpy bools (Flags.squeezed): no counting call
@@ -155,6 +159,26 @@ class StickyFlags:
         if swamped is not None:
             self.swamped += int(swamped) if isinstance(swamped, np.integer) else int(np.sum(swamped))
         self.values += math.prod(np.shape(flags.inexact))
+        self.operations += 1
+        self.last = flags
+
+    def _record_one(self, flags: Flags) -> None:
+        """``record`` of one element's flags (numpy bools, or arrays of one element): the
+        same counts, without a counting call per flag."""
+        if flags.invalid:
+            self.invalid += 1
+        if flags.divide_by_zero:
+            self.divide_by_zero += 1
+        if flags.overflow:
+            self.overflow += 1
+        if flags.underflow:
+            self.underflow += 1
+        if flags.inexact:
+            self.inexact += 1
+        swamped = getattr(flags, "swamped", None)
+        if swamped is not None:
+            self.swamped += int(swamped) if isinstance(swamped, np.integer) else int(np.sum(swamped))
+        self.values += 1
         self.operations += 1
         self.last = flags
 
@@ -210,6 +234,9 @@ class Context:
     traps: frozenset = frozenset()
     track_flags: bool = True
     flags: StickyFlags = field(default_factory=StickyFlags)
+    #: the array layer's memo of this context's roundings of Python scalars (a new
+    #: context starts with an empty one; see softfloat.array)
+    cache: dict = field(default_factory=dict, init=False, repr=False, compare=False)
 
     @property
     def rounding(self) -> Rounding:

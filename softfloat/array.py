@@ -11,18 +11,37 @@ silent float64 fallback.  The mapping itself lives in ``softfloat._array_ufuncs`
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from . import _validate, codec
 from ._array_methods import ArrayMethods
 from ._array_functions import FUNCTIONS
-from ._array_ufuncs import dispatch
+from ._array_ufuncs import dispatch, plain_call, plain_kernel
 from .codec import decode, encode
 from ._context import get_context
 from .formats import Format, as_format, catalogue, fp64, tf32
 from .ops import convert, to_int
+from .rounding import Rounding
 
 __all__ = ["Array", "asarray", "promote"]
+
+
+def _operator(ufunc, name: str, reflected: bool = False):
+    """The binary operator ``name`` of an Array: ``ufunc(self, other)`` (``ufunc(other,
+    self)`` when ``reflected``), directly for an Array, float or int operand."""
+    impl = plain_kernel(ufunc)
+    mixin = getattr(np.lib.mixins.NDArrayOperatorsMixin, name)
+
+    def operator(self, other):
+        kind = type(other)
+        if kind is Array or kind is float or kind is int:
+            return plain_call(_ADAPTER, ufunc, impl, (other, self) if reflected else (self, other))
+        return mixin(self, other)
+    operator.__name__ = operator.__qualname__ = name
+    operator.__doc__ = mixin.__doc__
+    return operator
 
 
 class Array(ArrayMethods, np.lib.mixins.NDArrayOperatorsMixin):
@@ -233,6 +252,15 @@ class Array(ArrayMethods, np.lib.mixins.NDArrayOperatorsMixin):
         self._bits[_index(index)] = _bits_in(value, self._format, "setitem")
 
     # ---- numpy protocols ---------------------------------------------------------------
+    # a + b, a * 2.0, ... with an Array or a Python float or int go straight to the kernel
+    # (what numpy's ufunc override would do for them, without its round trip); anything
+    # else takes NDArrayOperatorsMixin's way through the ufunc
+    __add__, __radd__ = _operator(np.add, "__add__"), _operator(np.add, "__radd__", reflected=True)
+    __sub__, __rsub__ = _operator(np.subtract, "__sub__"), _operator(np.subtract, "__rsub__", reflected=True)
+    __mul__, __rmul__ = _operator(np.multiply, "__mul__"), _operator(np.multiply, "__rmul__", reflected=True)
+    __truediv__ = _operator(np.true_divide, "__truediv__")
+    __rtruediv__ = _operator(np.true_divide, "__rtruediv__", reflected=True)
+
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
         return dispatch(_ADAPTER, ufunc, method, inputs, kwargs)
 
@@ -299,15 +327,19 @@ def _holds(container: Format, f: Format) -> bool:
                                and (container.has_nan or not f.has_nan))
 
 
-def _bits_in(value, fmt: Format, operation: str) -> np.ndarray:
+def _bits_in(value, fmt: Format, operation: str, ctx=None) -> np.ndarray:
     """``value`` as bit patterns of ``fmt``: an Array converted exactly where it can be
-    (else rounded), anything else rounded once with the context's attributes."""
-    ctx = get_context()
+    (else rounded), anything else rounded once with the context's attributes (``ctx``, the
+    current one unless given)."""
+    if ctx is None:
+        ctx = get_context()
     if isinstance(value, Array):
         if value.format == fmt:
             return value.bits
         bits, flags = ctx.split(convert(value.bits, value.format, fmt, return_flags=ctx.track_flags,
                                         **ctx.options()))
+    elif type(value) is float or type(value) is int:
+        bits, flags = _scalar_bits(value, fmt, ctx)
     else:
         if isinstance(value, (complex, np.complexfloating)) or (isinstance(value, np.ndarray)
                                                                 and value.dtype.kind == "c"):
@@ -321,6 +353,35 @@ def _bits_in(value, fmt: Format, operation: str) -> np.ndarray:
     return np.asarray(bits)
 
 
+#: at most this many Python scalars' encodings are kept per context (then it starts afresh)
+_SCALAR_CACHE_SIZE = 256
+
+
+def _scalar_bits(value, fmt: Format, ctx):
+    """``encode(value, fmt)`` of a Python float or int with the context's attributes and its
+    flags, remembered per context: the same scalar in a loop (``x * 0.5``, ``p - 1``) is
+    rounded once.  Encoding is a function of the value, the format and the attributes
+    (kept with the cache: a context whose attributes change starts afresh), except in
+    stochastic rounding, which draws afresh every time and is never remembered.  The key
+    tells -0.0 from 0.0 and 1 from 1.0 (their flags may differ: an int is exact or not
+    by its own rules); a NaN is never found again (NaN != NaN), so the size is bounded."""
+    attributes = ctx.attributes
+    if attributes.rounding is Rounding.STOCHASTIC:
+        return ctx.split(encode(value, fmt, return_flags=ctx.track_flags, **ctx.options()))
+    cache = ctx.cache
+    if cache.get(None) is not attributes or len(cache) > _SCALAR_CACHE_SIZE:
+        cache.clear()
+        cache[None] = attributes
+    # id(fmt): a Format hashes all its fields; the entry holds fmt, so the id stays its own
+    key = (id(fmt), type(value), value, math.copysign(1.0, value) if type(value) is float else 0,
+           ctx.track_flags)
+    found = cache.get(key)
+    if found is None:
+        bits, flags = ctx.split(encode(value, fmt, return_flags=ctx.track_flags, attributes=attributes))
+        found = cache[key] = (np.asarray(bits, dtype=fmt.storage_dtype)[()], flags, fmt)  # immutable scalars
+    return found[0], found[1]
+
+
 class _Adapter:
     """What the mapping modules below need of the Array type (they cannot import it)."""
 
@@ -330,13 +391,32 @@ class _Adapter:
 
     @staticmethod
     def wrap(bits, fmt: Format) -> Array:
-        return Array(np.asarray(bits).astype(fmt.storage_dtype, copy=False), fmt)
+        storage = fmt.storage_dtype
+        if type(bits) is storage.type:  # a 0-d result as a numpy scalar
+            return Array(np.asarray(bits), fmt)
+        if type(bits) is np.ndarray and bits.dtype == storage:
+            return Array(bits, fmt)
+        return Array(np.asarray(bits).astype(storage, copy=False), fmt)
 
     @staticmethod
-    def common(*values):
-        """The promoted format of the Array operands and every operand's bit patterns."""
+    def common(*values, ctx=None):
+        """The promoted format of the Array operands and every operand's bit patterns
+        (``ctx``: the current context, when the caller has it already)."""
+        first = values[0]
+        if type(first) is Array:  # the usual case: Arrays of one format, or with a scalar
+            fmt = first._format
+            if len(values) == 1:
+                return fmt, [first._bits]
+            second = values[1]
+            if len(values) == 2 and type(second) is Array and second._format is fmt:
+                return fmt, [first._bits, second._bits]
+            if len(values) == 2 and (type(second) is float or type(second) is int):
+                return fmt, [first._bits, _bits_in(second, fmt, "operand", ctx)]
+        elif len(values) == 2 and type(values[1]) is Array and (type(first) is float or type(first) is int):
+            fmt = values[1]._format
+            return fmt, [_bits_in(first, fmt, "operand", ctx), values[1]._bits]
         fmt = promote(*(v.format for v in values if isinstance(v, Array)))
-        return fmt, [_bits_in(v, fmt, "operand") for v in values]
+        return fmt, [_bits_in(v, fmt, "operand", ctx) for v in values]
 
     bits_in = staticmethod(lambda value, fmt, operation: _bits_in(value, fmt, operation))
 

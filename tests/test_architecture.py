@@ -67,7 +67,7 @@ MODULES = sorted(p.stem for p in PACKAGE.glob("*.py"))
 #: driver; one module per operation family; the published API (kernels: what the layers
 #: above compose and round, see test_layers_above_use_published_names)
 OPS_RANK = {"_kernel": 0, "_nan": 0, "_signs": 0, "_operands": 0,
-            "_eft": 1, "_significands": 1, "_round_block": 2, "_driver": 3,
+            "_eft": 1, "_significands": 1, "_round_block": 2, "_native": 2, "_driver": 3,
             "add": 4, "mul": 4, "div": 4, "sqrt": 4, "fma": 4, "convert": 4, "compare": 4, "sign": 4,
             "kernels": 5, "__init__": 5}
 
@@ -117,8 +117,8 @@ EXPLAIN_RANK = {"_text": 0, "_parse": 0, "_story": 1, "_arithmetic": 2, "_value"
                 "_explain": 4, "__init__": 5}
 #: inside softfloat/_fastpaths/: the shared word passes, the kernels, the table cache, the
 #: plan cache, the switch and entry points
-FASTPATHS_RANK = {"_scalar": 0, "_float16": 0, "_words": 0, "_decoding": 1, "_truncate": 1, "_upper": 1, "_rebias": 2, "_table": 2,
-                  "_table_cache": 3, "_plan": 4, "__init__": 5}
+FASTPATHS_RANK = {"_scalar": 0, "_float16": 0, "_words": 0, "_decoding": 1, "_truncate": 1, "_upper": 1,
+                  "_rebias": 2, "_table": 2, "_table_cache": 3, "_plan": 4, "_native16": 5, "__init__": 6}
 #: inside softfloat/strategies/: the pattern space, field draws and the formats strategy;
 #: the values() arguments, around=target and bits()' classes; the plan; the draws; the
 #: public strategies; the package

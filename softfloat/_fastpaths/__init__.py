@@ -21,6 +21,9 @@ condition it is exact under (``applies``, checked once per plan):
 * :mod:`._upper` -- float64 -> a 16-bit format (fp16, bf16) in nearest_even /
   nearest_away / toward_zero without flags, when a whole block lies in the target's
   normal range: the same re-bias on the upper 32-bit word of each float64;
+* :mod:`._native16` -- fp16 add and sub in round to nearest even with flags, on the
+  operations' blocks (:func:`float16_block`): the exact float64 sum, numpy's float16
+  cast, the flags from the result;
 * :mod:`._decoding` -- decoding a format of at most 16 bits: one lookup in a table built
   once by the general decoder, or a left shift where the target's pattern is the top of
   the output float's pattern, for bf16/tf32 into float64 followed by a widening cast.
@@ -49,15 +52,15 @@ import numpy as np
 
 from .. import _scratch
 from .._workspace import BLOCK_SIZE
-from ..formats import Format, fp32
+from ..formats import Format, fp16, fp32
 from ..rounding import Rounding
-from . import _decoding, _float16, _plan, _scalar, _table, _truncate
+from . import _decoding, _float16, _native16, _plan, _scalar, _table, _truncate
 from ._table import TABLE_INDEX_MAX_BITS
 
 __all__ = ["ENABLED", "BLOCK_FACTOR", "TABLE_INDEX_MAX_BITS", "quantize_block", "TRUNCATING_BLOCK_FACTOR",
            "block_factor", "encode_block", "decode_by_shift", "decode_by_widening", "decode_table", "quantize_small",
            "SCALAR_INEXACT", "SCALAR_UNDERFLOW", "scalar_float", "scalar_ratio", "scalar_sqrt", "scalar_values",
-           "float16_arithmetic"]
+           "float16_arithmetic", "float16_block", "float16_block_applies"]
 
 #: False sends every block down the general path (tests compare the two)
 ENABLED = True
@@ -288,3 +291,22 @@ def float16_arithmetic(ufunc, patterns, fmt: Format, attrs, want: bool):
     if not ENABLED or not _float16.applies(fmt, attrs):
         return None
     return _float16.run(ufunc, patterns, attrs, want)
+
+
+def float16_block_applies(ufunc, fmt: Format, attrs) -> bool:
+    """Whether :func:`float16_block` may take this operation's blocks (checked once per
+    call): switched on, fp16 add/sub, round to nearest even, gradual underflow, no
+    saturation (:func:`._native16.applies`).  DAZ and stochastic rounding are the
+    caller's to exclude."""
+    return ENABLED and _native16.applies(fmt, attrs, ufunc)
+
+
+def float16_block(ufunc, x, y, attrs, want: bool, out, ws, build):
+    """One block of fp16 ``ufunc`` (np.add, np.subtract) of the exact float64 operand
+    values ``x``, ``y``, rounded into the uint16 ``out`` by numpy's float64 arithmetic
+    and float16 cast (:mod:`._native16`, with its proof), where
+    :func:`float16_block_applies`.  Returns ``[flags]`` (the
+    block's FlagMasks with ``want``, else None), or None (declined: a non-finite result;
+    the general path takes the block).  ``build(patterns, out)`` is the general decoder
+    that fills fp16's decoding table once."""
+    return _native16.run(ufunc, x, y, attrs, want, out, ws, _decoding.table(fp16, np.float64, build))

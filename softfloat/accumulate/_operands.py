@@ -216,11 +216,15 @@ def _signaling(bits, fmt):
     (rarely): no temporaries of the array's size."""
     if fmt.specials is not Specials.IEEE or not bits.size:
         return np.zeros(bits.shape, dtype=bool)
+    sign = fmt.storage_dtype.type(fmt.sign_mask - 1)
+    quiet = fmt.storage_dtype.type(1 << (fmt.mantissa_bits - 1))
+    if bits.size <= BLOCK_SIZE:  # one block: the comparison itself is the only temporary
+        mag = bits & sign
+        nan = mag > fmt.exponent_mask
+        return nan & ((mag & quiet) == 0) if nan.any() else np.zeros(bits.shape, dtype=bool)
     flat, shaped = _in_memory_order(bits)
     mask = np.zeros(flat.size, dtype=bool)
     out = shaped(mask)
-    sign = fmt.storage_dtype.type(fmt.sign_mask - 1)
-    quiet = fmt.storage_dtype.type(1 << (fmt.mantissa_bits - 1))
     for start in range(0, flat.size, BLOCK_SIZE):
         mag = flat[start:start + BLOCK_SIZE] & sign
         nan = mag > fmt.exponent_mask
@@ -260,8 +264,8 @@ def paired_layout(fmt: Format, x, y=None, *, axis, keepdims=False, names=("x", "
         keep = [d for d in range(x.ndim) if d not in axes]
         moved = np.transpose(x, axes + tuple(keep))
         out_shape = tuple(x.shape[d] for d in keep)
-        K = int(np.prod([x.shape[d] for d in axes], dtype=np.int64))
-        x_bits = np.ascontiguousarray(moved).reshape(K, int(np.prod(out_shape, dtype=np.int64)))
+        K = math.prod([x.shape[d] for d in axes])
+        x_bits = np.ascontiguousarray(moved).reshape(K, math.prod(out_shape))
         y_bits = None
         signaling = _signaling(x_bits, fmt).any(axis=0) if K else np.zeros(x_bits.shape[1], bool)
         if keepdims:
@@ -288,7 +292,7 @@ def paired_layout(fmt: Format, x, y=None, *, axis, keepdims=False, names=("x", "
             raise ValueError(f"vecdot: {names[0]} of shape {x.shape} and {names[1]} of shape {y.shape} "
                              f"do not broadcast outside axis {ax}") from None
         K = xm.shape[-1]
-        Q = int(np.prod(out_shape, dtype=np.int64))
+        Q = math.prod(out_shape)
         x_bits, y_bits = (np.ascontiguousarray(np.moveaxis(np.broadcast_to(m, out_shape + (K,)), -1, 0))
                           .reshape(K, Q) for m in (xm, ym))
         signaling = (_signaling(x_bits, fmt) | _signaling(y_bits, fmt)).any(axis=0)
@@ -320,8 +324,8 @@ def matmul_layout(fmt: Format, a, b):
         shape = shape[:-2] + (N,)
     if b.ndim == 1:
         shape = shape[:-1]
-    a3 = a2.reshape((int(np.prod(a2.shape[:-2], dtype=np.int64)), M, K))
-    b3 = b2.reshape((int(np.prod(b2.shape[:-2], dtype=np.int64)), K, N))
+    a3 = a2.reshape((math.prod(a2.shape[:-2]), M, K))
+    b3 = b2.reshape((math.prod(b2.shape[:-2]), K, N))
     ia = np.broadcast_to(np.arange(a3.shape[0]).reshape(a2.shape[:-2] or ()), batch).reshape(-1)
     ib = np.broadcast_to(np.arange(b3.shape[0]).reshape(b2.shape[:-2] or ()), batch).reshape(-1)
     sa = _signaling(a3, fmt).any(axis=2)  # (Ba, M)

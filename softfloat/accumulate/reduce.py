@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
+import math
+
 import numpy as np
 
 from .. import _dask, _fastpaths, _validate
@@ -279,7 +281,7 @@ def _reduce(layout, signaling, spec: ReductionSpec, c, positions=None):
     start = initial_values(c, out_fmt, layout.shape)
     arith_spec = _ieee.Spec(spec.fmt, spec.ieee_accumulator, out_fmt, spec.product, spec.order, spec.block,
                             spec.attributes, spec.key, want, positions)
-    Q = int(np.prod(layout.shape, dtype=np.int64))
+    Q = math.prod(layout.shape)
     bits = np.empty(Q, dtype=out_fmt.storage_dtype)
     masks = FlagMasks.zeros(Q) if want else None
     swamped = np.zeros(Q, dtype=np.int64) if want else None
@@ -345,7 +347,7 @@ def _lazy_sum(x, spec: ReductionSpec, axis, keepdims, c):
     axes = normal_axes(axis, x.ndim)
     keep = [d for d in range(x.ndim) if d not in axes]
     out_shape = tuple(x.shape[d] for d in keep)
-    K = int(np.prod([x.shape[d] for d in axes], dtype=np.int64))
+    K = math.prod([x.shape[d] for d in axes])
     terms = x.transpose(tuple(keep) + tuple(axes)).reshape(out_shape + (K,))
     letters = _OUT_LETTERS[:len(keep)]
     final = tuple(1 if d in axes else x.shape[d] for d in range(x.ndim)) if keepdims else out_shape

@@ -1,0 +1,120 @@
+"""The small-array paths of the array layer (0-d operands straight to the kernels, the
+float64 libm functions on scalars, Python scalars rounded once per context and
+remembered, one element's flags counted without arrays) equal the vectorised path bit
+for bit, flags and traps included."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import softfloat as sf
+
+FORMATS = ("fp16", "bf16", "fp8_e4m3", "fp32")
+MODES = ("nearest_even", "toward_zero", "upward", "nearest_away")
+BINARY = (np.add, np.subtract, np.multiply, np.divide, np.maximum, np.arctan2, np.hypot, np.copysign)
+UNARY = (np.exp, np.log, np.tanh, np.sqrt, np.sin, np.expm1, np.negative, np.floor, np.square)
+SCALARS = (1.0, 0.1, -0.0, 0.0, 3, -7, 1e-30, 1e30, float("inf"), float("nan"), 2 ** 70)
+
+
+def _bits(fmt, data):
+    width = sf.as_format(fmt).bits
+    return data.draw(st.integers(0, 2 ** width - 1))
+
+
+def _flags(ctx):
+    return {name: getattr(ctx.flags, name) for name in (*sf.FLAG_NAMES, "values", "operations")}
+
+
+def _one_by_one_and_vectorised(fmt, mode, call, columns, shape=()):
+    """call on each element (an Array of ``shape``: 0-d or one element), and on the whole
+    arrays: results and per-element flags."""
+    singles, counts = [], []
+    for k in range(len(columns[0])):
+        with sf.context(rounding=mode) as ctx:
+            r = call(*(sf.Array.from_bits(np.reshape(c[k], shape), fmt) for c in columns))
+        assert r.shape == shape
+        singles.append(int(r.bits.item()))
+        counts.append(_flags(ctx))
+    with sf.context(rounding=mode) as ctx:
+        whole = call(*(sf.Array.from_bits(np.asarray(c), fmt) for c in columns))
+        last = ctx.flags.last
+    return singles, counts, whole, last
+
+
+@settings(max_examples=60, deadline=None)
+@given(data=st.data(), fmt=st.sampled_from(FORMATS), mode=st.sampled_from(MODES),
+       ufunc=st.sampled_from(BINARY + UNARY), shape=st.sampled_from([(), (1,)]))
+def test_small_operations_equal_the_vectorised_ones(data, fmt, mode, ufunc, shape):
+    n = 3
+    columns = [[_bits(fmt, data) for _ in range(n)] for _ in range(ufunc.nin)]
+    singles, counts, whole, last = _one_by_one_and_vectorised(fmt, mode, ufunc, columns, shape)
+    assert singles == whole.bits.tolist()
+    for k, c in enumerate(counts):
+        for name in sf.FLAG_NAMES:
+            assert c[name] == int(np.asarray(getattr(last, name))[k]), (name, k)
+        assert c["values"] == 1 and c["operations"] == 1
+
+
+@pytest.mark.parametrize("fmt", ["fp16", "bf16", "fp8_e5m2"])
+@pytest.mark.parametrize("mode", MODES)
+def test_python_scalars_remembered_count_as_rounded_each_time(fmt, mode):
+    """a + s, s * a, ... with a Python scalar: each call rounds s (its flags counted every
+    time, as a fresh encode does) and gives the vectorised path's bits."""
+    a = sf.asarray([0.5, -3.0, 1000.0], fmt)
+    for s in SCALARS:
+        for op in (lambda x: x + s, lambda x: s * x, lambda x: s - x, lambda x: x / s):
+            with sf.context(rounding=mode) as ctx:
+                got = [op(a[k]) for k in range(3)] + [op(a[k]) for k in range(3)]
+            counts = _flags(ctx)
+            with sf.context(rounding=mode) as ref:
+                want = op(sf.asarray(a.to_numpy(), fmt))
+                _, f = sf.encode(s, fmt, rounding=mode, return_flags=True)
+            assert [int(g.bits) for g in got] == want.bits.tolist() * 2
+            assert counts["operations"] == 12 and counts["values"] == 12
+            for name in sf.FLAG_NAMES:
+                per_op = int(np.count_nonzero(getattr(ref.flags.last, name)))
+                assert counts[name] == 2 * per_op + 6 * int(bool(getattr(f, name))), (s, name)
+
+
+def test_a_remembered_scalar_follows_the_context():
+    """The memo is per context and its attributes: a new rounding rounds afresh."""
+    a = sf.asarray(1.0, "fp16")
+    with sf.context(rounding="downward"):
+        down = a + 0.1
+    with sf.context(rounding="upward"):
+        up = a + 0.1
+    assert down.item() < up.item()
+    with sf.context(traps={"inexact"}):
+        with pytest.raises(sf.Inexact, match="operand"):
+            a + 0.1
+        a + 0.5  # exact: no trap
+
+
+def test_stochastic_rounding_of_scalars_draws_every_time():
+    a = sf.asarray(np.zeros(()), "fp8_e4m3")
+    with sf.context(rounding="stochastic", rng=1):
+        got = {float(a + 0.3) for _ in range(64)}
+    assert len(got) == 2  # both neighbours of 0.3: not one draw remembered
+
+
+def test_track_flags_false_gives_the_same_bits():
+    a, b = sf.asarray(0.1, "bf16"), sf.asarray(3.0, "bf16")
+    with sf.context() as counted:
+        want = [(a + b).bits, np.exp(a).bits, (a * 0.3).bits]
+    with sf.context(track_flags=False) as ctx:
+        got = [(a + b).bits, np.exp(a).bits, (a * 0.3).bits]
+    assert [int(x) for x in got] == [int(x) for x in want]
+    assert counted.flags.inexact > 0 and ctx.flags.operations == 0
+
+
+def test_operators_with_other_operands_take_numpys_way():
+    a = sf.asarray([1.0, 2.0], "fp16")
+    assert (a + np.float32(0.5)).tolist() == [1.5, 2.5]
+    assert (a + [1, 2]).tolist() == [2.0, 4.0]
+    assert (True + a).tolist() == [2.0, 3.0]
+    assert (a - sf.asarray([1.0, 1.0], "bf16")).format == sf.fp32
+    with pytest.raises(TypeError):
+        a + "1"
