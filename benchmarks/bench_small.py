@@ -7,6 +7,8 @@ script prints, in one run,
 
 * the bit-level calls ``sf.add/mul/div/sqrt(bits, bits, "fp16")``, ``sf.encode(1.0, fmt)``
   and ``sf.quantize`` on 0-d, 1-element and 1,000-element inputs (us per call);
+* 1,000-element ``sf.add/mul/div`` in bf16 and FP8, and ``sf.sum``/``sf.vecdot`` of 1,000
+  fp16 terms into one output, without and with flags (``--only narrow``);
 * the Array-level ``a + b``, ``a * b``, ``np.exp(a)``, ``a.sum()``, ``a + 1.0`` and
   ``a + 0.1`` on Arrays made by ``sf.asarray(..., "fp16")``, beside numpy's float16 doing
   the same;
@@ -103,6 +105,30 @@ def bit_level(repeat):
     _row("sf.add(..., return_flags=True)", cells)
 
 
+def narrow_formats(repeat):
+    """1,000-element add/mul/div in bf16 and FP8 (bits only and with flags), and sums and
+    dot products of 1,000 fp16 terms into one fp32 output (the array layer's accumulator)."""
+    print("bit level, 1,000 elements (us per call; FP8: its pair table, filled by the warm-up)")
+    _row("", ["bits", "flags"])
+    rng = np.random.default_rng(4)
+    for fmt in ("bf16", "fp8_e4m3", "fp8_e5m2"):
+        a, b = sf.encode(rng.standard_normal(1000), fmt), sf.encode(rng.standard_normal(1000), fmt)
+        for name, op in (("add", sf.add), ("mul", sf.mul), ("div", sf.div)):
+            for _ in range(10):  # the pair tables fill after a few thousand elements
+                op(a, b, fmt)
+            _row(f"sf.{name} {fmt}", [f"{per_call(lambda: op(a, b, fmt), repeat):.1f}",
+                                      f"{per_call(lambda: op(a, b, fmt, return_flags=True), repeat):.1f}"])
+    x, y = _inputs(1000, 1).view(np.uint16), _inputs(1000, 2).view(np.uint16)
+    for label, n in (("1000", 1000), ("1 elem", 1)):
+        _row(f"sf.sum fp16 -> fp32, {label}",
+             [f"{per_call(lambda: sf.sum(x[:n], 'fp16', accumulator='fp32'), repeat):.1f}",
+              f"{per_call(lambda: sf.sum(x[:n], 'fp16', accumulator='fp32', return_flags=True), repeat):.1f}"])
+    _row("sf.sum fp16 -> fp16, 1000", [f"{per_call(lambda: sf.sum(x, 'fp16'), repeat):.1f}",
+                                       f"{per_call(lambda: sf.sum(x, 'fp16', return_flags=True), repeat):.1f}"])
+    dot, dot_flags = (lambda: sf.vecdot(x, y, 'fp16')), (lambda: sf.vecdot(x, y, 'fp16', return_flags=True))
+    _row("sf.vecdot fp16 -> fp32, 1000", [f"{per_call(dot, repeat):.1f}", f"{per_call(dot_flags, repeat):.1f}"])
+
+
 def _sum(method):
     if method == "sum":
         return lambda a: a.sum() if hasattr(a, "sum") else np.add.reduce(a, axis=None)
@@ -157,12 +183,14 @@ def accumulation(repeat, n=4096):
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=7)
-    parser.add_argument("--only", choices=("bits", "array", "accumulate"), default=None)
+    parser.add_argument("--only", choices=("bits", "narrow", "array", "accumulate"), default=None)
     args = parser.parse_args()
     print(f"softfloat {sf.__version__}, numpy {np.__version__}; fast paths "
           f"{'on' if sf._fastpaths.ENABLED else 'off'}")
     if args.only in (None, "bits"):
         bit_level(args.repeat)
+    if args.only in (None, "narrow"):
+        narrow_formats(args.repeat)
     if args.only in (None, "array"):
         array_level(args.repeat)
     if args.only in (None, "accumulate"):

@@ -24,37 +24,14 @@ from softfloat.accumulate import _scalar_chain
 from softfloat.formats import as_format
 from softfloat.ops import _driver
 
+from tests.fastpath_checks import assert_same, general
+
 FORMATS = ["fp16", "bf16", "fp8_e4m3", "fp8_e5m2", "fp8_e4m3fnuz", "fp8_e5m2fnuz", "fp6_e2m3", "fp6_e3m2",
            "fp4_e2m1"]
 DETERMINISTIC = ["nearest_even", "nearest_away", "toward_zero", "upward", "downward", "odd"]
 OPTIONS = [{}, {"tininess": "before"}, {"subnormals": False}, {"saturate": True},
            {"attributes": sf.RoundingAttributes(platform="arm")}]
 SETTINGS = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-
-
-def general(call):
-    """``call()`` with every fast path switched off."""
-    saved = _fastpaths.ENABLED
-    _fastpaths.ENABLED = False
-    try:
-        return call()
-    finally:
-        _fastpaths.ENABLED = saved
-
-
-def assert_same(fast, slow):
-    """Equal bits (or values) and flags, of the same types and shapes."""
-    if isinstance(slow, tuple):
-        (fast, fast_flags), (slow, slow_flags) = fast, slow
-        assert type(fast_flags) is type(slow_flags)
-        for (name, a), (_, b) in zip(fast_flags, slow_flags):
-            assert type(a) is type(b) and np.shape(a) == np.shape(b), name
-            assert np.array_equal(a, b), name
-        if hasattr(slow_flags, "swamped"):
-            assert np.array_equal(fast_flags.swamped, slow_flags.swamped)
-    assert type(fast) is type(slow)
-    assert np.shape(fast) == np.shape(slow)
-    assert np.array_equal(np.asarray(fast).reshape(-1).view(np.uint8), np.asarray(slow).reshape(-1).view(np.uint8))
 
 
 def _operand(pattern, fmt, form):

@@ -18,9 +18,13 @@ condition it is exact under (``applies``, checked once per plan):
   whose index has at most 21 bits), every deterministic mode: the result depends only on
   the input's top bits and the OR of the rest, so it is one lookup in a table the general
   path fills once (:mod:`._table_cache` keeps the tables, within a memory bound);
-* :mod:`._upper` -- float64 -> a 16-bit format (fp16, bf16) in nearest_even /
-  nearest_away / toward_zero without flags, when a whole block lies in the target's
-  normal range: the same re-bias on the upper 32-bit word of each float64;
+* :mod:`._upper` -- float64 -> a 16-bit format (fp16, bf16) in every deterministic mode
+  without flags, when a whole block lies in the target's normal range: the same re-bias
+  on the upper 32-bit word of each float64, the lower word read only for its sticky bit
+  where the upper word's cut bits are all 0;
+* :mod:`._odd32` -- float64 -> fp16 (formats float32's table takes and float64's does
+  not) over the whole range, every deterministic mode, flags included: float64 rounded
+  to odd into float32 (numpy's cast and a fix of the last bit), then float32's table;
 * :mod:`._native16` -- fp16 add and sub in round to nearest even with flags, on the
   operations' blocks (:func:`float16_block`): the exact float64 sum, numpy's float16
   cast, the flags from the result;
@@ -54,7 +58,7 @@ from .. import _scratch
 from .._workspace import BLOCK_SIZE
 from ..formats import Format, fp16, fp32
 from ..rounding import Rounding
-from . import _decoding, _float16, _native16, _plan, _scalar, _table, _truncate
+from . import _decoding, _float16, _native16, _odd32, _plan, _scalar, _table, _truncate
 from ._table import TABLE_INDEX_MAX_BITS
 
 __all__ = ["ENABLED", "BLOCK_FACTOR", "TABLE_INDEX_MAX_BITS", "quantize_block", "TRUNCATING_BLOCK_FACTOR",
@@ -99,6 +103,8 @@ def encode_block(blk, fmt: Format, attrs, want: bool, out, ws, general):
         plan = plan.fallback  # a block too small to pay for the tables
         if plan is None:
             return None
+    if plan.kernel is _odd32.by_float32:
+        return _odd32.by_float32(plan, blk, want, out, ws, general)
     return plan.kernel(plan, blk, want, out, ws)
 
 

@@ -9,7 +9,7 @@ import numpy as np
 
 from ..formats import Format, Specials, fp32, fp64
 from ..rounding import Rounding
-from . import _rebias, _table, _truncate, _upper
+from . import _odd32, _rebias, _table, _truncate, _upper
 from ._table_cache import TablePlan
 from ._words import overshift_is_zero
 
@@ -46,6 +46,8 @@ def plan(fmt: Format, dtype_char: str, attrs):
         fallback = Plan(_rebias.rebias, fmt, attrs, src.mantissa_bits, src.bias, src.storage_dtype.type)
     if _table.applies(fmt, src):
         return TablePlan(fmt, src, attrs, fallback)
+    if _odd32.applies(fmt, src):  # float64 -> fp16: float32 rounded to odd, then its table
+        return _odd32.Odd32Plan(plan(fmt, "f", attrs), fallback)
     return fallback
 
 

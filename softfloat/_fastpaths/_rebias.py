@@ -172,8 +172,10 @@ def _clamp_overflow(p, u, t, c):
 
 
 def _clip(ts, floor, cap):
-    """ts <- min(max(ts, floor), cap), in place."""
-    if ts.size < SHORT_BLOCK:  # np.clip's argument handling in Python costs microseconds
+    """ts <- min(max(ts, floor), cap), in place.  np.clip only with a scalar cap: with a
+    per-lane cap (upward, downward) its loop took 1.2 ns/element against 0.5 for the two
+    ufuncs (int64, numpy 2.4)."""
+    if ts.size < SHORT_BLOCK or isinstance(cap, np.ndarray):  # np.clip's Python-level steps cost microseconds
         np.maximum(ts, floor, out=ts)
         np.minimum(ts, cap, out=ts)
     else:

@@ -36,12 +36,13 @@ from .. import _fastpaths, _scratch
 from .._encode import encode_block
 from .._flagmasks import FlagMasks
 from .._workspace import Workspace
+from ..flags import AccumulationFlags
 from ..formats import Format, fp32, fp64
-from ..ops.kernels import addition_flags, is_narrow
+from ..ops.kernels import addition_flags, is_narrow, sums_are_exact
 from ..rounding import Rounding
-from ._operands import invalid_products
+from ._operands import _decode, invalid_products
 
-__all__ = ["Native", "plan"]
+__all__ = ["ONE_OUTPUT_TERMS", "Native", "one_output", "plan"]
 
 
 def _products_fit(fmt: Format, acc: Format, layout) -> bool:
@@ -240,3 +241,95 @@ def _sum_rows(rows):
         _running_sums(rows)
         return rows[-1].copy()
     return np.add.reduce(rows, axis=0, initial=-0.0)
+
+
+# ---- one output: a sum or dot product of 1-D operands, without the tiles ---------------
+#: terms up to which :func:`one_output` takes a reduction (its arrays are of the terms'
+#: size; longer ones take the tiles of the general path, within their memory bound)
+ONE_OUTPUT_TERMS = 1 << 16
+
+
+def one_output(spec, x, y=None):
+    """The sum (``y`` None) or dot product of the C-contiguous 1-D pattern arrays ``x``
+    (and ``y``) of ``spec.fmt`` (a softfloat.accumulate._spec.ReductionSpec) into one
+    output, by numpy's arithmetic in the accumulator's dtype; or None (the general path).
+
+    The conditions are :func:`plan`'s (module docstring), checked from the formats alone
+    (products: exact in the accumulator by the format), for the sequential and reverse
+    orders without ``c``, ``block`` or ``product`` and an out_format equal to the
+    accumulator.  Why the bits, flags and swamped count are the general path's:
+
+    * the running sums ``s = np.add.accumulate(t)`` are the definition's steps, each one
+      IEEE addition in the accumulator (numpy's accumulate of a 1-D array runs in order);
+    * non-finite values are absorbing here (inf + finite = inf, NaN stays NaN, inf - inf
+      = NaN), so all terms and running sums are finite iff the last running sum is; a
+      non-finite one is declined (its invalid, overflow and NaN rules are the general
+      path's), so no step overflows or is invalid, and none underflows (a sum landing
+      below the smallest normal is exact);
+    * inexact and swamped are those of :func:`addition_flags` on each step, ORed and
+      counted over the steps: a step r = a + b is exact iff r - a == b and r - b == a
+      (Fast2Sum, whichever operand is larger), so the first pass that finds an inexact
+      step settles the flag; in an accumulator whose sums are exact in float64 (fp16),
+      iff r == a + b in float64 (the same values, widened exactly);
+    * the first term starts the sum exactly (it is a value of the accumulator), and
+      products of the terms are exact in the accumulator's dtype.
+    """
+    acc, attrs = spec.ieee_accumulator, spec.attributes
+    if (not _fastpaths.ENABLED or spec.hardware or spec.block is not None or spec.product is not None
+            or spec.order == "pairwise" or spec.key is not None or spec.out_format != acc
+            or acc.native_dtype is None or attrs.rounding is not Rounding.NEAREST_EVEN or not attrs.subnormals
+            or attrs.saturate):
+        return None
+    fmt = spec.fmt
+    if not (acc.holds(fmt) if y is None else _products_fit_by_format(fmt, acc)):
+        return None
+    dtype = acc.native_dtype
+    terms = []
+    for patterns in ((x,) if y is None else (x, y)):
+        if (type(patterns) is not np.ndarray or patterns.ndim != 1 or patterns.dtype != fmt.storage_dtype
+                or not 0 < patterns.size <= ONE_OUTPUT_TERMS or not patterns.flags.c_contiguous):
+            return None
+        if fmt.bits < 8 * patterns.itemsize and (patterns >> fmt.bits).any():
+            return None  # the general path says what is wrong
+        with np.errstate(all="ignore"):  # NaNs cast (they are declined below)
+            terms.append(patterns.view(dtype) if fmt == acc else _values(patterns, fmt, dtype))
+    with np.errstate(all="ignore"):
+        t = terms[0] if y is None else np.multiply(terms[0], terms[1])  # exact: the format fits
+        if spec.order == "reverse":
+            t = t[::-1]
+        s = np.add.accumulate(t, dtype=dtype)
+        if not np.isfinite(s[-1]):
+            return None
+        bits = s[-1:].view(acc.storage_dtype)[0]
+        if not spec.want:
+            return bits
+        if sums_are_exact(acc) and dtype != np.float64:  # fp16: its arithmetic is slow, float64's exact
+            s, t = s.astype(np.float64), t.astype(np.float64)
+            a, r, b = s[:-1], s[1:], t[1:]
+            inexact = bool(np.not_equal(a + b, r).any())
+        else:
+            a, r, b = s[:-1], s[1:], t[1:]
+            inexact = bool(np.not_equal(r - a, b).any() or np.not_equal(r - b, a).any())
+        kept = r == a
+        swamped = np.count_nonzero(kept & (b != 0)) if kept.any() else 0
+    # what FlagMasks.to_flags((), swamped=...).squeezed() makes, without its 0-d arrays
+    clear = np.False_
+    return bits, AccumulationFlags(clear, clear, clear, clear, np.bool_(inexact), swamped=np.int64(swamped))
+
+
+def _products_fit_by_format(fmt: Format, acc: Format) -> bool:
+    """Is every product of two ``fmt`` values exactly a value of ``acc`` (by the formats)?"""
+    if acc == fp64:
+        return is_narrow(fmt)
+    if 2 * fmt.precision > acc.precision:
+        return False
+    lowest = 2 * (fmt.emin - fmt.mantissa_bits)  # exponent of the smallest product's last bit
+    return lowest >= acc.emin - acc.mantissa_bits and fmt.max_finite ** 2 <= acc.max_finite
+
+
+def _values(patterns, fmt: Format, dtype):
+    """The exact values of ``fmt`` patterns as ``dtype`` (which holds them): numpy's
+    widening cast where fmt is a numpy float, else the codec's decoder."""
+    if fmt.native_dtype is not None:
+        return patterns.view(fmt.native_dtype).astype(dtype)
+    return _decode(patterns, fmt, dtype=dtype)

@@ -12,6 +12,7 @@ from .. import _dask, _fastpaths, _validate
 from .._decode import decode_block
 from .._encode import encode_block
 from .._flagmasks import FlagMasks
+from ..flags import AccumulationFlags
 from .._random import Positions
 from .._options import resolve_attributes
 from ..attributes import RoundingAttributes
@@ -112,7 +113,8 @@ def sum(x, fmt, *, axis=None, keepdims=False, accumulator=None, out_format=None,
                          order=order, block=block, attributes=attrs, want=return_flags).keyed(rng)
     if _dask.any_dask(x, c):
         return _lazy_sum(x, spec, axis, keepdims, c)
-    if axis is None and not keepdims and c is None:
+    one_d = type(x) is np.ndarray and x.ndim == 1 and axis in (0, -1)
+    if c is None and not keepdims and (axis is None or one_d):
         small = _one_output(spec, x, None)
         if small is not None:
             return small
@@ -226,15 +228,24 @@ def matmul(a, b, fmt, *, accumulator=None, out_format=None, c=None, product=None
 #: (about 2 us a step, against 100-200 us of set-up on the general path).  Longer ones
 #: take the general path, whose native plans (an fp16 or fp32 accumulator in nearest
 #: even) run at numpy's speed, and whose other chains into one output step on Python
-#: floats too (softfloat.accumulate._ieee.Arithmetic.chain)
+#: floats too (softfloat.accumulate._ieee.Arithmetic.chain).  0 holds off both one-output
+#: shortcuts (this one and softfloat.accumulate._fast.one_output: the tests of the tiles)
 _ONE_OUTPUT_TERMS = 64
 
 
 def _one_output(spec: ReductionSpec, x, y):
-    """sum (``y`` None) or vecdot of 1-D bit-pattern arrays into one output, step by step
-    on Python floats (softfloat.accumulate._scalar_chain), or None: the general path
-    (switched off, another layout or option, a special value or any step the scalar
-    rounding declines).  Same bits, flags and swamped count as the general path."""
+    """sum (``y`` None) or vecdot of 1-D bit-pattern arrays into one output: by numpy's
+    arithmetic where softfloat.accumulate._fast.one_output shows it exact (any length),
+    else step by step on Python floats (softfloat.accumulate._scalar_chain, up to
+    _ONE_OUTPUT_TERMS terms); or None: the general path (switched off, another layout or
+    option, a special value or any step the scalar rounding declines).  Same bits, flags
+    and swamped count as the general path."""
+    if not _ONE_OUTPUT_TERMS:
+        return None
+    if type(x) is np.ndarray and x.size > 1:
+        small = _fast.one_output(spec, x, y)
+        if small is not None:
+            return small
     fmt, acc, out = spec.fmt, spec.ieee_accumulator, spec.out_format
     if (spec.hardware or spec.block is not None or spec.product is not None or spec.order == "pairwise"
             or type(x) is not np.ndarray or x.dtype.kind not in "ui" or x.size == 0
@@ -269,9 +280,10 @@ def _one_output(spec: ReductionSpec, x, y):
     bits = out.storage_dtype.type(pattern)
     if not spec.want:
         return bits
-    masks = FlagMasks(underflow=np.array(bool(code & _fastpaths.SCALAR_UNDERFLOW)),
-                      inexact=np.array(bool(code & _fastpaths.SCALAR_INEXACT)))
-    return bits, masks.to_flags((), swamped=np.array(swamped, dtype=np.int64)).squeezed()
+    # what FlagMasks.to_flags((), swamped=...).squeezed() makes, without its 0-d arrays
+    clear = np.False_
+    return bits, AccumulationFlags(clear, clear, clear, np.bool_(code & _fastpaths.SCALAR_UNDERFLOW),
+                                   np.bool_(code & _fastpaths.SCALAR_INEXACT), swamped=np.int64(swamped))
 
 
 def _reduce(layout, signaling, spec: ReductionSpec, c, positions=None):

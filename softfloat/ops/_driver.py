@@ -1,9 +1,16 @@
 """The block driver of the operations: operands streamed through a kernel block by block
-(on threads, or chunk by chunk for dask), each block's exact results rounded once."""
+(on threads, or chunk by chunk for dask), each block's exact results rounded once.
+
+Before the blocks, :func:`apply` tries its shortcuts (each off with
+``softfloat._fastpaths.ENABLED``): one element on Python integers (:func:`_one_element`),
+small fp16 arrays by numpy's float16 arithmetic (:func:`_small_fp16`), and operands of at
+most 16 bits side by side (FP8 pairs, sqrt up to fp16) by one lookup in a table the
+general path filled once (:func:`_by_pair_table`, its proof beside it)."""
 
 from __future__ import annotations
 
 import math
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -90,6 +97,12 @@ def apply(operation, fmt, operands, attrs, rng=None, *, denormals_are_zero=False
             if workers is not None:
                 resolve_workers(workers)
             return small
+    if rng is None and _fastpaths.ENABLED:
+        small = _by_pair_table(operation, fmt, operands, attrs, denormals_are_zero, return_flags)
+        if small is not None:
+            if workers is not None:
+                resolve_workers(workers)
+            return small
     job = Job(operation, Target(fmt, attrs, return_flags),
               key=None if rng is None else key_from(rng), daz_inputs=denormals_are_zero)
     if _dask.any_dask(*(value for _, value in operands)):
@@ -159,18 +172,28 @@ def _one_element(scalar, fmt, operands, attrs, want):
 SMALL_FP16 = 1 << 14
 
 
-def _small_fp16(ufunc, fmt, operands, attrs, want):
-    """apply() by softfloat._fastpaths.float16_arithmetic for uint16 array operands of
-    at most SMALL_FP16 elements (broadcast), or None."""
+def _pattern_arrays(operands, dtype):
+    """``(arrays, broadcast shape)`` when every operand is an ndarray of ``dtype``, else
+    None (other operands, and shapes that do not broadcast, take the general path, which
+    says what is wrong)."""
     arrays = []
     for _, value in operands:
-        if type(value) is not np.ndarray or value.dtype != np.uint16:
+        if type(value) is not np.ndarray or value.dtype != dtype:
             return None
         arrays.append(value)
     try:
-        shape = np.broadcast_shapes(*(a.shape for a in arrays))
+        return arrays, np.broadcast_shapes(*(a.shape for a in arrays))
     except ValueError:
-        return None  # the general path says which operands
+        return None
+
+
+def _small_fp16(ufunc, fmt, operands, attrs, want):
+    """apply() by softfloat._fastpaths.float16_arithmetic for uint16 array operands of
+    at most SMALL_FP16 elements (broadcast), or None."""
+    found = _pattern_arrays(operands, np.dtype(np.uint16))
+    if found is None:
+        return None
+    arrays, shape = found
     if math.prod(shape) > SMALL_FP16:
         return None
     found = _fastpaths.float16_arithmetic(ufunc, arrays, fmt, attrs, want)
@@ -181,6 +204,91 @@ def _small_fp16(ufunc, fmt, operands, attrs, want):
     if not want:
         return result
     return result, FlagMasks(**masks).to_flags(shape).squeezed()
+
+
+# ---- every operand pair of a narrow format: one lookup (FP8 add/sub/mul/div, sqrt to 16 bits) ----
+#
+# Why the bits and flags are the general path's: a deterministic operation's result and
+# flags depend only on its operands' patterns, the format and the attributes (DAZ
+# included), so a table indexed by the operands' patterns side by side holds them for
+# every input once the general path (:func:`_stream`) has filled it on every index.
+# The lookup then only reads it: the bits at the index, and each flag's mask at the
+# index (flags the general path raised nowhere in the table are clear everywhere).  A
+# format of fewer bits than its storage is looked up only when no operand has a pattern
+# beyond it (else the general path says what is wrong).  tests/test_small_paths_more.py
+# compares the two on every pair.
+
+#: index bits (operand bits side by side) up to which an operation gets a pair table:
+#: 65,536 entries of two bytes each
+PAIR_TABLE_BITS = 16
+#: elements a (operation, format, attributes) must have been called on, in all, before
+#: its table is filled (filling runs the general path on every entry, a few ms), so that
+#: a single small call never pays for it
+PAIR_TABLE_FILL_AFTER = 1 << 13
+#: tables kept (64 KiB and a 64 KiB mask per flag at most); beyond it the oldest is
+#: dropped (refilled if needed)
+PAIR_TABLES_KEPT = 32
+
+_pair_tables: dict = {}  # key -> (bits, {name: mask} of the flags raised anywhere)
+_pair_seen: dict = {}  # key -> elements called on before the table is filled
+_pair_lock = threading.Lock()
+
+
+def _by_pair_table(operation, fmt, operands, attrs, daz, want):
+    """apply() by one lookup in the operation's pair table (deterministic rounding,
+    ndarray operands of ``fmt.storage_dtype`` whose patterns side by side have at most
+    PAIR_TABLE_BITS bits), or None: the general path (which also fills the table, when
+    called on enough elements)."""
+    width = fmt.bits * len(operands)
+    if width > PAIR_TABLE_BITS or attrs.rounding is Rounding.STOCHASTIC:
+        return None
+    found = _pattern_arrays(operands, fmt.storage_dtype)
+    if found is None:
+        return None
+    arrays, shape = found
+    key = (operation, fmt, attrs, daz)
+    table = _pair_tables.get(key)
+    if table is None:
+        seen = _pair_seen.get(key, 0) + math.prod(shape)
+        if seen < PAIR_TABLE_FILL_AFTER:
+            _pair_seen[key] = seen
+            return None
+        table = _fill_pair_table(key, len(operands))
+    if fmt.bits < 8 * fmt.storage_dtype.itemsize:
+        if any((a >> fmt.bits).any() for a in arrays):
+            return None
+    index = arrays[0].astype(np.intp)
+    for a in arrays[1:]:
+        index = (index << fmt.bits) | a
+    bits_table, masks_table = table
+    bits = bits_table[index]
+    result = bits[()] if bits.ndim == 0 else bits
+    if not want:
+        return result
+    masks = FlagMasks(**{name: mask[index] for name, mask in masks_table.items()})
+    return result, masks.to_flags(shape).squeezed()
+
+
+def _fill_pair_table(key, arity):
+    """The general path's bits and flags on every index of ``key``'s table, kept."""
+    operation, fmt, attrs, daz = key
+    n = 1 << (fmt.bits * arity)
+    index = np.arange(n, dtype=np.intp)
+    field = (1 << fmt.bits) - 1
+    arrays = [((index >> (fmt.bits * (arity - 1 - i))) & field).astype(fmt.storage_dtype) for i in range(arity)]
+    bits = np.empty(n, dtype=fmt.storage_dtype)
+    flags = FlagMasks.zeros(n)
+    _stream(Job(operation, Target(fmt, attrs, True), daz_inputs=daz), arrays, bits, flags, 1)
+    masks = {name: mask for name, mask in flags if mask.any()}  # the flags raised anywhere
+    for mask in (bits, *masks.values()):
+        mask.flags.writeable = False
+    table = (bits, masks)
+    with _pair_lock:  # two threads may both fill it (the same table): the last one stays
+        _pair_tables[key] = table
+        _pair_seen.pop(key, None)
+        while len(_pair_tables) > PAIR_TABLES_KEPT:
+            del _pair_tables[next(iter(_pair_tables))]
+    return table
 
 
 def zero_pattern(fmt, negative: bool) -> int:

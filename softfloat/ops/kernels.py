@@ -32,6 +32,10 @@ The contract
     True for fp32 and narrower formats: every product of two values is exact in float64
     and no intermediate leaves float64's range, so a kernel given such a ``fmt`` marks no
     hazard and float64 products of its values are exact.
+``sums_are_exact(fmt)``
+    True where every sum of two values of ``fmt`` is exact in float64 (fp16, FP8, FP6,
+    FP4): a sum of two such values is inexact in fmt iff its rounding differs from the
+    float64 sum.
 ``safe_magnitude(x)``
     Where Dekker's product of x is exact in float64 (the wide formats' hazard test).
 ``addition_flags(a, b, r, symmetric=False) -> (FlagMasks, swamped)``
@@ -45,7 +49,7 @@ The contract
 
 from __future__ import annotations
 
-from ._eft import is_narrow, safe_magnitude
+from ._eft import is_narrow, safe_magnitude, sums_are_exact
 from ._kernel import Exact
 from ._nan import default_nan
 from ._round_block import Target, round_block
@@ -57,5 +61,5 @@ from .mul import mul_exact, mul_kernel
 __all__ = [
     "Exact", "Target", "add_exact", "add_kernel", "addition_flags", "default_nan", "div_exact", "div_kernel",
     "fma_exact", "fma_kernel", "is_narrow", "mul_exact", "mul_kernel", "round_block",
-    "safe_magnitude",
+    "safe_magnitude", "sums_are_exact",
 ]

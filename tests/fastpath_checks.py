@@ -1,0 +1,33 @@
+"""Checks shared by the tests of the shortcuts: the general path (every fast path off)
+and bit-for-bit, flag-for-flag equality of a shortcut's answer with it."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from softfloat import _fastpaths
+
+
+def general(call):
+    """``call()`` with every fast path switched off."""
+    saved = _fastpaths.ENABLED
+    _fastpaths.ENABLED = False
+    try:
+        return call()
+    finally:
+        _fastpaths.ENABLED = saved
+
+
+def assert_same(fast, slow):
+    """Equal bits (or values) and flags, of the same types and shapes."""
+    if isinstance(slow, tuple):
+        (fast, fast_flags), (slow, slow_flags) = fast, slow
+        assert type(fast_flags) is type(slow_flags)
+        for (name, a), (_, b) in zip(fast_flags, slow_flags):
+            assert type(a) is type(b) and np.shape(a) == np.shape(b), name
+            assert np.array_equal(a, b), name
+        if hasattr(slow_flags, "swamped"):
+            assert np.array_equal(fast_flags.swamped, slow_flags.swamped)
+    assert type(fast) is type(slow)
+    assert np.shape(fast) == np.shape(slow)
+    assert np.array_equal(np.asarray(fast).reshape(-1).view(np.uint8), np.asarray(slow).reshape(-1).view(np.uint8))

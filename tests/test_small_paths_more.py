@@ -1,0 +1,217 @@
+"""The pair tables of the operations equal the general path bit for bit, flags included.
+
+softfloat.ops._driver._by_pair_table answers an operation whose operands' patterns side
+by side have at most 16 bits (FP8/FP6/FP4 add, sub, mul, div; sqrt up to fp16) by one
+lookup in a table the general path filled once on every index.  The reference is the
+same public call with the off switch ``softfloat._fastpaths.ENABLED`` set to False.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import softfloat as sf
+from softfloat.formats import as_format
+from softfloat.ops import _driver
+
+from tests.fastpath_checks import assert_same, general
+
+OPS = [sf.add, sf.sub, sf.mul, sf.div]
+FORMATS = ["fp8_e4m3", "fp8_e5m2", "fp8_e4m3fnuz", "fp6_e2m3", "fp6_e3m2", "fp4_e2m1"]
+DETERMINISTIC = ["nearest_even", "nearest_away", "toward_zero", "upward", "downward", "odd"]
+OPTIONS = [{}, {"tininess": "before"}, {"subnormals": False}, {"saturate": True},
+           {"denormals_are_zero": True}, {"attributes": sf.RoundingAttributes(platform="arm")}]
+
+
+@pytest.fixture
+def fill_at_once(monkeypatch):
+    """Tables filled on the first call, from empty caches (restored afterwards)."""
+    monkeypatch.setattr(_driver, "PAIR_TABLE_FILL_AFTER", 0)
+    monkeypatch.setattr(_driver, "_pair_tables", {})
+    monkeypatch.setattr(_driver, "_pair_seen", {})
+
+
+def _all_pairs(fmt):
+    n = 1 << as_format(fmt).bits
+    a, b = np.divmod(np.arange(n * n), n)
+    dtype = as_format(fmt).storage_dtype
+    return a.astype(dtype), b.astype(dtype)
+
+
+@pytest.mark.parametrize("rounding", ["nearest_even", "toward_zero"])
+@pytest.mark.parametrize("fmt", ["fp8_e4m3", "fp8_e5m2"])
+@pytest.mark.parametrize("op", OPS, ids=lambda f: f.__name__)
+def test_every_fp8_pair_equals_the_general_path(fill_at_once, op, fmt, rounding):
+    a, b = _all_pairs(fmt)
+    fast = op(a, b, fmt, rounding, return_flags=True)
+    assert len(_driver._pair_tables) == 1  # the table answered
+    assert_same(fast, general(lambda: op(a, b, fmt, rounding, return_flags=True)))
+    assert_same(op(a, b, fmt, rounding), general(lambda: op(a, b, fmt, rounding)))
+
+
+@pytest.mark.parametrize("fmt, rounding", [("fp8_e4m3", "upward"), ("fp16", "toward_zero"), ("fp16", "odd")])
+def test_every_sqrt_equals_the_general_path(fill_at_once, fmt, rounding):
+    a = np.arange(1 << as_format(fmt).bits).astype(as_format(fmt).storage_dtype)
+    fast = sf.sqrt(a, fmt, rounding, return_flags=True)
+    assert len(_driver._pair_tables) == 1
+    assert_same(fast, general(lambda: sf.sqrt(a, fmt, rounding, return_flags=True)))
+
+
+@st.composite
+def table_call(draw):
+    fmt = draw(st.sampled_from(FORMATS))
+    width = as_format(fmt).bits
+    dtype = as_format(fmt).storage_dtype
+    shapes = draw(st.sampled_from([((), ()), ((1,), (1,)), ((1, 1), ()), ((3,), (3,)), ((2, 3), (3,)),
+                                   ((4, 1), (1, 5)), ((0,), (1,))]))
+    patterns = st.integers(0, (1 << width) - 1)
+    operands = [np.array(draw(st.lists(patterns, min_size=int(np.prod(s)), max_size=int(np.prod(s)))),
+                         dtype=dtype).reshape(s) for s in shapes]
+    op = draw(st.sampled_from(OPS))
+    kw = dict(draw(st.sampled_from(OPTIONS)), rounding=draw(st.sampled_from(DETERMINISTIC)),
+              return_flags=draw(st.booleans()))
+    return op, operands, fmt, kw
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow,
+                                                                   HealthCheck.function_scoped_fixture])
+@given(table_call())
+def test_table_calls_equal_the_general_path(fill_at_once, call):
+    op, operands, fmt, kw = call
+    assert_same(op(*operands, fmt, **kw), general(lambda: op(*operands, fmt, **kw)))
+
+
+@pytest.mark.parametrize("fmt", ["fp6_e3m2", "fp4_e2m1"])
+def test_patterns_beyond_a_narrow_format_are_the_general_paths_error(fill_at_once, fmt):
+    bad = np.array([1, 1 << as_format(fmt).bits], dtype=np.uint8)
+    with pytest.raises(ValueError) as fast:
+        sf.add(bad, bad, fmt)
+    with pytest.raises(ValueError) as slow:
+        general(lambda: sf.add(bad, bad, fmt))
+    assert str(fast.value) == str(slow.value)
+
+
+def test_mismatched_shapes_are_the_general_paths_error(fill_at_once):
+    a, b = np.zeros(3, dtype=np.uint8), np.zeros(4, dtype=np.uint8)
+    sf.add(a, a, "fp8_e4m3")  # fills the table
+    assert _driver._pair_tables
+    with pytest.raises(ValueError) as fast:
+        sf.add(a, b, "fp8_e4m3")
+    with pytest.raises(ValueError) as slow:
+        general(lambda: sf.add(a, b, "fp8_e4m3"))
+    assert str(fast.value) == str(slow.value)
+
+
+def test_a_filled_table_answers_without_the_general_path(fill_at_once, monkeypatch):
+    a, b = _all_pairs("fp8_e4m3")
+    sf.mul(a[:10], b[:10], "fp8_e4m3")  # fills the table
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("the general path ran")
+    monkeypatch.setattr(_driver, "_stream", refuse)
+    bits, flags = sf.mul(a, b, "fp8_e4m3", return_flags=True)
+    assert bits.shape == a.shape and flags.inexact.any()
+
+
+def test_small_calls_do_not_fill_a_table(monkeypatch):
+    monkeypatch.setattr(_driver, "_pair_tables", {})
+    monkeypatch.setattr(_driver, "_pair_seen", {})
+    a = np.arange(10, dtype=np.uint8)
+    sf.add(a, a, "fp8_e5m2")
+    assert not _driver._pair_tables
+    for _ in range(_driver.PAIR_TABLE_FILL_AFTER // 10):
+        sf.add(a, a, "fp8_e5m2")
+    assert len(_driver._pair_tables) == 1  # enough elements in all
+
+
+def test_the_switch_turns_the_tables_off(fill_at_once, monkeypatch):
+    calls = []
+    original = _driver._by_pair_table
+    monkeypatch.setattr(_driver, "_by_pair_table", lambda *a: calls.append(1) or original(*a))
+    a, b = _all_pairs("fp8_e5m2")
+    general(lambda: sf.add(a[:100], b[:100], "fp8_e5m2", return_flags=True))
+    assert not calls and not _driver._pair_tables
+    sf.add(a[:100], b[:100], "fp8_e5m2", return_flags=True)
+    assert calls and _driver._pair_tables
+
+
+def test_stochastic_rounding_takes_no_table(fill_at_once):
+    a, b = _all_pairs("fp8_e4m3")
+    sf.add(a[:100], b[:100], "fp8_e4m3", "stochastic", rng=0)
+    assert not _driver._pair_tables
+
+
+def test_the_cache_is_bounded(fill_at_once, monkeypatch):
+    monkeypatch.setattr(_driver, "PAIR_TABLES_KEPT", 2)
+    a = np.arange(4, dtype=np.uint8)
+    for rounding in ("nearest_even", "toward_zero", "upward"):
+        sf.add(a, a, "fp4_e2m1", rounding)
+    assert len(_driver._pair_tables) == 2
+    assert_same(sf.add(a, a, "fp4_e2m1", "nearest_even", return_flags=True),
+                general(lambda: sf.add(a, a, "fp4_e2m1", "nearest_even", return_flags=True)))
+
+
+# ---- sums and dot products into one output (softfloat.accumulate._fast.one_output) -------
+def _patterns(fmt, values):
+    return np.asarray(sf.encode(values, fmt))
+
+
+@st.composite
+def one_output_call(draw):
+    fmt = draw(st.sampled_from(["fp16", "bf16", "fp8_e4m3", "fp8_e5m2", "fp32", "fp4_e2m1"]))
+    kind = draw(st.sampled_from(["sum", "vecdot"]))
+    n = draw(st.integers(65, 3000))
+    scale = draw(st.sampled_from([1e-6, 1.0, 1e3, 3e4]))
+    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
+    values = [rng.standard_normal(n) * scale for _ in range(2 if kind == "vecdot" else 1)]
+    if draw(st.booleans()):  # repeated values: swamping, exact cancellations, zeros
+        values = [np.round(v) for v in values]
+    if draw(st.booleans()):
+        values[0][rng.integers(0, n)] = draw(st.sampled_from([np.inf, -np.inf, np.nan, 0.0, -0.0]))
+    operands = [_patterns(fmt, v) for v in values]
+    kw = dict(accumulator=draw(st.sampled_from([None, "fp32", "fp16", "fp64"])),
+              order=draw(st.sampled_from(["sequential", "reverse", "pairwise"])),
+              rounding=draw(st.sampled_from(["nearest_even", "nearest_even", "toward_zero"])),
+              return_flags=draw(st.booleans()))
+    kw.update(draw(st.sampled_from([{}, {}, {"saturate": True}, {"subnormals": False}, {"tininess": "before"}])))
+    if fmt in ("fp32",) and kw["accumulator"] == "fp16":
+        kw["accumulator"] = "fp32"
+    return getattr(sf, kind), operands, fmt, kw
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(one_output_call())
+def test_one_output_reductions_equal_the_general_path(call):
+    fn, operands, fmt, kw = call
+    assert_same(fn(*operands, fmt, **kw), general(lambda: fn(*operands, fmt, **kw)))
+
+
+@pytest.mark.parametrize("acc", ["fp16", "fp32"])
+def test_swamped_sums_count_as_the_general_path(acc):
+    x = _patterns("fp16", np.concatenate([[2048.0], np.ones(500), [-3.0, 0.5, -0.0, 1e-7], np.ones(100)]))
+    fast = sf.sum(x, "fp16", accumulator=acc, return_flags=True)
+    assert_same(fast, general(lambda: sf.sum(x, "fp16", accumulator=acc, return_flags=True)))
+    assert fast[1].swamped > 0 and fast[1].inexact  # 2**-24 is lost beside 2048 in both
+
+
+def _spy_one_output(monkeypatch):
+    from softfloat.accumulate import _fast
+    found = []
+    original = _fast.one_output
+    monkeypatch.setattr(_fast, "one_output", lambda *a: found.append(original(*a)) or found[-1])
+    return found
+
+
+def test_the_one_output_path_ran_and_the_switch_turns_it_off(monkeypatch):
+    found = _spy_one_output(monkeypatch)
+    x = _patterns("fp16", np.linspace(-3, 7, 1000))
+    y = _patterns("fp16", np.linspace(5, -1, 1000))
+    sf.sum(x, "fp16", accumulator="fp32", return_flags=True)
+    sf.vecdot(x, y, "fp16", return_flags=True)
+    assert len(found) == 2 and all(f is not None for f in found)
+    found.clear()
+    general(lambda: sf.sum(x, "fp16", accumulator="fp32", return_flags=True))
+    assert found == [None]
