@@ -170,6 +170,16 @@ def test_encoding_finite_values_allocates_no_invalid_or_divide_by_zero(fast, mon
                                 _encode.Workspace(64)) is None
 
 
+def test_finite_float64_through_the_odd_float32_table_allocates_no_invalid():
+    # whole-range float64 -> fp16 takes the float32 table once it is filled (_fastpaths._odd32)
+    rng = np.random.default_rng(0)
+    sf.encode(np.ldexp(rng.standard_normal(1 << 18), rng.integers(-30, 20, 1 << 18)), "fp16", return_flags=True)
+    attrs, _ = resolve_attributes(None)
+    x = np.ldexp(np.linspace(-3.0, 3.0, 64), np.arange(64) % 40 - 30)
+    fl = _encode.encode_block(x, sf.fp16, attrs, None, True, np.empty(64, np.uint16), _encode.Workspace(64))
+    assert isinstance(fl, FlagMasks) and fl.invalid is None and fl.divide_by_zero is None
+
+
 def test_special_lanes_merged_into_a_block_match_the_scalar_path():
     x = np.array([1.0, np.nan, np.inf, 1e-9, 7e4])
     bits, flags = sf.encode(x, "fp16", return_flags=True)

@@ -28,6 +28,9 @@ condition it is exact under (``applies``, checked once per plan):
 * :mod:`._native16` -- fp16 add and sub in round to nearest even with flags, on the
   operations' blocks (:func:`float16_block`): the exact float64 sum, numpy's float16
   cast, the flags from the result;
+* :mod:`._bfloat16` -- bf16 add, sub, mul, div and sqrt on small arrays in every
+  deterministic mode (:func:`bfloat16_arithmetic`): the exact result, or a rounding of
+  it that decides the same bits and flags, in float64, for the codec's encoder;
 * :mod:`._decoding` -- decoding a format of at most 16 bits: one lookup in a table built
   once by the general decoder, or a left shift where the target's pattern is the top of
   the output float's pattern, for bf16/tf32 into float64 followed by a widening cast.
@@ -58,13 +61,13 @@ from .. import _scratch
 from .._workspace import BLOCK_SIZE
 from ..formats import Format, fp16, fp32
 from ..rounding import Rounding
-from . import _decoding, _float16, _native16, _odd32, _plan, _scalar, _table, _truncate
+from . import _bfloat16, _decoding, _float16, _native16, _odd32, _plan, _scalar, _table, _truncate
 from ._table import TABLE_INDEX_MAX_BITS
 
 __all__ = ["ENABLED", "BLOCK_FACTOR", "TABLE_INDEX_MAX_BITS", "quantize_block", "TRUNCATING_BLOCK_FACTOR",
            "block_factor", "encode_block", "decode_by_shift", "decode_by_widening", "decode_table", "quantize_small",
            "SCALAR_INEXACT", "SCALAR_UNDERFLOW", "scalar_float", "scalar_ratio", "scalar_sqrt", "scalar_values",
-           "float16_arithmetic", "float16_block", "float16_block_applies"]
+           "float16_arithmetic", "float16_block", "float16_block_applies", "bfloat16_arithmetic"]
 
 #: False sends every block down the general path (tests compare the two)
 ENABLED = True
@@ -316,3 +319,15 @@ def float16_block(ufunc, x, y, attrs, want: bool, out, ws, build):
     the general path takes the block).  ``build(patterns, out)`` is the general decoder
     that fills fp16's decoding table once."""
     return _native16.run(ufunc, x, y, attrs, want, out, ws, _decoding.table(fp16, np.float64, build))
+
+
+def bfloat16_arithmetic(ufunc, patterns, fmt: Format, attrs, narrow: bool = False):
+    """bf16 ``ufunc`` (np.add, np.subtract, np.multiply, np.divide, np.sqrt) of uint16
+    pattern arrays as float64 values whose rounding into bf16 (by the codec's encoder,
+    flags included) is the correctly rounded result (:mod:`._bfloat16`: bf16, a
+    deterministic mode, finite operands, nonzero divisors, non-negative radicands), or
+    None (declined).  ``narrow``: float32 values where float32 holds them all (the
+    codec's faster input without flags).  DAZ is the caller's to exclude."""
+    if not ENABLED or not _bfloat16.applies(fmt, attrs):
+        return None
+    return _bfloat16.exact_values(ufunc, patterns, attrs, narrow)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._flagmasks import FlagMasks
 from ..formats import Format, fp32, fp64
 from . import _table, _upper
 from ._words import MAX_REST_SHARE
@@ -81,6 +82,8 @@ def by_float32(p: Odd32Plan, blk, want: bool, out, ws, general=None):
     if rest is not None and np.count_nonzero(rest) > MAX_REST_SHARE * blk.size:
         return None
     fl, _ = _table.by_table(_NoUpper(t), tables, y, want, out, ws)
+    if fl is not None:  # finite lanes raise neither (the rest lanes take the general path's flags)
+        fl = FlagMasks(overflow=fl.overflow, underflow=fl.underflow, inexact=fl.inexact)
     return fl, rest
 
 
