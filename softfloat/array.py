@@ -449,6 +449,8 @@ def asarray(x, fmt=None, rounding=None, *, saturate=None, attributes=None) -> Ar
     Array(6.359375, fmt=fp16)
     >>> sf.asarray(6.36, "fp16", "toward_zero").bits
     array(18012, dtype=uint16)
+    >>> sf.asarray("6.36", "fp16")                 # rounded once from the decimal itself
+    Array(6.359375, fmt=fp16)
     """
     if fmt is None:
         if isinstance(x, Array):
@@ -458,7 +460,8 @@ def asarray(x, fmt=None, rounding=None, *, saturate=None, attributes=None) -> Ar
     if isinstance(x, Array) and x.format == fmt:
         return x
     ctx = get_context()
-    if rounding is None and saturate is None and attributes is None:
+    if rounding is None and saturate is None and attributes is None and not isinstance(x, str):
+        # (a decimal string is a value here, though never an operand: _bits_in refuses it)
         return Array(np.array(_bits_in(x, fmt, "asarray"), dtype=fmt.storage_dtype, copy=True), fmt)
     opts = dict(ctx.options(), saturate=saturate, return_flags=ctx.track_flags)  # given ones win
     if attributes is not None:

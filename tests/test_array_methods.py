@@ -422,3 +422,13 @@ def test_vecdot_matvec_vecmat_are_matmul_with_a_row_or_column():
     assert np.array_equal(np.vecdot(M, W).bits, (M[..., None, :] @ W[..., :, None]).bits[..., 0, 0])
     assert np.array_equal(np.matvec(M, V).bits, (M @ V.reshape(4, 1)).bits[..., 0])
     assert np.array_equal(np.vecmat(U, M).bits, (U.reshape(1, 3) @ M).bits[..., 0, :])
+
+
+def test_asarray_takes_decimal_strings_rounded_once_from_the_decimal():
+    # encode rounds a decimal string once from its exact value (checked against MPFR there)
+    with sf.context() as ctx:
+        x = sf.asarray("6.36", "fp16")
+    assert x.bits == sf.encode("6.36", "fp16") and ctx.flags.inexact == 1
+    assert sf.asarray("0x1.8p-3", "bf16").item() == 0.1875
+    with pytest.raises(TypeError, match="'Array', 'str'"):  # a string is never an operand
+        sf.asarray([1.0], "fp16") + "1"

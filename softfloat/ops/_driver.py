@@ -88,24 +88,11 @@ def apply(operation, fmt, operands, attrs, rng=None, *, denormals_are_zero=False
     fmt = as_format(fmt)
     denormals_are_zero = _validate.boolean("denormals_are_zero", denormals_are_zero)
     return_flags = _validate.boolean("return_flags", return_flags)
-    if operation.scalar is not None and rng is None and not denormals_are_zero:
-        small = _one_element(operation.scalar, fmt, operands, attrs, return_flags)
+    if rng is None:  # stochastic rounding draws by position: the general path only
+        small = _small_input(operation, fmt, operands, attrs, denormals_are_zero, return_flags)
         if small is not None:
             if workers is not None:
                 resolve_workers(workers)  # checked as the general path checks it
-            return small
-    if operation.native is not None and rng is None and not denormals_are_zero:
-        small = (_small_bf16 if fmt == bf16 else _small_fp16)(operation.native, fmt, operands, attrs,
-                                                               return_flags)
-        if small is not None:
-            if workers is not None:
-                resolve_workers(workers)
-            return small
-    if rng is None and _fastpaths.ENABLED:
-        small = _by_pair_table(operation, fmt, operands, attrs, denormals_are_zero, return_flags)
-        if small is not None:
-            if workers is not None:
-                resolve_workers(workers)
             return small
     job = Job(operation, Target(fmt, attrs, return_flags),
               key=None if rng is None else key_from(rng), daz_inputs=denormals_are_zero)
@@ -122,6 +109,20 @@ def apply(operation, fmt, operands, attrs, rng=None, *, denormals_are_zero=False
     return result, flags.to_flags(shape).squeezed()
 
 
+def _small_input(operation, fmt, operands, attrs, daz, want):
+    """The first shortcut that answers for these operands, or None (the general path):
+    one element each, fp16/bf16 arithmetic on small arrays, the pair table of a narrow
+    format.  Each declines what it cannot prove (and honours _fastpaths.ENABLED)."""
+    if not daz and operation.scalar is not None:
+        found = _one_element(operation.scalar, fmt, operands, attrs, want)
+        if found is not None:
+            return found
+    if not daz and operation.native is not None:
+        small_arithmetic = _small_bf16 if fmt == bf16 else _small_fp16
+        found = small_arithmetic(operation.native, fmt, operands, attrs, want)
+        if found is not None:
+            return found
+    return _by_pair_table(operation, fmt, operands, attrs, daz, want) if _fastpaths.ENABLED else None
 
 
 def _one_element(scalar, fmt, operands, attrs, want):
