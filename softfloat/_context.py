@@ -19,7 +19,6 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import math
-import numbers
 from dataclasses import dataclass, field, replace
 
 import numpy as np
@@ -334,11 +333,8 @@ def _checked(base: Context, **changes) -> Context:
         kw["accumulator"] = changes["accumulator"]
     if "rng" in changes:
         rng = changes["rng"]
-        if rng is not None and not isinstance(rng, np.random.Generator):
-            if isinstance(rng, bool) or not isinstance(rng, numbers.Integral):
-                raise TypeError(f"rng must be a numpy.random.Generator, an int seed or None; got {_validate.describe(rng)}")
-            rng = np.random.default_rng(rng)
-        kw["rng"] = rng
+        _validate.rng_argument(rng)
+        kw["rng"] = rng if rng is None or isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
     if "traps" in changes:
         traps = changes["traps"] or ()
         traps = {traps} if isinstance(traps, str) else set(traps)

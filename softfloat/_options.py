@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import numbers
-
 import numpy as np
 
 from . import _validate
@@ -32,11 +30,7 @@ def resolve_attributes(attributes=None, *, rounding=None, tininess=None, subnorm
 def generator_for(attrs: RoundingAttributes, rng):
     """The Generator stochastic rounding draws from (None for the other modes): ``rng``
     itself, or one seeded from an int or from fresh entropy (``rng=None``)."""
-    seed_like = rng is None or (isinstance(rng, numbers.Integral) and not isinstance(rng, bool))
-    if not (seed_like or isinstance(rng, np.random.Generator)):
-        raise TypeError(
-            f"rng must be a numpy.random.Generator, an int seed or None; got {_validate.describe(rng)}"
-        )
+    _validate.rng_argument(rng)
     if attrs.rounding is not Rounding.STOCHASTIC:
         return None
     return rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)

@@ -184,6 +184,14 @@ def choice(name: str, value: object, enum_cls: type[E]) -> E:
     raise TypeError(f"{name} must be one of {valid} (or a {enum_cls.__name__}); got {describe(value)}")
 
 
+def rng_argument(rng: object) -> None:
+    """``rng`` must be what stochastic rounding draws from: a Generator, an int seed or None."""
+    if rng is None or isinstance(rng, np.random.Generator):
+        return
+    if isinstance(rng, bool) or not isinstance(rng, numbers.Integral):
+        raise TypeError(f"rng must be a numpy.random.Generator, an int seed or None; got {describe(rng)}")
+
+
 def boolean(name: str, value: object) -> bool:
     if isinstance(value, (bool, np.bool_)):
         return bool(value)
