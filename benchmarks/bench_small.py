@@ -16,10 +16,14 @@ script prints, in one run,
   fp8_e4m3 accumulators, in nearest_even, toward_zero and stochastic rounding (us per
   term).
 
-Each figure is the median over ``--repeat`` samples of the mean over a batch of calls.
+Each figure is the median (``--stat min``: the minimum, steadier on a shared machine)
+over ``--repeat`` samples of the mean over a batch of calls.  To compare two trees, run
+the script under each (``PYTHONPATH=<tree>``; the header names the softfloat it
+imported), alternating, and keep each cell's minimum.
 
     python benchmarks/bench_small.py
     python benchmarks/bench_small.py --repeat 5 --only array
+    PYTHONPATH=/tmp/base python benchmarks/bench_small.py --repeat 15 --stat min
 """
 
 from __future__ import annotations
@@ -33,9 +37,14 @@ import numpy as np
 import softfloat as sf
 
 
+#: how the samples of a figure are summarised (``--stat``)
+STATISTIC = {"median": statistics.median, "min": min}
+_summary = statistics.median
+
+
 def per_call(fn, repeat: int, budget: float = 0.02) -> float:
-    """Median microseconds per call: ``repeat`` samples, each a batch of calls of about
-    ``budget`` seconds (at least one call)."""
+    """Median (or, with ``--stat min``, minimum) microseconds per call: ``repeat`` samples,
+    each a batch of calls of about ``budget`` seconds (at least one call)."""
     fn()
     t0 = time.perf_counter()
     fn()
@@ -47,7 +56,7 @@ def per_call(fn, repeat: int, budget: float = 0.02) -> float:
         for _ in range(batch):
             fn()
         samples.append((time.perf_counter() - t0) / batch)
-    return statistics.median(samples) * 1e6
+    return _summary(samples) * 1e6
 
 
 def _inputs(n, seed):
@@ -184,9 +193,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=7)
     parser.add_argument("--only", choices=("bits", "narrow", "array", "accumulate"), default=None)
+    parser.add_argument("--stat", choices=sorted(STATISTIC), default="median")
     args = parser.parse_args()
-    print(f"softfloat {sf.__version__}, numpy {np.__version__}; fast paths "
-          f"{'on' if sf._fastpaths.ENABLED else 'off'}")
+    global _summary
+    _summary = STATISTIC[args.stat]
+    print(f"softfloat {sf.__version__} ({sf.__file__}), numpy {np.__version__}; fast paths "
+          f"{'on' if sf._fastpaths.ENABLED else 'off'}; {args.stat} of {args.repeat} samples")
     if args.only in (None, "bits"):
         bit_level(args.repeat)
     if args.only in (None, "narrow"):

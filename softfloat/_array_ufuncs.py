@@ -62,8 +62,12 @@ from ._array_elementwise import MAX_REPEATED_POWER, UFUNCS, ldexp, libm, no_flag
 from .accumulate import matmul as accumulate_matmul
 from .accumulate import sum as accumulate_sum
 from .accumulate.reduce import default_accumulator
+from . import _fastpaths
 from ._context import get_context
-from .flags import Flags
+from .codec import decode
+from .flags import AccumulationFlags, Flags
+from .formats import Format
+from .rounding import Rounding
 
 __all__ = ["REFUSED_UFUNCS", "UFUNCS", "accumulator_of", "dispatch", "matmul", "plain_call", "plain_kernel",
            "sum_of"]
@@ -154,10 +158,12 @@ def dispatch(A, ufunc, method, inputs, kwargs):
     return _store(A, ufunc, A.wrap(result, fmt), (out, where))
 
 
-def plain_call(A, ufunc, impl, inputs):
+def plain_call(A, ufunc, impl, inputs, checked=False):
     """``ufunc(*inputs)`` without keywords, for a kernel of one Array result (what the
-    general path below does for it, in the same order: operands, kernel, flags, wrap)."""
-    if not all(A.is_array(a) or isinstance(a, _OPERANDS) for a in inputs):
+    general path below does for it, in the same order: operands, kernel, flags, wrap).
+    ``checked``: the caller has seen that every input is an Array or a Python float or
+    int."""
+    if not checked and not all(A.is_array(a) or isinstance(a, _OPERANDS) for a in inputs):
         return NotImplemented
     ctx = get_context()
     fmt, bits = A.common(*inputs, ctx=ctx)
@@ -289,13 +295,15 @@ def accumulator_of(ctx, fmt):
     """The context's accumulator, or the default one for ``fmt`` (fp32 for narrower)."""
     if ctx.accumulator is not None:
         return ctx.accumulator
-    acc = _DEFAULT_ACCUMULATORS.get(fmt)
-    if acc is None:
-        acc = _DEFAULT_ACCUMULATORS[fmt] = default_accumulator(fmt)
-    return acc
+    found = _DEFAULT_ACCUMULATORS.get(id(fmt))
+    if found is None or found[0] is not fmt:  # (a Format's hash reads all its fields: keyed by id)
+        found = _DEFAULT_ACCUMULATORS[id(fmt)] = (fmt, default_accumulator(fmt))
+    return found[1]
 
 
-_DEFAULT_ACCUMULATORS: dict = {}  # default_accumulator of each format met (a function of it)
+#: id(fmt) -> (fmt, default_accumulator(fmt)) of each format met (a function of it; the
+#: entry holds fmt, so the id stays its own)
+_DEFAULT_ACCUMULATORS: dict = {}
 
 
 def matmul(A, a, b):
@@ -314,11 +322,55 @@ def sum_of(A, x, axis=None, keepdims=False):
     """:func:`softfloat.sum` with the context's accumulator and order, rounded into x's format."""
     ctx = get_context()
     acc = accumulator_of(ctx, x.format)
+    if x.size == 1 and not keepdims and (axis is None or (axis in (0, -1) and x.ndim == 1)):
+        one = _one_term(A, ctx, acc, x)
+        if one is not None:
+            return one
     bits, flags = ctx.split(accumulate_sum(x.bits, x.format, axis=axis, keepdims=keepdims, accumulator=acc,
                                            out_format=x.format, order=ctx.order, return_flags=ctx.track_flags,
                                            **ctx.options()))
     ctx.record("sum", flags)
     return A.wrap(bits, x.format)
+
+
+#: (id(fmt), id(acc)) -> (fmt, acc, every value of fmt in a list) where acc holds fmt
+_ONE_TERM: dict = {}
+
+
+def _one_term(A, ctx, acc, x):
+    """:func:`sum_of` of a one-element Array into one output, or None (the general path).
+
+    Why it is :func:`softfloat.sum`'s result, bits and flags: with one term there is no
+    addition; the sum is the term, a value of the accumulator (a Format that holds x's
+    format), rounded into x's format, where it is a value already: exact in every
+    deterministic mode, no flag raised, no swamped addition.  Declined: switched off
+    (softfloat._fastpaths.ENABLED), a hardware preset or accumulator name, stochastic
+    rounding (the general path draws its key from the context's generator, which must
+    advance as there), flush-to-zero (a subnormal result is flushed), and a non-finite
+    term (NaN results are the canonical quiet NaN, a signalling NaN is invalid).
+    tests/test_array_small.py compares it with the general path."""
+    fmt = x.format
+    found = _ONE_TERM.get((id(fmt), id(acc)))
+    if found is None or found[0] is not fmt or found[1] is not acc:
+        if not (isinstance(acc, Format) and (acc == fmt or acc.holds(fmt))):
+            return None
+        values = _fastpaths.scalar_values(fmt, lambda patterns: decode(patterns, fmt))
+        if values is None:  # switched off, or wider than 16 bits
+            return None
+        if len(_ONE_TERM) > 64:
+            _ONE_TERM.clear()
+        found = _ONE_TERM[(id(fmt), id(acc))] = (fmt, acc, values)
+    attrs = ctx.attributes
+    if not _fastpaths.ENABLED or attrs.rounding is Rounding.STOCHASTIC or not attrs.subnormals:
+        return None
+    pattern = int(x.bits.reshape(-1)[0])
+    value = found[2][pattern]
+    if value - value != 0.0:  # infinity or NaN
+        return None
+    if ctx.track_flags:
+        clear = np.False_
+        ctx.record("sum", AccumulationFlags(clear, clear, clear, clear, clear, swamped=np.int64(0)))
+    return A.wrap(fmt.storage_dtype.type(pattern), fmt)
 
 
 def _with_axis(A, x, position: int):

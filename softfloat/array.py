@@ -18,7 +18,7 @@ import numpy as np
 from . import _validate, codec
 from ._array_methods import ArrayMethods
 from ._array_functions import FUNCTIONS
-from ._array_ufuncs import dispatch, plain_call, plain_kernel
+from ._array_ufuncs import dispatch, plain_call, plain_kernel, sum_of
 from .codec import decode, encode
 from ._context import get_context
 from .formats import Format, as_format, catalogue, fp64, tf32
@@ -37,7 +37,7 @@ def _operator(ufunc, name: str, reflected: bool = False):
     def operator(self, other):
         kind = type(other)
         if kind is Array or kind is float or kind is int:
-            return plain_call(_ADAPTER, ufunc, impl, (other, self) if reflected else (self, other))
+            return plain_call(_ADAPTER, ufunc, impl, (other, self) if reflected else (self, other), True)
         return mixin(self, other)
     operator.__name__ = operator.__qualname__ = name
     operator.__doc__ = mixin.__doc__
@@ -260,6 +260,14 @@ class Array(ArrayMethods, np.lib.mixins.NDArrayOperatorsMixin):
     __mul__, __rmul__ = _operator(np.multiply, "__mul__"), _operator(np.multiply, "__rmul__", reflected=True)
     __truediv__ = _operator(np.true_divide, "__truediv__")
     __rtruediv__ = _operator(np.true_divide, "__rtruediv__", reflected=True)
+
+    def sum(self, axis=None, dtype=None, out=None, keepdims=False, initial=np._NoValue, where=True):
+        """``np.sum(self, ...)``: the context's accumulator, rounded once into the format
+        (without keywords beyond ``axis`` and ``keepdims``, straight to the sum, without
+        numpy's function dispatch)."""
+        if dtype is None and out is None and initial is np._NoValue and where is True:
+            return sum_of(_ADAPTER, self, axis=axis, keepdims=keepdims)
+        return ArrayMethods.sum(self, axis, dtype, out, keepdims, initial, where)
 
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
         return dispatch(_ADAPTER, ufunc, method, inputs, kwargs)

@@ -118,3 +118,68 @@ def test_operators_with_other_operands_take_numpys_way():
     assert (a - sf.asarray([1.0, 1.0], "bf16")).format == sf.fp32
     with pytest.raises(TypeError):
         a + "1"
+
+
+# ---- a.sum() of one element (softfloat._array_ufuncs._one_term) -------------------------
+def _sum_with_context(arr, options, call=lambda a: a.sum()):
+    """``call(arr)`` in a fresh context with ``options``: the result's bits, the counts and
+    the last flags (their masks and swamped count)."""
+    with sf.context(**options) as ctx:
+        try:
+            result = call(arr)
+        except ValueError as error:  # an accumulator without a model for the format: both raise
+            return str(error)
+    last = ctx.flags.last
+    masks = None if last is None else [np.asarray(m).tolist() for _, m in last]
+    swamped = None if last is None else np.asarray(last.swamped).tolist()
+    return np.asarray(result.bits).reshape(-1).tolist(), result.shape, _flags(ctx), masks, swamped
+
+
+@settings(max_examples=150, deadline=None)
+@given(data=st.data(), fmt=st.sampled_from(FORMATS + ("fp8_e4m3fnuz", "fp4_e2m1")),
+       shape=st.sampled_from([(), (1,), (1, 1)]),
+       axis=st.sampled_from([None, None, 0, -1]),
+       options=st.sampled_from([{}, {"rounding": "toward_zero"}, {"rounding": "downward"}, {"rounding": "upward"},
+                                {"subnormals": False}, {"accumulator": "fp16"}, {"accumulator": sf.fp8_e5m2},
+                                {"accumulator": sf.fp16}, {"accumulator": "h100"}, {"track_flags": False},
+                                {"order": "pairwise"}, {"order": "reverse"}, {"tininess": "before"}]))
+def test_a_one_element_sum_equals_the_general_path(data, fmt, shape, axis, options):
+    from tests.fastpath_checks import general
+
+    if axis is not None and len(shape) != 1:
+        axis = None
+    pattern = _bits(fmt, data)
+    arr = sf.Array.from_bits(np.reshape(pattern, shape), fmt)
+    call = (lambda a: a.sum()) if axis is None else (lambda a: a.sum(axis=axis))
+    fast = _sum_with_context(arr, options, call)
+    slow = general(lambda: _sum_with_context(arr, options, call))
+    assert fast == slow
+    # np.sum, keepdims and the method agree (the method takes the sum without numpy's dispatch)
+    assert _sum_with_context(arr, options, lambda a: np.sum(a)) == fast
+    kept = _sum_with_context(arr, options, lambda a: a.sum(keepdims=True))
+    assert kept == general(lambda: _sum_with_context(arr, options, lambda a: a.sum(keepdims=True)))
+
+
+def test_a_one_element_sum_takes_the_shortcut(monkeypatch):
+    from softfloat import _array_ufuncs
+
+    calls = []
+    original = _array_ufuncs._one_term
+    monkeypatch.setattr(_array_ufuncs, "_one_term", lambda *a: calls.append(original(*a)) or calls[-1])
+    a = sf.asarray([-0.0], "fp16")
+    with sf.context() as ctx:
+        assert a.sum().bits == 0x8000 and a.sum(axis=0).shape == ()
+    assert len(calls) == 2 and all(c is not None for c in calls)
+    assert ctx.flags.operations == 2 and ctx.flags.values == 2 and not ctx.flags.raised()
+    with sf.context(rounding="stochastic", rng=0):
+        a.sum()
+    assert calls[-1] is None  # the general path draws its key from the context's generator
+
+
+def test_sum_method_keywords_take_numpys_way():
+    a = sf.asarray([1.0, 2.0, 3.0], "fp16")
+    out = sf.asarray(0.0, "fp16")
+    assert a.sum(out=out) is out and out.item() == 6.0
+    assert a.sum(keepdims=True).shape == (1,)
+    with pytest.raises(TypeError):
+        a.sum(dtype=np.float32)

@@ -149,3 +149,58 @@ def test_off_switch(spy, monkeypatch):
     b = FINITE[:10]
     sf.add(b, b, "bf16")
     assert not spy
+
+
+# ---- round to nearest even by the shortcut's own rounding (_bfloat16.nearest_even) ------
+@pytest.fixture
+def ne_spy(monkeypatch):
+    """The answers of softfloat._fastpaths.bfloat16_nearest_even (None: declined)."""
+    answers = []
+    real = _fastpaths.bfloat16_nearest_even
+
+    def wrapper(values):
+        found = real(values)
+        answers.append(found is not None)
+        return found
+    monkeypatch.setattr(_fastpaths, "bfloat16_nearest_even", wrapper)
+    return answers
+
+
+@pytest.mark.parametrize("tininess", ["after", "before"])
+@pytest.mark.parametrize("op", sorted(OPS))
+def test_nearest_even_rounding_in_the_normal_range_equals_the_general_path(ne_spy, op, tininess):
+    """Every finite pattern against each partner, keeping the lanes whose correctly rounded
+    result is a normal bf16 strictly inside (smallest normal, max_finite) or zero: the
+    shortcut's rounding takes them all (no lane below 2**-126 or at the overflow
+    threshold), bits and flags the general path's."""
+    fn = OPS[op]
+    for partner in PARTNERS:
+        b = np.full(FINITE.size, partner, dtype=np.uint16)
+        want = general(lambda: fn(FINITE, b, "bf16", return_flags=True, tininess=tininess))
+        mag = want[0] & 0x7FFF
+        keep = ((mag > 0x0080) & (mag < 0x7F7F)) | (mag == 0)
+        keep &= ~(want[1].underflow | want[1].overflow | want[1].invalid | want[1].divide_by_zero)
+        for i in range(0, int(keep.sum()), CHUNK):
+            x, y = FINITE[keep][i:i + CHUNK], b[keep][i:i + CHUNK]
+            call = (lambda: fn(x, y, "bf16", return_flags=True, tininess=tininess))
+            del ne_spy[:]
+            _check(call)
+            assert ne_spy[:1] == [True], (op, hex(partner))
+
+
+@pytest.mark.parametrize("rounding", ["nearest_even"])
+def test_nearest_even_edges_equal_the_general_path(ne_spy, rounding):
+    """Results at the smallest normal, max_finite, the overflow threshold's tie, just below
+    2**-126 and zeros of both signs (declined ones take the codec's rounding)."""
+    def e(values):  # two elements at least: one element takes the one-element path
+        return np.tile(np.asarray(sf.encode(values, "bf16")), 2)
+    cases = [(e([2.0 ** -126, -2.0 ** -126, 0.0, -0.0]), e([0.0, -0.0, -0.0, -0.0]), sf.add),
+             (e([3.3895313892515355e38, 1.0, -1.0]), e([1.0, -1.0, 1.0]), sf.mul),
+             (e([3.3895313892515355e38]), e([1.0078125]), sf.mul),  # beyond the threshold: declined
+             (e([2.0 ** -63 * 1.9921875]), e([2.0 ** -64 * 0.99609375]), sf.mul),  # just below 2**-126
+             (e([1.0, 2.0 ** -126]), e([2.0 ** -126, 2.0 ** -133]), sf.add)]
+    for x, y, fn in cases:
+        for want_flags in (True, False):
+            _check(lambda: fn(x, y, "bf16", return_flags=want_flags))
+            _check(lambda: fn(x[:1].reshape(()), y[:1].reshape(()), "bf16", return_flags=want_flags))
+    assert True in ne_spy and False in ne_spy

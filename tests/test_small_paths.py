@@ -245,3 +245,54 @@ def test_fp16_arrays_with_specials_equal_the_general_path(op, shapes, seed, opts
     a, b = (rng.integers(0, 1 << 16, s).astype(np.uint16) for s in shapes)
     kw = dict(opts, rounding=rounding, return_flags=return_flags)
     assert_same(op(a, b, "fp16", **kw), general(lambda: op(a, b, "fp16", **kw)))
+
+
+# ---- short float64 blocks into fp16 by numpy's cast (softfloat._fastpaths._float16.cast) ----
+def _edge_float64s():
+    """fp16's thresholds and their float64 neighbours: the overflow threshold 65520 (a tie
+    that goes up), max_finite, the smallest normal and the tininess bounds, the midpoints
+    around the smallest subnormal, zeros, infinities and NaNs, random values over the
+    whole float64 range."""
+    m = 2.0 ** -14
+    points = [65520.0, 65504.0, 65519.99, 65536.0, 1e300, m, m * (1 - 2.0 ** -12), m * (1 - 2.0 ** -11),
+              m * (1 - 2.0 ** -13), 2.0 ** -24, 2.0 ** -25, 3 * 2.0 ** -26, 2.0 ** -26, 1e-300, 5e-324, 1.0,
+              1 + 2.0 ** -11, 1 + 3 * 2.0 ** -11, 0.1, 0.0]
+    values = [v for p in points for v in (p, np.nextafter(p, 0), np.nextafter(p, np.inf))]
+    values += [-v for v in values] + [np.inf, -np.inf, np.nan]
+    rng = np.random.default_rng(24)
+    values += (rng.standard_normal(400) * 2.0 ** rng.integers(-30, 20, 400)).tolist()
+    return np.array(values, dtype=np.float64)
+
+
+@pytest.fixture
+def cast_spy(monkeypatch):
+    from softfloat._fastpaths import _float16
+    taken = []
+    real = _float16.cast
+    monkeypatch.setattr(_float16, "cast", lambda *a: taken.append(a[0].size) or real(*a))
+    return taken
+
+
+@pytest.mark.parametrize("options", [{}, {"tininess": "before"}, {"rounding": "toward_zero"}, {"saturate": True},
+                                     {"subnormals": False}])
+def test_short_float64_blocks_into_fp16_equal_the_general_path(cast_spy, options):
+    x = _edge_float64s()
+    for values in (x, x[:1].reshape(()), x[np.isfinite(x)], np.concatenate([x] * 4)):
+        for want in (True, False):
+            call = (lambda: sf.encode(values, "fp16", return_flags=want, **options))
+            assert_same(call(), general(call))
+            q = (lambda: sf.quantize(values, "fp16", return_flags=want, **options))
+            assert_same(q(), general(q))
+    if not options or "tininess" in options:
+        assert cast_spy  # the default attributes (any tininess) take the cast; the others do not
+    else:
+        assert not cast_spy
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.floats(allow_nan=True, allow_infinity=True, width=64), min_size=1, max_size=50),
+       st.sampled_from(["after", "before"]))
+def test_float64_into_fp16_by_the_cast_equals_the_general_path(values, tininess):
+    x = np.array(values, dtype=np.float64)
+    call = (lambda: sf.encode(x, "fp16", tininess=tininess, return_flags=True))
+    assert_same(call(), general(call))

@@ -179,6 +179,8 @@ def one_output_call(draw):
     kw.update(draw(st.sampled_from([{}, {}, {"saturate": True}, {"subnormals": False}, {"tininess": "before"}])))
     if fmt in ("fp32",) and kw["accumulator"] == "fp16":
         kw["accumulator"] = "fp32"
+    if draw(st.booleans()):  # a narrower result: the last running sum rounded once into it
+        kw["out_format"] = draw(st.sampled_from(["fp16", "bf16", "fp8_e4m3", "fp8_e4m3fnuz"]))
     return getattr(sf, kind), operands, fmt, kw
 
 
@@ -215,3 +217,28 @@ def test_the_one_output_path_ran_and_the_switch_turns_it_off(monkeypatch):
     found.clear()
     general(lambda: sf.sum(x, "fp16", accumulator="fp32", return_flags=True))
     assert found == [None]
+
+
+@pytest.mark.parametrize("tininess", ["after", "before"])
+@pytest.mark.parametrize("out", ["fp16", "bf16", "fp8_e5m2", "fp8_e4m3fnuz"])
+def test_one_output_rounded_into_a_narrower_format_equals_the_general_path(monkeypatch, out, tininess):
+    """The final rounding of an fp32 accumulator's sum into a narrower format: exact and
+    inexact results, zeros of both signs, tiny results (underflow by the tininess rule),
+    a tie near the smallest normal, overflow (declined: the general path's)."""
+    found = _spy_one_output(monkeypatch)
+    rng = np.random.default_rng(7)
+    o = sf.as_format(out)
+    cases = [rng.standard_normal(500), np.ones(300), np.array([1.0, -1.0] * 50), np.array([-0.0] * 3),
+             np.array([0.5, -0.5, -0.0]), np.full(200, o.min_normal / 3), np.full(64, -o.min_normal / 64),
+             np.array([o.min_normal, -o.min_normal * 2.0 ** -(o.mantissa_bits + 2)]),
+             np.full(100, o.max_finite / 3), rng.standard_normal(700) * 1e-3]
+    for values in cases:
+        x = _patterns("fp16", values)
+        for kw in ({}, {"order": "reverse"}):
+            call = (lambda: sf.sum(x, "fp16", accumulator="fp32", out_format=out, tininess=tininess,
+                                   return_flags=True, **kw))
+            assert_same(call(), general(call))
+            y = _patterns("fp16", values[::-1])
+            dot = (lambda: sf.vecdot(x, y, "fp16", out_format=out, tininess=tininess, return_flags=True, **kw))
+            assert_same(dot(), general(dot))
+    assert any(f is not None for f in found) and any(f is None for f in found)  # overflow declined

@@ -30,7 +30,12 @@ condition it is exact under (``applies``, checked once per plan):
   cast, the flags from the result;
 * :mod:`._bfloat16` -- bf16 add, sub, mul, div and sqrt on small arrays in every
   deterministic mode (:func:`bfloat16_arithmetic`): the exact result, or a rounding of
-  it that decides the same bits and flags, in float64, for the codec's encoder;
+  it that decides the same bits and flags, in float64, for the codec's encoder -- or,
+  in round to nearest even with every value in bf16's normal range, for its own
+  rounding (:func:`bfloat16_nearest_even`);
+* :mod:`._float16` -- fp16 arithmetic on small arrays (:func:`float16_arithmetic`) and
+  float64 blocks of up to ``SHORT_CAST`` elements into fp16 (:func:`encode_block`),
+  round to nearest even: numpy's float16 cast, the flags from its result;
 * :mod:`._decoding` -- decoding a format of at most 16 bits: one lookup in a table built
   once by the general decoder, or a left shift where the target's pattern is the top of
   the output float's pattern, for bf16/tf32 into float64 followed by a widening cast.
@@ -58,6 +63,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import _scratch
+from .._flagmasks import FlagMasks
 from .._workspace import BLOCK_SIZE
 from ..formats import Format, fp16, fp32
 from ..rounding import Rounding
@@ -67,7 +73,8 @@ from ._table import TABLE_INDEX_MAX_BITS
 __all__ = ["ENABLED", "BLOCK_FACTOR", "TABLE_INDEX_MAX_BITS", "quantize_block", "TRUNCATING_BLOCK_FACTOR",
            "block_factor", "encode_block", "decode_by_shift", "decode_by_widening", "decode_table", "quantize_small",
            "SCALAR_INEXACT", "SCALAR_UNDERFLOW", "scalar_float", "scalar_ratio", "scalar_sqrt", "scalar_values",
-           "float16_arithmetic", "float16_block", "float16_block_applies", "bfloat16_arithmetic"]
+           "float16_arithmetic", "float16_block", "float16_block_applies", "bfloat16_arithmetic",
+           "bfloat16_nearest_even"]
 
 #: False sends every block down the general path (tests compare the two)
 ENABLED = True
@@ -96,6 +103,9 @@ def encode_block(blk, fmt: Format, attrs, want: bool, out, ws, general):
     """
     if not ENABLED or blk.size == 0:
         return None
+    if blk.size <= _float16.SHORT_CAST and blk.dtype.char == "d" and _float16.applies(fmt, attrs):
+        masks, rest = _float16.cast(blk, attrs, want, out)
+        return (None if masks is None else FlagMasks(**masks)), rest
     plan = _plan.lookup(fmt, blk.dtype.char, attrs)
     if plan is None:
         return None
@@ -272,7 +282,7 @@ def scalar_sqrt(num: int, k: int, fmt: Format, attrs):
     return _scalar.from_sqrt(num, k, fmt, attrs) if ENABLED else None
 
 
-_VALUES: dict = {}
+_VALUES: dict = {}  # id(fmt) -> (fmt, its values): the entry holds fmt, so the id stays its own
 
 
 def scalar_values(fmt: Format, build, *, finite=False):
@@ -285,10 +295,10 @@ def scalar_values(fmt: Format, build, *, finite=False):
         return None
     if fmt.bits > 16:
         return _scalar.FiniteValues(fmt) if finite else None
-    values = _VALUES.get(fmt)
-    if values is None:
-        values = _VALUES[fmt] = build(np.arange(1 << fmt.bits, dtype=fmt.storage_dtype)).tolist()
-    return values
+    found = _VALUES.get(id(fmt))  # (a Format's hash reads all its fields: keyed by id)
+    if found is None or found[0] is not fmt:
+        found = _VALUES[id(fmt)] = (fmt, build(np.arange(1 << fmt.bits, dtype=fmt.storage_dtype)).tolist())
+    return found[1]
 
 
 def float16_arithmetic(ufunc, patterns, fmt: Format, attrs, want: bool):
@@ -296,7 +306,8 @@ def float16_arithmetic(ufunc, patterns, fmt: Format, attrs, want: bool):
     pattern arrays by numpy's float64 arithmetic and float16 cast, where that is the
     correctly rounded result (:mod:`._float16`: fp16, round to nearest even, gradual
     underflow, no saturation, finite operands): ``(bits, masks)`` (masks: a dict of the
-    overflow, underflow and inexact masks with ``want``, else None), or None (declined)."""
+    overflow, underflow and inexact masks with ``want`` -- None for one that cannot be
+    raised -- else None), or None (declined)."""
     if not ENABLED or not _float16.applies(fmt, attrs):
         return None
     return _float16.run(ufunc, patterns, attrs, want)
@@ -331,3 +342,13 @@ def bfloat16_arithmetic(ufunc, patterns, fmt: Format, attrs, narrow: bool = Fals
     if not ENABLED or not _bfloat16.applies(fmt, attrs):
         return None
     return _bfloat16.exact_values(ufunc, patterns, attrs, narrow)
+
+
+def bfloat16_nearest_even(values):
+    """``(bits, inexact)`` of float64 ``values`` (from :func:`bfloat16_arithmetic`) rounded
+    to nearest even into bf16 where every one lies in bf16's normal range
+    (:func:`._bfloat16.nearest_even`, with its proof), or None (declined, or switched
+    off): the codec's rounding then takes them."""
+    if not ENABLED or values.dtype != np.float64:
+        return None
+    return _bfloat16.nearest_even(values)

@@ -42,6 +42,9 @@ Why the bits and flags are the general path's
 On request the values come back as float32 where float32 holds every one of them
 exactly (without flags the codec's float32 -> bf16 kernel is the faster one).
 
+In round to nearest even (the default) the caller may round the float64 values itself by
+:func:`nearest_even` (its proof beside it) where every one lies in bf16's normal range.
+
 tests/test_small_bf16.py compares it with the general path (switch off).
 """
 
@@ -52,29 +55,29 @@ import numpy as np
 from ..formats import bf16
 from ..rounding import Rounding
 
-__all__ = ["applies", "exact_values"]
+__all__ = ["applies", "exact_values", "nearest_even"]
 
 _FLOAT32_TOP = np.uint32(16)
+_MAGNITUDE, _INFINITY = np.uint16(0x7FFF), np.uint16(0x7F80)  # bf16's: |pattern| >= 0x7F80 is inf or NaN
 
 
 def applies(fmt, attrs) -> bool:
     """bf16 in a deterministic mode (stochastic rounding draws from every discarded bit);
     every option is the encoder's.  DAZ is the caller's to exclude."""
-    return fmt == bf16 and attrs.rounding is not Rounding.STOCHASTIC
+    return (fmt is bf16 or fmt == bf16) and attrs.rounding is not Rounding.STOCHASTIC
 
 
 def exact_values(ufunc, patterns, attrs, narrow=False):
-    """``ufunc`` (np.add, np.subtract, np.multiply, np.divide, np.sqrt) of uint16 bf16
+    """``ufunc`` (np.add, np.subtract, np.multiply, np.divide, np.sqrt) of non-empty uint16 bf16
     pattern arrays as a float32 or float64 array of the broadcast shape whose rounding into bf16 is
     the exact result's (see the module docstring), or None (declined: a non-finite
     operand, a zero divisor, a negative square root).  ``narrow``: float32 where it holds
     every value exactly."""
     values = []
     for p in patterns:
-        x = (p.astype(np.uint32) << _FLOAT32_TOP).view(np.float32)
-        if not np.isfinite(x).all():
+        if p.size == 0 or (p & _MAGNITUDE).max() >= _INFINITY:  # an infinity or NaN
             return None
-        values.append(x.astype(np.float64))
+        values.append(_values().take(p))
     if ufunc is np.add or ufunc is np.subtract:
         x, y = values
         r = _sum(x, -y if ufunc is np.subtract else y, attrs)
@@ -89,6 +92,20 @@ def exact_values(ufunc, patterns, attrs, narrow=False):
     with np.errstate(over="ignore"):
         r32 = r.astype(np.float32)
     return r32 if (r32 == r).all() else r  # the same values
+
+
+_VALUES: list = []
+
+
+def _values():
+    """Every bf16 pattern's float64 value (index: the pattern; 512 KiB), made once by the
+    exact widening: a bf16 pattern is the top half of a float32's, every float32 a float64."""
+    if not _VALUES:
+        with np.errstate(invalid="ignore"):  # the NaN patterns
+            table = (np.arange(1 << 16, dtype=np.uint32) << _FLOAT32_TOP).view(np.float32).astype(np.float64)
+        table.flags.writeable = False
+        _VALUES.append(table)
+    return _VALUES[0]
 
 
 def _sum(x, y, attrs):
@@ -108,3 +125,49 @@ def _sum(x, y, attrs):
         if zero.any():
             s[zero & (np.signbit(x) | np.signbit(y))] = -0.0
     return s
+
+
+_CUT = np.uint64(45)  # float64's 52 fraction bits less bf16's 7
+_LOW = np.uint64((1 << 45) - 1)
+_KEPT = np.uint64(((1 << 64) - 1) ^ ((1 << 45) - 1))
+_HALF_LESS_ONE = np.uint64((1 << 44) - 1)
+_ONE = np.uint64(1)
+_BF16_TOP = np.uint32(16)
+#: the magnitudes this rounding takes: [smallest normal, overflow threshold)
+_MIN_NORMAL, _THRESHOLD = 2.0 ** -126, (2 - 2.0 ** -8) * 2.0 ** 127
+
+
+def nearest_even(r):
+    """``(bits, inexact)``: the float64 array ``r`` rounded to nearest even into bf16 (uint16
+    patterns) and the inexact mask, or None (declined: a non-zero |r| outside
+    ``[2**-126, (2 - 2**-8) * 2**127)``, i.e. below the smallest normal or rounding to
+    overflow; a NaN or infinity is outside too).
+
+    Why it is the codec's rounding of r, bits and flags: for such an r, round to nearest
+    even at 8 significant bits in float64's own layout -- add ``2**44 - 1`` plus the kept
+    last bit (bit 45) to the pattern and clear the 45 bits below -- is IEEE's rounding of
+    the significand, a carry moving into the exponent field as it should; the result is
+    a bf16 normal number (at least 2**-126, at most max_finite, since |r| is below the
+    overflow threshold, whose tie goes to even, i.e. up), so no result is tiny (before or
+    after rounding), none overflows, and inexact is "a cut bit is set".  That float64 is
+    exactly a float32 (8 bits, a float32 normal exponent), whose pattern's top 16 bits
+    are bf16's.  Zeros of either sign: nothing is added past the cut, so they stay as
+    they are, exact.  Tininess, flush-to-zero and saturation do not arise; NaN rules
+    neither (none is taken)."""
+    if r.size == 0:
+        return None
+    a = np.abs(r)
+    top = a.max()
+    if not top < _THRESHOLD:  # (a NaN fails it too)
+        return None
+    if not a.min() >= _MIN_NORMAL and not np.min(a, where=a != 0, initial=np.inf) >= _MIN_NORMAL:
+        return None
+    u = r.view(np.uint64)
+    rounded = u >> _CUT
+    rounded &= _ONE
+    rounded += _HALF_LESS_ONE
+    rounded += u
+    rounded &= _KEPT
+    bits = rounded.view(np.float64).astype(np.float32).view(np.uint32)
+    bits >>= _BF16_TOP
+    return bits.astype(np.uint16), (u & _LOW).astype(bool)

@@ -31,7 +31,12 @@ Why the bits and flags are the general path's
   ``2**-14``, a tie that goes to the even ``2**-14``); before rounding: ``|r| < 2**-14``.
   Underflow is tiny and inexact; square roots of fp16 values are never tiny.
 
-tests/test_small_paths.py compares it with the general path (switch off).
+The same cast rounds a short float64 block for the codec (:func:`cast`): the float64
+value is the exact input, so the bullets above (overflow, tininess, inexact by the
+widened result) apply to it as they stand, for any finite float64; infinities and NaNs
+are left to the general path.
+
+tests/test_small_paths.py compares both with the general path (switch off).
 """
 
 from __future__ import annotations
@@ -41,29 +46,31 @@ import numpy as np
 from ..formats import fp16
 from ..rounding import Rounding, Tininess
 
-__all__ = ["applies", "run"]
+__all__ = ["SHORT_CAST", "applies", "cast", "run"]
 
 _MIN_NORMAL = 2.0 ** -14
 _TINY_AFTER = _MIN_NORMAL * (1 - 2.0 ** -12)
+_MAGNITUDE, _INFINITY = np.uint16(0x7FFF), np.uint16(0x7C00)  # fp16's: |pattern| >= 0x7C00 is inf or NaN
 
 
 def applies(fmt, attrs) -> bool:
     """fp16 in round to nearest even, gradual underflow, no saturation."""
-    return (fmt == fp16 and attrs.rounding is Rounding.NEAREST_EVEN and attrs.subnormals
+    return ((fmt is fp16 or fmt == fp16) and attrs.rounding is Rounding.NEAREST_EVEN and attrs.subnormals
             and not attrs.saturate)
 
 
 def run(ufunc, patterns, attrs, want):
-    """``ufunc`` (np.add, np.subtract, np.multiply, np.divide, np.sqrt) of uint16 pattern
-    arrays, or None (declined).  Returns ``(bits, masks)``: the uint16 result (the
-    broadcast shape) and, with ``want``, a dict of the overflow, underflow and inexact
-    masks (the other flags cannot be raised here)."""
+    """``ufunc`` (np.add, np.subtract, np.multiply, np.divide, np.sqrt) of non-empty uint16
+    pattern arrays, or None (declined).  Returns ``(bits, masks)``: the uint16 result
+    (the broadcast shape) and, with ``want``, a dict of the overflow, underflow and
+    inexact masks, None for one that cannot be raised (the other flags cannot be raised
+    here; a sum or difference below ``2**-14`` is a multiple of ``2**-24``, an fp16
+    subnormal, so exact: it never underflows)."""
     values = []
     for p in patterns:
-        x = p.view(np.float16)
-        if not np.isfinite(x).all():
+        if p.size == 0 or (p & _MAGNITUDE).max() >= _INFINITY:  # an infinity or NaN
             return None
-        values.append(x.astype(np.float64))
+        values.append(p.view(np.float16).astype(np.float64))
     if ufunc is np.divide and not values[1].all():
         return None
     if ufunc is np.sqrt and (values[0] < 0).any():
@@ -74,8 +81,36 @@ def run(ufunc, patterns, attrs, want):
     bits = h.view(np.uint16)
     if not want:
         return bits, None
-    inexact = h.astype(np.float64) != r
-    overflow = np.isinf(h)
-    bound = _MIN_NORMAL if attrs.tininess is Tininess.BEFORE else _TINY_AFTER
-    underflow = (np.abs(r) < bound) & inexact
+    wide = h.astype(np.float64)
+    inexact = wide != r
+    overflow = np.isinf(wide)
+    underflow = None
+    if ufunc is not np.add and ufunc is not np.subtract:
+        bound = _MIN_NORMAL if attrs.tininess is Tininess.BEFORE else _TINY_AFTER
+        underflow = (np.abs(r) < bound) & inexact
     return bits, {"overflow": overflow, "underflow": underflow, "inexact": inexact}
+
+
+#: float64 blocks up to which the codec takes :func:`cast` (longer ones keep its tuned
+#: kernels, faster than numpy's cast per element; below this the calls' fixed cost rules)
+SHORT_CAST = 1 << 12
+
+
+def cast(blk, attrs, want, out):
+    """A float64 block rounded into fp16 (uint16 ``out``) by numpy's cast, where
+    :func:`applies` (module docstring).  Returns ``(flags, rest)`` as the codec's kernels
+    do: a FlagMasks-like dict of the overflow, underflow and inexact masks (None without
+    ``want``), and the mask of infinite and NaN lanes (their bits and flags placeholders,
+    for the general path), or None where there are none."""
+    with np.errstate(all="ignore"):
+        h = blk.astype(np.float16)
+        np.copyto(out, h.view(np.uint16))
+        wide = h.astype(np.float64)
+        d = wide - blk  # NaN exactly where blk is infinite or NaN (an overflow gives inf)
+        rest = ~np.isfinite(blk) if np.isnan(d.max()) else None
+    if not want:
+        return None, rest
+    inexact = d != 0.0
+    bound = _MIN_NORMAL if attrs.tininess is Tininess.BEFORE else _TINY_AFTER
+    underflow = (np.abs(blk) < bound) & inexact
+    return {"overflow": np.isinf(wide), "underflow": underflow, "inexact": inexact}, rest

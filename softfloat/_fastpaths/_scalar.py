@@ -96,12 +96,13 @@ _LAYOUTS: dict = {}
 
 
 def _layout(fmt):
-    """(p, emin, m, bias, max_finite_bits, sign bit, -0 pattern) of ``fmt``, once."""
-    found = _LAYOUTS.get(fmt)
-    if found is None:
+    """(p, emin, m, bias, max_finite_bits, sign bit, -0 pattern, fmt) of ``fmt``, once (fmt
+    kept, so that its id stays its own)."""
+    found = _LAYOUTS.get(id(fmt))  # (a Format's hash reads all its fields: keyed by id)
+    if found is None or found[-1] is not fmt:
         sign = 1 << (fmt.bits - 1)
-        found = _LAYOUTS[fmt] = (fmt.mantissa_bits + 1, fmt.emin, fmt.mantissa_bits, fmt.bias, fmt.max_finite_bits,
-                                 sign, sign if fmt.has_negative_zero else 0)
+        found = _LAYOUTS[id(fmt)] = (fmt.mantissa_bits + 1, fmt.emin, fmt.mantissa_bits, fmt.bias,
+                                     fmt.max_finite_bits, sign, sign if fmt.has_negative_zero else 0, fmt)
     return found
 
 
@@ -110,7 +111,7 @@ def pack(negative, sig, q, sticky, fmt, attrs, rand=None):
     2**q`` rounded into ``fmt`` (see the module docstring), or None (declined).
     ``sig`` > 0 with at least ``fmt.precision + 2`` bits; ``rand`` the rounding's 64
     random bits (stochastic rounding; without them it declines)."""
-    p, emin, m, bias, max_finite_bits, sign, negative_zero = _layout(fmt)
+    p, emin, m, bias, max_finite_bits, sign, negative_zero, _ = _layout(fmt)
     rounding = attrs.rounding
     e = q + sig.bit_length() - 1
     if e < emin and not attrs.subnormals:

@@ -30,6 +30,8 @@ Every fast result is checked bit for bit against the general path in the tests.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from .. import _fastpaths, _scratch
@@ -256,8 +258,9 @@ def one_output(spec, x, y=None):
 
     The conditions are :func:`plan`'s (module docstring), checked from the formats alone
     (products: exact in the accumulator by the format), for the sequential and reverse
-    orders without ``c``, ``block`` or ``product`` and an out_format equal to the
-    accumulator.  Why the bits, flags and swamped count are the general path's:
+    orders without ``c``, ``block`` or ``product``, and an out_format equal to the
+    accumulator or held by it.  Why the bits, flags and swamped count are the general
+    path's:
 
     * the running sums ``s = np.add.accumulate(t)`` are the definition's steps, each one
       IEEE addition in the accumulator (numpy's accumulate of a 1-D array runs in order);
@@ -272,49 +275,98 @@ def one_output(spec, x, y=None):
       step settles the flag; in an accumulator whose sums are exact in float64 (fp16),
       iff r == a + b in float64 (the same values, widened exactly);
     * the first term starts the sum exactly (it is a value of the accumulator), and
-      products of the terms are exact in the accumulator's dtype.
+      products of the terms are exact in the accumulator's dtype;
+    * a narrower out_format (no ``block``; the general path's :meth:`Native.finish` and
+      its store): the last running sum, a finite value, rounded once to nearest even
+      into it, with that rounding's flags ORed in -- by softfloat._fastpaths' scalar
+      rounding (its proof there), the same rounding of the same value; a zero is exact
+      (its sign kept; +0 in a format without -0), and an overflow, which that rounding
+      declines, is declined here too.
     """
     acc, attrs = spec.ieee_accumulator, spec.attributes
-    if (not _fastpaths.ENABLED or spec.hardware or spec.block is not None or spec.product is not None
-            or spec.order == "pairwise" or spec.key is not None or spec.out_format != acc
-            or acc.native_dtype is None or attrs.rounding is not Rounding.NEAREST_EVEN or not attrs.subnormals
-            or attrs.saturate):
+    out = spec.out_format
+    if (not _fastpaths.ENABLED or spec.key is not None or spec.block is not None or spec.product is not None
+            or spec.order == "pairwise" or attrs.rounding is not Rounding.NEAREST_EVEN or not attrs.subnormals
+            or attrs.saturate or spec.hardware):
         return None
     fmt = spec.fmt
-    if not (acc.holds(fmt) if y is None else _products_fit_by_format(fmt, acc)):
+    found = _one_output_plan(fmt, acc, out, y is None)
+    if found is None:
         return None
-    dtype = acc.native_dtype
-    terms = []
+    dtype, raw, narrow, widen = found
     for patterns in ((x,) if y is None else (x, y)):
         if (type(patterns) is not np.ndarray or patterns.ndim != 1 or patterns.dtype != fmt.storage_dtype
                 or not 0 < patterns.size <= ONE_OUTPUT_TERMS or not patterns.flags.c_contiguous):
             return None
         if fmt.bits < 8 * patterns.itemsize and (patterns >> fmt.bits).any():
             return None  # the general path says what is wrong
-        with np.errstate(all="ignore"):  # NaNs cast (they are declined below)
-            terms.append(patterns.view(dtype) if fmt == acc else _values(patterns, fmt, dtype))
-    with np.errstate(all="ignore"):
+    with np.errstate(all="ignore"):  # NaNs cast and overflowing sums (they are declined below)
+        terms = [patterns.view(dtype) if raw else _values(patterns, fmt, dtype)
+                 for patterns in ((x,) if y is None else (x, y))]
         t = terms[0] if y is None else np.multiply(terms[0], terms[1])  # exact: the format fits
         if spec.order == "reverse":
             t = t[::-1]
         s = np.add.accumulate(t, dtype=dtype)
-        if not np.isfinite(s[-1]):
+        last = s[-1]
+        if not np.isfinite(last):
             return None
-        bits = s[-1:].view(acc.storage_dtype)[0]
+        code = 0
+        if narrow:  # the one rounding into out_format (a finite value)
+            value = float(last)
+            if value == 0.0:
+                negative = math.copysign(1.0, value) < 0 and out.has_negative_zero
+                bits = out.storage_dtype.type((1 << (out.bits - 1)) if negative else 0)
+            else:
+                found = _fastpaths.scalar_float(value, out, attrs)
+                if found is None:
+                    return None  # overflow: the general path
+                bits, code = out.storage_dtype.type(found[0]), found[1]
+        else:
+            bits = s[-1:].view(acc.storage_dtype)[0]
         if not spec.want:
             return bits
-        if sums_are_exact(acc) and dtype != np.float64:  # fp16: its arithmetic is slow, float64's exact
+        if s.size == 1:
+            inexact, swamped = False, 0
+        elif widen:  # fp16: its arithmetic is slow, float64's exact
             s, t = s.astype(np.float64), t.astype(np.float64)
             a, r, b = s[:-1], s[1:], t[1:]
             inexact = bool(np.not_equal(a + b, r).any())
         else:
             a, r, b = s[:-1], s[1:], t[1:]
             inexact = bool(np.not_equal(r - a, b).any() or np.not_equal(r - b, a).any())
-        kept = r == a
-        swamped = np.count_nonzero(kept & (b != 0)) if kept.any() else 0
+        if s.size > 1:
+            kept = r == a
+            swamped = np.count_nonzero(kept & (b != 0)) if kept.any() else 0
     # what FlagMasks.to_flags((), swamped=...).squeezed() makes, without its 0-d arrays
     clear = np.False_
-    return bits, AccumulationFlags(clear, clear, clear, clear, np.bool_(inexact), swamped=np.int64(swamped))
+    return bits, AccumulationFlags(clear, clear, clear, np.bool_(code & _fastpaths.SCALAR_UNDERFLOW),
+                                   np.bool_(inexact or code & _fastpaths.SCALAR_INEXACT),
+                                   swamped=np.int64(swamped))
+
+
+_ONE_OUTPUT_PLANS: dict = {}  # (id(fmt), id(acc), id(out), sum?) -> (plan or None, the formats)
+
+
+def _one_output_plan(fmt: Format, acc: Format, out: Format, is_sum: bool):
+    """``(dtype, raw, narrow, widen)`` where :func:`one_output` takes these formats --
+    the accumulator's numpy dtype (it holds every term, by the format), whether the
+    terms' patterns are that dtype's (a sum in the accumulator's own format), whether
+    out_format (the accumulator, or a format it holds) is another format, whether the
+    steps are checked in float64 (exact there, and faster than the dtype's) -- else None; worked out
+    once per formats (comparing Formats costs microseconds)."""
+    key = (id(fmt), id(acc), id(out), is_sum)
+    found = _ONE_OUTPUT_PLANS.get(key)
+    if found is not None and found[1] == (fmt, acc, out):  # the formats kept: the ids stay theirs
+        return found[0]
+    plan = None
+    if acc.native_dtype is not None and (out == acc or acc.holds(out)) \
+            and (acc.holds(fmt) if is_sum else _products_fit_by_format(fmt, acc)):
+        plan = (acc.native_dtype, is_sum and fmt == acc, out != acc,
+                sums_are_exact(acc) and acc.native_dtype != np.float64)
+    if len(_ONE_OUTPUT_PLANS) > 64:
+        _ONE_OUTPUT_PLANS.clear()
+    _ONE_OUTPUT_PLANS[key] = (plan, (fmt, acc, out))
+    return plan
 
 
 def _products_fit_by_format(fmt: Format, acc: Format) -> bool:

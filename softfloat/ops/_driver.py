@@ -4,7 +4,8 @@
 Before the blocks, :func:`apply` tries its shortcuts (each off with
 ``softfloat._fastpaths.ENABLED``): one element on Python integers (:func:`_one_element`),
 small fp16 arrays by numpy's float16 arithmetic (:func:`_small_fp16`), small bf16 arrays
-by float64 arithmetic and the codec's encoder (:func:`_small_bf16`), and operands of at
+by float64 arithmetic and the codec's encoder, or in round to nearest even the
+shortcut's own rounding (:func:`_small_bf16`), and operands of at
 most 16 bits side by side (FP8 pairs, sqrt up to fp16) by one lookup in a table the
 general path filled once (:func:`_by_pair_table`, its proof beside it)."""
 
@@ -22,6 +23,7 @@ from .._blocks import resolve_workers, stream_blocks
 from .._encode import encode_block
 from .._flagmasks import FlagMasks, flags_of_code
 from ..codec import decode
+from ..flags import FLAG_NAMES, Flags
 from ..rounding import Rounding
 from .._random import Positions, key_from
 from .._workspace import Workspace
@@ -118,7 +120,7 @@ def _small_input(operation, fmt, operands, attrs, daz, want):
         if found is not None:
             return found
     if not daz and operation.native is not None:
-        small_arithmetic = _small_bf16 if fmt == bf16 else _small_fp16
+        small_arithmetic = _small_bf16 if fmt is bf16 or fmt == bf16 else _small_fp16
         found = small_arithmetic(operation.native, fmt, operands, attrs, want)
         if found is not None:
             return found
@@ -139,13 +141,14 @@ def _one_element(scalar, fmt, operands, attrs, want):
     floats, ndim, limit = [], 0, len(values)
     for _, value in operands:
         kind = type(value)
-        if kind is int:
-            pattern = value
-        elif kind is np.ndarray:
+        if kind is np.ndarray:
             if value.size != 1 or value.dtype.kind not in "ui":
                 return None
-            ndim = max(ndim, value.ndim)
-            pattern = int(value.reshape(-1)[0])
+            if value.ndim > ndim:
+                ndim = value.ndim
+            pattern = value.item()  # a Python int
+        elif kind is int:
+            pattern = value
         elif isinstance(value, np.integer):
             pattern = int(value)
         else:
@@ -166,29 +169,52 @@ def _one_element(scalar, fmt, operands, attrs, want):
             return result
         return result, flags_of_code(flag_bits)
     shape = (1,) * ndim
-    result = np.full(shape, pattern, dtype=fmt.storage_dtype)
+    result = np.array(pattern, dtype=fmt.storage_dtype).reshape(shape)
     if not want:
         return result
-    return result, flags_of_code(flag_bits, shape)
+    return result, _flags_of_one(flag_bits, shape)
+
+
+def _flags_of_one(code: int, shape) -> Flags:
+    """``flags_of_code(code, shape)`` for a shape of one element: the five masks rows of
+    one fresh copy of the code's masks (one allocation, not five)."""
+    key = (code, len(shape))
+    template = _ONE_MASKS.get(key)
+    if template is None:
+        template = np.zeros((len(FLAG_NAMES),) + shape, dtype=bool)
+        for j, bit in enumerate(_CODE_BITS):
+            template[j] = bool(code & bit)
+        _ONE_MASKS[key] = template
+    m = template.copy()
+    return Flags(m[0], m[1], m[2], m[3], m[4])
+
+
+_CODE_BITS = tuple(1 << j for j in range(len(FLAG_NAMES)))  # softfloat._flagmasks.FLAG_BITS' bits
+_ONE_MASKS: dict = {}  # (flag code, ndim) -> the masks of one element, (5, 1, ..., 1)
 
 
 #: elements up to which fp16 operations take softfloat._fastpaths.float16_arithmetic,
 #: and bf16 ones bfloat16_arithmetic (larger arrays keep the streamed kernels, tuned for them)
 SMALL_FP16 = 1 << 14
+_UINT16 = np.dtype(np.uint16)
 
 
 def _pattern_arrays(operands, dtype):
-    """``(arrays, broadcast shape)`` when every operand is an ndarray of ``dtype``, else
-    None (other operands, and shapes that do not broadcast, take the general path, which
-    says what is wrong)."""
+    """``(arrays, broadcast shape)`` when every operand is an ndarray of ``dtype`` (or a
+    numpy scalar of its type), else None (other operands, and shapes that do not
+    broadcast, take the general path, which says what is wrong)."""
     arrays = []
     for _, value in operands:
-        if type(value) is not np.ndarray or value.dtype != dtype:
+        if type(value) is dtype.type:  # a numpy scalar of the patterns' type (the array layer's scalars)
+            value = np.asarray(value)
+        elif type(value) is not np.ndarray or value.dtype != dtype:
             return None
         arrays.append(value)
     shape = arrays[0].shape
     if all(a.shape == shape for a in arrays):
         return arrays, shape  # np.broadcast_shapes costs microseconds
+    if len(arrays) == 2 and not (arrays[0].ndim and arrays[1].ndim):  # an array and a 0-d operand
+        return arrays, shape or arrays[1].shape
     try:
         return arrays, np.broadcast_shapes(*(a.shape for a in arrays))
     except ValueError:
@@ -198,7 +224,7 @@ def _pattern_arrays(operands, dtype):
 def _small_fp16(ufunc, fmt, operands, attrs, want):
     """apply() by softfloat._fastpaths.float16_arithmetic for uint16 array operands of
     at most SMALL_FP16 elements (broadcast), or None."""
-    found = _pattern_arrays(operands, np.dtype(np.uint16))
+    found = _pattern_arrays(operands, _UINT16)
     if found is None:
         return None
     arrays, shape = found
@@ -208,26 +234,50 @@ def _small_fp16(ufunc, fmt, operands, attrs, want):
     if found is None:
         return None
     bits, masks = found
-    result = bits[()] if bits.ndim == 0 else bits
+    if bits.ndim == 0:
+        if not want:
+            return bits[()]
+        code = 0
+        for name, mask in masks.items():
+            if mask is not None and mask[()]:
+                code |= _CODE_BITS[FLAG_NAMES.index(name)]
+        return bits[()], flags_of_code(code)
     if not want:
-        return result
-    return result, FlagMasks(**masks).to_flags(shape).squeezed()
+        return bits
+    # what FlagMasks(**masks).to_flags(shape) makes (masks of the broadcast shape already),
+    # the clear masks rows of one allocation
+    clear = np.zeros((3,) + shape, dtype=bool)
+    underflow = masks["underflow"]
+    return bits, Flags(clear[0], clear[1], masks["overflow"], clear[2] if underflow is None else underflow,
+                       masks["inexact"])
 
 
 def _small_bf16(ufunc, fmt, operands, attrs, want):
     """apply() for uint16 array operands of at most SMALL_FP16 elements (broadcast) by
     softfloat._fastpaths.bfloat16_arithmetic's float values (their proof there) and the
-    codec's encoder, or None."""
-    found = _pattern_arrays(operands, np.dtype(np.uint16))
+    codec's encoder -- in round to nearest even, bfloat16_nearest_even's rounding where
+    it takes them (its proof there) -- or None."""
+    found = _pattern_arrays(operands, _UINT16)
     if found is None:
         return None
     arrays, shape = found
     n = math.prod(shape)
     if n > SMALL_FP16:
         return None
-    values = _fastpaths.bfloat16_arithmetic(ufunc, arrays, fmt, attrs, not want)
+    nearest_even = attrs.rounding is Rounding.NEAREST_EVEN
+    values = _fastpaths.bfloat16_arithmetic(ufunc, arrays, fmt, attrs, not (want or nearest_even))
     if values is None:
         return None
+    if nearest_even:  # its own rounding where every value is a bf16 normal (the proof there),
+        # faster than the codec's kernels with flags or without (on float32 values)
+        found = _fastpaths.bfloat16_nearest_even(values)
+        if found is not None:
+            bits, inexact = found
+            if not want:
+                return bits[()] if bits.ndim == 0 else bits
+            clear = np.zeros((4,) + shape, dtype=bool)
+            flags = Flags(clear[0], clear[1], clear[2], clear[3], inexact)
+            return (bits[()], flags.squeezed()) if bits.ndim == 0 else (bits, flags)
     out = np.empty(shape, dtype=fmt.storage_dtype)
     # float64 values with flags even when not wanted (the same bits): the codec's float64 ->
     # bf16 kernel took 14 us on 1,000 elements with flags, 23 without (its upper-word
