@@ -10,6 +10,8 @@ and ml_dtypes' bfloat16 ``matmul`` where installed, for
     pairwise order, fp32 accumulator
     the "h100" and "v100" tensor-core models, and FP8 (e4m3) on "h100"
     block=128 promotion with the h100 FP8 model (DeepSeek-V3's recipe)
+    the h100 FP8 model with flags, e4m3 x e5m2, and the via-fp16 path ("h100-mma")
+    bf16 inputs on "h100", and into fp32 with flags (the swamped counts)
 
 Sums: 2**24 fp16 values in an fp16 accumulator (numpy's float16 running sum: the native
 path) and in fp32, beside ``np.copyto`` of the same array and numpy's ``np.sum``.
@@ -57,6 +59,8 @@ def main() -> None:
         abf, bbf = a16.astype(ml_dtypes.bfloat16), b16.astype(ml_dtypes.bfloat16)
         rows.append(("ml_dtypes bfloat16 matmul", lambda: np.matmul(abf, bbf)))
     e4 = sf.encode(a16, "fp8_e4m3"), sf.encode(b16, "fp8_e4m3")
+    e5 = sf.encode(b16, "fp8_e5m2")
+    bf = sf.encode(a16, "bf16"), sf.encode(b16, "bf16")
     rows += [
         ("fp32 acc, sequential, nearest_even", lambda: sf.matmul(a, b, "fp16")),
         ("fp32 acc, pairwise, nearest_even", lambda: sf.matmul(a, b, "fp16", order="pairwise")),
@@ -70,6 +74,13 @@ def main() -> None:
         ("fp8 e4m3 inputs, h100 model", lambda: sf.matmul(*e4, "fp8_e4m3", accumulator="h100")),
         ("fp8 e4m3, h100, block=128 promotion", lambda: sf.matmul(*e4, "fp8_e4m3", accumulator="h100",
                                                                   block=128)),
+        ("fp8 e4m3, h100, return_flags", lambda: sf.matmul(*e4, "fp8_e4m3", accumulator="h100",
+                                                           return_flags=True)),
+        ("fp8 e4m3 x e5m2, h100", lambda: sf.matmul(e4[0], e5, "fp8_e4m3", b_format="fp8_e5m2",
+                                                     accumulator="h100")),
+        ("fp8 e4m3, h100-mma (via fp16)", lambda: sf.matmul(*e4, "fp8_e4m3", accumulator="h100-mma")),
+        ("bf16 inputs, h100 model", lambda: sf.matmul(*bf, "bf16", accumulator="h100")),
+        ("bf16 inputs, fp32 acc, return_flags", lambda: sf.matmul(*bf, "bf16", return_flags=True)),
     ]
     print(f"{'':40s} {'s':>8s} {'ns/MAC':>8s} {'x numpy f16':>12s}")
     for label, fn in rows:

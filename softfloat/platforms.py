@@ -81,6 +81,11 @@ class Platform:
         positive value out of range (or +inf) and a negative one (or -inf).
     source : str
         Where the behaviour is documented.
+    binary64 : Platform, optional
+        The rules of the double-precision unit where they differ from these (NVIDIA GPUs:
+        fp64 arithmetic follows x86's NaN rules, fp32/fp16/bf16 return the canonical NaN);
+        :meth:`for_format` picks them for binary64 operations and for conversions from
+        binary64.
 
     Examples
     --------
@@ -101,6 +106,7 @@ class Platform:
     signed_invalid: tuple[str, str, str]
     unsigned_invalid: tuple[str, str, str]
     source: str = ""
+    binary64: "Platform | None" = None
 
     def __post_init__(self):
         if self.default_nan_sign not in (0, 1):
@@ -116,6 +122,15 @@ class Platform:
                 raise ValueError(f"{argname} must be three of {_INTEGER_RESULTS} (for NaN, positive and negative "
                                  f"out of range); got {results!r}")
             object.__setattr__(self, argname, results)
+        if self.binary64 is not None and not isinstance(self.binary64, Platform):
+            raise TypeError(f"binary64 must be a Platform or None; got {_validate.describe(self.binary64)}")
+
+    def for_format(self, fmt) -> "Platform":
+        """The rules of the unit that computes in ``fmt``: :attr:`binary64`'s for IEEE
+        binary64 (11 exponent and 52 fraction bits) where it is given, else these."""
+        if self.binary64 is not None and (fmt.exponent_bits, fmt.mantissa_bits) == (11, 52):
+            return self.binary64
+        return self
 
     def invalid_integer(self, signed: bool) -> dict[str, str]:
         """``{"nan": ..., "positive": ..., "negative": ...}`` for a signed or unsigned dtype."""
@@ -145,7 +160,14 @@ PLATFORMS: dict[str, Platform] = {p.name: p for p in (
              source="RISC-V unprivileged ISA, F extension sections 11.3 and 11.7 (canonical NaN, FCVT table)"),
     Platform("cuda", 0, "all_ones", NanPropagation.DEFAULT_NAN, Tininess.AFTER, *_SATURATING,
              source="PTX ISA: canonical NaN 0x7FFFFFFF; cvt to integer saturates, NaN -> 0 "
-                    "(no flags are visible on a GPU, so tininess only names a convention)"),
+                    "(no flags are visible on a GPU, so tininess only names a convention); fp64 "
+                    "measured on an H200 (tools/gpu_crosscheck.py): x86's NaN rules",
+             binary64=Platform("cuda-fp64", 1, "quiet", NanPropagation.FIRST_OPERAND, Tininess.AFTER,
+                               *_SATURATING,
+                               source="measured on an NVIDIA H200 with torch 2.11 (tools/gpu_crosscheck.py): "
+                                      "invalid fp64 operations give 0xFFF8000000000000, a NaN operand "
+                                      "propagates quieted (the first one, signaling or not), fp64 -> fp32 "
+                                      "keeps the sign and the top payload bits")),
 )}
 
 

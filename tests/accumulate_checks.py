@@ -67,8 +67,9 @@ def check(kind, *args, _describe="", **kw):
     got_bits, got_flags = FUNCS[kind](*args, return_flags=True, **kw)
     want_bits, want_flags = REFS[kind](*args, **kw)
     fmt = sf.as_format(args[-1])
+    b_fmt = None if kw.get("b_format") is None else sf.as_format(kw["b_format"])
     out = ora.resolve(kw.get("accumulator"), fmt, kw.get("out_format"),
-                      fmt if kind == "sum" else ora.default_product_accumulator(fmt))[1]
+                      fmt if kind == "sum" else ora.default_product_accumulator(fmt, b_fmt), b_fmt)[1]
     got_bits = np.asarray(got_bits)
     problems = []
     if got_bits.dtype != out.storage_dtype:

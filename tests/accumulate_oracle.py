@@ -35,6 +35,14 @@ listed in its docstring):
   ``k mod 4`` is the global index k.
 * c enters the fused adder with its exact value (only out_formats inside the adder's
   output format are tested with c).
+
+Products of two formats (``b_fmt``, softfloat's ``b_format``): each b pattern is decoded
+by b_fmt, each a pattern by fmt, and everything after the exact product is as for one
+format; the fused adder clamps each factor's exponent at its own format's emin; the
+"via fp16" path is taken when both inputs are FP8 (at most 5 exponent and 3 fraction
+bits; a preset's FP8 family is fp8_e4m3 and fp8_e5m2 in any pairing); the default
+accumulator of two formats is fp32 when it holds both, else the one holding the other,
+else fp64.
 """
 
 from __future__ import annotations
@@ -258,9 +266,11 @@ def add_round(s: X, t: X, fmt, opts: Opts, flags: Flags, *, pairwise=False) -> X
 # =====================================================================================
 # the IEEE accumulator
 # =====================================================================================
-def make_terms(xs, ys, fmt, product, opts: Opts, flags: Flags) -> list[X]:
+def make_terms(xs, ys, fmt, product, opts: Opts, flags: Flags, b_fmt=None) -> list[X]:
     """The terms t_k as exact data: x_k (a sum), a_k * b_k exactly (product None) or
-    round_P(a_k * b_k).  Signalling NaN inputs raise invalid."""
+    round_P(a_k * b_k), b_k decoded by ``b_fmt`` (default fmt).  Signalling NaN inputs
+    raise invalid."""
+    b_fmt = fmt if b_fmt is None else b_fmt
     terms = []
     for k, xb in enumerate(xs):
         x = decode(xb, fmt)
@@ -268,7 +278,7 @@ def make_terms(xs, ys, fmt, product, opts: Opts, flags: Flags) -> list[X]:
         if ys is None:
             terms.append(x)
             continue
-        y = decode(ys[k], fmt)
+        y = decode(ys[k], b_fmt)
         flags.invalid |= y.signaling
         p = exact_product(x, y, flags)
         terms.append(p if product is None else round_to(p, product, opts, flags))
@@ -328,13 +338,13 @@ def finish(result: X, O, flags: Flags) -> int:
 
 
 def ieee_reduce(xs, ys, fmt, A, O, *, c=None, product=None, order="sequential", block=None,
-                opts: Opts = Opts()) -> tuple[int, Flags]:
+                opts: Opts = Opts(), b_fmt=None) -> tuple[int, Flags]:
     """One output element of an IEEE-accumulator sum (ys None) or dot product.
 
-    xs, ys: the K bit patterns of fmt in k order; c: a bit pattern of O or None.
-    Returns (bit pattern of O, Flags)."""
+    xs, ys: the K bit patterns of fmt (ys: of b_fmt, default fmt) in k order; c: a bit
+    pattern of O or None.  Returns (bit pattern of O, Flags)."""
     flags = Flags()
-    terms = _in_order(make_terms(xs, ys, fmt, product, opts, flags), order)
+    terms = _in_order(make_terms(xs, ys, fmt, product, opts, flags, b_fmt), order)
     start = None
     if c is not None:
         start = decode(c, O)
@@ -402,8 +412,8 @@ def _specials_sum(data: list[X], flags: Flags) -> X | None:
 
 
 def fused_step(pairs, c: X, in_fmt, acc: Fused, opts: Opts, flags: Flags) -> X:
-    """One fused step: products of ``pairs`` (data of in_fmt) and the accumulator c (a
-    datum of acc.output).
+    """One fused step: products of ``pairs`` (data of in_fmt, or of in_fmt[0] and
+    in_fmt[1] when it is a pair of formats) and the accumulator c (a datum of acc.output).
 
     1. exact products, exponent ea + eb (each clamped at in_fmt.emin); zeros drop out;
     2. M = the largest exponent among the products and c (clamped at the output's emin);
@@ -416,8 +426,9 @@ def fused_step(pairs, c: X, in_fmt, acc: Fused, opts: Opts, flags: Flags) -> X:
     if special is not None:
         return special
     out = acc.output
+    fa, fb = in_fmt if isinstance(in_fmt, tuple) else (in_fmt, in_fmt)
     # (term, exponent, is a product)
-    live = [(p, _exponent(a, in_fmt) + _exponent(b, in_fmt), True)
+    live = [(p, _exponent(a, fa) + _exponent(b, fb), True)
             for p, a, b in products if p.mag != 0]
     if c.mag != 0:
         live.append((c, _exponent(c, out), False))
@@ -444,7 +455,8 @@ def _fused_chain(pairs, start: X, in_fmt, acc: Fused, opts: Opts, flags: Flags, 
     """Step 6: the blocks of N products in k order, each block's output the next one's c
     (``k0``: the index k of pairs[0])."""
     s = start
-    if acc.fp8 == "via_fp16":
+    formats = in_fmt if isinstance(in_fmt, tuple) else (in_fmt,)
+    if acc.fp8 == "via_fp16" and all(f.exponent_bits <= 5 and f.mantissa_bits <= 3 for f in formats):
         return _via_fp16_chain(pairs, start, acc, opts, flags, k0)
     for i in range(0, len(pairs), acc.terms):
         s = fused_step(pairs[i:i + acc.terms], s, in_fmt, acc, opts, flags)
@@ -471,16 +483,18 @@ def _via_fp16_chain(pairs, start, acc, opts, flags, k0):
 
 
 def fused_reduce(xs, ys, fmt, acc: Fused, O, *, c=None, block=None,
-                 opts: Opts = Opts()) -> tuple[int, Flags]:
+                 opts: Opts = Opts(), b_fmt=None) -> tuple[int, Flags]:
     """One output element of a dot product through the fused accumulator ``acc``.
 
     Without ``block``: the chain of fused steps from c (or +0), then one final rounding
     into O when O is not the accumulator's output format.  With ``block=b``: each run of b
-    terms through the chain from +0, the run results promoted into O (IEEE, ``opts``)."""
+    terms through the chain from +0, the run results promoted into O (IEEE, ``opts``).
+    ys are patterns of ``b_fmt`` (default fmt)."""
     flags = Flags()
     pairs = []
+    in_fmt = fmt if b_fmt is None or b_fmt == fmt else (fmt, b_fmt)
     for k, xb in enumerate(xs):
-        a, b = decode(xb, fmt), decode(ys[k], fmt)
+        a, b = decode(xb, fmt), decode(ys[k], fmt if b_fmt is None else b_fmt)
         flags.invalid |= a.signaling or b.signaling
         pairs.append((a, b))
     start = None
@@ -490,11 +504,11 @@ def fused_reduce(xs, ys, fmt, acc: Fused, O, *, c=None, block=None,
     if block is None:
         if not pairs:
             return finish(start if start is not None else X("num"), O, flags), flags
-        s = _fused_chain(pairs, start if start is not None else X("num"), fmt, acc, opts, flags)
+        s = _fused_chain(pairs, start if start is not None else X("num"), in_fmt, acc, opts, flags)
         if O != acc.output:
             s = round_to(s, O, opts, flags)
         return finish(s, O, flags), flags
-    runs = [_fused_chain(pairs[i:i + block], X("num"), fmt, acc, opts, flags, k0=i)
+    runs = [_fused_chain(pairs[i:i + block], X("num"), in_fmt, acc, opts, flags, k0=i)
             for i in range(0, len(pairs), block)]
     T = _promote(runs, O, opts, flags, start)
     return finish(X("num") if T is None else T, O, flags), flags
@@ -513,22 +527,28 @@ CHIPS = {
     "h100": {"fp16": (16, 25), "bf16": (16, 25), "tf32": (8, 25), "fp8": (32, 13)},
     "b200": {"fp16": (16, 25), "bf16": (16, 25), "tf32": (8, 25), "fp8": (32, 13)},
 }
-CHIP_ALIASES = {"a2": "a100", "l40s": "ada", "h200": "h100"}
+CHIPS["h100-mma"] = CHIPS["h100"]   # Hopper's mma.sync: the same adder, FP8 always via fp16
+CHIP_ALIASES = {"a2": "a100", "l40s": "ada", "h200": "h100", "h200-mma": "h100-mma"}
 #: FP8 path per chip and output: native (Ada; Hopper with an fp32 output) or via fp16
 #: (Hopper with an fp16 output; Blackwell always) -- Xie et al. 2025
 FP8_PATH = {("ada", "fp32"): "native", ("ada", "fp16"): "native",
             ("h100", "fp32"): "native", ("h100", "fp16"): "via_fp16",
-            ("b200", "fp32"): "via_fp16", ("b200", "fp16"): "via_fp16"}
+            ("b200", "fp32"): "via_fp16", ("b200", "fp16"): "via_fp16",
+            # measured on an H200: mma.sync FP8 with an fp32 output matches via fp16 on
+            # every output (tools/gpu_crosscheck.py), wgmma (cuBLAS) the native path
+            ("h100-mma", "fp32"): "via_fp16", ("h100-mma", "fp16"): "via_fp16"}
 
 
-def preset(chip: str, fmt, out_format=None) -> Fused:
-    """The fused accumulator of a chip for inputs in fmt and the output mode of out_format
-    (fp16: round to nearest even into fp16; else fp32 truncation, 13 fraction bits on the
-    native FP8 path)."""
+def preset(chip: str, fmt, out_format=None, b_fmt=None) -> Fused:
+    """The fused accumulator of a chip for inputs in fmt (and b_fmt: the same family) and
+    the output mode of out_format (fp16: round to nearest even into fp16; else fp32
+    truncation, 13 fraction bits on the native FP8 path)."""
     import softfloat as sf
     chip = CHIP_ALIASES.get(chip, chip)
-    family = {sf.fp16: "fp16", sf.bf16: "bf16", sf.tf32: "tf32",
-              sf.fp8_e4m3: "fp8", sf.fp8_e5m2: "fp8"}[fmt]
+    families = {sf.fp16: "fp16", sf.bf16: "bf16", sf.tf32: "tf32",
+                sf.fp8_e4m3: "fp8", sf.fp8_e5m2: "fp8"}
+    family = families[fmt]
+    assert b_fmt is None or families[b_fmt] == family, (fmt, b_fmt)
     N, F = CHIPS[chip][family]
     half = out_format == sf.fp16
     out, rounding, mant = (sf.fp16, "nearest_even", 10) if half else (sf.fp32, "toward_zero", 23)
@@ -548,14 +568,17 @@ def preset(chip: str, fmt, out_format=None) -> Fused:
 FLAG_FIELDS = ("invalid", "divide_by_zero", "overflow", "underflow", "inexact", "swamped")
 
 
-def default_product_accumulator(fmt):
+def default_product_accumulator(fmt, b_fmt=None):
     """vecdot/matmul default: fp32 when every value of fmt is an fp32 value and fmt is not
-    fp32 itself, else fmt."""
+    fp32 itself, else fmt.  Two formats: fp32 when it holds both, else the one of the two
+    holding the other, else fp64."""
     import softfloat as sf
-    return sf.fp32 if fmt != sf.fp32 and fits_in(fmt, sf.fp32) else fmt
+    if b_fmt is None or b_fmt == fmt:
+        return sf.fp32 if fmt != sf.fp32 and fits_in(fmt, sf.fp32) else fmt
+    return next(f for f in (sf.fp32, fmt, b_fmt, sf.fp64) if fits_in(fmt, f) and fits_in(b_fmt, f))
 
 
-def resolve(accumulator, fmt, out_format, default):
+def resolve(accumulator, fmt, out_format, default, b_fmt=None):
     """(A, O, is_fused): the accumulator as a Format or a :class:`Fused`, and the output
     format."""
     import softfloat as sf
@@ -563,7 +586,7 @@ def resolve(accumulator, fmt, out_format, default):
     if accumulator is None:
         A = default
     elif isinstance(accumulator, str) and accumulator.strip().lower() in CHIPS.keys() | CHIP_ALIASES.keys():
-        A = preset(accumulator.strip().lower(), fmt, O)
+        A = preset(accumulator.strip().lower(), fmt, O, b_fmt)
     elif hasattr(accumulator, "fraction_bits"):  # a FusedAccumulator
         A = Fused.of(accumulator)
     else:
@@ -574,15 +597,16 @@ def resolve(accumulator, fmt, out_format, default):
     return A, O, fused
 
 
-def _one_element(xs, ys, fmt, A, O, fused, c, product, order, block, opts):
+def _one_element(xs, ys, fmt, A, O, fused, c, product, order, block, opts, b_fmt=None):
     if fused:
         if ys is None:  # a sum goes through the fused adder as products x * 1
             ys = [pattern_of(Fraction(1), False, fmt)] * len(xs)
-        return fused_reduce(xs, ys, fmt, A, O, c=c, block=block, opts=opts)
-    return ieee_reduce(xs, ys, fmt, A, O, c=c, product=product, order=order, block=block, opts=opts)
+        return fused_reduce(xs, ys, fmt, A, O, c=c, block=block, opts=opts, b_fmt=b_fmt)
+    return ieee_reduce(xs, ys, fmt, A, O, c=c, product=product, order=order, block=block, opts=opts,
+                       b_fmt=b_fmt)
 
 
-def _collect(out_shape, elements, fmt, A, O, fused, c, product, order, block, opts):
+def _collect(out_shape, elements, fmt, A, O, fused, c, product, order, block, opts, b_fmt=None):
     import numpy as np
     bits = np.zeros(out_shape, dtype=O.storage_dtype)
     flags = {name: np.zeros(out_shape, dtype=np.int64 if name == "swamped" else bool)
@@ -591,7 +615,7 @@ def _collect(out_shape, elements, fmt, A, O, fused, c, product, order, block, op
     for idx, xs, ys in elements:
         cv = None if cb is None else int(cb[idx])
         b, f = _one_element([int(v) for v in xs], None if ys is None else [int(v) for v in ys],
-                            fmt, A, O, fused, cv, product, order, block, opts)
+                            fmt, A, O, fused, cv, product, order, block, opts, b_fmt)
         bits[idx] = b
         for name, v in zip(FLAG_FIELDS, f.as_tuple()):
             flags[name][idx] = v
@@ -628,32 +652,36 @@ def ref_sum(x, fmt, *, axis=None, keepdims=False, accumulator=None, out_format=N
     return bits, flags
 
 
-def ref_vecdot(a, b, fmt, *, axis=-1, accumulator=None, out_format=None, c=None, product=None,
-               order="sequential", block=None, rounding="nearest_even", tininess="after",
+def ref_vecdot(a, b, fmt, *, b_format=None, axis=-1, accumulator=None, out_format=None, c=None,
+               product=None, order="sequential", block=None, rounding="nearest_even", tininess="after",
                subnormals=True):
-    """The reference of softfloat.vecdot (numpy 2's vecdot shapes)."""
+    """The reference of softfloat.vecdot (numpy 2's vecdot shapes; b's patterns of
+    b_format)."""
     import numpy as np
     import softfloat as sf
     fmt = sf.as_format(fmt)
+    b_fmt = fmt if b_format is None else sf.as_format(b_format)
     am, bm = np.moveaxis(np.asarray(a), axis, -1), np.moveaxis(np.asarray(b), axis, -1)
     out_shape = np.broadcast_shapes(am.shape[:-1], bm.shape[:-1])
     K = am.shape[-1]
     am, bm = np.broadcast_to(am, out_shape + (K,)), np.broadcast_to(bm, out_shape + (K,))
-    A, O, fused = resolve(accumulator, fmt, out_format, default_product_accumulator(fmt))
+    A, O, fused = resolve(accumulator, fmt, out_format, default_product_accumulator(fmt, b_fmt), b_fmt)
     product = None if product is None else sf.as_format(product)
     elements = [(idx, am[idx], bm[idx]) for idx in np.ndindex(*out_shape)]
     return _collect(out_shape, elements, fmt, A, O, fused, c, product, order, block,
-                    Opts(rounding, tininess, subnormals))
+                    Opts(rounding, tininess, subnormals), b_fmt)
 
 
-def ref_matmul(a, b, fmt, *, accumulator=None, out_format=None, c=None, product=None,
+def ref_matmul(a, b, fmt, *, b_format=None, accumulator=None, out_format=None, c=None, product=None,
                order="sequential", block=None, rounding="nearest_even", tininess="after",
                subnormals=True):
     """The reference of softfloat.matmul (numpy's matmul shapes: a 1-d a is a row, a 1-d
-    b a column, that axis removed from the result; batch axes broadcast)."""
+    b a column, that axis removed from the result; batch axes broadcast; b's patterns of
+    b_format)."""
     import numpy as np
     import softfloat as sf
     fmt = sf.as_format(fmt)
+    b_fmt = fmt if b_format is None else sf.as_format(b_format)
     a, b = np.asarray(a), np.asarray(b)
     a2 = a[None, :] if a.ndim == 1 else a
     b2 = b[:, None] if b.ndim == 1 else b
@@ -669,9 +697,9 @@ def ref_matmul(a, b, fmt, *, accumulator=None, out_format=None, c=None, product=
         shape = shape[:-2] + (N,)
     if b.ndim == 1:
         shape = shape[:-1]
-    A, O, fused = resolve(accumulator, fmt, out_format, default_product_accumulator(fmt))
+    A, O, fused = resolve(accumulator, fmt, out_format, default_product_accumulator(fmt, b_fmt), b_fmt)
     product = None if product is None else sf.as_format(product)
     cc = None if c is None else np.broadcast_to(np.asarray(c), shape).reshape(full)
     bits, flags = _collect(full, elements, fmt, A, O, fused, cc, product, order, block,
-                           Opts(rounding, tininess, subnormals))
+                           Opts(rounding, tininess, subnormals), b_fmt)
     return bits.reshape(shape), {k: v.reshape(shape) for k, v in flags.items()}

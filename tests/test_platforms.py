@@ -10,6 +10,7 @@ from __future__ import annotations
 import itertools
 import platform as host
 import warnings
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -122,7 +123,7 @@ DEFAULT_NAN = {  # platform: {format: the result of inf - inf}
     "arm": {"fp32": 0x7FC00000, "fp64": 0x7FF8000000000000, "fp16": 0x7E00, "bf16": 0x7FC0},
     "arm-default-nan": {"fp32": 0x7FC00000, "fp64": 0x7FF8000000000000, "fp16": 0x7E00},
     "riscv": {"fp32": 0x7FC00000, "fp64": 0x7FF8000000000000, "fp16": 0x7E00, "bf16": 0x7FC0},
-    "cuda": {"fp32": 0x7FFFFFFF, "fp16": 0x7FFF, "bf16": 0x7FFF},
+    "cuda": {"fp32": 0x7FFFFFFF, "fp16": 0x7FFF, "bf16": 0x7FFF, "fp64": 0xFFF8000000000000},  # fp64: x86 rules
 }
 
 
@@ -364,3 +365,36 @@ def test_round_to_integral_nan_follows_the_platform():
     got, flags = sf.round_to_integral(snan, "fp16", attributes=at("riscv"), return_flags=True)
     assert int(got) == 0x7E00 and flags.raised() == ("invalid",)
     assert int(sf.round_to_integral(snan, "fp16", attributes=at("cuda"))) == 0x7FFF
+
+
+# ---- the "cuda" preset against a real GPU ------------------------------------------------
+#: Results measured on an NVIDIA H200 (driver 580.159, torch 2.11+cu130) by
+#: tools/gpu_crosscheck.py's NaN section and its follow-up: elementwise torch add/sub/mul/
+#: div on CUDA tensors over every pair of an 18-value grid (quiet and signaling NaNs of
+#: both signs with payloads, infinities, zeros, numbers), sqrt over the grid, and the
+#: conversions fp64 -> fp32 and fp32 -> fp16/bf16 of the grid.
+CUDA_H200 = Path(__file__).parent / "data" / "cuda_h200_nans.npz"
+
+
+@pytest.mark.parametrize("fmt", ["fp32", "fp64"])
+@pytest.mark.parametrize("op", ["add", "sub", "mul", "div", "sqrt"])
+def test_cuda_preset_matches_the_h200(fmt, op):
+    gpu = np.load(CUDA_H200)
+    a, b, want = gpu[f"{fmt}_a"], gpu[f"{fmt}_b"], gpu[f"{fmt}_{op}"]
+    cuda = at("cuda")
+    if op == "sqrt":
+        a = a[::want.size]   # the grid (a repeats each grid value once per partner)
+        got = sf.sqrt(a, fmt, attributes=cuda)
+    else:
+        got = getattr(sf, op)(a, b, fmt, attributes=cuda)
+    bad = np.flatnonzero(np.asarray(got) != want)
+    assert bad.size == 0, [(hex(int(a[i])), hex(int(b[i])), hex(int(got[i])), hex(int(want[i]))) for i in bad[:5]]
+
+
+@pytest.mark.parametrize("src, dst, key", [("fp64", "fp32", "cvt64_fp32"), ("fp32", "fp16", "cvt32_fp16"),
+                                           ("fp32", "bf16", "cvt32_bf16")])
+def test_cuda_conversions_match_the_h200(src, dst, key):
+    gpu = np.load(CUDA_H200)
+    x = gpu["cvt_in64" if src == "fp64" else "cvt_in32"]
+    got = sf.convert(x, src, dst, attributes=at("cuda"))
+    assert [hex(int(v)) for v in got] == [hex(int(v)) for v in gpu[key]]

@@ -1,13 +1,26 @@
 """Sums, dot products and matrix products with an explicit accumulator, order and hardware model.
 
 ``sum``, ``vecdot`` and ``matmul`` take bit patterns of ``fmt`` and return bit patterns of
-``out_format``.  What they compute is defined exactly, so that any result can be redone
-with pencil and paper (and is, by the tests' exact oracle):
+``out_format``; ``vecdot`` and ``matmul`` read ``b``'s patterns in ``b_format`` (default
+``fmt``), for products of two formats such as E4M3 activations times E5M2 gradients.
+What they compute is defined exactly, so that any result can be redone with pencil and
+paper (and is, by the tests' exact oracle):
 
 Terms
     ``sum``: t_k = x_k.  ``vecdot``/``matmul``: t_k = a_k * b_k, exact when ``product`` is
     None (the product is fused into the addition that takes it, one rounding per step as
-    in an fma chain), or round_P(a_k * b_k) when ``product`` is a format P.
+    in an fma chain), or round_P(a_k * b_k) when ``product`` is a format P.  a_k is a
+    value of ``fmt`` and b_k one of ``b_format``, each decoded by its own format (its
+    infinities, NaNs and signalling NaNs included); the product of the two exact values
+    is all that the accumulation sees, so everything below holds for two formats as for
+    one.
+
+Default accumulator of products
+    fp32 when every value of the operands' formats is an fp32 value (unless both are
+    fp32), else ``fmt``.  For two different formats: fp32 when it holds every value of
+    both (fp8_e4m3 x fp8_e5m2, fp16 x bf16, bf16 x fp32), else the one of the two that
+    holds the other (fp64 x fp16: fp64), else fp64 when it holds both; otherwise a
+    ValueError asks for an ``accumulator``.
 
 IEEE accumulator A (``accumulator`` a format)
     round_A(v) is the correct rounding of the exact v into A (``rounding``, ``subnormals``,
@@ -38,7 +51,14 @@ Hardware accumulator (``accumulator`` a preset name such as "h100", or a
     the run results are added in IEEE arithmetic in ``out_format`` as above.  The fused
     steps round as the hardware does, whatever ``rounding``, ``subnormals`` and
     ``saturate`` say; those apply to the IEEE roundings around them (``c`` into the
-    adder's output, promotions, the final rounding).
+    adder's output, promotions, the final rounding).  A preset takes two operand formats
+    of one family (fp16, bf16, tf32), or any pairing of fp8_e4m3 and fp8_e5m2 through its
+    FP8 path (Ada's and Hopper's FP8 instructions take either format per operand); any
+    other pairing (fp16 x bf16, FP8 x fp16, ...) is a ValueError.  A
+    :class:`FusedAccumulator` takes any two formats whose products it holds exactly
+    (exponents of at most 8 bits, precisions adding up to at most 24 bits); each input's
+    exponent is clamped at its own format's emin (at fp16's on the "via fp16" FP8 path,
+    taken when both operands are FP8).
 
 Zeros, NaNs and flags
     Exact zero sums follow IEEE 754 section 6.3 (+0 for opposite signs, -0 under

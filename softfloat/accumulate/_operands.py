@@ -10,6 +10,9 @@ term is x (a sum) or x * y (a product).  Two layouts serve the three functions:
   ``(batch, K, M)``; the k-th terms of a tile of rows are the outer product of a column
   slice of A and a row slice of B.
 
+Each operand is decoded with its own format (``formats``: x's and y's, or a's and b's,
+which differ for a product of two formats).
+
 A tile is a run of consecutive output elements (whole rows of a matrix product, or part
 of one row), so that its flat output indices are ``q0 .. q0 + n - 1``; the engines keep
 its running sums in block-sized buffers.
@@ -59,6 +62,7 @@ class Layout:
     K: int
     is_product: bool
     outer: bool = False
+    formats: tuple  # (x's or a's format, y's or b's format; None for a sum)
 
     def magnitude_ranges(self):
         """((smallest non-zero, largest) |x|, the same for y) over the inputs, or None when
@@ -73,9 +77,10 @@ class Layout:
 
 
 class _Paired(Layout):
-    def __init__(self, shape, x_bits, y_bits, fmt):
+    def __init__(self, shape, x_bits, y_bits, formats):
         self.shape = shape
-        self.fmt = fmt
+        self.formats = formats
+        self.fmt, self.y_fmt = formats
         self.K = x_bits.shape[0]
         self.Q = x_bits.shape[1]
         self.x_bits, self.y_bits = x_bits, y_bits
@@ -84,17 +89,17 @@ class _Paired(Layout):
 
     def magnitude_ranges(self):
         ranges = []
-        for bits in (b for b in (self.x_bits, self.y_bits) if b is not None):
-            mag = bits & bits.dtype.type(self.fmt.sign_mask - 1)
-            if mag.size and mag.max() > self.fmt.max_finite_bits:
+        for bits, fmt in ((b, f) for b, f in zip((self.x_bits, self.y_bits), self.formats) if b is not None):
+            mag = bits & bits.dtype.type(fmt.sign_mask - 1)
+            if mag.size and mag.max() > fmt.max_finite_bits:
                 return None
-            if self.fmt.specials is Specials.FNUZ and np.any(bits == self.fmt.nan_bits):
+            if fmt.specials is Specials.FNUZ and np.any(bits == fmt.nan_bits):
                 return None
             nonzero = mag[mag != 0]
             if not nonzero.size:
                 ranges.append((1.0, 0.0))
                 continue
-            lo, hi = decode_block(np.array([nonzero.min(), nonzero.max()]), self.fmt)
+            lo, hi = decode_block(np.array([nonzero.min(), nonzero.max()]), fmt)
             ranges.append((float(lo), float(hi)))
         return ranges
 
@@ -110,15 +115,16 @@ class _Paired(Layout):
     def factors(self, tile, k0, k1, transient=False, dtype=np.float64):
         sl = tile.where[0]
         x = _decode(self.x_bits[k0:k1, sl], self.fmt, "paired-x" if transient else None, dtype)
-        y = None if self.y_bits is None else _decode(self.y_bits[k0:k1, sl], self.fmt,
+        y = None if self.y_bits is None else _decode(self.y_bits[k0:k1, sl], self.y_fmt,
                                                      "paired-y" if transient else None, dtype)
         return x, y
 
 
 class _Outer(Layout):
-    def __init__(self, shape, fmt, a_bits_t, b_bits, batch_pairs, M, N):
+    def __init__(self, shape, formats, a_bits_t, b_bits, batch_pairs, M, N):
         self.shape = shape
-        self.fmt = fmt
+        self.formats = formats
+        self.fmt, self.b_fmt = formats
         self.a_bits_t, self.b_bits = a_bits_t, b_bits  # (Ba, K, M) and (Bb, K, N) patterns
         self._values = {}
         self.pairs = batch_pairs
@@ -129,12 +135,12 @@ class _Outer(Layout):
 
     def values(self, dtype=np.float64):
         """(A transposed, B) as exact values in ``dtype`` (float64, or a narrower float
-        that holds fmt), decoded once per call: each is used N or M times."""
+        that holds both formats), decoded once per call: each is used N or M times."""
         dtype = np.dtype(dtype)
         got = self._values.get(dtype)
         if got is None:
             got = self._values[dtype] = (_decode(self.a_bits_t, self.fmt, "matmul-a", dtype),
-                                         _decode(self.b_bits, self.fmt, "matmul-b", dtype))
+                                         _decode(self.b_bits, self.b_fmt, "matmul-b", dtype))
         return got
 
     def magnitude_ranges(self):
@@ -252,9 +258,10 @@ def _axes(axis, ndim):
     return tuple(sorted(out))  # the terms in C order, however the tuple lists the axes
 
 
-def paired_layout(fmt: Format, x, y=None, *, axis, keepdims=False, names=("x", "y")):
+def paired_layout(fmt: Format, x, y=None, *, axis, keepdims=False, names=("x", "y"), y_fmt=None):
     """Layout of a sum (``y`` None: reduce ``axis``, an int, tuple or None) or of a vecdot
-    (contract ``axis``, an int, of x and y after broadcasting the other axes).
+    (contract ``axis``, an int, of x and y after broadcasting the other axes); ``y_fmt``
+    is y's format (default ``fmt``).
 
     Returns the layout, the signalling-NaN mask per output element and the result shape.
     """
@@ -271,7 +278,8 @@ def paired_layout(fmt: Format, x, y=None, *, axis, keepdims=False, names=("x", "
         if keepdims:
             out_shape = tuple(1 if d in axes else x.shape[d] for d in range(x.ndim))
     else:
-        y = _patterns(names[1], y, fmt)
+        y_fmt = fmt if y_fmt is None else y_fmt
+        y = _patterns(names[1], y, y_fmt)
         if x.ndim == 0 or y.ndim == 0:
             raise ValueError(f"vecdot needs arrays of at least one dimension; got {names[0]} of shape "
                              f"{x.shape} and {names[1]} of shape {y.shape}")
@@ -295,16 +303,18 @@ def paired_layout(fmt: Format, x, y=None, *, axis, keepdims=False, names=("x", "
         Q = math.prod(out_shape)
         x_bits, y_bits = (np.ascontiguousarray(np.moveaxis(np.broadcast_to(m, out_shape + (K,)), -1, 0))
                           .reshape(K, Q) for m in (xm, ym))
-        signaling = (_signaling(x_bits, fmt) | _signaling(y_bits, fmt)).any(axis=0)
-    layout = _Paired(tuple(out_shape), x_bits, y_bits, fmt)
+        signaling = (_signaling(x_bits, fmt) | _signaling(y_bits, y_fmt)).any(axis=0)
+    layout = _Paired(tuple(out_shape), x_bits, y_bits, (fmt, y_fmt))
     return layout, signaling.reshape(out_shape)
 
 
-def matmul_layout(fmt: Format, a, b):
+def matmul_layout(fmt: Format, a, b, b_fmt=None):
     """Layout of numpy's matmul: (..., M, K) @ (..., K, N), 1-d operands promoted and their
-    axis removed from the result, batch axes broadcast."""
+    axis removed from the result, batch axes broadcast; ``b_fmt`` is b's format (default
+    ``fmt``)."""
+    b_fmt = fmt if b_fmt is None else b_fmt
     a = _patterns("a", a, fmt)
-    b = _patterns("b", b, fmt)
+    b = _patterns("b", b, b_fmt)
     if a.ndim == 0 or b.ndim == 0:
         raise ValueError(f"matmul needs arrays of at least one dimension; got a of shape {a.shape} "
                          f"and b of shape {b.shape} (use softfloat.mul for scalars)")
@@ -329,13 +339,13 @@ def matmul_layout(fmt: Format, a, b):
     ia = np.broadcast_to(np.arange(a3.shape[0]).reshape(a2.shape[:-2] or ()), batch).reshape(-1)
     ib = np.broadcast_to(np.arange(b3.shape[0]).reshape(b2.shape[:-2] or ()), batch).reshape(-1)
     sa = _signaling(a3, fmt).any(axis=2)  # (Ba, M)
-    sb = _signaling(b3, fmt).any(axis=1)  # (Bb, N)
+    sb = _signaling(b3, b_fmt).any(axis=1)  # (Bb, N)
     signaling = (sa[ia][:, :, None] | sb[ib][:, None, :]).reshape(shape)
     # A transposed and B, each in C order as patterns (2 bytes a value, not 8; no copy
     # where a is a transposed matrix): the products run along a tile's columns (B's rows)
     # or, in a tile with few columns, along its rows (A's columns)
     a_bits_t = np.ascontiguousarray(np.swapaxes(a3, 1, 2))
-    layout = _Outer(shape, fmt, a_bits_t, np.ascontiguousarray(b3), list(zip(ia.tolist(), ib.tolist())), M, N)
+    layout = _Outer(shape, (fmt, b_fmt), a_bits_t, np.ascontiguousarray(b3), list(zip(ia.tolist(), ib.tolist())), M, N)
     return layout, signaling
 
 

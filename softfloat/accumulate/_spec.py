@@ -16,7 +16,7 @@ import numpy as np
 
 from .. import _random, _validate
 from ..attributes import RoundingAttributes, as_attributes
-from ..formats import Format, as_format, fp32
+from ..formats import Format, as_format, fp32, fp64
 from ..ops.kernels import is_narrow
 from .hardware import _ALIASES as PRESET_ALIASES
 from .hardware import PRESETS, FusedAccumulator, hardware_model, is_preset
@@ -29,10 +29,23 @@ KINDS = ("sum", "vecdot", "matmul")
 ORDERS = ("sequential", "pairwise", "reverse")
 
 
-def default_accumulator(fmt: Format) -> Format:
+def default_accumulator(fmt: Format, b_format: Format | None = None) -> Format:
     """The default accumulator of products (and of the array layer's sums): fp32 for
-    formats whose every value is an fp32 value (but fp32 itself), else fmt."""
-    return fp32 if fp32.holds(fmt) and fmt != fp32 else fmt
+    formats whose every value is an fp32 value (but fp32 itself), else fmt.
+
+    Products of two different formats (``b_format`` not None nor ``fmt``): fp32 when it
+    holds every value of both (fp8_e4m3 x fp8_e5m2, fp16 x bf16, fp32 x bf16, ...), else
+    the one of the two that holds the other (fp64 x fp16: fp64), else fp64 when it holds
+    both; a ValueError otherwise (name an accumulator).  With one format this is the rule
+    above, so ``default_accumulator(f, f) == default_accumulator(f)``.
+    """
+    if b_format is None or b_format == fmt:
+        return fp32 if fp32.holds(fmt) and fmt != fp32 else fmt
+    for candidate in (fp32, fmt, b_format, fp64):
+        if candidate.holds(fmt) and candidate.holds(b_format):
+            return candidate
+    raise ValueError(f"no default accumulator holds the values of both {fmt} and {b_format} "
+                     "(b_format); give accumulator= explicitly")
 
 
 @dataclass(frozen=True)
@@ -44,7 +57,10 @@ class ReductionSpec:
     ----------
     kind : {"sum", "vecdot", "matmul"}
     fmt : Format or str
-        The operands' format.
+        The operands' format (``a``'s, for products).
+    b_format : Format, str or None
+        ``b``'s format, for products of two formats; held resolved (None: ``fmt``).  A
+        sum takes none.
     accumulator : Format, str, FusedAccumulator or None
         As the public functions take it; held resolved: a Format or a FusedAccumulator
         (None: ``fmt`` for a sum, :func:`default_accumulator` for products).
@@ -62,6 +78,7 @@ class ReductionSpec:
 
     kind: str
     fmt: Format
+    b_format: Format | None = None
     accumulator: Format | FusedAccumulator | None = None
     out_format: Format | None = None
     product: Format | None = None
@@ -77,11 +94,16 @@ class ReductionSpec:
             raise ValueError(f"kind must be one of {', '.join(map(repr, KINDS))}; got {self.kind!r}")
         fmt = as_format(self.fmt)
         set_(self, "fmt", fmt)
+        b_fmt = fmt if self.b_format is None else as_format(self.b_format, "b_format")
+        if b_fmt != fmt and self.kind == "sum":
+            raise TypeError(f"b_format={self.b_format!r}: a sum has one operand (b_format applies to "
+                            "vecdot and matmul)")
+        set_(self, "b_format", b_fmt)
         set_(self, "attributes", as_attributes(self.attributes))
         set_(self, "want", _validate.boolean("return_flags", self.want))
         out = None if self.out_format is None else as_format(self.out_format, "out_format")
-        default = fmt if self.kind == "sum" else default_accumulator(fmt)
-        acc = _resolve_accumulator(self.accumulator, fmt, default, out)
+        default = fmt if self.kind == "sum" else default_accumulator(fmt, b_fmt)
+        acc = _resolve_accumulator(self.accumulator, (fmt, b_fmt), default, out)
         set_(self, "accumulator", acc)
         hardware = isinstance(acc, FusedAccumulator)
         set_(self, "out_format", out if out is not None else (acc.output if hardware else acc))
@@ -104,12 +126,17 @@ class ReductionSpec:
                 raise ValueError(f"block must be a positive int or None; got {_validate.describe(block)}")
             set_(self, "block", int(block))
         if hardware:
-            _check_fused_inputs(fmt)
+            _check_fused_inputs(fmt, b_fmt)
 
     @property
     def hardware(self) -> bool:
         """Is the accumulator a fused adder (a :class:`FusedAccumulator`)?"""
         return isinstance(self.accumulator, FusedAccumulator)
+
+    @property
+    def mixed(self) -> bool:
+        """Are the products' operands of two different formats (``b_format`` not ``fmt``)?"""
+        return self.b_format != self.fmt
 
     @property
     def ieee_accumulator(self) -> Format:
@@ -127,14 +154,15 @@ class ReductionSpec:
         return dataclasses.replace(self, **changes)
 
 
-def _resolve_accumulator(accumulator, fmt: Format, default: Format, out_format: Format | None):
-    """The accumulator argument as a Format or a FusedAccumulator."""
+def _resolve_accumulator(accumulator, formats, default: Format, out_format: Format | None):
+    """The accumulator argument as a Format or a FusedAccumulator (``formats``: the
+    operands' (fmt, b_format))."""
     if accumulator is None:
         return default
     if isinstance(accumulator, FusedAccumulator):
         return accumulator
     if is_preset(accumulator):
-        return hardware_model(accumulator, fmt, out_format)
+        return hardware_model(accumulator, formats[0], out_format, b_format=formats[1])
     if isinstance(accumulator, (Format, str)):
         try:
             return as_format(accumulator, "accumulator")
@@ -148,9 +176,15 @@ def _resolve_accumulator(accumulator, fmt: Format, default: Format, out_format: 
                     f"{_validate.describe(accumulator)}")
 
 
-def _check_fused_inputs(fmt: Format) -> None:
-    """The fused adder model needs products that are exact in float64 (inputs of at most
-    12 bits of precision and 8 exponent bits)."""
-    if not is_narrow(fmt) or fmt.precision > 12:
-        raise ValueError(f"the fused accumulator model takes inputs of at most 11 fraction bits and "
-                         f"8 exponent bits (fp16, bf16, tf32, FP8, ...); got {fmt}")
+def _check_fused_inputs(fmt: Format, b_format: Format) -> None:
+    """The fused adder model needs products that are exact in float64 and at most 24 bits
+    wide: inputs of at most 8 exponent bits whose significands add up to at most 24 bits
+    (two inputs of at most 12 bits each, as fp16, bf16, tf32 and FP8 are)."""
+    if fmt == b_format:
+        if not is_narrow(fmt) or fmt.precision > 12:
+            raise ValueError(f"the fused accumulator model takes inputs of at most 11 fraction bits and "
+                             f"8 exponent bits (fp16, bf16, tf32, FP8, ...); got {fmt}")
+    elif not (is_narrow(fmt) and is_narrow(b_format)) or fmt.precision + b_format.precision > 24:
+        raise ValueError(f"the fused accumulator model takes products of at most 24 significant bits and "
+                         f"inputs of at most 8 exponent bits; got {fmt} x {b_format} (b_format), "
+                         f"{fmt.precision} + {b_format.precision} bits")

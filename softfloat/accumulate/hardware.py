@@ -27,6 +27,18 @@ step adds the products with k mod 4 in {0, 1} from a zero accumulator, a second 
 with k mod 4 in {2, 3} to its rounded result, and c is then added by an ordinary IEEE
 addition rounded to nearest even in the output format.
 
+Measured on an NVIDIA H200 (tools/gpu_crosscheck.py, 2026-11): "h100" (= "h200") gives
+every output bit for bit of cuBLAS's fp16 and bf16 products with an fp32 output
+(``torch.mm(a, b, out_dtype=torch.float32)``) and of ``torch._scaled_mm`` on FP8 with
+``use_fast_accum=True`` (e4m3 x e4m3 and e5m2 x e4m3); ``use_fast_accum=False`` is
+``block=128`` (the partial sums promoted into fp32 every 128 products).  torch's fp16 and
+bf16 ``@`` (fp16/bf16 output) is the fp32-output model rounded once to nearest even, not
+the chip's fp16-output mode (``out_format="fp16"`` here selects that mode, cuBLAS's
+``CUBLAS_COMPUTE_16F``).  Warp-level ``mma.sync`` gives the same fp16/bf16 results, but
+runs FP8 "via fp16" also with an fp32 output: preset "h100-mma" (= "h200-mma").  Where
+cuBLAS splits k (small M and N, large K: a ``splitKreduce`` kernel), the partial
+products are reduced outside the model and differ.
+
 Hardware behaviour lives here as data (:data:`PRESETS`); the kernels in
 ``softfloat.accumulate._fused`` only read a :class:`FusedAccumulator`.
 """
@@ -133,7 +145,9 @@ class FusedAccumulator:
 #: "via_fp16" FP8 path runs the chip's fp16 model (its N and F) over 32-term blocks.
 #: Sources: Fasi et al. 2021 (V100, T4, A100); Khattak and Mikaitis 2025 (A2, Ada, L40S,
 #: H100, H200, B200); Xie et al. 2025 (MMA-Sim: the FP8 paths, "via fp16" on Hopper's and
-#: Blackwell's mma.sync).
+#: Blackwell's mma.sync); "h100-mma": Hopper's warp-level mma.sync, measured on an H200
+#: (its FP8 products with an fp32 output follow "via_fp16" bit for bit, cuBLAS's wgmma
+#: kernels the native path).
 _HALF = ("fp16", "bf16")
 PRESETS: dict[str, dict[str, tuple[int, int, str | None, str | None]]] = {
     "v100": {"fp16": (4, 23, None, None)},
@@ -143,10 +157,12 @@ PRESETS: dict[str, dict[str, tuple[int, int, str | None, str | None]]] = {
             "fp8": (16, 13, "native", "native")},
     "h100": {"fp16": (16, 25, None, None), "bf16": (16, 25, None, None), "tf32": (8, 25, None, None),
              "fp8": (32, 13, "native", "via_fp16")},
+    "h100-mma": {"fp16": (16, 25, None, None), "bf16": (16, 25, None, None), "tf32": (8, 25, None, None),
+                 "fp8": (32, 13, "via_fp16", "via_fp16")},
     "b200": {"fp16": (16, 25, None, None), "bf16": (16, 25, None, None), "tf32": (8, 25, None, None),
              "fp8": (32, 13, "via_fp16", "via_fp16")},
 }
-_ALIASES = {"a2": "a100", "l40s": "ada", "h200": "h100"}
+_ALIASES = {"a2": "a100", "l40s": "ada", "h200": "h100", "h200-mma": "h100-mma"}
 
 _FAMILY = {fp16: "fp16", bf16: "bf16", tf32: "tf32", fp8_e4m3: "fp8", fp8_e5m2: "fp8"}
 #: fraction bits an fp32 output keeps on the native FP8 path
@@ -160,11 +176,16 @@ def is_preset(name: object) -> bool:
     return isinstance(name, str) and name.strip().lower() in PRESETS.keys() | _ALIASES.keys()
 
 
-def hardware_model(name: str, fmt: Format, out_format: Format | None = None) -> FusedAccumulator:
+def hardware_model(name: str, fmt: Format, out_format: Format | None = None, *,
+                   b_format: Format | None = None) -> FusedAccumulator:
     """The :class:`FusedAccumulator` of preset ``name`` for inputs in ``fmt``.
 
     ``out_format`` fp16 selects the chip's fp16-output mode; anything else (or None) its
-    fp32 output.  Unsupported combinations raise a ValueError naming what is supported.
+    fp32 output.  ``b_format`` (default ``fmt``) is the second operand's format: the
+    matrix units take two operands of one family (fp16, bf16 or tf32), or FP8 with either
+    FP8 format per operand (fp8_e4m3 x fp8_e5m2 runs the chip's FP8 path, as Ada's and
+    Hopper's FP8 instructions take E4M3 and E5M2 operands in any pairing).  Unsupported
+    combinations raise a ValueError naming the formats and what is supported.
 
     Examples
     --------
@@ -174,17 +195,27 @@ def hardware_model(name: str, fmt: Format, out_format: Format | None = None) -> 
     FusedAccumulator(terms=16, fraction_bits=25, output=fp32, output_rounding='toward_zero', name='h100')
     >>> hardware_model("h100", sf.fp8_e4m3, sf.fp16).fp8
     'via_fp16'
+    >>> hardware_model("h100", sf.fp8_e4m3, b_format=sf.fp8_e5m2) == hardware_model("h100", sf.fp8_e4m3)
+    True
     """
     key = name.strip().lower()
     chip = _ALIASES.get(key, key)
     table = PRESETS[chip]
+    b_format = fmt if b_format is None else b_format
     family = _FAMILY.get(fmt)
-    if family not in table:
+    if family not in table or _FAMILY.get(b_format) != family:
         supported = ", ".join(f for f in ("fp16", "bf16", "tf32") if f in table)
         if "fp8" in table:
             supported += ", fp8_e4m3, fp8_e5m2"
-        raise ValueError(f"accumulator={name!r} has no model for {fmt} inputs; it supports {supported} "
-                         "(or describe the hardware with softfloat.accumulate.FusedAccumulator)")
+        if b_format == fmt:
+            raise ValueError(f"accumulator={name!r} has no model for {fmt} inputs; it supports {supported} "
+                             "(or describe the hardware with softfloat.accumulate.FusedAccumulator)")
+        pairs = ", ".join(f"{f} x {f}" for f in ("fp16", "bf16", "tf32") if f in table)
+        if "fp8" in table:
+            pairs += ", or fp8_e4m3/fp8_e5m2 x fp8_e4m3/fp8_e5m2 (either FP8 format per operand)"
+        raise ValueError(f"accumulator={name!r} has no model for {fmt} x {b_format} (b_format) products; "
+                         f"it supports {pairs} (or describe the hardware with "
+                         "softfloat.accumulate.FusedAccumulator)")
     terms, fraction_bits, fp8_fp32, fp8_fp16 = table[family]
     half_output = out_format == fp16
     if half_output:

@@ -122,7 +122,7 @@ def sum(x, fmt, *, axis=None, keepdims=False, accumulator=None, out_format=None,
     return _reduce(layout, signaling, spec, c)
 
 
-def vecdot(a, b, fmt, *, axis=-1, accumulator=None, out_format=None, c=None, product=None,
+def vecdot(a, b, fmt, *, b_format=None, axis=-1, accumulator=None, out_format=None, c=None, product=None,
            order="sequential", block=None, rounding=None, saturate=None, subnormals=None, tininess=None,
            attributes=None, rng=None, return_flags=False):
     """Dot products of bit patterns of ``fmt`` along ``axis`` (numpy 2's ``vecdot``: the
@@ -131,12 +131,21 @@ def vecdot(a, b, fmt, *, axis=-1, accumulator=None, out_format=None, c=None, pro
     Parameters
     ----------
     a, b : integer array_like
-        Bit patterns of ``fmt``, of the same length along ``axis``.
+        Bit patterns of ``fmt`` (``b``: of ``b_format``), of the same length along ``axis``.
     fmt : Format or str
+    b_format : Format or str, optional
+        The format of ``b``'s bit patterns (default: ``fmt``).  Each product a_k * b_k is
+        then the exact product of the two values, whatever their formats (E4M3
+        activations times E5M2 gradients, fp16 x bf16, ...); NaN, inf and signalling NaNs
+        are read by each operand's own format.
     axis : int, default -1
     accumulator : Format, str, FusedAccumulator or None
         As for :func:`sum`.  Default: "fp32" when every value of ``fmt`` is an fp32 value
-        (fp16, bf16, tf32, FP8, ...), else ``fmt``.
+        (fp16, bf16, tf32, FP8, ...), else ``fmt``.  With a ``b_format`` other than
+        ``fmt``: "fp32" when it holds every value of both formats, else the one of the
+        two that holds the other, else "fp64".  A hardware preset takes two formats of
+        one family, or any two FP8 formats (its FP8 path); a :class:`FusedAccumulator`
+        any two formats whose products have at most 24 significant bits.
     product : Format or str, optional
         None: products are exact and fused into the additions (one rounding per step).
         A format: each product is first rounded into it (a separate multiply).
@@ -160,24 +169,27 @@ def vecdot(a, b, fmt, *, axis=-1, accumulator=None, out_format=None, c=None, pro
     1.0
     >>> float(sf.decode(sf.vecdot(a, b, "fp16", c=sf.encode(1.0, "fp32")), "fp32"))   # fp32 keeps them
     1.00146484375
+    >>> x = sf.encode([448.0, 2.0**-9], "fp8_e4m3"); g = sf.encode([2.0**-16, 57344.0], "fp8_e5m2")
+    >>> float(sf.decode(sf.vecdot(x, g, "fp8_e4m3", b_format="fp8_e5m2"), "fp32"))   # 448 * 2**-16 + 112
+    112.0068359375
     """
     fmt = as_format(fmt)
     attrs, rng = resolve_attributes(attributes, rounding=rounding, tininess=tininess, subnormals=subnormals,
                                     saturate=saturate, rng=rng)
-    spec = ReductionSpec("vecdot", fmt, accumulator=accumulator, out_format=out_format, product=product,
-                         order=order, block=block, attributes=attrs, want=return_flags).keyed(rng)
+    spec = ReductionSpec("vecdot", fmt, b_format=b_format, accumulator=accumulator, out_format=out_format,
+                         product=product, order=order, block=block, attributes=attrs, want=return_flags).keyed(rng)
     if _dask.any_dask(a, b, c):
         return _lazy_vecdot(a, b, spec, axis, c)
-    if c is None and axis in (0, -1) and type(a) is np.ndarray and type(b) is np.ndarray \
+    if c is None and not spec.mixed and axis in (0, -1) and type(a) is np.ndarray and type(b) is np.ndarray \
             and a.ndim == b.ndim == 1 and a.shape == b.shape:
         small = _one_output(spec, a, b)
         if small is not None:
             return small
-    layout, signaling = paired_layout(fmt, a, b, axis=axis, names=("a", "b"))
+    layout, signaling = paired_layout(fmt, a, b, axis=axis, names=("a", "b"), y_fmt=spec.b_format)
     return _reduce(layout, signaling, spec, c)
 
 
-def matmul(a, b, fmt, *, accumulator=None, out_format=None, c=None, product=None,
+def matmul(a, b, fmt, *, b_format=None, accumulator=None, out_format=None, c=None, product=None,
            order="sequential", block=None, rounding=None, saturate=None, subnormals=None, tininess=None,
            attributes=None, rng=None, return_flags=False):
     """Matrix product of bit patterns of ``fmt`` with numpy's ``matmul`` shapes: D = A·B + C.
@@ -185,9 +197,15 @@ def matmul(a, b, fmt, *, accumulator=None, out_format=None, c=None, product=None
     Parameters
     ----------
     a, b : integer array_like
-        Bit patterns of ``fmt``: (..., M, K) and (..., K, N); a 1-d ``a`` is a row, a 1-d
-        ``b`` a column, and that axis is removed from the result; batch axes broadcast.
+        Bit patterns of ``fmt`` (``b``: of ``b_format``): (..., M, K) and (..., K, N); a
+        1-d ``a`` is a row, a 1-d ``b`` a column, and that axis is removed from the
+        result; batch axes broadcast.
     fmt : Format or str
+    b_format : Format or str, optional
+        The format of ``b``'s bit patterns (default: ``fmt``), as for :func:`vecdot`:
+        each product is exact (or rounded into ``product``), the default accumulator and
+        the hardware presets as :func:`vecdot` says ("h100" takes fp8_e4m3 x fp8_e5m2
+        through its FP8 path, fp16 x bf16 nowhere).
     accumulator, out_format, c, product, order, block, rounding, saturate, subnormals, tininess,
     attributes, rng, return_flags
         As for :func:`vecdot` (the rounding options and ``attributes`` as for :func:`sum`).
@@ -212,15 +230,18 @@ def matmul(a, b, fmt, *, accumulator=None, out_format=None, c=None, product=None
     [[1.0]]
     >>> d(sf.matmul(a, b, "fp16", c=c, accumulator="h100"))   # 25 bits: 1 + 4 * 2**-25
     [[1.0000001192092896]]
+    >>> x = sf.encode([[1.0, 2.0**-7]], "fp8_e4m3"); g = sf.encode([[1.0], [2.0**-7]], "fp8_e5m2")
+    >>> d(sf.matmul(x, g, "fp8_e4m3", b_format="fp8_e5m2", accumulator="h100"))  # 2**-14: below F = 13
+    [[1.0]]
     """
     fmt = as_format(fmt)
     attrs, rng = resolve_attributes(attributes, rounding=rounding, tininess=tininess, subnormals=subnormals,
                                     saturate=saturate, rng=rng)
-    spec = ReductionSpec("matmul", fmt, accumulator=accumulator, out_format=out_format, product=product,
-                         order=order, block=block, attributes=attrs, want=return_flags).keyed(rng)
+    spec = ReductionSpec("matmul", fmt, b_format=b_format, accumulator=accumulator, out_format=out_format,
+                         product=product, order=order, block=block, attributes=attrs, want=return_flags).keyed(rng)
     if _dask.any_dask(a, b, c):
         return _lazy_matmul(a, b, spec, c)
-    layout, signaling = matmul_layout(fmt, a, b)
+    layout, signaling = matmul_layout(fmt, a, b, spec.b_format)
     return _reduce(layout, signaling, spec, c)
 
 
@@ -291,7 +312,7 @@ def _reduce(layout, signaling, spec: ReductionSpec, c, positions=None):
     (a softfloat._random.Positions) places a dask chunk's outputs in the whole result."""
     want, out_fmt, hardware = spec.want, spec.out_format, spec.hardware
     start = initial_values(c, out_fmt, layout.shape)
-    arith_spec = _ieee.Spec(spec.fmt, spec.ieee_accumulator, out_fmt, spec.product, spec.order, spec.block,
+    arith_spec = _ieee.Spec(_kernel_format(spec), spec.ieee_accumulator, out_fmt, spec.product, spec.order, spec.block,
                             spec.attributes, spec.key, want, positions)
     Q = math.prod(layout.shape)
     bits = np.empty(Q, dtype=out_fmt.storage_dtype)
@@ -304,7 +325,8 @@ def _reduce(layout, signaling, spec: ReductionSpec, c, positions=None):
     if hardware:  # its promotions and final rounding are IEEE ones in out_format
         arith = _ieee.Arithmetic(arith_spec, layout.is_product)
     else:
-        arith = _fast.plan(arith_spec, layout) or _ieee.Arithmetic(arith_spec, layout.is_product)
+        native = not spec.mixed or (spec.accumulator.holds(spec.fmt) and spec.accumulator.holds(spec.b_format))
+        arith = (native and _fast.plan(arith_spec, layout)) or _ieee.Arithmetic(arith_spec, layout.is_product)
     ws = Workspace(BLOCK_SIZE)
     with np.errstate(all="ignore"):
         for tile in layout.tiles(BLOCK_SIZE):
@@ -327,6 +349,17 @@ def _reduce(layout, signaling, spec: ReductionSpec, c, positions=None):
     if c_signaling is not None:
         masks.or_(FlagMasks(invalid=c_signaling))
     return result, masks.to_flags(layout.shape, swamped=swamped.reshape(layout.shape)).squeezed()
+
+
+def _kernel_format(spec: ReductionSpec):
+    """The format the arithmetic is told the operands are in: ``fmt``, or for products of
+    two formats one that holds both (softfloat.accumulate._ieee.join), which is all the
+    arithmetics read it for -- whether products are exact in float64 (is_narrow), which
+    float64 path the kernels take, and (softfloat.accumulate._fast.plan) whether every
+    product is a value of the accumulator: true of a and b when true of the wider one.
+    The native plans are used for two formats only where the accumulator holds both
+    (their operands are decoded into its dtype)."""
+    return _ieee.join(spec.fmt, spec.b_format) if spec.mixed else spec.fmt
 
 
 def _store(values, fmt, out, ws, tile_flags):
@@ -370,9 +403,9 @@ def _lazy_vecdot(a, b, spec: ReductionSpec, axis, c):
     """vecdot of dask arrays: the contracted axis moved last, the others broadcast."""
     da = _dask.require()
     fmt = spec.fmt
-    a, b = _lazy_patterns("a", a, fmt), _lazy_patterns("b", b, fmt)
+    a, b = _lazy_patterns("a", a, fmt), _lazy_patterns("b", b, spec.b_format)
     paired_layout(fmt, np.zeros((0,) * a.ndim, a.dtype), np.zeros((0,) * b.ndim, b.dtype), axis=axis,
-                  names=("a", "b"))  # the axis checks, on empty stand-ins
+                  names=("a", "b"), y_fmt=spec.b_format)  # the axis checks, on empty stand-ins
     a, b = da.moveaxis(a, axis, -1), da.moveaxis(b, axis, -1)
     try:
         shape = np.broadcast_shapes(a.shape, b.shape)
@@ -387,7 +420,7 @@ def _lazy_vecdot(a, b, spec: ReductionSpec, axis, c):
 def _lazy_matmul(a, b, spec: ReductionSpec, c):
     """matmul of dask arrays: (..., M, K) @ (..., K, N), 1-d operands promoted."""
     da = _dask.require()
-    a, b = _lazy_patterns("a", a, spec.fmt), _lazy_patterns("b", b, spec.fmt)
+    a, b = _lazy_patterns("a", a, spec.fmt), _lazy_patterns("b", b, spec.b_format)
     if a.ndim == 0 or b.ndim == 0:
         raise ValueError(f"matmul needs arrays of at least one dimension; got a of shape {a.shape} "
                          f"and b of shape {b.shape} (use softfloat.mul for scalars)")
@@ -435,9 +468,10 @@ def _contract_blocks(blocks, spec: ReductionSpec, c, positions=None):
     if spec.kind == "sum":
         layout, signaling = paired_layout(fmt, blocks[0], axis=-1, names=("x", None))
     elif spec.kind == "vecdot":
-        layout, signaling = paired_layout(fmt, blocks[0], blocks[1], axis=-1, names=("a", "b"))
+        layout, signaling = paired_layout(fmt, blocks[0], blocks[1], axis=-1, names=("a", "b"),
+                                          y_fmt=spec.b_format)
     else:
-        layout, signaling = matmul_layout(fmt, *blocks)
+        layout, signaling = matmul_layout(fmt, *blocks, spec.b_format)
     return _reduce(layout, signaling, spec, c, positions)
 
 

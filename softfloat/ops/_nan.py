@@ -38,12 +38,14 @@ def describe_nan_rules(platform: Platform) -> dict[str, str]:
 NAN_POLICY = describe_nan_rules(PLATFORMS["default"])
 
 
-def nan_propagation(fmt: Format, attrs) -> NanPropagation:
-    """The propagation rule in force: the platform's in IEEE formats; formats without a
-    quiet bit or payload (fn, fnuz, FP6/FP4) keep theirs (SIGNALING_FIRST, their one NaN)."""
+def nan_propagation(fmt: Format, attrs, unit: Format | None = None) -> NanPropagation:
+    """The propagation rule in force: the platform's in IEEE formats (its rules for the
+    unit computing in ``unit``, default ``fmt``: a conversion runs on its source's unit);
+    formats without a quiet bit or payload (fn, fnuz, FP6/FP4) keep theirs
+    (SIGNALING_FIRST, their one NaN)."""
     if fmt.specials is not Specials.IEEE:
         return NanPropagation.SIGNALING_FIRST
-    return _platform(attrs).nan_propagation
+    return _platform(attrs, fmt if unit is None else unit).nan_propagation
 
 
 def resolve_nans(blocks, xs, hi, invalid, fmt, attrs, out):
@@ -107,7 +109,7 @@ def default_nan(fmt: Format, attrs=None):
     dt = fmt.storage_dtype.type
     if fmt.specials is not Specials.IEEE:
         return dt(fmt.nan_bits if fmt.has_nan else 0)
-    platform = _platform(attrs)
+    platform = _platform(attrs, fmt)
     trailing = fmt.mantissa_mask if platform.default_nan_payload == "all_ones" else 1 << (fmt.mantissa_bits - 1)
     sign = fmt.sign_mask if platform.default_nan_sign else 0
     return dt(sign | fmt.exponent_mask | trailing)
@@ -131,5 +133,6 @@ def quieted(b, fmt: Format):
     return b
 
 
-def _platform(attrs) -> Platform:
-    return PLATFORMS["default"] if attrs is None else attrs.platform
+def _platform(attrs, fmt: Format) -> Platform:
+    """The rules of ``attrs.platform`` (None: the default platform) for ``fmt``'s unit."""
+    return (PLATFORMS["default"] if attrs is None else attrs.platform).for_format(fmt)

@@ -123,7 +123,7 @@ def convert(bits, src_fmt, dst_fmt, rounding=None, *, saturate=None, subnormals=
     denormals_are_zero = _validate.boolean("denormals_are_zero", denormals_are_zero)
     return_flags = _validate.boolean("return_flags", return_flags)
     x = _patterns(bits, src)
-    nan_to_default = nan_propagation(dst, attrs) is NanPropagation.DEFAULT_NAN
+    nan_to_default = nan_propagation(dst, attrs, unit=src) is NanPropagation.DEFAULT_NAN
 
     def block(b, rand, out, ws):
         values = decode_block(b, src, ws.get("values", np.float64, b.size), ws)
