@@ -73,10 +73,17 @@ Teaching
     exact result, its neighbours, guard/round/sticky and why the result won); bit_string.
     The command line: ``softfloat --help``.
 
+Precision recipes (softfloat.recipes) and PyTorch models (softfloat.torch)
+    recipes.RECIPES: where each tensor of a training step lives (fp32, O1, O2, O3, fp16,
+    bf16, bf16-pure, fp8, fp8-current, fp8-block, mxfp8, mxfp4), each with its source;
+    recipes.GemmEngine runs a recipe's matrix products bit-exact.  softfloat.torch
+    (``pip install "softfloat-emu[torch]"``, imported on demand): emulate(recipe,
+    accumulator=...) runs a model's products, forward and backward, in the recipe;
+    quantize(tensor, fmt) rounds a tensor.
+
 Mixed-precision training lab (softfloat.training)
     training.run(policy="O2") trains a small MLP on the digits with every product,
-    accumulation and update rounded as a precision Policy says (presets fp32, O1, O2,
-    O3, bf16, bf16-pure, fp8, fp8-current, fp8-block, mxfp8), with a LossScaler
+    accumulation and update rounded as a precision Policy (a recipe) says, with a LossScaler
     (torch.amp.GradScaler's rule) and per-step telemetry of underflow, overflow and
     swamped updates; training.compare([...]) tabulates several; ``softfloat train``.
 
@@ -187,6 +194,7 @@ from .rounding import Rounding, Tininess
 from .attributes import RoundingAttributes
 from .platforms import PLATFORMS, NanPropagation, Platform
 from .scaled import DelayedScaling, ScaledTensor, scaled_decode, scaled_encode
+from . import recipes  # noqa: F401 - softfloat.recipes, the precision recipes (a subpackage, not in __all__)
 from . import training  # noqa: F401 - softfloat.training, the lab (a subpackage, not in __all__)
 
 from ._version import __version__

@@ -31,6 +31,7 @@ RANK = {
     "_checkpoint_source": 1.5, "_read_numpy": 2, "_read_safetensors": 2, "_read_torch": 2,
     "_checkpoint_read": 2.5, "_checkpoint_write": 0,
     "checkpoint": 7.6,
+    "recipes": 7.8,
     "_array_elementwise": 7.9,
     "_array_ufuncs": 8,
     "_array_registry": 8.1, "_array_coverage": 8.2, "_array_structural": 8.4, "_array_ordering": 8.5,
@@ -39,6 +40,7 @@ RANK = {
     "_array_methods": 9.5,
     "array": 10,
     "training": 10.5,
+    "torch": 10.8,
     "cli": 11,
     "__init__": 12,
     "__main__": 13,
@@ -106,7 +108,8 @@ def test_numpy_defines_oversized_unsigned_shifts_as_zero(dtype):
 
 #: inside softfloat/accumulate/: data and helpers, the two arithmetics, the orders, the API
 ACCUMULATE_RANK = {"hardware": 0, "_draws": 0, "_operands": 0, "_binade": 0, "_spec": 1, "_ieee": 1, "_fast": 1,
-                   "_orders": 2, "_fused": 2, "reduce": 3, "__init__": 4, "_scalar_chain": 0.5}
+                   "_orders": 2, "_fused": 2, "reduce": 3, "__init__": 4, "_scalar_chain": 0.5,
+                   "_fused_fast": 1}
 #: inside softfloat/training/: numerics and data, the policy's engine, model and optimizer,
 #: the runs, the package
 TRAINING_RANK = {"policy": 0, "loss_scaling": 0, "data": 0, "telemetry": 0, "plot": 0, "_numerics": 0,
@@ -128,9 +131,18 @@ STRATEGIES_RANK = {"_order": 0, "_magnitudes": 0, "_formats": 0, "_bounds": 1, "
 #: tensor and delayed scaling; scaled_encode/scaled_decode; the package
 SCALED_RANK = {"_fp32": 0, "_layout": 0, "_arguments": 1, "_scales": 1, "_products": 1, "_tensor": 2,
                "_delayed": 2, "_codec": 3, "__init__": 4}
+#: inside softfloat/recipes/: the recipes and the records; the products; the package
+RECIPES_RANK = {"_recipe": 0, "_record": 0, "_gemm": 1, "__init__": 2}
+#: inside softfloat/torch/: tensors, call sites and telemetry, the kernels' random bits;
+#: their rounding point; the kernels; quantize and the products; the intercepted torch
+#: functions; emulate; the package
+TORCH_RANK = {"_tensors": 0, "_sites": 0, "telemetry": 0, "_einsum": 0, "_kernels_random": 0,
+              "_kernels_round": 0.5, "_kernels": 0.8, "_quantize": 1, "_products": 1,
+              "_attention": 2, "_conv": 2, "_ops": 3, "_emulate": 4, "__init__": 5}
 SUBPACKAGE_RANK = {"ops": OPS_RANK, "accumulate": ACCUMULATE_RANK, "training": TRAINING_RANK,
                    "explain": EXPLAIN_RANK, "_fastpaths": FASTPATHS_RANK,
-                   "strategies": STRATEGIES_RANK, "scaled": SCALED_RANK}
+                   "strategies": STRATEGIES_RANK, "scaled": SCALED_RANK, "recipes": RECIPES_RANK,
+                   "torch": TORCH_RANK}
 
 
 @pytest.mark.parametrize("package, module", [(pkg, p.stem) for pkg in SUBPACKAGE_RANK
@@ -156,7 +168,7 @@ def test_subpackage_modules_point_downward(package, module):
 #: subpackages whose private parts are their own: every module outside one (the package's
 #: and benchmarks/; tests may test private parts) imports from it only public modules
 #: and names in their ``__all__`` -- the layers above call the published API
-SEALED = ("ops", "accumulate")
+SEALED = ("ops", "accumulate", "recipes")
 #: public names a package leaves out of its __all__ so that ``import *`` does not shadow a
 #: builtin (softfloat.ops.abs: IEEE's name)
 UNSTARRED = {"softfloat.ops": {"abs"}}

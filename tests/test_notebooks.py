@@ -36,6 +36,7 @@ MIN_FIGURES = {
     "03_underflow_and_loss_scaling": 4,
     "04_swamping_and_accumulation": 3,
     "05_mixed_precision_training": 4,
+    "06_pytorch_models": 4,
 }
 
 NB01 = "01_ieee754_anatomy"

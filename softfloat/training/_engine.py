@@ -7,8 +7,9 @@ from __future__ import annotations
 import numpy as np
 
 from ..formats import Format, as_format, fp32
+from ..recipes import GemmEngine
 from . import _fp8
-from ._numerics import Counts, matmul, reduce_sum, round_to
+from ._numerics import Counts, reduce_sum, round_to
 from .policy import Policy
 
 __all__ = ["Engine", "TENSORS"]
@@ -26,6 +27,7 @@ class Engine:
         self.telemetry = telemetry
         self.counts = {name: Counts() for name in TENSORS}
         self.fp8 = _fp8.Recipe(policy) if policy.fp8 else None
+        self.gemms = self.fp8.engine if self.fp8 is not None else GemmEngine(policy)
         self.scale = 1.0
         self.gradient_values = {"activation_grads": [], "weight_grads": []}
 
@@ -53,33 +55,27 @@ class Engine:
     # ---- products -----------------------------------------------------------------------
     def gemm(self, a, b, kind: str, key: str, out: Format, tensor: str, bias=None,
              formats: tuple[Format, Format] | None = None) -> np.ndarray:
-        """``a @ b`` (+ ``bias`` as the accumulator's initial value), rounded into ``out``.
+        """``a @ b`` (+ ``bias``) by :class:`softfloat.recipes.GemmEngine`, rounded into
+        ``out`` and counted under ``tensor``.
 
         ``kind`` is "fprop" (activations x weights), "dgrad" (gradients x weights^T) or
         "wgrad" (activations^T x gradients); ``key`` names the layer (FP8 scaling state);
-        ``formats`` are the formats ``a`` and ``b`` already hold (their rounding into the
-        matmul input format is skipped when it is the same).
+        ``formats`` are the formats ``a`` and ``b`` already hold.  Unscaled policies: the
+        bias joins as the accumulator's initial value, cast like the operands (autocast
+        casts an fp32 bias to fp16 with the weights); the forward weights' cast into the
+        matmul input format is counted as "weights".  Scaled ones: the bias is added in
+        fp32 after the scaling; the FP8 roundings are counted (see ``_fp8``).
         """
         p = self.policy
         if self.fp8 is not None:
-            acc = self.fp8.gemm(a, b, kind, key, p.accumulator, p.accumulate_block)
-            if bias is not None:
-                acc = (acc + np.asarray(bias, np.float32)).astype(np.float32)
+            acc = self.fp8.gemm(a, b, kind, key, p.accumulator, p.accumulate_block, bias=bias)
         else:
             fmt = p.matmul_inputs
             fa, fb = formats if formats is not None else (None, None)
-            qa = a if fa == fmt else self.round(a, fmt)
-            qb = b if fb == fmt else self.round(b, fmt, "weights" if kind == "fprop" else None)
-            # the bias joins as the accumulator's initial value, cast like the operands
-            # (autocast casts an fp32 bias to fp16 with the weights)
-            c = None if bias is None else self._bias_bits(bias if fb == fmt else round_to(bias, fmt))
-            acc = matmul(qa, qb, fmt, p.accumulator, block=p.accumulate_block, product=p.product,
-                         out_format=fp32, c=c)
+            if kind == "fprop" and fb != fmt:
+                b, fb = self.round(b, fmt, "weights"), fmt
+            acc = self.gemms.gemm(a, b, kind, key, bias=bias, formats=(fa, fb))
         return self.round(acc, out, tensor)
-
-    @staticmethod
-    def _bias_bits(bias):
-        return np.ascontiguousarray(np.asarray(bias, np.float32)).view(np.uint32)
 
     def column_sum(self, x, fmt: Format) -> np.ndarray:
         """The sum over the batch (axis 0) with the policy's accumulator, in fp32."""

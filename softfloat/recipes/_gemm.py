@@ -1,0 +1,355 @@
+"""The matrix products of one recipe, with their scaling state (see :class:`GemmEngine`)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import _validate
+from ..accumulate import matmul
+from ..codec import decode, encode
+from ..formats import Format, as_format, bf16, fp32
+from ..scaled import DelayedScaling, scaled_decode, scaled_encode
+from ._recipe import as_recipe, check_accumulator
+from ._record import GemmRecord, OperandRecord
+
+__all__ = ["GemmEngine", "KINDS"]
+
+#: the three products of a linear layer's training step
+KINDS = ("fprop", "dgrad", "wgrad")
+_EPS = 1e-12  # torchao's floor on amax
+
+
+class GemmEngine:
+    """The matrix products of one :class:`~softfloat.recipes.Recipe`, with their scaling
+    state: each product a composition of bit-level calls, stated below.
+
+    Parameters
+    ----------
+    recipe : str or Recipe
+        A name of :data:`~softfloat.recipes.RECIPES` or a Recipe.
+    accumulator : str, Format or FusedAccumulator, optional
+        None: the recipe's own; a value overrides it (a format such as "fp32" or a
+        hardware model such as "h100").
+    history : {"step", "site"}, default "step"
+        Delayed scaling: when a product's amax joins its history.  "step": the largest
+        amax of each call site and role over a step joins at :meth:`new_step` (the training
+        lab's rule: every product of a step uses the scales of the steps before it).
+        "site": the largest amaxes of a call site join its history when the site's next
+        forward ("fprop") product starts, so the forward product and the backward
+        products of one iteration use the same scales -- Transformer Engine's
+        per-iteration update, whose backward products reuse the forward's FP8 copies --
+        without a global step (what a PyTorch front end needs).
+    bias_epilogue : bool, default False
+        Where :meth:`gemm` adds a bias.  False: as each family says below (the training
+        lab's rule).  True: after the products, in the accumulator's fp32 result, the sum
+        then rounded once into ``out``, as cuBLAS's epilogue does (what a PyTorch front end
+        wants: "a bias is added in the accumulator after the products, then the sum is
+        rounded once to the output format").
+
+    Notes
+    -----
+    ``gemm(a, b, kind, key)`` multiplies a (M, K) by b (K, N).  ``kind`` picks the formats
+    and scaling roles of the operands: "fprop" (activations x weights: forward, forward,
+    roles "input", "weight"), "dgrad" (gradients x weights^T: backward, forward, "grad",
+    "weight"), "wgrad" (activations^T x gradients: forward, backward, "input", "grad");
+    forward / backward are the recipe's ``fp8_forward`` / ``fp8_backward`` (for unscaled
+    recipes both are ``matmul_inputs``).  Below I = ``matmul_inputs``, acc = the
+    accumulator, P = ``product``, blk = ``accumulate_block``, fa / fb the operands' formats,
+    ``dec(x, f) = decode(x, f, float32)``, and fp32(...) one IEEE binary32 rounding (numpy
+    float32 arithmetic).  Every product then ends the same way: a ``bias`` is added as
+    each family says (the engine's default ``bias_epilogue=False``); the result D is
+    returned as fp32 values, or with ``out`` as ``dec(encode(D, out), out)``.
+
+    Unscaled recipes (fp32, O1-O3, fp16, bf16, bf16-pure)::
+
+        D = dec(matmul(encode(a, I), encode(b, I), I, accumulator=acc, product=P, block=blk,
+                       c=encode(dec(encode(bias, I), I), fp32), out_format=fp32), fp32)
+
+        (the bias, cast into I as autocast casts it, is the accumulator's initial value;
+        no bias: c=None)
+
+    Per-tensor scaling, "delayed" (fp8) and "current" (fp8-current)::
+
+        sa = scaled_encode(a, fa, scale=s_a)        # delayed: s_a = DelayedScaling(fa).scale
+        sa = scaled_encode(a, fa, amax_epsilon=1e-12)  # current (torchao)
+        (sb likewise)
+        R = dec(matmul(sa.bits, sb.bits, fa, b_format=fb, accumulator=acc, block=blk,
+                       out_format=fp32), fp32)
+        D = fp32(R * fp32(sa.scale_inv * sb.scale_inv))  [+ fp32(bias): D = fp32(D + bias)]
+
+        (fa != fb in the backward products of the hybrid recipes: e5m2 gradients times e4m3
+        activations or weights; a hardware model runs them on its FP8 path)
+
+    Block scaling, "blocks" (fp8-block, DeepSeek-V3)::
+
+        sa = scaled_encode(a, fa, scaling="blocks", block=(1, 128))
+        sb = scaled_encode(b, fb, scaling="blocks", block=(128, 128) for weights, (128, 1) for gradients)
+        for each run j of 128 along K (k0 = 128 j):
+            R_j = dec(matmul(sa.bits[:, k0:k0+128], sb.bits[k0:k0+128], fa, accumulator=acc,
+                             out_format=fp32), fp32)
+            T = fp32(T + fp32(R_j * fp32(sa.scale_inv[:, j] * sb.scale_inv[j, column block])))
+        D = T (the first term starts T)  [+ fp32(bias)]
+
+    MX, "mx" (mxfp8, mxfp4; OCP MX v1.0)::
+
+        sa = scaled_encode(a, fa, scaling="mx", block=32, scale_rounding=mx_scale_rounding)
+        sb = scaled_encode(b.T, fb, scaling="mx", ...)             # blocks of 32 along K
+        va, vb = scaled_decode(sa), scaled_decode(sb).T           # q * X, exact
+        D = dec(matmul(encode(va, F), encode(vb, F), F, accumulator=acc, out_format=fp32,
+                       product=None if F is bf16 else "fp32"), fp32)  [+ fp32(bias)]
+
+        F = bf16 where every q * X is a bf16 value, else fp32 (exact either way: q * X has
+        at most 4 significant bits, and so the fp32 products are exact too).
+
+    ``GemmEngine(..., bias_epilogue=True)`` (every family): the bias is added after the
+    products, in the accumulator's fp32 result, then the sum is rounded once into ``out``,
+    as cuBLAS's epilogue does: ``D = fp32(R' + fp32(bias))`` with R' the family's result
+    without a bias (for the scaled families this is the default rule already).
+
+    The roundings into FP8/FP4 saturate (satfinite, as Transformer Engine's, torchao's
+    and the MX kernels' casts); :class:`~softfloat.recipes.GemmRecord` counts them from
+    their IEEE flags.
+
+    Examples
+    --------
+    >>> import numpy as np, softfloat as sf
+    >>> from softfloat.recipes import GemmEngine
+    >>> eng = GemmEngine("bf16")
+    >>> a = np.array([[1.0, 2.0**-9]], np.float32); b = np.array([[1.0], [1.0]], np.float32)
+    >>> eng.gemm(a, b, "fprop", "layer0").tolist()               # fp32 accumulation
+    [[1.001953125]]
+    >>> eng.gemm(a, b, "fprop", "layer0", out="bf16").tolist()   # rounded into bf16
+    [[1.0]]
+    >>> GemmEngine("bf16", accumulator="bf16").gemm(a, b, "fprop", "l").tolist()
+    [[1.0]]
+    """
+
+    def __init__(self, recipe, *, accumulator=None, history: str = "step", bias_epilogue: bool = False):
+        self.recipe = as_recipe(recipe)
+        self.accumulator = self.recipe.accumulator if accumulator is None else check_accumulator(accumulator)
+        if history not in ("step", "site"):
+            raise ValueError(f"history must be 'step' or 'site'; got {history!r}")
+        self.history = history
+        if not isinstance(bias_epilogue, (bool, np.bool_)):
+            raise TypeError(f"bias_epilogue must be True or False; got {_validate.describe(bias_epilogue)}")
+        self.bias_epilogue = bool(bias_epilogue)
+        #: per (key, role): the DelayedScaling state of the "delayed" recipes
+        self.states: dict[tuple, DelayedScaling] = {}
+        self._pending: dict[tuple, float] = {}
+
+    def new_step(self) -> None:
+        """Delayed scaling with ``history="step"``: record the last step's amaxes (each
+        gives the next scale)."""
+        for key, amax in self._pending.items():
+            self.states[key].update(amax)
+        self._pending = {}
+
+    def _new_iteration(self, site: str) -> None:
+        """``history="site"``: the pending amaxes of ``site``'s roles join their histories."""
+        for state_key in [k for k in self._pending if k[0] == site]:
+            self.states[state_key].update(self._pending.pop(state_key))
+
+    # ---- the product ------------------------------------------------------------------------
+    def gemm(self, a, b, kind: str, key: str, *, bias=None, out=None, formats=None, record=False):
+        """``a @ b`` by the recipe (see the class notes for each family's composition).
+
+        Parameters
+        ----------
+        a, b : array_like
+            (M, K) and (K, N) float values (float32 as the lab holds them).
+        kind : {"fprop", "dgrad", "wgrad"}
+            Which operand formats and scaling roles apply (class notes).
+        key : str
+            The call site (a layer's name): delayed scaling keeps one history per key and role.
+        bias : array_like, optional
+            (N,) values added to every row: as each family says, or after the products
+            with the engine's ``bias_epilogue``.
+        out : Format or str, optional
+            The format the result is rounded into (nearest even); None: fp32 values.
+        formats : (Format or None, Format or None), optional
+            Formats a and b already hold (unscaled recipes: an operand already in the
+            inputs format is encoded without flags; its record counts nothing rounded).
+        record : bool or "operands", default False
+            True: also return a :class:`GemmRecord`; "operands": the same without the
+            accumulator's flags (``additions``/``swamped`` None), which cost several times
+            the product itself.
+
+        Returns
+        -------
+        numpy.ndarray (fp32 values, or values of ``out``), and a GemmRecord with ``record``.
+        """
+        a, b, out, formats = self._arguments(a, b, kind, out, formats, record)
+        ops = {"record": record, "ops": [], "additions": 0, "swamped": 0}
+        scaling, bias_epilogue = self.recipe.fp8, self.bias_epilogue
+        if scaling is None:
+            c = None if bias is None or bias_epilogue else _bias_as_c(bias, self.recipe.matmul_inputs)
+            acc = self._unscaled(a, b, formats, c, ops)
+        elif scaling in ("delayed", "current"):
+            if self.history == "site" and kind == "fprop":
+                self._new_iteration(key)
+            acc = self._per_tensor(a, b, kind, key, ops)
+        elif scaling == "blocks":
+            acc = self._blocks(a, b, kind, ops)
+        else:
+            acc = self._mx(a, b, kind, ops)
+        if bias is not None and (scaling is not None or bias_epilogue):
+            with np.errstate(over="ignore", invalid="ignore"):
+                acc = (acc + np.asarray(bias, np.float32)).astype(np.float32)
+        values, output = _round_out(acc, out, bool(record))
+        if not record:
+            return values
+        full = record is True
+        rec = GemmRecord(kind, key, ops["ops"][0], ops["ops"][1], ops["additions"] if full else None,
+                         ops["swamped"] if full else None, output)
+        return values, rec
+
+    def _arguments(self, a, b, kind, out, formats, record):
+        if kind not in KINDS:
+            raise ValueError(f"kind must be one of {', '.join(map(repr, KINDS))}; got {kind!r}")
+        a, b = np.asarray(a), np.asarray(b)
+        if a.ndim != 2 or b.ndim != 2 or a.shape[1] != b.shape[0]:
+            raise ValueError(f"a and b must be matrices (M, K) and (K, N); got shapes {a.shape} and {b.shape}")
+        if not (np.issubdtype(a.dtype, np.floating) and np.issubdtype(b.dtype, np.floating)):
+            raise TypeError(f"a and b must hold float values; got {a.dtype} and {b.dtype}")
+        if not (record is False or record is True or (isinstance(record, str) and record == "operands")):
+            raise ValueError(f"record must be False, True or 'operands'; got {record!r}")
+        out = None if out is None else as_format(out, "out")
+        if formats is None:
+            formats = (None, None)
+        elif not (isinstance(formats, (tuple, list)) and len(formats) == 2):
+            raise TypeError(f"formats must be a pair (format of a, format of b); got {_validate.describe(formats)}")
+        formats = tuple(None if f is None else as_format(f, "formats") for f in formats)
+        return a, b, out, formats
+
+    def _roles(self, kind):
+        """(format a, format b, scaling role a, role b) of a product."""
+        fwd, bwd = self.recipe.fp8_forward, self.recipe.fp8_backward
+        if kind == "fprop":
+            return fwd, fwd, "input", "weight"
+        if kind == "dgrad":
+            return bwd, fwd, "grad", "weight"
+        return fwd, bwd, "input", "grad"  # wgrad
+
+    def _matmul(self, bits_a, fa, bits_b, fb, ops, **options):
+        """decode(matmul(bits_a, bits_b, ...), fp32) with the engine's accumulator; its
+        swamped additions counted where the record asks for them."""
+        if fa != fb:
+            options["b_format"] = fb
+        return self._run(bits_a, bits_b, fa, ops, **options)
+
+    def _run(self, bits_a, bits_b, fmt, ops, **options):
+        flags = ops["record"] is True
+        result = matmul(bits_a, bits_b, fmt, accumulator=self.accumulator, out_format=fp32, return_flags=flags,
+                        **options)
+        if flags:
+            result, f = result
+            ops["additions"] += int(bits_a.shape[0] * bits_a.shape[1] * bits_b.shape[1])
+            ops["swamped"] += int(np.sum(f.swamped))
+        return decode(result, fp32, np.float32)
+
+    # ---- the families ----------------------------------------------------------------------------
+    def _unscaled(self, a, b, formats, c, ops):
+        fmt, r = self.recipe.matmul_inputs, self.recipe
+        bits = [_encode(x, fmt, ops, held=f == fmt) for x, f in zip((a, b), formats)]
+        return self._run(bits[0], bits[1], fmt, ops, product=r.product, block=r.accumulate_block, c=c)
+
+    def _scaled(self, x, fmt, ops, **options):
+        """scaled_encode with ``options``; its record kept where asked for."""
+        if not ops["record"]:
+            return scaled_encode(x, fmt, **options)
+        st, flags = scaled_encode(x, fmt, return_flags=True, **options)
+        amax = np.asarray(st.amax, np.float64)
+        scaling = options.get("scaling")
+        if scaling is None:  # per tensor: one fp32 scale
+            scale = float(np.asarray(st.scales).reshape(-1)[0])
+        elif scaling == "mx":  # 1/X, a power of two (NaN for an E8M0 NaN block)
+            scale = 1 / np.asarray(st.scale_inv, np.float64)
+        else:
+            scale = np.asarray(st.scales, np.float64)
+        ops["ops"].append(OperandRecord.from_flags(fmt, flags, decode(st.bits, fmt, np.float32),
+                                                   amax=float(np.max(amax)) if amax.size else 0.0, scale=scale))
+        return st
+
+    def _per_tensor(self, a, b, kind, key, ops):
+        fa, fb, role_a, role_b = self._roles(kind)
+        sta = self._one_scale(a, fa, (key, role_a), ops)
+        stb = self._one_scale(b, fb, (key, role_b), ops)
+        acc = self._matmul(sta.bits, fa, stb.bits, fb, ops, block=self.recipe.accumulate_block)
+        alpha = np.float32(np.float32(sta.scale_inv) * np.float32(stb.scale_inv))
+        with np.errstate(over="ignore", invalid="ignore"):
+            return (acc * alpha).astype(np.float32)
+
+    def _one_scale(self, x, fmt, state_key, ops):
+        if self.recipe.fp8 == "current":
+            return self._scaled(x, fmt, ops, amax_epsilon=_EPS)
+        state = self.states.setdefault(state_key, DelayedScaling(fmt))
+        st = self._scaled(x, fmt, ops, scale=state.scale)
+        amax = float(st.amax)
+        # the step's (the iteration's) amax, the largest over its quantisations, joins the
+        # history after it: at new_step(), or at the site's next fprop
+        self._pending[state_key] = max(self._pending.get(state_key, amax), amax)
+        return st
+
+    def _blocks(self, a, b, kind, ops):
+        fa, fb, _, role_b = self._roles(kind)
+        K = a.shape[1]
+        b_block = (128, 128) if role_b == "weight" else (128, 1)
+        sta = self._scaled(a, fa, ops, scaling="blocks", block=(1, 128))
+        stb = self._scaled(b, fb, ops, scaling="blocks", block=b_block)
+        da = sta.scale_inv  # (M, K/128)
+        db_cols = np.repeat(stb.scale_inv, b_block[1], axis=1)[:, :b.shape[1]]  # (K/128, N)
+        total = None
+        for j, k0 in enumerate(range(0, K, 128)):
+            part = self._matmul(sta.bits[:, k0:k0 + 128], fa, stb.bits[k0:k0 + 128], fb, ops)
+            scale = (da[:, j:j + 1] * db_cols[j:j + 1, :]).astype(np.float32)  # exact in float64, one rounding
+            with np.errstate(over="ignore", invalid="ignore"):
+                term = (part * scale).astype(np.float32)
+                total = term if total is None else (total + term).astype(np.float32)
+        return total
+
+    def _mx(self, a, b, kind, ops):
+        fa, fb, _, _ = self._roles(kind)
+        rounding = self.recipe.mx_scale_rounding
+        sta = self._scaled(a, fa, ops, scaling="mx", block=32, scale_rounding=rounding)
+        stb = self._scaled(np.ascontiguousarray(b.T), fb, ops, scaling="mx", block=32, scale_rounding=rounding)
+        va = scaled_decode(sta)      # q * X, exact
+        vb = np.ascontiguousarray(scaled_decode(stb).T)
+        # q * X has at most 4 significant bits and a power-of-two scale: a bf16 value
+        # unless the scale leaves bf16's range, then carried as fp32 (exact either way)
+        fmt = bf16 if _holds(va, bf16) and _holds(vb, bf16) else fp32
+        return self._run(encode(va, fmt), encode(vb, fmt), fmt, ops, product="fp32" if fmt == fp32 else None)
+
+
+def _holds(values, fmt: Format) -> bool:
+    """Whether every value is a value of ``fmt`` (False where one is a NaN)."""
+    back = decode(encode(values, fmt), fmt, np.float64)
+    return bool(np.array_equal(back, np.asarray(values, np.float64)))
+
+
+def _encode(x, fmt: Format, ops, *, held: bool):
+    """encode(x, fmt); its record kept where asked for (values already in ``fmt``: exact)."""
+    if not ops["record"]:
+        return encode(x, fmt)
+    if held:
+        ops["ops"].append(OperandRecord.exact(fmt, x))
+        return encode(x, fmt)
+    bits, flags = encode(x, fmt, return_flags=True)
+    ops["ops"].append(OperandRecord.from_flags(fmt, flags, decode(bits, fmt, np.float32)))
+    return bits
+
+
+def _bias_as_c(bias, fmt: Format):
+    """The bias cast into ``fmt`` (as autocast casts it with the weights), as fp32 bits:
+    the accumulator's initial value."""
+    return encode(decode(encode(np.asarray(bias), fmt), fmt, np.float64), fp32)
+
+
+def _round_out(acc, out, recorded):
+    """(values of ``out`` nearest ``acc``, or ``acc`` itself; the output record)."""
+    if out is None:
+        return acc, None
+    if not recorded:
+        return decode(encode(acc, out), out, out.value_dtype()), None
+    bits, flags = encode(acc, out, return_flags=True)
+    values = decode(bits, out, out.value_dtype())
+    return values, OperandRecord.from_flags(out, flags, values)

@@ -1,0 +1,124 @@
+"""``F.conv1d`` and ``F.conv2d`` as emulated matrix products over torch's unfold (see
+:func:`convolution` for the definition)."""
+
+from __future__ import annotations
+
+import torch
+import torch.nn.functional as F
+
+from ._products import gemm
+
+__all__ = ["convolution"]
+
+
+def convolution(run, bound: dict, dims: int):
+    """The emulated ``conv{dims}d(input, weight, bias=None, stride=1, padding=0,
+    dilation=1, groups=1)`` (dims 1 or 2; ``padding`` an int, a tuple, "same" or
+    "valid"; unbatched inputs as torch takes them).
+
+    Pencil-and-paper definition: a conv1d is the conv2d of height 1.  With X (N, C, H, W)
+    zero-padded as ``padding`` says ("same": total ``dilation * (k - 1)`` per axis, the
+    odd one on the bottom/right, as torch pads it), kernel (kh, kw), G = ``groups``,
+    Cg = C / G input channels and Og = O / G output channels per group::
+
+        cols = F.unfold(X, (kh, kw), dilation=dilation, stride=stride)   # (N, C*kh*kw, L)
+        A    = cols.transpose(1, 2).reshape(N * L, C*kh*kw)             # exact data movement
+        for each group g (its K = Cg*kh*kw columns of A, its Og filters):
+            Y_g = product(A[:, g*K:(g+1)*K], W[g*Og:(g+1)*Og].reshape(Og, K)^T,
+                          bias = bias[g*Og:(g+1)*Og])       # the engine's fprop, bias in the
+                                                            # accumulator epilogue, one rounding
+        Y    = concat_g(Y_g).reshape(N, OH, OW, O).permute(0, 3, 1, 2)
+
+    The k order of each product (the engine's sequential order) is unfold's layout:
+    channel-major, then kernel row, then kernel column (conv1d: channel, then kernel
+    position).  Every product of a call is one engine call per group under the call site.
+
+    Backward: each group's dgrad (dA_g = dY_g W_g) and wgrad (dW_g^T = A_g^T dY_g) run
+    through the engine; the bias gradient is torch's sum of dY.  The input gradient is
+    then autograd's ``F.fold`` (col2im) of dA: where windows overlap (stride < dilated
+    kernel), col2im adds the emulated values of dA in the caller's dtype (float32 torch
+    additions in torch's order) -- those additions are *not* emulated; where windows do
+    not overlap, the input gradient is dA's values moved, exactly.
+    """
+    x, w, bias = bound["input"], bound["weight"], bound.get("bias")
+    groups = bound.get("groups", 1)
+    _check(x, w, bias, groups, dims)
+    unbatched = x.dim() == dims + 1
+    if unbatched:
+        x = x.unsqueeze(0)
+    stride, dilation = _pair(bound.get("stride", 1), "stride", dims), _pair(bound.get("dilation", 1), "dilation", dims)
+    if dims == 1:
+        x, w = x.unsqueeze(2), w.unsqueeze(2)
+    kh, kw = w.shape[-2:]
+    pads = _padding(bound.get("padding", 0), (kh, kw), dilation, stride, dims)
+    if any(pads):
+        x = F.pad(x, (pads[2], pads[3], pads[0], pads[1]))
+    n, out = x.shape[0], w.shape[0]
+    oh = (x.shape[2] - dilation[0] * (kh - 1) - 1) // stride[0] + 1
+    ow = (x.shape[3] - dilation[1] * (kw - 1) - 1) // stride[1] + 1
+    if oh <= 0 or ow <= 0:
+        raise ValueError(f"input of conv{dims}d is smaller than the (dilated) kernel after padding: input "
+                         f"{tuple(bound['input'].shape)}, kernel {tuple(bound['weight'].shape)}")
+    cols = F.unfold(x, (kh, kw), dilation=dilation, stride=stride)  # (N, C*kh*kw, L)
+    k = cols.shape[1] // groups
+    a = cols.transpose(1, 2).reshape(n * oh * ow, cols.shape[1])
+    og = out // groups
+    wmat = w.reshape(out, k)
+    parts = [gemm(run, a[:, g * k:(g + 1) * k], wmat[g * og:(g + 1) * og].t(),
+                  None if bias is None else bias[g * og:(g + 1) * og]) for g in range(groups)]
+    y = parts[0] if groups == 1 else torch.cat(parts, dim=1)
+    y = y.reshape(n, oh, ow, out).permute(0, 3, 1, 2)
+    if dims == 1:
+        y = y.squeeze(2)
+    if unbatched:
+        y = y.squeeze(0)
+    return y.contiguous()
+
+
+def _check(x, w, bias, groups, dims) -> None:
+    name = f"conv{dims}d"
+    if x.dim() not in (dims + 1, dims + 2):
+        raise ValueError(f"input of {name} must have {dims + 1} or {dims + 2} axes ((N,) C, ...); "
+                         f"got shape {tuple(x.shape)}")
+    if w.dim() != dims + 2:
+        raise ValueError(f"weight of {name} must have {dims + 2} axes (O, C/groups, ...); got shape "
+                         f"{tuple(w.shape)}")
+    if not isinstance(groups, int) or groups < 1:
+        raise ValueError(f"groups of {name} must be a positive int; got {groups!r}")
+    channels = x.shape[-dims - 1]
+    if channels != w.shape[1] * groups or w.shape[0] % groups:
+        raise ValueError(f"weight of {name} must be (O, C/groups, ...) with O a multiple of groups: input has "
+                         f"C={channels} channels and groups={groups}; got weight shape {tuple(w.shape)}")
+    if bias is not None and tuple(bias.shape) != (w.shape[0],):
+        raise ValueError(f"bias of {name} must have shape ({w.shape[0]},); got {tuple(bias.shape)}")
+
+
+def _pair(value, name: str, dims: int) -> tuple:
+    """A (height, width) pair; conv1d's single value is the width (height 1)."""
+    values = (value,) * dims if isinstance(value, int) else tuple(value)
+    if len(values) != dims or not all(isinstance(v, int) and v >= 1 for v in values):
+        raise ValueError(f"{name} of conv{dims}d must be a positive int or {dims} of them; got {value!r}")
+    return (1, *values) if dims == 1 else values
+
+
+def _padding(padding, kernel, dilation, stride, dims) -> tuple:
+    """(top, bottom, left, right) zero padding."""
+    if isinstance(padding, str):
+        if padding == "valid":
+            return (0, 0, 0, 0)
+        if padding != "same":
+            raise ValueError(f"padding of conv{dims}d must be 'same', 'valid', an int or a tuple; got {padding!r}")
+        if stride != (1, 1):
+            raise ValueError(f"padding='same' of conv{dims}d needs stride 1 (as torch); got stride "
+                             f"{stride[1:] if dims == 1 else stride}")
+        pads = []
+        for k, d in zip(kernel, dilation):
+            total = d * (k - 1)
+            pads += [total // 2, total - total // 2]
+        return tuple(pads)
+    values = (padding,) * dims if isinstance(padding, int) else tuple(padding)
+    if len(values) != dims or not all(isinstance(v, int) and v >= 0 for v in values):
+        raise ValueError(f"padding of conv{dims}d must be 'same', 'valid', a non-negative int or {dims} of "
+                         f"them; got {padding!r}")
+    h, wd = (0, *values) if dims == 1 else values
+    return (h, h, wd, wd)

@@ -1,0 +1,110 @@
+"""Two-operand ``torch.einsum`` contractions rewritten as one batched matrix product
+(see :func:`plan`)."""
+
+from __future__ import annotations
+
+__all__ = ["plan", "is_permutation"]
+
+
+def plan(equation: str, a, b):
+    """``(A, B, finish)`` with ``einsum(equation, a, b) == finish(A @ B)``: A (Bt, M, K)
+    and B (Bt, K, N) are permutes, broadcasts and reshapes of ``a`` and ``b`` (exact data
+    movement), ``finish`` reshapes and permutes the (Bt, M, N) product into the output.
+
+    The labels fall into four classes: batch (in both operands and the output), left
+    (only in ``a`` and the output: M), right (only in ``b`` and the output: N) and
+    contracted (in both operands, not in the output: K).  Batch, left and right labels
+    are taken in the output's order; the contracted ones in their order in ``a``, which
+    is the k order of the product (first label major).  "..." spans broadcast axes
+    (right-aligned, as torch); without "->" the output is "..." followed by the labels
+    used once, sorted (torch's implicit rule).  Size-1 axes broadcast.
+
+    Raises NotImplementedError, naming the equation, for what is not a matrix product:
+    a label repeated within an operand (a diagonal), a label summed in one operand only
+    (a reduction), and products with no contracted, left or right label (elementwise).
+    """
+    eq = equation.replace(" ", "")
+    lhs, arrow, out = eq.partition("->")
+    specs = lhs.split(",")
+    if len(specs) != 2:
+        raise ValueError(f"equation {equation!r} must name two operands (it is given two)")
+    sa, sb = (_expand(s, t, equation) for s, t in zip(specs, (a, b)))
+    dots = max(len(sa[1]), len(sb[1]))
+    ell = [chr(0x100 + i) for i in range(dots)]  # labels of the "..." axes, right-aligned
+    la = ell[dots - len(sa[1]):] if sa[1] else []
+    lb = ell[dots - len(sb[1]):] if sb[1] else []
+    labels_a, labels_b = sa[0](la), sb[0](lb)
+    for labels in (labels_a, labels_b):
+        if len(set(labels)) != len(labels):
+            raise NotImplementedError(f"einsum {equation!r}: a label repeated within an operand (a diagonal) "
+                                      "is not emulated")
+    if arrow:
+        if out.count("...") > 1:
+            raise ValueError(f"equation {equation!r} has more than one '...' in its output")
+        head, _, tail = out.partition("...")
+        output = list(head) + (ell if "..." in out else []) + list(tail)
+    else:
+        once = sorted(c for c in set(labels_a + labels_b) if c not in ell and (labels_a + labels_b).count(c) == 1)
+        output = ell + once
+    if len(set(output)) != len(output) or any(c not in labels_a and c not in labels_b for c in output):
+        raise ValueError(f"equation {equation!r}: every output label must come from an operand, once")
+    batch = [c for c in output if c in labels_a and c in labels_b]
+    left = [c for c in output if c in labels_a and c not in labels_b]
+    right = [c for c in output if c in labels_b and c not in labels_a]
+    summed = [c for c in labels_a if c in labels_b and c not in output]
+    if any(c not in output and c not in summed for c in labels_a + labels_b):
+        raise NotImplementedError(f"einsum {equation!r}: a label summed within one operand (a reduction) is "
+                                  "not emulated")
+    if not (summed or left or right):
+        raise NotImplementedError(f"einsum {equation!r} is an elementwise product, not a contraction; "
+                                  "it is not emulated")
+    size = {}
+    for labels, t, name in ((labels_a, a, "a"), (labels_b, b, "b")):
+        for c, n in zip(labels, t.shape):
+            if size.get(c, 1) not in (1, n) and n != 1:
+                raise ValueError(f"einsum {equation!r}: operand sizes {tuple(a.shape)} and {tuple(b.shape)} "
+                                 "do not broadcast")
+            size[c] = max(size.get(c, 1), n)
+    big_a = _arranged(a, labels_a, batch + left + summed, size)
+    big_b = _arranged(b, labels_b, batch + summed + right, size)
+    nb, m, k, n = (_count(size, g) for g in (batch, left, summed, right))
+    grid = batch + left + right
+    perm = [grid.index(c) for c in output]
+
+    def finish(product):
+        return product.reshape([size[c] for c in grid]).permute(perm)
+    return big_a.reshape(nb, m, k), big_b.reshape(nb, k, n), finish
+
+
+def is_permutation(equation: str, ndim: int) -> bool:
+    """Whether a one-operand ``equation`` only reorders axes (exact: torch may run it)."""
+    eq = equation.replace(" ", "")
+    lhs, arrow, out = eq.partition("->")
+    if "," in lhs or "..." in lhs or not arrow or len(lhs) != ndim:
+        return False
+    return len(set(lhs)) == len(lhs) and sorted(lhs) == sorted(out)
+
+
+def _expand(spec: str, t, equation: str):
+    """(labels given the "..." labels, the "..." axes' count) of one operand."""
+    if spec.count("...") > 1 or any(not (c.isalpha() or c == ".") for c in spec):
+        raise ValueError(f"equation {equation!r}: operand spec {spec!r} is not a valid einsum spec")
+    head, dots, tail = spec.partition("...")
+    free = t.dim() - len(head) - len(tail)
+    if (not dots and free != 0) or free < 0:
+        raise ValueError(f"equation {equation!r}: operand spec {spec!r} does not fit a tensor of shape "
+                         f"{tuple(t.shape)}")
+    return (lambda ell: list(head) + list(ell) + list(tail)), [None] * free
+
+
+def _arranged(t, labels, order, size):
+    """``t`` with its axes in ``order`` (labels), size-1 axes broadcast to ``size``."""
+    t = t.permute([labels.index(c) for c in order])
+    return t.expand([size[c] for c in order])
+
+
+def _count(size, labels) -> int:
+    n = 1
+    for c in labels:
+        n *= size[c]
+    return n

@@ -1,0 +1,233 @@
+"""``emulate(recipe)``: torch's matrix products, forward and backward, run bit-exact
+through a :class:`softfloat.recipes.GemmEngine` while a ``with`` block is active."""
+
+from __future__ import annotations
+
+import threading
+
+import torch
+from torch.overrides import TorchFunctionMode
+
+from ..recipes import GemmEngine, as_recipe
+from . import _ops
+from ._sites import Sites
+from .telemetry import GemmTelemetry, Telemetry
+
+__all__ = ["Emulation", "emulate"]
+
+#: per product kind, the recipe field naming the format the result is rounded into
+_OUTPUT = {"fprop": "activations", "dgrad": "gradients", "wgrad": "gradients"}
+
+
+def emulate(recipe, *, accumulator=None, elementwise=False, model=None, telemetry=True) -> "Emulation":
+    """A context manager under which torch's matrix products on float tensors run in
+    ``recipe``'s emulated precision, forward and backward, bit for bit.
+
+    Inside the ``with`` block, ``F.linear`` (so every ``nn.Linear``), ``torch.matmul``
+    and ``@``, ``mm``, ``bmm``, ``addmm``, ``baddbmm`` (and ``addmm_``/``baddbmm_``),
+    ``mv``, ``dot``, ``inner``, two-operand ``einsum``, ``F.conv1d``/``F.conv2d`` (unfold,
+    then one product per group) and ``F.scaled_dot_product_attention`` (decomposed: Q K^T,
+    scale, mask, softmax, dropout, P V; see ``softfloat.torch._attention``) on float16/
+    bfloat16/float32/float64 tensors each become custom autograd Functions whose forward product
+    ("fprop") and backward products ("dgrad" = grad_output x weights^T, "wgrad" =
+    inputs^T x grad_output) run through one :class:`softfloat.recipes.GemmEngine`:
+    operands quantised as the recipe says (scaled FP8 with per-site amax history for
+    delayed scaling), products and sums in ``accumulator``, results rounded into the
+    recipe's ``activations`` format (forward) or ``gradients`` format (backward).  A
+    bias (``F.linear``'s, ``addmm``'s ``input``) is added in the accumulator after the
+    products and the sum rounded once into the output format, as cuBLAS's epilogue does.
+
+    Pencil-and-paper definition (``emulate("bf16", accumulator="fp32")``)::
+
+        F.linear(x, w) == sf.decode(sf.matmul(sf.encode(x, "bf16"), sf.encode(w.T, "bf16"),
+                                              "bf16", accumulator="fp32", out_format="bf16"), "bf16")
+
+    bit for bit (sequential k order), and the backward products likewise on the saved
+    operands; other recipes are defined by the engine's composition (see
+    :class:`softfloat.recipes.GemmEngine`).
+
+    Preconditions and behaviour
+    ---------------------------
+    - Tensors keep their dtype: a float32 model stays float32 and its tensors hold
+      values of the emulated formats (a float16/bfloat16 tensor receives the result cast
+      into its dtype, exact when that dtype holds the output format).
+    - Integer products pass through to torch unemulated (they are exact); complex
+      operands are a TypeError; a tensor on a device without values (meta) a
+      ValueError; tensors on accelerators are copied to the host and back (device
+      kernels are issue 25's).
+    - Backward products of tensors made inside the block are emulated even when
+      ``backward()`` runs after it (each product keeps the engine), and the telemetry
+      stays readable after it.
+    - Leaving the block restores torch exactly: the TorchFunctionMode is popped and the
+      global module hooks are removed.  Nested blocks: the innermost one runs the
+      products while it is active.  The mode is per thread (as every TorchFunctionMode):
+      products on other threads run in torch's own arithmetic.
+    - Not emulated (yet): the bias gradient (a sum in the gradient's dtype); attention's
+      softmax (torch's float32 softmax, then rounded into the activations format) and the
+      backward of its scale, mask, softmax and dropout (torch's arithmetic); the
+      additions of col2im in a convolution's input gradient where windows overlap (torch's
+      float32 additions of emulated values); conv3d and transposed convolutions;
+      ``einsum`` with other than two operands, diagonals, one-operand reductions and
+      elementwise products (NotImplementedError naming the equation).
+
+    Parameters
+    ----------
+    recipe : str or softfloat.recipes.Recipe
+        A name of :data:`softfloat.recipes.RECIPES` ("bf16", "fp8", ...) or a Recipe.
+    accumulator : str, Format or FusedAccumulator, optional
+        None: the recipe's own.  A format ("fp32") or a tensor-core model ("h100").
+    elementwise : bool, default False
+        Also round the results of elementwise operations (layer_norm, gelu, softmax,
+        additions, ...) into the recipe's ``activations`` format, in the forward pass,
+        with a straight-through gradient.
+    model : torch.nn.Module, optional
+        The module whose ``named_modules()`` name the call sites; default: the first
+        module called inside the block.
+    telemetry : True, False or "operands", default True
+        Record the engine's counts of every product; "operands" leaves out the
+        accumulator's swamped additions, which cost several times the product itself.
+
+    Returns
+    -------
+    Emulation
+        Enter it with ``with``; ``em.telemetry`` and ``em.report()`` after a step.
+
+    Raises
+    ------
+    ValueError, TypeError
+        An unknown recipe or accumulator (raised here, before any product runs).
+
+    Examples
+    --------
+    >>> import torch, torch.nn.functional as F, softfloat.torch as sft
+    >>> x, w = torch.tensor([[1.0, 2.0**-9]]), torch.tensor([[1.0, 1.0]])
+    >>> with sft.emulate("bf16", accumulator="fp32") as em:
+    ...     y = F.linear(x, w)       # 1 + 2**-9 rounded into bf16
+    >>> y.tolist(), em.telemetry[0].site, em.telemetry[0].kind
+    ([[1.0]], 'linear#1', 'fprop')
+    """
+    return Emulation(recipe, accumulator=accumulator, elementwise=elementwise, model=model,
+                     telemetry=telemetry)
+
+
+class Emulation:
+    """An emulated-precision region (made by :func:`emulate`): a context manager that
+    also keeps the telemetry of what ran."""
+
+    def __init__(self, recipe, *, accumulator=None, elementwise=False, model=None, telemetry=True):
+        self.recipe = _named("recipe", as_recipe, recipe)
+        self.accumulator = accumulator
+        self.engine = _named("accumulator", lambda a: GemmEngine(self.recipe, accumulator=a, history="site",
+                                                                bias_epilogue=True),
+                             accumulator)
+        if not isinstance(elementwise, bool):
+            raise TypeError(f"elementwise must be True or False; got {type(elementwise).__name__}")
+        if model is not None and not isinstance(model, torch.nn.Module):
+            raise TypeError(f"model must be a torch.nn.Module or None; got {type(model).__name__}")
+        self.elementwise = elementwise
+        if telemetry not in (True, False, "operands"):
+            raise ValueError(f"telemetry must be True, False or 'operands'; got {telemetry!r}")
+        self.record = telemetry
+        self.telemetry = Telemetry()
+        self._model = model
+        self._mode = None
+        self._sites = None
+        self._lock = threading.Lock()
+
+    # ---- the context ----------------------------------------------------------------
+    def __enter__(self) -> "Emulation":
+        if self._mode is not None:
+            raise RuntimeError("this Emulation is already active; make another with softfloat.torch.emulate")
+        self._sites = Sites(self._model)
+        self._mode = _Mode(self)
+        self._sites.install()
+        try:
+            self._mode.__enter__()
+        except BaseException:
+            self._sites.remove()
+            self._mode = None
+            raise
+        return self
+
+    def __exit__(self, *exc) -> None:
+        mode, self._mode = self._mode, None
+        try:
+            mode.__exit__(*exc)
+        finally:
+            self._sites.remove()
+
+    def report(self) -> str:
+        """The per-site table of :meth:`Telemetry.report`, headed by the recipe."""
+        acc = self.accumulator if self.accumulator is not None else self.recipe.accumulator
+        acc = getattr(acc, "name", acc)
+        return f"recipe {self.recipe.name}, accumulator {acc}\n\n{self.telemetry.report()}"
+
+    def __repr__(self) -> str:
+        state = "active" if self._mode is not None else "inactive"
+        return f"<Emulation {self.recipe.name} ({state}), {len(self.telemetry)} products>"
+
+    # ---- one product ------------------------------------------------------------------
+    def _runner(self, op: str):
+        """The engine call of one torch call's products, bound to its call site."""
+        site = self._sites.name(op)
+        engine, record, telemetry = self.engine, self.record, self.telemetry
+        outputs = {kind: getattr(self.recipe, field) for kind, field in _OUTPUT.items()}
+
+        def run(a, b, kind, *, bias=None, part=""):  # part: a sub-site, e.g. ".qk" of an attention
+            got = engine.gemm(a, b, kind, site + part, bias=bias, out=outputs[kind], record=record)
+            values, rec = got if record else (got, None)
+            telemetry.append(GemmTelemetry(site + part, kind, op, (a.shape[0], a.shape[1], b.shape[1]), rec))
+            return values
+        return run
+
+    def _round(self, t):
+        """``t`` rounded into the activations format, straight-through (elementwise)."""
+        from ._quantize import _StraightThrough
+        return _StraightThrough.apply(t, self.recipe.activations, {})
+
+
+def _named(argname: str, make, value):
+    """``make(value)``, its ValueError/TypeError prefixed with the argument's name when
+    the message does not start with it."""
+    try:
+        return make(value)
+    except (ValueError, TypeError) as exc:
+        text = str(exc)
+        if text.startswith(argname):
+            raise
+        raise type(exc)(f"{argname}={value!r}: {text}") from None
+
+
+#: elementwise functions whose results ``elementwise=True`` rounds into the activations format
+_ELEMENTWISE = frozenset({
+    torch.nn.functional.layer_norm, torch.nn.functional.gelu, torch.nn.functional.softmax,
+    torch.nn.functional.relu, torch.nn.functional.silu, torch.nn.functional.rms_norm,
+    torch.nn.functional.dropout, torch.softmax, torch.tanh, torch.add, torch.sub, torch.mul,
+    torch.Tensor.__add__, torch.Tensor.__radd__, torch.Tensor.__sub__, torch.Tensor.__rsub__,
+    torch.Tensor.__mul__, torch.Tensor.__rmul__, torch.Tensor.__truediv__, torch.Tensor.add,
+    torch.Tensor.mul, torch.Tensor.softmax, torch.Tensor.tanh,
+})
+
+
+class _Mode(TorchFunctionMode):
+    """Routes torch's product functions to the emulation; everything else runs as is."""
+
+    def __init__(self, emulation: Emulation):
+        super().__init__()
+        self.emulation = emulation
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        name = _ops.FUNCTIONS.get(func)
+        em = self.emulation
+        if name is not None:
+            with torch._C.DisableTorchFunction():
+                result = _ops.dispatch(name, args, kwargs, em._runner, em._round)
+            if result is not NotImplemented:
+                return result
+        result = func(*args, **kwargs)
+        if em.elementwise and func in _ELEMENTWISE and isinstance(result, torch.Tensor) \
+                and result.dtype.is_floating_point and result.device.type != "meta":
+            with torch._C.DisableTorchFunction():
+                result = em._round(result)
+        return result

@@ -1,0 +1,231 @@
+"""torch's matrix-product functions as 2-d emulated products: F.linear, matmul (and
+``@``), mm, bmm, addmm, baddbmm (and in place, addmm_/baddbmm_), mv, dot, inner,
+two-operand einsum, conv1d/conv2d and scaled_dot_product_attention.
+
+Each handler binds torch's arguments, checks the operands, and writes the call as
+products of 2-d matrices (:func:`softfloat.torch._products.gemm`) joined by reshapes,
+expands and stacks, whose gradients torch's autograd takes care of:
+
+- ``linear(x, w, b)`` over (..., K) inputs is one (M, K) x (K, N) product, M the
+  product of the leading axes, the bias added in the accumulator;
+- ``matmul`` follows torch's rules (1-d operands become a row or a column, batch axes
+  broadcast); a 2-d right operand makes it one product, else one product per batch
+  entry (a Python loop over the batch axis only);
+- ``addmm``/``baddbmm`` with ``beta == alpha == 1`` add ``input`` in the accumulator; with
+  other factors the product is scaled and added in the caller's dtype and the sum
+  rounded again into the output format; ``beta == 0`` ignores ``input`` (as torch does);
+  ``addmm_``/``baddbmm_`` compute the same and copy it into ``self`` (autograd's copy_);
+- ``mv`` and ``dot`` are ``matmul``'s 1-d cases; ``inner(a, b)`` of (..., K) tensors is
+  one (M, K) x (K, N) product (0-d operands: torch's own multiplication);
+- ``einsum`` with two operands: one batched product (:func:`softfloat.torch._einsum.plan`;
+  other equations raise NotImplementedError naming them, one-operand permutations and
+  equations with no float operand run in torch);
+- ``conv1d``/``conv2d``: :func:`softfloat.torch._conv.convolution`;
+- ``scaled_dot_product_attention``: :func:`softfloat.torch._attention.attention`.
+
+Integer operands are passed to torch unchanged (integer products are exact; nothing to
+emulate); complex ones are a TypeError.  ``out=`` receives a copy of the result.
+"""
+
+from __future__ import annotations
+
+import torch
+import torch.nn.functional as F
+
+from ._attention import attention, batched
+from ._conv import convolution
+from ._einsum import is_permutation, plan
+from ._products import gemm
+from ._tensors import check_device
+
+__all__ = ["FUNCTIONS", "dispatch"]
+
+#: argument names of each function, in torch's order (self first for methods)
+_SIGNATURES = {
+    "linear": ("input", "weight", "bias"),
+    "matmul": ("input", "other"), "rmatmul": ("input", "other"),
+    "mm": ("input", "mat2"), "bmm": ("input", "mat2"),
+    "addmm": ("input", "mat1", "mat2"), "baddbmm": ("input", "batch1", "batch2"),
+    "addmm_": ("input", "mat1", "mat2"), "baddbmm_": ("input", "batch1", "batch2"),
+    "mv": ("input", "vec"), "dot": ("input", "tensor"), "inner": ("input", "other"),
+    "conv1d": ("input", "weight", "bias", "stride", "padding", "dilation", "groups"),
+    "conv2d": ("input", "weight", "bias", "stride", "padding", "dilation", "groups"),
+    "attention": ("query", "key", "value", "attn_mask", "dropout_p", "is_causal", "scale", "enable_gqa"),
+}
+#: the arguments whose dtypes decide (others, like a boolean attn_mask, are checked by the handler)
+_OPERANDS = {"attention": ("query", "key", "value"), "einsum": ("input", "other")}
+#: the product name a call site is named after
+_SITE = {"rmatmul": "matmul", "addmm_": "addmm", "baddbmm_": "baddbmm"}
+
+
+def _bind(name: str, args, kwargs) -> dict:
+    bound = dict(zip(_SIGNATURES[name], args))
+    for key, value in kwargs.items():
+        bound[key] = value
+    return bound
+
+
+def _operands(name: str, bound: dict) -> str:
+    """"emulate", or "torch" where an integer operand makes it torch's own product; a
+    TypeError for complex operands, a ValueError for tensors without values."""
+    keys = _OPERANDS[name] if name in _OPERANDS else _SIGNATURES[name]
+    tensors = [(k, bound[k]) for k in keys if isinstance(bound.get(k), torch.Tensor)]
+    for key, t in tensors:
+        if t.dtype.is_complex:
+            raise TypeError(f"{key} of {name} must be a real float tensor under softfloat.torch.emulate; "
+                            f"got a complex tensor of dtype {t.dtype} (complex products are not emulated)")
+    if any(not t.dtype.is_floating_point for _, t in tensors):
+        return "torch"
+    if len({t.dtype for _, t in tensors}) > 1:
+        return "torch"  # torch's own dtype error
+    for key, t in tensors:
+        check_device(f"{key} of {name}", t)
+    return "emulate"
+
+
+def _finish(result, bound: dict):
+    out = bound.get("out")
+    if out is None:
+        return result
+    with torch.no_grad():
+        out.resize_(result.shape).copy_(result)
+    return out
+
+
+def _linear(run, b):
+    x, w, bias = b["input"], b["weight"], b.get("bias")
+    k = x.shape[-1]
+    y = gemm(run, x.reshape(-1, k), w.t(), bias)
+    return y.reshape(*x.shape[:-1], w.shape[0])
+
+
+def _matmul(run, a, b):
+    if a.dim() == 1 and b.dim() == 1:
+        return _matmul(run, a[None], b[:, None]).reshape(())
+    if a.dim() == 1:
+        return _matmul(run, a[None], b).squeeze(-2)
+    if b.dim() == 1:
+        return _matmul(run, a, b[:, None]).squeeze(-1)
+    if b.dim() == 2:
+        m, k = a.shape[-2:]
+        return gemm(run, a.reshape(-1, k), b).reshape(*a.shape[:-1], b.shape[-1])
+    return _batched(run, a, b, None)
+
+
+def _batched(run, a, b, c):
+    """One product per entry of the broadcast batch axes (c: None or (..., M, N))."""
+    batch = torch.broadcast_shapes(a.shape[:-2], b.shape[:-2])
+    m, n = a.shape[-2], b.shape[-1]
+    a3 = a.expand(*batch, *a.shape[-2:]).reshape(-1, *a.shape[-2:])
+    b3 = b.expand(*batch, *b.shape[-2:]).reshape(-1, *b.shape[-2:])
+    c3 = None if c is None else c.expand(*batch, m, n).reshape(-1, m, n)
+    parts = [gemm(run, a3[i], b3[i], None if c3 is None else c3[i]) for i in range(a3.shape[0])]
+    if not parts:
+        return a.new_zeros(*batch, m, n)
+    return torch.stack(parts).reshape(*batch, m, n)
+
+
+def _scaled(run, b, first: str, second: str, round_again):
+    """addmm/baddbmm: beta * input + alpha * (first @ second)."""
+    beta, alpha = b.get("beta", 1), b.get("alpha", 1)
+    x, y, c = b[first], b[second], b["input"]
+    m, n = x.shape[-2], y.shape[-1]
+    shape = (*x.shape[:-2], m, n)
+    if beta == 1 and alpha == 1:
+        c = c.expand(shape)
+        return gemm(run, x, y, c) if x.dim() == 2 else _batched(run, x, y, c)
+    product = gemm(run, x, y) if x.dim() == 2 else _batched(run, x, y, None)
+    if beta == 0:
+        return product if alpha == 1 else round_again(alpha * product)
+    return round_again(beta * c + alpha * product)
+
+
+HANDLERS = {
+    "linear": lambda run, b, r: _linear(run, b),
+    "matmul": lambda run, b, r: _matmul(run, b["input"], b["other"]),
+    "rmatmul": lambda run, b, r: _matmul(run, b["other"], b["input"]),
+    "mm": lambda run, b, r: gemm(run, b["input"], b["mat2"]),
+    "bmm": lambda run, b, r: _batched(run, b["input"], b["mat2"], None),
+    "addmm": lambda run, b, r: _scaled(run, b, "mat1", "mat2", r),
+    "baddbmm": lambda run, b, r: _scaled(run, b, "batch1", "batch2", r),
+    "addmm_": lambda run, b, r: _in_place(b, _scaled(run, b, "mat1", "mat2", r)),
+    "baddbmm_": lambda run, b, r: _in_place(b, _scaled(run, b, "batch1", "batch2", r)),
+    "mv": lambda run, b, r: _matmul(run, b["input"], b["vec"]),
+    "dot": lambda run, b, r: _matmul(run, b["input"], b["tensor"]),
+    "inner": lambda run, b, r: _inner(run, b["input"], b["other"]),
+    "conv1d": lambda run, b, r: convolution(run, b, 1),
+    "conv2d": lambda run, b, r: convolution(run, b, 2),
+    "attention": attention,
+}
+#: shapes each handler takes; other shapes go to torch, which raises its own error
+_SHAPES = {
+    "mv": lambda b: b["input"].dim() == 2 and b["vec"].dim() == 1,
+    "dot": lambda b: b["input"].dim() == 1 and b["tensor"].dim() == 1,
+    "inner": lambda b: b["input"].dim() >= 1 and b["other"].dim() >= 1,
+}
+
+
+def _in_place(b, result):
+    """``self`` (``input``) overwritten with ``result``, recorded by autograd (copy_)."""
+    return b["input"].copy_(result.expand(b["input"].shape))
+
+
+def _inner(run, a, b):
+    k = a.shape[-1]
+    y = gemm(run, a.reshape(-1, k), b.reshape(-1, k).t())
+    return y.reshape(*a.shape[:-1], *b.shape[:-1])
+
+
+def _einsum(args, run_for):
+    """An emulated two-operand einsum, or NotImplemented where torch runs it itself."""
+    equation, operands = args[0], list(args[1:])
+    if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
+        operands = list(operands[0])
+    if not isinstance(equation, str) or not all(isinstance(t, torch.Tensor) for t in operands):
+        return NotImplemented
+    if not any(t.dtype.is_floating_point or t.dtype.is_complex for t in operands):
+        return NotImplemented  # integer/bool: exact, torch's own
+    if len(operands) == 1 and is_permutation(equation, operands[0].dim()):
+        return NotImplemented  # axes reordered: exact
+    if len(operands) != 2:
+        raise NotImplementedError(f"einsum {equation!r} with {len(operands)} operand(s) is not emulated under "
+                                  "softfloat.torch.emulate (two-operand contractions are)")
+    bound = {"input": operands[0], "other": operands[1]}
+    if _operands("einsum", bound) == "torch":
+        return NotImplemented
+    big_a, big_b, finish = plan(equation, *operands)
+    run = run_for("einsum")
+    product = gemm(run, big_a[0], big_b[0])[None] if big_a.shape[0] == 1 else batched(run, big_a, big_b)
+    return finish(product)
+
+#: torch's functions and methods -> the handler's name
+FUNCTIONS = {
+    F.linear: "linear",
+    torch.matmul: "matmul", torch.Tensor.matmul: "matmul", torch.Tensor.__matmul__: "matmul",
+    torch.Tensor.__rmatmul__: "rmatmul",
+    torch.mm: "mm", torch.Tensor.mm: "mm",
+    torch.bmm: "bmm", torch.Tensor.bmm: "bmm",
+    torch.addmm: "addmm", torch.Tensor.addmm: "addmm",
+    torch.baddbmm: "baddbmm", torch.Tensor.baddbmm: "baddbmm",
+    torch.Tensor.addmm_: "addmm_", torch.Tensor.baddbmm_: "baddbmm_",
+    torch.mv: "mv", torch.Tensor.mv: "mv", torch.dot: "dot", torch.Tensor.dot: "dot",
+    torch.inner: "inner", torch.Tensor.inner: "inner",
+    F.conv1d: "conv1d", F.conv2d: "conv2d",
+    F.scaled_dot_product_attention: "attention",
+    torch.einsum: "einsum",
+}
+
+
+def dispatch(name: str, args, kwargs, run_for, round_again):
+    """The emulated result of torch function ``name``, or NotImplemented where torch
+    should run it itself (integer operands).  ``run_for(name)`` gives the engine call
+    bound to the product's call site."""
+    if name == "einsum":
+        return _einsum(args, run_for)
+    bound = _bind(name, args, kwargs)
+    if _operands(name, bound) == "torch":
+        return NotImplemented
+    if name in _SHAPES and not _SHAPES[name](bound):
+        return NotImplemented
+    result = HANDLERS[name](run_for(_SITE.get(name, name)), bound, round_again)
+    return _finish(result, bound)

@@ -1,0 +1,90 @@
+"""Call-site names of the products: the module path of the innermost ``nn.Module``
+running (``transformer.h.0.attn.c_attn``), or the product's name and the place in the
+caller's source (``matmul#3``) outside any module.
+
+While an emulation is active, global forward pre- and post-hooks keep a stack of the
+modules being run on the emulating thread (module hooks are global, so calls from other
+threads are ignored); they are removed when it ends.  Names come from
+``named_modules()`` of the model given, else of the first module called (the root).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import threading
+from pathlib import Path
+
+import torch
+from torch.nn.modules import module as _module
+
+__all__ = ["Sites"]
+
+#: frames in these folders are torch's and softfloat's, not the caller's
+_SKIP = tuple(str(Path(m.__file__).resolve().parent) + os.sep for m in (torch,)) + (
+    str(Path(__file__).resolve().parent.parent) + os.sep,)
+
+
+class Sites:
+    """Names the products run on one thread while the hooks are installed."""
+
+    def __init__(self, model=None):
+        self.thread = threading.get_ident()
+        self.stack: list[list] = []  # [module, products named so far in this call]
+        self.names: dict[int, str] = {} if model is None else _names_of(model)
+        self.root = model
+        self.places: dict[tuple, int] = {}  # (product, file, line) -> its number
+        self.handles = []
+
+    def install(self) -> None:
+        """Register the global forward hooks (removed by :meth:`remove`)."""
+        self.handles = [_module.register_module_forward_pre_hook(self._enter),
+                        _module.register_module_forward_hook(self._leave, always_call=True)]
+
+    def remove(self) -> None:
+        for handle in self.handles:
+            handle.remove()
+        self.handles = []
+        self.stack = []
+
+    def _enter(self, module, args):
+        if threading.get_ident() != self.thread:
+            return
+        if self.root is None:
+            self.root, self.names = module, _names_of(module)
+        self.stack.append([module, 0])
+
+    def _leave(self, module, args, output):
+        if threading.get_ident() != self.thread:
+            return
+        while self.stack:  # an exception may have skipped inner modules' post-hooks
+            if self.stack.pop()[0] is module:
+                break
+
+    def name(self, product: str) -> str:
+        """The site of a product about to run: the innermost module's path (``#2``,
+        ``#3`` for its second and later products in one forward call), or
+        ``product#n``, n numbering the caller's source lines in order of first use."""
+        if self.stack:
+            entry = self.stack[-1]
+            entry[1] += 1
+            module = entry[0]
+            path = self.names.get(id(module)) or type(module).__name__
+            return path if entry[1] == 1 else f"{path}#{entry[1]}"
+        place = (product,) + _caller()
+        number = self.places.setdefault(place, len(self.places) + 1)
+        return f"{product}#{number}"
+
+
+def _names_of(model) -> dict[int, str]:
+    names = {id(m): name for name, m in model.named_modules()}
+    names[id(model)] = type(model).__name__
+    return names
+
+
+def _caller() -> tuple:
+    """(file, line) of the first frame outside torch and softfloat."""
+    frame = sys._getframe(2)
+    while frame is not None and frame.f_code.co_filename.startswith(_SKIP):
+        frame = frame.f_back
+    return ("?", 0) if frame is None else (frame.f_code.co_filename, frame.f_lineno)

@@ -1,0 +1,72 @@
+"""Torch tensors as numpy arrays and back: the one crossing between the two libraries.
+
+A float32 or float64 CPU tensor is read as a view of its memory (``t.detach().numpy()``,
+no copy); float16 and bfloat16 tensors are widened to float32 (exact: every value of both
+is a float32 value), since the layers below compute on float32/float64 values.  Tensors
+on other devices with memory (CUDA, MPS, XPU) are copied to the host and the results
+copied back -- device kernels are issue 25's.  Tensors without data (the meta device)
+have nothing to emulate and are refused.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+__all__ = ["FLOATS", "check_float", "check_device", "host_values", "to_tensor"]
+
+#: the tensor dtypes whose products and roundings are emulated
+FLOATS = (torch.float16, torch.bfloat16, torch.float32, torch.float64)
+
+
+def check_float(name: str, t, what: str = "a float tensor") -> None:
+    """TypeError unless ``t`` is a tensor of a floating dtype (integer, bool and complex
+    tensors are refused with their dtype named)."""
+    if not isinstance(t, torch.Tensor):
+        raise TypeError(f"{name} must be {what}; got {type(t).__name__}")
+    if not t.dtype.is_floating_point:
+        kind = "complex" if t.dtype.is_complex else "integer" if t.dtype != torch.bool else "bool"
+        raise TypeError(f"{name} must be {what} (float16, bfloat16, float32 or float64); got a "
+                        f"{kind} tensor of dtype {t.dtype}")
+
+
+def check_device(name: str, t) -> None:
+    """ValueError for a tensor whose device holds no data (meta) or that torch cannot
+    copy to the host."""
+    if t.device.type == "meta" or not _has_storage(t):
+        raise ValueError(f"{name} is a tensor on device {t.device!s}, which holds no values: "
+                         "softfloat emulates tensors with data (on the CPU, or copied to it "
+                         "from an accelerator); make it with real values first")
+
+
+def _has_storage(t) -> bool:
+    try:
+        t.untyped_storage()
+    except (RuntimeError, NotImplementedError):  # functional/fake tensors without memory
+        return False
+    return True
+
+
+def host_values(t, name: str) -> np.ndarray:
+    """``t``'s values as a float32 or float64 ndarray: a view of a float32/float64 CPU
+    tensor (strides kept, nothing copied), else a converted host copy."""
+    check_float(name, t)
+    check_device(name, t)
+    t = t.detach()
+    if t.device.type != "cpu":
+        t = t.cpu()  # issue 25 adds device kernels; until then the host computes
+    if t.dtype not in (torch.float32, torch.float64):
+        t = t.to(torch.float32)  # float16, bfloat16, FP8: exact in float32
+    return t.numpy()
+
+
+def to_tensor(values: np.ndarray, dtype, device) -> torch.Tensor:
+    """A tensor of ``values`` of ``dtype`` on ``device``: ``torch.from_numpy`` (no copy)
+    when the dtype already matches and the device is the CPU."""
+    values = np.asarray(values)
+    if not values.flags.writeable:  # from_numpy warns on read-only memory
+        values = values.copy()
+    out = torch.from_numpy(values)
+    if out.dtype != dtype or out.device != device:
+        out = out.to(device=device, dtype=dtype)
+    return out

@@ -1,0 +1,82 @@
+"""softfloat.torch.emulate: einsum, mv, dot, inner and in-place addmm_/baddbmm_ against
+the bit-level products."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+
+import softfloat.torch as sft  # noqa: E402
+from tests.torch_checks import bf16_product, tensor  # noqa: E402
+from tests.torch_checks import values as _np  # noqa: E402
+
+
+def _t(shape, seed, spread=6):
+    return tensor(shape, seed, spread)
+
+
+_prod = bf16_product
+from softfloat.recipes import GemmEngine  # noqa: E402
+
+
+def test_einsum_contractions_are_the_products():
+    a4, b4 = _t((2, 3, 4, 8), 1), _t((2, 3, 5, 8), 2)
+    a3, b3, w = _t((3, 4, 8), 3), _t((3, 8, 2), 4), _t((8, 6), 5)
+    with sft.emulate("bf16", accumulator="fp32") as em:
+        qk = torch.einsum("bhqd,bhkd->bhqk", a4, b4)
+        bmm = torch.einsum("bij,bjk->bik", [a3, b3])
+        mm = torch.einsum("ij,jk->ik", a3[0], w)
+        lin = torch.einsum("...d,de->...e", a4, w)
+        implicit = torch.einsum("ij,jk", a3[0], w)       # implicit output "ik"
+    for b in range(2):
+        for h in range(3):
+            assert np.array_equal(_np(qk[b, h]), _prod(_np(a4[b, h]), _np(b4[b, h]).T))
+    for b in range(3):
+        assert np.array_equal(_np(bmm[b]), _prod(_np(a3[b]), _np(b3[b])))
+    assert torch.equal(implicit, mm)
+    assert np.array_equal(_np(mm), _prod(_np(a3[0]), _np(w)))
+    assert np.array_equal(_np(lin), _prod(_np(a4).reshape(-1, 8), _np(w)).reshape(2, 3, 4, 6))
+    lin.sum().backward()
+    assert np.array_equal(_np(w.grad), _prod(_np(a4).reshape(-1, 8).T, np.ones((24, 6), np.float32)))
+    assert {r.site for r in em.telemetry} == {f"einsum#{i}" for i in range(1, 6)}
+
+
+def test_einsum_outside_the_products():
+    a = _t((4, 4), 6)
+    with sft.emulate("bf16") as em:
+        for eq, n in (("ii->i", 1), ("ij->i", 1), ("ij,ij->ij", 2), ("ij,jk,kl->il", 3)):
+            with pytest.raises(NotImplementedError, match=f"einsum '{eq}'"):
+                torch.einsum(eq, *[a] * n)
+        assert torch.equal(torch.einsum("ij->ji", a), a.T)                         # a permutation
+        ints = torch.arange(4).reshape(2, 2)
+        assert torch.equal(torch.einsum("ij,jk->ik", ints, ints), ints @ ints)      # integers: torch
+    assert len(em.telemetry) == 0
+
+
+def test_mv_dot_inner():
+    m, v, u = _t((3, 8), 7), _t((8,), 8), _t((5, 8), 9)
+    with sft.emulate("bf16", accumulator="fp32"):
+        mv, mv2 = torch.mv(m, v), m.mv(v)
+        dot, dot2 = torch.dot(v, v), v.dot(v)
+        inner = torch.inner(m, u)
+    assert np.array_equal(_np(mv), _prod(_np(m), _np(v)[:, None])[:, 0]) and torch.equal(mv, mv2)
+    assert np.array_equal(_np(dot), _prod(_np(v)[None], _np(v)[:, None])[0, 0]) and torch.equal(dot, dot2)
+    assert dot.shape == ()
+    assert np.array_equal(_np(inner), _prod(_np(m), _np(u).T))
+
+
+def test_in_place_addmm_and_baddbmm():
+    a, b, c = _t((3, 8), 10).detach(), _t((8, 4), 11).detach(), _t((3, 4), 12).detach()
+    a3, b3, c3 = _t((2, 3, 8), 13).detach(), _t((2, 8, 4), 14).detach(), _t((2, 3, 4), 15).detach()
+    c0, c30 = c.clone(), c3.clone()
+    eng = GemmEngine("bf16", accumulator="fp32", bias_epilogue=True)
+    with sft.emulate("bf16", accumulator="fp32") as em:
+        assert c.addmm_(a, b) is c
+        assert c3.baddbmm_(a3, b3) is c3
+    assert np.array_equal(_np(c), eng.gemm(_np(a), _np(b), "fprop", "s", bias=_np(c0), out="bf16"))
+    for i in range(2):
+        assert np.array_equal(_np(c3[i]), eng.gemm(_np(a3[i]), _np(b3[i]), "fprop", "s", bias=_np(c30[i]),
+                                                   out="bf16"))
+    assert [r.op for r in em.telemetry] == ["addmm", "baddbmm", "baddbmm"]

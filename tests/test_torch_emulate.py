@@ -1,0 +1,237 @@
+"""softfloat.torch.emulate: torch's products, forward and backward, against their
+bit-level definitions; call sites and telemetry; errors; torch restored on exit."""
+
+from __future__ import annotations
+
+import sys
+import threading
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+
+import torch.nn.functional as F  # noqa: E402
+
+import softfloat as sf  # noqa: E402
+import softfloat.torch as sft  # noqa: E402
+from tests.torch_checks import bf16_product, tensor  # noqa: E402
+from tests.torch_checks import values as _np  # noqa: E402
+
+
+def _t(shape, seed, spread=8):
+    return tensor(shape, seed, spread)
+
+
+_bf16_product = bf16_product
+from softfloat.recipes import GemmEngine  # noqa: E402
+
+
+def test_linear_bf16_fp32_forward_dgrad_wgrad_are_the_bit_level_products():
+    x, w, g = _t((6, 40), 0), _t((5, 40), 1), _t((6, 5), 2).detach()
+    with sft.emulate("bf16", accumulator="fp32") as em:
+        y = F.linear(x, w)
+    y.backward(g)
+    assert y.dtype == torch.float32
+    assert np.array_equal(_np(y), _bf16_product(_np(x), _np(w).T))
+    assert np.array_equal(_np(x.grad), _bf16_product(_np(g), _np(w)))             # dgrad
+    assert np.array_equal(_np(w.grad), _bf16_product(_np(x).T, _np(g)).T)         # wgrad
+    assert [(r.kind, r.shape) for r in em.telemetry] == [
+        ("fprop", (6, 40, 5)), ("dgrad", (6, 5, 40)), ("wgrad", (40, 6, 5))]
+
+
+def test_linear_bias_is_added_in_the_accumulator_then_rounded_once():
+    x, w, b = _t((4, 16), 3), _t((3, 16), 4), _t((3,), 5)
+    with sft.emulate("bf16", accumulator="fp32"):
+        y = F.linear(x, w, b)
+    y.sum().backward()
+    a, bw = sf.encode(_np(x), "bf16"), sf.encode(_np(w).T, "bf16")
+    acc = sf.decode(sf.matmul(a, bw, "bf16", accumulator="fp32", out_format="fp32"), "fp32")
+    expected = sf.quantize((acc + _np(b)).astype(np.float32), "bf16")  # fp32 epilogue, one rounding
+    assert np.array_equal(_np(y), expected)
+    assert torch.equal(b.grad, torch.ones(4, 3).sum(0))
+
+
+def test_fp8_h100_is_the_engines_composition():
+    x, w, g = _t((8, 64), 6, 3), _t((16, 64), 7, 3), _t((8, 16), 8, 3).detach()
+    with sft.emulate("fp8", accumulator="h100") as em:
+        y = F.linear(x, w)
+    y.backward(g)
+    ref = GemmEngine("fp8", accumulator="h100", history="site")
+    bf16 = sf.bf16
+    assert np.array_equal(_np(y), ref.gemm(_np(x), _np(w).T, "fprop", "linear#1", out=bf16))
+    assert np.array_equal(_np(x.grad), ref.gemm(_np(g), _np(w), "dgrad", "linear#1", out=bf16))
+    assert np.array_equal(_np(w.grad), ref.gemm(_np(x).T, _np(g), "wgrad", "linear#1", out=bf16).T)
+    rec = em.telemetry[0].record
+    assert rec.a.format == sf.fp8_e4m3 and em.telemetry[1].record.a.format == sf.fp8_e5m2
+
+
+def test_matmul_family_against_the_definition():
+    a3, b3, b2 = _t((2, 3, 8), 9), _t((2, 8, 4), 10), _t((8, 4), 11)
+    c2, c3 = _t((3, 4), 12), _t((2, 3, 4), 13)
+    with sft.emulate("bf16", accumulator="fp32") as em:
+        batched = a3 @ b3
+        folded = torch.matmul(a3, b2)
+        vec = torch.matmul(a3[0, 0], b2)
+        mm = torch.mm(a3[0], b2)
+        bmm = torch.bmm(a3, b3)
+        addmm = torch.addmm(c2, a3[1], b2)
+        baddbmm = torch.baddbmm(c3, a3, b3)
+    for i in range(2):
+        assert np.array_equal(_np(batched[i]), _bf16_product(_np(a3[i]), _np(b3[i])))
+        assert np.array_equal(_np(bmm[i]), _np(batched[i]))
+        assert np.array_equal(_np(folded[i]), _bf16_product(_np(a3[i]), _np(b2)))
+    assert np.array_equal(_np(vec), _bf16_product(_np(a3[0, :1]), _np(b2))[0])
+    assert np.array_equal(_np(mm), _np(folded[0]))
+    eng = GemmEngine("bf16", accumulator="fp32", bias_epilogue=True)
+    assert np.array_equal(_np(addmm), eng.gemm(_np(a3[1]), _np(b2), "fprop", "s", bias=_np(c2), out="bf16"))
+    assert np.array_equal(_np(baddbmm[1]), eng.gemm(_np(a3[1]), _np(b3[1]), "fprop", "s", bias=_np(c3[1]),
+                                                    out="bf16"))
+    (batched.sum() + folded.sum()).backward()
+    assert {r.kind for r in em.telemetry} == {"fprop", "dgrad", "wgrad"}
+
+
+def test_dtypes_are_kept():
+    for dtype in (torch.float64, torch.bfloat16):
+        x, w = _t((3, 8), 14).detach().to(dtype), _t((2, 8), 15).detach().to(dtype)
+        with sft.emulate("bf16", accumulator="fp32"):
+            y = F.linear(x, w)
+        assert y.dtype == dtype
+        assert np.array_equal(y.double().numpy(), _bf16_product(x.float().numpy(), w.float().numpy().T))
+
+
+def test_integer_products_pass_through():
+    a = torch.arange(6).reshape(2, 3)
+    with sft.emulate("bf16") as em:
+        assert torch.equal(a @ a.T, torch.tensor([[5, 14], [14, 50]]))
+    assert len(em.telemetry) == 0
+
+
+def test_bad_tensors_and_names():
+    with pytest.raises(TypeError, match="input of matmul .*complex"):
+        with sft.emulate("bf16"):
+            torch.matmul(torch.ones(2, 2, dtype=torch.complex64), torch.ones(2, 2, dtype=torch.complex64))
+    with pytest.raises(ValueError, match="device meta"):
+        with sft.emulate("bf16"):
+            F.linear(torch.ones(2, 2, device="meta"), torch.ones(2, 2, device="meta"))
+    with pytest.raises(ValueError, match="^recipe"):
+        sft.emulate("fp9")
+    with pytest.raises(ValueError, match="^accumulator"):
+        sft.emulate("bf16", accumulator="h900")
+
+
+def _torch_state():
+    from torch.nn.modules import module
+    return (torch._C._len_torch_function_stack(), len(module._global_forward_pre_hooks),
+            len(module._global_forward_hooks), len(module._global_forward_hooks_always_called))
+
+
+def test_leaving_restores_torch_even_after_an_error():
+    before = _torch_state()
+    x, w = _t((3, 8), 16), _t((2, 8), 17)
+    with pytest.raises(RuntimeError, match="boom"):
+        with sft.emulate("bf16", accumulator="fp32") as em:
+            assert _torch_state() != before
+            raise RuntimeError("boom")
+    assert _torch_state() == before
+    assert torch.equal(F.linear(x, w), x @ w.T) and len(em.telemetry) == 0
+
+
+def test_backward_after_the_block_is_emulated():
+    x, w = _t((3, 8), 18), _t((2, 8), 19)
+    with sft.emulate("bf16", accumulator="fp32") as em:
+        y = F.linear(x, w)
+    assert len(em.telemetry) == 1
+    y.sum().backward()
+    assert [r.kind for r in em.telemetry] == ["fprop", "dgrad", "wgrad"]
+    assert np.array_equal(_np(x.grad), _bf16_product(np.ones((3, 2), np.float32), _np(w)))
+    assert "linear#1" in em.report()
+
+
+def test_nested_inner_wins():
+    x, w = _t((3, 8), 20), _t((2, 8), 21)
+    with sft.emulate("fp32") as outer:
+        with sft.emulate("bf16", accumulator="fp32") as inner:
+            y = F.linear(x, w)
+        z = F.linear(x, w)
+    assert len(inner.telemetry) == 1 and len(outer.telemetry) == 1
+    assert np.array_equal(_np(y), _bf16_product(_np(x), _np(w).T))
+    assert not torch.equal(y, z)
+
+
+def test_other_threads_run_plain_torch():
+    x, w = _t((4, 32), 22).detach(), _t((3, 32), 23).detach()
+    seen = {}
+    with sft.emulate("bf16", accumulator="fp32") as em:
+        thread = threading.Thread(target=lambda: seen.update(y=F.linear(x, w), m=torch.nn.Linear(2, 2)(x[:, :2])))
+        thread.start()
+        thread.join()
+        mine = F.linear(x, w)
+    assert torch.equal(seen["y"], torch.mm(x, w.T)) and len(em.telemetry) == 1
+    assert np.array_equal(_np(mine), _bf16_product(_np(x), _np(w).T))
+
+
+class _Block(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.attn = torch.nn.Linear(8, 8)
+        self.mlp = torch.nn.Sequential(torch.nn.Linear(8, 16), torch.nn.GELU(), torch.nn.Linear(16, 8))
+
+    def forward(self, x):
+        h = self.attn(x)
+        return self.mlp(h @ h.transpose(-1, -2) @ h)
+
+
+def test_call_sites_are_module_paths():
+    model = torch.nn.Sequential(_Block(), _Block())
+    x = _t((2, 5, 8), 24)
+    for _ in range(2):
+        with sft.emulate("bf16", accumulator="fp32", model=model) as em:
+            model(x).sum().backward()
+            torch.ones(2, 2) @ torch.ones(2, 2)
+    sites = {r.site for r in em.telemetry}  # a Block's own two products: "0" and "0#2"
+    assert {"0.attn", "0.mlp.0", "0.mlp.2", "1.attn", "0", "0#2", "1#2", "matmul#1"} <= sites
+    assert {r.kind for r in em.telemetry if r.site == "1.mlp.2"} == {"fprop", "dgrad", "wgrad"}
+    text = em.report()
+    assert "0.mlp.2" in text and "swamped" in text
+    assert len(em.telemetry.rows()) == len(em.telemetry)
+
+
+def test_to_pandas_names_its_extra(monkeypatch):
+    x, w = _t((3, 8), 25), _t((2, 8), 26)
+    with sft.emulate("bf16") as em:
+        F.linear(x, w)
+    pytest.importorskip("pandas")
+    assert list(em.telemetry.to_pandas()["kind"]) == ["fprop"]
+    monkeypatch.setitem(sys.modules, "pandas", None)   # as if it were not installed
+    with pytest.raises(ImportError, match=r"softfloat-emu\[pandas\]"):
+        em.telemetry.to_pandas()
+
+
+def test_elementwise_rounds_activations():
+    x = _t((3, 8), 27).detach()
+    with sft.emulate("bf16", elementwise=True):
+        y = F.gelu(x) + x
+    assert np.array_equal(_np(y), sf.quantize(sf.quantize(_np(F.gelu(x)), "bf16") + _np(x), "bf16"))
+
+
+def test_delayed_scaling_backward_uses_the_forwards_scales():
+    # Transformer Engine reuses the forward's FP8 copies of the input and the weight in
+    # dgrad and wgrad: the same scales; each iteration's amaxes join the history at the
+    # site's next forward product
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(4, 8), torch.nn.GELU(), torch.nn.Linear(8, 2))
+    x = torch.randn(16, 4) * 100
+    with sft.emulate("fp8", accumulator="h100", model=model) as em:
+        for _ in range(3):
+            model(x).square().sum().backward()
+    by = {}
+    for t in em.telemetry:
+        by.setdefault((t.site, t.kind), []).append(t.record)
+    for it in range(3):
+        fprop0, wgrad0 = by[("0", "fprop")][it], by[("0", "wgrad")][it]
+        assert fprop0.a.scale == wgrad0.a.scale          # layer 0's input
+        fprop2, dgrad2 = by[("2", "fprop")][it], by[("2", "dgrad")][it]
+        assert fprop2.b.scale == dgrad2.b.scale          # layer 2's weight
+    # the history moves between iterations (the first scale is 1, then amax-driven)
+    assert by[("0", "fprop")][0].a.scale == 1.0 != by[("0", "fprop")][1].a.scale

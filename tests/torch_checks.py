@@ -1,0 +1,29 @@
+"""Shared helpers of the softfloat.torch tests: random leaf tensors spread over binades,
+their values, and the pencil-and-paper product of the "bf16" recipe."""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+import softfloat as sf
+
+
+def tensor(shape, seed, spread):
+    """A float32 leaf tensor (requires_grad) of normal values times 2**[-spread, spread)."""
+    rng = np.random.default_rng(seed)
+    x = rng.standard_normal(shape) * 2.0 ** rng.integers(-spread, spread, shape)
+    return torch.tensor(x.astype(np.float32), requires_grad=True)
+
+
+def values(t):
+    """The tensor's values as a numpy array (no copy on the CPU)."""
+    return t.detach().numpy()
+
+
+def bf16_product(a, b):
+    """bf16 operands, fp32 accumulator in sequential k order, bf16 result: the
+    definition of emulate("bf16", accumulator="fp32")'s products, as float32 values."""
+    a, b = np.asarray(a, np.float32), np.asarray(b, np.float32)
+    bits = sf.matmul(sf.encode(a, "bf16"), sf.encode(b, "bf16"), "bf16", accumulator="fp32", out_format="bf16")
+    return sf.decode(bits, "bf16").astype(np.float32)
