@@ -128,24 +128,39 @@ class Native:
         return None if c_values is None else c_values.astype(self.dtype)
 
     def chain(self, s, tile, c0, c1, reverse, flags):
-        if tile.layout.outer and not self.round_products and not self.want:
+        outer = tile.layout.outer and not self.round_products
+        if outer and not self.want:
             return self._outer_chain(s, tile, c0, c1, reverse)
-        t = self._terms(tile, c0, c1, flags, transient=True)
-        if reverse:
-            t = t[::-1]
+        if outer:  # the products by einsum; their invalid flags only if a sum is not finite
+            X, Y = tile.factors(c0, c1, dtype=self.dtype)  # (k, rows, 1) and (k, 1, cols), exact
+            X, Y = X[:, :, 0], Y[:, 0, :]
+            if reverse:
+                X, Y = X[::-1], Y[::-1]
+            t = _scratch.buffer("chain-terms", self.dtype, (c1 - c0) * tile.n).reshape(c1 - c0, tile.n)
+            np.einsum("ki,kj->kij", X, Y, out=t.reshape((c1 - c0, X.shape[1], Y.shape[1])))
+        else:
+            X = Y = None
+            t = self._terms(tile, c0, c1, flags, transient=True)
+            if reverse:
+                t = t[::-1]
         first = s is not None
         shape = (t.shape[0] + first, tile.n)
         rows = self._scratch(shape)
         if first:
             rows[0] = s
-        rows[first:] = t
         if not self.want:  # only the last running sum is wanted: one reduction down k
+            rows[first:] = t
             return _sum_rows(rows)
-        _running_sums(rows)  # row after row: s = s + t_k
-        # every partial sum is at hand: the steps' flags at once
-        fl, swamped = addition_flags(rows[:-1], t[1 - first:], rows[1:])
-        flags.add(fl, swamped)
-        return rows[-1].copy()
+        _running_sums(rows, t, first)  # row after row: s = s + t_k
+        if np.isfinite(rows[-1]).all():  # every term and running sum finite (see _steps_flags)
+            _steps_flags(rows, t[1 - first:], flags, (X[1 - first:], Y[1 - first:]) if outer else None)
+        else:  # the steps' flags as addition_flags makes them, at once
+            if outer and flags.masks is not None:
+                flags.add(FlagMasks(invalid=invalid_products(X[:, :, None], Y[:, None, :], t.reshape(-1))))
+            fl, swamped = addition_flags(rows[:-1], t[1 - first:], rows[1:])
+            flags.add(fl, swamped)
+        last = rows[-1].copy()
+        return _negative_zeros(last, s, X, Y) if outer else last
 
     def _outer_chain(self, s, tile, c0, c1, reverse):
         """Matrix products: s + a_k * b_k for each k in turn, the products of the chunk at
@@ -157,6 +172,7 @@ class Native:
         X, Y = X[:, :, 0], Y[:, 0, :]
         if reverse:
             X, Y = X[::-1], Y[::-1]
+        start, factors = s, (X, Y)
         rows_, cols = tile.shape
         transposed = cols < rows_
         if transposed:
@@ -171,7 +187,8 @@ class Native:
         # loops beat a broadcast multiply's by a third)
         np.einsum("ki,kj->kij", X, Y, out=terms[first:].reshape((c1 - c0, X.shape[1], Y.shape[1])))
         total = _sum_rows(terms)
-        return total.reshape(cols, rows_).T.reshape(-1) if transposed else total
+        total = total.reshape(cols, rows_).T.reshape(-1) if transposed else total
+        return _negative_zeros(total, start, *factors)
 
     def _scratch(self, shape):
         """A C-contiguous buffer of ``shape`` that outlives the call (see softfloat._scratch)."""
@@ -215,13 +232,142 @@ class Native:
 _ROW_WISE = 64
 
 
-def _running_sums(buf):
-    """buf[k] = buf[k-1] + buf[k] for k = 1, 2, ..., in place: each row one rounding."""
+def _running_sums(buf, t=None, first=0):
+    """buf[k] = buf[k-1] + buf[k] for k = 1, 2, ..., in place: each row one rounding.
+
+    With ``t`` (the terms, as rows, left as they are): buf[first:] is first t, that is
+    buf[first] = t[0] where ``first`` is 0, and buf[k] = buf[k-1] + t[k - first]."""
+    if t is not None and buf.shape[1] >= _ROW_WISE:
+        if not first:
+            buf[0] = t[0]
+        for k in range(1, buf.shape[0]):
+            np.add(buf[k - 1], t[k - first], out=buf[k])
+        return
+    if t is not None:
+        buf[first:] = t
     if buf.shape[1] < _ROW_WISE:
         np.add.accumulate(buf, axis=0, out=buf)
         return
     for k in range(1, buf.shape[0]):
         np.add(buf[k - 1], buf[k], out=buf[k])
+
+
+def _negative_zeros(total, s, X, Y):
+    """``total`` (flat, the tile's outputs (i, j) in C order), the sums of ``s`` (or none)
+    and the products X[k, i] * Y[k, j] as einsum makes them, with -0 where the exact
+    definition has it.
+
+    einsum computes each product as 0 + x * y, a -0 product as +0; a non-zero or +0
+    product is right.  That changes a running sum only where it is -0 and the product
+    -0 (-0 + -0 = -0, -0 + +0 = +0): only the sign of a zero.  Under rounding to nearest,
+    a sum is -0 only if both operands are -0 (x + (-x) is +0 for x != 0, x + 0 is x), so a
+    chain ends in -0 iff its start (where there is one) and every product are -0.  Those
+    outputs are among the zeros of ``total``: each is checked from its factors and set
+    to -0.
+    """
+    zero = np.flatnonzero(total == 0)
+    if not zero.size:
+        return total
+    if s is not None:
+        zero = zero[np.signbit(s[zero])]
+    i, j = np.divmod(zero, Y.shape[1])
+    p = X[:, i] * Y[:, j]  # exact
+    negative = ((p == 0) & np.signbit(p)).all(axis=0)
+    total[zero[negative]] = -0.0
+    return total
+
+
+def _steps_flags(rows, b, flags, factors=None):
+    """The flags and swamped counts of the steps r = a + b, a = rows[:-1], r = rows[1:],
+    where every running sum is finite; the same as :func:`addition_flags` makes them.
+
+    rows[-1] finite means every running sum and every term is finite: non-finite values
+    are absorbing in IEEE addition (inf + finite = inf, inf - inf = NaN, NaN + x = NaN),
+    so a non-finite term or sum would leave every later sum non-finite.  Then
+    :func:`addition_flags` takes its first branch for every step: no overflow (no infinite
+    r), no invalid (no NaN r; nor 0 * inf products, which would be NaN terms), no
+    underflow (never raised there); these masks are clear already.  What is left:
+
+    * inexact, per output: the OR over the steps of (r - a != b) | (r - b != a), the same
+      expression on the same values.  An OR is settled by its first True: the steps are
+      taken in blocks of growing size, each only over the outputs not inexact yet (in this
+      tile: earlier chunks count), and the work stops once every output is inexact -- in
+      real data within the first few steps, so this costs a few rows, not k;
+    * swamped, per output: the count of steps with (r == a) & (b != 0), that is the
+      count of r == a less the count of b == 0: a finite a plus a zero b is a again
+      (a + 0 = a for non-zero a; a zero sum of zeros compares equal to any zero a).  The
+      zero terms of a matrix product are those with a zero factor (products here are
+      exact, so a product of non-zero values is non-zero): per output (i, j), the zeros
+      of column i of X plus those of row j of Y less the k where both are zero -- a small
+      product of the two zero masks, exact counts in float64.
+
+    ``factors``: (X, Y) of shapes (steps, rows) and (steps, cols), terms b[k] = the outer
+    product of X[k] and Y[k] (a matrix product's tile), or None (zeros counted from b).
+    """
+    steps, n = b.shape
+    if not steps or flags.masks is None:
+        return
+    a, r = rows[:-1], rows[1:]
+    kept = _scratch.buffer("chain-kept", np.bool_, steps * n).reshape(steps, n)
+    np.equal(r, a, out=kept)
+    swamped = _column_counts(kept)
+    zeros = _zero_counts(b, factors)
+    if zeros is not None:
+        swamped -= zeros
+    flags.add(FlagMasks(inexact=_inexact_columns(a, b, r, ~flags.masks.inexact)), swamped)
+
+
+def _inexact_columns(a, b, r, todo):
+    """Per column, whether any step (row) of r = a + b is inexact, looked at only in the
+    columns ``todo`` (the others: False here, already inexact), blocks of rows at a time
+    until none is left (see :func:`_steps_flags`)."""
+    steps, n = b.shape
+    found = np.zeros(n, dtype=bool)
+    k0, size = 0, 4
+    while k0 < steps:
+        idx = np.flatnonzero(todo)
+        if not idx.size:
+            break
+        k1 = min(steps, k0 + size)
+        if 2 * idx.size > n:  # most columns: whole rows, no gathering
+            ra, aa, bb = r[k0:k1], a[k0:k1], b[k0:k1]
+        else:
+            ra, aa, bb = r[k0:k1, idx], a[k0:k1, idx], b[k0:k1, idx]
+        hit = ra - aa != bb
+        hit |= ra - bb != aa
+        hit = hit.any(axis=0)
+        if 2 * idx.size > n:
+            hit &= todo
+            found |= hit
+        else:
+            hit = idx[hit]
+            found[hit] = True
+        todo[hit] = False
+        k0, size = k1, 4 * size
+    return found
+
+
+def _column_counts(mask):
+    """The True entries of each column of a C-contiguous boolean (rows, n) mask, int64."""
+    if mask.shape[0] < 256:  # a uint8 sum cannot wrap; summed a row after another
+        return np.add.reduce(mask.view(np.uint8), axis=0, dtype=np.uint8).astype(np.int64)
+    return np.count_nonzero(mask, axis=0).astype(np.int64)
+
+
+def _zero_counts(b, factors):
+    """Per column, the zero terms among rows ``b`` (None where there are none)."""
+    if factors is None:
+        if b.all():
+            return None
+        return _column_counts(np.ascontiguousarray(b == 0))
+    X, Y = factors
+    zx, zy = X == 0, Y == 0
+    if not (zx.any() or zy.any()):
+        return None
+    # |zx_i or zy_j| = |zx_i| + |zy_j| - |zx_i and zy_j|, the last a product of 0/1 masks
+    both = zx.T.astype(np.float64) @ zy.astype(np.float64)
+    counts = zx.sum(axis=0)[:, None] + zy.sum(axis=0)[None, :] - both.astype(np.int64)
+    return counts.reshape(-1)
 
 
 #: columns from which numpy's reduction down axis 0 is row after row (see _sum_rows)
