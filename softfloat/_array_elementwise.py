@@ -12,16 +12,19 @@ import math
 
 import numpy as np
 
-from . import codec, ops
-from ._encode import encode_significands
+from . import _fastpaths, codec, ops
+from ._encode import encode_general, encode_scalar, encode_significands
 from ._exact import FAR_ABOVE, FAR_BELOW, SIG_TOP
+from ._flagmasks import FLAG_BITS, flags_of_code
 from ._options import resolve_attributes
 from ._random import GOLDEN, mix
 from ._context import get_context
 from .flags import Flags
+from .formats import fp16
 from .platforms import NanPropagation
 from .ops.kernels import default_nan
 from .rounding import Rounding
+from ._workspace import Workspace
 
 __all__ = ["LIBM", "MAX_REPEATED_POWER", "UFUNCS", "ldexp", "libm", "no_flags", "repeated_power"]
 
@@ -102,6 +105,10 @@ def _libm(ufunc):
             done = _libm_one(ufunc, fmt, ctx, bits)
             if done is not None:
                 return done
+        elif fmt is fp16 or fmt == fp16:
+            done = _libm_float16(ufunc, ctx, bits)
+            if done is not None:
+                return done
         operands = [np.asarray(codec.decode(b, fmt)) for b in bits]
         with np.errstate(all="ignore"):
             values = ufunc(*operands)
@@ -109,11 +116,56 @@ def _libm(ufunc):
     return call
 
 
+_INEXACT = int(FLAG_BITS["inexact"])
+
+#: the most fp16 results :func:`_libm_float16` takes (the codec's short float64 -> fp16
+#: cast; longer arrays keep the general route, whose blocks cost less per element)
+_SHORT_FLOAT16 = 1 << 12
+
+
+def _libm_float16(ufunc, ctx, bits):
+    """``_libm``'s result and flags for fp16 operands in round to nearest even, gradual
+    underflow, no saturation, at most ``_SHORT_FLOAT16`` results, without the general
+    route's passes: the float64 values by numpy's float16 -> float64 cast (exact, as
+    ``codec.decode``'s), the same libm call, and the codec's own rounding of that block
+    (``softfloat._fastpaths.encode_block``, which takes its short float64 -> fp16 cast
+    with the flags from its result).  Where every value is finite (the cast leaves no
+    lane to the general encoder), ``_rounded_once`` adds no invalid flag, places no
+    default NaN and ORs ``inexact`` with ``isfinite`` -- all True -- so the flags are the
+    cast's overflow and underflow, inexact everywhere, the rest clear.  None (the
+    general route) where ``softfloat._fastpaths.ENABLED`` is off, an attribute differs,
+    the results are too many, or one is infinite or a NaN."""
+    attrs = ctx.attributes
+    if (not _fastpaths.ENABLED or attrs.rounding is not Rounding.NEAREST_EVEN or not attrs.subnormals
+            or attrs.saturate or any(b.size > _SHORT_FLOAT16 for b in bits)):
+        return None
+    operands = [np.asarray(b).view(np.float16).astype(np.float64) for b in bits]
+    with np.errstate(all="ignore"):
+        values = np.asarray(ufunc(*operands))
+    n = values.size
+    if n == 0 or n > _SHORT_FLOAT16:
+        return None
+    out = np.empty(n, dtype=np.uint16)
+    found = _fastpaths.encode_block(values.reshape(-1), fp16, attrs, ctx.track_flags, out, Workspace(n),
+                                    encode_general)
+    if found is None or found[1] is not None:  # declined, or infinite / NaN lanes left
+        return None
+    shape = values.shape
+    result = out.reshape(shape)
+    masks = found[0]
+    if masks is None:
+        return result, None
+    clear = [np.zeros(shape, dtype=bool) for _ in range(2)]
+    return result, Flags(*clear, masks.overflow.reshape(shape), masks.underflow.reshape(shape),
+                         np.ones(shape, dtype=bool))
+
+
 def _libm_one(ufunc, fmt, ctx, bits):
     """``_libm``'s result and flags for operands of one element, on numpy float64 scalars:
-    the same float64 libm call and the same one rounding (``codec.encode``), without the
-    arrays (result and flags shaped as the operands broadcast).  None where an operand or
-    the result is a NaN (the general path chooses NaN results)."""
+    the same float64 libm call and the same one rounding (the codec's scalar rounding,
+    ``softfloat._encode.encode_scalar``, or ``codec.encode`` where that declines), without
+    the arrays (result and flags shaped as the operands broadcast).  None where an
+    operand or the result is a NaN (the general path chooses NaN results)."""
     shape = max((b.shape for b in bits), key=len)  # one element each: the longest shape is the broadcast
     native = fmt.native_dtype
     bits = [b.reshape(()) if b.ndim else b for b in bits]
@@ -123,6 +175,12 @@ def _libm_one(ufunc, fmt, ctx, bits):
         value = ufunc(*operands)
     if value != value or any(x != x for x in operands):
         return None
+    found = encode_scalar(value, fmt, ctx.attributes)  # finite values and zeros, deterministic modes
+    if found is not None:
+        pattern, code = found
+        result = np.full(shape, pattern, dtype=fmt.storage_dtype) if shape else fmt.storage_dtype.type(pattern)
+        # a finite libm result is taken as inexact
+        return result, (flags_of_code(code | _INEXACT, shape) if ctx.track_flags else None)
     result, flags = ctx.split(codec.encode(value, fmt, return_flags=ctx.track_flags, attributes=ctx.attributes,
                                            rng=ctx.rng))
     if shape:

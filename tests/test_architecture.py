@@ -121,7 +121,8 @@ EXPLAIN_RANK = {"_text": 0, "_parse": 0, "_story": 1, "_arithmetic": 2, "_value"
 #: inside softfloat/_fastpaths/: the shared word passes, the kernels, the table cache, the
 #: plan cache, the switch and entry points
 FASTPATHS_RANK = {"_scalar": 0, "_float16": 0, "_bfloat16": 0, "_words": 0, "_decoding": 1, "_truncate": 1, "_upper": 1,
-                  "_rebias": 2, "_table": 2, "_table_cache": 3, "_odd32": 3, "_plan": 4, "_native16": 5, "__init__": 6}
+                  "_rebias": 2, "_table": 2, "_table_cache": 3, "_odd32": 3, "_plan": 4, "_directed16": 4.5, "_native16": 5,
+                  "__init__": 6}
 #: inside softfloat/strategies/: the pattern space, field draws and the formats strategy;
 #: the values() arguments, around=target and bits()' classes; the plan; the draws; the
 #: public strategies; the package
@@ -137,7 +138,7 @@ RECIPES_RANK = {"_recipe": 0, "_record": 0, "_gemm": 1, "__init__": 2}
 #: their rounding point; the kernels; quantize and the products; the intercepted torch
 #: functions; emulate; the package
 TORCH_RANK = {"_tensors": 0, "_sites": 0, "telemetry": 0, "_einsum": 0, "_kernels_random": 0,
-              "_kernels_round": 0.5, "_kernels": 0.8, "_quantize": 1, "_products": 1,
+              "_kernels_round": 0.5, "_kernels": 0.8, "_kernels_compiled": 0.9, "_quantize": 1, "_products": 1,
               "_attention": 2, "_conv": 2, "_ops": 3, "_emulate": 4, "__init__": 5}
 SUBPACKAGE_RANK = {"ops": OPS_RANK, "accumulate": ACCUMULATE_RANK, "training": TRAINING_RANK,
                    "explain": EXPLAIN_RANK, "_fastpaths": FASTPATHS_RANK,

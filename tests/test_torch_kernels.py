@@ -15,6 +15,7 @@ seed's Generator, SplitMix64 at each flat index).  Flags are not computed by the
 from __future__ import annotations
 
 import importlib
+import warnings
 
 import numpy as np
 import pytest
@@ -201,3 +202,88 @@ def test_input_untouched_and_any_shape(torch_route):
     assert np.array_equal(got.numpy(), expected)
     assert sft.quantize(torch.tensor(0.3), "bf16").shape == ()
     assert sft.quantize(torch.empty(0, 3), "bf16").shape == (0, 3)
+
+
+# ---- the compiled route (softfloat.torch._kernels_compiled) ---------------------------------
+compiled_module = importlib.import_module("softfloat.torch._kernels_compiled")
+
+
+@pytest.fixture
+def compiled_route(monkeypatch, torch_route):
+    """softfloat.torch.quantize through the compiled route on the CPU, with a compiler the
+    test chooses (it records what it compiled)."""
+    monkeypatch.setattr(compiled_module, "MODE", "always")
+    compiled_module.reset()
+    made = []
+
+    def use(compiler):
+        def record(fn):
+            made.append(fn)
+            return compiler(fn)
+        monkeypatch.setattr(compiled_module, "_compile", record)
+        return made
+    yield use
+    compiled_module.reset()
+
+
+_COMPILED_CASES = [("bf16", "nearest_even", torch.float32), ("e4m3", "stochastic", torch.float32),
+                   ("fp16", "upward", torch.float16), ("e5m2", "downward", torch.bfloat16),
+                   ("e2m1", "odd", torch.float64)]
+
+
+@pytest.mark.parametrize("fmt, mode, dtype", _COMPILED_CASES)
+def test_compiled_route_one_kernel_per_format_and_attributes(compiled_route, fmt, mode, dtype):
+    made = compiled_route(lambda fn: fn)  # a fake compiler: the function itself
+    x = _float32_boundaries(step=127)
+    x = x[np.isfinite(x) & (np.abs(x) < 60000)]  # exact in float16 where needed
+    t = torch.from_numpy(sf.quantize(x, "fp16" if dtype == torch.float16 else "bf16")).to(dtype)
+    for _ in range(2):
+        got = sft.quantize(t, fmt, mode, rng=11)
+        expected = sf.quantize(t.double().numpy(), fmt, mode, rng=11)
+        assert np.array_equal(_bits(got.double().numpy()), _bits(expected.astype(np.float64)))
+    assert len(made) == 1  # compiled once, reused
+    sft.quantize(t, fmt, "toward_zero")
+    assert len(made) == 2 and made[0].__code__ is not made[1].__code__  # a code object each
+
+
+def test_compiled_route_falls_back_to_eager_once_warned(compiled_route):
+    def broken(fn):
+        def fail(*args):
+            raise RuntimeError("no backend")
+        return fail
+    compiled_route(broken)
+    x = _float32_boundaries(step=251)
+    t = torch.from_numpy(x)
+    with pytest.warns(RuntimeWarning, match="torch.compile.*eager"):
+        got = sft.quantize(t, "e4m3", "stochastic", rng=4)
+    assert np.array_equal(_bits(got.numpy()), _bits(sf.quantize(x, "e4m3", "stochastic", rng=4)))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # warned once per process, not per kernel
+        got = sft.quantize(t, "bf16", "nearest_away")
+    assert np.array_equal(_bits(got.numpy()), _bits(sf.quantize(x, "bf16", "nearest_away")))
+    failures = compiled_module.compile_failures()
+    assert len(failures) == 2 and all("RuntimeError: no backend" in m for m in failures.values())
+
+
+def test_compiled_route_not_taken_for_cpu_tensors_by_default(monkeypatch, torch_route):
+    made = []
+    monkeypatch.setattr(compiled_module, "_compile", lambda fn: made.append(fn) or fn)
+    assert compiled_module.MODE == "auto"
+    sft.quantize(torch.randn(100), "bf16")
+    assert made == []
+
+
+@pytest.mark.parametrize("fmt, mode, dtype", _COMPILED_CASES)
+def test_compiled_route_traces_whole_under_dynamo(compiled_route, fmt, mode, dtype):
+    """Real dynamo tracing (fullgraph: no graph break) with torch's "eager" backend: the
+    stochastic key travels as a tensor, lengths share one artifact, same bits as numpy."""
+    compiled_route(lambda fn: torch.compile(fn, fullgraph=True, dynamic=False, backend="eager"))
+    x = _float32_boundaries(step=509)
+    x = sf.quantize(x[np.isfinite(x)], "fp16" if dtype == torch.float16 else "bf16", saturate=True)
+    for n in (x.size, 1000, 3):
+        t = torch.from_numpy(x[:n]).to(dtype).reshape(-1, 1) if n != 3 else torch.from_numpy(x[:n]).to(dtype)
+        got = sft.quantize(t, fmt, mode, rng=5)
+        expected = sf.quantize(t.double().numpy(), fmt, mode, rng=5)
+        assert got.shape == t.shape
+        assert np.array_equal(_bits(got.double().numpy()), _bits(expected.astype(np.float64)))
+    assert compiled_module.compile_failures() == {}

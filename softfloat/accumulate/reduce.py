@@ -263,7 +263,7 @@ def _one_output(spec: ReductionSpec, x, y):
     and swamped count as the general path."""
     if not _ONE_OUTPUT_TERMS:
         return None
-    if type(x) is np.ndarray and x.size > 1:
+    if type(x) is np.ndarray and x.size >= 1:  # one_output takes one term too
         small = _fast.one_output(spec, x, y)
         if small is not None:
             return small

@@ -162,6 +162,22 @@ class Emulation:
         acc = getattr(acc, "name", acc)
         return f"recipe {self.recipe.name}, accumulator {acc}\n\n{self.telemetry.report()}"
 
+    def plot(self, metric: str = "underflow", top: int = 10, ax=None):
+        """The worst call sites by ``metric`` as a bar chart: :meth:`Telemetry.plot`
+        (needs matplotlib), titled with the recipe; returns the Axes.
+
+        >>> import matplotlib; matplotlib.use("Agg")
+        >>> import torch, softfloat.torch as sft
+        >>> with sft.emulate("fp8", accumulator="fp32") as em:
+        ...     y = torch.ones(2, 4) @ torch.full((4, 3), 1e-9)   # first step: scale 1, B underflows
+        >>> ax = em.plot("underflow")
+        >>> [label.get_text() for label in ax.get_yticklabels()], float(ax.patches[0].get_width())
+        (['matmul#1 fprop'], 1.0)
+        """
+        ax = self.telemetry.plot(metric, top=top, ax=ax)
+        ax.set_title(f"{ax.get_title()} (recipe {self.recipe.name})")
+        return ax
+
     def __repr__(self) -> str:
         state = "active" if self._mode is not None else "inactive"
         return f"<Emulation {self.recipe.name} ({state}), {len(self.telemetry)} products>"

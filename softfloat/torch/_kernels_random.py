@@ -35,7 +35,8 @@ def logical_right_shift(z: torch.Tensor, k: int) -> torch.Tensor:
 
 def bits_at(key, count: int, device) -> torch.Tensor:
     """The 64 random bits (as int64 patterns) of flat positions 0 .. count-1 under
-    ``key`` (a 64-bit unsigned word): softfloat._random.bits_at(key, arange(count)).
+    ``key`` (a 64-bit unsigned word, or a 0-d int64 tensor with its bits, as the compiled
+    kernels take it): softfloat._random.bits_at(key, arange(count)).
 
     >>> import numpy as np
     >>> from softfloat._random import bits_at as numpy_bits
@@ -45,7 +46,7 @@ def bits_at(key, count: int, device) -> torch.Tensor:
     """
     z = torch.arange(1, count + 1, dtype=torch.int64, device=device)
     z *= as_signed(_GOLDEN)
-    z += as_signed(key)
+    z += key if isinstance(key, torch.Tensor) else as_signed(key)
     z ^= logical_right_shift(z, 30)
     z *= as_signed(_M1)
     z ^= logical_right_shift(z, 27)

@@ -12,8 +12,12 @@ and the target's magnitude pattern is ``v / 2**s`` rounded to an integer in the 
 word width ``W`` (32 or 64) of the numpy path matters for stochastic rounding only: where
 more than W - 1 bits are cut, numpy pre-shifts ``v`` with a sticky bit, and so does this.
 
-W = 64 words live in int64 as their (non-negative) unsigned values; sums that could pass
-2**63 are taken halved (``floor((v + inc) / 2)`` from the halves), so nothing wraps.
+W = 32 words live in int32 and W = 64 words in int64, as their (non-negative) unsigned
+values.  Sums that could pass the signed range (W = 64; stochastic increments of up to 31
+bits in W = 32) are taken halved (``floor((v + inc) / 2)`` from the halves), so nothing
+wraps.  A deterministic W = 32 cut is clamped at 30 bits instead of numpy's 31: a cut
+that deep only happens where ``v < 2**24``, where both give the same result (0 or 1) in
+every mode, and ``v + inc`` then stays below 2**31.
 """
 
 from __future__ import annotations
@@ -22,11 +26,7 @@ import torch
 
 from ..formats import Format, Specials
 from ..rounding import Rounding, Tininess
-from ._kernels_random import logical_right_shift
-
 __all__ = ["Layout", "round_magnitudes", "special_patterns"]
-
-_MAX = (1 << 63) - 1
 
 
 class Layout:
@@ -37,9 +37,14 @@ class Layout:
         self.ms, self.bias, self.width = ms, bias, width
 
 
+def _width(t: torch.Tensor) -> int:
+    return 32 if t.dtype == torch.int32 else 64
+
+
 def _mask(s: torch.Tensor) -> torch.Tensor:
-    """2**s - 1 for 0 <= s <= 63 (no shift by 64, no 1 << 63)."""
-    return torch.bitwise_right_shift(torch.full_like(s, _MAX), 63 - s)
+    """2**s - 1 for 0 <= s <= W - 1 in ``s``'s dtype (no shift by W, no 1 << (W - 1))."""
+    w = _width(s)
+    return torch.bitwise_right_shift(torch.full_like(s, (1 << (w - 1)) - 1), (w - 1) - s)
 
 
 def _increment(v, s, negative, rounding: Rounding, rand):
@@ -53,8 +58,8 @@ def _increment(v, s, negative, rounding: Rounding, rand):
         return _mask(s) * (~negative)
     if rounding is Rounding.DOWNWARD:
         return _mask(s) * negative
-    if rounding is Rounding.STOCHASTIC:  # the top s of the 64 random bits, aligned at the cut
-        return torch.bitwise_right_shift(rand, 64 - s) & _mask(s)
+    if rounding is Rounding.STOCHASTIC:  # the top s of the random bits, aligned at the cut
+        return torch.bitwise_right_shift(rand, _width(s) - s) & _mask(s)
     return None
 
 
@@ -82,9 +87,10 @@ def _presticky(v, s_true, width: int):
 
 
 def round_magnitudes(a, negative, layout: Layout, fmt: Format, attrs, rand=None):
-    """Target bit patterns (int64, sign applied) of finite source magnitudes ``a`` (int64
-    patterns in ``layout``, NaN/infinity lanes already replaced by anything finite),
-    ``negative`` a bool tensor, ``rand`` the int64 random words (stochastic only).
+    """Target bit patterns (sign applied; int32 for a 32-bit word and a format of at most 31
+    bits, else int64) of finite source magnitudes ``a`` (integer patterns in ``layout``,
+    NaN/infinity lanes already replaced by anything finite), ``negative`` a bool tensor,
+    ``rand`` the int64 random words (stochastic only).
 
     >>> import torch, softfloat as sf
     >>> from softfloat.attributes import RoundingAttributes
@@ -94,16 +100,22 @@ def round_magnitudes(a, negative, layout: Layout, fmt: Format, attrs, rand=None)
     True
     """
     m, rounding = fmt.mantissa_bits, attrs.rounding
-    width, wide = layout.width, layout.width == 64
+    width = layout.width
+    if width == 32:
+        a = a.to(torch.int32)
+    stochastic = rounding is Rounding.STOCHASTIC
+    wide = width == 64 or stochastic
+    if stochastic and width == 32:  # the top 32 of the 64 random bits
+        rand = (rand >> 32).to(torch.int32)
     emn = fmt.emin + layout.bias
     c = (a >> layout.ms).clamp(1, emn)
     s = (layout.ms - m + emn) - c
     v = a - ((c - 1) << layout.ms)
     # a target as precise as the word (float64 -> e<11 m52): its normal range is exact
     exact = (s == 0) if layout.ms == m else None
-    if rounding is Rounding.STOCHASTIC:
+    if stochastic:
         v = _presticky(v, s, width)
-    s = s.clamp(1, width - 1)
+    s = s.clamp(1, width - 1 if wide else width - 2)
     t = _rounded(v, s, negative, rounding, rand, wide)
     if exact is not None:
         t = torch.where(exact, v, t)
@@ -111,6 +123,8 @@ def round_magnitudes(a, negative, layout: Layout, fmt: Format, attrs, rand=None)
         flush = _flushed(t, v, s, negative, fmt, attrs, rand, wide)
         t = t.masked_fill(flush if exact is None else flush & ~exact, 0)
     t = _overflow(t, negative, fmt, attrs)
+    if fmt.bits > width - 1:  # the sign bit needs a wider word
+        t = t.to(torch.int64)
     return _signed(t, negative, fmt)
 
 
@@ -162,9 +176,12 @@ def _signed(t, negative, fmt):
 
 def special_patterns(negative, frac, frac_bits: int, fmt: Format, attrs):
     """Target patterns of NaN (``frac != 0``) and infinity (``frac == 0``) inputs, from
-    the source's fraction field: softfloat._encode.encode_specials' table."""
+    the source's fraction field: softfloat._encode.encode_specials' table (in ``frac``'s
+    integer dtype, int64 where the format has 32 bits or more)."""
     is_nan = frac != 0
-    sign = negative.to(torch.int64) << (fmt.bits - 1)
+    if fmt.bits > 31 or frac_bits < fmt.mantissa_bits:
+        frac = frac.to(torch.int64)
+    sign = negative.to(frac.dtype) << (fmt.bits - 1)
     m = fmt.mantissa_bits
     if fmt.specials is Specials.IEEE:  # quiet NaN, sign and top payload bits kept
         shift = frac_bits - m

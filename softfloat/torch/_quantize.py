@@ -9,7 +9,7 @@ from .._options import resolve_attributes
 from .._random import key_from
 from ..codec import quantize as _quantize_values
 from ..formats import as_format
-from ._kernels import quantize_tensor
+from ._kernels_compiled import quantize_fast
 from ._tensors import check_device, check_float, host_values, to_tensor
 
 __all__ = ["quantize"]
@@ -98,8 +98,10 @@ _CPU_ROUTE = "numpy"
 
 def values_in(t, fmt, options: dict) -> torch.Tensor:
     """``t`` (detached) rounded into ``fmt`` as softfloat.quantize rounds it, on ``t``'s
-    device: by the torch kernels off the CPU (and on it where _CPU_ROUTE says), else by
-    softfloat.quantize on a numpy view."""
+    device: by the torch kernels off the CPU (and on it where _CPU_ROUTE says) -- on CUDA
+    compiled into one fused kernel per format and attributes where torch.compile works
+    there (softfloat.torch._kernels_compiled), else eager -- else by softfloat.quantize
+    on a numpy view."""
     if t.device.type == "cpu" and _CPU_ROUTE == "numpy":
         values = _quantize_values(host_values(t, "t"), fmt, **options)
         return to_tensor(values, result_dtype(t.dtype, fmt), t.device)
@@ -107,7 +109,7 @@ def values_in(t, fmt, options: dict) -> torch.Tensor:
                                     tininess=options.get("tininess"), subnormals=options.get("subnormals"),
                                     saturate=options.get("saturate"), rng=options.get("rng"))
     key = None if gen is None else key_from(gen)
-    return quantize_tensor(t.detach(), fmt, attrs, key)
+    return quantize_fast(t.detach(), fmt, attrs, key)
 
 
 class _StraightThrough(torch.autograd.Function):

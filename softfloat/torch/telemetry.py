@@ -1,5 +1,6 @@
 """What the emulated products did, per call: :class:`GemmTelemetry` records, collected
-in a :class:`Telemetry` that prints a per-site table and converts to pandas."""
+in a :class:`Telemetry` that prints a per-site table, converts to pandas and plots the
+worst call sites with matplotlib."""
 
 from __future__ import annotations
 
@@ -22,7 +23,10 @@ class GemmTelemetry:
         (``"h.0.attn.c_attn"``), or ``"matmul#3"`` outside any module.
     kind : {"fprop", "dgrad", "wgrad"}
     op : str
-        The torch function ("linear", "matmul", "mm", "bmm", "addmm", "baddbmm").
+        The torch function: "linear", "matmul", "mm", "bmm", "addmm", "baddbmm", "mv",
+        "dot", "inner", "einsum", "conv1d", "conv2d" or "attention"
+        (``F.scaled_dot_product_attention``, whose two products carry the site suffixes
+        ".qk" for Q K^T and ".pv" for P V: ``"h.0.attn.qk"``).
     shape : tuple of int
         (M, K, N) of the product.
     record : softfloat.recipes.GemmRecord or None
@@ -127,6 +131,103 @@ class Telemetry(Sequence):
                 "over = overflowed or saturated; swamped = share of the accumulator's additions "
                 "that left the sum unchanged")
         return "\n".join(lines + ["", note])
+
+    def plot(self, metric: str = "underflow", top: int = 10, ax=None):
+        """A horizontal bar chart of the ``top`` call sites (per site and kind, as in
+        :meth:`summary`) with the largest share of ``metric``, the worst on top (needs
+        matplotlib: ``pip install "softfloat-emu[plot]"``).
+
+        Parameters
+        ----------
+        metric : str, default "underflow"
+            "underflow" (operand elements that underflowed to zero), "subnormal" (became
+            subnormal), "overflow" (overflowed or saturated): the larger of the two
+            operands' shares, as :meth:`report` lists them; "swamped": the share of the
+            accumulator's additions that left the sum unchanged.  One operand's column
+            alone: "a_underflow", "b_overflow", ...
+        top : int, default 10
+            How many bars at most.
+        ax : matplotlib.axes.Axes, optional
+            Where to draw (default: a new figure's).
+
+        Returns
+        -------
+        matplotlib.axes.Axes
+            One bar per (site, kind), labelled ``"site kind"``, its width the share.
+
+        Raises
+        ------
+        ValueError, TypeError
+            An unknown ``metric``; a ``top`` that is not a positive int.
+        ImportError
+            Without matplotlib.
+
+        Examples
+        --------
+        >>> import matplotlib; matplotlib.use("Agg")
+        >>> import softfloat as sf
+        >>> from softfloat.recipes import GemmRecord, OperandRecord
+        >>> def product(site, under):  # 100 elements per operand, ``under`` of A became 0
+        ...     a = OperandRecord(sf.as_format("fp8_e4m3fn"), 100, under, 0, 0, 0)
+        ...     b = OperandRecord(sf.as_format("fp8_e4m3fn"), 100, 0, 0, 0, 0)
+        ...     return GemmTelemetry(site, "fprop", "linear", (10, 10, 10),
+        ...                          GemmRecord("fprop", site, a, b, 1000, 0, None))
+        >>> t = Telemetry()
+        >>> for site, under in [("h.0.mlp", 5), ("h.1.mlp", 40), ("head", 0)]:
+        ...     t.append(product(site, under))
+        >>> ax = t.plot("underflow", top=2)
+        >>> [label.get_text() for label in ax.get_yticklabels()], [float(bar.get_width()) for bar in ax.patches]
+        (['h.1.mlp fprop', 'h.0.mlp fprop'], [0.4, 0.05])
+        """
+        if not isinstance(metric, str) or metric not in _METRICS:
+            raise ValueError(f"metric must be one of {', '.join(map(repr, _METRICS))}; got {metric!r}")
+        if isinstance(top, bool) or not isinstance(top, int):
+            raise TypeError(f"top must be a positive int; got {type(top).__name__}")
+        if top < 1:
+            raise ValueError(f"top must be a positive int; got {top}")
+        try:
+            import matplotlib
+            if ax is None:
+                import matplotlib.pyplot as plt
+        except ImportError:
+            raise ImportError(missing_dependency("Telemetry.plot", "matplotlib", "plot")) from None
+        worst = _worst(self.summary(), metric, top)
+        if ax is None:
+            _, ax = plt.subplots(figsize=(7, 0.9 + 0.35 * max(len(worst), 1)))
+        labels = [label for label, _ in worst]
+        ax.barh(range(len(worst)), [share for _, share in worst], color=matplotlib.colormaps["tab10"](0))
+        ax.set_yticks(range(len(worst)), labels)
+        if worst:
+            ax.set_ylim(len(worst) - 0.5, -0.5)  # the worst on top
+        ax.set_xlabel(_METRICS[metric][1])
+        ax.set_title(f"worst call sites by {metric}" if worst else "no emulated products with this share yet")
+        return ax
+
+
+#: the shares :meth:`Telemetry.plot` draws: per metric, the summary columns (the larger
+#: of the two operands' shares where there are two) and the axis label
+_METRICS = {
+    "underflow": (("a_underflow", "b_underflow"), "share of operand elements that underflowed to zero"),
+    "subnormal": (("a_subnormal", "b_subnormal"), "share of operand elements that became subnormal"),
+    "overflow": (("a_overflow", "b_overflow"), "share of operand elements that overflowed or saturated"),
+    "swamped": (("swamped",), "share of the accumulator's additions that were swamped"),
+}
+_METRICS.update({column: ((column,), f"{label} ({column[0].upper()})")
+                 for columns, label in list(_METRICS.values()) for column in columns if column[1] == "_"})
+
+
+def _worst(rows, metric: str, top: int) -> list[tuple[str, float]]:
+    """``(label, share)`` of the ``top`` (site, kind) rows of :meth:`Telemetry.summary`
+    with the largest shares of ``metric``, largest first (ties: in the table's order);
+    rows without that share (no record) are left out."""
+    columns = _METRICS[metric][0]
+    found = []
+    for row in rows:
+        shares = [row[c] for c in columns if row.get(c) is not None]
+        if shares:
+            found.append((f"{row['site']} {row['kind']}", max(shares)))
+    found.sort(key=lambda item: -item[1])  # stable: equal shares keep the table's order
+    return found[:top]
 
 
 def _cell(value) -> str:

@@ -1,0 +1,157 @@
+"""The torch quantisation kernels compiled: one fused kernel per (format, attributes,
+input dtype, device type), with the eager kernels as the fallback.
+
+``torch.compile`` of :func:`softfloat.torch._kernels.quantize_tensor` as one function
+guards on the format and attributes objects it is passed (``attrs.rounding is
+Rounding.STOCHASTIC``, their ids), so every (format, mode) recompiles the same code object
+until dynamo's recompile limit sends the rest to eager; and a numpy scalar key breaks its
+guards.  Here each (format, attributes, input dtype, device type) gets a function of its
+own -- a fresh code object, so dynamo keeps a separate cache and recompile count for it --
+in which the format and the attributes are closure constants, and whose only arguments
+are the flattened data and, for stochastic rounding, the key as a 0-d int64 tensor on the
+data's device.  Shapes are static: the flat data is padded to a power-of-two bucket (at least 2**16
+elements), one artifact per bucket (lengths 0 and 1 go to the eager kernels), ``fullgraph=True`` makes a graph break an error (hence the
+fallback) rather than a silent slow path.  Each artifact holds at most a couple of cache
+entries (grad mode), so dynamo's recompile limit is left as it is.
+
+Bit-exactness under fusion: the kernels are integer operations on bit patterns, plus
+conversions that are exact (an int below 2**24 to float, a float to a float that holds
+its value) and bit casts; no floating-point arithmetic is done, so contraction (FMA) and
+reassociation in the fused kernel cannot change a bit.  tools/gpu_torch_check.py checks
+the compiled bits against numpy on the device.
+
+Any exception from compiling or running a compiled kernel sends that (format, attributes,
+dtype, device type) to the eager kernels for good, with one RuntimeWarning per process.
+"""
+
+from __future__ import annotations
+
+import types
+import warnings
+
+import torch
+
+from ..rounding import Rounding
+from ._kernels import plan, quantize_planned, quantize_tensor
+from ._kernels_random import as_signed
+
+__all__ = ["compile_failures", "quantize_fast", "reset"]
+
+#: when the compiled kernels are used: "auto" (CUDA tensors, where Triton is present),
+#: "always" (every device: benchmarks, tests with a fake compiler), "never"
+MODE = "auto"
+
+_CACHE: dict = {}
+_FAILURES: dict = {}
+_WARNED = [False]
+_TRITON: list = []
+
+
+#: flat lengths are padded up to a power of two of at least this many elements, so each
+#: kernel compiles once per bucket with static shapes (dynamic shapes turned the kernels'
+#: integer constants into symbols that failed to trace on the H200 with torch 2.11:
+#: "lshift(1, s44 - 1)"); buckets above the recompile limit run eager
+_MIN_BUCKET = 1 << 16
+
+
+def _compile(fn):
+    """The compiler (tests replace it): one artifact per function and length bucket."""
+    return torch.compile(fn, fullgraph=True, dynamic=False)
+
+
+def _bucket(n: int) -> int:
+    """The padded length of ``n`` elements: the next power of two, at least _MIN_BUCKET."""
+    return max(_MIN_BUCKET, 1 << (n - 1).bit_length())
+
+
+def reset() -> None:
+    """Forget the compiled kernels and the failures (tests; after changing MODE)."""
+    _CACHE.clear()
+    _FAILURES.clear()
+    _WARNED[0] = False
+
+
+def compile_failures() -> dict:
+    """{"format attributes dtype device": "Error: message"} of the kernels that fell back
+    to eager."""
+    return {f"{f.name} {a!r} {d} {dev}": msg for (f, a, d, dev), msg in _FAILURES.items()}
+
+
+def _triton() -> bool:
+    if not _TRITON:
+        try:
+            from torch.utils._triton import has_triton
+            _TRITON.append(bool(has_triton()))
+        except Exception:  # noqa: BLE001 - a torch without the helper: no Triton
+            _TRITON.append(False)
+    return _TRITON[0]
+
+
+def _wanted(t: torch.Tensor) -> bool:
+    if MODE == "never" or t.numel() < 2 or torch.compiler.is_compiling():
+        return False  # inside a caller's torch.compile the eager kernels trace into its graph
+    if MODE == "always":
+        return True
+    return t.device.type == "cuda" and _triton()
+
+
+def _kernel(fmt, attrs, stochastic: bool, dtype):
+    """A function of the flat data (and the key tensor) with ``fmt``, ``attrs`` and the
+    decisions of :func:`plan` for input ``dtype`` fixed, on a code object of its own (a
+    Format built inside the traced function would turn its fields into symbolic ints:
+    "lshift(1, s44)" in Format.emax on the H200)."""
+    planned = plan(dtype, fmt, attrs)
+    if stochastic:
+        def run(x, key):
+            return quantize_planned(x, fmt, attrs, key, planned)
+    else:
+        def run(x):
+            return quantize_planned(x, fmt, attrs, None, planned)
+    return types.FunctionType(run.__code__.replace(), run.__globals__, run.__name__, run.__defaults__,
+                              run.__closure__)
+
+
+def quantize_fast(t: torch.Tensor, fmt, attrs, key=None) -> torch.Tensor:
+    """:func:`quantize_tensor` (same arguments, same bits), by a compiled kernel where
+    ``MODE`` says and it compiles, else by the eager kernels.
+
+    >>> import torch, softfloat as sf
+    >>> from softfloat.attributes import RoundingAttributes
+    >>> quantize_fast(torch.tensor([0.1, 3.4e38]), sf.bf16, RoundingAttributes()).tolist()
+    [0.10009765625, inf]
+    """
+    if not _wanted(t):
+        return quantize_tensor(t, fmt, attrs, key)
+    stochastic = attrs.rounding is Rounding.STOCHASTIC
+    name = (fmt, attrs, t.dtype, t.device.type)
+    if name in _FAILURES:
+        return quantize_tensor(t, fmt, attrs, key)
+    fn = _CACHE.get(name)
+    if fn is None:
+        fn = _CACHE[name] = _compile(_kernel(fmt, attrs, stochastic, t.dtype))
+    flat = t.detach().reshape(-1)
+    n = flat.numel()
+    if _bucket(n) != n:  # padded lanes are rounded too and dropped; the first n keep their
+        flat = torch.cat([flat, flat.new_zeros(_bucket(n) - n)])  # flat indices (random bits)
+    args = (flat,)
+    if stochastic:
+        args += (torch.tensor(as_signed(key), dtype=torch.int64, device=t.device),)
+    try:
+        out = fn(*args)
+    except Exception as exc:  # noqa: BLE001 - any compiler or runtime failure: eager, same bits
+        _fail(name, exc)
+        return quantize_tensor(t, fmt, attrs, key)
+    return out[:n].view(t.shape)
+
+
+def _fail(name, exc) -> None:
+    fmt, attrs, dtype, device = name
+    _CACHE.pop(name, None)
+    _FAILURES[name] = f"{type(exc).__name__}: {exc}"[:500]
+    if not _WARNED[0]:
+        _WARNED[0] = True
+        warnings.warn(f"softfloat.torch: torch.compile of the {fmt.name} {attrs.rounding.value} kernel "
+                      f"for {dtype} on {device} failed ({type(exc).__name__}: {str(exc)[:200]}); the eager "
+                      "torch kernels run instead (the same bits, slower). Further failures are not "
+                      "reported; see softfloat.torch._kernels_compiled.compile_failures()",
+                      RuntimeWarning, stacklevel=3)

@@ -1,0 +1,108 @@
+"""The libm ufuncs (np.exp, np.log, ...) on small Arrays: the direct routes of
+softfloat._array_elementwise (``_libm_float16``: fp16 arrays of up to 4096 results by
+numpy's float16 -> float64 cast, libm and the codec's short float64 -> fp16 cast;
+``_libm_one``: one element through the codec's scalar rounding) against the general
+route (every fast path switched off: codec.decode, libm, codec.encode's general
+encoder), bit for bit and flag for flag, on every fp16 pattern; and against numpy's own
+float64 -> float16 cast (IEEE convertFormat, an independent rounding) for the bits."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import softfloat as sf
+from softfloat import _array_elementwise as elementwise
+from tests.fastpath_checks import assert_same, general
+
+ALL = np.arange(1 << 16, dtype=np.uint16)
+CHUNK = 4096  # the direct route's longest array
+#: every 97th pattern and the edges: zeros, infinities, NaNs, the smallest subnormal,
+#: the largest finite, 1, 16 (exp overflows), the smallest normal
+SINGLES = np.unique(np.concatenate([ALL[::97], np.array(
+    [0, 0x8000, 0x7C00, 0xFC00, 0x7E00, 0xFE00, 0x7C01, 1, 0x8001, 0x7BFF, 0xFBFF, 0x3C00, 0x4C00, 0x0400,
+     0x8400, 0xC000], dtype=np.uint16)]))
+UNARY = [np.exp, np.log, np.tanh, np.sin, np.expm1, np.log1p, np.cosh]
+CONTEXTS = [{}, {"tininess": "before"}, {"track_flags": False}, {"platform": "riscv"}, {"rounding": "upward"}]
+
+
+def _same(fast, slow):
+    """assert_same, with the flags None on both sides where the context tracks none."""
+    if slow[1] is None:
+        assert fast[1] is None
+        fast, slow = fast[0], slow[0]
+    assert_same(fast, slow)
+
+
+def _kernel(ufunc, ctx, *bits):
+    return elementwise.UFUNCS[ufunc](sf.fp16, ctx, *bits)
+
+
+@pytest.mark.parametrize("changes", CONTEXTS)
+@pytest.mark.parametrize("ufunc", UNARY)
+def test_every_fp16_pattern_equals_the_general_route(ufunc, changes):
+    with sf.context(**changes) as ctx:
+        for start in range(0, ALL.size, CHUNK):
+            bits = ALL[start:start + CHUNK]
+            _same(_kernel(ufunc, ctx, bits), general(lambda: _kernel(ufunc, ctx, bits)))
+
+
+@pytest.mark.parametrize("changes", CONTEXTS)
+@pytest.mark.parametrize("ufunc", [np.exp, np.log, np.tanh, np.sin])
+def test_single_elements_equal_the_general_route(ufunc, changes):
+    with sf.context(**changes) as ctx:
+        for p in SINGLES:
+            for bits in (np.array([p], dtype=np.uint16), np.array(p, dtype=np.uint16), np.uint16(p),
+                         np.full((1, 1), p, dtype=np.uint16)):
+                _same(_kernel(ufunc, ctx, bits), general(lambda: _kernel(ufunc, ctx, bits)))
+
+
+@pytest.mark.parametrize("ufunc", [np.arctan2, np.hypot, np.logaddexp])
+def test_two_operands_equal_the_general_route(ufunc):
+    rng = np.random.default_rng(3)
+    x, y = rng.integers(0, 1 << 16, (2, 3000), dtype=np.uint16)
+    with sf.context() as ctx:
+        for a, b in ((x, y), (x[:50, None], y[None, :60]), (x[:1], y), (x[:1], y[:1]), (x[:7], y[7])):
+            _same(_kernel(ufunc, ctx, a, b), general(lambda: _kernel(ufunc, ctx, a, b)))
+
+
+@pytest.mark.parametrize("ufunc", [np.exp, np.log, np.tanh, np.sin])
+def test_the_bits_are_numpys_float16_cast_of_float64_libm(ufunc):
+    """numpy's float64 -> float16 cast rounds to nearest even, as the codec does; NaN
+    results are the general route's (the platform's NaN), so compared as NaNs only."""
+    with np.errstate(all="ignore"):
+        want = ufunc(ALL.view(np.float16).astype(np.float64)).astype(np.float16)
+    for start in range(0, ALL.size, CHUNK):
+        bits = ALL[start:start + CHUNK]
+        with sf.context() as ctx:
+            got = sf.decode(_kernel(ufunc, ctx, bits)[0], "fp16").astype(np.float16)
+        ref = want[start:start + CHUNK]
+        nan = np.isnan(ref)
+        assert np.array_equal(np.isnan(got), nan)
+        assert np.array_equal(got[~nan].view(np.uint16), ref[~nan].view(np.uint16))
+
+
+def test_arrays_and_the_context_flags_agree_with_the_general_route():
+    x = sf.asarray(np.linspace(-12, 12, 1000), "fp16")
+    for ufunc in (np.exp, np.log, np.tanh):
+        for a in (x, x[:1], x[3]):
+            with sf.context() as fast_ctx:
+                fast = ufunc(a)
+            with sf.context() as slow_ctx:
+                slow = general(lambda: ufunc(a))
+            assert type(fast) is type(slow) and fast.format == slow.format
+            assert np.array_equal(np.asarray(fast.bits).reshape(-1).view(np.uint8), np.asarray(slow.bits).reshape(-1).view(np.uint8))
+            for name in ("invalid", "divide_by_zero", "overflow", "underflow", "inexact"):
+                assert np.array_equal(getattr(fast_ctx.flags, name), getattr(slow_ctx.flags, name)), name
+
+
+def test_the_direct_route_ran_and_the_switch_turns_it_off(monkeypatch):
+    found = []
+    original = elementwise._libm_float16
+    monkeypatch.setattr(elementwise, "_libm_float16", lambda *a: found.append(original(*a)) or found[-1])
+    x = sf.asarray(np.linspace(0.5, 3, 1000), "fp16")
+    np.exp(x)
+    assert len(found) == 1 and found[0] is not None
+    found.clear()
+    general(lambda: np.exp(x))
+    assert found == [None]

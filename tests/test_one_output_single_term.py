@@ -1,0 +1,60 @@
+"""A sum or dot product of one term into one output: softfloat.accumulate.reduce's
+``_one_output`` hands it to ``softfloat.accumulate._fast.one_output`` (numpy's arithmetic
+in the accumulator's dtype), which must give the general path's bits, flags and swamped
+count (every fast path switched off) -- for every fp16 and fp8 pattern, in accumulators
+that hold the format and into narrower output formats (the one rounding)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import softfloat as sf
+from tests.fastpath_checks import assert_same, general
+
+
+def _spy(monkeypatch):
+    from softfloat.accumulate import _fast
+    found = []
+    original = _fast.one_output
+    monkeypatch.setattr(_fast, "one_output", lambda *a: found.append(original(*a)) or found[-1])
+    return found
+
+
+@pytest.mark.parametrize("fmt, kw", [
+    ("fp16", {"accumulator": "fp32"}), ("fp16", {"accumulator": "fp16"}), ("bf16", {"accumulator": "fp32"}),
+    ("fp16", {"accumulator": "fp32", "out_format": "fp8_e5m2"}),
+    ("fp16", {"accumulator": "fp32", "out_format": "bf16", "tininess": "before"}),
+    ("fp8_e5m2", {"accumulator": "fp32", "order": "reverse"}), ("fp8_e4m3fn", {})])
+def test_one_term_sums_equal_the_general_path(monkeypatch, fmt, kw):
+    fmt = sf.as_format(fmt)
+    patterns = np.arange(1 << fmt.bits, dtype=fmt.storage_dtype)[:: 1 if fmt.bits <= 8 else 31]
+    for p in patterns:
+        x = np.array([p], dtype=fmt.storage_dtype)
+        call = (lambda: sf.sum(x, fmt, return_flags=True, **kw))
+        assert_same(call(), general(call))
+        assert_same(sf.sum(x, fmt, **kw), general(lambda: sf.sum(x, fmt, **kw)))
+
+
+@pytest.mark.parametrize("fmt, kw", [("fp16", {}), ("bf16", {"out_format": "bf16"}), ("fp8_e4m3fn", {}),
+                                     ("fp16", {"accumulator": "fp16"})])
+def test_one_term_dot_products_equal_the_general_path(monkeypatch, fmt, kw):
+    fmt = sf.as_format(fmt)
+    rng = np.random.default_rng(5)
+    pairs = rng.integers(0, 1 << fmt.bits, (2, 600)).astype(fmt.storage_dtype)
+    for a, b in pairs.T:
+        x, y = np.array([a]), np.array([b])
+        call = (lambda: sf.vecdot(x, y, fmt, return_flags=True, **kw))
+        assert_same(call(), general(call))
+
+
+def test_one_term_takes_the_one_output_route_and_the_switch_turns_it_off(monkeypatch):
+    found = _spy(monkeypatch)
+    x, y = sf.encode([1.5], "fp16"), sf.encode([-0.1], "fp16")
+    sf.sum(x, "fp16", accumulator="fp32", return_flags=True)
+    sf.vecdot(x, y, "fp16", return_flags=True)
+    sf.sum(x, "fp16", accumulator="fp32", out_format="bf16", return_flags=True)
+    assert len(found) == 3 and all(f is not None for f in found)
+    found.clear()
+    general(lambda: sf.sum(x, "fp16", accumulator="fp32", return_flags=True))
+    assert found == [None]
