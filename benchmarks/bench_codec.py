@@ -20,6 +20,7 @@ the output size.
     python benchmarks/bench_codec.py                 # all of it, 2**24 elements
     python benchmarks/bench_codec.py --n 22 --formats fp16 --modes nearest_even
     python benchmarks/bench_codec.py --n 22 --formats fp16 bf16 --dtypes float64 --data normal
+    python benchmarks/bench_codec.py --n 22 --formats fp16 --dtypes float64 --flags --quantize
 """
 
 from __future__ import annotations
@@ -70,6 +71,7 @@ def main(argv=None) -> None:
     ap.add_argument("--dtypes", nargs="+", default=["float64", "float32"])
     ap.add_argument("--modes", nargs="+", default=[m.value for m in sf.Rounding])
     ap.add_argument("--quantize", action="store_true", help="also time quantize (decode included)")
+    ap.add_argument("--flags", action="store_true", help="also time encode with return_flags=True")
     ap.add_argument("--data", choices=["wide", "normal"], default="wide",
                     help="wide: the whole range and beyond (default); normal: the normal range only")
     args = ap.parse_args(argv)
@@ -99,6 +101,9 @@ def main(argv=None) -> None:
                 t = timeit(lambda: sf.encode(x, fmt, mode, rng=0), args.repeat)
                 nearest = t if mode == "nearest_even" else nearest
                 rows.append((f"encode {mode}", t))
+                if args.flags:
+                    rows.append((f"encode {mode} flags",
+                                 timeit(lambda: sf.encode(x, fmt, mode, rng=0, return_flags=True), args.repeat)))
                 if args.quantize:
                     rows.append((f"quantize {mode}", timeit(lambda: sf.quantize(x, fmt, mode, rng=0), args.repeat)))
             where = "the whole range" if args.data == "wide" else "the normal range"

@@ -1,10 +1,13 @@
-"""fp16 / bf16 add, sub and mul on large arrays against numpy's float16 ufuncs and torch's
-CPU float16 / bfloat16 ops, same run, same data (issue 23, item 5).
+"""fp16 / bf16 add, sub, mul, div and sqrt on large arrays against numpy's float16 ufuncs,
+torch's CPU float16 / bfloat16 ops (one thread and its default count) and a plain copy
+of the operand, same run, same data (issue 23, item 5).
 
 Operands: 2**n bit patterns, finite values log-uniform over the whole format range
-("wide", subnormals to max_finite) or in [1, 2) ("normal").  Each softfloat figure is
-timed without flags and with ``return_flags=True``; output in ns/element (median of
---repeat runs).  torch's figure uses its default thread count.
+("wide", subnormals to max_finite) or in [1, 2) ("normal"); sqrt takes the first
+operand's magnitudes.  Each softfloat figure is timed without flags and with
+``return_flags=True``; output in ns/element (the fastest of --repeat runs: the machine
+may be shared), and the nearest-even figures' ratios to numpy and to torch on one and
+on its default threads.
 
     python benchmarks/bench_native_ops.py
     python benchmarks/bench_native_ops.py --n 20 --formats fp16 --ops mul --modes nearest_even
@@ -18,14 +21,27 @@ import warnings
 import numpy as np
 
 import softfloat as sf
-from timing import log_uniform, timeit
+from timing import log_uniform
+
+
+def timeit(fn, repeat: int) -> float:
+    """The fastest of ``repeat`` calls after one warm-up call, in seconds."""
+    import time
+
+    fn()
+    best = float("inf")
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        fn()
+        best = min(best, time.perf_counter() - t0)
+    return best
 
 try:
     import torch
 except ImportError:  # pragma: no cover - optional
     torch = None
 
-UFUNC = {"add": np.add, "sub": np.subtract, "mul": np.multiply}
+UFUNC = {"add": np.add, "sub": np.subtract, "mul": np.multiply, "div": np.divide, "sqrt": np.sqrt}
 TORCH = {"fp16": "float16", "bf16": "bfloat16"}
 
 
@@ -42,7 +58,7 @@ def main(argv=None) -> None:
     ap.add_argument("--n", type=int, default=22)
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--formats", nargs="+", default=["fp16", "bf16"])
-    ap.add_argument("--ops", nargs="+", default=["add", "sub", "mul"])
+    ap.add_argument("--ops", nargs="+", default=["add", "sub", "mul", "div", "sqrt"])
     ap.add_argument("--modes", nargs="+",
                     default=["nearest_even", "toward_zero", "upward", "downward", "nearest_away", "odd"])
     ap.add_argument("--data", nargs="+", default=["wide", "normal"])
@@ -52,27 +68,37 @@ def main(argv=None) -> None:
     print(f"softfloat {sf.__version__}, numpy {np.__version__}, torch "
           f"{getattr(torch, '__version__', 'not installed')} ({torch.get_num_threads() if torch else 0} threads), "
           f"n = 2**{args.n}, ns/element")
+    threads = torch.get_num_threads() if torch else 0
     for name in args.formats:
         fmt = sf.as_format(name)
         for kind in args.data:
             a, b = (operands(fmt, n, kind, seed) for seed in (1, 2))
-            print(f"\n{fmt.name}, {kind} data")
+            copied = np.empty_like(a)
+            copy = timeit(lambda: np.copyto(copied, a), args.repeat)
+            print(f"\n{fmt.name}, {kind} data (np.copyto of one operand: {copy / n * 1e9:.2f})")
             for op in args.ops:
-                ref = []
+                xs = (a & np.uint16(0x7FFF),) if op == "sqrt" else (a, b)
+                ref = {}
                 if name == "fp16":
-                    va, vb = a.view(np.float16), b.view(np.float16)
-                    ref.append(("numpy", timeit(lambda: UFUNC[op](va, vb), args.repeat)))
+                    vs = [v.view(np.float16) for v in xs]
+                    ref["numpy"] = timeit(lambda: UFUNC[op](*vs), args.repeat)
                 if torch is not None:
                     dt = getattr(torch, TORCH[name])
-                    ta, tb = (torch.from_numpy(v.view(np.int16)).view(dt) for v in (a, b))
-                    fn = {"add": torch.add, "sub": torch.sub, "mul": torch.mul}[op]
-                    ref.append(("torch", timeit(lambda: fn(ta, tb), args.repeat)))
-                print(f"  {op}: " + "  ".join(f"{k} {t / n * 1e9:.2f}" for k, t in ref))
+                    ts = [torch.from_numpy(v.view(np.int16)).view(dt) for v in xs]
+                    fn = {"add": torch.add, "sub": torch.sub, "mul": torch.mul, "div": torch.div,
+                          "sqrt": torch.sqrt}[op]
+                    for count in (1, threads):
+                        torch.set_num_threads(count)
+                        ref[f"torch/{count}"] = timeit(lambda: fn(*ts), args.repeat)
+                    torch.set_num_threads(threads)
+                print(f"  {op}: " + "  ".join(f"{k} {t / n * 1e9:.2f}" for k, t in ref.items()))
                 f = getattr(sf, op)
                 for mode in args.modes:
-                    t0 = timeit(lambda: f(a, b, fmt, mode), args.repeat)
-                    t1 = timeit(lambda: f(a, b, fmt, mode, return_flags=True), args.repeat)
-                    print(f"    {mode:13s} {t0 / n * 1e9:8.2f}  flags {t1 / n * 1e9:8.2f}")
+                    t0 = timeit(lambda: f(*xs, fmt, mode), args.repeat)
+                    t1 = timeit(lambda: f(*xs, fmt, mode, return_flags=True), args.repeat)
+                    ratios = "" if mode != "nearest_even" else "   x " + "  ".join(
+                        f"{k} {t0 / t:.1f}" for k, t in list(ref.items()) + [("copy", copy)])
+                    print(f"    {mode:13s} {t0 / n * 1e9:8.2f}  flags {t1 / n * 1e9:8.2f}{ratios}")
 
 
 if __name__ == "__main__":

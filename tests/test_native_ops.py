@@ -30,10 +30,11 @@ def _partners(k_random: int, seed: int = 0) -> np.ndarray:
 
 
 def _shortcut(fmt, op, mode, **options) -> bool:
-    """Whether a shortcut takes these blocks: fp16 sums only in round to nearest even
-    (gradual underflow, no saturation); fp16 products and bf16 in every deterministic mode."""
+    """Whether a shortcut takes these blocks: fp16 sums in every deterministic mode but
+    ties away (gradual underflow, no saturation); fp16 products and bf16 in every
+    deterministic mode."""
     if fmt == "fp16" and op in ("add", "sub"):
-        return mode == "nearest_even" and not options.get("saturate") and options.get("subnormals", True)
+        return mode != "nearest_away" and not options.get("saturate") and options.get("subnormals", True)
     return True
 
 

@@ -25,9 +25,13 @@ condition it is exact under (``applies``, checked once per plan):
 * :mod:`._odd32` -- float64 -> fp16 (formats float32's table takes and float64's does
   not) over the whole range, every deterministic mode, flags included: float64 rounded
   to odd into float32 (numpy's cast and a fix of the last bit), then float32's table;
+  with flags, blocks whose first 256 lanes are normal or zero go to the re-bias kernel
+  with flags (the lanes it leaves through the odd/table passes);
 * :mod:`._native16` -- fp16 add and sub in round to nearest even with flags, on the
   operations' blocks (:func:`float16_block`): the exact float64 sum, numpy's float16
-  cast, the flags from the result;
+  cast, the flags from the result; and by :mod:`._directed16` toward zero, upward,
+  downward and odd: the nearest-even pattern moved to its neighbour where the mode's
+  result is the other one (flags from thresholds: fp16 sums below 2**-14 are exact);
 * :mod:`._bfloat16` -- bf16 add, sub, mul, div and sqrt on small arrays in every
   deterministic mode (:func:`bfloat16_arithmetic`): the exact result, or a rounding of
   it that decides the same bits and flags, in float64, for the codec's encoder -- or,

@@ -1,5 +1,6 @@
 """fp16 sums and differences of large arrays, block by block, in round to nearest even
-with flags: the exact float64 sum, numpy's float16 cast, the flags from the result.
+with flags: the exact float64 sum, numpy's float16 cast, the flags from the result; the
+directed modes and round to odd by :mod:`._directed16` (its own proof).
 
 The operations' general path rounds a block's exact float64 sums through the codec's
 float64 -> fp16 re-bias kernel.  numpy's float64 -> float16 cast does that rounding in
@@ -7,9 +8,9 @@ one pass, faster on data over fp16's whole range (benchmarks/bench_native_ops.py
 
 Why the bits and flags are the general path's
 ---------------------------------------------
-Condition (:func:`applies`): fp16, round to nearest even, gradual underflow, no
-saturation, no DAZ, add or sub; per block (:func:`run` declines the block otherwise):
-every exact sum ``r`` finite, i.e. the operands finite (fp16 sums cannot overflow
+Condition (:func:`applies`, here with round to nearest even; toward zero, upward,
+downward and odd go to :mod:`._directed16`): fp16, gradual underflow, no saturation, no DAZ, add
+or sub; per block (:func:`run` declines the block otherwise): every exact sum ``r`` finite, i.e. the operands finite (fp16 sums cannot overflow
 float64, so a non-finite ``r`` means an infinite or NaN operand: the general path's NaN
 and special rules).
 
@@ -42,21 +43,25 @@ import numpy as np
 from .._flagmasks import FlagMasks
 from ..formats import fp16
 from ..rounding import Rounding
-from . import _plan, _rebias
+from . import _directed16 as _directed, _plan, _rebias
 
 __all__ = ["UFUNCS", "applies", "run"]
 
 #: the operations this kernel takes (their exact float64 results, see above)
 UFUNCS = (np.add, np.subtract)
 
+#: round to nearest even here, the others by _directed16 (ties away: the general path,
+#: measured as fast)
+_MODES = (Rounding.NEAREST_EVEN, Rounding.TOWARD_ZERO, Rounding.UPWARD, Rounding.DOWNWARD, Rounding.ODD)
 _MAX = 65504.0
 _OVERFLOW = 65520.0
 _MIN_NORMAL = 2.0 ** -14
 
 
 def applies(fmt, attrs, ufunc) -> bool:
-    """fp16, round to nearest even, gradual underflow, no saturation; add or sub."""
-    return (fmt == fp16 and ufunc in UFUNCS and attrs.rounding is Rounding.NEAREST_EVEN and attrs.subnormals
+    """fp16, a deterministic mode other than ties away, gradual underflow, no saturation;
+    add or sub."""
+    return (fmt == fp16 and ufunc in UFUNCS and attrs.rounding in _MODES and attrs.subnormals
             and not attrs.saturate)
 
 
@@ -64,7 +69,10 @@ def run(ufunc, x, y, attrs, want, out, ws, values):
     """Round ``ufunc(x, y)`` (float64 blocks of exact fp16 operand values) into ``out``
     (uint16), or return None (declined: some sum is not finite; the general path redoes
     the block).  Returns ``[flags]``: the block's FlagMasks with ``want``, else None.
-    ``values`` is fp16's decoding table (65536 float64 values, index: pattern)."""
+    ``values`` is fp16's decoding table (65536 float64 values, index: pattern).  Modes
+    other than round to nearest even take :func:`._directed.run` (its proof there)."""
+    if attrs.rounding is not Rounding.NEAREST_EVEN:
+        return _directed.run(ufunc, x, y, attrs, want, out, ws, values)
     n = out.size
     r = ufunc(x, y, out=ws.get("n16.r", np.float64, n))
     lo, hi = r.min(), r.max()  # NaN propagates: finite bounds mean finite lanes

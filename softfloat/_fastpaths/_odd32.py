@@ -7,7 +7,7 @@ import numpy as np
 
 from .._flagmasks import FlagMasks
 from ..formats import Format, fp32, fp64
-from . import _table, _upper
+from . import _rebias, _table, _upper
 from ._words import MAX_REST_SHARE
 
 __all__ = ["Odd32Plan", "applies", "by_float32", "to_float32_odd"]
@@ -61,6 +61,12 @@ def by_float32(p: Odd32Plan, blk, want: bool, out, ws, general=None):
       which odd rounding keeps, 2**emin being a float32) follow from the same two facts,
       so underflow and flush-to-zero do too; saturate only changes the overflow result.
       invalid and divide-by-zero cannot arise from finite input.
+    * With flags, a long block whose first lanes lie in fmt's normal range (or are zeros)
+      takes the float64 re-bias kernel first (:func:`._rebias.rebias`, its proof there:
+      in-range lanes and zeros, every deterministic mode, flags included), about twice
+      as fast there as the passes above; the lanes it leaves (outside that range) are
+      gathered and rounded by the passes above.  Each lane's bits and flags are one
+      proven kernel's, so the block's are the general path's.
     * Infinities and NaNs (the float32 cast quiets signaling NaNs without a trace) are
       left to the general path as ``rest``.
 
@@ -77,14 +83,71 @@ def by_float32(p: Odd32Plan, blk, want: bool, out, ws, general=None):
     if tables is None:
         f = p.fallback
         return None if f is None else f.kernel(f, blk, want, out, ws)
+    if want and blk.size >= _rebias.SHORT_BLOCK and p.fallback is not None and _sample_in_range(p.fallback, blk):
+        found = _rebias.rebias(p.fallback, blk, True, out, ws)
+        if found is not None:
+            fl, left = found
+            if left is None:
+                return fl, None
+            return _gathered(p, tables, blk, fl, left, out, ws)
+    return _odd_then_table(p, tables, blk, want, out, ws)
+
+
+def _odd_then_table(p, tables, blk, want, out, ws):
+    """The kernel's main passes (see :func:`by_float32`): ``(flags, rest)`` or None."""
     y = ws.get("odd32_y", np.float32, blk.size)
     rest = to_float32_odd(blk, y, ws)
     if rest is not None and np.count_nonzero(rest) > MAX_REST_SHARE * blk.size:
         return None
-    fl, _ = _table.by_table(_NoUpper(t), tables, y, want, out, ws)
+    fl, _ = _table.by_table(_NoUpper(p.table), tables, y, want, out, ws)
     if fl is not None:  # finite lanes raise neither (the rest lanes take the general path's flags)
         fl = FlagMasks(overflow=fl.overflow, underflow=fl.underflow, inexact=fl.inexact)
     return fl, rest
+
+
+#: lanes :func:`_sample_in_range` reads: a block of data over the whole range fails it at
+#: once, a block of normal-range data takes the re-bias kernel (flags wanted; blocks of
+#: at least _rebias.SHORT_BLOCK lanes, where the sample's few numpy calls are no cost)
+SAMPLE = 256
+
+
+def _sample_in_range(f, blk) -> bool:
+    """Whether the first SAMPLE lanes are zeros or lie in the target's normal range (the
+    re-bias kernel's lanes, :func:`._rebias.rebias`): a guess, which decides only the
+    speed."""
+    a = blk[:SAMPLE].view(f.dt) & f.abs_mask
+    return bool(((a - f.lo <= f.span) | (a == 0)).all())
+
+
+def _gathered(p, tables, blk, fl, left, out, ws):
+    """The re-bias kernel's ``(fl, left)`` completed: the lanes it left (outside the
+    normal range, infinities and NaNs) gathered and rounded by :func:`_odd_then_table`;
+    returns ``(flags, rest)`` with the lanes that kernel leaves in turn (infinities and
+    NaNs), for the general path."""
+    idx = left.nonzero()[0]  # (1-D)
+    sub = np.ascontiguousarray(blk[idx])
+    k = sub.size
+    sub_out = np.empty(k, dtype=out.dtype)
+    found = _odd_then_table(p, tables, sub, True, sub_out, _Fresh())
+    if found is None:  # mostly infinities and NaNs: the general path takes them
+        return fl, left
+    sub_fl, sub_rest = found
+    out[idx] = sub_out
+    fl.set_at(idx, sub_fl, blk.size)
+    if sub_rest is None:
+        return fl, None
+    rest = np.zeros(blk.size, dtype=bool)
+    rest[idx[sub_rest]] = True
+    return fl, rest
+
+
+class _Fresh:
+    """A workspace of fresh arrays, for the few gathered lanes (the block's buffers hold
+    the block's work)."""
+
+    @staticmethod
+    def get(name, dtype, n):
+        return np.empty(n, dtype=dtype)
 
 
 class _NoUpper:

@@ -42,10 +42,11 @@ Every fp16 and bf16 value is a float32 value, so the operands' float32 copies ar
   included), which rounds any float32 value correctly with flags: the general path's
   bits and flags for the exact result.
 
-fp16 sums take softfloat._fastpaths._native16 in round to nearest even (their exact
-float64 sum and numpy's float16 cast) and the general kernel in the other modes: on data
-over fp16's whole range most lanes need the rounding to odd here, which made it slower
-than the general kernel's exact float64 sum and re-bias kernel.
+fp16 sums take softfloat._fastpaths._native16 in every deterministic mode but ties away,
+with gradual underflow and no saturation (their exact float64 sum, numpy's float16 cast, in the
+other modes one step to the neighbouring pattern: softfloat._fastpaths._directed16) and
+the general kernel otherwise: on data over fp16's whole range most lanes need the
+rounding to odd here, which made it slower than the general kernel's exact float64 sum.
 
 tests/test_native_ops.py compares both with the general path (switch off).
 """
@@ -116,7 +117,7 @@ def block_kernel(job):
 
 
 def _float16_sum(ufunc, fmt):
-    """fp16 sums in round to nearest even by softfloat._fastpaths.float16_block."""
+    """fp16 sums by softfloat._fastpaths.float16_block (every deterministic mode)."""
 
     def build(patterns, out):
         decode_block(patterns, fmt, out)
