@@ -41,7 +41,12 @@ Why every value is the general path's (exact, so any order of summation gives it
   non-zero: exact products of finite factors) and its truncation is 0: counted as the
   zeros of the truncated terms less the zero products.
 
-Memory: one (terms, tile) buffer in the work dtype (two with flags), the tile's outputs.
+Memory: one (terms, tile) buffer in the work dtype (two with flags, and a boolean one),
+kept per thread between steps (softfloat._scratch: no page faults per step), the
+exponents' (terms, tile) sums in int8 where every factor's e(x) is within +-20 (the FP8
+formats, fp16), else int16, and the tile's outputs.  The zeros per output are counted by
+adding the boolean rows as uint64 words (8 outputs a word, a count per byte: fewer than
+256 terms, no carry between them).
 """
 
 from __future__ import annotations
@@ -49,6 +54,8 @@ from __future__ import annotations
 import weakref
 
 import numpy as np
+
+from .. import _scratch
 
 __all__ = ["NO_EXPONENT", "PAIRED_LANES", "FastSteps", "exponents"]
 
@@ -80,6 +87,27 @@ def _exponents16(x, emin: int):
     return np.where(e == NO_EXPONENT, _NO_16, e).astype(np.int16)
 
 
+#: int8 exponents, taken where every live e(x) of both operands lies within +-_SMALL_8
+#: (fp16 and the FP8 formats: e within [-14, 15]): a sum of two live ones lies within
+#: +-2 * _SMALL_8, one with a dead one (_NO_8) at or below _NO_8 + _SMALL_8, the sum of
+#: two dead ones is -128, still an int8; half the bytes of the int16 passes
+_NO_8, _SMALL_8 = -64, 20
+
+#: per exponent dtype: the dead code and the bound below which a sum of two codes has a
+#: dead one (between the lowest live sum and the highest sum with a dead one)
+_DEAD = {np.dtype(np.int16): (_NO_16, _NO_16 // 2), np.dtype(np.int8): (_NO_8, (_NO_8 + _SMALL_8 - 2 * _SMALL_8) // 2)}
+
+
+def _narrowed(e16s):
+    """The int16 exponents ``e16s`` (a list) as int8 where every live one is within
+    +-_SMALL_8, else as given."""
+    for e in e16s:
+        live = e[e != _NO_16]
+        if live.size and (int(live.min()) < -_SMALL_8 or int(live.max()) > _SMALL_8):
+            return e16s
+    return [np.where(e == _NO_16, _NO_8, e).astype(np.int8) for e in e16s]
+
+
 def _float64_exponents(c, emin: int):
     """e(c) for float64 values: floor(log2 |c|) is the biased exponent field less 1023
     for every non-zero finite c that is normal in float64 (any value of an output format
@@ -99,10 +127,10 @@ def _outer_arrays(layout, emin_x, emin_y, f32):
     key = (emin_x, emin_y, f32)
     got = per_layout.get(key)
     if got is None:
-        got = []
-        for values, emin in zip(layout.values(), (emin_x, emin_y)):  # (batch, K, M) and (batch, K, N)
-            finite = np.isfinite(values).all(axis=(1, 2))
-            got.append((values, finite, _exponents16(values, emin), values.astype(np.float32) if f32 else None))
+        pairs = list(zip(layout.values(), (emin_x, emin_y)))  # (batch, K, M) and (batch, K, N)
+        es = _narrowed([_exponents16(values, emin) for values, emin in pairs])
+        got = [(values, np.isfinite(values).all(axis=(1, 2)), e, values.astype(np.float32) if f32 else None)
+               for (values, _), e in zip(pairs, es)]
         per_layout[key] = got
     return got
 
@@ -150,6 +178,7 @@ class FastSteps:
         self.shape = tile.shape
         layout = tile.layout
         self.outer = layout.outer
+        self._live = None
         self.last = _float32_products(layout.formats[0], layout.formats[-1])
         self.f32 = self.last is not None and self.F + 2 + (acc.terms + 1).bit_length() <= 24
         if self.outer:  # slices of the whole operands' arrays, made once per call
@@ -176,13 +205,14 @@ class FastSteps:
         the last two None without flags -- or None (the general path)."""
         if not np.isfinite(c).all():
             return None
+        ks = _as_slice(ks)
         n = c.size
         ex, ey = self._rows(self.ex, ks), self._rows(self.ey, ks)
         rows = max(ex.shape[0], ey.shape[0])
-        E = np.empty((rows,) + self.shape, dtype=np.int16)
-        np.add(ex, ey, out=E)  # exact: |e| < 2**9 for a live factor, _NO_16 otherwise
+        E = _scratch.buffer("fused-exponents", ex.dtype, rows * n).reshape((rows,) + self.shape)
+        np.add(ex, ey, out=E)  # exact: |e| < 2**9 for a live factor, the dead code otherwise
         M = np.maximum.reduce(E, axis=0).reshape(n).astype(np.int32)
-        M = np.where(M < _NO_16 // 2, NO_EXPONENT, M)  # no product with both factors live
+        M = np.where(M < _DEAD[ex.dtype][1], NO_EXPONENT, M)  # no product with both factors live
         M = np.maximum(M, _float64_exponents(c, self.c_emin))
         live = M > NO_EXPONENT
         shift = np.where(live, self.F - M, 0)
@@ -191,7 +221,7 @@ class FastSteps:
         dt = np.float32 if f32 else np.float64
         X = self._rows(self.X32 if f32 else self.X, ks)
         Y = self._rows(self.Y32 if f32 else self.Y, ks)
-        buf = np.empty((rows,) + self.shape, dtype=dt)
+        buf = _scratch.buffer("fused-terms", dt, rows * n).reshape((rows,) + self.shape)
         if self.outer and X.shape[0] == Y.shape[0] == rows:
             np.einsum("ki,kj->kij", X[:, :, 0], Y[:, 0, :], out=buf)  # exact products
         else:
@@ -199,9 +229,10 @@ class FastSteps:
         flat = buf.reshape(rows, n)
         np.multiply(flat, np.ldexp(np.ones(n, dtype=dt), shift.astype(np.int32)), out=flat)  # exact (docstring)
         if self.want:
-            kept = np.trunc(flat)
-            dropped = np.logical_or.reduce(kept != flat, axis=0)
-            zeros = np.add.reduce(kept == 0, axis=0, dtype=np.int64)
+            kept = np.trunc(flat, out=_scratch.buffer("fused-kept", dt, rows * n).reshape(rows, n))
+            mask = _scratch.buffer("fused-mask", np.bool_, rows * n).reshape(rows, n)
+            dropped = np.logical_or.reduce(np.not_equal(kept, flat, out=mask), axis=0)
+            zeros = _count_down(np.equal(kept, dt(0), out=mask))
             swamped = zeros - (rows - self._nonzero_products(ks, rows, n))
         else:
             kept = np.trunc(flat, out=flat)
@@ -230,9 +261,10 @@ class FastSteps:
         """Per output, the products of the step with both factors non-zero."""
         X, Y = self._rows(self.X, ks), self._rows(self.Y, ks)
         if self.outer and X.shape[0] == Y.shape[0] == rows:
-            nx = (X[:, :, 0] != 0).astype(np.float64)
-            ny = (Y[:, 0, :] != 0).astype(np.float64)
-            return (nx.T @ ny).reshape(n).astype(np.int64)  # counts below 2**53: exact
+            if self._live is None:  # the factors' non-zero masks, once per tile
+                self._live = ((self.X[:, :, 0] != 0).astype(np.float32), (self.Y[:, 0, :] != 0).astype(np.float32))
+            nx, ny = self._live[0][ks], self._live[1][ks]
+            return (nx.T @ ny).reshape(n).astype(np.int64)  # counts below 2**24: exact in float32
         zx, zy = self._factor_masks(ks, rows, n, lambda v: v != 0)
         return np.add.reduce(zx & zy, axis=0, dtype=np.int64)
 
@@ -241,3 +273,25 @@ class FastSteps:
         zx, zy = self._factor_masks(ks, rows, n, lambda v: v == 0)
         sx, sy = self._factor_masks(ks, rows, n, np.signbit)
         return np.logical_and.reduce((zx | zy) & (sx ^ sy), axis=0)
+
+
+def _as_slice(ks):
+    """``ks`` as a slice where it is an increasing run of consecutive indices (basic
+    indexing: views, no gathered copies), else ``ks`` itself."""
+    if isinstance(ks, np.ndarray) and ks.ndim == 1 and ks.size and int(ks[-1]) - int(ks[0]) == ks.size - 1 \
+            and (ks.size < 3 or bool(np.all(np.diff(ks) == 1))):
+        return slice(int(ks[0]), int(ks[-1]) + 1)
+    return ks
+
+
+def _count_down(mask):
+    """Per column, how many rows of the boolean (rows, n) ``mask`` are True (int64).
+
+    Fewer than 256 rows, n a multiple of 8: the rows are added as uint64 words, 8 lanes a
+    word; each lane's byte holds its count (at most rows < 256: no carry into the next
+    lane), read back as bytes."""
+    rows, n = mask.shape
+    if rows < 256 and n % 8 == 0 and mask.flags.c_contiguous:
+        words = np.add.reduce(mask.view(np.uint64), axis=0)
+        return words.view(np.uint8).astype(np.int64)
+    return np.add.reduce(mask, axis=0, dtype=np.int64)
