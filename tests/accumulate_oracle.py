@@ -141,14 +141,15 @@ def floor_log2(a: Fraction) -> int:
 
 
 def encode(x: X, fmt) -> int:
-    """Bit pattern of a datum that is a value of fmt; NaN gives the canonical positive NaN
-    (FP6/FP4, without NaN: +0 -- the caller raises invalid)."""
+    """Bit pattern of a datum that is a value of fmt; NaN gives the quiet NaN of its sign
+    (canonical NaNs are positive; fnuz has one NaN; FP6/FP4, without NaN: +0 -- the
+    caller raises invalid)."""
     if x.kind == "nan":
-        return 0 if fmt.specials.value == "finite" else nan_pattern(fmt, False)
+        return 0 if fmt.specials.value == "finite" else nan_pattern(fmt, x.neg)
     if x.kind == "inf":
         return pattern_of(-math.inf if x.neg else math.inf, x.neg, fmt)
     assert is_value_of(x.value, fmt), (x, fmt)
-    return pattern_of(x.mag, x.neg and fmt.has_negative_zero, fmt)
+    return pattern_of(x.mag, x.neg and (x.mag != 0 or fmt.has_negative_zero), fmt)
 
 
 def fits_in(a, o) -> bool:
@@ -192,8 +193,11 @@ def round_to(x: X, fmt, opts: Opts, flags: Flags) -> X:
     if x.kind == "nan":
         return NAN
     if x.kind == "inf":
-        if not fmt.has_infinity:
-            raise NotImplementedError(f"an infinity rounded into {fmt}: outside the tested space")
+        if not fmt.has_infinity:  # sf.encode's rule: the NaN of the infinity's sign, invalid
+            if not fmt.has_nan:
+                raise NotImplementedError(f"an infinity rounded into {fmt}: outside the tested space")
+            flags.invalid = True
+            return X("nan", x.neg)
         return x
     if x.mag == 0:
         return X("num", x.neg and fmt.has_negative_zero)
@@ -203,10 +207,11 @@ def round_to(x: X, fmt, opts: Opts, flags: Flags) -> X:
     flags.underflow |= r.underflow
     flags.inexact |= r.inexact
     if isinstance(r.value, float):
-        if math.isnan(r.value):  # overflow in a format with NaN but no infinity (fn, fnuz)
-            return NAN
+        if math.isnan(r.value):  # overflow in a format with NaN but no infinity (fn, fnuz):
+            return X("nan", x.neg)  # the NaN of the sum's sign, as sf.encode gives it
         return X("inf", r.value < 0)
-    return X("num", r.negative and fmt.has_negative_zero, abs(r.value))
+    # the sign of a non-zero value; a zero is -0 only where fmt has one (not fnuz)
+    return X("num", r.negative and (r.value != 0 or fmt.has_negative_zero), abs(r.value))
 
 
 def zero_sum_sign(x: X, y: X, mode: str) -> bool:
@@ -349,6 +354,8 @@ def ieee_reduce(xs, ys, fmt, A, O, *, c=None, product=None, order="sequential", 
     if c is not None:
         start = decode(c, O)
         flags.invalid |= start.signaling
+        if start.kind == "nan":
+            start = NAN  # a NaN operand: passed on as the canonical NaN
     if block is None:
         s = _run_sum(terms, A, order, opts, flags, start)
         if s is None:
@@ -501,6 +508,8 @@ def fused_reduce(xs, ys, fmt, acc: Fused, O, *, c=None, block=None,
     if c is not None:
         start = decode(c, O)
         flags.invalid |= start.signaling
+        if start.kind == "nan":
+            start = NAN  # a NaN operand: passed on as the canonical NaN
     if block is None:
         if not pairs:
             return finish(start if start is not None else X("num"), O, flags), flags

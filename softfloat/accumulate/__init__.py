@@ -62,8 +62,13 @@ Hardware accumulator (``accumulator`` a preset name such as "h100", or a
 
 Zeros, NaNs and flags
     Exact zero sums follow IEEE 754 section 6.3 (+0 for opposite signs, -0 under
-    downward; -0 + -0 = -0).  Every NaN result is the canonical quiet NaN of
-    ``out_format`` (positive), as GPUs return it: sums carry no NaN payloads.  A format
+    downward; -0 + -0 = -0).  A NaN result of a NaN operand (a NaN term or
+    ``c``, a partial sum that is already a NaN) or of an invalid operation is the
+    canonical quiet NaN of its format (positive), as GPUs return it: sums carry no NaN
+    payloads.  The rounding of a non-NaN value into a format without infinity is
+    ``sf.encode``'s: an overflow (or an infinity) becomes the NaN of the value's sign in
+    an fn format (0xFF for a negative FP8 E4M3 sum), the single NaN in an fnuz one, or
+    +-max_finite with ``saturate=True``.  A format
     without NaN (FP6/FP4) returns +0 there, flagged invalid.  With ``return_flags=True``
     the result comes with :class:`~softfloat.AccumulationFlags`: per output element, the
     OR of the IEEE flags over every rounding that made it (invalid: inf - inf, 0 * inf or

@@ -95,6 +95,10 @@ class Rounder:
         self.fmt, self.attrs, self.want = fmt, attrs, want
         self.target = Target(fmt, attrs, want)
         self.ws = Workspace(0)
+        # a format whose NaNs are signed and that has no infinity (fn): the NaN a
+        # non-NaN value rounds to (overflow, or an infinity) keeps that value's sign, as
+        # in sf.encode, and reaches reduce._store as a float64 NaN of that sign
+        self.signed_nan = fmt.specials.value == "fn"
 
     def __call__(self, res: Exact, exact, xs, rand):
         """(values, FlagMasks or None): res rounded into fmt, NaN lanes flagged invalid
@@ -105,9 +109,11 @@ class Rounder:
         bits = self.ws.get("rounded", self.fmt.storage_dtype, n)
         fl = round_block(res, exact, xs, self.target, rand, bits, self.ws)
         values = decode_block(bits, self.fmt, np.empty(n), self.ws)
+        nan = np.isnan(res.hi)
+        if self.signed_nan and nan.any():
+            values[nan] = np.nan  # a NaN passed on or made by an operation: canonical (+)
         if not self.want:
             return values, None
-        nan = np.isnan(res.hi)
         if nan.any():
             made = nan.copy()
             for x in xs:
@@ -285,7 +291,13 @@ class Arithmetic:
         def exact_add(s, t):  # deterministic modes, no flag masks: no draws, nothing to record
             return self.add(s, t, None, None, tile.q0, s.size, flags)
         p = self.spec.attrs
-        return _binade.chain(s, T[first:], self.spec.acc, p.rounding, p.subnormals, exact_add)
+        last = None
+        if self.to_acc.signed_nan and T.shape[0] - first > 1:
+            # the windows keep a NaN sum as it is; the definition's next step has a NaN
+            # operand (the canonical NaN): only the last step may keep an overflow's sign
+            T, last = T[:-1], T[-1]
+        s = _binade.chain(s, T[first:], self.spec.acc, p.rounding, p.subnormals, exact_add)
+        return s if last is None else exact_add(s, last)
 
     def leaves(self, tile, a, b, flags: TileFlags):
         """The terms a .. b-1 each rounded into A, as rows."""
@@ -339,6 +351,9 @@ class Arithmetic:
         return values
 
     def start(self, c_values):
+        """c's values; a NaN c is a NaN operand, passed on as the canonical NaN (+)."""
+        if c_values is not None and self.spec.out.specials.value == "fn":
+            c_values = np.where(np.isnan(c_values), np.nan, c_values)
         return c_values
 
     def zeros(self, n):

@@ -337,7 +337,7 @@ def _reduce(layout, signaling, spec: ReductionSpec, c, positions=None):
                 values = _fused.accumulate_tile(spec.accumulator, arith_spec, arith, tile, c_tile, tile_flags)
             else:
                 values = _orders.accumulate_tile(arith, arith_spec, tile, arith.start(c_tile), tile_flags)
-            _store(values, out_fmt, bits[sl], ws, tile_flags)
+            _store(values, out_fmt, bits[sl], ws, tile_flags, isinstance(arith, _ieee.Arithmetic))
             if want:
                 masks.set_at(sl, tile_flags.masks, Q, fresh=True)
                 swamped[sl] = tile_flags.swamped
@@ -362,10 +362,17 @@ def _kernel_format(spec: ReductionSpec):
     return _ieee.join(spec.fmt, spec.b_format) if spec.mixed else spec.fmt
 
 
-def _store(values, fmt, out, ws, tile_flags):
+def _store(values, fmt, out, ws, tile_flags, rounded):
     """Exact values of ``fmt`` -> bit patterns (no rounding happens, but for the native fast
     path's final rounding into a narrower out_format: to nearest even, gradual underflow,
-    no saturation, the only options that path takes); every NaN becomes the canonical quiet NaN (a format without NaN gets +0, flagged invalid).
+    no saturation, the only options that path takes).  A NaN value is the canonical quiet
+    NaN (a format without NaN gets +0, flagged invalid), but for the NaN that a non-NaN
+    value rounds to in a format without infinity (fn: an overflow, or an infinity): that
+    keeps the value's sign, as in sf.encode.  ``rounded``: the values come from the IEEE
+    arithmetic (softfloat.accumulate._ieee), whose NaNs carry that sign (+ for the others);
+    else (the native fast path: numpy arithmetic, whose NaN signs mean nothing) a NaN value
+    is always a NaN passed on or made by an operation, and an overflow is still a finite
+    value, rounded here by encode_block.
     Values held in fmt's own numpy dtype (a native fp32/fp16/fp64 accumulator's) are
     their bit patterns already (a shortcut: off with softfloat._fastpaths.ENABLED)."""
     if _fastpaths.ENABLED and native_format(values.dtype) == fmt:
@@ -375,9 +382,11 @@ def _store(values, fmt, out, ws, tile_flags):
     nan = np.isnan(values)
     if nan.any():
         out[nan] = fmt.nan_bits if fmt.has_nan else 0
+        if rounded and fmt.specials.value == "fn":
+            negative = nan & np.signbit(values)
+            out[negative] |= out.dtype.type(1 << (fmt.bits - 1))
         if not fmt.has_nan and tile_flags.masks is not None:
             tile_flags.masks.or_(FlagMasks(invalid=nan))
-
 
 
 # =====================================================================================
