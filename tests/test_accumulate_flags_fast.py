@@ -149,3 +149,100 @@ def test_matmul_negative_zero_sums(flags, shape):
         assert_same(fast, slow)
         values = sf.decode(slow[0] if flags else slow, "fp32")
         assert np.signbit(values[0, 0]) == (kw.get("c") is None or np.signbit(sf.decode(kw["c"], "fp32")[0]))
+
+
+def _gap_data(rng, M, K, N):
+    """bf16 factors whose products into fp32 stay exact for long runs (small integers),
+    with, in chosen columns, steps that only one of the two inexact tests sees, placed
+    at chosen steps (before and after chunk boundaries):
+
+    * a tiny running sum (2**-40) met by a term of 1, gap 40 bits > 29: r = 1 = b, and
+      r - a rounds to b -- only r - b != a shows it inexact;
+    * a term of 2**-30 on a sum near 1 (gap > 29: swamped, r == a);
+    * a term of 2**-20 on a sum of 1 (gap 20: exact, 1 + 2**-20 fits 24 bits) and of
+      2**-24 (inexact by rounding, not swamped when it ties to odd... or swamped);
+    * cancellation to +0 and a -0 product on a zero sum."""
+    a = rng.integers(-3, 4, (M, K)).astype(np.float64)
+    b = rng.integers(-3, 4, (K, N)).astype(np.float64)
+    a[0] = 1.0
+    b[:, 0] = 0.0
+    b[:5, 0] = [2.0 ** -40, 1.0, 0.0, 0.0, -1.0]  # tiny sum, then a huge term
+    late = min(K - 1, 700)
+    b[:, 1] = 0.0
+    b[late - 1, 1], b[late, 1] = 2.0 ** -40, 1.0  # the same, late in k
+    b[:, 2] = 0.0
+    b[0, 2] = 1.0
+    b[late, 2] = 2.0 ** -30  # swamped
+    b[:, 3] = 0.0
+    b[0, 3], b[3, 3] = 1.0, 2.0 ** -20  # exact
+    b[:, 4] = 0.0
+    b[0, 4], b[9, 4], b[10, 4] = 3.0, -3.0, -0.0  # cancellation to +0, then -0
+    b[:, 5] = 0.0
+    b[0, 5], b[K // 2, 5] = 1.0 + 2.0 ** -7, 2.0 ** -24  # a rounding step mid-way
+    b[:, 6] = -0.0  # every product of row 0 -0
+    return a, b
+
+
+@pytest.mark.parametrize("M, K, N", [(3, 40, 9), (2, 900, 8), (20, 900, 1024), (1, 1200, 300), (40, 300, 64)])
+@pytest.mark.parametrize("order", ["sequential", "reverse"])
+def test_matmul_flags_exponent_gaps(M, K, N, order):
+    """Steps seen inexact by only one of (r - a != b) and (r - b != a), among columns
+    exact for hundreds of steps: whole-row and gathered checks, one and many chunks,
+    tiles with column counts that are and are not multiples of 8."""
+    rng = np.random.default_rng(K + N)
+    a, b = _gap_data(rng, M, K, N)
+    A, B = _bits(a, "bf16"), _bits(b, "bf16")
+    for kw in ({}, {"c": _bits(np.full(N, -0.0), "fp32")}):
+        def call():
+            return sf.matmul(A, B, "bf16", accumulator="fp32", order=order, return_flags=True, **kw)
+        fast, slow = call(), general(call)
+        assert_same(fast, slow)
+    if order == "sequential":  # the data raises what it is meant to (general path)
+        _, fl = slow
+        assert fl.inexact[0, 0] and fl.inexact[0, 1] and fl.inexact[0, 2] and fl.swamped[0, 2] >= 1
+        assert not fl.inexact[0, 3] and not fl.inexact[0, 4]
+
+
+def test_matmul_flags_mostly_exact_columns():
+    """Many outputs exact after every step (so the inexact check runs to the end of each
+    chunk over many columns) beside a few that turn inexact in late chunks, by a gap of
+    over 29 bits in either direction."""
+    rng = np.random.default_rng(5)
+    K, N = 1500, 512
+    a = rng.integers(-2, 3, (16, K)).astype(np.float64)
+    b = rng.integers(-2, 3, (K, N)).astype(np.float64)
+    cols = rng.choice(N, 40, replace=False)
+    steps = rng.integers(1, K, 40)
+    b[steps[:20], cols[:20]] = 2.0 ** -35  # swamped by the running sum (or not: a zero sum)
+    a[:, 0] = 2.0 ** -38  # first products tiny: later ones of order 1 swamp the sum
+    A, B = _bits(a, "bf16"), _bits(b, "bf16")
+
+    def call():
+        return sf.matmul(A, B, "bf16", accumulator="fp32", return_flags=True)
+    fast, slow = call(), general(call)
+    assert_same(fast, slow)
+    assert slow[1].inexact.any() and not slow[1].inexact.all()
+
+
+@pytest.mark.parametrize("N", [64, 1024])
+def test_matmul_flags_one_test_among_inexact(N):
+    """Columns that only (r - b != a) shows inexact (a tiny sum met by a term 2**40
+    times larger) among columns that (r - a != b) settles at once (terms of wide-ranging
+    magnitudes): the few columns left are checked on their own."""
+    rng = np.random.default_rng(N)
+    K = 40
+    a = rng.standard_normal((2, K))
+    a[0] = 1.0
+    b = rng.standard_normal((K, N)) * 2.0 ** rng.integers(-30, 31, (K, N))
+    b[:4] = 0.0  # the first steps exact everywhere: every column is still to be checked
+    for j in range(0, N, 32):  # 1 in 32 columns: zeros (or -0), 2**-40, 1, zeros
+        b[:, j] = -0.0 if j % 64 else 0.0
+        k = j % 7 + 4
+        b[k, j], b[k + 1, j] = 2.0 ** -40, -1.0 if j % 3 else 1.0
+    A, B = _bits(a, "bf16"), _bits(b, "bf16")
+    for order in ("sequential", "reverse"):
+        def call():
+            return sf.matmul(A, B, "bf16", accumulator="fp32", order=order, return_flags=True)
+        fast, slow = call(), general(call)
+        assert_same(fast, slow)
+        assert slow[1].inexact[0, ::32].all()

@@ -304,39 +304,43 @@ def _steps_flags(rows, b, flags, factors=None):
     ``factors``: (X, Y) of shapes (steps, rows) and (steps, cols), terms b[k] = the outer
     product of X[k] and Y[k] (a matrix product's tile), or None (zeros counted from b).
     """
-    steps, n = b.shape
+    a, r = rows[:-1], rows[1:]
+    steps, n = r.shape
     if not steps or flags.masks is None:
         return
-    a, r = rows[:-1], rows[1:]
     kept = _scratch.buffer("chain-kept", np.bool_, steps * n).reshape(steps, n)
     np.equal(r, a, out=kept)
     swamped = _column_counts(kept)
     zeros = _zero_counts(b, factors)
     if zeros is not None:
         swamped -= zeros
-    flags.add(FlagMasks(inexact=_inexact_columns(a, b, r, ~flags.masks.inexact)), swamped)
+    done = flags.masks.inexact  # (every output inexact already: the counts only)
+    flags.add(FlagMasks(inexact=None if done.all() else _inexact_columns(a, b, r, ~done)), swamped)
 
 
 def _inexact_columns(a, b, r, todo):
     """Per column, whether any step (row) of r = a + b is inexact, looked at only in the
     columns ``todo`` (the others: False here, already inexact), blocks of rows at a time
-    until none is left (see :func:`_steps_flags`)."""
-    steps, n = b.shape
+    until none is left (see :func:`_steps_flags`).  Over an eighth of the columns left:
+    whole rows (a gather costs several times the arithmetic), hits masked by ``todo``;
+    fewer: gathered.  Either way the same OR over the steps of the same tests."""
+    steps, n = r.shape
     found = np.zeros(n, dtype=bool)
     k0, size = 0, 4
     while k0 < steps:
         idx = np.flatnonzero(todo)
         if not idx.size:
             break
-        k1 = min(steps, k0 + size)
-        if 2 * idx.size > n:  # most columns: whole rows, no gathering
+        whole = 8 * idx.size > n
+        # the rest at once: many columns left after the first block (steps often exact, as
+        # bf16 products into fp32), or few values to gather (cheaper than another block)
+        k1 = steps if (whole and k0) or idx.size * (steps - k0) <= 4096 else min(steps, k0 + size)
+        if whole:  # many columns: whole rows, no gathering
             ra, aa, bb = r[k0:k1], a[k0:k1], b[k0:k1]
-        else:
-            ra, aa, bb = r[k0:k1, idx], a[k0:k1, idx], b[k0:k1, idx]
-        hit = ra - aa != bb
-        hit |= ra - bb != aa
-        hit = hit.any(axis=0)
-        if 2 * idx.size > n:
+        else:  # (np.take: several times faster than fancy indexing [:, idx])
+            ra, aa, bb = (np.take(x[k0:k1], idx, axis=1) for x in (r, a, b))
+        hit = _inexact_any(ra, aa, bb)
+        if whole:
             hit &= todo
             found |= hit
         else:
@@ -347,9 +351,46 @@ def _inexact_columns(a, b, r, todo):
     return found
 
 
+def _inexact_any(r, a, b):
+    """Per column of the (steps, m) rows, whether any step r = a + b is inexact:
+    (r - a != b) | (r - b != a) at some step.
+
+    An OR over the steps of an OR of two tests is the OR of each test's OR over the
+    steps: the first everywhere (it settles most columns: the running sum is mostly the
+    larger operand), the second in the columns it left (gathered, or whole rows if many)."""
+    diff = _scratch.buffer("inexact-diff", r.dtype, r.size).reshape(r.shape)
+    hit = _scratch.buffer("inexact-hit", np.bool_, r.size).reshape(r.shape)
+    np.not_equal(np.subtract(r, a, out=diff), b, out=hit)
+    found = _any_down(hit)
+    rest = np.flatnonzero(~found)
+    if 8 * rest.size > found.size:  # many left (steps mostly exact): whole rows again
+        np.not_equal(np.subtract(r, b, out=diff), a, out=hit)
+        found |= _any_down(hit)
+    elif rest.size:
+        rr, aa, bb = (np.take(x, rest, axis=1) for x in (r, a, b))
+        found[rest] = _any_down(np.not_equal(rr - bb, aa))
+    return found
+
+
+def _any_down(mask):
+    """Per column, whether any row of the C-contiguous boolean (rows, n) ``mask`` is True:
+    8 columns a uint64 word where n is a multiple of 8 (each byte 0 or 1, so the OR of
+    the words is, byte by byte, the OR of the columns)."""
+    if mask.shape[1] % 8 == 0 and mask.flags.c_contiguous:  # (a new array: not a view of mask)
+        return np.bitwise_or.reduce(mask.view(np.uint64), axis=0).view(np.bool_)
+    return mask.any(axis=0)
+
+
 def _column_counts(mask):
-    """The True entries of each column of a C-contiguous boolean (rows, n) mask, int64."""
-    if mask.shape[0] < 256:  # a uint8 sum cannot wrap; summed a row after another
+    """The True entries of each column of a C-contiguous boolean (rows, n) mask, int64.
+
+    Fewer than 256 rows and n a multiple of 8: the rows are added as uint64 words, each
+    byte a column's count (at most rows < 256: no carry into the next byte), read back
+    as bytes -- in the machine's byte order, the same for the words and their bytes."""
+    rows, n = mask.shape
+    if rows < 256 and n % 8 == 0:
+        return np.add.reduce(mask.view(np.uint64), axis=0).view(np.uint8).astype(np.int64)
+    if rows < 256:  # a uint8 sum cannot wrap; summed a row after another
         return np.add.reduce(mask.view(np.uint8), axis=0, dtype=np.uint8).astype(np.int64)
     return np.count_nonzero(mask, axis=0).astype(np.int64)
 
