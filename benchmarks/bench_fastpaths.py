@@ -27,22 +27,7 @@ import warnings
 import numpy as np
 
 import softfloat as sf
-from timing import log_uniform
-
-import time
-
-
-def timeit(fn, repeat: int) -> float:
-    """Least seconds of ``repeat`` calls after one warm-up call: on a machine shared
-    with other work the least is the run that was not preempted (bench_codec.py takes
-    the median)."""
-    fn()
-    best = float("inf")
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - t0)
-    return best
+from timing import best_of as timeit, log_uniform
 
 try:
     import ml_dtypes

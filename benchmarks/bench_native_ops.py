@@ -21,20 +21,8 @@ import warnings
 import numpy as np
 
 import softfloat as sf
-from timing import log_uniform
+from timing import best_of as timeit, log_uniform
 
-
-def timeit(fn, repeat: int) -> float:
-    """The fastest of ``repeat`` calls after one warm-up call, in seconds."""
-    import time
-
-    fn()
-    best = float("inf")
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - t0)
-    return best
 
 try:
     import torch

@@ -1,4 +1,4 @@
-"""Shared by the benchmark scripts: median wall time and wide-range test data."""
+"""Shared by the benchmark scripts: median or least wall time and wide-range test data."""
 
 from __future__ import annotations
 
@@ -17,6 +17,18 @@ def timeit(fn, repeat: int) -> float:
         fn()
         times.append(time.perf_counter() - t0)
     return statistics.median(times)
+
+
+def best_of(fn, repeat: int) -> float:
+    """Least seconds of ``repeat`` calls after one warm-up call: on a machine shared
+    with other work the least is the run that was not preempted."""
+    fn()
+    best = float("inf")
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        fn()
+        best = min(best, time.perf_counter() - t0)
+    return best
 
 
 def log_uniform(lo: float, hi: float, n: int, seed: int) -> np.ndarray:
