@@ -69,7 +69,7 @@ MODULES = sorted(p.stem for p in PACKAGE.glob("*.py"))
 #: driver; one module per operation family; the published API (kernels: what the layers
 #: above compose and round, see test_layers_above_use_published_names)
 OPS_RANK = {"_kernel": 0, "_nan": 0, "_signs": 0, "_operands": 0,
-            "_eft": 1, "_significands": 1, "_round_block": 2, "_native": 2, "_driver": 3,
+            "_eft": 1, "_significands": 1, "_round_block": 2, "_native": 2, "_torch16": 2, "_driver": 3,
             "add": 4, "mul": 4, "div": 4, "sqrt": 4, "fma": 4, "convert": 4, "compare": 4, "sign": 4,
             "kernels": 5, "__init__": 5}
 

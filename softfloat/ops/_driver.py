@@ -5,7 +5,8 @@ Before the blocks, :func:`apply` tries its shortcuts (each off with
 ``softfloat._fastpaths.ENABLED``): one element on Python integers (:func:`_one_element`),
 small fp16 arrays by numpy's float16 arithmetic (:func:`_small_fp16`), small bf16 arrays
 by float64 arithmetic and the codec's encoder, or in round to nearest even the
-shortcut's own rounding (:func:`_small_bf16`), and operands of at
+shortcut's own rounding (:func:`_small_bf16`), larger fp16/bf16 arrays without flags in round to nearest even
+by torch's kernels where torch is imported (:func:`_by_torch`), and operands of at
 most 16 bits side by side (FP8 pairs, sqrt up to fp16) by one lookup in a table the
 general path filled once (:func:`_by_pair_table`, its proof beside it)."""
 
@@ -32,6 +33,7 @@ from ._native import block_kernel
 from ._nan import resolve_nans
 from ._operands import daz, operand_patterns, operand_values
 from ._round_block import Target, round_block
+from ._torch16 import torch_arithmetic
 
 __all__ = ["OPS_BLOCK_SIZE", "OPS_THREAD_BLOCK_SIZE", "Job", "Operation", "apply", "zero_pattern"]
 
@@ -113,8 +115,9 @@ def apply(operation, fmt, operands, attrs, rng=None, *, denormals_are_zero=False
 
 def _small_input(operation, fmt, operands, attrs, daz, want):
     """The first shortcut that answers for these operands, or None (the general path):
-    one element each, fp16/bf16 arithmetic on small arrays, the pair table of a narrow
-    format.  Each declines what it cannot prove (and honours _fastpaths.ENABLED)."""
+    one element each, fp16/bf16 arithmetic on small arrays, torch's 16-bit kernels on
+    large ones, the pair table of a narrow format.  Each declines what it cannot prove
+    (and honours _fastpaths.ENABLED)."""
     if not daz and operation.scalar is not None:
         found = _one_element(operation.scalar, fmt, operands, attrs, want)
         if found is not None:
@@ -124,6 +127,10 @@ def _small_input(operation, fmt, operands, attrs, daz, want):
         found = small_arithmetic(operation.native, fmt, operands, attrs, want)
         if found is not None:
             return found
+        if not (daz or want):
+            found = _by_torch(operation, fmt, operands, attrs)
+            if found is not None:
+                return found
     return _by_pair_table(operation, fmt, operands, attrs, daz, want) if _fastpaths.ENABLED else None
 
 
@@ -219,6 +226,32 @@ def _pattern_arrays(operands, dtype):
         return arrays, np.broadcast_shapes(*(a.shape for a in arrays))
     except ValueError:
         return None
+
+
+def _by_torch(operation, fmt, operands, attrs):
+    """apply() without flags in round to nearest even by torch's float16/bfloat16 kernels
+    (softfloat.ops._torch16, its proof there) for uint16 array operands of more than
+    SMALL_FP16 elements, where the process has imported torch; the lanes it hands back
+    (NaN results, coarse float32 underflow) taken again by the general path.  None:
+    declined."""
+    if (operation.native is None or attrs.rounding is not Rounding.NEAREST_EVEN or not attrs.subnormals
+            or attrs.saturate or not _fastpaths.ENABLED):
+        return None
+    found = _pattern_arrays(operands, _UINT16)
+    if found is None or math.prod(found[1]) <= SMALL_FP16:
+        return None
+    arrays, shape = found
+    out = np.empty(shape, dtype=_UINT16)
+    redo = torch_arithmetic(operation.native, fmt, arrays, out)
+    if redo is None or 8 * redo.size > out.size:
+        return None  # declined, or mostly special lanes: the general path throughout
+    if redo.size:
+        lanes = np.unravel_index(redo, shape)
+        part = np.empty(redo.size, dtype=_UINT16)
+        _stream(Job(operation, Target(fmt, attrs, False)), [np.broadcast_to(a, shape)[lanes] for a in arrays],
+                part, None)
+        out[lanes] = part
+    return out[()] if out.ndim == 0 else out
 
 
 def _small_fp16(ufunc, fmt, operands, attrs, want):
