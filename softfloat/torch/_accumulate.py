@@ -1,0 +1,239 @@
+"""``softfloat.matmul`` on torch tensors, computed on their own device where a proven
+torch path exists, else by the numpy reference on host copies -- the same bits either way.
+
+The torch paths (each module's docstring has its proof):
+
+* IEEE fp32 accumulator, sequential k order (``softfloat.torch._accumulate_ieee``):
+  operands of at most 16 bits whose products are exact in float32, one float32 multiply
+  and one float32 addition per step;
+* a tensor-core preset or :class:`~softfloat.accumulate.FusedAccumulator` with an fp32
+  output (``softfloat.torch._accumulate_fused``): the fused adder's blocks in float64.
+
+Which device: the lead's wiring of ``emulate`` should call :func:`matmul_bits` when the
+operands are not on the CPU (it computes there), and keep the numpy engine on the CPU
+unless benchmarks/bench_torch_accumulate.py shows the torch path faster there.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+from ..accumulate import FusedAccumulator, hardware_model, matmul
+from ..accumulate.hardware import is_preset
+from ..accumulate.reduce import default_accumulator
+from ..formats import Format, as_format, bf16, fp16, fp32, fp64
+from ..rounding import Rounding
+from . import _accumulate_fused, _accumulate_ieee
+from ._accumulate_tables import patterns, tabled, tables
+
+__all__ = ["matmul_bits", "torch_path"]
+
+#: torch's dtypes of the rounded outputs the torch paths produce (float32 results
+#: converted by torch's casts, which round to nearest even)
+_OUT_DTYPE = {fp32: torch.float32, fp64: torch.float64, fp16: torch.float16, bf16: torch.bfloat16}
+#: the signed torch integer of each storage width: the returned tensor's dtype
+_BITS_DTYPE = {8: torch.uint8, 16: torch.int16, 32: torch.int32, 64: torch.int64}
+_NUMPY_SIGNED = {8: np.uint8, 16: np.int16, 32: np.int32, 64: np.int64}
+#: keywords of softfloat.matmul whose default the torch paths take; any other value (or
+#: another keyword) goes to the reference
+_DEFAULTS = {"product": None, "order": "sequential", "rounding": None, "saturate": None, "subnormals": None,
+             "tininess": None, "attributes": None, "rng": None, "return_flags": False}
+
+
+def matmul_bits(a_bits, b_bits, fmt, *, b_format=None, accumulator=None, out_format=None, c=None, **options):
+    """``softfloat.matmul`` of bit-pattern tensors, on their device: the same definition,
+    arguments, defaults and bits.
+
+    Parameters
+    ----------
+    a_bits, b_bits : torch.Tensor of an integer dtype
+        Bit patterns of ``fmt`` (``b_bits``: of ``b_format``), shapes (..., M, K) and
+        (..., K, N) as for :func:`softfloat.matmul`, on one device.  Unsigned values, or
+        the signed torch integer of the format's width holding the same bits (int16 for
+        16-bit patterns, as torch views of float16/bfloat16 tensors give them).
+    fmt, b_format, accumulator, out_format
+        As for :func:`softfloat.matmul`.
+    c : torch.Tensor, optional
+        Bit patterns of ``out_format``, broadcast to the result.
+    **options
+        Any other keyword of :func:`softfloat.matmul`: ``block`` (taken by the torch
+        paths), ``product``, ``order``,
+        ``rounding``, ``saturate``, ``subnormals``, ``tininess``, ``attributes``, ``rng``,
+        ``return_flags``), passed to it.
+
+    Returns
+    -------
+    torch.Tensor on the operands' device: ``out_format``'s bit patterns in the torch
+    integer of its width (uint8, int16, int32 or int64: torch has few unsigned dtypes), so
+    ``result.cpu().numpy().view(out_format.storage_dtype)`` is ``softfloat.matmul``'s
+    array.  With ``return_flags=True`` (always the reference): (bits, flags), the flags
+    ``softfloat.AccumulationFlags`` of numpy arrays.
+
+    Notes
+    -----
+    Computed in torch operations on the device (see the module docstring) when:
+    2-D or batched operands with K >= 1; ``fmt`` and ``b_format`` of at most 16 bits,
+    every value a float32 value; no NaN or infinity among the operands and ``c``;
+    every keyword in ``options`` at its default (nearest even, sequential order, exact
+    products, no flags); and either
+
+    * an IEEE fp32 accumulator whose products are all exact in float32 (fp16, bf16 in
+      its exact range, FP8 in any pairing; bf16 products below 2**-126 or beyond the
+      float32 range are not), with ``out_format`` fp32, fp64, fp16 or bf16 (``block``
+      and ``c`` need fp32), or
+    * a hardware preset (or FusedAccumulator) with an fp32 adder output that truncates
+      (the presets' fp32-output modes, native and "via fp16" FP8), ``out_format`` fp32
+      or a format reached by one rounding (fp64, fp16 is the preset's fp16-output mode
+      and is not taken, bf16), ``block`` and ``c`` with an fp32 ``out_format``.
+
+    Everything else -- other accumulators, orders, rounding modes, flags, non-finite
+    data -- runs :func:`softfloat.matmul` on host copies and returns its bits on the
+    device, so the result never depends on the path.
+
+    Examples
+    --------
+    >>> import torch, softfloat as sf
+    >>> from softfloat.torch._accumulate import matmul_bits
+    >>> a = torch.tensor([[1.0, 2.0**-11, 2.0**-11]], dtype=torch.float16).view(torch.int16)
+    >>> b = torch.ones(3, 1, dtype=torch.float16).view(torch.int16)
+    >>> matmul_bits(a, b, "fp16").view(torch.float32).tolist()
+    [[1.0009765625]]
+    >>> matmul_bits(a, b, "fp16", accumulator="v100").view(torch.float32).tolist()
+    [[1.0009765625]]
+    """
+    fmt = as_format(fmt, "fmt")
+    b_fmt = fmt if b_format is None else as_format(b_format, "b_format")
+    kwargs = dict(b_format=b_format, accumulator=accumulator, out_format=out_format, **options)
+    block = options.pop("block", None)
+    got = None
+    if _plain(a_bits, b_bits, c, options):
+        got = _on_device(a_bits, b_bits, fmt, b_fmt, accumulator, out_format, c, block)
+    if got is None:
+        return _reference(a_bits, b_bits, fmt, c, kwargs)
+    return got
+
+
+def torch_path(device) -> bool:
+    """Should an emulation on ``device`` call :func:`matmul_bits` (True off the CPU: it
+    computes on the device; on the CPU the numpy engine is the one to keep)."""
+    return torch.device(device).type != "cpu"
+
+
+def _plain(a, b, c, options) -> bool:
+    tensors = (a, b) if c is None else (a, b, c)
+    if not all(isinstance(t, torch.Tensor) and not t.dtype.is_floating_point and not t.dtype.is_complex
+               and t.dtype != torch.bool for t in tensors):
+        return False
+    if any(t.device != a.device or t.device.type == "meta" for t in tensors):
+        return False
+    if a.dim() < 2 or b.dim() < 2 or a.shape[-1] != b.shape[-2] or a.shape[-1] == 0:
+        return False
+    try:
+        torch.broadcast_shapes(a.shape[:-2], b.shape[:-2])
+    except RuntimeError:
+        return False  # the reference says what is wrong
+    return all(k in _DEFAULTS and (v is _DEFAULTS[k] or v == _DEFAULTS[k]) for k, v in options.items())
+
+
+def _model(accumulator, fmt, b_fmt, out_format):
+    """(kind, model): ("ieee", fp32), ("fused", FusedAccumulator), or None."""
+    if accumulator is None:
+        try:
+            return ("ieee", fp32) if default_accumulator(fmt, b_fmt) == fp32 else None
+        except ValueError:
+            return None
+    if isinstance(accumulator, FusedAccumulator):
+        return "fused", accumulator
+    if is_preset(accumulator):
+        try:
+            return "fused", hardware_model(accumulator, fmt, out_format, b_format=b_fmt)
+        except ValueError:
+            return None
+    if isinstance(accumulator, (str, Format)):
+        try:
+            return ("ieee", fp32) if as_format(accumulator, "accumulator") == fp32 else None
+        except (TypeError, ValueError):
+            return None
+    return None
+
+
+def _on_device(a_bits, b_bits, fmt, b_fmt, accumulator, out_format, c, block):
+    """The torch paths' result, or None where they do not apply."""
+    if not (tabled(fmt) and tabled(b_fmt)):
+        return None
+    try:
+        out = None if out_format is None else as_format(out_format, "out_format")
+    except (TypeError, ValueError):
+        return None
+    found = _model(accumulator, fmt, b_fmt, out)
+    whole = isinstance(block, int) and not isinstance(block, bool)
+    if found is None or (block is not None and not (whole and block >= 1)):
+        return None
+    kind, model = found
+    if kind == "fused" and not (model.output == fp32 and model.output_rounding is Rounding.TOWARD_ZERO
+                                and fmt.precision + b_fmt.precision <= 24):
+        return None
+    out = fp32 if out is None else out
+    if out not in _OUT_DTYPE or ((c is not None or block is not None) and out != fp32):
+        return None
+    nd = max(a_bits.dim(), b_bits.dim())  # batch axes aligned: (T, ...) layouts broadcast
+    a_bits = a_bits.reshape((1,) * (nd - a_bits.dim()) + tuple(a_bits.shape))
+    b_bits = b_bits.reshape((1,) * (nd - b_bits.dim()) + tuple(b_bits.shape))
+    a_idx, b_idx = patterns(a_bits, fmt), patterns(b_bits, b_fmt)
+    c_idx = None if c is None else patterns(c, fp32)
+    if a_idx is None or b_idx is None or (c is not None and c_idx is None):
+        return None
+    c_values = None if c_idx is None else (c_idx - ((c_idx >> 31) << 32)).to(torch.int32).view(torch.float32)
+    if c_values is not None and not bool(torch.isfinite(c_values).all()):
+        return None
+    if kind == "ieee":
+        result = _ieee(a_idx, b_idx, fmt, b_fmt, c_values, block)
+    else:
+        result = _fused(model, a_idx, b_idx, fmt, b_fmt, c_values, block)
+    if result is None:
+        return None
+    return result.to(_OUT_DTYPE[out]).view(_BITS_DTYPE[out.bits])
+
+
+def _finite(*values) -> bool:
+    return all(bool(torch.isfinite(v).all()) for v in values)
+
+
+def _ieee(a_idx, b_idx, fmt, b_fmt, c_values, block):
+    ta, tb = tables(fmt, a_idx.device), tables(b_fmt, b_idx.device)
+    a, b = ta.values[a_idx], tb.values[b_idx]
+    if not _finite(a, b) or not _accumulate_ieee.products_exact(fmt, b_fmt, ta, tb, a_idx, b_idx):
+        return None
+    return _accumulate_ieee.sequential_fp32(a, b, c_values, block)
+
+
+def _fused(model, a_idx, b_idx, fmt, b_fmt, c_values, block):
+    # the "via fp16" path when both operands are FP8: exponents clamped at fp16's emin
+    via = model.fp8 == "via_fp16" and all(f.exponent_bits <= 5 and f.mantissa_bits <= 3 for f in (fmt, b_fmt))
+    emin_a, emin_b = (fp16.emin, fp16.emin) if via else (fmt.emin, b_fmt.emin)
+    ta, tb = tables(fmt, a_idx.device, emin_a), tables(b_fmt, b_idx.device, emin_b)
+    a, b = ta.values64[a_idx], tb.values64[b_idx]
+    if not _finite(a, b):
+        return None
+    return _accumulate_fused.fused_matmul(model, a, ta.pow2[a_idx], b, tb.pow2[b_idx], c_values, block, via)
+
+
+def _host(t):
+    """A tensor of patterns as the numpy array softfloat.matmul reads: a signed integer
+    read as the unsigned one of its width (the same bits; a negative value of a wider
+    integer than the format's is then out of range, as it was)."""
+    arr = t.detach().cpu().numpy()
+    return arr.view(arr.dtype.str.replace("i", "u")) if arr.dtype.kind == "i" else arr
+
+
+def _reference(a_bits, b_bits, fmt, c, kwargs):
+    """softfloat.matmul on host copies, its bits returned on the operands' device."""
+    a, b, c_host = (_host(t) if isinstance(t, torch.Tensor) else t for t in (a_bits, b_bits, c))
+    got = matmul(a, b, fmt, c=c_host, **kwargs)
+    bits, flags = got if kwargs.get("return_flags") else (got, None)
+    bits = np.asarray(bits)
+    device = a_bits.device if isinstance(a_bits, torch.Tensor) else torch.device("cpu")
+    width = bits.dtype.itemsize * 8
+    tensor = torch.from_numpy(np.ascontiguousarray(bits).view(_NUMPY_SIGNED[width])).to(device)
+    return tensor if flags is None else (tensor, flags)

@@ -1,0 +1,216 @@
+"""softfloat.torch._accumulate.matmul_bits (the accumulation models in torch operations)
+against softfloat.matmul, the numpy reference: the same bits, on the torch paths (checked
+to be taken: the reference is switched off) and on the fall-backs."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+import softfloat as sf  # noqa: E402
+from softfloat.torch import _accumulate  # noqa: E402
+from softfloat.torch._accumulate import matmul_bits  # noqa: E402
+
+PAIRS = [("fp16", None), ("bf16", None), ("fp8_e4m3", None), ("fp8_e5m2", None), ("fp8_e4m3", "fp8_e5m2"),
+         ("fp8_e5m2", "fp8_e4m3")]
+HARDWARE = ["h100", "h100-mma", "a100", "v100", "ada", "b200"]
+SHAPES = [((1, 1), (1, 1)), ((3, 17), (17, 5)), ((4, 70), (70, 6)), ((2, 3, 33), (33, 4)), ((2, 1, 5, 40), (3, 40, 2))]
+
+
+def _refuse(*args, **kwargs):
+    raise AssertionError("fell back to the numpy reference")
+
+
+@pytest.fixture
+def device_only(monkeypatch):
+    """The torch path must answer: the reference is switched off."""
+    monkeypatch.setattr(_accumulate, "_reference", _refuse)
+
+
+def _fmt(name):
+    return sf.formats.as_format(name)
+
+
+def _finite_patterns(rng, fmt, shape, spread=0, subnormals=True):
+    """Random finite values of ``fmt`` (normal draws times 2**[-spread, spread]), with
+    zeros of both signs and (unless told not to) subnormals mixed in."""
+    f = _fmt(fmt)
+    v = rng.standard_normal(shape) * 2.0 ** rng.integers(-spread, spread + 1, shape)
+    bits = sf.encode(v, f, saturate=True).astype(np.int64)
+    pick = rng.random(shape)
+    sub = rng.integers(1, 1 << f.mantissa_bits, shape) | (rng.integers(0, 2, shape) << (f.bits - 1))
+    bits = np.where((pick < 0.05) & subnormals, sub, bits)
+    bits = np.where((pick >= 0.05) & (pick < 0.1), rng.integers(0, 2, shape) << (f.bits - 1), bits)
+    return bits
+
+
+def _call(a, b, fmt, **kwargs):
+    """(torch path's bits as numpy, reference bits)."""
+    ref = sf.matmul(a, b, fmt, **kwargs)
+    c = kwargs.pop("c", None)
+    got = matmul_bits(torch.from_numpy(np.asarray(a, np.int64)), torch.from_numpy(np.asarray(b, np.int64)), fmt,
+                      c=None if c is None else torch.from_numpy(np.asarray(c, np.int64)), **kwargs)
+    return got.numpy().view(ref.dtype), ref
+
+
+def _check(a, b, fmt, **kwargs):
+    got, ref = _call(a, b, fmt, **kwargs)
+    assert got.shape == ref.shape
+    bad = np.flatnonzero(got.reshape(-1) != ref.reshape(-1))
+    assert not bad.size, f"{bad.size} outputs differ, first at {bad[0]}: {got.reshape(-1)[bad[0]]:#x} " \
+                         f"!= {ref.reshape(-1)[bad[0]]:#x}"
+
+
+@pytest.mark.parametrize("fmt, b_format", PAIRS)
+@pytest.mark.parametrize("shapes", SHAPES)
+@pytest.mark.parametrize("block", [None, 16])
+def test_fp32_accumulator_random(device_only, fmt, b_format, shapes, block):
+    rng = np.random.default_rng(len(shapes[0]) * 7 + shapes[0][-1])
+    # bf16 subnormals' products fall below float32's last bit: the fall-back's case
+    a = _finite_patterns(rng, fmt, shapes[0], spread=6, subnormals=fmt != "bf16")
+    b = _finite_patterns(rng, b_format or fmt, shapes[1], spread=6, subnormals=fmt != "bf16")
+    _check(a, b, fmt, b_format=b_format, accumulator="fp32", block=block)
+
+
+def _modelled(fmt, accumulator):
+    """Whether the preset has a model for products of ``fmt`` (a100 has no FP8, ...)."""
+    return ("fp8" if fmt.startswith("fp8") else fmt) in sf.accumulate.PRESETS[accumulator]
+
+
+@pytest.mark.parametrize("fmt, b_format, accumulator",
+                         [(f, g, acc) for f, g in PAIRS for acc in HARDWARE if _modelled(f, acc)])
+@pytest.mark.parametrize("shapes", SHAPES[1:])
+def test_hardware_presets_random(device_only, fmt, b_format, accumulator, shapes):
+    rng = np.random.default_rng(shapes[0][-1])
+    a = _finite_patterns(rng, fmt, shapes[0], spread=20)
+    b = _finite_patterns(rng, b_format or fmt, shapes[1], spread=20)
+    _check(a, b, fmt, b_format=b_format, accumulator=accumulator)
+    _check(a, b, fmt, b_format=b_format, accumulator=accumulator, block=32)
+
+
+def _adversarial(fmt, K, seed):
+    """Rows of a (8, K) and columns of b (K, 8) that cancel, align over +-20 binades, carry
+    through all-ones significands, and hold subnormals and zeros of both signs."""
+    f = _fmt(fmt)
+    rng = np.random.default_rng(seed)
+    ones = (((1 << f.exponent_bits) - 2) << f.mantissa_bits) >> 1 | ((1 << f.mantissa_bits) - 1)  # 2 - ulp-ish
+    big = sf.decode(np.array(ones, f.storage_dtype), f, np.float64)
+    x = rng.standard_normal(K)
+    rows = [
+        np.where(np.arange(K) % 2, -1.0, 1.0) * np.repeat(rng.standard_normal((K + 1) // 2), 2)[:K],  # x, -x
+        np.full(K, float(big)),                                                           # carries
+        rng.standard_normal(K) * 2.0 ** rng.integers(-20, 21, K),                         # alignment
+        np.where(np.arange(K) == 0, 2.0 ** 12, 2.0 ** -12) * np.sign(x),                  # large then small
+        np.full(K, float(f.min_subnormal)) * np.where(np.arange(K) % 3, 1, -1),           # subnormals
+        np.where(np.arange(K) % 2, -0.0, 0.0),                                            # zeros
+        -np.abs(x) * 0.0,                                                                 # -0 only
+        x * 2.0 ** rng.integers(-3, 4, K),
+    ]
+    a = sf.encode(np.array(rows), f, saturate=True).astype(np.int64)
+    cols = [np.ones(K), np.full(K, float(big)), -np.ones(K), np.abs(x) * 2.0 ** rng.integers(-20, 21, K),
+            np.full(K, 0.0), np.where(np.arange(K) % 4, 1.0, -1.0) * 2.0 ** -6, x, np.full(K, float(f.min_subnormal))]
+    b = sf.encode(np.array(cols).T, f, saturate=True).astype(np.int64)
+    return a, b
+
+
+@pytest.mark.parametrize("fmt, accumulator",
+                         [(f, acc) for f in ("fp16", "bf16", "fp8_e4m3", "fp8_e5m2")
+                          for acc in ("fp32", "h100", "h100-mma", "ada", "a100") if acc == "fp32" or _modelled(f, acc)])
+@pytest.mark.parametrize("K", [1, 15, 33, 100])
+def test_adversarial(monkeypatch, fmt, K, accumulator):
+    if not (fmt == "bf16" and accumulator == "fp32"):  # bf16 subnormal products: the fall-back's
+        monkeypatch.setattr(_accumulate, "_reference", _refuse)
+    a, b = _adversarial(fmt, K, K)
+    _check(a, b, fmt, accumulator=accumulator)
+    _check(a, b, fmt, accumulator=accumulator, block=7)
+
+
+@pytest.mark.parametrize("accumulator", ["fp32", "h100"])
+def test_c_and_out_formats(device_only, accumulator):
+    rng = np.random.default_rng(3)
+    a = _finite_patterns(rng, "bf16", (5, 40), 8, subnormals=False)
+    b = _finite_patterns(rng, "bf16", (40, 6), 8, subnormals=False)
+    c = sf.encode(rng.standard_normal((5, 6)) * 4, "fp32").astype(np.int64)
+    c[0, 0], c[1, 1] = 0x80000000, 0  # -0 and +0 starts
+    _check(a, b, "bf16", accumulator=accumulator, c=c)
+    _check(a, b, "bf16", accumulator=accumulator, c=c[:1], block=16)
+    _check(a, b, "bf16", accumulator=accumulator, out_format="bf16")
+    _check(a, b, "bf16", accumulator=accumulator, out_format="fp64")
+    if accumulator == "fp32":
+        _check(a, b, "bf16", accumulator=accumulator, out_format="fp16")
+
+
+def test_negative_zero_products_keep_their_sign(device_only):
+    a = sf.encode(np.array([[-0.0, 0.0, -0.0]]), "fp16").astype(np.int64)
+    b = sf.encode(np.array([[1.0], [-1.0], [2.0]]), "fp16").astype(np.int64)
+    for acc in ("fp32", "h100", "v100"):
+        got, ref = _call(a, b, "fp16", accumulator=acc)
+        # IEEE: s = -0 + -0 + -0; the fused adder starts from c = +0 (the reference's rule)
+        assert got[0, 0] == ref[0, 0] == (0x80000000 if acc == "fp32" else 0)
+        got, ref = _call(a, b, "fp16", accumulator=acc, c=np.array([[0x80000000]]))
+        assert got[0, 0] == ref[0, 0] == 0x80000000
+
+
+def test_bf16_extremes_fused_path(device_only):
+    # products far below 2**-126 and beyond the float32 range: the fused model in float64
+    a = sf.encode(np.array([[2.0**-100, 2.0**-110, 3.0e38, -1.0]]), "bf16").astype(np.int64)
+    b = sf.encode(np.array([[2.0**-40], [2.0**-30], [1.5e38], [1.0]]), "bf16").astype(np.int64)
+    for acc in ("h100", "a100"):
+        _check(a, b, "bf16", accumulator=acc)
+        _check(a[:, :2], b[:2], "bf16", accumulator=acc)
+
+
+def test_fall_backs_equal_the_reference(monkeypatch):
+    calls = []
+    real = _accumulate._reference
+    monkeypatch.setattr(_accumulate, "_reference", lambda *a, **k: calls.append(1) or real(*a, **k))
+    rng = np.random.default_rng(5)
+    fp16_a, fp16_b = _finite_patterns(rng, "fp16", (3, 20), 4), _finite_patterns(rng, "fp16", (20, 4), 4)
+    # bf16 products below 2**-126 and beyond the float32 range: not exact in float32
+    tiny = sf.encode(np.array([[2.0**-100, 1.0], [1.0, 3e38]]), "bf16").astype(np.int64)
+    tiny_b = sf.encode(np.array([[2.0**-40, 1.0], [2.0, 2e38]]), "bf16").astype(np.int64)
+    _check(tiny, tiny_b, "bf16")
+    special = fp16_a.copy()
+    special[0, 0], special[1, 3], special[2, 5] = 0x7C00, 0xFC00, 0x7E00  # inf, -inf, NaN
+    for acc in ("fp32", "h100"):
+        _check(special, fp16_b, "fp16", accumulator=acc)
+    _check(fp16_a, fp16_b, "fp16", accumulator="fp16")
+    _check(fp16_a, fp16_b, "fp16", accumulator="fp32", order="pairwise")
+    _check(fp16_a, fp16_b, "fp16", rounding="toward_zero")
+    _check(fp16_a, fp16_b, "fp16", accumulator="h100", out_format="fp16")  # the chip's fp16-output mode
+    _check(fp16_a, fp16_b, "fp16", product="fp16")
+    _check(fp16_a[0], fp16_b, "fp16")  # a 1-d operand
+    assert len(calls) == 9
+    got, flags = matmul_bits(torch.from_numpy(fp16_a), torch.from_numpy(fp16_b), "fp16", return_flags=True)
+    ref, ref_flags = sf.matmul(fp16_a, fp16_b, "fp16", return_flags=True)
+    assert np.array_equal(got.numpy().view(np.uint32), ref)
+    assert np.array_equal(flags.swamped, ref_flags.swamped)
+
+
+def test_signed_torch_views_and_errors():
+    x = torch.tensor([[1.0, -2.0], [0.5, 65504.0]], dtype=torch.float16)
+    bits = matmul_bits(x.view(torch.int16), x.view(torch.int16), "fp16")
+    assert bits.dtype == torch.int32
+    assert torch.equal(bits.view(torch.float32), x.float() @ x.float())
+    out = matmul_bits(x.view(torch.int16), x.view(torch.int16), "fp16", out_format="bf16")
+    assert out.dtype == torch.int16
+    with pytest.raises(ValueError, match="does not fit"):
+        matmul_bits(torch.tensor([[0x1FF]]), torch.tensor([[1]]), "fp8_e4m3")
+    with pytest.raises(ValueError):
+        matmul_bits(torch.ones(2, 3, dtype=torch.int64), torch.ones(2, 3, dtype=torch.int64), "fp16")
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.sampled_from(PAIRS), st.sampled_from([None, "h100", "ada", "h100-mma"]), st.integers(1, 40),
+       st.integers(1, 3), st.integers(1, 3), st.data())
+def test_hypothesis_bit_patterns(pair, accumulator, K, M, N, data):
+    fmt, b_format = pair
+    fa, fb = _fmt(fmt), _fmt(b_format or fmt)
+    a = np.array(data.draw(st.lists(st.integers(0, (1 << fa.bits) - 1), min_size=M * K, max_size=M * K))).reshape(M, K)
+    b = np.array(data.draw(st.lists(st.integers(0, (1 << fb.bits) - 1), min_size=K * N, max_size=K * N))).reshape(K, N)
+    _check(a, b, fmt, b_format=b_format, accumulator=accumulator)
