@@ -152,7 +152,9 @@ def decode_tensor(bits: torch.Tensor, fmt: Format, dtype) -> torch.Tensor:
         pat = keep | (((1 << (width - dm)) - 1) << (dm - 1))
     if width == 16:  # the int16 with the same bits
         pat = torch.where(pat >= 1 << 15, pat - (1 << 16), pat)
-    return torch.where(special, pat.to(view).view(dtype), values)
+    # chosen by bits: a fused (compiled) where on bfloat16 values may go through float32
+    # and drop a NaN's sign
+    return torch.where(special, pat.to(view), values.view(view)).view(dtype)
 
 
 def _special_lanes(bits, mag, fmt: Format):

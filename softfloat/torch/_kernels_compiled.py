@@ -20,6 +20,14 @@ its value) and bit casts; no floating-point arithmetic is done, so contraction (
 reassociation in the fused kernel cannot change a bit.  tools/gpu_torch_check.py checks
 the compiled bits against numpy on the device.
 
+Index arithmetic: inductor folds operations on the element index (``torch.arange``) and
+constants into one index expression, which Triton evaluates in int32; a 64-bit constant
+in it fails to compile ("Scalar ... out of range for type int32": the stochastic kernel
+on an H200, torch 2.11, when its counter was ``(i + 1) * GOLDEN``).  The only index in the
+kernels, the stochastic-rounding counter of softfloat.torch._kernels_random, is therefore
+added to a value of the key tensor before any constant multiplies it.
+tests/test_torch_compiled_random.py compiles it on the CPU and checks the generated code.
+
 Any exception from compiling or running a compiled kernel sends that (format, attributes,
 dtype, device type) to the eager kernels for good, with one RuntimeWarning per process.
 """
