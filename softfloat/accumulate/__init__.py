@@ -76,6 +76,8 @@ Zeros, NaNs and flags
     of additions in which a non-zero finite addend left a finite partial sum unchanged
     (for a pairwise addition: the result equals one operand and the other is non-zero;
     for the fused adder: a non-zero product truncated away entirely).
+    ``return_flags="swamped"`` returns those counts alone, the same int64 array, and
+    spares the work of the other flags.
 
 Stochastic rounding
     Each rounding draws 64 random bits that depend only on ``rng``, the output element and

@@ -25,6 +25,10 @@ Conditions (all of them; ``plan`` checks each and returns None otherwise):
   to it; or narrower without blocks, the final rounding to nearest even then done by the
   rounding point).
 
+Where only the swamped counts are asked for (``return_flags="swamped"``), the plans count
+them alone -- per step, r == a less the zero terms (:func:`_steps_flags`) -- without the
+inexact tests or any other mask.
+
 Every fast result is checked bit for bit against the general path in the tests.
 """
 
@@ -42,7 +46,7 @@ from ..flags import AccumulationFlags
 from ..formats import Format, fp32, fp64
 from ..ops.kernels import addition_flags, is_narrow, sums_are_exact
 from ..rounding import Rounding
-from ._operands import _decode, invalid_products
+from ._operands import _decode, addition_swamped, invalid_products, steps_swamped
 
 __all__ = ["ONE_OUTPUT_TERMS", "Native", "one_output", "plan"]
 
@@ -105,6 +109,7 @@ class Native:
         self.round_products = round_products
         self.raw = raw
         self.want = spec.want
+        self.only = spec.want and spec.swamped_only  # the swamped counts alone
 
     def _terms(self, tile, a, b, flags, transient=False):
         """Terms a .. b-1 as rows of the dtype (``transient``: possibly in the thread's
@@ -120,7 +125,7 @@ class Native:
             t = np.multiply(X, Y).astype(self.dtype)  # float64 product, one rounding
         else:
             t = np.multiply(X, Y)  # exact
-            if self.want:
+            if self.want and not self.only:
                 flags.add(FlagMasks(invalid=invalid_products(X, Y, t.reshape(-1))))  # 0 * inf
         return np.broadcast_to(t, (b - a,) + tile.shape).reshape(b - a, tile.n)
 
@@ -131,6 +136,8 @@ class Native:
         outer = tile.layout.outer and not self.round_products
         if outer and not self.want:
             return self._outer_chain(s, tile, c0, c1, reverse)
+        if outer and self.only:
+            return self._outer_swamped(s, tile, c0, c1, reverse, flags)
         if outer:  # the products by einsum; their invalid flags only if a sum is not finite
             X, Y = tile.factors(c0, c1, dtype=self.dtype)  # (k, rows, 1) and (k, 1, cols), exact
             X, Y = X[:, :, 0], Y[:, 0, :]
@@ -152,7 +159,14 @@ class Native:
             rows[first:] = t
             return _sum_rows(rows)
         _running_sums(rows, t, first)  # row after row: s = s + t_k
-        if np.isfinite(rows[-1]).all():  # every term and running sum finite (see _steps_flags)
+        finite = np.isfinite(rows[-1]).all()  # every term and running sum finite (see _steps_flags)
+        if self.only:  # the swamped counts alone (see softfloat.accumulate._operands.steps_swamped)
+            b = t[1 - first:]
+            swamped = (steps_swamped(rows, b, (X[1 - first:], Y[1 - first:]) if outer else None) if finite
+                       else addition_swamped(rows[:-1], b, rows[1:]))
+            if swamped is not None:
+                flags.add(FlagMasks(), swamped)
+        elif finite:
             _steps_flags(rows, t[1 - first:], flags, (X[1 - first:], Y[1 - first:]) if outer else None)
         else:  # the steps' flags as addition_flags makes them, at once
             if outer and flags.masks is not None:
@@ -190,6 +204,32 @@ class Native:
         total = total.reshape(cols, rows_).T.reshape(-1) if transposed else total
         return _negative_zeros(total, start, *factors)
 
+    def _outer_swamped(self, s, tile, c0, c1, reverse, flags):
+        """Matrix products with the swamped counts alone: the products made in place of
+        the running sums (no buffer of terms), the running sums row after row, each step
+        counted as :func:`steps_swamped` counts it (the zero terms from the factors);
+        where a sum is not finite, the terms are made again for :func:`addition_swamped`."""
+        X, Y = tile.factors(c0, c1, dtype=self.dtype)  # (k, rows, 1) and (k, 1, cols), exact
+        X, Y = X[:, :, 0], Y[:, 0, :]
+        if reverse:
+            X, Y = X[::-1], Y[::-1]
+        first = s is not None
+        rows = self._scratch((c1 - c0 + first, tile.n))
+        if first:
+            rows[0] = s
+        shape = (c1 - c0, X.shape[1], Y.shape[1])
+        np.einsum("ki,kj->kij", X, Y, out=rows[first:].reshape(shape))  # exact products
+        _running_sums(rows)  # row after row: s = s + t_k
+        if np.isfinite(rows[-1]).all():  # every term and running sum finite (see _steps_flags)
+            swamped = steps_swamped(rows, None, (X[1 - first:], Y[1 - first:]))
+        else:
+            t = _scratch.buffer("chain-terms", self.dtype, (c1 - c0) * tile.n).reshape(c1 - c0, tile.n)
+            np.einsum("ki,kj->kij", X, Y, out=t.reshape(shape))
+            swamped = addition_swamped(rows[:-1], t[1 - first:], rows[1:])
+        if swamped is not None:
+            flags.add(FlagMasks(), swamped)
+        return _negative_zeros(rows[-1].copy(), s, X, Y)
+
     def _scratch(self, shape):
         """A C-contiguous buffer of ``shape`` that outlives the call (see softfloat._scratch)."""
         return _scratch.buffer("chain-rows", self.dtype, shape[0] * shape[1]).reshape(shape)
@@ -199,7 +239,9 @@ class Native:
 
     def _add(self, a, b, flags, symmetric=False):
         r = a + b
-        if self.want:
+        if self.only:
+            flags.add(FlagMasks(), addition_swamped(a, b, r, symmetric))
+        elif self.want:
             fl, swamped = addition_flags(a, b, r, symmetric)
             flags.add(fl, swamped)
         return r
@@ -216,7 +258,7 @@ class Native:
     def finish(self, s, tile, flags):
         """s, whose rounding into a narrower out_format the caller's store does (to
         nearest even: the only mode here); its flags are computed here."""
-        if self.want and self.spec.out != self.spec.acc:
+        if self.want and not self.only and self.spec.out != self.spec.acc:
             out = np.empty(s.shape, dtype=self.spec.out.storage_dtype)
             fl = encode_block(np.ascontiguousarray(s), self.spec.out, self.spec.attrs, None, True, out,
                               Workspace(s.size))
@@ -305,15 +347,9 @@ def _steps_flags(rows, b, flags, factors=None):
     product of X[k] and Y[k] (a matrix product's tile), or None (zeros counted from b).
     """
     a, r = rows[:-1], rows[1:]
-    steps, n = r.shape
-    if not steps or flags.masks is None:
+    if not r.shape[0] or flags.masks is None:
         return
-    kept = _scratch.buffer("chain-kept", np.bool_, steps * n).reshape(steps, n)
-    np.equal(r, a, out=kept)
-    swamped = _column_counts(kept)
-    zeros = _zero_counts(b, factors)
-    if zeros is not None:
-        swamped -= zeros
+    swamped = steps_swamped(rows, b, factors)
     done = flags.masks.inexact  # (every output inexact already: the counts only)
     flags.add(FlagMasks(inexact=None if done.all() else _inexact_columns(a, b, r, ~done)), swamped)
 
@@ -379,36 +415,6 @@ def _any_down(mask):
     if mask.shape[1] % 8 == 0 and mask.flags.c_contiguous:  # (a new array: not a view of mask)
         return np.bitwise_or.reduce(mask.view(np.uint64), axis=0).view(np.bool_)
     return mask.any(axis=0)
-
-
-def _column_counts(mask):
-    """The True entries of each column of a C-contiguous boolean (rows, n) mask, int64.
-
-    Fewer than 256 rows and n a multiple of 8: the rows are added as uint64 words, each
-    byte a column's count (at most rows < 256: no carry into the next byte), read back
-    as bytes -- in the machine's byte order, the same for the words and their bytes."""
-    rows, n = mask.shape
-    if rows < 256 and n % 8 == 0:
-        return np.add.reduce(mask.view(np.uint64), axis=0).view(np.uint8).astype(np.int64)
-    if rows < 256:  # a uint8 sum cannot wrap; summed a row after another
-        return np.add.reduce(mask.view(np.uint8), axis=0, dtype=np.uint8).astype(np.int64)
-    return np.count_nonzero(mask, axis=0).astype(np.int64)
-
-
-def _zero_counts(b, factors):
-    """Per column, the zero terms among rows ``b`` (None where there are none)."""
-    if factors is None:
-        if b.all():
-            return None
-        return _column_counts(np.ascontiguousarray(b == 0))
-    X, Y = factors
-    zx, zy = X == 0, Y == 0
-    if not (zx.any() or zy.any()):
-        return None
-    # |zx_i or zy_j| = |zx_i| + |zy_j| - |zx_i and zy_j|, the last a product of 0/1 masks
-    both = zx.T.astype(np.float64) @ zy.astype(np.float64)
-    counts = zx.sum(axis=0)[:, None] + zy.sum(axis=0)[None, :] - both.astype(np.int64)
-    return counts.reshape(-1)
 
 
 #: columns from which numpy's reduction down axis 0 is row after row (see _sum_rows)
@@ -512,6 +518,8 @@ def one_output(spec, x, y=None):
             bits = s[-1:].view(acc.storage_dtype)[0]
         if not spec.want:
             return bits
+        if spec.swamped_only:  # the count alone: no inexact test
+            return bits, np.int64(_one_output_swamped(s, t))
         if s.size == 1:
             inexact, swamped = False, 0
         elif widen:  # fp16: its arithmetic is slow, float64's exact
@@ -522,13 +530,20 @@ def one_output(spec, x, y=None):
             a, r, b = s[:-1], s[1:], t[1:]
             inexact = bool(np.not_equal(r - a, b).any() or np.not_equal(r - b, a).any())
         if s.size > 1:
-            kept = r == a
-            swamped = np.count_nonzero(kept & (b != 0)) if kept.any() else 0
+            swamped = _one_output_swamped(s, t)
     # what FlagMasks.to_flags((), swamped=...).squeezed() makes, without its 0-d arrays
     clear = np.False_
     return bits, AccumulationFlags(clear, clear, clear, np.bool_(code & _fastpaths.SCALAR_UNDERFLOW),
                                    np.bool_(inexact or code & _fastpaths.SCALAR_INEXACT),
                                    swamped=np.int64(swamped))
+
+
+def _one_output_swamped(s, t) -> int:
+    """The steps s[k] = s[k-1] + t[k] (finite) with s[k] == s[k-1] and t[k] != 0."""
+    if s.size < 2:
+        return 0
+    kept = s[1:] == s[:-1]
+    return int(np.count_nonzero(kept & (t[1:] != 0))) if kept.any() else 0
 
 
 _ONE_OUTPUT_PLANS: dict = {}  # (id(fmt), id(acc), id(out), sum?) -> (plan or None, the formats)

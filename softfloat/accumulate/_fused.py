@@ -55,7 +55,9 @@ class _Block:
         self.out = acc.output
         self.c_emin = acc.output.emin
         attrs = RoundingAttributes(rounding=acc.output_rounding)
-        self.to_out = Rounder(acc.rounding_format, attrs, want)
+        # the swamped counts alone (return_flags="swamped"): no flags of the rounding
+        self.only = want and spec.swamped_only
+        self.to_out = Rounder(acc.rounding_format, attrs, want and not self.only)
         self.want = want
 
     def __call__(self, P, E, nan_inputs, c, flags: TileFlags):
@@ -78,15 +80,18 @@ class _Block:
         exact[zero] = 0.0
         exact[negzero] = -0.0
         dropped = swamped = None
-        if self.want:
+        if self.want and not self.only:
             dropped = ((kept != scaled) & np.isfinite(scaled)).any(axis=0) | ((c_kept != c_scaled) & np.isfinite(c))
+        if self.want:
             swamped = ((P != 0) & np.isfinite(P) & (kept == 0)).sum(axis=0)
         return self.round(exact, dropped, swamped, c, nan_inputs, flags)
 
     def round(self, exact, dropped, swamped, c, nan_inputs, flags: TileFlags):
         """The block's exact value rounded into the output, its flags recorded."""
         values, fl = self.to_out(Exact(exact), None, [exact], None)
-        if self.want:
+        if self.only:
+            flags.add(FlagMasks(), swamped)
+        elif self.want:
             fl.or_(FlagMasks(inexact=dropped))
             nan = np.isnan(values)
             if nan.any():  # inf - inf or 0 * inf, not a NaN passed on
@@ -109,7 +114,9 @@ def accumulate_tile(acc: FusedAccumulator, spec, ieee, tile, c_values, flags: Ti
     via = acc.fp8 == "via_fp16" and all(f.exponent_bits <= 5 and f.mantissa_bits <= 3 for f in formats)
     emin_x, emin_y = (fp16.emin, fp16.emin) if via else (formats[0].emin, formats[-1].emin)
     # the "via fp16" path's addition of c is the chip's: to nearest even, never saturating
-    ieee_out = Rounder(acc.output, replace(spec.attrs, rounding=Rounding.NEAREST_EVEN, saturate=False), spec.want)
+    only = spec.want and spec.swamped_only
+    ieee_out = Rounder(acc.output, replace(spec.attrs, rounding=Rounding.NEAREST_EVEN, saturate=False),
+                       spec.want and not only)
     to_hw = Rounder(acc.output, spec.attrs, spec.want)
 
     def products(k0, k1):
@@ -125,7 +132,7 @@ def accumulate_tile(acc: FusedAccumulator, spec, ieee, tile, c_values, flags: Ti
 
     fast = None
     if _fastpaths.ENABLED and (tile.layout.outer or K * n <= _fused_fast.PAIRED_LANES):
-        fast = _fused_fast.FastSteps(acc, tile, emin_x, emin_y, spec.want)
+        fast = _fused_fast.FastSteps(acc, tile, emin_x, emin_y, spec.want, only)
     fast = fast if fast is not None and fast.ok else None
     no_nan = np.zeros(n, dtype=bool)
 
@@ -153,8 +160,9 @@ def accumulate_tile(acc: FusedAccumulator, spec, ieee, tile, c_values, flags: Ti
                 res = add_kernel(join(acc.output, acc.output), ieee_out.attrs, s, c)
                 before = c
                 c, fl = ieee_out(res, add_exact, [s, c], None)
-                if fl is not None:  # c + the block: an IEEE addition, swamped as such
-                    flags.add(fl, (s != 0) & np.isfinite(s) & np.isfinite(before) & (c == before))
+                if spec.want:  # c + the block: an IEEE addition, swamped as such
+                    flags.add(FlagMasks() if fl is None else fl,
+                              (s != 0) & np.isfinite(s) & np.isfinite(before) & (c == before))
             return c
         for a in range(k0, k1, acc.terms):
             c = step(np.arange(a, min(a + acc.terms, k1)), c)

@@ -39,9 +39,11 @@ Why every value is the general path's (exact, so any order of summation gives it
   scaled values of step 2 are exact or below 1, and a value below 1 that is not zero is
   changed by trunc in both); a product was swamped iff it is non-zero (both factors
   non-zero: exact products of finite factors) and its truncation is 0: counted as the
-  zeros of the truncated terms less the zero products.
+  zeros of the truncated terms less the zero products (the zero factors' masks made
+  once per call).  With the swamped counts alone (``return_flags="swamped"``) the dropped
+  test is skipped and the terms are truncated in place.
 
-Memory: one (terms, tile) buffer in the work dtype (two with flags, and a boolean one),
+Memory: one (terms, tile) buffer in the work dtype (two with all the flags, and a boolean one),
 kept per thread between steps (softfloat._scratch: no page faults per step), the
 exponents' (terms, tile) sums in int8 where every factor's e(x) is within +-20 (the FP8
 formats, fp16), else int16, and the tile's outputs.  The zeros per output are counted by
@@ -170,10 +172,11 @@ class FastSteps:
     """The fused steps of one tile, from its factors decoded once (see the module
     docstring); :meth:`step` returns None where the general path must take a step."""
 
-    def __init__(self, acc, tile, emin_x: int, emin_y: int, want: bool):
+    def __init__(self, acc, tile, emin_x: int, emin_y: int, want: bool, only: bool = False):
         self.F = acc.fraction_bits
         self.c_emin = acc.output.emin
         self.want = want
+        self.only = want and only  # the swamped counts alone: no dropped terms
         self.tile = tile
         self.shape = tile.shape
         layout = tile.layout
@@ -228,12 +231,16 @@ class FastSteps:
             np.multiply(X, Y, out=buf)
         flat = buf.reshape(rows, n)
         np.multiply(flat, np.ldexp(np.ones(n, dtype=dt), shift.astype(np.int32)), out=flat)  # exact (docstring)
-        if self.want:
+        if self.only:  # the swamped counts alone (the scaled values are not needed after)
+            kept = np.trunc(flat, out=flat)
+            mask = _scratch.buffer("fused-mask", np.bool_, rows * n).reshape(rows, n)
+            swamped = self._swamped(_count_down(np.equal(kept, dt(0), out=mask)), ks, rows, n)
+            dropped = None
+        elif self.want:
             kept = np.trunc(flat, out=_scratch.buffer("fused-kept", dt, rows * n).reshape(rows, n))
             mask = _scratch.buffer("fused-mask", np.bool_, rows * n).reshape(rows, n)
             dropped = np.logical_or.reduce(np.not_equal(kept, flat, out=mask), axis=0)
-            zeros = _count_down(np.equal(kept, dt(0), out=mask))
-            swamped = zeros - (rows - self._nonzero_products(ks, rows, n))
+            swamped = self._swamped(_count_down(np.equal(kept, dt(0), out=mask)), ks, rows, n)
         else:
             kept = np.trunc(flat, out=flat)
             dropped = swamped = None
@@ -247,7 +254,7 @@ class FastSteps:
         maybe_neg = zero & (c == 0) & np.signbit(c)
         if maybe_neg.any():
             exact[maybe_neg & self._all_negative_zero(ks, rows, n)] = -0.0
-        if self.want:
+        if self.want and not self.only:
             dropped |= c_kept != c_scaled
         return exact, dropped, swamped
 
@@ -257,22 +264,61 @@ class FastSteps:
         full = (rows,) + self.shape
         return (np.broadcast_to(test(X), full).reshape(rows, n), np.broadcast_to(test(Y), full).reshape(rows, n))
 
-    def _nonzero_products(self, ks, rows, n):
-        """Per output, the products of the step with both factors non-zero."""
+    def _swamped(self, zeros, ks, rows, n):
+        """The swamped products of the step: ``zeros`` (int64 (n,): per output, the
+        truncated terms that are zero; overwritten) less the products with a zero factor.
+
+        A matrix product's output (i, j) has the zeros of column i of X plus those of row
+        j of Y less the k where both are zero: the last a product of the two zero masks
+        over the k with zeros on both sides (exact counts in float32: below 2**24); the
+        masks are made once per call (:func:`_zero_masks`)."""
         X, Y = self._rows(self.X, ks), self._rows(self.Y, ks)
         if self.outer and X.shape[0] == Y.shape[0] == rows:
-            if self._live is None:  # the factors' non-zero masks, once per tile
-                self._live = ((self.X[:, :, 0] != 0).astype(np.float32), (self.Y[:, 0, :] != 0).astype(np.float32))
-            nx, ny = self._live[0][ks], self._live[1][ks]
-            return (nx.T @ ny).reshape(n).astype(np.int64)  # counts below 2**24: exact in float32
-        zx, zy = self._factor_masks(ks, rows, n, lambda v: v != 0)
-        return np.add.reduce(zx & zy, axis=0, dtype=np.int64)
+            if self._live is None:
+                layout = self.tile.layout
+                t, tile_rows, tile_cols = self.tile.where
+                (ia, ib), (a, b) = layout.pairs[t], layout.values()
+                self._live = _zero_masks(layout, (0, ia), a[ia, :, tile_rows]) + \
+                    _zero_masks(layout, (1, ib), b[ib, :, tile_cols], tile_cols)
+            zx, kx, zy, ky = self._live
+            kx, ky = kx[ks], ky[ks]
+            grid = zeros.reshape(self.shape)
+            if kx.any():
+                grid -= zx[ks].sum(axis=0).astype(np.int64)[:, None]
+            if ky.any():
+                grid -= zy[ks].sum(axis=0).astype(np.int64)[None, :]
+            both = np.flatnonzero(kx & ky)
+            if both.size:
+                grid += (zx[ks][both].T @ zy[ks][both]).astype(np.int64)
+            return zeros
+        zx, zy = self._factor_masks(ks, rows, n, lambda v: v == 0)
+        return zeros - np.add.reduce(zx | zy, axis=0, dtype=np.int64)
 
     def _all_negative_zero(self, ks, rows, n):
         """Per output: is every product of the step a -0 (a zero factor, signs differing)?"""
         zx, zy = self._factor_masks(ks, rows, n, lambda v: v == 0)
         sx, sy = self._factor_masks(ks, rows, n, np.signbit)
         return np.logical_and.reduce((zx | zy) & (sx ^ sy), axis=0)
+
+
+#: per matrix-product layout (alive while its call runs), per operand and span of its
+#: columns: the zero mask of its factors (float32) and the k with a zero among them
+_ZEROS = weakref.WeakKeyDictionary()
+
+
+def _zero_masks(layout, operand, values, span=None):
+    """(mask, any) of the (K, width) factors ``values`` of ``operand`` (side, batch index)
+    over ``span`` (a slice of the columns, None: the tile's own rows, not shared), made
+    once per call for a span that tiles share (B's columns: every row of tiles)."""
+    key = None if span is None else operand + (span.start, span.stop)
+    per_layout = _ZEROS.setdefault(layout, {})
+    got = None if key is None else per_layout.get(key)
+    if got is None:
+        zero = values == 0
+        got = (zero.astype(np.float32), zero.any(axis=1))
+        if key is not None:
+            per_layout[key] = got
+    return got
 
 
 def _as_slice(ks):

@@ -60,6 +60,9 @@ class Spec:
     key: np.uint64 | None  # stochastic rounding only
     want: bool
     positions: object = None  # a softfloat._random.Positions: this output's place in a whole one (dask)
+    # only the swamped counts are wanted (want is True): the native and fused fast paths
+    # count them alone; the arithmetic here computes every flag either way
+    swamped_only: bool = False
 
 
 def join(f: Format, g: Format) -> Format:
@@ -85,7 +88,8 @@ class TileFlags:
             return
         self.masks.or_(fl)
         if swamped is not None:
-            self.swamped += swamped.reshape(-1, self.n).sum(axis=0)
+            n = self.n
+            self.swamped += swamped.reshape(n) if swamped.size == n else swamped.reshape(-1, n).sum(axis=0)
 
 
 class Rounder:

@@ -31,7 +31,8 @@ from .._decode import decode_block
 from .._workspace import BLOCK_SIZE, Workspace
 from ..formats import Format, Specials
 
-__all__ = ["Layout", "Tile", "initial_values", "invalid_products", "matmul_layout", "paired_layout"]
+__all__ = ["Layout", "Tile", "addition_swamped", "initial_values", "invalid_products", "matmul_layout",
+           "paired_layout", "steps_swamped"]
 
 
 @dataclass
@@ -180,6 +181,66 @@ def invalid_products(X, Y, t):
         return None
     x, y = np.broadcast_arrays(X, Y)
     return nan & ~np.isnan(x).reshape(-1) & ~np.isnan(y).reshape(-1)
+
+
+def addition_swamped(a, b, r, symmetric=False):
+    """The swamped mask of the additions r = a + b, as
+    :func:`softfloat.ops.kernels.addition_flags` makes it, without the other flags: a
+    non-zero finite b left a finite a unchanged (``symmetric``: or the other way round).
+    (Where r is finite, so are a and b: the finiteness tests change nothing there.)"""
+    finite = np.isfinite(a) & np.isfinite(b)
+    swamped = (r == a) & (b != 0)
+    if symmetric:
+        swamped |= (r == b) & (a != 0)
+    return swamped & finite
+
+
+def steps_swamped(rows, b, factors=None):
+    """The swamped counts per output of the steps r = a + b, a = rows[:-1], r = rows[1:],
+    every running sum finite (int64, or None for no steps): the count of r == a less the
+    zero terms (from ``b``, or from the ``factors`` (X, Y) of a matrix product's terms),
+    as ``softfloat.accumulate._fast._steps_flags`` counts them (the proof there)."""
+    a, r = rows[:-1], rows[1:]
+    steps, n = r.shape
+    if not steps:
+        return None
+    kept = _scratch.buffer("chain-kept", np.bool_, steps * n).reshape(steps, n)
+    np.equal(r, a, out=kept)
+    swamped = _column_counts(kept)
+    zeros = _zero_counts(b, factors)
+    if zeros is not None:
+        swamped -= zeros
+    return swamped
+
+
+def _column_counts(mask):
+    """The True entries of each column of a C-contiguous boolean (rows, n) mask, int64.
+
+    Fewer than 256 rows and n a multiple of 8: the rows are added as uint64 words, each
+    byte a column's count (at most rows < 256: no carry into the next byte), read back
+    as bytes -- in the machine's byte order, the same for the words and their bytes."""
+    rows, n = mask.shape
+    if rows < 256 and n % 8 == 0:
+        return np.add.reduce(mask.view(np.uint64), axis=0).view(np.uint8).astype(np.int64)
+    if rows < 256:  # a uint8 sum cannot wrap; summed a row after another
+        return np.add.reduce(mask.view(np.uint8), axis=0, dtype=np.uint8).astype(np.int64)
+    return np.count_nonzero(mask, axis=0).astype(np.int64)
+
+
+def _zero_counts(b, factors):
+    """Per column, the zero terms among rows ``b`` (None where there are none)."""
+    if factors is None:
+        if b.all():
+            return None
+        return _column_counts(np.ascontiguousarray(b == 0))
+    X, Y = factors
+    zx, zy = X == 0, Y == 0
+    if not (zx.any() or zy.any()):
+        return None
+    # |zx_i or zy_j| = |zx_i| + |zy_j| - |zx_i and zy_j|, the last a product of 0/1 masks
+    both = zx.T.astype(np.float64) @ zy.astype(np.float64)
+    counts = zx.sum(axis=0)[:, None] + zy.sum(axis=0)[None, :] - both.astype(np.int64)
+    return counts.reshape(-1)
 
 
 def _in_memory_order(a):

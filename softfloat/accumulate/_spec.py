@@ -21,7 +21,7 @@ from ..ops.kernels import is_narrow
 from .hardware import _ALIASES as PRESET_ALIASES
 from .hardware import PRESETS, FusedAccumulator, hardware_model, is_preset
 
-__all__ = ["KINDS", "ORDERS", "ReductionSpec", "default_accumulator"]
+__all__ = ["KINDS", "ORDERS", "ReductionSpec", "default_accumulator", "want_flags"]
 
 #: the three reductions
 KINDS = ("sum", "vecdot", "matmul")
@@ -70,10 +70,13 @@ class ReductionSpec:
     order : {"sequential", "pairwise", "reverse"}
     block : int or None
     attributes : RoundingAttributes or None
-    want : bool
-        ``return_flags``.
+    want : bool or "swamped"
+        ``return_flags``; held as a bool: "swamped" becomes True with ``swamped_only``.
     key : numpy.uint64 or None
         Stochastic rounding's key (see :meth:`keyed`); None for the deterministic modes.
+    swamped_only : bool
+        Only the swamped counts are wanted (``return_flags="swamped"``): the paths that
+        can count them alone skip the other flags (see :func:`want_flags`).
     """
 
     kind: str
@@ -87,6 +90,7 @@ class ReductionSpec:
     attributes: RoundingAttributes | None = None
     want: bool = False
     key: np.uint64 | None = None
+    swamped_only: bool = False
 
     def __post_init__(self):
         set_ = object.__setattr__
@@ -100,7 +104,9 @@ class ReductionSpec:
                             "vecdot and matmul)")
         set_(self, "b_format", b_fmt)
         set_(self, "attributes", as_attributes(self.attributes))
-        set_(self, "want", _validate.boolean("return_flags", self.want))
+        want, only = want_flags(self.want)
+        set_(self, "want", want)
+        set_(self, "swamped_only", want and (only or _validate.boolean("swamped_only", self.swamped_only)))
         out = None if self.out_format is None else as_format(self.out_format, "out_format")
         default = fmt if self.kind == "sum" else default_accumulator(fmt, b_fmt)
         acc = _resolve_accumulator(self.accumulator, (fmt, b_fmt), default, out)
@@ -152,6 +158,23 @@ class ReductionSpec:
     def replace(self, **changes) -> ReductionSpec:
         """A copy with ``changes`` (checked again)."""
         return dataclasses.replace(self, **changes)
+
+
+def want_flags(return_flags) -> tuple[bool, bool]:
+    """``return_flags`` checked: (flags wanted, swamped counts only).
+
+    True: the :class:`~softfloat.AccumulationFlags`; "swamped": only their ``swamped``
+    counts (the result is ``(bits, swamped)``); False: neither.
+
+    >>> want_flags(False), want_flags(True), want_flags("swamped")
+    ((False, False), (True, False), (True, True))
+    """
+    if isinstance(return_flags, str) and return_flags == "swamped":
+        return True, True
+    if isinstance(return_flags, (bool, np.bool_)):
+        return bool(return_flags), False
+    # (a TypeError for any other string too, as for every switch that takes True or False)
+    raise TypeError(f"return_flags must be True, False or 'swamped'; got {_validate.describe(return_flags)}")
 
 
 def _resolve_accumulator(accumulator, formats, default: Format, out_format: Format | None):

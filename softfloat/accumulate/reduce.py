@@ -79,14 +79,19 @@ def sum(x, fmt, *, axis=None, keepdims=False, accumulator=None, out_format=None,
         For ``rounding="stochastic"``: a seed or generator makes the result reproducible;
         ``rng=None`` draws fresh entropy from the operating system, so two calls differ.
         Ignored by the deterministic modes.
-    return_flags : bool, default False
-        Also return :class:`~softfloat.AccumulationFlags` (the IEEE flags per output
+    return_flags : bool or "swamped", default False
+        True: also return :class:`~softfloat.AccumulationFlags` (the IEEE flags per output
         element, ORed over its roundings, and the count of swamped additions).
+        "swamped": also return only those counts, the int64 array that
+        ``AccumulationFlags.swamped`` would be (same shape, same values; a numpy scalar
+        for a 0-d result), without the work of the other flags where the arithmetic can
+        count them alone (the native and fused fast paths).
 
     Returns
     -------
     bits : ndarray of ``out_format.storage_dtype`` (a numpy scalar for a 0-d result),
-        and the flags with ``return_flags``.
+        and the flags (or, with ``return_flags="swamped"``, the swamped counts) with
+        ``return_flags``.
 
     Examples
     --------
@@ -98,6 +103,9 @@ def sum(x, fmt, *, axis=None, keepdims=False, accumulator=None, out_format=None,
     4096.0
     >>> bits, flags = sf.sum(ones, "fp16", return_flags=True)
     >>> int(flags.swamped)                                             # 2048 updates lost
+    2048
+    >>> bits, swamped = sf.sum(ones, "fp16", return_flags="swamped")    # the counts alone
+    >>> int(swamped)
     2048
     >>> x = sf.encode([60000.0, 60000.0, -60000.0], "fp16")
     >>> float(sf.decode(sf.sum(x, "fp16"), "fp16"))                   # inf - 60000 = inf
@@ -157,8 +165,8 @@ def vecdot(a, b, fmt, *, b_format=None, axis=-1, accumulator=None, out_format=No
 
     Returns
     -------
-    bits : ndarray of ``out_format.storage_dtype`` (or a scalar), and the flags with
-        ``return_flags``.
+    bits : ndarray of ``out_format.storage_dtype`` (or a scalar), and the flags (or the
+        swamped counts) with ``return_flags``.
 
     Examples
     --------
@@ -215,7 +223,8 @@ def matmul(a, b, fmt, *, b_format=None, accumulator=None, out_format=None, c=Non
 
     Returns
     -------
-    bits : ndarray of ``out_format.storage_dtype``, and the flags with ``return_flags``.
+    bits : ndarray of ``out_format.storage_dtype``, and the flags (or the swamped counts,
+        ``return_flags="swamped"``) with ``return_flags``.
 
     Examples
     --------
@@ -301,6 +310,8 @@ def _one_output(spec: ReductionSpec, x, y):
     bits = out.storage_dtype.type(pattern)
     if not spec.want:
         return bits
+    if spec.swamped_only:
+        return bits, np.int64(swamped)
     # what FlagMasks.to_flags((), swamped=...).squeezed() makes, without its 0-d arrays
     clear = np.False_
     return bits, AccumulationFlags(clear, clear, clear, np.bool_(code & _fastpaths.SCALAR_UNDERFLOW),
@@ -313,7 +324,7 @@ def _reduce(layout, signaling, spec: ReductionSpec, c, positions=None):
     want, out_fmt, hardware = spec.want, spec.out_format, spec.hardware
     start = initial_values(c, out_fmt, layout.shape)
     arith_spec = _ieee.Spec(_kernel_format(spec), spec.ieee_accumulator, out_fmt, spec.product, spec.order, spec.block,
-                            spec.attributes, spec.key, want, positions)
+                            spec.attributes, spec.key, want, positions, spec.swamped_only)
     Q = math.prod(layout.shape)
     bits = np.empty(Q, dtype=out_fmt.storage_dtype)
     masks = FlagMasks.zeros(Q) if want else None
@@ -345,6 +356,9 @@ def _reduce(layout, signaling, spec: ReductionSpec, c, positions=None):
     result = bits[()] if bits.ndim == 0 else bits
     if not want:
         return result
+    if spec.swamped_only:  # (the flags' shape: a numpy scalar for a 0-d result, as squeezed gives)
+        swamped = swamped.reshape(layout.shape)
+        return result, swamped[()] if swamped.ndim == 0 else swamped
     masks.or_(FlagMasks(invalid=signaling.reshape(-1)))  # signaling NaN operands
     if c_signaling is not None:
         masks.or_(FlagMasks(invalid=c_signaling))
@@ -497,6 +511,9 @@ def _lazy_contract(spec: ReductionSpec, operands: _Operands, c, final_shape):
     operands are rechunked to one chunk along k.
     """
     da = _dask.require()
+    if spec.swamped_only:  # every flag, chunk by chunk, then their swamped counts
+        bits, flags = _lazy_contract(spec.replace(swamped_only=False), operands, c, final_shape)
+        return bits, flags.swamped
     want, acc, out_fmt = spec.want, spec.accumulator, spec.out_format
     chain = (not spec.hardware and spec.order == "sequential" and spec.block is None and spec.key is None
              and acc.has_nan and (c is None or out_fmt == acc))
