@@ -323,3 +323,23 @@ def test_custom_recipes_by_keyword():
 def test_bad_arguments_name_themselves(call, exc, words):
     with pytest.raises(exc, match=words):
         call()
+
+
+def test_engine_matmul_is_the_products_implementation():
+    """GemmEngine(matmul=f): f computes every product (sf.matmul's signature and bits);
+    anything not callable is a TypeError naming the argument."""
+    calls = []
+
+    def counting(*args, **kwargs):
+        calls.append(kwargs.get("return_flags"))
+        return sf.matmul(*args, **kwargs)
+
+    rng = np.random.default_rng(4)
+    a, b = rng.standard_normal((3, 5)).astype(np.float32), rng.standard_normal((5, 2)).astype(np.float32)
+    for recipe in ("bf16", "fp8", "mxfp8"):
+        want, want_rec = GemmEngine(recipe).gemm(a, b, "fprop", "l", record=True)
+        got, rec = GemmEngine(recipe, matmul=counting).gemm(a, b, "fprop", "l", record=True)
+        assert np.array_equal(got.view(np.uint32), want.view(np.uint32)) and rec.swamped == want_rec.swamped
+    assert calls and all(c == "swamped" for c in calls)
+    with pytest.raises(TypeError, match="matmul must be a function"):
+        GemmEngine("bf16", matmul="sf.matmul")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import _validate
-from ..accumulate import matmul
+from ..accumulate import matmul as sf_matmul
 from ..codec import decode, encode
 from ..formats import Format, as_format, bf16, fp32
 from ..scaled import DelayedScaling, scaled_decode, scaled_encode
@@ -45,6 +45,10 @@ class GemmEngine:
         then rounded once into ``out``, as cuBLAS's epilogue does (what a PyTorch front end
         wants: "a bias is added in the accumulator after the products, then the sum is
         rounded once to the output format").
+    matmul : callable, optional
+        What computes the products: :func:`softfloat.matmul` (None), or a function with
+        its signature that gives its bits (softfloat.torch passes one that computes on
+        the operands' GPU).
 
     Notes
     -----
@@ -124,7 +128,8 @@ class GemmEngine:
     [[1.0]]
     """
 
-    def __init__(self, recipe, *, accumulator=None, history: str = "step", bias_epilogue: bool = False):
+    def __init__(self, recipe, *, accumulator=None, history: str = "step", bias_epilogue: bool = False,
+                 matmul=None):
         self.recipe = as_recipe(recipe)
         self.accumulator = self.recipe.accumulator if accumulator is None else check_accumulator(accumulator)
         if history not in ("step", "site"):
@@ -133,6 +138,12 @@ class GemmEngine:
         if not isinstance(bias_epilogue, (bool, np.bool_)):
             raise TypeError(f"bias_epilogue must be True or False; got {_validate.describe(bias_epilogue)}")
         self.bias_epilogue = bool(bias_epilogue)
+        if matmul is not None and not callable(matmul):
+            raise TypeError(f"matmul must be a function with softfloat.matmul's signature; got "
+                            f"{_validate.describe(matmul)}")
+        #: what computes the products: softfloat.matmul, or a function with its
+        #: signature and bits (softfloat.torch's, which computes on a GPU)
+        self.matmul = sf_matmul if matmul is None else matmul
         #: per (key, role): the DelayedScaling state of the "delayed" recipes
         self.states: dict[tuple, DelayedScaling] = {}
         self._pending: dict[tuple, float] = {}
@@ -174,7 +185,6 @@ class GemmEngine:
             accumulator's swamped count (``additions``/``swamped`` None), which adds to
             the product's cost (matmul's ``return_flags="swamped"``: about a fifth with
             FP8 on "h100", three quarters for bf16 into fp32, on this project's CPU).
-
         Returns
         -------
         numpy.ndarray (fp32 values, or values of ``out``), and a GemmRecord with ``record``.
@@ -240,8 +250,8 @@ class GemmEngine:
 
     def _run(self, bits_a, bits_b, fmt, ops, **options):
         counted = ops["record"] is True  # the record's swamped count: the accumulator's alone
-        result = matmul(bits_a, bits_b, fmt, accumulator=self.accumulator, out_format=fp32,
-                        return_flags="swamped" if counted else False, **options)
+        result = self.matmul(bits_a, bits_b, fmt, accumulator=self.accumulator, out_format=fp32,
+                             return_flags="swamped" if counted else False, **options)
         if counted:
             result, swamped = result
             ops["additions"] += int(bits_a.shape[0] * bits_a.shape[1] * bits_b.shape[1])

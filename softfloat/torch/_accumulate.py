@@ -27,7 +27,7 @@ from ..rounding import Rounding
 from . import _accumulate_fused, _accumulate_ieee
 from ._accumulate_tables import patterns, tabled, tables
 
-__all__ = ["matmul_bits", "torch_path"]
+__all__ = ["matmul_bits", "matmul_on", "torch_path"]
 
 #: torch's dtypes of the rounded outputs the torch paths produce (float32 results
 #: converted by torch's casts, which round to nearest even)
@@ -112,6 +112,29 @@ def matmul_bits(a_bits, b_bits, fmt, *, b_format=None, accumulator=None, out_for
     if got is None:
         return _reference(a_bits, b_bits, fmt, c, kwargs)
     return got
+
+
+def matmul_on(device):
+    """A function with :func:`softfloat.matmul`'s signature on numpy bit arrays that
+    computes the product on ``device`` by :func:`matmul_bits` and returns numpy bits: the
+    emulation's engine on a GPU (the operands travel as their narrow bit patterns; the
+    O(M N K) work stays on the device).  Calls asking for flags or counts, or without an
+    ``out_format``, run :func:`softfloat.matmul` on the host."""
+    device = torch.device(device)
+
+    def on_device(a_bits, b_bits, fmt, *, out_format=None, c=None, **options):
+        if options.get("return_flags") or out_format is None:
+            return matmul(a_bits, b_bits, fmt, out_format=out_format, c=c, **options)
+        out_fmt = as_format(out_format, "out_format")
+        a, b = (torch.from_numpy(np.ascontiguousarray(x).view(_NUMPY_SIGNED[x.dtype.itemsize * 8])).to(device)
+                for x in (np.asarray(a_bits), np.asarray(b_bits)))
+        if c is not None:
+            c = np.asarray(c)
+            c = torch.from_numpy(np.ascontiguousarray(c).view(_NUMPY_SIGNED[c.dtype.itemsize * 8])).to(device)
+        got = matmul_bits(a, b, fmt, out_format=out_fmt, c=c, **options)
+        return got.cpu().numpy().view(out_fmt.storage_dtype)
+
+    return on_device
 
 
 def torch_path(device) -> bool:

@@ -8,8 +8,9 @@ import threading
 import torch
 from torch.overrides import TorchFunctionMode
 
+from ..accumulate import matmul
 from ..recipes import GemmEngine, as_recipe
-from . import _ops
+from . import _accumulate, _ops
 from ._sites import Sites
 from .telemetry import GemmTelemetry, Telemetry
 
@@ -53,8 +54,11 @@ def emulate(recipe, *, accumulator=None, elementwise=False, model=None, telemetr
       into its dtype, exact when that dtype holds the output format).
     - Integer products pass through to torch unemulated (they are exact); complex
       operands are a TypeError; a tensor on a device without values (meta) a
-      ValueError; tensors on accelerators are copied to the host and back (device
-      kernels are issue 25's).
+      ValueError.  On an accelerator (CUDA) the operands are quantised on the host
+      and their bit patterns sent to the device, where the products and their
+      accumulation run in torch operations (softfloat.torch._accumulate, the same bits
+      as softfloat.matmul); with ``telemetry=True`` the swamped counts need the host's
+      kernels, so ``telemetry="operands"`` or False keeps the products on the device.
     - Backward products of tensors made inside the block are emulated even when
       ``backward()`` runs after it (each product keeps the engine), and the telemetry
       stays readable after it.
@@ -117,8 +121,9 @@ class Emulation:
     def __init__(self, recipe, *, accumulator=None, elementwise=False, model=None, telemetry=True):
         self.recipe = _named("recipe", as_recipe, recipe)
         self.accumulator = accumulator
+        self._device = threading.local()  # the device of the product being run, per thread
         self.engine = _named("accumulator", lambda a: GemmEngine(self.recipe, accumulator=a, history="site",
-                                                                bias_epilogue=True),
+                                                                bias_epilogue=True, matmul=self._products_on),
                              accumulator)
         if not isinstance(elementwise, bool):
             raise TypeError(f"elementwise must be True or False; got {type(elementwise).__name__}")
@@ -189,12 +194,21 @@ class Emulation:
         engine, record, telemetry = self.engine, self.record, self.telemetry
         outputs = {kind: getattr(self.recipe, field) for kind, field in _OUTPUT.items()}
 
-        def run(a, b, kind, *, bias=None, part=""):  # part: a sub-site, e.g. ".qk" of an attention
+        def run(a, b, kind, *, bias=None, part="", device=None):  # part: a sub-site, e.g. ".qk" of an attention
+            self._device.value = device  # what the engine's products read (_products_on)
             got = engine.gemm(a, b, kind, site + part, bias=bias, out=outputs[kind], record=record)
             values, rec = got if record else (got, None)
             telemetry.append(GemmTelemetry(site + part, kind, op, (a.shape[0], a.shape[1], b.shape[1]), rec))
             return values
         return run
+
+    def _products_on(self, a_bits, b_bits, fmt, **options):
+        """The engine's products: softfloat.matmul, or off the CPU the same bits computed
+        on the operands' device (softfloat.torch._accumulate)."""
+        device = getattr(self._device, "value", None)
+        if device is not None and _accumulate.torch_path(device):
+            return _accumulate.matmul_on(device)(a_bits, b_bits, fmt, **options)
+        return matmul(a_bits, b_bits, fmt, **options)
 
     def _round(self, t):
         """``t`` rounded into the activations format, straight-through (elementwise)."""

@@ -30,8 +30,9 @@ __all__ = ["gemm"]
 def gemm(run, a, b, bias=None):
     """``a @ b (+ bias)`` of 2-d tensors, emulated forward and backward.
 
-    ``run(A, B, kind, bias=C)`` computes one product of host arrays (the emulation's
-    engine call, bound to a call site) and returns float32/float64 values.
+    ``run(A, B, kind, bias=C, device=D)`` computes one product of host arrays (the
+    emulation's engine call, bound to a call site; off the CPU it computes on the
+    operands' device D) and returns float32/float64 values.
     """
     if bias is None:
         return _Gemm.apply(a, b, run)
@@ -42,7 +43,7 @@ def _forward(ctx, a, b, bias, run):
     ctx.run = run
     ctx.save_for_backward(a, b)
     values = run(host_values(a, "input"), host_values(b, "other"), "fprop",
-                 bias=None if bias is None else host_values(bias, "bias"))
+                 bias=None if bias is None else host_values(bias, "bias"), device=a.device)
     return to_tensor(values, a.dtype, a.device)
 
 
@@ -52,9 +53,9 @@ def _backward(ctx, grad):
     grad_a = grad_b = None
     with torch._C.DisableTorchFunction():  # backward() may run inside an active emulation
         if ctx.needs_input_grad[0]:
-            grad_a = to_tensor(ctx.run(g, host_values(b, "other").T, "dgrad"), a.dtype, a.device)
+            grad_a = to_tensor(ctx.run(g, host_values(b, "other").T, "dgrad", device=a.device), a.dtype, a.device)
         if ctx.needs_input_grad[1]:
-            grad_b = to_tensor(ctx.run(host_values(a, "input").T, g, "wgrad"), b.dtype, b.device)
+            grad_b = to_tensor(ctx.run(host_values(a, "input").T, g, "wgrad", device=b.device), b.dtype, b.device)
     return grad_a, grad_b
 
 
