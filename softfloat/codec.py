@@ -314,10 +314,44 @@ def quantize(x, fmt, rounding=None, *, saturate=None, subnormals=None, tininess=
         return (value, flags) if return_flags else value
     arr = _input_array(x, "x")
     out = np.empty(arr.shape, dtype=_values_dtype(arr.dtype, fmt))
+    grid = None if return_flags or key is not None or out.dtype != arr.dtype \
+        else _fastpaths.value_grid_plan(fmt, arr.dtype, attrs)
+    if grid is not None:  # round on the grid in x's own type (softfloat._fastpaths._value_grid: the proof)
+        _quantize_on_grid(arr, out, fmt, attrs, grid, workers)
+        return out[()] if out.ndim == 0 else out
     flags = FlagMasks.zeros(arr.size) if return_flags else None
     _stream(arr, fmt, attrs, key, out, flags, workers)
     result = out[()] if out.ndim == 0 else out
     return (result, flags.to_flags(arr.shape).squeezed()) if return_flags else result
+
+
+def _quantize_on_grid(arr, out, fmt, attrs, grid, workers):
+    """quantize without flags, block by block: a block in the target's normal range by
+    integer operations on its patterns, float32 -> fp16 by its one-lookup table, any
+    other by the value grid (fp16) or the encoders and the decoder (bf16, where they
+    were faster); NaN results of the grid taken again by the general path."""
+    direct = arr.flags.c_contiguous
+    flat_in, flat_out = arr.reshape(-1) if direct else None, out.reshape(-1)
+
+    def block(start, stop, rand, ws):
+        blk = flat_in[start:stop] if direct else np.ascontiguousarray(arr.flat[start:stop])
+        dst = flat_out[start:stop]
+        if _fastpaths.value_grid_normal(grid, blk, dst, ws) or _fastpaths.quantize_block(
+                blk, fmt, attrs, False, dst, ws, encode_general, decode_block) is not None:
+            return  # a normal-range block; or float32 -> fp16 over the whole range: its one-lookup table
+        if not grid.grid_pays:  # (bf16) the encoders, then the decoder, as _stream does
+            bits = ws.get("bits", fmt.storage_dtype, stop - start)
+            encode_block(blk, fmt, attrs, None, False, bits, ws)
+            decode_block(bits, fmt, dst, ws)
+        elif _fastpaths.value_grid_round(grid, blk, dst, ws):  # NaN results: the general path's
+            nan = np.flatnonzero(np.isnan(dst))
+            bits = np.empty(nan.size, dtype=fmt.storage_dtype)
+            encode_block(np.ascontiguousarray(blk[nan]), fmt, attrs, None, False, bits, ws)
+            dst[nan] = decode_block(bits, fmt, np.empty(nan.size, dtype=out.dtype), ws)
+
+    # float64: 2**16 (a few passes over 3 block-sized buffers in L2); float32: the table kernel's blocks
+    size = _BLOCK * (4 if arr.dtype.itemsize == 8 else max(4, _fastpaths.block_factor(fmt, arr.dtype, attrs)))
+    stream_blocks(arr.size, size, None, None, block, workers=workers, thread_block_size=max(size, _THREAD_BLOCK))
 
 
 def fields(bits, fmt):

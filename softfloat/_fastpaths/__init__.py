@@ -40,6 +40,11 @@ condition it is exact under (``applies``, checked once per plan):
 * :mod:`._float16` -- fp16 arithmetic on small arrays (:func:`float16_arithmetic`) and
   float64 blocks of up to ``SHORT_CAST`` elements into fp16 (:func:`encode_block`),
   round to nearest even: numpy's float16 cast, the flags from its result;
+* :mod:`._value_grid` -- quantize of float64 / float32 into fp16 or bf16 in its own
+  type, every deterministic mode without flags: blocks in the target's normal range by
+  integer operations on the input's patterns (:func:`value_grid_normal`), others by
+  rounding each value on its grid with numpy's rint/trunc/ceil/floor
+  (:func:`value_grid_round`), the plan from :func:`value_grid_plan`;
 * :mod:`._decoding` -- decoding a format of at most 16 bits: one lookup in a table built
   once by the general decoder, or a left shift where the target's pattern is the top of
   the output float's pattern, for bf16/tf32 into float64 followed by a widening cast.
@@ -71,14 +76,14 @@ from .._flagmasks import FlagMasks
 from .._workspace import BLOCK_SIZE
 from ..formats import Format, fp16, fp32
 from ..rounding import Rounding
-from . import _bfloat16, _decoding, _float16, _native16, _odd32, _plan, _scalar, _table, _truncate
+from . import _bfloat16, _decoding, _float16, _native16, _odd32, _plan, _scalar, _table, _truncate, _value_grid
 from ._table import TABLE_INDEX_MAX_BITS
 
 __all__ = ["ENABLED", "BLOCK_FACTOR", "TABLE_INDEX_MAX_BITS", "quantize_block", "TRUNCATING_BLOCK_FACTOR",
            "block_factor", "encode_block", "decode_by_shift", "decode_by_widening", "decode_table", "quantize_small",
            "SCALAR_INEXACT", "SCALAR_UNDERFLOW", "scalar_float", "scalar_ratio", "scalar_sqrt", "scalar_values",
            "float16_arithmetic", "float16_block", "float16_block_applies", "bfloat16_arithmetic",
-           "bfloat16_nearest_even"]
+           "bfloat16_nearest_even", "value_grid_plan", "value_grid_normal", "value_grid_round"]
 
 #: False sends every block down the general path (tests compare the two)
 ENABLED = True
@@ -356,3 +361,22 @@ def bfloat16_nearest_even(values):
     if not ENABLED or values.dtype != np.float64:
         return None
     return _bfloat16.nearest_even(values)
+
+
+def value_grid_plan(fmt: Format, dtype, attrs):
+    """The plan of quantizing ``dtype`` input into ``fmt`` in that type
+    (softfloat._fastpaths._value_grid: its conditions and proof), or None (declined, or
+    the shortcuts switched off).  Flags are the caller's to exclude."""
+    return _value_grid.plan(fmt, dtype, attrs) if ENABLED else None
+
+
+def value_grid_normal(plan, blk, out, ws) -> bool:
+    """Round a block lying in the target's normal range into ``out`` by integer
+    operations; False (nothing written) where some lane is outside it."""
+    return _value_grid.round_normal_block(plan, blk, out, ws)
+
+
+def value_grid_round(plan, blk, out, ws) -> bool:
+    """Round any block into ``out`` on its grid; True where some results are NaN (the
+    caller takes those lanes again by the general path)."""
+    return _value_grid.round_block(plan, blk, out, ws)
