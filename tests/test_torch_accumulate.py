@@ -214,3 +214,181 @@ def test_hypothesis_bit_patterns(pair, accumulator, K, M, N, data):
     a = np.array(data.draw(st.lists(st.integers(0, (1 << fa.bits) - 1), min_size=M * K, max_size=M * K))).reshape(M, K)
     b = np.array(data.draw(st.lists(st.integers(0, (1 << fb.bits) - 1), min_size=K * N, max_size=K * N))).reshape(K, N)
     _check(a, b, fmt, b_format=b_format, accumulator=accumulator)
+
+
+# ---- return_flags="swamped": the counts on the device ---------------------------------------------------------------
+
+def _check_swamped(a, b, fmt, **kwargs):
+    """matmul_bits(..., return_flags="swamped") equals sf.matmul's bits and counts."""
+    ref, ref_swamped = sf.matmul(a, b, fmt, return_flags="swamped", **kwargs)
+    c = kwargs.pop("c", None)
+    got, swamped = matmul_bits(torch.from_numpy(np.asarray(a, np.int64)), torch.from_numpy(np.asarray(b, np.int64)),
+                               fmt, c=None if c is None else torch.from_numpy(np.asarray(c, np.int64)),
+                               return_flags="swamped", **kwargs)
+    assert np.array_equal(got.numpy().view(ref.dtype), ref)
+    assert swamped.dtype == torch.int64 and tuple(swamped.shape) == ref_swamped.shape
+    bad = np.flatnonzero(swamped.numpy().reshape(-1) != ref_swamped.reshape(-1))
+    assert not bad.size, f"{bad.size} counts differ, first at {bad[0]}: {swamped.numpy().reshape(-1)[bad[0]]} " \
+                         f"!= {ref_swamped.reshape(-1)[bad[0]]}"
+    return swamped.numpy()
+
+
+def _swamping(rng, fmt, shape, big):
+    """Rows that start with a large term and go on with tiny ones of both signs (most of
+    them swamped in fp32), with zeros and cancelling pairs among them."""
+    f = _fmt(fmt)
+    M, K = shape
+    v = rng.standard_normal((M, K)) * 2.0 ** rng.integers(-14, -6, (M, K))
+    v[:, 0] = big * np.sign(rng.standard_normal(M))
+    v[:, 1::7] = 0.0
+    if K > 4:
+        v[:, 3], v[:, 4] = v[:, 0], -v[:, 0]  # the large term twice, then cancelled
+    return sf.encode(v, f, saturate=True).astype(np.int64)
+
+
+@pytest.mark.parametrize("fmt, b_format", PAIRS)
+@pytest.mark.parametrize("shapes", SHAPES)
+@pytest.mark.parametrize("block", [None, 16, 7])
+def test_swamped_fp32_accumulator_random(device_only, fmt, b_format, shapes, block):
+    rng = np.random.default_rng(len(shapes[0]) * 11 + shapes[0][-1])
+    a = _finite_patterns(rng, fmt, shapes[0], spread=6, subnormals=fmt != "bf16")
+    b = _finite_patterns(rng, b_format or fmt, shapes[1], spread=6, subnormals=fmt != "bf16")
+    _check_swamped(a, b, fmt, b_format=b_format, accumulator="fp32", block=block)
+
+
+@pytest.mark.parametrize("fmt, accumulator", [(f, acc) for f in ("fp16", "bf16", "fp8_e4m3", "fp8_e5m2")
+                                                for acc in ["fp32"] + HARDWARE if acc == "fp32" or _modelled(f, acc)])
+@pytest.mark.parametrize("K, block", [(1, None), (40, None), (100, None), (100, 32), (77, 7), (45, 16)])
+def test_swamped_large_then_tiny(device_only, fmt, accumulator, K, block):
+    rng = np.random.default_rng(K)
+    big = 2.0 ** 6 if fmt.startswith("fp8") else 2.0 ** 10
+    a = _swamping(rng, fmt, (6, K), big)
+    b = np.abs(_finite_patterns(rng, fmt, (K, 5), spread=1, subnormals=False)) & ((1 << (_fmt(fmt).bits - 1)) - 1)
+    swamped = _check_swamped(a, b, fmt, accumulator=accumulator, block=block)
+    if K >= 40 and fmt in ("fp16", "bf16") and block is None:
+        assert swamped.sum() > 0  # the data does what it is for
+
+
+@pytest.mark.parametrize("fmt, b_format, accumulator",
+                         [(f, g, acc) for f, g in PAIRS for acc in HARDWARE if _modelled(f, acc)])
+@pytest.mark.parametrize("shapes", SHAPES[1:])
+def test_swamped_hardware_presets_random(device_only, fmt, b_format, accumulator, shapes):
+    rng = np.random.default_rng(shapes[0][-1] + 1)
+    a = _finite_patterns(rng, fmt, shapes[0], spread=20)
+    b = _finite_patterns(rng, b_format or fmt, shapes[1], spread=20)
+    _check_swamped(a, b, fmt, b_format=b_format, accumulator=accumulator)
+    _check_swamped(a, b, fmt, b_format=b_format, accumulator=accumulator, block=32)
+    _check_swamped(a, b, fmt, b_format=b_format, accumulator=accumulator, block=5)
+
+
+@pytest.mark.parametrize("fmt, accumulator",
+                         [(f, acc) for f in ("fp16", "bf16", "fp8_e4m3", "fp8_e5m2")
+                          for acc in ["fp32"] + HARDWARE if acc == "fp32" or _modelled(f, acc)])
+@pytest.mark.parametrize("K", [1, 15, 33, 100])
+def test_swamped_adversarial(monkeypatch, fmt, K, accumulator):
+    # cancellation, carries, alignment, large then small, subnormals, zeros of both signs
+    if not (fmt == "bf16" and accumulator == "fp32"):  # bf16 subnormal products: the fall-back's
+        monkeypatch.setattr(_accumulate, "_reference", _refuse)
+    a, b = _adversarial(fmt, K, K + 1)
+    _check_swamped(a, b, fmt, accumulator=accumulator)
+    _check_swamped(a, b, fmt, accumulator=accumulator, block=7)
+
+
+def test_swamped_zeros_and_subnormals(device_only):
+    zeros = sf.encode(np.where(np.arange(24).reshape(3, 8) % 2, -0.0, 0.0), "fp16").astype(np.int64)
+    ones = sf.encode(np.ones((8, 2)), "fp16").astype(np.int64)
+    sub = np.arange(1, 17, dtype=np.int64).reshape(2, 8) | np.array([[0], [0x8000]])  # fp16 subnormals
+    for acc in ["fp32"] + HARDWARE:
+        assert _check_swamped(zeros, ones, "fp16", accumulator=acc).sum() == 0  # a zero addend is never swamped
+        _check_swamped(sub, ones, "fp16", accumulator=acc)
+        _check_swamped(sub, ones, "fp16", accumulator=acc, block=3)
+    e4m3 = np.arange(1, 33, dtype=np.int64).reshape(4, 8)  # subnormals and small normals
+    for acc in ["fp32", "h100", "h100-mma", "ada", "b200"]:
+        _check_swamped(e4m3, e4m3.T.copy(), "fp8_e4m3", accumulator=acc)
+
+
+@pytest.mark.parametrize("accumulator", ["fp32", "h100", "h100-mma"])
+def test_swamped_with_c_and_out_formats(device_only, accumulator):
+    rng = np.random.default_rng(9)
+    fmt = "fp8_e4m3" if accumulator == "h100-mma" else "bf16"
+    a = _finite_patterns(rng, fmt, (5, 40), 8, subnormals=False)
+    b = _finite_patterns(rng, fmt, (40, 6), 8, subnormals=False)
+    c = sf.encode(rng.standard_normal((5, 6)) * 2.0 ** rng.integers(-2, 30, (5, 6)), "fp32").astype(np.int64)
+    c[0, 0], c[1, 1] = 0x80000000, 0
+    assert _check_swamped(a, b, fmt, accumulator=accumulator, c=c).sum() > 0
+    _check_swamped(a, b, fmt, accumulator=accumulator, c=c[:1], block=16)
+    _check_swamped(a, b, fmt, accumulator=accumulator, c=c, block=9)
+    _check_swamped(a, b, fmt, accumulator=accumulator, out_format="bf16")
+    _check_swamped(a, b, fmt, accumulator=accumulator, out_format="fp64")
+
+
+def test_swamped_after_an_overflow(device_only):
+    # a running sum that overflowed to infinity absorbs what follows, but is not finite:
+    # those additions are not swamped (the definition asks for a finite partial sum)
+    a = sf.encode(np.array([[2.0**127, 1.5 * 2.0**127, 1.0, -1.0, 2.0, 0.0],
+                            [1.0, 2.0**-20, 2.0**127, 1.5 * 2.0**127, -2.0**127, 3.0]]), "bf16").astype(np.int64)
+    b = sf.encode(np.ones((6, 2)), "bf16").astype(np.int64)
+    for acc in ("fp32", "h100", "a100"):
+        for block in (None, 1, 2, 4):
+            _check_swamped(a, b, "bf16", accumulator=acc, block=block)
+
+
+@pytest.mark.parametrize("block", [None, 4])
+def test_swamped_fp32_against_numpy_float32(device_only, block):
+    # an oracle outside the library: numpy's float32 additions, one at a time, swamped by
+    # the definition (a non-zero addend leaving a finite running sum unchanged)
+    rng = np.random.default_rng(21)
+    a = _swamping(rng, "fp16", (4, 11), 2.0 ** 11)
+    b = _finite_patterns(rng, "fp16", (11, 3), spread=2)
+    x, y = sf.decode(a, "fp16", np.float32), sf.decode(b, "fp16", np.float32)
+    want = np.zeros((4, 3), np.int64)
+    for i in range(4):
+        for j in range(3):
+            total = None
+            for k0 in range(0, 11, block or 11):
+                s = None
+                for k in range(k0, min(k0 + (block or 11), 11)):
+                    t = np.float32(x[i, k] * y[k, j])  # exact: fp16 products fit float32
+                    if s is not None:
+                        r = np.float32(s + t)
+                        want[i, j] += bool(t != 0 and r == s)
+                        s = r
+                    else:
+                        s = t
+                if total is not None:
+                    r = np.float32(total + s)
+                    want[i, j] += bool(s != 0 and r == total)
+                    s = r
+                total = s
+    got, swamped = matmul_bits(torch.from_numpy(a), torch.from_numpy(b), "fp16", block=block, return_flags="swamped")
+    assert np.array_equal(swamped.numpy(), want) and want.sum() > 0
+
+
+def test_swamped_fall_back_and_every_flag(monkeypatch):
+    calls = []
+    real = _accumulate._reference
+    monkeypatch.setattr(_accumulate, "_reference", lambda *a, **k: calls.append(1) or real(*a, **k))
+    rng = np.random.default_rng(6)
+    a, b = _finite_patterns(rng, "fp16", (3, 20), 4), _finite_patterns(rng, "fp16", (20, 4), 4)
+    special = a.copy()
+    special[0, 0] = 0x7C00  # inf: the reference's case; its counts come back as a tensor
+    for acc in ("fp32", "h100"):
+        _check_swamped(special, b, "fp16", accumulator=acc)
+    _check_swamped(a, b, "fp16", accumulator="fp16")
+    assert len(calls) == 3
+    got, flags = matmul_bits(torch.from_numpy(a), torch.from_numpy(b), "fp16", return_flags=True)  # every flag
+    assert len(calls) == 4 and isinstance(flags, sf.AccumulationFlags)
+    assert np.array_equal(flags.swamped, sf.matmul(a, b, "fp16", return_flags="swamped")[1])
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.sampled_from(PAIRS), st.sampled_from([None, "h100", "ada", "h100-mma", "v100"]), st.integers(1, 40),
+       st.sampled_from([None, 1, 3, 8]), st.integers(1, 3), st.data())
+def test_swamped_hypothesis_bit_patterns(pair, accumulator, K, block, M, data):
+    fmt, b_format = pair
+    if accumulator == "v100" and not _modelled(fmt, accumulator):
+        accumulator = "h100"
+    fa, fb = _fmt(fmt), _fmt(b_format or fmt)
+    a = np.array(data.draw(st.lists(st.integers(0, (1 << fa.bits) - 1), min_size=M * K, max_size=M * K))).reshape(M, K)
+    b = np.array(data.draw(st.lists(st.integers(0, (1 << fb.bits) - 1), min_size=K * 2, max_size=K * 2))).reshape(K, 2)
+    _check_swamped(a, b, fmt, b_format=b_format, accumulator=accumulator, block=block)

@@ -44,22 +44,36 @@ def test_device_route_gives_the_cpu_bits(monkeypatch, recipe, accumulator, telem
 
     monkeypatch.setattr(_accumulate, "torch_path", lambda device: True)
     monkeypatch.setattr(_accumulate, "matmul_bits", spy)
-    if telemetry is not True:
-        monkeypatch.setattr(_accumulate, "_reference", _refuse)  # the device path answers
+    monkeypatch.setattr(_accumulate, "_reference", _refuse)  # the device path answers
     got, rows = _step(recipe, accumulator, telemetry)
     for g, w in zip(got, want):
         assert torch.equal(g.view(torch.int32), w.view(torch.int32))
     assert rows == want_rows
-    # telemetry=True needs the swamped counts: the host's kernels, never the device's
-    assert len(calls) == (0 if telemetry is True else 3)
+    # telemetry=True's swamped counts are computed on the device too (the same counts:
+    # the reports above are equal)
+    assert len(calls) == 3
 
 
-def test_matmul_on_routes_flags_to_the_host(monkeypatch):
+def test_matmul_on_counts_swamped_on_the_device(monkeypatch):
+    import numpy as np
+    import softfloat as sf
+    a = sf.encode(np.array([[1.0, 2.0 ** -30]]), "bf16")
+    b = sf.encode(np.array([[1.0], [1.0]]), "bf16")
+    monkeypatch.setattr(_accumulate, "_reference", _refuse)  # the device path answers
+    run = _accumulate.matmul_on("cpu")
+    for acc in ("fp32", "h100"):
+        bits, swamped = run(a, b, "bf16", accumulator=acc, out_format="fp32", return_flags="swamped")
+        ref, ref_swamped = sf.matmul(a, b, "bf16", accumulator=acc, out_format="fp32", return_flags="swamped")
+        assert bits.dtype == ref.dtype and np.array_equal(bits, ref)
+        assert swamped.dtype == np.int64 and swamped.tolist() == ref_swamped.tolist() == [[1]]
+
+
+def test_matmul_on_routes_every_flag_to_the_host(monkeypatch):
     import numpy as np
     import softfloat as sf
     a = sf.encode(np.array([[1.0, 2.0 ** -30]]), "bf16")
     b = sf.encode(np.array([[1.0], [1.0]]), "bf16")
     monkeypatch.setattr(_accumulate, "matmul_bits", _refuse)
     run = _accumulate.matmul_on("cpu")
-    bits, swamped = run(a, b, "bf16", out_format="fp32", return_flags="swamped")
-    assert np.array_equal(bits, sf.matmul(a, b, "bf16", out_format="fp32")) and swamped.tolist() == [[1]]
+    bits, flags = run(a, b, "bf16", out_format="fp32", return_flags=True)
+    assert np.array_equal(bits, sf.matmul(a, b, "bf16", out_format="fp32")) and flags.swamped.tolist() == [[1]]

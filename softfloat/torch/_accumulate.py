@@ -9,6 +9,9 @@ The torch paths (each module's docstring has its proof):
 * a tensor-core preset or :class:`~softfloat.accumulate.FusedAccumulator` with an fp32
   output (``softfloat.torch._accumulate_fused``): the fused adder's blocks in float64.
 
+Both also count the swamped additions (``return_flags="swamped"``) on the device, by
+``softfloat.accumulate``'s definitions (each module's docstring).
+
 Which device: the lead's wiring of ``emulate`` should call :func:`matmul_bits` when the
 operands are not on the CPU (it computes there), and keep the numpy engine on the CPU
 unless benchmarks/bench_torch_accumulate.py shows the torch path faster there.
@@ -60,15 +63,21 @@ def matmul_bits(a_bits, b_bits, fmt, *, b_format=None, accumulator=None, out_for
         Any other keyword of :func:`softfloat.matmul`: ``block`` (taken by the torch
         paths), ``product``, ``order``,
         ``rounding``, ``saturate``, ``subnormals``, ``tininess``, ``attributes``, ``rng``,
-        ``return_flags``), passed to it.
+        ``return_flags``), passed to it.  ``return_flags="swamped"`` is also taken by the
+        torch paths; ``return_flags=True`` always runs the reference.
 
     Returns
     -------
     torch.Tensor on the operands' device: ``out_format``'s bit patterns in the torch
     integer of its width (uint8, int16, int32 or int64: torch has few unsigned dtypes), so
     ``result.cpu().numpy().view(out_format.storage_dtype)`` is ``softfloat.matmul``'s
-    array.  With ``return_flags=True`` (always the reference): (bits, flags), the flags
-    ``softfloat.AccumulationFlags`` of numpy arrays.
+    array.  With ``return_flags="swamped"``: (bits, swamped), ``swamped`` an int64 tensor
+    of the result's shape on the same device (computed there by the torch paths, copied
+    there from the reference otherwise), whose values are ``softfloat.matmul``'s counts:
+    per output, the additions in which a non-zero addend left the running sum unchanged
+    (the fused adder: each product truncated to nothing, and each IEEE addition of a
+    block or run sum).  With ``return_flags=True`` (always the reference): (bits,
+    flags), the flags ``softfloat.AccumulationFlags`` of numpy arrays.
 
     Notes
     -----
@@ -76,7 +85,7 @@ def matmul_bits(a_bits, b_bits, fmt, *, b_format=None, accumulator=None, out_for
     2-D or batched operands with K >= 1; ``fmt`` and ``b_format`` of at most 16 bits,
     every value a float32 value; no NaN or infinity among the operands and ``c``;
     every keyword in ``options`` at its default (nearest even, sequential order, exact
-    products, no flags); and either
+    products, no flags) but ``block`` and ``return_flags="swamped"``; and either
 
     * an IEEE fp32 accumulator whose products are all exact in float32 (fp16, bf16 in
       its exact range, FP8 in any pairing; bf16 products below 2**-126 or beyond the
@@ -101,29 +110,49 @@ def matmul_bits(a_bits, b_bits, fmt, *, b_format=None, accumulator=None, out_for
     [[1.0009765625]]
     >>> matmul_bits(a, b, "fp16", accumulator="v100").view(torch.float32).tolist()
     [[1.0009765625]]
+    >>> tiny = torch.tensor([[1.0, 2.0**-24, 2.0**-24]], dtype=torch.float16).view(torch.int16)
+    >>> bits, swamped = matmul_bits(tiny, b, "fp16", return_flags="swamped")  # 1 + 2**-24 is 1
+    >>> bits.view(torch.float32).tolist(), swamped.tolist()
+    ([[1.0]], [[2]])
+    >>> bits, swamped = matmul_bits(tiny, b, "fp16", accumulator="h100", return_flags="swamped")
+    >>> bits.view(torch.float32).tolist(), swamped.tolist()  # one block: both terms kept
+    ([[1.0000001192092896]], [[0]])
     """
     fmt = as_format(fmt, "fmt")
     b_fmt = fmt if b_format is None else as_format(b_format, "b_format")
     kwargs = dict(b_format=b_format, accumulator=accumulator, out_format=out_format, **options)
     block = options.pop("block", None)
+    count = _swamped_only(options.get("return_flags", False))
+    if count:
+        options.pop("return_flags")
     got = None
     if _plain(a_bits, b_bits, c, options):
-        got = _on_device(a_bits, b_bits, fmt, b_fmt, accumulator, out_format, c, block)
+        got = _on_device(a_bits, b_bits, fmt, b_fmt, (accumulator, out_format, c, block), count)
     if got is None:
-        return _reference(a_bits, b_bits, fmt, c, kwargs)
+        got = _reference(a_bits, b_bits, fmt, c, kwargs)
+        if count:  # the counts beside the bits, on their device
+            bits, swamped = got
+            got = bits, torch.from_numpy(np.array(swamped, dtype=np.int64)).to(bits.device)
     return got
+
+
+def _swamped_only(return_flags) -> bool:
+    return isinstance(return_flags, str) and return_flags == "swamped"
 
 
 def matmul_on(device):
     """A function with :func:`softfloat.matmul`'s signature on numpy bit arrays that
     computes the product on ``device`` by :func:`matmul_bits` and returns numpy bits: the
     emulation's engine on a GPU (the operands travel as their narrow bit patterns; the
-    O(M N K) work stays on the device).  Calls asking for flags or counts, or without an
-    ``out_format``, run :func:`softfloat.matmul` on the host."""
+    O(M N K) work stays on the device).  ``return_flags="swamped"`` is computed there
+    too and returns (numpy bits, numpy int64 swamped counts), as softfloat.matmul; calls
+    asking for every flag (``return_flags=True``), or without an ``out_format``, run
+    :func:`softfloat.matmul` on the host."""
     device = torch.device(device)
 
     def on_device(a_bits, b_bits, fmt, *, out_format=None, c=None, **options):
-        if options.get("return_flags") or out_format is None:
+        count = _swamped_only(options.get("return_flags", False))
+        if out_format is None or (not count and options.get("return_flags", False) is not False):
             return matmul(a_bits, b_bits, fmt, out_format=out_format, c=c, **options)
         out_fmt = as_format(out_format, "out_format")
         a, b = (torch.from_numpy(np.ascontiguousarray(x).view(_NUMPY_SIGNED[x.dtype.itemsize * 8])).to(device)
@@ -132,6 +161,9 @@ def matmul_on(device):
             c = np.asarray(c)
             c = torch.from_numpy(np.ascontiguousarray(c).view(_NUMPY_SIGNED[c.dtype.itemsize * 8])).to(device)
         got = matmul_bits(a, b, fmt, out_format=out_fmt, c=c, **options)
+        if count:
+            bits, swamped = got
+            return bits.cpu().numpy().view(out_fmt.storage_dtype), swamped.cpu().numpy()
         return got.cpu().numpy().view(out_fmt.storage_dtype)
 
     return on_device
@@ -181,8 +213,10 @@ def _model(accumulator, fmt, b_fmt, out_format):
     return None
 
 
-def _on_device(a_bits, b_bits, fmt, b_fmt, accumulator, out_format, c, block):
-    """The torch paths' result, or None where they do not apply."""
+def _on_device(a_bits, b_bits, fmt, b_fmt, call, count):
+    """The torch paths' result (with ``count``: and the swamped counts), or None where
+    they do not apply; ``call`` is (accumulator, out_format, c, block)."""
+    accumulator, out_format, c, block = call
     if not (tabled(fmt) and tabled(b_fmt)):
         return None
     try:
@@ -211,27 +245,31 @@ def _on_device(a_bits, b_bits, fmt, b_fmt, accumulator, out_format, c, block):
     if c_values is not None and not bool(torch.isfinite(c_values).all()):
         return None
     if kind == "ieee":
-        result = _ieee(a_idx, b_idx, fmt, b_fmt, c_values, block)
+        result = _ieee(a_idx, b_idx, (fmt, b_fmt), c_values, block, count)
     else:
-        result = _fused(model, a_idx, b_idx, fmt, b_fmt, c_values, block)
+        result = _fused(model, a_idx, b_idx, (fmt, b_fmt), c_values, block, count)
     if result is None:
         return None
-    return result.to(_OUT_DTYPE[out]).view(_BITS_DTYPE[out.bits])
+    values, swamped = result if count else (result, None)
+    bits = values.to(_OUT_DTYPE[out]).view(_BITS_DTYPE[out.bits])
+    return (bits, swamped) if count else bits
 
 
 def _finite(*values) -> bool:
     return all(bool(torch.isfinite(v).all()) for v in values)
 
 
-def _ieee(a_idx, b_idx, fmt, b_fmt, c_values, block):
+def _ieee(a_idx, b_idx, formats, c_values, block, count):
+    fmt, b_fmt = formats
     ta, tb = tables(fmt, a_idx.device), tables(b_fmt, b_idx.device)
     a, b = ta.values[a_idx], tb.values[b_idx]
     if not _finite(a, b) or not _accumulate_ieee.products_exact(fmt, b_fmt, ta, tb, a_idx, b_idx):
         return None
-    return _accumulate_ieee.sequential_fp32(a, b, c_values, block)
+    return _accumulate_ieee.sequential_fp32(a, b, c_values, block, count)
 
 
-def _fused(model, a_idx, b_idx, fmt, b_fmt, c_values, block):
+def _fused(model, a_idx, b_idx, formats, c_values, block, count):
+    fmt, b_fmt = formats
     # the "via fp16" path when both operands are FP8: exponents clamped at fp16's emin
     via = model.fp8 == "via_fp16" and all(f.exponent_bits <= 5 and f.mantissa_bits <= 3 for f in (fmt, b_fmt))
     emin_a, emin_b = (fp16.emin, fp16.emin) if via else (fmt.emin, b_fmt.emin)
@@ -239,7 +277,8 @@ def _fused(model, a_idx, b_idx, fmt, b_fmt, c_values, block):
     a, b = ta.values64[a_idx], tb.values64[b_idx]
     if not _finite(a, b):
         return None
-    return _accumulate_fused.fused_matmul(model, a, ta.pow2[a_idx], b, tb.pow2[b_idx], c_values, block, via)
+    return _accumulate_fused.fused_matmul(model, (a, ta.pow2[a_idx]), (b, tb.pow2[b_idx]), c_values, block, via,
+                                          count)
 
 
 def _host(t):

@@ -29,7 +29,16 @@ in {0, 1}, then {2, 3} from the first's result) and adds c by an IEEE binary32 a
 rounded to nearest even (a float32 add).  Only finite operands and c come here (the caller
 falls back to the reference otherwise), and only an fp32 adder output.
 
-Memory: the output (float64) and one block's (N, ..., M, N_out) float64 products.
+Swamped counts (``count=True``, ``sf.matmul``'s ``return_flags="swamped"``), as
+``softfloat.accumulate._fused`` counts them: per output, in each fused step (half-step),
+every product that is non-zero and whose truncated term trunc(p_k * 2**(F - M)) is 0
+(a per-term count, not one per block; c's truncation is not counted); and each IEEE
+binary32 addition -- "via fp16"'s c + block, and the promotions T + R_j with ``block``
+(not the first run, which is no addition) -- where the addend is non-zero and finite,
+the running value finite, and the sum equal to it.
+
+Memory: the output (float64) and one block's (N, ..., M, N_out) float64 products (and,
+counting, the (..., M, N_out) int64 counts).
 """
 
 from __future__ import annotations
@@ -37,6 +46,7 @@ from __future__ import annotations
 import torch
 
 from ._accumulate_tables import exponent, pow2
+from ._accumulate_ieee import swamped_additions
 
 __all__ = ["fused_matmul"]
 
@@ -52,9 +62,10 @@ class _Step:
         self.emin, self.mb = fmt.emin, fmt.mantissa_bits
         self.max_finite = float(fmt.max_finite)
 
-    def __call__(self, a, b, pa, pb, c):
+    def __call__(self, a, b, pa, pb, c, swamped=None):
         """The rounded result of one step: ``a``/``pa`` (T, ..., M, 1) and ``b``/``pb``
-        (T, ..., 1, N) float64 factors and their 2**e, ``c`` (..., M, N) float64."""
+        (T, ..., 1, N) float64 factors and their 2**e, ``c`` (..., M, N) float64; the
+        step's swamped products added into ``swamped`` (int64 (..., M, N)) if given."""
         if a.shape[0]:
             P = a * b
             W = (pa * pb).amax(dim=0)
@@ -66,7 +77,11 @@ class _Step:
         scale, unscale = pow2(self.F - e_m), pow2(e_m - self.F)
         S = torch.trunc(c * scale)
         if P is not None:
-            S = S + torch.trunc(P * scale).sum(dim=0)
+            kept = torch.trunc(P * scale)
+            S = S + kept.sum(dim=0)
+            if swamped is not None:  # non-zero products truncated to nothing
+                dropped = (kept == 0).logical_and_(P != 0)
+                swamped += dropped.view(torch.uint8).sum(dim=0, dtype=torch.int16)
         exact = S * unscale
         zero = S == 0
         if bool(zero.any()):
@@ -95,39 +110,55 @@ def _factors(a, pa, b, pb, ks):
     return col(a), row(b), col(pa), row(pb)
 
 
-def _chain(step, acc, ops, k0, k1, c, via: bool):
-    """Blocks of the adder's terms over k0 .. k1-1 from accumulator values ``c``."""
+def _chain(step, acc, ops, k0, k1, c, via: bool, swamped=None):
+    """Blocks of the adder's terms over k0 .. k1-1 from accumulator values ``c``, their
+    swamped products and additions added into ``swamped`` if given."""
     a, pa, b, pb = ops
     N = acc.terms
     for s0 in range(k0, k1, N):
         s1 = min(s0 + N, k1)
         if not via:
-            c = step(*_factors(a, pa, b, pb, slice(s0, s1)), c)
+            c = step(*_factors(a, pa, b, pb, slice(s0, s1)), c, swamped)
             continue
         ks = torch.arange(s0, s1, device=a.device)
         first = (ks % 4) < 2
-        half = step(*_factors(a, pa, b, pb, ks[first]), torch.zeros_like(c))
-        half = step(*_factors(a, pa, b, pb, ks[~first]), half)
+        half = step(*_factors(a, pa, b, pb, ks[first]), torch.zeros_like(c), swamped)
+        half = step(*_factors(a, pa, b, pb, ks[~first]), half, swamped)
         # c + the block: one IEEE binary32 addition to nearest even (both fp32 values)
-        c = (half.to(torch.float32) + c.to(torch.float32)).to(torch.float64)
+        new = (half.to(torch.float32) + c.to(torch.float32)).to(torch.float64)
+        if swamped is not None:
+            swamped += swamped_additions(c, half, new)
+        c = new
     return c
 
 
-def fused_matmul(acc, a, pa, b, pb, c=None, block=None, via: bool = False):
-    """The adder's fp32 results (..., M, N) float64 from finite float64 values ``a``
-    (..., M, K), ``b`` (..., K, N), their powers 2**e(x) ``pa``/``pb``, ``c`` None or
-    finite fp32 values broadcast to the output, ``block`` None or the promotion interval
-    (run sums added into fp32 by float32 additions)."""
+def fused_matmul(acc, a_ops, b_ops, c=None, block=None, via: bool = False, count: bool = False):
+    """The adder's fp32 results (..., M, N) float64 from ``a_ops`` = (a, pa) and
+    ``b_ops`` = (b, pb): finite float64 values ``a`` (..., M, K), ``b`` (..., K, N) and
+    their powers 2**e(x) ``pa``/``pb``; ``c`` None or finite fp32 values broadcast to the
+    output, ``block`` None or the promotion interval (run sums added into fp32 by float32
+    additions); with ``count``, (results, swamped): the swamped products and additions
+    per output, int64 (see the module docstring)."""
+    (a, pa), (b, pb) = a_ops, b_ops
     step = _Step(acc)
     K = a.shape[-1]
     shape = torch.broadcast_shapes(a.shape[:-1] + (1,), b.shape[:-2] + (1, b.shape[-1]))
     ops = (a, pa, b, pb)
     zeros = torch.zeros(shape, dtype=torch.float64, device=a.device)
+    swamped = torch.zeros(shape, dtype=torch.int64, device=a.device) if count else None
     if block is None:
         start = zeros if c is None else torch.broadcast_to(c, shape).to(torch.float64)
-        return _chain(step, acc, ops, 0, K, start, via)
+        result = _chain(step, acc, ops, 0, K, start, via, swamped)
+        return (result, swamped) if count else result
     total = None if c is None else torch.broadcast_to(c, shape).to(torch.float32)
     for k0 in range(0, K, block):
-        run = _chain(step, acc, ops, k0, min(k0 + block, K), zeros, via).to(torch.float32)
-        total = run if total is None else total + run
-    return zeros if total is None else total.to(torch.float64)
+        run = _chain(step, acc, ops, k0, min(k0 + block, K), zeros, via, swamped).to(torch.float32)
+        if total is None:
+            total = run
+            continue
+        new = total + run
+        if swamped is not None:
+            swamped += swamped_additions(total, run, new)
+        total = new
+    result = zeros if total is None else total.to(torch.float64)
+    return (result, swamped) if count else result

@@ -23,7 +23,16 @@ column k of a plus that of row k of b; the largest magnitudes likewise), a sum o
 run sums R_j are added in sequence into the total T in fp32 (T = c, or R_0; then
 T = round_fp32(T + R_j)): the same float32 addition.
 
-Memory: the output and one tile of ``tile`` k's products, (tile, ..., M, N) float32.
+Swamped counts (``count=True``, ``sf.matmul``'s ``return_flags="swamped"``): per output,
+the additions r = s + t (the steps s + t_k, c + t_0 included, and the promotions T + R_j;
+not the first term of a chain, which is no addition) whose addend t is non-zero and
+finite, s finite, and r == s -- ``softfloat.accumulate``'s definition, tested on the
+same float32 values the reference compares.  A tile's running sums are kept as rows
+(rows[0] = s, rows[i + 1] = rows[i] + t_i, each one ``torch.add``), so the test is a few
+whole-tile passes (:func:`swamped_additions`) and one count down the tile per TILE steps.
+
+Memory: the output and one tile of ``tile`` k's products, (tile, ..., M, N) float32 (and,
+counting, one tile of running sums and the (..., M, N) int64 counts).
 """
 
 from __future__ import annotations
@@ -32,7 +41,7 @@ import torch
 
 from ._accumulate_tables import NO_LAST
 
-__all__ = ["TILE", "products_exact", "sequential_fp32"]
+__all__ = ["TILE", "count_down", "products_exact", "sequential_fp32", "swamped_additions"]
 
 #: k's whose products one multiply kernel forms
 TILE = 16
@@ -65,10 +74,42 @@ def _products(a, b, k0, k1):
     return torch.mul(x, y)
 
 
-def _run(a, b, k0, k1, s):
-    """The sequential sum of the products k0 .. k1-1 from ``s`` (None: undefined)."""
+def swamped_additions(s, t, r):
+    """The mask of the IEEE additions r = s + t that were swamped: t non-zero and finite,
+    s finite, r == s.  Tested as (r - s == 0) & (t != 0), the same mask in two passes:
+    for finite r and s, r - s is 0 iff r == s (gradual underflow: the difference of two
+    distinct floats is never 0); an infinite s gives r - s NaN (inf - inf) and an
+    infinite t with a finite s an infinite r, r - s infinite; a NaN anywhere, NaN."""
+    return ((r - s) == 0).logical_and_(t != 0)
+
+
+def count_down(mask):
+    """Per element of mask[0], how many of the fewer than 2**15 rows of the boolean
+    ``mask`` are True (int16; byte lanes summed, several times a bool sum's speed)."""
+    return mask.view(torch.uint8).sum(dim=0, dtype=torch.int16)
+
+
+def _counted_tile(P, s, swamped):
+    """s + P[0] + P[1] + ... (s None: from P[0], which is no addition), each addition's
+    swamped test added into ``swamped``; the running sums as rows of one buffer."""
+    terms = P if s is not None else P[1:]
+    rows = torch.empty((terms.shape[0] + 1,) + tuple(P.shape[1:]), dtype=torch.float32, device=P.device)
+    rows[0] = P[0] if s is None else s
+    for t in range(terms.shape[0]):
+        torch.add(rows[t], terms[t], out=rows[t + 1])  # one IEEE binary32 addition each
+    if terms.shape[0]:
+        swamped += count_down(swamped_additions(rows[:-1], terms, rows[1:]))
+    return rows[-1].clone()
+
+
+def _run(a, b, k0, k1, s, swamped=None):
+    """The sequential sum of the products k0 .. k1-1 from ``s`` (None: undefined); with
+    ``swamped`` (int64 counts of the output's shape) its swamped additions added in."""
     for t0 in range(k0, k1, TILE):
         P = _products(a, b, t0, min(t0 + TILE, k1))
+        if swamped is not None:
+            s = _counted_tile(P, s, swamped)
+            continue
         for t in range(P.shape[0]):
             if s is None:
                 s = P[t].clone()
@@ -77,19 +118,30 @@ def _run(a, b, k0, k1, s):
     return s
 
 
-def sequential_fp32(a, b, c=None, block=None):
+def sequential_fp32(a, b, c=None, block=None, count=False):
     """The fp32 accumulator's result (..., M, N) float32 from float32 values ``a`` (..., M,
     K) and ``b`` (..., K, N) whose products are all exact in float32, ``c`` None or float32
-    values broadcast to the output, ``block`` None or the promotion interval."""
+    values broadcast to the output, ``block`` None or the promotion interval; with
+    ``count``, (result, swamped): the swamped additions per output, int64 (see the
+    module docstring)."""
     K = a.shape[-1]
     shape = torch.broadcast_shapes(a.shape[:-1] + (1,), b.shape[:-2] + (1, b.shape[-1]))
     start = None if c is None else torch.broadcast_to(c, shape).to(torch.float32).clone()
+    swamped = torch.zeros(shape, dtype=torch.int64, device=a.device) if count else None
     if block is None:
-        s = _run(a, b, 0, K, start)
-        return torch.zeros(shape, dtype=torch.float32, device=a.device) if s is None else s
-    total = start
-    for k0 in range(0, K, block):
-        run = _run(a, b, k0, min(k0 + block, K), None)
-        total = run if total is None else total.add_(run)
-    return torch.zeros(shape, dtype=torch.float32, device=a.device) if total is None else total
+        total = _run(a, b, 0, K, start, swamped)
+    else:
+        total = start
+        for k0 in range(0, K, block):
+            run = _run(a, b, k0, min(k0 + block, K), None, swamped)
+            if total is None:
+                total = run
+            elif swamped is None:
+                total.add_(run)
+            else:
+                new = total + run
+                swamped += swamped_additions(total, run, new)
+                total = new
+    total = torch.zeros(shape, dtype=torch.float32, device=a.device) if total is None else total
+    return (total, swamped) if count else total
 

@@ -57,8 +57,8 @@ def emulate(recipe, *, accumulator=None, elementwise=False, model=None, telemetr
       ValueError.  On an accelerator (CUDA) the operands are quantised on the host
       and their bit patterns sent to the device, where the products and their
       accumulation run in torch operations (softfloat.torch._accumulate, the same bits
-      as softfloat.matmul); with ``telemetry=True`` the swamped counts need the host's
-      kernels, so ``telemetry="operands"`` or False keeps the products on the device.
+      as softfloat.matmul); with ``telemetry=True`` the swamped counts are computed
+      there too, so every telemetry setting keeps the products on the device.
     - Backward products of tensors made inside the block are emulated even when
       ``backward()`` runs after it (each product keeps the engine), and the telemetry
       stays readable after it.
