@@ -14,6 +14,8 @@ part that can raise its flag is merged in, so the hot paths make no all-False ar
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from .flags import FLAG_NAMES, AccumulationFlags, Flags
@@ -50,13 +52,33 @@ def flags_of_code(code: int, shape=()) -> Flags:
         if flags is None:
             flags = _SCALAR_FLAGS[code] = Flags(*(np.bool_(code & b) for b in _CODE_BITS))
         return flags
-    masks = []
-    for b in _CODE_BITS:
-        mask = np.zeros(shape, dtype=bool)
-        if code & b:
-            mask.fill(True)
-        masks.append(mask)
-    return Flags(*masks)
+    shape = (shape,) if isinstance(shape, (int, np.integer)) else tuple(shape)
+    if math.prod(shape) > 64:
+        masks = []
+        for b in _CODE_BITS:
+            mask = np.zeros(shape, dtype=bool)
+            if code & b:
+                mask.fill(True)
+            masks.append(mask)
+        return Flags(*masks)
+    # small shapes (one element: the scalar paths of arrays): rows of one fresh copy of a
+    # kept (5,) + shape template -- one allocation, not five
+    key = (code, shape)
+    template = _SMALL_MASKS.get(key)
+    if template is None:
+        if len(_SMALL_MASKS) > 256:
+            _SMALL_MASKS.clear()
+        template = _SMALL_MASKS[key] = np.zeros((len(_CODE_BITS),) + tuple(shape), dtype=bool)
+        for j, b in enumerate(_CODE_BITS):
+            template[j] = bool(code & b)
+    m = template.copy()
+    # Flags(*m) without the frozen dataclass's per-field __setattr__ (a third of the call)
+    made = object.__new__(Flags)
+    made.__dict__.update(zip(FLAG_NAMES, m))
+    return made
+
+
+_SMALL_MASKS: dict = {}  # (flag code, shape) -> the (5,) + shape masks of flags_of_code
 
 
 class FlagMasks:

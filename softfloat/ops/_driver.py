@@ -179,25 +179,9 @@ def _one_element(scalar, fmt, operands, attrs, want):
     result = np.array(pattern, dtype=fmt.storage_dtype).reshape(shape)
     if not want:
         return result
-    return result, _flags_of_one(flag_bits, shape)
+    return result, flags_of_code(flag_bits, shape)
 
 
-def _flags_of_one(code: int, shape) -> Flags:
-    """``flags_of_code(code, shape)`` for a shape of one element: the five masks rows of
-    one fresh copy of the code's masks (one allocation, not five)."""
-    key = (code, len(shape))
-    template = _ONE_MASKS.get(key)
-    if template is None:
-        template = np.zeros((len(FLAG_NAMES),) + shape, dtype=bool)
-        for j, bit in enumerate(_CODE_BITS):
-            template[j] = bool(code & bit)
-        _ONE_MASKS[key] = template
-    m = template.copy()
-    return Flags(m[0], m[1], m[2], m[3], m[4])
-
-
-_CODE_BITS = tuple(1 << j for j in range(len(FLAG_NAMES)))  # softfloat._flagmasks.FLAG_BITS' bits
-_ONE_MASKS: dict = {}  # (flag code, ndim) -> the masks of one element, (5, 1, ..., 1)
 
 
 #: elements up to which fp16 operations take softfloat._fastpaths.float16_arithmetic,
@@ -273,7 +257,7 @@ def _small_fp16(ufunc, fmt, operands, attrs, want):
         code = 0
         for name, mask in masks.items():
             if mask is not None and mask[()]:
-                code |= _CODE_BITS[FLAG_NAMES.index(name)]
+                code |= 1 << FLAG_NAMES.index(name)  # softfloat._flagmasks.FLAG_BITS' bit
         return bits[()], flags_of_code(code)
     if not want:
         return bits
