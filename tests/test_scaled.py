@@ -639,3 +639,16 @@ def test_scaled_encode_saturates_unless_attributes_say_otherwise():
                 saturate=False) == [0x38, 0x7E]
     with pytest.raises(TypeError, match="attributes must be a softfloat.RoundingAttributes"):
         sf.scaled_encode([1.0], "e4m3", attributes={"rounding": "upward"})
+
+
+@pytest.mark.parametrize("dtype, pattern", [(np.float32, 0x7F800001), (np.float16, 0x7C01), (np.float64, 0x7FF0000000000001)])
+def test_signalling_nan_input_is_a_nan_without_a_warning(dtype, pattern):
+    """A signalling NaN among the inputs is quieted when widened, with no RuntimeWarning
+    from the cast (the suite turns warnings into errors); it encodes as a NaN."""
+    x = np.array([1.0, 2.0, 0.5], dtype)
+    x.view(f"u{x.itemsize}")[1] = pattern
+    st = sf.scaled_encode(x, "fp8_e4m3", scaling="tensor")
+    assert np.isnan(sf.decode(st.bits, "fp8_e4m3")[1])
+    quiet = x.copy()
+    quiet[1] = np.nan
+    assert np.array_equal(np.delete(st.bits, 1), np.delete(sf.scaled_encode(quiet, "fp8_e4m3", scaling="tensor").bits, 1))

@@ -57,8 +57,8 @@ class _Layout:
         axes = None if self.tile is None else (-3, -1)
         peak = np.maximum.reduce(tiles, axis=axes, initial=0.0)  # NaN propagates
         has_nan = np.isnan(peak)
-        if has_nan.any():  # rare: again, ignoring the NaNs
-            peak = np.fmax.reduce(tiles, axis=axes, initial=0.0)
+        if has_nan.any():  # rare: again, the NaNs as zeros (numpy's fmax mishandles signalling NaNs)
+            peak = np.maximum.reduce(np.where(np.isnan(tiles), 0.0, tiles), axis=axes, initial=0.0)
         return np.asarray(peak).reshape(self.scales_shape), np.asarray(has_nan).reshape(self.scales_shape)
 
     def expand(self, per_unit):

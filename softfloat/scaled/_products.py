@@ -44,11 +44,13 @@ def _source_values(arr, multiply, want_flags, nearest_fp32):
     float64); flags of that rounding or None."""
     source = native_format(arr.dtype)
     if source is not None and fp32.holds(source):  # float16, float32
-        return arr.astype(np.float64), False, None
+        with np.errstate(invalid="ignore"):  # a signalling NaN is quieted by the cast: no warning
+            return arr.astype(np.float64), False, None
     if multiply == "fp32":
         values, flags = quantize(arr, fp32, attributes=nearest_fp32, return_flags=True)
         return np.asarray(values, dtype=np.float64), False, flags if want_flags else None
     if arr.dtype.kind == "f":
-        return arr.astype(np.float64), True, None
+        with np.errstate(invalid="ignore"):
+            return arr.astype(np.float64), True, None
     # integers: round to odd into float64 (exact up to 2**53; odd keeps one rounding later)
     return np.asarray(quantize(arr, fp64, rounding="odd"), dtype=np.float64), True, None
