@@ -25,14 +25,15 @@ each rounding done by softfloat's own encode (never by the host FPU).
 # the scales (_scales, over fp32 in _fp32), the units that share them (_layout), the
 # products (_products), the recipes' arguments (_arguments); the tensor, its encoding and
 # decoding, and delayed scaling over them
-from ._arguments import SCALINGS
+from ._arguments import SCALINGS, scaling_arguments
 from ._codec import scaled_decode, scaled_encode
 from ._delayed import DelayedScaling
 from ._products import exact_products  # noqa: F401 (the checkpoint quantiser's product)
 from ._scales import fp32_scales
 from ._tensor import ScaledTensor
 
-__all__ = ["ScaledTensor", "DelayedScaling", "scaled_encode", "scaled_decode", "fp32_scales", "SCALINGS"]
+__all__ = ["ScaledTensor", "DelayedScaling", "scaled_encode", "scaled_decode", "fp32_scales", "SCALINGS",
+           "scaling_arguments"]
 
 # the public names are documented, shown and pickled as softfloat.scaled's (their examples
 # then run with this module's names)

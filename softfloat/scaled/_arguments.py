@@ -120,3 +120,26 @@ def _scale_argument(scale, shape):
     except ValueError:
         raise ValueError(f"scale has shape {s.shape} but the scales have shape {tuple(shape)}; give one "
                          "number or one scale per unit") from None
+
+
+def scaling_arguments(fmt, scaling, block=None, *, scale=None, amax=None, margin=0, amax_epsilon=0.0,
+                      scale_rounding=None):
+    """The scaling arguments of :func:`softfloat.scaled_encode` checked as it checks them
+    (the same TypeError/ValueError messages), for front ends that quantise on another
+    array type (softfloat.torch): ``(fmt, scaling, block, margin, amax_epsilon,
+    scale_rounding)``, normalised (a Format, the block as a tuple or None, floats and
+    ints).  The shape of the data is the caller's to check against the block.
+
+    >>> scaling_arguments("e4m3", "blocks")[1:3]
+    ('blocks', (1, 128))
+    """
+    fmt = _element_format(fmt)
+    scaling = _one_of("scaling", scaling, SCALINGS)
+    margin = _validate.int_in_range("margin", margin, 0, 64)
+    epsilon = _epsilon(amax_epsilon)
+    if scale_rounding is not None:
+        scale_rounding = _one_of("scale_rounding", scale_rounding, _SCALE_ROUNDING)
+    block = _block(scaling, block)
+    _check_recipe_options(scaling, amax, scale, margin, epsilon, scale_rounding)
+    return fmt, scaling, block, margin, epsilon, scale_rounding
+

@@ -9,8 +9,7 @@ from .._options import resolve_attributes
 from ..attributes import DEFAULT_ATTRIBUTES
 from ..codec import decode, encode, quantize
 from ..formats import fp32
-from ._arguments import (_MULTIPLY, _SCALE_ROUNDING, SCALINGS, _amax_argument, _block, _check_recipe_options,
-                         _element_format, _epsilon, _fp32_scale_values, _one_of, _scale_argument)
+from ._arguments import _MULTIPLY, _amax_argument, _fp32_scale_values, _one_of, _scale_argument, scaling_arguments
 from ._layout import _Layout
 from ._products import _already_fp32, _source_values, exact_products
 from ._scales import _dequant_factors, _mx_scales, _quant_factors, fp32_scales
@@ -139,8 +138,9 @@ def scaled_encode(x, fmt, rounding=None, *, scaling="tensor", block=None, amax=N
     >>> sf.decode(bits, "e4m3").tolist()                   # 800 saturates to 448
     [8.0, 448.0]
     """
-    fmt = _element_format(fmt)
-    scaling = _one_of("scaling", scaling, SCALINGS)
+    fmt, scaling, block, margin, epsilon, scale_rounding = scaling_arguments(
+        fmt, scaling, block, scale=scale, amax=amax, margin=margin, amax_epsilon=amax_epsilon,
+        scale_rounding=scale_rounding)
     multiply = _one_of("multiply", multiply, _MULTIPLY)
     if saturate is None and attributes is None:
         saturate = True  # satfinite, as the FP8 recipes cast
@@ -148,14 +148,8 @@ def scaled_encode(x, fmt, rounding=None, *, scaling="tensor", block=None, amax=N
                                   saturate=saturate, rng=rng)  # checked before any work
     saturate = attrs.saturate
     return_flags = _validate.boolean("return_flags", return_flags)
-    margin = _validate.int_in_range("margin", margin, 0, 64)
-    epsilon = _epsilon(amax_epsilon)
-    if scale_rounding is not None:
-        scale_rounding = _one_of("scale_rounding", scale_rounding, _SCALE_ROUNDING)
     arr = _validate.numeric_array("x", x)
-    block = _block(scaling, block)
     layout = _Layout(arr.shape, scaling, block, "x")
-    _check_recipe_options(scaling, amax, scale, margin, epsilon, scale_rounding)
 
     nearest_fp32 = DEFAULT_ATTRIBUTES.replace(platform=attrs.platform)  # the fp32 steps' rounding
     values, wide, first_flags = _source_values(arr, multiply, return_flags, nearest_fp32)
@@ -238,10 +232,8 @@ def scaled_decode(bits, scales=None, fmt=None, *, scaling="tensor", block=None):
     elif scales is None or fmt is None:
         raise TypeError("scaled_decode needs bits, scales and fmt (or one ScaledTensor); got "
                         f"scales={_validate.short_repr(scales)}, fmt={_validate.short_repr(fmt)}")
-    fmt = _element_format(fmt)
-    scaling = _one_of("scaling", scaling, SCALINGS)
+    fmt, scaling, block = scaling_arguments(fmt, scaling, block)[:3]
     arr = _validate.bit_patterns("bits", bits, fmt.bits)
-    block = _block(scaling, block)
     layout = _Layout(arr.shape, scaling, block, "bits")
     if scaling == "mx":
         s = _validate.bit_patterns("scales", scales, 8)

@@ -22,7 +22,6 @@ the IEEE flags (tests/test_torch_scaled.py):
 
 from __future__ import annotations
 
-import numbers
 from typing import NamedTuple
 
 import numpy as np
@@ -33,9 +32,9 @@ from .._options import resolve_attributes
 from .._random import key_from
 from ..attributes import DEFAULT_ATTRIBUTES
 from ..codec import quantize
-from ..formats import Format, as_format, fp32
+from ..formats import Format, fp32
 from ..rounding import Rounding
-from ..scaled import SCALINGS, ScaledTensor
+from ..scaled import ScaledTensor, scaling_arguments
 from ._kernels import decode_tensor, encode_tensor
 from ._scaled_flags import TensorFlags, product_flags, rounding_flags
 from ._scaled_units import Units, dequant_factors, fp32_scales, mx_scales, quant_factors
@@ -143,20 +142,14 @@ def scaled_encode_tensor(t, fmt, *, scaling="tensor", block=None, scale=None, am
     if isinstance(rng, torch.Generator):
         raise TypeError("rng must be an int seed or a numpy.random.Generator (softfloat draws "
                         "its random bits with numpy); got a torch.Generator")
-    fmt = _element_format(fmt)
-    scaling = _one_of("scaling", scaling, SCALINGS)
+    fmt, scaling, block, margin, epsilon, scale_rounding = scaling_arguments(
+        fmt, scaling, block, scale=scale, margin=margin, amax_epsilon=amax_epsilon, scale_rounding=scale_rounding)
     if saturate is None and attributes is None:
         saturate = True  # satfinite, as the FP8 recipes cast
     attrs, gen = resolve_attributes(attributes, rounding=rounding, tininess=tininess, subnormals=subnormals,
                                     saturate=saturate, rng=rng)
     return_flags = _validate.boolean("return_flags", return_flags)
-    margin = _validate.int_in_range("margin", margin, 0, 64)
-    epsilon = _epsilon(amax_epsilon)
-    if scale_rounding is not None:
-        scale_rounding = _one_of("scale_rounding", scale_rounding, ("floor", "ceil"))
-    block = _block(scaling, block)
     _check_shape(t.shape, scaling, block)
-    _check_options(scaling, scale, margin, epsilon, scale_rounding)
     units = Units(t.shape, scaling, block)
     x = t.detach().contiguous()
     nearest32 = DEFAULT_ATTRIBUTES.replace(platform=attrs.platform)  # the fp32 steps' rounding
@@ -267,44 +260,6 @@ def _scales(amax, has_nan, fmt: Format, scaling, scale, units, device, options):
 
 
 # ---- the arguments (softfloat.scaled's checks and messages) ---------------------------------------
-def _one_of(name, value, choices):
-    if isinstance(value, str) and value in choices:
-        return value
-    listed = ", ".join(repr(c) for c in choices)
-    if isinstance(value, str):
-        raise ValueError(f"{name}={value!r} is not valid; choose one of {listed}")
-    raise TypeError(f"{name} must be one of {listed}; got {_validate.describe(value)}")
-
-
-def _element_format(fmt):
-    fmt = as_format(fmt)
-    if not fp32.holds(fmt):
-        raise ValueError(
-            f"fmt={fmt.name} is too wide for scaled quantisation: its elements are scaled by "
-            "fp32 scales and products, so every value of fmt must be an fp32 value; use a "
-            "narrower element format such as fp8_e4m3, fp8_e5m2, fp6_e3m2, fp4_e2m1, bf16 or fp16")
-    return fmt
-
-
-def _block(scaling, block):
-    if scaling in ("tensor", "rows"):
-        if block is not None:
-            raise ValueError(f"block applies to scaling='blocks' and 'mx', not scaling={scaling!r}; "
-                             f"drop block={block!r}")
-        return None
-    if block is None:
-        return (1, 128) if scaling == "blocks" else (32,)
-    items = (block,) if isinstance(block, numbers.Integral) and not isinstance(block, bool) else block
-    sizes = 2 if scaling == "blocks" else 1
-    ok = isinstance(items, tuple) and 1 <= len(items) <= sizes and all(
-        isinstance(n, numbers.Integral) and not isinstance(n, (bool, np.bool_)) and n >= 1 for n in items)
-    if not ok:
-        want = ("a positive int k or a tuple (rows, columns) of positive ints such as (1, 128)"
-                if scaling == "blocks" else "a positive int (the block length along the last axis, 32 in OCP MX)")
-        raise ValueError(f"block for scaling={scaling!r} must be {want}; got {_validate.short_repr(block)}")
-    return tuple(int(n) for n in items)
-
-
 def _check_shape(shape, scaling, block):
     if scaling == "tensor":
         return
@@ -315,53 +270,22 @@ def _check_shape(shape, scaling, block):
                          f"got shape {tuple(shape)}")
 
 
-def _epsilon(value):
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real) or not (
-            np.isfinite(value) and value >= 0):
-        raise ValueError(f"amax_epsilon must be a finite number >= 0; got {_validate.describe(value)}")
-    return float(value)
-
-
-def _check_options(scaling, scale, margin, epsilon, scale_rounding):
-    if scaling == "mx":
-        if scale is not None:
-            raise ValueError("scale applies to fp32 scales; MX scales are derived from amax as E8M0 "
-                             "powers of two")
-        if margin or epsilon:
-            raise ValueError("margin and amax_epsilon apply to fp32 scales, not to scaling='mx'")
-        return
-    if scale_rounding == "ceil":
-        raise ValueError(f"scale_rounding='ceil' is MX's variant (scaling='mx'); for fp32 scales "
-                         f"(scaling={scaling!r}) round down with scale_rounding='floor', which "
-                         "keeps amax * scale within the format's range")
-    if scale is not None and scale_rounding is not None:
-        raise ValueError("scale_rounding applies to scales computed from amax; pass scale already rounded")
-
-
 def _scale_argument(scale, shape, device):
     """The given fp32 scales (each in [2**-126, fp32 max], rounded to fp32) broadcast to
     the scales' shape, as a float32 tensor on ``device``."""
-    if isinstance(scale, torch.Tensor):
-        if not (scale.dtype.is_floating_point or scale.dtype in _INTEGERS):
-            raise TypeError(f"scale must be fp32 scales (numbers); got a tensor of dtype {scale.dtype}")
-        s = scale.detach().to(device=device, dtype=torch.float64)
-        bad = ~((s >= _MIN_SCALE) & (s <= _FP32_MAX))
-        if bool(bad.any()):
-            raise ValueError(f"scale must lie in [2**-126, fp32 max] (positive, finite); got "
-                             f"{float(s[bad].reshape(-1)[0])!r}")
-        s = s.to(torch.float32)  # IEEE nearest even, as softfloat's rounding to fp32
-    else:
-        try:
-            a = np.asarray(scale, dtype=np.float64)
-        except (TypeError, ValueError):
-            raise TypeError(f"scale must be fp32 scales (numbers); got {_validate.describe(scale)}") from None
-        if np.asarray(scale).dtype.kind not in "fiu":
+    if not isinstance(scale, torch.Tensor):
+        kind = np.asarray(scale).dtype.kind if not isinstance(scale, (str, bytes)) else "U"
+        if kind not in "fiu":
             raise TypeError(f"scale must be fp32 scales (numbers); got {_validate.describe(scale)}")
-        bad = ~((a >= _MIN_SCALE) & (a <= _FP32_MAX))
-        if np.any(bad):
-            raise ValueError(f"scale must lie in [2**-126, fp32 max] (positive, finite); got "
-                             f"{float(a[bad].flat[0])!r}")
-        s = torch.as_tensor(np.asarray(quantize(a, fp32), dtype=np.float32), device=device)
+        scale = torch.as_tensor(np.asarray(scale, dtype=np.float64))
+    if not (scale.dtype.is_floating_point or scale.dtype in _INTEGERS):
+        raise TypeError(f"scale must be fp32 scales (numbers); got a tensor of dtype {scale.dtype}")
+    s = scale.detach().to(device=device, dtype=torch.float64)
+    bad = ~((s >= _MIN_SCALE) & (s <= _FP32_MAX))
+    if bool(bad.any()):
+        raise ValueError(f"scale must lie in [2**-126, fp32 max] (positive, finite); got "
+                         f"{float(s[bad].reshape(-1)[0])!r}")
+    s = s.to(torch.float32)  # IEEE nearest even, as softfloat's rounding to fp32
     try:
         return torch.broadcast_to(s, tuple(shape)).contiguous()
     except RuntimeError:
