@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import NamedTuple
 
 import math
+import threading
 
 import numpy as np
 
@@ -16,6 +17,7 @@ from ..flags import AccumulationFlags
 from .._random import Positions
 from .._options import resolve_attributes
 from ..attributes import RoundingAttributes
+from .._blocks import resolve_workers, stream_blocks
 from .._workspace import BLOCK_SIZE, Workspace
 from ..formats import as_format, native_format
 from ..ops.kernels import is_narrow
@@ -318,6 +320,11 @@ def _one_output(spec: ReductionSpec, x, y):
                                    np.bool_(code & _fastpaths.SCALAR_INEXACT), swamped=np.int64(swamped))
 
 
+#: outputs times terms from which a reduction's tiles run on the streaming threads
+#: (softfloat.set_workers); below it, thread start-up costs more than it saves
+THREADED_WORK = 1 << 22
+
+
 def _reduce(layout, signaling, spec: ReductionSpec, c, positions=None):
     """The in-memory reduction of ``layout``'s terms by ``spec`` from ``c``; ``positions``
     (a softfloat._random.Positions) places a dask chunk's outputs in the whole result."""
@@ -333,14 +340,18 @@ def _reduce(layout, signaling, spec: ReductionSpec, c, positions=None):
     if start is not None:
         c_values, c_signaling = start
 
-    if hardware:  # its promotions and final rounding are IEEE ones in out_format
-        arith = _ieee.Arithmetic(arith_spec, layout.is_product)
-    else:
-        native = not spec.mixed or (spec.accumulator.holds(spec.fmt) and spec.accumulator.holds(spec.b_format))
-        arith = (native and _fast.plan(arith_spec, layout)) or _ieee.Arithmetic(arith_spec, layout.is_product)
-    ws = Workspace(BLOCK_SIZE)
-    with np.errstate(all="ignore"):
-        for tile in layout.tiles(BLOCK_SIZE):
+    native = not hardware and (not spec.mixed or (spec.accumulator.holds(spec.fmt)
+                                                  and spec.accumulator.holds(spec.b_format)))
+    local = threading.local()  # per thread: the arithmetic (its Rounders keep buffers) and a workspace
+
+    def run(first, stop, rand, _):
+        if not hasattr(local, "arith"):
+            # hardware: its promotions and final rounding are IEEE ones in out_format
+            local.arith = (native and _fast.plan(arith_spec, layout)) or _ieee.Arithmetic(arith_spec,
+                                                                                           layout.is_product)
+            local.ws = Workspace(BLOCK_SIZE)
+        arith = local.arith
+        for tile in tiles[first:stop]:
             sl = slice(tile.q0, tile.q0 + tile.n)
             c_tile = None if c_values is None else c_values[sl]
             tile_flags = _ieee.TileFlags(tile.n, want)
@@ -348,10 +359,16 @@ def _reduce(layout, signaling, spec: ReductionSpec, c, positions=None):
                 values = _fused.accumulate_tile(spec.accumulator, arith_spec, arith, tile, c_tile, tile_flags)
             else:
                 values = _orders.accumulate_tile(arith, arith_spec, tile, arith.start(c_tile), tile_flags)
-            _store(values, out_fmt, bits[sl], ws, tile_flags, isinstance(arith, _ieee.Arithmetic))
+            _store(values, out_fmt, bits[sl], local.ws, tile_flags, isinstance(arith, _ieee.Arithmetic))
             if want:
                 masks.set_at(sl, tile_flags.masks, Q, fresh=True)
                 swamped[sl] = tile_flags.swamped
+
+    # the tiles on the streaming threads where there is work for them (each writes its own
+    # outputs, flags and counts; random bits go by position: the same results on any count)
+    tiles = list(layout.tiles(BLOCK_SIZE))
+    workers = resolve_workers(None) if Q * max(layout.K, 1) >= THREADED_WORK else 1
+    stream_blocks(len(tiles), 1, None, None, run, workers=workers)
     bits = bits.reshape(layout.shape)
     result = bits[()] if bits.ndim == 0 else bits
     if not want:
