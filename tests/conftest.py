@@ -55,7 +55,8 @@ def pytest_addoption(parser):
 
 #: test files whose tests share state computed once per process (test_notebooks.py runs
 #: each notebook once): pytest-xdist sends all their tests to one worker
-ONE_WORKER_FILES = frozenset({"tests/test_notebooks.py"})
+ONE_WORKER_FILES = frozenset({"tests/test_notebooks.py", "tests/test_gpu_device_check_script.py",
+                              "tests/test_gpu_crosscheck_script.py"})
 _SCHEDULE = pytest.StashKey[bool]()
 
 
