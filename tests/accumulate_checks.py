@@ -133,3 +133,30 @@ def random_patterns(rng, fmt, shape, *, center=0, spread=None, specials=0.0, zer
         for i in np.nonzero(rng.random(n) < specials)[0]:
             out[i] = choices[rng.integers(0, len(choices))]
     return out.astype(fmt.storage_dtype).reshape(shape)
+
+
+def adversarial_operands(rng, M, K, N, big=60000.0, tiny=2.0 ** -20):
+    """A (M, K) and B (K, N) float64 values whose products into fp16/fp32 accumulators
+    hit every flag and count: zeros (ReLU-like, whole columns, -0), swamping (2048 + 1 +
+    1 ... in fp16; one huge term then terms 2**-40 smaller), cancellation to zero,
+    overflow (``big``), inf - inf, NaN, subnormal partial sums (``tiny``)."""
+    a = rng.standard_normal((M, K))
+    b = rng.standard_normal((K, N))
+    a[a < -0.5] = 0.0
+    b[:, 0] = 0.0
+    b[:, 1] = -0.0
+    a[0, :] = 1.0
+    b[:, 2] = 1.0
+    b[0, 2] = 2048.0
+    b[:, 3] = 0.0
+    b[0, 3], b[1, 3], b[2, 3] = 3.0, -3.0, -0.0
+    b[:, 4] = big
+    b[0, 5], b[1, 5] = np.inf, -np.inf
+    b[3, 6] = np.nan
+    b[2, 7] = np.inf
+    b[:, 8] = tiny
+    b[::2, 8] = -tiny * (1 + 2.0 ** -10)
+    if N > 9:  # a huge term, then terms 2**-40 smaller
+        b[:, 9] = 2.0 ** -20
+        b[0, 9] = 2.0 ** 20
+    return a, b

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 import softfloat as sf
+from tests.accumulate_checks import adversarial_operands
 from tests.fastpath_checks import assert_same, general
 
 F16 = np.float16
@@ -18,39 +19,13 @@ def _bits(values, fmt):
     return sf.encode(np.asarray(values, dtype=np.float64), fmt)
 
 
-def _adversarial(rng, M, K, N):
-    """A (M, K) and B (K, N) of values whose products into fp16/fp32 accumulators cancel
-    to zero, swamp, overflow, meet inf - inf and NaN, pass through subnormals and -0."""
-    a = rng.standard_normal((M, K))
-    b = rng.standard_normal((K, N))
-    a[a < -0.5] = 0.0  # ReLU-like zero factors (zero terms are never swamped)
-    b[:, 0] = 0.0
-    b[:, 1] = -0.0
-    # swamping: 2048 + 1 + 1 + ... in an fp16 accumulator; cancellation back to zero
-    a[0, :] = 1.0
-    b[:, 2] = 1.0
-    b[0, 2] = 2048.0
-    b[:, 3] = 0.0
-    b[0, 3], b[1, 3], b[2, 3] = 3.0, -3.0, -0.0
-    # overflow to inf in fp16 (and in fp32 with larger values below)
-    b[:, 4] = 60000.0
-    # inf - inf, NaN terms
-    b[0, 5], b[1, 5] = np.inf, -np.inf
-    b[3, 6] = np.nan
-    b[2, 7] = np.inf
-    # subnormal partial sums: tiny terms that cancel into the subnormal range
-    b[:, 8] = 2.0 ** -20
-    b[::2, 8] = -(2.0 ** -20) * (1 + 2.0 ** -10)
-    return a, b
-
-
 @pytest.mark.parametrize("fmt, acc", [("fp16", "fp32"), ("fp16", "fp16"), ("bf16", "fp32"),
                                       ("fp8_e4m3", "fp32"), ("fp16", "fp64")])
 @pytest.mark.parametrize("order", ["sequential", "reverse", "pairwise"])
 @pytest.mark.parametrize("N", [9, 80])  # narrow tiles (accumulate) and row-wise running sums
-def test_matmul_flags_adversarial(fmt, acc, order, N):
+def test_matmul_flagsadversarial_operands(fmt, acc, order, N):
     rng = np.random.default_rng(N)
-    a, b = _adversarial(rng, 6, 40, N)
+    a, b = adversarial_operands(rng, 6, 40, N)
     if fmt == "fp8_e4m3":
         a, b = np.nan_to_num(a, nan=0, posinf=448, neginf=-448), np.nan_to_num(b, nan=0, posinf=448, neginf=-448)
         b = np.clip(b, -448, 448)
@@ -66,7 +41,7 @@ def test_matmul_flags_raise_each_flag():
     """The data above does raise what it is meant to (on the general path): the
     comparisons are not of all-clear flags."""
     rng = np.random.default_rng(0)
-    a, b = _adversarial(rng, 6, 40, 80)
+    a, b = adversarial_operands(rng, 6, 40, 80)
     A, B = _bits(a, "fp16"), _bits(b, "fp16")
     _, fl = general(lambda: sf.matmul(A, B, "fp16", accumulator="fp16", return_flags=True))
     assert fl.swamped[0, 2] >= 38  # 2048 + 1 + 1 ... in fp16 stays 2048
@@ -96,7 +71,7 @@ def test_matmul_flags_large_values_overflow_fp32(acc):
 
 @pytest.mark.parametrize("acc", ["fp16", "fp32"])
 @pytest.mark.parametrize("order", ["sequential", "reverse"])
-def test_sum_and_vecdot_flags_adversarial(acc, order):
+def test_sum_and_vecdot_flagsadversarial_operands(acc, order):
     rng = np.random.default_rng(7)
     x = rng.standard_normal((50, 70)).astype(F16).astype(np.float64)
     x[:, 0] = [2048.0] + [1.0] * 49

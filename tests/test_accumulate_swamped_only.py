@@ -20,6 +20,7 @@ from hypothesis import strategies as st
 
 import softfloat as sf
 from softfloat.accumulate import PRESETS
+from tests.accumulate_checks import adversarial_operands
 from tests.fastpath_checks import general
 
 
@@ -59,31 +60,6 @@ def _random(rng, M, K, N, spread=0):
     return a, b
 
 
-def _adversarial(rng, M, K, N, big=60000.0, tiny=2.0 ** -20):
-    """Zeros (ReLU-like, whole columns, -0), swamping (one large term then small ones),
-    cancellation to zero, huge exponent gaps, overflow, inf - inf, NaN, subnormal sums."""
-    a = rng.standard_normal((M, K))
-    b = rng.standard_normal((K, N))
-    a[a < -0.5] = 0.0
-    b[:, 0] = 0.0
-    b[:, 1] = -0.0
-    a[0, :] = 1.0
-    b[:, 2] = 1.0
-    b[0, 2] = 2048.0
-    b[:, 3] = 0.0
-    b[0, 3], b[1, 3], b[2, 3] = 3.0, -3.0, -0.0
-    b[:, 4] = big
-    b[0, 5], b[1, 5] = np.inf, -np.inf
-    b[3, 6] = np.nan
-    b[2, 7] = np.inf
-    b[:, 8] = tiny
-    b[::2, 8] = -tiny * (1 + 2.0 ** -10)
-    if N > 9:  # a huge term, then terms 2**-40 smaller
-        b[:, 9] = 2.0 ** -20
-        b[0, 9] = 2.0 ** 20
-    return a, b
-
-
 _FP8_MAX = {"fp8_e4m3": 448.0, "fp8_e5m2": 57344.0}
 
 
@@ -105,9 +81,9 @@ ORDERS = ["sequential", "reverse", "pairwise"]
 @pytest.mark.parametrize("fmt, acc", IEEE)
 @pytest.mark.parametrize("order", ORDERS)
 @pytest.mark.parametrize("N", [9, 80])  # narrow tiles (accumulate) and row-wise running sums
-def test_matmul_ieee_adversarial(fmt, acc, order, N):
+def test_matmul_ieeeadversarial_operands(fmt, acc, order, N):
     rng = np.random.default_rng(N)
-    a, b = _adversarial(rng, 6, 40, N)
+    a, b = adversarial_operands(rng, 6, 40, N)
     A, B = _bits(_fit(a, fmt), fmt), _bits(_fit(b, fmt), fmt)
     check(sf.matmul, A, B, fmt, accumulator=acc, order=order)
     check(sf.matmul, A, B, fmt, accumulator=acc, order=order, c=_bits(np.full(N, -0.0), acc))
@@ -144,7 +120,7 @@ def test_matmul_large_native_tiles_and_counts():
 @pytest.mark.parametrize("order", ORDERS)
 def test_sum_and_vecdot_ieee(fmt, acc, order):
     rng = np.random.default_rng(11)
-    a, b = _adversarial(rng, 6, 40, 12)
+    a, b = adversarial_operands(rng, 6, 40, 12)
     x, y = _bits(_fit(a, fmt), fmt), _bits(_fit(b[:, :6].T, fmt), fmt)
     check(sf.sum, x, fmt, accumulator=acc, order=order, axis=1)
     check(sf.sum, x, fmt, accumulator=acc, order=order, axis=0, block=4)
@@ -170,7 +146,7 @@ def test_one_output_long_and_swamped():
                                      {"rounding": "stochastic", "rng": 5}])
 def test_general_path_options(options):
     rng = np.random.default_rng(2)
-    a, b = _adversarial(rng, 5, 24, 12)
+    a, b = adversarial_operands(rng, 5, 24, 12)
     A, B = _bits(a, "bf16"), _bits(b, "bf16")
     for acc in ("fp32", "bf16"):
         for order in ORDERS:
@@ -194,7 +170,7 @@ def test_matmul_hardware_presets(preset, fmt, b_fmt):
             a, b = _random(rng, 9, 72, 16, spread=8)
         else:
             big = 200.0 if "fp8" in fmt else 60000.0
-            a, b = _adversarial(rng, 9, 72, 16, big=big, tiny=2.0 ** -12)
+            a, b = adversarial_operands(rng, 9, 72, 16, big=big, tiny=2.0 ** -12)
         A, B = _bits(_fit(a, fmt), fmt), _bits(_fit(b, b_fmt_), b_fmt_)
         kw = {} if b_fmt is None else {"b_format": b_fmt}
         check(sf.matmul, A, B, fmt, accumulator=preset, **kw)
@@ -206,7 +182,7 @@ def test_matmul_hardware_presets(preset, fmt, b_fmt):
 def test_sum_and_vecdot_hardware_presets(preset):
     fmt = "fp16" if "fp16" in PRESETS[preset] else "bf16"
     rng = np.random.default_rng(4)
-    a, b = _adversarial(rng, 6, 40, 12)
+    a, b = adversarial_operands(rng, 6, 40, 12)
     x, y = _bits(a, fmt), _bits(b[:, :6].T, fmt)
     check(sf.sum, x, fmt, accumulator=preset, axis=1)
     check(sf.vecdot, x, y, fmt, accumulator=preset)
@@ -254,7 +230,7 @@ def test_any_patterns(case):
 def test_dask_chunks():
     da = pytest.importorskip("dask.array")
     rng = np.random.default_rng(9)
-    a, b = _adversarial(rng, 6, 40, 12)
+    a, b = adversarial_operands(rng, 6, 40, 12)
     A, B = _bits(a, "bf16"), _bits(b, "bf16")
     for acc in ("fp32", "h100"):
         lazy = sf.matmul(da.from_array(A, chunks=(3, 16)), da.from_array(B, chunks=(16, 6)), "bf16",
