@@ -179,7 +179,7 @@ def test_fall_backs_equal_the_reference(monkeypatch):
     special[0, 0], special[1, 3], special[2, 5] = 0x7C00, 0xFC00, 0x7E00  # inf, -inf, NaN
     for acc in ("fp32", "h100"):
         _check(special, fp16_b, "fp16", accumulator=acc)
-    _check(fp16_a, fp16_b, "fp16", accumulator="fp16")
+    _check(fp16_a, fp16_b, "fp16", accumulator="fp16", order="reverse")
     _check(fp16_a, fp16_b, "fp16", accumulator="fp32", order="pairwise")
     _check(fp16_a, fp16_b, "fp16", rounding="toward_zero")
     _check(fp16_a, fp16_b, "fp16", accumulator="h100", out_format="fp16")  # the chip's fp16-output mode
@@ -374,7 +374,7 @@ def test_swamped_fall_back_and_every_flag(monkeypatch):
     special[0, 0] = 0x7C00  # inf: the reference's case; its counts come back as a tensor
     for acc in ("fp32", "h100"):
         _check_swamped(special, b, "fp16", accumulator=acc)
-    _check_swamped(a, b, "fp16", accumulator="fp16")
+    _check_swamped(a, b, "fp16", accumulator="fp16", order="reverse")
     assert len(calls) == 3
     got, flags = matmul_bits(torch.from_numpy(a), torch.from_numpy(b), "fp16", return_flags=True)  # every flag
     assert len(calls) == 4 and isinstance(flags, sf.AccumulationFlags)
@@ -392,3 +392,150 @@ def test_swamped_hypothesis_bit_patterns(pair, accumulator, K, block, M, data):
     a = np.array(data.draw(st.lists(st.integers(0, (1 << fa.bits) - 1), min_size=M * K, max_size=M * K))).reshape(M, K)
     b = np.array(data.draw(st.lists(st.integers(0, (1 << fb.bits) - 1), min_size=K * 2, max_size=K * 2))).reshape(K, 2)
     _check_swamped(a, b, fmt, b_format=b_format, accumulator=accumulator, block=block)
+
+
+# ---- IEEE fp16 and bf16 accumulators (softfloat.torch._accumulate_narrow) ---------------------------------------------
+
+NARROW_PAIRS = [("fp16", None), ("bf16", None), ("fp8_e4m3", None), ("fp8_e5m2", None), ("fp8_e4m3", "fp8_e5m2"),
+                ("fp16", "bf16")]
+NARROW_SHAPES = SHAPES + [((2, 16), (16, 3)), ((3, 32), (32, 2)), ((2, 129), (129, 3))]
+
+
+@pytest.mark.parametrize("fmt, b_format", NARROW_PAIRS)
+@pytest.mark.parametrize("accumulator", ["fp16", "bf16"])
+@pytest.mark.parametrize("shapes", NARROW_SHAPES)
+def test_narrow_accumulator_random(device_only, fmt, b_format, accumulator, shapes):
+    rng = np.random.default_rng(len(shapes[0]) * 13 + shapes[0][-1])
+    # bf16 subnormals' products fall below float32's last bit: the fall-back's case
+    bf = "bf16" in (fmt, b_format)
+    a = _finite_patterns(rng, fmt, shapes[0], spread=6, subnormals=not bf)
+    b = _finite_patterns(rng, b_format or fmt, shapes[1], spread=6, subnormals=not bf)
+    _check_swamped(a, b, fmt, b_format=b_format, accumulator=accumulator)
+    _check(a, b, fmt, b_format=b_format, accumulator=accumulator)
+
+
+@pytest.mark.parametrize("fmt", ["fp16", "bf16", "fp8_e4m3"])
+@pytest.mark.parametrize("accumulator", ["fp16", "bf16"])
+@pytest.mark.parametrize("K", [1, 40, 100])
+def test_narrow_large_then_tiny(device_only, fmt, accumulator, K):
+    rng = np.random.default_rng(K + 3)
+    big = 2.0 ** 6 if fmt.startswith("fp8") else 2.0 ** 10
+    a = _swamping(rng, fmt, (6, K), big)
+    b = np.abs(_finite_patterns(rng, fmt, (K, 5), spread=1, subnormals=False)) & ((1 << (_fmt(fmt).bits - 1)) - 1)
+    swamped = _check_swamped(a, b, fmt, accumulator=accumulator)
+    if K >= 40:
+        assert swamped.sum() > 0  # the data does what it is for
+
+
+@pytest.mark.parametrize("fmt", ["fp16", "bf16"])
+def test_narrow_stall(device_only, fmt):
+    # fp16: 2048 + 1 is 2048 (11 bits), so the ones after it all vanish; bf16: 256 + 1 likewise
+    big = 2048.0 if fmt == "fp16" else 256.0
+    a = sf.encode(np.array([[big] + [1.0] * 20, [1.0] * 20 + [big], [big, 1.0, 1.0, -big] + [1.0] * 17]), fmt)
+    b = sf.encode(np.ones((21, 1)), fmt)
+    got, ref = _call(a, b, fmt, accumulator=fmt)
+    values = sf.decode(ref, fmt).ravel()
+    assert values[0] == big and values[1] == big + 20 and values[2] == 17.0  # the oracle's story
+    assert np.array_equal(got, ref)
+    assert _check_swamped(a, b, fmt, accumulator=fmt).ravel().tolist() == [20, 0, 2]  # big + 1 + 1 - big
+
+
+@pytest.mark.parametrize("accumulator", ["fp16", "bf16"])
+def test_narrow_zeros_cancellation_and_subnormals(device_only, accumulator):
+    z = sf.encode(np.array([[-0.0, -0.0, -0.0], [0.0, -0.0, 0.0], [3.0, -3.0, 0.0], [-0.0, 1.0, -1.0]]), "fp16")
+    ones = sf.encode(np.ones((3, 1)), "fp16")
+    got, ref = _call(z, ones, "fp16", accumulator=accumulator)
+    assert np.array_equal(got, ref)
+    assert sf.decode(ref, accumulator).ravel().tolist() == [0.0] * 4
+    assert (ref.ravel() >> 15).tolist() == [1, 0, 0, 0]  # only -0 + -0 + -0 is -0
+    # a -0 start (c in out_format) and -0 products stay -0; a +0 product makes +0
+    neg = sf.encode(np.array([[-0.0]]), accumulator)
+    _check(z, ones, "fp16", accumulator=accumulator, c=np.broadcast_to(neg, (4, 1)).copy())
+    # subnormal results: fp16 subnormal products and sums; bf16 products below 2**-126, exact in float32
+    sub = np.arange(1, 41, dtype=np.int64).reshape(2, 20) | np.array([[0], [0x8000]])
+    half = sf.encode(np.full((20, 3), 0.5) * np.array([1.0, -1.0, 0.25]), "fp16")
+    _check_swamped(sub, half, "fp16", accumulator=accumulator)
+    tiny_a = sf.encode(np.array([[2.0 ** -70, -2.0 ** -71, 2.0 ** -65, 1.5 * 2.0 ** -70]]), "bf16")
+    tiny_b = sf.encode(np.array([[2.0 ** -60], [2.0 ** -60], [2.0 ** -62], [-2.0 ** -61]]), "bf16")
+    _check_swamped(tiny_a, tiny_b, "bf16", accumulator=accumulator)
+    _check_swamped(tiny_a, tiny_b, "bf16", accumulator=accumulator, out_format="fp32")
+
+
+def test_narrow_fp16_overflow_on_the_device(device_only):
+    # 60000 + 60000 overflows fp16 to inf, which stays inf (no NaN: terms are finite)
+    a = sf.encode(np.array([[60000.0, 60000.0, -1.0, -60000.0], [-256.0, -256.0, 1.0, 2.0]]), "fp16")
+    b = sf.encode(np.array([[1.0, 2.0], [1.0, 256.0], [1.0, 1.0], [1.0, 4.0]]), "fp16")
+    got, ref = _call(a, b, "fp16", accumulator="fp16")
+    assert np.array_equal(got, ref)
+    assert np.isinf(sf.decode(ref, "fp16")).sum() >= 2
+    _check_swamped(a, b, "fp16", accumulator="fp16")
+    _check(a, b, "fp16", accumulator="fp16", out_format="fp32")
+    _check(a, b, "fp16", accumulator="bf16")  # bf16 holds these sums
+
+
+def test_narrow_declines_near_float32_overflow(monkeypatch):
+    calls = []
+    real = _accumulate._reference
+    monkeypatch.setattr(_accumulate, "_reference", lambda *a, **k: calls.append(1) or real(*a, **k))
+    # bf16 products near 2**127: the bf16 accumulator overflows; TwoSum could overflow float32
+    a = sf.encode(np.array([[2.0 ** 120, 2.0 ** 120, -2.0 ** 120, 2.0 ** 120, 2.0 ** 120]]), "bf16")
+    b = sf.encode(np.full((5, 1), 2.0 ** 6), "bf16")
+    for acc in ("bf16", "fp16"):
+        _check(a, b, "bf16", accumulator=acc)
+        _check_swamped(a, b, "bf16", accumulator=acc)
+    assert len(calls) == 4
+    # bf16 with large terms that stay below 2**126: the guarded device path
+    calls.clear()
+    a = sf.encode(np.array([[2.0 ** 90, 2.0 ** 90, -2.0 ** 90, 1.0]]), "bf16")
+    b = sf.encode(np.full((4, 1), 2.0 ** 20), "bf16")
+    _check_swamped(a, b, "bf16", accumulator="bf16")
+    assert not calls
+
+
+@pytest.mark.parametrize("accumulator", ["fp16", "bf16"])
+def test_narrow_c_and_out_formats(device_only, accumulator):
+    rng = np.random.default_rng(7)
+    a = _finite_patterns(rng, "fp8_e4m3", (5, 40), 2)
+    b = _finite_patterns(rng, "fp8_e4m3", (40, 6), 2)
+    c32 = sf.encode(rng.standard_normal((5, 6)) * 4, "fp32").astype(np.int64)
+    c32[0, 0], c32[1, 1] = 0x80000000, 0  # -0 and +0 starts
+    c16 = sf.encode(rng.standard_normal((1, 6)) * 4, accumulator).astype(np.int64)
+    for out in (None, "fp32", "fp64", "fp16", "bf16"):
+        _check_swamped(a, b, "fp8_e4m3", accumulator=accumulator, out_format=out)
+    _check_swamped(a, b, "fp8_e4m3", accumulator=accumulator, out_format="fp32", c=c32)
+    _check_swamped(a, b, "fp8_e4m3", accumulator=accumulator, c=c16)
+    _check(a, b, "fp8_e4m3", accumulator=accumulator, c=c16, out_format=accumulator)
+    # a (T, M, K) batch against a shared (K, N)
+    _check(np.stack([a, a[::-1]]), b, "fp8_e4m3", accumulator=accumulator)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.sampled_from(NARROW_PAIRS), st.sampled_from(["fp16", "bf16"]), st.integers(1, 40),
+       st.integers(1, 3), st.integers(1, 3), st.data())
+def test_narrow_hypothesis_bit_patterns(pair, accumulator, K, M, N, data):
+    # any patterns: the finite calls take the device path, the others the reference
+    fmt, b_format = pair
+    fa, fb = _fmt(fmt), _fmt(b_format or fmt)
+    a = np.array(data.draw(st.lists(st.integers(0, (1 << fa.bits) - 1), min_size=M * K, max_size=M * K))).reshape(M, K)
+    b = np.array(data.draw(st.lists(st.integers(0, (1 << fb.bits) - 1), min_size=K * N, max_size=K * N))).reshape(K, N)
+    _check_swamped(a, b, fmt, b_format=b_format, accumulator=accumulator)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.sampled_from(NARROW_PAIRS), st.sampled_from(["fp16", "bf16"]), st.integers(1, 40), st.data())
+def test_narrow_hypothesis_finite_on_the_device(pair, accumulator, K, data):
+    fmt, b_format = pair
+    fa, fb = _fmt(fmt), _fmt(b_format or fmt)
+
+    def finite(f, n):
+        # finite patterns; bf16 within [2**-63, 2**64) (the products of the whole range
+        # need not be float32 values: the fall-back's, tested above)
+        lo, hi = (0x2000, 0x5F7F) if f == sf.formats.bf16 else (0, int(sf.encode(np.array(f.max_finite), f)))
+        v = data.draw(st.lists(st.integers(lo, hi) | st.just(0), min_size=n, max_size=n))
+        s = data.draw(st.lists(st.booleans(), min_size=n, max_size=n))
+        return np.array(v, np.int64) | (np.array(s, np.int64) << (f.bits - 1))
+
+    a, b = finite(fa, 2 * K).reshape(2, K), finite(fb, K * 2).reshape(K, 2)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(_accumulate, "_reference", _refuse)
+        _check_swamped(a, b, fmt, b_format=b_format, accumulator=accumulator)

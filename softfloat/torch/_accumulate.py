@@ -7,9 +7,12 @@ The torch paths (each module's docstring has its proof):
   operands of at most 16 bits whose products are exact in float32, one float32 multiply
   and one float32 addition per step;
 * a tensor-core preset or :class:`~softfloat.accumulate.FusedAccumulator` with an fp32
-  output (``softfloat.torch._accumulate_fused``): the fused adder's blocks in float64.
+  output (``softfloat.torch._accumulate_fused``): the fused adder's blocks in float64;
+* IEEE fp16 or bf16 accumulator, sequential k order (``softfloat.torch._accumulate_narrow``):
+  products exact in float32 as above, each step's sum rounded to odd at 24 bits by
+  TwoSum in float32 and then to the 16-bit format in nearest even.
 
-Both also count the swamped additions (``return_flags="swamped"``) on the device, by
+All three also count the swamped additions (``return_flags="swamped"``) on the device, by
 ``softfloat.accumulate``'s definitions (each module's docstring).
 
 Which device: the lead's wiring of ``emulate`` should call :func:`matmul_bits` when the
@@ -27,7 +30,7 @@ from ..accumulate.hardware import is_preset
 from ..accumulate.reduce import default_accumulator
 from ..formats import Format, as_format, bf16, fp16, fp32, fp64
 from ..rounding import Rounding
-from . import _accumulate_fused, _accumulate_ieee
+from . import _accumulate_fused, _accumulate_ieee, _accumulate_narrow
 from ._accumulate_tables import patterns, tabled, tables
 
 __all__ = ["matmul_bits", "matmul_on", "torch_path"]
@@ -94,7 +97,11 @@ def matmul_bits(a_bits, b_bits, fmt, *, b_format=None, accumulator=None, out_for
     * a hardware preset (or FusedAccumulator) with an fp32 adder output that truncates
       (the presets' fp32-output modes, native and "via fp16" FP8), ``out_format`` fp32
       or a format reached by one rounding (fp64, fp16 is the preset's fp16-output mode
-      and is not taken, bf16), ``block`` and ``c`` with an fp32 ``out_format``.
+      and is not taken, bf16), ``block`` and ``c`` with an fp32 ``out_format``, or
+    * an IEEE fp16 or bf16 accumulator whose products are all exact in float32 (as for
+      fp32), no ``block``, ``out_format`` fp32, fp64, fp16 or bf16 (``c`` in fp32, fp16
+      or bf16), where no step's float32 TwoSum can overflow (terms and ``c`` well below
+      2**126; an fp16 accumulator's overflow to infinity is taken).
 
     Everything else -- other accumulators, orders, rounding modes, flags, non-finite
     data -- runs :func:`softfloat.matmul` on host copies and returns its bits on the
@@ -207,9 +214,12 @@ def _model(accumulator, fmt, b_fmt, out_format):
             return None
     if isinstance(accumulator, (str, Format)):
         try:
-            return ("ieee", fp32) if as_format(accumulator, "accumulator") == fp32 else None
+            acc = as_format(accumulator, "accumulator")
         except (TypeError, ValueError):
             return None
+        if acc in _accumulate_narrow.ACCUMULATORS:
+            return "narrow", acc
+        return ("ieee", fp32) if acc == fp32 else None
     return None
 
 
@@ -231,21 +241,26 @@ def _on_device(a_bits, b_bits, fmt, b_fmt, call, count):
     if kind == "fused" and not (model.output == fp32 and model.output_rounding is Rounding.TOWARD_ZERO
                                 and fmt.precision + b_fmt.precision <= 24):
         return None
-    out = fp32 if out is None else out
-    if out not in _OUT_DTYPE or ((c is not None or block is not None) and out != fp32):
+    out = (model if kind == "narrow" else fp32) if out is None else out
+    if kind == "narrow":  # c: a value of out_format, held exactly (a float32 value here)
+        if out not in _OUT_DTYPE or block is not None or (c is not None and out == fp64):
+            return None
+    elif out not in _OUT_DTYPE or ((c is not None or block is not None) and out != fp32):
         return None
     nd = max(a_bits.dim(), b_bits.dim())  # batch axes aligned: (T, ...) layouts broadcast
     a_bits = a_bits.reshape((1,) * (nd - a_bits.dim()) + tuple(a_bits.shape))
     b_bits = b_bits.reshape((1,) * (nd - b_bits.dim()) + tuple(b_bits.shape))
     a_idx, b_idx = patterns(a_bits, fmt), patterns(b_bits, b_fmt)
-    c_idx = None if c is None else patterns(c, fp32)
+    c_idx = None if c is None else patterns(c, out if kind == "narrow" else fp32)
     if a_idx is None or b_idx is None or (c is not None and c_idx is None):
         return None
-    c_values = None if c_idx is None else (c_idx - ((c_idx >> 31) << 32)).to(torch.int32).view(torch.float32)
+    c_values = None if c_idx is None else _c_values(c_idx, out if kind == "narrow" else fp32)
     if c_values is not None and not bool(torch.isfinite(c_values).all()):
         return None
     if kind == "ieee":
         result = _ieee(a_idx, b_idx, (fmt, b_fmt), c_values, block, count)
+    elif kind == "narrow":
+        result = _narrow(model, a_idx, b_idx, (fmt, b_fmt), c_values, count)
     else:
         result = _fused(model, a_idx, b_idx, (fmt, b_fmt), c_values, block, count)
     if result is None:
@@ -253,6 +268,13 @@ def _on_device(a_bits, b_bits, fmt, b_fmt, call, count):
     values, swamped = result if count else (result, None)
     bits = values.to(_OUT_DTYPE[out]).view(_BITS_DTYPE[out.bits])
     return (bits, swamped) if count else bits
+
+
+def _c_values(c_idx, out):
+    """float32 values of ``c``'s patterns of ``out`` (fp32, or a tabled format)."""
+    if out == fp32:
+        return (c_idx - ((c_idx >> 31) << 32)).to(torch.int32).view(torch.float32)
+    return tables(out, c_idx.device).values[c_idx]
 
 
 def _finite(*values) -> bool:
@@ -266,6 +288,15 @@ def _ieee(a_idx, b_idx, formats, c_values, block, count):
     if not _finite(a, b) or not _accumulate_ieee.products_exact(fmt, b_fmt, ta, tb, a_idx, b_idx):
         return None
     return _accumulate_ieee.sequential_fp32(a, b, c_values, block, count)
+
+
+def _narrow(acc, a_idx, b_idx, formats, c_values, count):
+    fmt, b_fmt = formats
+    ta, tb = tables(fmt, a_idx.device), tables(b_fmt, b_idx.device)
+    a, b = ta.values[a_idx], tb.values[b_idx]
+    if not _finite(a, b) or not _accumulate_ieee.products_exact(fmt, b_fmt, ta, tb, a_idx, b_idx):
+        return None
+    return _accumulate_narrow.sequential_narrow(acc, a, b, c_values, count)
 
 
 def _fused(model, a_idx, b_idx, formats, c_values, block, count):

@@ -1,0 +1,199 @@
+"""The IEEE fp16 and bf16 accumulators in sequential k order, in torch operations on the
+operands' device: ``sf.matmul(..., accumulator="fp16" or "bf16")``'s definition in
+round to nearest even
+
+    s = c (held exactly) if given; then for k = 0, 1, ..., K-1:
+        s = round_A(t_k) while s is undefined, else s = round_A(s + t_k)
+
+with t_k = a_k * b_k exact in float32 (the caller checks it:
+``softfloat.torch._accumulate_ieee.products_exact``) and A the 16-bit format.  The
+running sum s is kept as the float32 value of an A value (or of c, a float32 value).
+
+One step, in float32 (softfloat.ops._native's proof, "Sums and differences"):
+
+* TwoSum: s32 = fl(s + t), then the exact error e with s32 + e = s + t, from five more
+  float32 additions and subtractions (Knuth; exact wherever s32 is finite, underflow
+  included).  Each is its own torch kernel, so nothing contracts them into an FMA.
+* Round to odd at float32's 24 bits: where e != 0 and s32's last bit is even, s32 moves
+  one ulp toward e.  On the bits u of s32 (int32): where e != 0,
+  ``u' = (u + d) | 1`` with d = -1 where e and s32 differ in sign (the exact sum is
+  nearer zero: truncation toward zero is u - 1 then, u otherwise) and d = 0 else --
+  the truncation toward zero with its last bit forced to 1, which is the rounding to
+  odd (s32 != 0 where e != 0).
+* Round that float32 value to A in nearest even: for fp16 torch's float32 -> float16
+  cast (round to nearest even, gradual underflow, overflow to infinity, on CPU and
+  CUDA); for bf16 the integer rounding of the top 16 bits::
+
+      u = sign | exponent (8) | m1..m7 | m8..m23       (bf16 keeps the top 16 bits)
+      u + 0x7FFF + ((u >> 16) & 1), low 16 bits cleared   (ties to the even m7)
+
+  which rounds every finite float32 value, subnormals included, in nearest even
+  (a carry moves into the exponent, up to infinity).
+  Rounding to odd at 24 bits then to nearest even at p <= 22 bits is one correct rounding
+  (Boldo and Melquiond, IEEE TC 2008), for every exponent: round_A(s + t) exactly.
+* Exact zero sums: float32's s + t is +0 for opposite signs and -0 for -0 + -0 (IEEE
+  754 section 6.3 in nearest even), e = 0 leaves it, and the casts keep zero signs; a
+  non-zero sum that rounds to zero keeps its sign in float32 and in the rounding to A.
+
+Range: TwoSum needs s32 finite.  The terms are bounded before the loop by
+max|a| * max|b| (float64, per call):
+
+* fp16: |s| <= 65504 or s = +-inf (an overflow of the accumulator).  Where
+  max|c| + 65504 + max|t| < 2**126 every finite step is safe; an infinite s gives
+  s32 = s and e = NaN, and "e != 0" is tested as |e| > 0 (False for NaN), so s stays
+  infinite as IEEE's inf + finite does.  Otherwise the call is declined.
+* bf16: the rounded sums satisfy |s_k| <= (1 + 2**-8) (|s_{k-1}| + |t_k|) + 2**-134, so
+  |s32| <= 2 * (1 + 2**-8)**K * (max|c| + K max|t| + 1); where that is below 2**126 no
+  step can overflow.  Otherwise every step's |s32| is checked (a running flag, read
+  once at the end) and the call is declined where one reached 2**126, as _native
+  declines those blocks.
+
+Swamped counts (``count=True``): per output, the additions s + t (c + t_0 included, the
+first term without c is no addition) with t non-zero, s finite and round_A(s + t) == s --
+``softfloat.accumulate``'s definition -- tested per tile as in _accumulate_ieee
+(``swamped_additions``, ``count_down``).
+
+Memory: the output's running sum and a few work arrays of its shape, and one tile of
+TILE products (TILE, ..., M, N) float32.
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+
+from ..formats import bf16, fp16
+from ._accumulate_ieee import TILE, count_down, swamped_additions
+
+__all__ = ["ACCUMULATORS", "sequential_narrow"]
+
+#: the accumulators this module computes
+ACCUMULATORS = (fp16, bf16)
+
+_LIMIT = 2.0 ** 126
+_MASK_HIGH16 = -(1 << 16)  # 0xFFFF0000 as int32
+
+
+def _round_bf16(u):
+    """float32 bit patterns (int32) rounded to bf16 in nearest even, as float32 values."""
+    lsb = (u >> 16).bitwise_and_(1)
+    return lsb.add_(u).add_(0x7FFF).bitwise_and_(_MASK_HIGH16).view(torch.float32)
+
+
+def _round_fp16(x):
+    return x.to(torch.float16).to(torch.float32)
+
+
+def _to_acc(acc, x):
+    """float32 values rounded to ``acc`` in nearest even, as float32 values (new)."""
+    return _round_bf16(x.view(torch.int32)) if acc == bf16 else _round_fp16(x)
+
+
+class _Work:
+    """Work arrays of the output's shape for one step."""
+
+    def __init__(self, shape, device):
+        self.s32 = torch.empty(shape, dtype=torch.float32, device=device)
+        self.bv = torch.empty(shape, dtype=torch.float32, device=device)
+        self.av = torch.empty(shape, dtype=torch.float32, device=device)
+        self.d = torch.empty(shape, dtype=torch.int32, device=device)
+        self.inexact = torch.empty(shape, dtype=torch.bool, device=device)
+
+
+def _step(acc, s, t, w, guard):
+    """round_A(s + t) (a new tensor) by TwoSum, rounding to odd and one rounding to A
+    (see the module docstring); with ``guard`` (a bool tensor) |s32| >= 2**126 ORed in."""
+    s32 = torch.add(s, t, out=w.s32)
+    if guard is not None:
+        guard.logical_or_(s32.abs() >= _LIMIT)
+    bv = torch.sub(s32, s, out=w.bv)
+    av = torch.sub(s32, bv, out=w.av)
+    e = torch.sub(t, bv, out=w.bv)
+    e.add_(torch.sub(s, av, out=w.av))  # the exact error: s32 + e == s + t
+    inexact = torch.gt(torch.abs(e, out=w.av), 0, out=w.inexact)  # NaN (s infinite): False
+    u = s32.view(torch.int32)
+    # d = -1 where e and s32 differ in sign: truncation toward zero is one ulp down then
+    d = torch.bitwise_xor(e.view(torch.int32), u, out=w.d).bitwise_right_shift_(31)
+    odd = d.add_(u).bitwise_or_(1)
+    u = torch.where(inexact, odd, u)
+    return _round_bf16(u) if acc == bf16 else _round_fp16(u.view(torch.float32))
+
+
+def _products(a, b, k0, k1):
+    """(k1 - k0, ..., M, N) float32: the products of k0 .. k1-1, one multiply kernel."""
+    x = a[..., :, k0:k1].movedim(-1, 0).unsqueeze(-1)  # (T, ..., M, 1)
+    y = b[..., k0:k1, :].movedim(-2, 0).unsqueeze(-2)  # (T, ..., 1, N)
+    return torch.mul(x, y)
+
+
+def _needs_guard(acc, a, b, c, K):
+    """None: no step can overflow float32; True: check every step (bf16); False:
+    declined (fp16 with terms near float32's range)."""
+    big_t = float(a.abs().amax().double()) * float(b.abs().amax().double())
+    big_c = 0.0 if c is None else float(c.abs().amax().double())
+    if acc == fp16:
+        return None if big_c + 65504.0 + big_t < _LIMIT else False
+    growth = K * math.log2(1.0 + 2.0 ** -8) + 1.0
+    if growth < 100 and (big_c + K * big_t + 1.0) * 2.0 ** growth < _LIMIT:
+        return None
+    return True
+
+
+def sequential_narrow(acc, a, b, c=None, count=False):
+    """The ``acc`` (fp16 or bf16) accumulator's sequential sum in nearest even.
+
+    Parameters
+    ----------
+    acc : Format
+        fp16 or bf16.
+    a, b : torch.Tensor of float32
+        Finite values (..., M, K) and (..., K, N) whose products are all exact in float32.
+    c : torch.Tensor of float32, optional
+        Finite start values, held exactly, broadcast to the output.
+    count : bool
+        Also count the swamped additions.
+
+    Returns
+    -------
+    (..., M, N) float32 values of ``acc`` (with ``count``: and the int64 swamped counts),
+    or None where the call is declined (a float32 overflow in TwoSum was possible).
+
+    Examples
+    --------
+    >>> import torch
+    >>> from softfloat.formats import fp16
+    >>> a = torch.tensor([[2048.0, 1.0, 1.0]]); b = torch.ones(3, 1)
+    >>> total, swamped = sequential_narrow(fp16, a, b, count=True)  # 2048 + 1 is 2048 in fp16
+    >>> total.tolist(), swamped.tolist()
+    ([[2048.0]], [[2]])
+    """
+    if acc not in ACCUMULATORS:
+        raise ValueError(f"acc: expected fp16 or bf16, got {acc!r}")
+    K = a.shape[-1]
+    shape = torch.broadcast_shapes(a.shape[:-1] + (1,), b.shape[:-2] + (1, b.shape[-1]))
+    guard = _needs_guard(acc, a, b, c, K)
+    if guard is False:
+        return None
+    guard = torch.zeros(shape, dtype=torch.bool, device=a.device) if guard else None
+    w = _Work(shape, a.device)
+    s = None if c is None else torch.broadcast_to(c, shape).to(torch.float32).clone()
+    swamped = torch.zeros(shape, dtype=torch.int64, device=a.device) if count else None
+    for t0 in range(0, K, TILE):
+        P = _products(a, b, t0, min(t0 + TILE, K))
+        first = 0
+        if s is None:
+            s, first = _to_acc(acc, P[0]), 1
+        rows = None
+        if count and P.shape[0] > first:
+            rows = torch.empty((P.shape[0] - first + 1,) + tuple(shape), dtype=torch.float32, device=a.device)
+            rows[0] = s
+        for i in range(first, P.shape[0]):
+            s = _step(acc, s, P[i], w, guard)
+            if rows is not None:
+                rows[i - first + 1] = s
+        if rows is not None:
+            swamped += count_down(swamped_additions(rows[:-1], P[first:], rows[1:]))
+    if guard is not None and bool(guard.any()):
+        return None
+    return (s, swamped) if count else s
