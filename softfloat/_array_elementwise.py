@@ -178,7 +178,7 @@ def _libm_one(ufunc, fmt, ctx, bits):
     found = encode_scalar(value, fmt, ctx.attributes)  # finite values and zeros, deterministic modes
     if found is not None:
         pattern, code = found
-        result = np.full(shape, pattern, dtype=fmt.storage_dtype) if shape else fmt.storage_dtype.type(pattern)
+        result = np.array([pattern], dtype=fmt.storage_dtype).reshape(shape) if shape else fmt.storage_dtype.type(pattern)
         # a finite libm result is taken as inexact
         return result, (flags_of_code(code | _INEXACT, shape) if ctx.track_flags else None)
     result, flags = ctx.split(codec.encode(value, fmt, return_flags=ctx.track_flags, attributes=ctx.attributes,

@@ -144,6 +144,10 @@ class StickyFlags:
 
     def record(self, flags: Flags) -> None:
         """Add one operation's flags."""
+        uniform = flags._uniform
+        if uniform is not None:  # every element raised the same flags (one packed code)
+            self._record_code(flags, *uniform)
+            return
         inexact = flags.inexact
         if type(inexact) is np.bool_ or (type(inexact) is np.ndarray and inexact.size == 1):  # one element
             self._record_one(flags)
@@ -154,7 +158,7 @@ class StickyFlags:
             n = (1 if mask else 0) if type(mask) is np.bool_ else np.count_nonzero(mask)
             if n:
                 setattr(self, name, getattr(self, name) + int(n))
-        swamped = getattr(flags, "swamped", None)
+        swamped = flags.__dict__.get("swamped")  # AccumulationFlags' (a miss through Flags.__getattr__ costs us)
         if swamped is not None:
             self.swamped += int(swamped) if isinstance(swamped, np.integer) else int(np.sum(swamped))
         self.values += math.prod(np.shape(flags.inexact))
@@ -174,10 +178,29 @@ class StickyFlags:
             self.underflow += 1
         if flags.inexact:
             self.inexact += 1
-        swamped = getattr(flags, "swamped", None)
+        swamped = flags.__dict__.get("swamped")  # AccumulationFlags' (a miss through Flags.__getattr__ costs us)
         if swamped is not None:
             self.swamped += int(swamped) if isinstance(swamped, np.integer) else int(np.sum(swamped))
         self.values += 1
+        self.operations += 1
+        self.last = flags
+
+    def _record_code(self, flags: Flags, code: int, shape) -> None:
+        """``record`` of flags that are one packed code (softfloat._flagmasks.FLAG_BITS:
+        bit 0 invalid .. bit 4 inexact) for each of the ``shape``'s elements."""
+        n = math.prod(shape)
+        if code:
+            if code & 1:
+                self.invalid += n
+            if code & 2:
+                self.divide_by_zero += n
+            if code & 4:
+                self.overflow += n
+            if code & 8:
+                self.underflow += n
+            if code & 16:
+                self.inexact += n
+        self.values += n
         self.operations += 1
         self.last = flags
 

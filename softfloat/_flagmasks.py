@@ -14,8 +14,6 @@ part that can raise its flag is merged in, so the hot paths make no all-False ar
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
 from .flags import FLAG_NAMES, AccumulationFlags, Flags
@@ -42,7 +40,8 @@ _SCALAR_FLAGS: dict = {}
 def flags_of_code(code: int, shape=()) -> Flags:
     """The public Flags of one packed flag byte (see :data:`FLAG_BITS`), every element of
     ``shape`` alike: numpy bools for ``()`` (as ``Flags.squeezed`` gives them; immutable,
-    so one Flags per code serves every call), else fresh arrays.
+    so one Flags per code serves every call), else fresh arrays made when first read
+    (until then ``softfloat.StickyFlags`` counts from the code itself).
 
     >>> flags_of_code(16 | 8).raised(), flags_of_code(1, (2,)).invalid.tolist()
     (('underflow', 'inexact'), [True, True])
@@ -52,33 +51,9 @@ def flags_of_code(code: int, shape=()) -> Flags:
         if flags is None:
             flags = _SCALAR_FLAGS[code] = Flags(*(np.bool_(code & b) for b in _CODE_BITS))
         return flags
-    shape = (shape,) if isinstance(shape, (int, np.integer)) else tuple(shape)
-    if math.prod(shape) > 64:
-        masks = []
-        for b in _CODE_BITS:
-            mask = np.zeros(shape, dtype=bool)
-            if code & b:
-                mask.fill(True)
-            masks.append(mask)
-        return Flags(*masks)
-    # small shapes (one element: the scalar paths of arrays): rows of one fresh copy of a
-    # kept (5,) + shape template -- one allocation, not five
-    key = (code, shape)
-    template = _SMALL_MASKS.get(key)
-    if template is None:
-        if len(_SMALL_MASKS) > 256:
-            _SMALL_MASKS.clear()
-        template = _SMALL_MASKS[key] = np.zeros((len(_CODE_BITS),) + tuple(shape), dtype=bool)
-        for j, b in enumerate(_CODE_BITS):
-            template[j] = bool(code & b)
-    m = template.copy()
-    # Flags(*m) without the frozen dataclass's per-field __setattr__ (a third of the call)
-    made = object.__new__(Flags)
-    made.__dict__.update(zip(FLAG_NAMES, m))
+    made = object.__new__(Flags)  # its masks made when first read (Flags.__getattr__): counters read the code
+    made.__dict__["_uniform"] = (int(code), (shape,) if isinstance(shape, (int, np.integer)) else tuple(shape))
     return made
-
-
-_SMALL_MASKS: dict = {}  # (flag code, shape) -> the (5,) + shape masks of flags_of_code
 
 
 class FlagMasks:

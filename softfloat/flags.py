@@ -59,6 +59,22 @@ class Flags:
     underflow: np.ndarray
     inexact: np.ndarray
 
+    #: (packed flag byte, shape) where every element raised the same flags and the masks
+    #: are made on first use (softfloat._flagmasks.flags_of_code, the one-element paths);
+    #: None for flags held as masks (a class attribute, not a field)
+    _uniform = None
+
+    def __getattr__(self, name):
+        """The masks of flags made from one packed code (``_uniform``), made when first
+        read; reached only for attributes not set."""
+        uniform = self.__dict__.get("_uniform")
+        if uniform is None or name not in FLAG_NAMES:
+            raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+        code, shape = uniform
+        for j, flag in enumerate(FLAG_NAMES):
+            self.__dict__[flag] = np.full(shape, bool(code >> j & 1))
+        return self.__dict__[name]
+
     @classmethod
     def none(cls, shape: tuple[int, ...]) -> "Flags":
         """All five flags clear, for a result of the given shape."""

@@ -187,3 +187,30 @@ def test_special_lanes_merged_into_a_block_match_the_scalar_path():
         one_bits, one = sf.encode(float(v), "fp16", return_flags=True)
         assert int(one_bits) == int(bits[i])
         assert {k: bool(m) for k, m in one} == {k: bool(m[i]) for k, m in flags}
+
+
+@pytest.mark.parametrize("shape", [(1,), (1, 1), (3,), (2, 70)])
+@pytest.mark.parametrize("code", [0, 1, 16 | 8, 31])
+def test_flags_of_a_code_made_when_read_equal_the_masks(code, shape):
+    """flags_of_code's Flags (masks made on first read, counted from the code until then)
+    are the Flags of the same masks: fields, equality, counts in a context, pickling."""
+    import pickle
+
+    from softfloat._context import StickyFlags
+    from softfloat._flagmasks import flags_of_code
+
+    eager = sf.Flags(*(np.full(shape, bool(code >> j & 1)) for j in range(5)))
+    lazy = flags_of_code(code, shape)
+    counted, counted_eager = StickyFlags(), StickyFlags()
+    counted.record(lazy)  # before any mask is read
+    counted_eager.record(eager)
+    for name in sf.FLAG_NAMES + ("values", "operations"):
+        assert getattr(counted, name) == getattr(counted_eager, name), name
+    assert type(lazy) is sf.Flags
+    for made in (lazy, pickle.loads(pickle.dumps(flags_of_code(code, shape)))):
+        for name in sf.FLAG_NAMES:
+            mask = getattr(made, name)
+            assert mask.dtype == bool and mask.flags.writeable and np.array_equal(mask, getattr(eager, name)), name
+    assert lazy.count() == eager.count() and lazy.raised() == eager.raised()
+    with pytest.raises(AttributeError, match="swamped"):
+        lazy.swamped
