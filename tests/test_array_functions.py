@@ -89,14 +89,16 @@ def test_minus_zero_is_false_and_equal_to_zero():
 @settings(max_examples=40, deadline=None)
 @given(x=F16, decimals=st.integers(-2, 3))
 def test_round_is_numpy_float16s_composition(x, decimals):
-    same(np.round(A(x), decimals), np.round(x, decimals))
+    with np.errstate(all="ignore"):  # numpy's own x * 10**decimals may overflow float16
+        expected = np.round(x, decimals)
+    same(np.round(A(x), decimals), expected)
 
 
 @settings(max_examples=40, deadline=None)
 @given(x=F16, n=st.integers(1, 3))
+@np.errstate(all="ignore")  # numpy float16's own products may overflow (scoped: no global seterr)
 def test_diff_outer_trace_cumprod_are_their_compositions(x, n):
     a = A(x)
-    np.seterr(all="ignore")
     # fp16 nearest even: numpy float16's subtract/multiply are correctly rounded
     same(np.diff(a, n=n, axis=0), np.diff(x, n=n, axis=0))
     same(np.outer(a, a), np.outer(x, x))
