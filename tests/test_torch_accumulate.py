@@ -32,6 +32,15 @@ def device_only(monkeypatch):
     monkeypatch.setattr(_accumulate, "_reference", _refuse)
 
 
+@pytest.fixture
+def reference_calls(monkeypatch):
+    """The numpy reference counted: a list that grows by one per fall-back."""
+    calls = []
+    real = _accumulate._reference
+    monkeypatch.setattr(_accumulate, "_reference", lambda *a, **k: calls.append(1) or real(*a, **k))
+    return calls
+
+
 def _fmt(name):
     return sf.formats.as_format(name)
 
@@ -165,10 +174,8 @@ def test_bf16_extremes_fused_path(device_only):
         _check(a[:, :2], b[:2], "bf16", accumulator=acc)
 
 
-def test_fall_backs_equal_the_reference(monkeypatch):
-    calls = []
-    real = _accumulate._reference
-    monkeypatch.setattr(_accumulate, "_reference", lambda *a, **k: calls.append(1) or real(*a, **k))
+def test_fall_backs_equal_the_reference(reference_calls):
+    calls = reference_calls
     rng = np.random.default_rng(5)
     fp16_a, fp16_b = _finite_patterns(rng, "fp16", (3, 20), 4), _finite_patterns(rng, "fp16", (20, 4), 4)
     # bf16 products below 2**-126 and beyond the float32 range: not exact in float32
@@ -205,14 +212,20 @@ def test_signed_torch_views_and_errors():
         matmul_bits(torch.ones(2, 3, dtype=torch.int64), torch.ones(2, 3, dtype=torch.int64), "fp16")
 
 
+def _drawn_patterns(data, fmt, b_format, M, K, N):
+    """(M, K) and (K, N) arrays of any bit patterns of fmt and b_format (or fmt)."""
+    fa, fb = _fmt(fmt), _fmt(b_format or fmt)
+    a = np.array(data.draw(st.lists(st.integers(0, (1 << fa.bits) - 1), min_size=M * K, max_size=M * K))).reshape(M, K)
+    b = np.array(data.draw(st.lists(st.integers(0, (1 << fb.bits) - 1), min_size=K * N, max_size=K * N))).reshape(K, N)
+    return a, b
+
+
 @settings(max_examples=60, deadline=None)
 @given(st.sampled_from(PAIRS), st.sampled_from([None, "h100", "ada", "h100-mma"]), st.integers(1, 40),
        st.integers(1, 3), st.integers(1, 3), st.data())
 def test_hypothesis_bit_patterns(pair, accumulator, K, M, N, data):
     fmt, b_format = pair
-    fa, fb = _fmt(fmt), _fmt(b_format or fmt)
-    a = np.array(data.draw(st.lists(st.integers(0, (1 << fa.bits) - 1), min_size=M * K, max_size=M * K))).reshape(M, K)
-    b = np.array(data.draw(st.lists(st.integers(0, (1 << fb.bits) - 1), min_size=K * N, max_size=K * N))).reshape(K, N)
+    a, b = _drawn_patterns(data, fmt, b_format, M, K, N)
     _check(a, b, fmt, b_format=b_format, accumulator=accumulator)
 
 
@@ -364,10 +377,8 @@ def test_swamped_fp32_against_numpy_float32(device_only, block):
     assert np.array_equal(swamped.numpy(), want) and want.sum() > 0
 
 
-def test_swamped_fall_back_and_every_flag(monkeypatch):
-    calls = []
-    real = _accumulate._reference
-    monkeypatch.setattr(_accumulate, "_reference", lambda *a, **k: calls.append(1) or real(*a, **k))
+def test_swamped_fall_back_and_every_flag(reference_calls):
+    calls = reference_calls
     rng = np.random.default_rng(6)
     a, b = _finite_patterns(rng, "fp16", (3, 20), 4), _finite_patterns(rng, "fp16", (20, 4), 4)
     special = a.copy()
@@ -473,10 +484,8 @@ def test_narrow_fp16_overflow_on_the_device(device_only):
     _check(a, b, "fp16", accumulator="bf16")  # bf16 holds these sums
 
 
-def test_narrow_declines_near_float32_overflow(monkeypatch):
-    calls = []
-    real = _accumulate._reference
-    monkeypatch.setattr(_accumulate, "_reference", lambda *a, **k: calls.append(1) or real(*a, **k))
+def test_narrow_declines_near_float32_overflow(reference_calls):
+    calls = reference_calls
     # bf16 products near 2**127: the bf16 accumulator overflows; TwoSum could overflow float32
     a = sf.encode(np.array([[2.0 ** 120, 2.0 ** 120, -2.0 ** 120, 2.0 ** 120, 2.0 ** 120]]), "bf16")
     b = sf.encode(np.full((5, 1), 2.0 ** 6), "bf16")
@@ -515,9 +524,7 @@ def test_narrow_c_and_out_formats(device_only, accumulator):
 def test_narrow_hypothesis_bit_patterns(pair, accumulator, K, M, N, data):
     # any patterns: the finite calls take the device path, the others the reference
     fmt, b_format = pair
-    fa, fb = _fmt(fmt), _fmt(b_format or fmt)
-    a = np.array(data.draw(st.lists(st.integers(0, (1 << fa.bits) - 1), min_size=M * K, max_size=M * K))).reshape(M, K)
-    b = np.array(data.draw(st.lists(st.integers(0, (1 << fb.bits) - 1), min_size=K * N, max_size=K * N))).reshape(K, N)
+    a, b = _drawn_patterns(data, fmt, b_format, M, K, N)
     _check_swamped(a, b, fmt, b_format=b_format, accumulator=accumulator)
 
 

@@ -258,9 +258,11 @@ def _on_device(a_bits, b_bits, fmt, b_fmt, call, count):
     if c_values is not None and not bool(torch.isfinite(c_values).all()):
         return None
     if kind == "ieee":
-        result = _ieee(a_idx, b_idx, (fmt, b_fmt), c_values, block, count)
+        result = _exact_products_chain(lambda a, b: _accumulate_ieee.sequential_fp32(a, b, c_values, block, count),
+                                       a_idx, b_idx, (fmt, b_fmt))
     elif kind == "narrow":
-        result = _narrow(model, a_idx, b_idx, (fmt, b_fmt), c_values, count)
+        result = _exact_products_chain(lambda a, b: _accumulate_narrow.sequential_narrow(model, a, b, c_values, count),
+                                       a_idx, b_idx, (fmt, b_fmt))
     else:
         result = _fused(model, a_idx, b_idx, (fmt, b_fmt), c_values, block, count)
     if result is None:
@@ -281,22 +283,15 @@ def _finite(*values) -> bool:
     return all(bool(torch.isfinite(v).all()) for v in values)
 
 
-def _ieee(a_idx, b_idx, formats, c_values, block, count):
+def _exact_products_chain(run, a_idx, b_idx, formats):
+    """``run(a, b)`` on the operands' values where every product is exact in float32 and
+    every value finite (the fp32 and the 16-bit accumulators' condition), else None."""
     fmt, b_fmt = formats
     ta, tb = tables(fmt, a_idx.device), tables(b_fmt, b_idx.device)
     a, b = ta.values[a_idx], tb.values[b_idx]
     if not _finite(a, b) or not _accumulate_ieee.products_exact(fmt, b_fmt, ta, tb, a_idx, b_idx):
         return None
-    return _accumulate_ieee.sequential_fp32(a, b, c_values, block, count)
-
-
-def _narrow(acc, a_idx, b_idx, formats, c_values, count):
-    fmt, b_fmt = formats
-    ta, tb = tables(fmt, a_idx.device), tables(b_fmt, b_idx.device)
-    a, b = ta.values[a_idx], tb.values[b_idx]
-    if not _finite(a, b) or not _accumulate_ieee.products_exact(fmt, b_fmt, ta, tb, a_idx, b_idx):
-        return None
-    return _accumulate_narrow.sequential_narrow(acc, a, b, c_values, count)
+    return run(a, b)
 
 
 def _fused(model, a_idx, b_idx, formats, c_values, block, count):
