@@ -325,7 +325,9 @@ def test_hypot_is_float64_libm_rounded_once(case, data):
     with sf.context(rounding=mode):
         got = np.hypot(A(bits, fmt), A(other, fmt))
     xs, ys = (np.asarray(sf.decode(b, fmt), dtype=np.float64) for b in (bits, other))
-    same(got, sf.encode(np.hypot(xs, ys), fmt, mode), fmt)
+    with np.errstate(invalid="ignore"):  # numpy's own hypot of a signalling NaN warns
+        want = np.hypot(xs, ys)
+    same(got, sf.encode(want, fmt, mode), fmt)
 
 
 @pytest.mark.parametrize("mode", MODES)
