@@ -185,6 +185,7 @@ class GemmEngine:
             accumulator's swamped count (``additions``/``swamped`` None), which adds to
             the product's cost (matmul's ``return_flags="swamped"``: about a fifth with
             FP8 on "h100", three quarters for bf16 into fp32, on this project's CPU).
+
         Returns
         -------
         numpy.ndarray (fp32 values, or values of ``out``), and a GemmRecord with ``record``.
