@@ -31,7 +31,7 @@ from ..attributes import RoundingAttributes
 from ..formats import fp16
 from ..ops.kernels import Exact, add_exact, add_kernel
 from ..rounding import Rounding
-from . import _draws, _fused_fast
+from . import _draws, _fused_fast, _fused_maxima
 from ._ieee import Rounder, TileFlags, join
 from .hardware import FusedAccumulator
 
@@ -130,8 +130,18 @@ def accumulate_tile(acc: FusedAccumulator, spec, ieee, tile, c_values, flags: Ti
         nan_in = np.broadcast_to(np.isnan(X) | np.isnan(Y), P.shape).reshape(rows, -1)
         return P.reshape(rows, -1), np.broadcast_to(E, P.shape).reshape(rows, -1), nan_in
 
+    if c_values is None:
+        start = np.zeros(n)
+    elif spec.out == acc.output:
+        start = c_values
+    else:
+        start, fl = to_hw(Exact(c_values.copy()), None, [c_values], _rand(spec, _draws.FINAL, 1, tile))
+        if fl is not None:
+            flags.add(fl)
+    # the native path's blocks by BLAS maxima where they apply (softfloat.accumulate._fused_maxima)
+    maxima = None if via or not _fastpaths.ENABLED else _fused_maxima.plan(acc, tile, emin_x, emin_y, spec, start)
     fast = None
-    if _fastpaths.ENABLED and (tile.layout.outer or K * n <= _fused_fast.PAIRED_LANES):
+    if maxima is None and _fastpaths.ENABLED and (tile.layout.outer or K * n <= _fused_fast.PAIRED_LANES):
         fast = _fused_fast.FastSteps(acc, tile, emin_x, emin_y, spec.want, only)
     fast = fast if fast is not None and fast.ok else None
     no_nan = np.zeros(n, dtype=bool)
@@ -164,24 +174,22 @@ def accumulate_tile(acc: FusedAccumulator, spec, ieee, tile, c_values, flags: Ti
                     flags.add(FlagMasks() if fl is None else fl,
                               (s != 0) & np.isfinite(s) & np.isfinite(before) & (c == before))
             return c
+        if maxima is not None:
+            return maxima.chain(k0, k1, c)
         for a in range(k0, k1, acc.terms):
             c = step(np.arange(a, min(a + acc.terms, k1)), c)
         return c
 
-    if c_values is None:
-        start = np.zeros(n)
-    elif spec.out == acc.output:
-        start = c_values
-    else:
-        start, fl = to_hw(Exact(c_values.copy()), None, [c_values], _rand(spec, _draws.FINAL, 1, tile))
-        if fl is not None:
-            flags.add(fl)
     if spec.block is None:
-        return ieee.finish(chain(0, K, start), tile, flags)
-    total = c_values
-    for j, k0 in enumerate(range(0, K, spec.block)):
-        total = ieee.promote(total, chain(k0, min(k0 + spec.block, K), np.zeros(n)), j, tile, flags)
-    return np.zeros(n) if total is None else total
+        result = ieee.finish(chain(0, K, start), tile, flags)
+    else:
+        total = c_values
+        for j, k0 in enumerate(range(0, K, spec.block)):
+            total = ieee.promote(total, chain(k0, min(k0 + spec.block, K), np.zeros(n)), j, tile, flags)
+        result = np.zeros(n) if total is None else total
+    if maxima is not None and spec.want:
+        flags.add(FlagMasks(), maxima.swamped_counts())
+    return result
 
 
 def _rand(spec, kind, step, tile):

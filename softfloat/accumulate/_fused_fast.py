@@ -59,7 +59,7 @@ import numpy as np
 
 from .. import _scratch
 
-__all__ = ["NO_EXPONENT", "PAIRED_LANES", "FastSteps", "exponents"]
+__all__ = ["NO_EXPONENT", "PAIRED_LANES", "FastSteps", "count_down", "exponents", "float32_products"]
 
 #: terms times outputs up to which a sum's or vecdot's tile is decoded at once for the
 #: fast path (a matrix product's factors are decoded once per call by its layout)
@@ -156,7 +156,7 @@ def _outer_slices(tile, emin_x, emin_y, f32):
     return True, xs(a), ys(b), xs(ea), ys(eb), xs(a32), ys(b32)
 
 
-def _float32_products(fx, fy):
+def float32_products(fx, fy):
     """The exponent of the last bit of the smallest non-zero product of a value of ``fx``
     and one of ``fy`` (None: a sum, products x * 1) where every such product is exact in
     float32, else None."""
@@ -182,7 +182,7 @@ class FastSteps:
         layout = tile.layout
         self.outer = layout.outer
         self._live = None
-        self.last = _float32_products(layout.formats[0], layout.formats[-1])
+        self.last = float32_products(layout.formats[0], layout.formats[-1])
         self.f32 = self.last is not None and self.F + 2 + (acc.terms + 1).bit_length() <= 24
         if self.outer:  # slices of the whole operands' arrays, made once per call
             self.ok, self.X, self.Y, self.ex, self.ey, self.X32, self.Y32 = _outer_slices(
@@ -234,13 +234,13 @@ class FastSteps:
         if self.only:  # the swamped counts alone (the scaled values are not needed after)
             kept = np.trunc(flat, out=flat)
             mask = _scratch.buffer("fused-mask", np.bool_, rows * n).reshape(rows, n)
-            swamped = self._swamped(_count_down(np.equal(kept, dt(0), out=mask)), ks, rows, n)
+            swamped = self._swamped(count_down(np.equal(kept, dt(0), out=mask)), ks, rows, n)
             dropped = None
         elif self.want:
             kept = np.trunc(flat, out=_scratch.buffer("fused-kept", dt, rows * n).reshape(rows, n))
             mask = _scratch.buffer("fused-mask", np.bool_, rows * n).reshape(rows, n)
             dropped = np.logical_or.reduce(np.not_equal(kept, flat, out=mask), axis=0)
-            swamped = self._swamped(_count_down(np.equal(kept, dt(0), out=mask)), ks, rows, n)
+            swamped = self._swamped(count_down(np.equal(kept, dt(0), out=mask)), ks, rows, n)
         else:
             kept = np.trunc(flat, out=flat)
             dropped = swamped = None
@@ -330,7 +330,7 @@ def _as_slice(ks):
     return ks
 
 
-def _count_down(mask):
+def count_down(mask):
     """Per column, how many rows of the boolean (rows, n) ``mask`` are True (int64).
 
     Fewer than 256 rows, n a multiple of 8: the rows are added as uint64 words, 8 lanes a
