@@ -3,14 +3,18 @@ torch path exists, else by the numpy reference on host copies -- the same bits e
 
 The torch paths (each module's docstring has its proof):
 
-* IEEE fp32 accumulator, sequential k order (``softfloat.torch._accumulate_ieee``):
+* IEEE fp32 accumulator, sequential or reverse k order (``softfloat.torch._accumulate_ieee``):
   operands of at most 16 bits whose products are exact in float32, one float32 multiply
   and one float32 addition per step;
 * a tensor-core preset or :class:`~softfloat.accumulate.FusedAccumulator` with an fp32
   output (``softfloat.torch._accumulate_fused``): the fused adder's blocks in float64;
-* IEEE fp16 or bf16 accumulator, sequential k order (``softfloat.torch._accumulate_narrow``):
-  products exact in float32 as above, each step's sum rounded to odd at 24 bits by
-  TwoSum in float32 and then to the 16-bit format in nearest even.
+* IEEE fp16 or bf16 accumulator, sequential or reverse k order, with promotion blocks
+  (``softfloat.torch._accumulate_narrow``): products exact in float32 as above, each
+  step's sum rounded to odd at 24 bits by TwoSum in float32 and then to the 16-bit
+  format in nearest even.
+
+The reverse order is the sequential one on the operands reversed along k (with
+``block``, the reversed operands' runs are the reverse order's runs, in its order).
 
 All three also count the swamped additions (``return_flags="swamped"``) on the device, by
 ``softfloat.accumulate``'s definitions (each module's docstring).
@@ -41,9 +45,13 @@ _OUT_DTYPE = {fp32: torch.float32, fp64: torch.float64, fp16: torch.float16, bf1
 #: the signed torch integer of each storage width: the returned tensor's dtype
 _BITS_DTYPE = {8: torch.uint8, 16: torch.int16, 32: torch.int32, 64: torch.int64}
 _NUMPY_SIGNED = {8: np.uint8, 16: np.int16, 32: np.int32, 64: np.int64}
+#: the summation orders the torch paths take: "reverse" is the sequential order on the
+#: operands reversed along k (its runs of ``block`` terms are the reversed operands'
+#: runs, promoted in the same order); the hardware models' blocks have no order
+_ORDERS = ("sequential", "reverse")
 #: keywords of softfloat.matmul whose default the torch paths take; any other value (or
 #: another keyword) goes to the reference
-_DEFAULTS = {"product": None, "order": "sequential", "rounding": None, "saturate": None, "subnormals": None,
+_DEFAULTS = {"product": None, "rounding": None, "saturate": None, "subnormals": None,
              "tininess": None, "attributes": None, "rng": None, "return_flags": False}
 
 
@@ -87,8 +95,9 @@ def matmul_bits(a_bits, b_bits, fmt, *, b_format=None, accumulator=None, out_for
     Computed in torch operations on the device (see the module docstring) when:
     2-D or batched operands with K >= 1; ``fmt`` and ``b_format`` of at most 16 bits,
     every value a float32 value; no NaN or infinity among the operands and ``c``;
-    every keyword in ``options`` at its default (nearest even, sequential order, exact
-    products, no flags) but ``block`` and ``return_flags="swamped"``; and either
+    every keyword in ``options`` at its default (nearest even, exact products, no
+    flags) but ``block``, ``order`` ("sequential" or "reverse"; the hardware models:
+    "sequential") and ``return_flags="swamped"``; and either
 
     * an IEEE fp32 accumulator whose products are all exact in float32 (fp16, bf16 in
       its exact range, FP8 in any pairing; bf16 products below 2**-126 or beyond the
@@ -99,11 +108,11 @@ def matmul_bits(a_bits, b_bits, fmt, *, b_format=None, accumulator=None, out_for
       or a format reached by one rounding (fp64, fp16 is the preset's fp16-output mode
       and is not taken, bf16), ``block`` and ``c`` with an fp32 ``out_format``, or
     * an IEEE fp16 or bf16 accumulator whose products are all exact in float32 (as for
-      fp32), no ``block``, ``out_format`` fp32, fp64, fp16 or bf16 (``c`` in fp32, fp16
-      or bf16), where no step's float32 TwoSum can overflow (terms and ``c`` well below
-      2**126; an fp16 accumulator's overflow to infinity is taken).
+      fp32), ``out_format`` fp32, fp64, fp16 or bf16 (``block``: fp32, fp16 or bf16;
+      ``c`` in fp32, fp16 or bf16), where no step's float32 TwoSum can overflow (terms
+      and ``c`` well below 2**126; an fp16 accumulator's overflow to infinity is taken).
 
-    Everything else -- other accumulators, orders, rounding modes, flags, non-finite
+    Everything else -- other accumulators, the pairwise order, rounding modes, flags, non-finite
     data -- runs :func:`softfloat.matmul` on host copies and returns its bits on the
     device, so the result never depends on the path.
 
@@ -129,12 +138,13 @@ def matmul_bits(a_bits, b_bits, fmt, *, b_format=None, accumulator=None, out_for
     b_fmt = fmt if b_format is None else as_format(b_format, "b_format")
     kwargs = dict(b_format=b_format, accumulator=accumulator, out_format=out_format, **options)
     block = options.pop("block", None)
+    order = options.pop("order", "sequential")
     count = _swamped_only(options.get("return_flags", False))
     if count:
         options.pop("return_flags")
     got = None
-    if _plain(a_bits, b_bits, c, options):
-        got = _on_device(a_bits, b_bits, fmt, b_fmt, (accumulator, out_format, c, block), count)
+    if _plain(a_bits, b_bits, c, options) and isinstance(order, str) and order in _ORDERS:
+        got = _on_device(a_bits, b_bits, fmt, b_fmt, (accumulator, out_format, c, block, order), count)
     if got is None:
         got = _reference(a_bits, b_bits, fmt, c, kwargs)
         if count:  # the counts beside the bits, on their device
@@ -225,8 +235,8 @@ def _model(accumulator, fmt, b_fmt, out_format):
 
 def _on_device(a_bits, b_bits, fmt, b_fmt, call, count):
     """The torch paths' result (with ``count``: and the swamped counts), or None where
-    they do not apply; ``call`` is (accumulator, out_format, c, block)."""
-    accumulator, out_format, c, block = call
+    they do not apply; ``call`` is (accumulator, out_format, c, block, order)."""
+    accumulator, out_format, c, block, order = call
     if not (tabled(fmt) and tabled(b_fmt)):
         return None
     try:
@@ -238,12 +248,17 @@ def _on_device(a_bits, b_bits, fmt, b_fmt, call, count):
     if found is None or (block is not None and not (whole and block >= 1)):
         return None
     kind, model = found
+    if order == "reverse":
+        if kind == "fused":
+            return None
+        a_bits, b_bits = a_bits.flip(-1), b_bits.flip(-2)
     if kind == "fused" and not (model.output == fp32 and model.output_rounding is Rounding.TOWARD_ZERO
                                 and fmt.precision + b_fmt.precision <= 24):
         return None
     out = (model if kind == "narrow" else fp32) if out is None else out
     if kind == "narrow":  # c: a value of out_format, held exactly (a float32 value here)
-        if out not in _OUT_DTYPE or block is not None or (c is not None and out == fp64):
+        if out not in _OUT_DTYPE or (c is not None and out == fp64) or (
+                block is not None and out not in _accumulate_narrow.PROMOTED):
             return None
     elif out not in _OUT_DTYPE or ((c is not None or block is not None) and out != fp32):
         return None
@@ -261,8 +276,11 @@ def _on_device(a_bits, b_bits, fmt, b_fmt, call, count):
         result = _exact_products_chain(lambda a, b: _accumulate_ieee.sequential_fp32(a, b, c_values, block, count),
                                        a_idx, b_idx, (fmt, b_fmt))
     elif kind == "narrow":
-        result = _exact_products_chain(lambda a, b: _accumulate_narrow.sequential_narrow(model, a, b, c_values, count),
-                                       a_idx, b_idx, (fmt, b_fmt))
+        def run(a, b):
+            if block is None:
+                return _accumulate_narrow.sequential_narrow(model, a, b, c_values, count)
+            return _accumulate_narrow.blocked_narrow(model, a, b, c_values, block, out, count)
+        result = _exact_products_chain(run, a_idx, b_idx, (fmt, b_fmt))
     else:
         result = _fused(model, a_idx, b_idx, (fmt, b_fmt), c_values, block, count)
     if result is None:

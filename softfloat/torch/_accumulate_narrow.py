@@ -63,15 +63,18 @@ import math
 
 import torch
 
-from ..formats import bf16, fp16
+from ..formats import bf16, fp16, fp32
 from ._accumulate_ieee import TILE, count_down, swamped_additions
 
-__all__ = ["ACCUMULATORS", "sequential_narrow"]
+__all__ = ["ACCUMULATORS", "PROMOTED", "blocked_narrow", "sequential_narrow"]
 
 #: the accumulators this module computes
 ACCUMULATORS = (fp16, bf16)
+#: the out_formats :func:`blocked_narrow` promotes its run sums into
+PROMOTED = (fp16, bf16, fp32)
 
 _LIMIT = 2.0 ** 126
+_NAN = float("nan")  # torch's Python NaN: the positive quiet NaN on every device
 _MASK_HIGH16 = -(1 << 16)  # 0xFFFF0000 as int32
 
 
@@ -197,3 +200,44 @@ def sequential_narrow(acc, a, b, c=None, count=False):
     if guard is not None and bool(guard.any()):
         return None
     return (s, swamped) if count else s
+
+
+def blocked_narrow(acc, a, b, c, block: int, out, count=False):
+    """The ``acc`` accumulator's run sums of ``block`` terms, each from nothing in
+    sequential order (:func:`sequential_narrow`), promoted one by one into ``out``
+    (fp16, bf16 or fp32) in nearest even: ``softfloat.matmul``'s ``block=`` with an IEEE
+    accumulator (``softfloat.accumulate._orders``)::
+
+        total = c (held exactly), or the first run sum rounded into out; then
+        total = round_out(total + run_j)        for each further run j
+
+    fp32: one float32 addition (correctly rounded); fp16 / bf16: :func:`_step`'s.  Two
+    runs that overflowed to opposite infinities give the canonical (positive) NaN, as
+    the reference's.  A promotion is swamped where a non-zero finite run sum leaves a finite total unchanged
+    (the counts add to the runs' own).  Returns the float32 values of ``out`` (and the
+    int64 swamped counts with ``count``), or None where a run or promotion is declined
+    (bf16 totals near float32's range, where TwoSum could overflow).
+    """
+    K = a.shape[-1]
+    total, swamped, w = c, None, None
+    for k0 in range(0, K, block):
+        got = sequential_narrow(acc, a[..., k0:k0 + block], b[..., k0:k0 + block, :], None, count)
+        if got is None:
+            return None
+        run, counts = got if count else (got, None)
+        swamped = counts if swamped is None else swamped + counts
+        if total is None:
+            total = run if out == fp32 else _to_acc(out, run)
+            continue
+        total = torch.broadcast_to(total, run.shape)
+        if out == fp32:
+            new = torch.add(total, run)
+        else:
+            if out == bf16 and bool((torch.maximum(total.abs(), run.abs()) >= 2.0 ** 125).any()):
+                return None  # TwoSum's float32 sum could overflow
+            w = w or _Work(run.shape, run.device)
+            new = _step(out, total, run, w, None)
+        if count:
+            swamped += swamped_additions(total, run, new).logical_and_(torch.isfinite(run))
+        total = torch.where(torch.isnan(new), _NAN, new)  # inf - inf: the canonical (positive) NaN
+    return (total, swamped) if count else total
