@@ -85,3 +85,20 @@ def test_the_rest_still_falls_back(monkeypatch):
     with pytest.raises(ValueError, match="order='reverse' is not available with a hardware accumulator"):
         _accumulate.matmul_bits(torch.from_numpy(a), torch.from_numpy(b), "fp16", accumulator="h100", order="reverse")
     assert len(calls) == 3
+
+
+@pytest.mark.parametrize("accumulator, order", [(acc, order) for acc in ("fp32", "bf16", "fp16", "h100")
+                                                for order in ("sequential", "reverse")
+                                                if not (acc == "h100" and order == "reverse")])  # no such order
+def test_runs_overflowing_to_opposite_infinities_give_the_canonical_nan(monkeypatch, accumulator, order):
+    """inf + -inf in a promotion is a NaN whose sign is the platform's (x86: negative);
+    the reference returns the canonical positive NaN, and so must the device.  (bf16
+    totals near float32's range are declined by the device: the reference answers.)"""
+    if accumulator != "bf16":
+        monkeypatch.setattr(_accumulate, "_reference", _refuse)
+    fmt, big = ("fp16", 60000.0) if accumulator == "fp16" else ("bf16", 2.0 ** 127)
+    a = sf.encode(np.array([[big, big, -big, -big, 1.0, 1.0], [big, big, 1.0, -big, -big, 3.0]]), fmt).astype(np.int64)
+    b = sf.encode(np.ones((6, 2)), fmt).astype(np.int64)
+    for block in (2, 3):
+        _check(a, b, fmt, accumulator=accumulator, order=order, block=block)
+        _check_swamped(a, b, fmt, accumulator=accumulator, order=order, block=block)

@@ -21,7 +21,9 @@ column k of a plus that of row k of b; the largest magnitudes likewise), a sum o
 
 ``block=b`` (promotion): each run of b terms is summed as above from no value, and the
 run sums R_j are added in sequence into the total T in fp32 (T = c, or R_0; then
-T = round_fp32(T + R_j)): the same float32 addition.
+T = round_fp32(T + R_j)): the same float32 addition.  Runs that overflowed to opposite
+infinities make a NaN, returned as the canonical (positive) NaN the reference gives
+(the sign of a NaN from inf - inf is the platform's).
 
 Swamped counts (``count=True``, ``sf.matmul``'s ``return_flags="swamped"``): per output,
 the additions r = s + t (the steps s + t_k, c + t_0 included, and the promotions T + R_j;
@@ -47,6 +49,7 @@ __all__ = ["TILE", "count_down", "products_exact", "sequential_fp32", "swamped_a
 TILE = 16
 
 _F32_LAST, _F32_BOUND = -149, 2.0 ** 128
+_NAN = float("nan")  # torch's Python NaN: the positive quiet NaN on every device
 
 
 def products_exact(fa, fb, ta, tb, a_idx, b_idx) -> bool:
@@ -142,6 +145,9 @@ def sequential_fp32(a, b, c=None, block=None, count=False):
                 new = total + run
                 swamped += swamped_additions(total, run, new)
                 total = new
-    total = torch.zeros(shape, dtype=torch.float32, device=a.device) if total is None else total
+    if total is None:
+        total = torch.zeros(shape, dtype=torch.float32, device=a.device)
+    elif block is not None:  # runs that overflowed to opposite infinities: the canonical NaN, as the reference's
+        total = torch.where(torch.isnan(total), _NAN, total)
     return (total, swamped) if count else total
 

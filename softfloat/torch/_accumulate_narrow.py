@@ -239,5 +239,7 @@ def blocked_narrow(acc, a, b, c, block: int, out, count=False):
             new = _step(out, total, run, w, None)
         if count:
             swamped += swamped_additions(total, run, new).logical_and_(torch.isfinite(run))
-        total = torch.where(torch.isnan(new), _NAN, new)  # inf - inf: the canonical (positive) NaN
+        total = new
+    if total is not None:  # inf - inf (a NaN stays one through the later steps): the canonical NaN
+        total = torch.where(torch.isnan(total), _NAN, total)
     return (total, swamped) if count else total
