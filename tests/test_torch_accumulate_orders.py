@@ -1,7 +1,7 @@
-"""softfloat.torch._accumulate.matmul_bits with ``order="reverse"`` and the fp16/bf16
-accumulators' promotion blocks (``block=``) against softfloat.matmul, the numpy
-reference: the same bits and swamped counts, with the reference switched off so that
-the torch paths must answer."""
+"""softfloat.torch._accumulate.matmul_bits with ``order="reverse"`` and
+``order="pairwise"``, and the fp16/bf16 accumulators' promotion blocks (``block=``),
+against softfloat.matmul, the numpy reference: the same bits and swamped counts, with
+the reference switched off so that the torch paths must answer."""
 
 from __future__ import annotations
 
@@ -26,13 +26,31 @@ def device_only(monkeypatch):
 
 @pytest.mark.parametrize("fmt, b_format, accumulator", ORDER_CASES)
 @pytest.mark.parametrize("block", [None, 1, 7, 16])
-def test_reverse_order(device_only, fmt, b_format, accumulator, block):
+@pytest.mark.parametrize("order", ["reverse", "pairwise"])
+def test_orders(device_only, fmt, b_format, accumulator, block, order):
     rng = np.random.default_rng(block or 0)
     bf = "bf16" in (fmt, b_format)
     a = _finite_patterns(rng, fmt, (4, 45), spread=6, subnormals=not bf)
     b = _finite_patterns(rng, b_format or fmt, (45, 5), spread=6, subnormals=not bf)
-    _check(a, b, fmt, b_format=b_format, accumulator=accumulator, order="reverse", block=block)
-    _check_swamped(a, b, fmt, b_format=b_format, accumulator=accumulator, order="reverse", block=block)
+    _check(a, b, fmt, b_format=b_format, accumulator=accumulator, order=order, block=block)
+    _check_swamped(a, b, fmt, b_format=b_format, accumulator=accumulator, order=order, block=block)
+
+
+@pytest.mark.parametrize("accumulator", ["fp32", "fp16", "bf16"])
+@pytest.mark.parametrize("K", [1, 2, 3, 5, 8, 13, 64, 100])
+def test_pairwise_trees_of_every_shape(device_only, monkeypatch, accumulator, K):
+    """Odd nodes carried up at every level, and chunks of leaves smaller than K (the
+    binary counter's merges): a small chunk budget forces them."""
+    from softfloat.torch import _accumulate_pairwise
+    monkeypatch.setattr(_accumulate_pairwise, "_BUDGET", 4 * 6)  # 4 leaves of the 6 outputs a chunk
+    rng = np.random.default_rng(K)
+    big = 2.0 ** 10
+    a = _swamping(rng, "fp16", (3, K), big)
+    b = np.abs(_finite_patterns(rng, "fp16", (K, 2), spread=1, subnormals=False)) & 0x7FFF
+    c = sf.encode(np.array([[0.5, -3.0], [1e-3, 2048.0], [-0.0, 7.0]]), accumulator).astype(np.int64)
+    for kw in ({}, {"c": c}, {"block": 3}, {"block": 3, "c": c}):
+        _check(a, b, "fp16", accumulator=accumulator, order="pairwise", **kw)
+        _check_swamped(a, b, "fp16", accumulator=accumulator, order="pairwise", **kw)
 
 
 @pytest.mark.parametrize("fmt", ["fp16", "bf16", "fp8_e4m3"])
@@ -44,7 +62,7 @@ def test_narrow_promotion_blocks(device_only, fmt, accumulator, out_format, bloc
     big = 2.0 ** 6 if fmt.startswith("fp8") else 2.0 ** 10
     a = _swamping(rng, fmt, (6, 70), big)  # a large term, then tiny ones: promotions absorb run sums
     b = np.abs(_finite_patterns(rng, fmt, (70, 5), spread=1, subnormals=False)) & ((1 << (sf.as_format(fmt).bits - 1)) - 1)
-    for order in ("sequential", "reverse"):
+    for order in ("sequential", "reverse", "pairwise"):
         _check(a, b, fmt, accumulator=accumulator, out_format=out_format, block=block, order=order)
         _check_swamped(a, b, fmt, accumulator=accumulator, out_format=out_format, block=block, order=order)
 
@@ -60,6 +78,8 @@ def test_narrow_blocks_adversarial_and_with_c(device_only, accumulator, K):
         _check_swamped(a, b, "fp16", accumulator=accumulator, block=block)
         _check_swamped(a, b, "fp16", accumulator=accumulator, block=block, c=c)
         _check_swamped(a, b, "fp16", accumulator=accumulator, block=block, c=c[:1], order="reverse")
+        _check_swamped(a, b, "fp16", accumulator=accumulator, block=block, c=c, order="pairwise")
+    _check_swamped(a, b, "fp16", accumulator=accumulator, c=c, order="pairwise")
 
 
 def test_narrow_blocks_overflow_and_stall(device_only):
@@ -73,14 +93,14 @@ def test_narrow_blocks_overflow_and_stall(device_only):
 
 
 def test_the_rest_still_falls_back(monkeypatch):
-    """The pairwise order and fp64 promotions go to the reference (and give its bits); a
+    """fp64 promotions and rounding modes go to the reference (and give its bits); a
     hardware model's reverse order gets the reference's error."""
     calls = []
     real = _accumulate._reference
     monkeypatch.setattr(_accumulate, "_reference", lambda *a, **k: calls.append(1) or real(*a, **k))
     rng = np.random.default_rng(2)
     a, b = _finite_patterns(rng, "fp16", (3, 20), 4), _finite_patterns(rng, "fp16", (20, 4), 4)
-    _check(a, b, "fp16", accumulator="fp16", order="pairwise")
+    _check(a, b, "fp16", accumulator="fp16", order="pairwise", rounding="toward_zero")
     _check(a, b, "fp16", accumulator="fp16", block=4, out_format="fp64")
     with pytest.raises(ValueError, match="order='reverse' is not available with a hardware accumulator"):
         _accumulate.matmul_bits(torch.from_numpy(a), torch.from_numpy(b), "fp16", accumulator="h100", order="reverse")
@@ -88,8 +108,8 @@ def test_the_rest_still_falls_back(monkeypatch):
 
 
 @pytest.mark.parametrize("accumulator, order", [(acc, order) for acc in ("fp32", "bf16", "fp16", "h100")
-                                                for order in ("sequential", "reverse")
-                                                if not (acc == "h100" and order == "reverse")])  # no such order
+                                                for order in ("sequential", "reverse", "pairwise")
+                                                if not (acc == "h100" and order != "sequential")])  # no such order
 def test_runs_overflowing_to_opposite_infinities_give_the_canonical_nan(monkeypatch, accumulator, order):
     """inf + -inf in a promotion is a NaN whose sign is the platform's (x86: negative);
     the reference returns the canonical positive NaN, and so must the device.  (bf16

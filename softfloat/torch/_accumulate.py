@@ -3,20 +3,21 @@ torch path exists, else by the numpy reference on host copies -- the same bits e
 
 The torch paths (each module's docstring has its proof):
 
-* IEEE fp32 accumulator, sequential or reverse k order (``softfloat.torch._accumulate_ieee``):
+* IEEE fp32 accumulator, sequential or reverse k order (``softfloat.torch._accumulate_ieee``),
+  or the pairwise order (``softfloat.torch._accumulate_pairwise``):
   operands of at most 16 bits whose products are exact in float32, one float32 multiply
   and one float32 addition per step;
 * a tensor-core preset or :class:`~softfloat.accumulate.FusedAccumulator` with an fp32
   output (``softfloat.torch._accumulate_fused``): the fused adder's blocks in float64;
-* IEEE fp16 or bf16 accumulator, sequential or reverse k order, with promotion blocks
-  (``softfloat.torch._accumulate_narrow``): products exact in float32 as above, each
-  step's sum rounded to odd at 24 bits by TwoSum in float32 and then to the 16-bit
-  format in nearest even.
+* IEEE fp16 or bf16 accumulator, sequential, reverse or pairwise order, with promotion
+  blocks (``softfloat.torch._accumulate_narrow``, ``_accumulate_pairwise``): products
+  exact in float32 as above, each sum rounded to odd at 24 bits by TwoSum in float32
+  and then to the 16-bit format in nearest even.
 
 The reverse order is the sequential one on the operands reversed along k (with
 ``block``, the reversed operands' runs are the reverse order's runs, in its order).
 
-All three also count the swamped additions (``return_flags="swamped"``) on the device, by
+All of them also count the swamped additions (``return_flags="swamped"``) on the device, by
 ``softfloat.accumulate``'s definitions (each module's docstring).
 
 Which device: the lead's wiring of ``emulate`` should call :func:`matmul_bits` when the
@@ -34,7 +35,7 @@ from ..accumulate.hardware import is_preset
 from ..accumulate.reduce import default_accumulator
 from ..formats import Format, as_format, bf16, fp16, fp32, fp64
 from ..rounding import Rounding
-from . import _accumulate_fused, _accumulate_ieee, _accumulate_narrow
+from . import _accumulate_fused, _accumulate_ieee, _accumulate_narrow, _accumulate_pairwise
 from ._accumulate_tables import patterns, tabled, tables
 
 __all__ = ["matmul_bits", "matmul_on", "torch_path"]
@@ -45,10 +46,11 @@ _OUT_DTYPE = {fp32: torch.float32, fp64: torch.float64, fp16: torch.float16, bf1
 #: the signed torch integer of each storage width: the returned tensor's dtype
 _BITS_DTYPE = {8: torch.uint8, 16: torch.int16, 32: torch.int32, 64: torch.int64}
 _NUMPY_SIGNED = {8: np.uint8, 16: np.int16, 32: np.int32, 64: np.int64}
-#: the summation orders the torch paths take: "reverse" is the sequential order on the
-#: operands reversed along k (its runs of ``block`` terms are the reversed operands'
-#: runs, promoted in the same order); the hardware models' blocks have no order
-_ORDERS = ("sequential", "reverse")
+#: the summation orders the torch paths take (the IEEE accumulators'; the hardware
+#: models' blocks have no order): "reverse" is the sequential order on the operands
+#: reversed along k (its runs of ``block`` terms are the reversed operands' runs,
+#: promoted in the same order); "pairwise" is softfloat.torch._accumulate_pairwise
+_ORDERS = ("sequential", "reverse", "pairwise")
 #: keywords of softfloat.matmul whose default the torch paths take; any other value (or
 #: another keyword) goes to the reference
 _DEFAULTS = {"product": None, "rounding": None, "saturate": None, "subnormals": None,
@@ -96,8 +98,8 @@ def matmul_bits(a_bits, b_bits, fmt, *, b_format=None, accumulator=None, out_for
     2-D or batched operands with K >= 1; ``fmt`` and ``b_format`` of at most 16 bits,
     every value a float32 value; no NaN or infinity among the operands and ``c``;
     every keyword in ``options`` at its default (nearest even, exact products, no
-    flags) but ``block``, ``order`` ("sequential" or "reverse"; the hardware models:
-    "sequential") and ``return_flags="swamped"``; and either
+    flags) but ``block``, ``order`` (any; the hardware models: "sequential") and
+    ``return_flags="swamped"``; and either
 
     * an IEEE fp32 accumulator whose products are all exact in float32 (fp16, bf16 in
       its exact range, FP8 in any pairing; bf16 products below 2**-126 or beyond the
@@ -112,7 +114,7 @@ def matmul_bits(a_bits, b_bits, fmt, *, b_format=None, accumulator=None, out_for
       ``c`` in fp32, fp16 or bf16), where no step's float32 TwoSum can overflow (terms
       and ``c`` well below 2**126; an fp16 accumulator's overflow to infinity is taken).
 
-    Everything else -- other accumulators, the pairwise order, rounding modes, flags, non-finite
+    Everything else -- other accumulators, rounding modes, flags, non-finite
     data -- runs :func:`softfloat.matmul` on host copies and returns its bits on the
     device, so the result never depends on the path.
 
@@ -248,9 +250,9 @@ def _on_device(a_bits, b_bits, fmt, b_fmt, call, count):
     if found is None or (block is not None and not (whole and block >= 1)):
         return None
     kind, model = found
+    if order != "sequential" and kind == "fused":
+        return None  # the reference says why not
     if order == "reverse":
-        if kind == "fused":
-            return None
         a_bits, b_bits = a_bits.flip(-1), b_bits.flip(-2)
     if kind == "fused" and not (model.output == fp32 and model.output_rounding is Rounding.TOWARD_ZERO
                                 and fmt.precision + b_fmt.precision <= 24):
@@ -272,7 +274,11 @@ def _on_device(a_bits, b_bits, fmt, b_fmt, call, count):
     c_values = None if c_idx is None else _c_values(c_idx, out if kind == "narrow" else fp32)
     if c_values is not None and not bool(torch.isfinite(c_values).all()):
         return None
-    if kind == "ieee":
+    if order == "pairwise":
+        acc = fp32 if kind == "ieee" else model
+        result = _exact_products_chain(lambda a, b: _accumulate_pairwise.pairwise(acc, a, b, c_values, block, out, count),
+                                       a_idx, b_idx, (fmt, b_fmt))
+    elif kind == "ieee":
         result = _exact_products_chain(lambda a, b: _accumulate_ieee.sequential_fp32(a, b, c_values, block, count),
                                        a_idx, b_idx, (fmt, b_fmt))
     elif kind == "narrow":

@@ -66,7 +66,8 @@ import torch
 from ..formats import bf16, fp16, fp32
 from ._accumulate_ieee import TILE, count_down, swamped_additions
 
-__all__ = ["ACCUMULATORS", "PROMOTED", "blocked_narrow", "sequential_narrow"]
+__all__ = ["ACCUMULATORS", "PROMOTED", "add_rounded", "blocked_narrow", "canonical_nan", "promote_runs", "round_into",
+           "sequential_narrow", "step_bound"]
 
 #: the accumulators this module computes
 ACCUMULATORS = (fp16, bf16)
@@ -204,30 +205,54 @@ def sequential_narrow(acc, a, b, c=None, count=False):
 
 def blocked_narrow(acc, a, b, c, block: int, out, count=False):
     """The ``acc`` accumulator's run sums of ``block`` terms, each from nothing in
-    sequential order (:func:`sequential_narrow`), promoted one by one into ``out``
-    (fp16, bf16 or fp32) in nearest even: ``softfloat.matmul``'s ``block=`` with an IEEE
-    accumulator (``softfloat.accumulate._orders``)::
+    sequential order (:func:`sequential_narrow`), promoted one by one into ``out`` by
+    :func:`promote_runs`: ``softfloat.matmul``'s ``block=`` with an IEEE accumulator
+    (``softfloat.accumulate._orders``).  Returns the float32 values of ``out`` (and the
+    int64 swamped counts of the runs and the promotions with ``count``), or None where
+    a run or promotion is declined."""
+    K = a.shape[-1]
+    counts = []
+
+    def runs():
+        for k0 in range(0, K, block):
+            got = sequential_narrow(acc, a[..., k0:k0 + block], b[..., k0:k0 + block, :], None, count)
+            if got is None:
+                yield None
+                return
+            run, n = got if count else (got, None)
+            counts.append(n)
+            yield run
+    got = promote_runs(runs(), c, out, count)
+    if got is None or not count:
+        return got
+    total, promoted = got
+    for n in counts:
+        promoted += n
+    return total, promoted
+
+
+def promote_runs(runs, c, out, count=False):
+    """Run sums (an iterable of float32 tensors; None: a declined run) promoted one by one
+    into ``out`` (fp16, bf16 or fp32) in nearest even::
 
         total = c (held exactly), or the first run sum rounded into out; then
         total = round_out(total + run_j)        for each further run j
 
     fp32: one float32 addition (correctly rounded); fp16 / bf16: :func:`_step`'s.  Two
     runs that overflowed to opposite infinities give the canonical (positive) NaN, as
-    the reference's.  A promotion is swamped where a non-zero finite run sum leaves a finite total unchanged
-    (the counts add to the runs' own).  Returns the float32 values of ``out`` (and the
-    int64 swamped counts with ``count``), or None where a run or promotion is declined
+    the reference's.  A promotion is swamped where a non-zero finite run sum leaves a
+    finite total unchanged.  Returns the float32 values of ``out`` (and the promotions'
+    int64 swamped counts with ``count``), or None where a run or a promotion is declined
     (bf16 totals near float32's range, where TwoSum could overflow).
     """
-    K = a.shape[-1]
     total, swamped, w = c, None, None
-    for k0 in range(0, K, block):
-        got = sequential_narrow(acc, a[..., k0:k0 + block], b[..., k0:k0 + block, :], None, count)
-        if got is None:
+    for run in runs:
+        if run is None:
             return None
-        run, counts = got if count else (got, None)
-        swamped = counts if swamped is None else swamped + counts
+        if count and swamped is None:
+            swamped = torch.zeros(run.shape, dtype=torch.int64, device=run.device)
         if total is None:
-            total = run if out == fp32 else _to_acc(out, run)
+            total = run if out == fp32 else round_into(out, run)
             continue
         total = torch.broadcast_to(total, run.shape)
         if out == fp32:
@@ -240,6 +265,28 @@ def blocked_narrow(acc, a, b, c, block: int, out, count=False):
         if count:
             swamped += swamped_additions(total, run, new).logical_and_(torch.isfinite(run))
         total = new
-    if total is not None:  # inf - inf (a NaN stays one through the later steps): the canonical NaN
-        total = torch.where(torch.isnan(total), _NAN, total)
+    total = canonical_nan(total)
     return (total, swamped) if count else total
+
+
+def canonical_nan(x):
+    """``x`` with its NaNs (made by inf - inf, signed as the platform makes them) the
+    canonical positive NaN the reference returns (a NaN stays one through later steps)."""
+    return torch.where(torch.isnan(x), _NAN, x)
+
+
+def round_into(acc, x):
+    """float32 values rounded to ``acc`` (fp16 or bf16) in nearest even, as float32 values."""
+    return _to_acc(acc, x)
+
+
+def add_rounded(acc, s, t):
+    """round_acc(s + t) of float32 tensors of one shape (:func:`_step`; the caller has
+    ruled out a float32 overflow in TwoSum, :func:`step_bound`)."""
+    return _step(acc, s, t, _Work(s.shape, s.device), None)
+
+
+def step_bound(acc, a, b, c, K) -> bool:
+    """Whether no sum of the call's terms (and c), in any order and grouping, can make
+    TwoSum's float32 sum overflow (the bound of the module docstring)."""
+    return _needs_guard(acc, a, b, c, K) is None
