@@ -217,6 +217,9 @@ class FallBacks:
 PAIRS = [("fp16", None), ("bf16", None), ("fp8_e4m3", None), ("fp8_e4m3", "fp8_e5m2")]
 ACCUMULATORS = ["fp32", "h100", "h100-mma"]
 BLOCKS = [None, 128]
+#: the IEEE accumulators checked in the reverse and pairwise orders too (and the 16-bit
+#: ones in sequential order with promotion blocks)
+ORDER_ACCUMULATORS = ["fp32", "fp16", "bf16"]
 KINDS = ["random", "alignment", "cancellation adjacent", "cancellation far", "carries", "subnormals"]
 #: per-factor binade half-spread of the "alignment" inputs (the format's range bounds it)
 ALIGN = {"fp16": 10, "bf16": 20, "fp8_e4m3": 6, "fp8_e5m2": 10}
@@ -275,12 +278,12 @@ def operands(kind, fmt, b_fmt, shape, rng):
     return _one(kind, fmt, (M, K), rng, "a"), _one(kind, b_fmt, (K, N), rng, "b")
 
 
-def matmul_case(run, pair, acc, block, kind, shape, seed, sample=None):
+def matmul_case(run, pair, acc, block, kind, shape, seed, sample=None, order="sequential"):
     fmt = sf.as_format(pair[0])
     b_fmt = fmt if pair[1] is None else sf.as_format(pair[1])
     rng = np.random.default_rng(seed)
     a, b = operands(kind, fmt, b_fmt, shape, rng)
-    kw = dict(b_format=pair[1], accumulator=acc, out_format="fp32", block=block)
+    kw = dict(b_format=pair[1], accumulator=acc, out_format="fp32", block=block, order=order)
     ta, tb = run.to_dev(a), run.to_dev(b)
     with FallBacks() as fb:
         t0 = time.perf_counter()
@@ -301,7 +304,7 @@ def matmul_case(run, pair, acc, block, kind, shape, seed, sample=None):
     plain, counted = plain.view(want.dtype), counted.view(want.dtype)
     total = int(want.size)
     same, same_counted, same_swamped = _same(plain, want), _same(counted, want), _same(swamped, want_swamped)
-    rec = dict(fmt=fmt.name, b_format=b_fmt.name, accumulator=acc, block=block, kind=kind, shape=list(shape),
+    rec = dict(fmt=fmt.name, b_format=b_fmt.name, accumulator=acc, block=block, order=order, kind=kind, shape=list(shape),
                sample=None if sample is None else list(sample), total=total, identical=same,
                identical_counted=same_counted, swamped_identical=same_swamped,
                share=min(same, same_counted, same_swamped) / total if total else 1.0,
@@ -336,6 +339,13 @@ def section_matmul(run, sec):
                                f"{'x'.join(map(str, shape))}{' sampled' if big else ''}"
                         sec.case(what, matmul_case, run, pair, acc, block, kind, shape, seed,
                                  run.sample if big else None, need=2.0 if big else 0.5)
+    for pair in (("fp16", None), ("fp8_e4m3", None)):  # the IEEE accumulators' other orders, fp16 and bf16 ones
+        for acc in ORDER_ACCUMULATORS:
+            for order in ("sequential", "reverse", "pairwise") if acc != "fp32" else ("reverse", "pairwise"):
+                for block in (None, 16):
+                    seed += 1
+                    sec.case(f"{pair[0]} {acc} order={order} block={block} random {'x'.join(map(str, run.small))}",
+                             matmul_case, run, pair, acc, block, "random", run.small, seed, None, order, need=1.0)
     for pair, acc in ((("bf16", None), "fp32"), (("fp8_e4m3", None), "h100")):  # whole, unsampled
         seed += 1
         sec.case(f"{pair[0]} {acc} block=None random {'x'.join(map(str, run.big))} whole", matmul_case, run, pair,
