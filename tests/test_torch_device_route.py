@@ -1,7 +1,10 @@
-"""emulate's route for tensors off the CPU: the engine's products computed by
-softfloat.torch._accumulate.matmul_on (matmul_bits on the operands' device).  With no GPU
-in CI the route is forced on CPU tensors; results, gradients and telemetry must equal the
-CPU route's bit for bit, and the device path must answer (its host reference refused)."""
+"""emulate's route for tensors off the CPU: the whole product -- the operands'
+quantisation, the products (softfloat.torch._accumulate.matmul_bits on the operands'
+device), the scaling and the output rounding -- run by the engine with softfloat.torch's
+kernels on the tensors.  With no GPU in CI the route is forced on CPU tensors; results,
+gradients and telemetry must equal the CPU (numpy) route's bit for bit, and the device
+path must answer: the numpy kernels are refused while the route is forced, and so is
+matmul_bits' host reference where the device accumulation applies."""
 
 from __future__ import annotations
 
@@ -11,7 +14,15 @@ torch = pytest.importorskip("torch", reason="softfloat.torch needs torch (softfl
 F = torch.nn.functional
 
 import softfloat.torch as sft  # noqa: E402
+from softfloat.recipes import RECIPES  # noqa: E402
+from softfloat.recipes import kernels as numpy_kernels  # noqa: E402
 from softfloat.torch import _accumulate  # noqa: E402
+from tests.test_torch_engine_kernels import same_record  # noqa: E402
+
+#: recipes whose products the device accumulation does not take yet: fp32 operands
+#: (softfloat.torch._accumulate tables formats of at most 16 bits), so matmul_bits runs
+#: softfloat.matmul on host copies of the bit patterns (their quantisation stays on the device)
+_HOST_PRODUCTS = {"fp32"}
 
 
 def _refuse(*args, **kwargs):
@@ -26,15 +37,13 @@ def _step(recipe, accumulator, telemetry):
     with sft.emulate(recipe, accumulator=accumulator, telemetry=telemetry) as em:
         y = F.linear(x, w, bias)
         y.backward(torch.randn(8, 24))
-    rows = [(t.site, t.kind) for t in em.telemetry], em.report()  # the report shows every count
-    return [y.detach(), x.grad, w.grad, bias.grad], rows
+    rows = [(t.site, t.kind, t.op, t.shape) for t in em.telemetry], em.report()  # the report shows every count
+    return [y.detach(), x.grad, w.grad, bias.grad], rows, [t.record for t in em.telemetry]
 
 
-@pytest.mark.parametrize("recipe, accumulator", [("bf16", "fp32"), ("fp8", "h100"), ("fp16", None),
-                                                 ("mxfp8", "h100"), ("fp8-block", None), ("fp8", "fp32")])
-@pytest.mark.parametrize("telemetry", [False, "operands", True])
-def test_device_route_gives_the_cpu_bits(monkeypatch, recipe, accumulator, telemetry):
-    want, want_rows = _step(recipe, accumulator, telemetry)
+def _force_device_route(monkeypatch):
+    """The device route on CPU tensors, with the numpy kernels refused (a silent fall-back
+    to them fails); returns the list each matmul_bits call appends to."""
     calls = []
     real = _accumulate.matmul_bits
 
@@ -44,14 +53,53 @@ def test_device_route_gives_the_cpu_bits(monkeypatch, recipe, accumulator, telem
 
     monkeypatch.setattr(_accumulate, "torch_path", lambda device: True)
     monkeypatch.setattr(_accumulate, "matmul_bits", spy)
-    monkeypatch.setattr(_accumulate, "_reference", _refuse)  # the device path answers
-    got, rows = _step(recipe, accumulator, telemetry)
-    for g, w in zip(got, want):
-        assert torch.equal(g.view(torch.int32), w.view(torch.int32))
+    for name in ("encode", "decode", "scaled_encode", "scaled_decode"):
+        monkeypatch.setattr(numpy_kernels, name, _refuse)
+    monkeypatch.setattr(numpy_kernels.NUMPY_KERNELS, "matmul", _refuse)
+    return calls
+
+
+def _check_same(got, want):
+    (values, rows, records), (want_values, want_rows, want_records) = got, want
+    for g, w in zip(values, want_values):
+        assert g.dtype == w.dtype and torch.equal(g.view(torch.int32), w.view(torch.int32))
     assert rows == want_rows
+    assert len(records) == len(want_records)
+    assert all(same_record(g, w) for g, w in zip(records, want_records))
+
+
+@pytest.mark.parametrize("recipe, accumulator", [("bf16", "fp32"), ("fp8", "h100"), ("fp16", None),
+                                                 ("mxfp8", "h100"), ("fp8-block", None), ("fp8", "fp32")])
+@pytest.mark.parametrize("telemetry", [False, "operands", True])
+def test_device_route_gives_the_cpu_bits(monkeypatch, recipe, accumulator, telemetry):
+    want = _step(recipe, accumulator, telemetry)
+    calls = _force_device_route(monkeypatch)
+    monkeypatch.setattr(_accumulate, "_reference", _refuse)  # the device path answers
+    _check_same(_step(recipe, accumulator, telemetry), want)
     # telemetry=True's swamped counts are computed on the device too (the same counts:
     # the reports above are equal)
     assert len(calls) == 3
+
+
+@pytest.mark.parametrize("recipe", sorted(RECIPES))
+@pytest.mark.parametrize("telemetry", [False, "operands", True])
+def test_every_recipe_runs_on_the_device_route(monkeypatch, recipe, telemetry):
+    # the recipe's own accumulator: every family and scaling, quantised by the torch kernels
+    want = _step(recipe, None, telemetry)
+    calls = _force_device_route(monkeypatch)
+    if recipe not in _HOST_PRODUCTS:
+        monkeypatch.setattr(_accumulate, "_reference", _refuse)
+    _check_same(_step(recipe, None, telemetry), want)
+    assert len(calls) == 3
+
+
+def test_forced_route_refuses_the_numpy_kernels(monkeypatch):
+    # the guard the tests above rely on: the host route, forced through the numpy kernels,
+    # fails while they are refused
+    _force_device_route(monkeypatch)
+    monkeypatch.setattr(_accumulate, "torch_path", lambda device: False)
+    with pytest.raises(AssertionError, match="fell back to the numpy reference"):
+        _step("bf16", None, False)
 
 
 def test_matmul_on_counts_swamped_on_the_device(monkeypatch):
@@ -77,3 +125,35 @@ def test_matmul_on_routes_every_flag_to_the_host(monkeypatch):
     run = _accumulate.matmul_on("cpu")
     bits, flags = run(a, b, "bf16", out_format="fp32", return_flags=True)
     assert np.array_equal(bits, sf.matmul(a, b, "bf16", out_format="fp32")) and flags.swamped.tolist() == [[1]]
+
+
+def _model_steps(recipe, sdpa):
+    """Two forward+backward steps of a 1-layer GPT (attention decomposed or through
+    batched matmuls, a tied head) and a grouped conv1d: the loss, every gradient, the
+    report."""
+    from tests.torch_models import GPT, batch
+
+    torch.manual_seed(0)
+    model = GPT(n_layer=1, n_head=2, n_embd=32, block_size=8, sdpa=sdpa)
+    conv = torch.nn.Conv1d(4, 6, 3, groups=2)
+    signal = torch.randn(2, 4, 10)
+    x, y = batch(torch.Generator().manual_seed(0), 2, 8)
+    out = []
+    with sft.emulate(recipe, model=model) as em:
+        for _ in range(2):  # delayed scaling: the second step scales by the first's amax
+            model.zero_grad()
+            conv.zero_grad()
+            _, loss = model(x, y)
+            (loss + conv(signal).square().mean()).backward()
+            out += [loss.detach()] + [p.grad.clone() for p in (*model.parameters(), *conv.parameters())]
+    return out, em.report()
+
+
+@pytest.mark.parametrize("recipe, sdpa", [("bf16", True), ("fp8", False), ("fp8-block", True), ("mxfp8", False)])
+def test_models_run_on_the_device_route(monkeypatch, recipe, sdpa):
+    want, want_report = _model_steps(recipe, sdpa)
+    _force_device_route(monkeypatch)
+    got, report = _model_steps(recipe, sdpa)
+    assert report == want_report
+    for g, w in zip(got, want):
+        assert torch.equal(g.view(torch.int32), w.view(torch.int32))

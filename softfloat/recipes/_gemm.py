@@ -5,12 +5,11 @@ from __future__ import annotations
 import numpy as np
 
 from .. import _validate
-from ..accumulate import matmul as sf_matmul
-from ..codec import decode, encode
 from ..formats import Format, as_format, bf16, fp32
-from ..scaled import DelayedScaling, scaled_decode, scaled_encode
+from ..scaled import DelayedScaling
+from .kernels import NUMPY_KERNELS, Kernels
 from ._recipe import as_recipe, check_accumulator
-from ._record import GemmRecord, OperandRecord
+from ._record import GemmRecord
 
 __all__ = ["GemmEngine", "KINDS"]
 
@@ -47,8 +46,16 @@ class GemmEngine:
         rounded once to the output format").
     matmul : callable, optional
         What computes the products: :func:`softfloat.matmul` (None), or a function with
-        its signature that gives its bits (softfloat.torch passes one that computes on
-        the operands' GPU).
+        its signature that gives its bits: a shortcut for ``kernels`` whose ``matmul``
+        is replaced (``kernels.replace(matmul=matmul)``).
+    kernels : Kernels, optional
+        What runs the bit-level calls and the float32 steps below on the arrays of the
+        products it takes: :data:`~softfloat.recipes.kernels.NUMPY_KERNELS` (None:
+        softfloat's functions on numpy arrays), or a subclass of
+        :class:`~softfloat.recipes.kernels.Kernels` for other arrays with the same
+        results (softfloat.torch's, on a tensor's own device).  A product whose ``a``
+        they do not take (:meth:`Kernels.takes <softfloat.recipes.kernels.Kernels.takes>`:
+        torch's take tensors) runs on numpy's; the scaling state is the engine's either way.
 
     Notes
     -----
@@ -62,7 +69,9 @@ class GemmEngine:
     ``dec(x, f) = decode(x, f, float32)``, and fp32(...) one IEEE binary32 rounding (numpy
     float32 arithmetic).  Every product then ends the same way: a ``bias`` is added as
     each family says (the engine's default ``bias_epilogue=False``); the result D is
-    returned as fp32 values, or with ``out`` as ``dec(encode(D, out), out)``.
+    returned as fp32 values, or with ``out`` as ``dec(encode(D, out), out)``.  Each call
+    below is a method of the engine's ``kernels`` (numpy's: these very functions; another
+    array library's: the same results on its arrays), so each composition is stated once.
 
     Unscaled recipes (fp32, O1-O3, fp16, bf16, bf16-pure)::
 
@@ -129,7 +138,7 @@ class GemmEngine:
     """
 
     def __init__(self, recipe, *, accumulator=None, history: str = "step", bias_epilogue: bool = False,
-                 matmul=None):
+                 matmul=None, kernels=None):
         self.recipe = as_recipe(recipe)
         self.accumulator = self.recipe.accumulator if accumulator is None else check_accumulator(accumulator)
         if history not in ("step", "site"):
@@ -138,12 +147,16 @@ class GemmEngine:
         if not isinstance(bias_epilogue, (bool, np.bool_)):
             raise TypeError(f"bias_epilogue must be True or False; got {_validate.describe(bias_epilogue)}")
         self.bias_epilogue = bool(bias_epilogue)
-        if matmul is not None and not callable(matmul):
-            raise TypeError(f"matmul must be a function with softfloat.matmul's signature; got "
-                            f"{_validate.describe(matmul)}")
+        if kernels is None:
+            kernels = NUMPY_KERNELS
+        elif not isinstance(kernels, Kernels):
+            raise TypeError(f"kernels must be a softfloat.recipes.kernels.Kernels (such as its NUMPY_KERNELS); got "
+                            f"{_validate.describe(kernels)}")
+        #: what runs the bit-level calls (numpy's by default; see the class notes)
+        self.kernels = kernels if matmul is None else kernels.replace(matmul=matmul)
         #: what computes the products: softfloat.matmul, or a function with its
-        #: signature and bits (softfloat.torch's, which computes on a GPU)
-        self.matmul = sf_matmul if matmul is None else matmul
+        #: signature and bits
+        self.matmul = self.kernels.matmul
         #: per (key, role): the DelayedScaling state of the "delayed" recipes
         self.states: dict[tuple, DelayedScaling] = {}
         self._pending: dict[tuple, float] = {}
@@ -188,13 +201,16 @@ class GemmEngine:
 
         Returns
         -------
-        numpy.ndarray (fp32 values, or values of ``out``), and a GemmRecord with ``record``.
+        numpy.ndarray (fp32 values, or values of ``out``), or the engine's kernels' array
+        where they take ``a`` (softfloat.torch's: a tensor on ``a``'s device); and a
+        GemmRecord with ``record`` (the same numbers whatever the kernels).
         """
-        a, b, out, formats = self._arguments(a, b, kind, out, formats, record)
-        ops = {"record": record, "ops": [], "additions": 0, "swamped": 0}
+        k = self.kernels if self.kernels.takes(a) else NUMPY_KERNELS
+        a, b, out, formats = self._arguments(k, (a, b), kind, out, formats, record)
+        ops = {"record": record, "ops": [], "additions": 0, "swamped": 0, "kernels": k}
         scaling, bias_epilogue = self.recipe.fp8, self.bias_epilogue
         if scaling is None:
-            c = None if bias is None or bias_epilogue else _bias_as_c(bias, self.recipe.matmul_inputs)
+            c = None if bias is None or bias_epilogue else _bias_as_c(k, bias, self.recipe.matmul_inputs)
             acc = self._unscaled(a, b, formats, c, ops)
         elif scaling in ("delayed", "current"):
             if self.history == "site" and kind == "fprop":
@@ -205,9 +221,8 @@ class GemmEngine:
         else:
             acc = self._mx(a, b, kind, ops)
         if bias is not None and (scaling is not None or bias_epilogue):
-            with np.errstate(over="ignore", invalid="ignore"):
-                acc = (acc + np.asarray(bias, np.float32)).astype(np.float32)
-        values, output = _round_out(acc, out, bool(record))
+            acc = k.add(acc, k.operand(bias))
+        values, output = _round_out(k, acc, out, bool(record))
         if not record:
             return values
         full = record is True
@@ -215,13 +230,14 @@ class GemmEngine:
                          ops["swamped"] if full else None, output)
         return values, rec
 
-    def _arguments(self, a, b, kind, out, formats, record):
+    def _arguments(self, k, operands, kind, out, formats, record):
         if kind not in KINDS:
             raise ValueError(f"kind must be one of {', '.join(map(repr, KINDS))}; got {kind!r}")
-        a, b = np.asarray(a), np.asarray(b)
+        a, b = (k.operand(x) for x in operands)
         if a.ndim != 2 or b.ndim != 2 or a.shape[1] != b.shape[0]:
-            raise ValueError(f"a and b must be matrices (M, K) and (K, N); got shapes {a.shape} and {b.shape}")
-        if not (np.issubdtype(a.dtype, np.floating) and np.issubdtype(b.dtype, np.floating)):
+            raise ValueError(f"a and b must be matrices (M, K) and (K, N); got shapes {tuple(a.shape)} and "
+                             f"{tuple(b.shape)}")
+        if not (k.is_float(a) and k.is_float(b)):
             raise TypeError(f"a and b must hold float values; got {a.dtype} and {b.dtype}")
         if not (record is False or record is True or (isinstance(record, str) and record == "operands")):
             raise ValueError(f"record must be False, True or 'operands'; got {record!r}")
@@ -250,36 +266,37 @@ class GemmEngine:
         return self._run(bits_a, bits_b, fa, ops, **options)
 
     def _run(self, bits_a, bits_b, fmt, ops, **options):
-        counted = ops["record"] is True  # the record's swamped count: the accumulator's alone
-        result = self.matmul(bits_a, bits_b, fmt, accumulator=self.accumulator, out_format=fp32,
-                             return_flags="swamped" if counted else False, **options)
+        k, counted = ops["kernels"], ops["record"] is True  # the record's swamped count: the accumulator's alone
+        result = k.matmul(bits_a, bits_b, fmt, accumulator=self.accumulator, out_format=fp32,
+                          return_flags="swamped" if counted else False, **options)
         if counted:
             result, swamped = result
             ops["additions"] += int(bits_a.shape[0] * bits_a.shape[1] * bits_b.shape[1])
-            ops["swamped"] += int(np.sum(swamped))
-        return decode(result, fp32, np.float32)
+            ops["swamped"] += k.total(swamped)
+        return k.decode(result, fp32)
 
     # ---- the families ----------------------------------------------------------------------------
     def _unscaled(self, a, b, formats, c, ops):
         fmt, r = self.recipe.matmul_inputs, self.recipe
-        bits = [_encode(x, fmt, ops, held=f == fmt) for x, f in zip((a, b), formats)]
+        bits = [_encode(ops, x, fmt, held=f == fmt) for x, f in zip((a, b), formats)]
         return self._run(bits[0], bits[1], fmt, ops, product=r.product, block=r.accumulate_block, c=c)
 
     def _scaled(self, x, fmt, ops, **options):
         """scaled_encode with ``options``; its record kept where asked for."""
+        k = ops["kernels"]
         if not ops["record"]:
-            return scaled_encode(x, fmt, **options)
-        st, flags = scaled_encode(x, fmt, return_flags=True, **options)
-        amax = np.asarray(st.amax, np.float64)
+            return k.scaled_encode(x, fmt, **options)
+        st, flags = k.scaled_encode(x, fmt, flags=True, **options)
+        amax = np.asarray(k.host(st.amax), np.float64)
         scaling = options.get("scaling")
         if scaling is None:  # per tensor: one fp32 scale
-            scale = float(np.asarray(st.scales).reshape(-1)[0])
+            scale = float(np.asarray(k.host(st.scales)).reshape(-1)[0])
         elif scaling == "mx":  # 1/X, a power of two (NaN for an E8M0 NaN block)
-            scale = 1 / np.asarray(st.scale_inv, np.float64)
+            scale = 1 / np.asarray(k.host(st.scale_inv), np.float64)
         else:
-            scale = np.asarray(st.scales, np.float64)
-        ops["ops"].append(OperandRecord.from_flags(fmt, flags, decode(st.bits, fmt, np.float32),
-                                                   amax=float(np.max(amax)) if amax.size else 0.0, scale=scale))
+            scale = np.asarray(k.host(st.scales), np.float64)
+        ops["ops"].append(k.record(fmt, flags, k.decode(st.bits, fmt),
+                                   amax=float(np.max(amax)) if amax.size else 0.0, scale=scale))
         return st
 
     def _per_tensor(self, a, b, kind, key, ops):
@@ -287,9 +304,8 @@ class GemmEngine:
         sta = self._one_scale(a, fa, (key, role_a), ops)
         stb = self._one_scale(b, fb, (key, role_b), ops)
         acc = self._matmul(sta.bits, fa, stb.bits, fb, ops, block=self.recipe.accumulate_block)
-        alpha = np.float32(np.float32(sta.scale_inv) * np.float32(stb.scale_inv))
-        with np.errstate(over="ignore", invalid="ignore"):
-            return (acc * alpha).astype(np.float32)
+        k = ops["kernels"]
+        return k.multiply(acc, k.multiply(sta.scale_inv, stb.scale_inv))
 
     def _one_scale(self, x, fmt, state_key, ops):
         if self.recipe.fp8 == "current":
@@ -308,60 +324,60 @@ class GemmEngine:
         b_block = (128, 128) if role_b == "weight" else (128, 1)
         sta = self._scaled(a, fa, ops, scaling="blocks", block=(1, 128))
         stb = self._scaled(b, fb, ops, scaling="blocks", block=b_block)
+        k = ops["kernels"]
         da = sta.scale_inv  # (M, K/128)
-        db_cols = np.repeat(stb.scale_inv, b_block[1], axis=1)[:, :b.shape[1]]  # (K/128, N)
+        db_cols = k.repeat(stb.scale_inv, b_block[1], 1)[:, :b.shape[1]]  # (K/128, N)
         total = None
         for j, k0 in enumerate(range(0, K, 128)):
             part = self._matmul(sta.bits[:, k0:k0 + 128], fa, stb.bits[k0:k0 + 128], fb, ops)
-            scale = (da[:, j:j + 1] * db_cols[j:j + 1, :]).astype(np.float32)  # exact in float64, one rounding
-            with np.errstate(over="ignore", invalid="ignore"):
-                term = (part * scale).astype(np.float32)
-                total = term if total is None else (total + term).astype(np.float32)
+            term = k.multiply(part, k.multiply(da[:, j:j + 1], db_cols[j:j + 1, :]))
+            total = term if total is None else k.add(total, term)
         return total
 
     def _mx(self, a, b, kind, ops):
         fa, fb, _, _ = self._roles(kind)
         rounding = self.recipe.mx_scale_rounding
+        k = ops["kernels"]
         sta = self._scaled(a, fa, ops, scaling="mx", block=32, scale_rounding=rounding)
-        stb = self._scaled(np.ascontiguousarray(b.T), fb, ops, scaling="mx", block=32, scale_rounding=rounding)
-        va = scaled_decode(sta)      # q * X, exact
-        vb = np.ascontiguousarray(scaled_decode(stb).T)
+        stb = self._scaled(k.transpose(b), fb, ops, scaling="mx", block=32, scale_rounding=rounding)
+        va = k.scaled_decode(sta)      # q * X, exact
+        vb = k.transpose(k.scaled_decode(stb))
         # q * X has at most 4 significant bits and a power-of-two scale: a bf16 value
         # unless the scale leaves bf16's range, then carried as fp32 (exact either way)
-        fmt = bf16 if _holds(va, bf16) and _holds(vb, bf16) else fp32
-        return self._run(encode(va, fmt), encode(vb, fmt), fmt, ops, product="fp32" if fmt == fp32 else None)
+        fmt = bf16 if _holds(k, va, bf16) and _holds(k, vb, bf16) else fp32
+        return self._run(k.encode(va, fmt), k.encode(vb, fmt), fmt, ops, product="fp32" if fmt == fp32 else None)
 
 
-def _holds(values, fmt: Format) -> bool:
+def _holds(k, values, fmt: Format) -> bool:
     """Whether every value is a value of ``fmt`` (False where one is a NaN)."""
-    back = decode(encode(values, fmt), fmt, np.float64)
-    return bool(np.array_equal(back, np.asarray(values, np.float64)))
+    return k.equal(k.decode(k.encode(values, fmt), fmt, "float64"), values)
 
 
-def _encode(x, fmt: Format, ops, *, held: bool):
+def _encode(ops, x, fmt: Format, *, held: bool):
     """encode(x, fmt); its record kept where asked for (values already in ``fmt``: exact)."""
+    k = ops["kernels"]
     if not ops["record"]:
-        return encode(x, fmt)
+        return k.encode(x, fmt)
     if held:
-        ops["ops"].append(OperandRecord.exact(fmt, x))
-        return encode(x, fmt)
-    bits, flags = encode(x, fmt, return_flags=True)
-    ops["ops"].append(OperandRecord.from_flags(fmt, flags, decode(bits, fmt, np.float32)))
+        ops["ops"].append(k.exact_record(fmt, x))
+        return k.encode(x, fmt)
+    bits, flags = k.encode(x, fmt, flags=True)
+    ops["ops"].append(k.record(fmt, flags, k.decode(bits, fmt)))
     return bits
 
 
-def _bias_as_c(bias, fmt: Format):
+def _bias_as_c(k, bias, fmt: Format):
     """The bias cast into ``fmt`` (as autocast casts it with the weights), as fp32 bits:
     the accumulator's initial value."""
-    return encode(decode(encode(np.asarray(bias), fmt), fmt, np.float64), fp32)
+    return k.encode(k.decode(k.encode(k.operand(bias), fmt), fmt, "float64"), fp32)
 
 
-def _round_out(acc, out, recorded):
+def _round_out(k, acc, out, recorded):
     """(values of ``out`` nearest ``acc``, or ``acc`` itself; the output record)."""
     if out is None:
         return acc, None
     if not recorded:
-        return decode(encode(acc, out), out, out.value_dtype()), None
-    bits, flags = encode(acc, out, return_flags=True)
-    values = decode(bits, out, out.value_dtype())
-    return values, OperandRecord.from_flags(out, flags, values)
+        return k.decode(k.encode(acc, out), out, out.value_dtype()), None
+    bits, flags = k.encode(acc, out, flags=True)
+    values = k.decode(bits, out, out.value_dtype())
+    return values, k.record(out, flags, values)

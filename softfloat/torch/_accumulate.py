@@ -20,9 +20,9 @@ The reverse order is the sequential one on the operands reversed along k (with
 All of them also count the swamped additions (``return_flags="swamped"``) on the device, by
 ``softfloat.accumulate``'s definitions (each module's docstring).
 
-Which device: the lead's wiring of ``emulate`` should call :func:`matmul_bits` when the
-operands are not on the CPU (it computes there), and keep the numpy engine on the CPU
-unless benchmarks/bench_torch_accumulate.py shows the torch path faster there.
+Which device: ``emulate``'s engine calls :func:`matmul_bits` (through
+``softfloat.torch._engine_kernels``) for operands that are not on the CPU, and keeps the
+numpy kernels on the CPU, where they are faster (benchmarks/bench_torch_accumulate.py).
 """
 
 from __future__ import annotations

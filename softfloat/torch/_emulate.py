@@ -8,9 +8,9 @@ import threading
 import torch
 from torch.overrides import TorchFunctionMode
 
-from ..accumulate import matmul
 from ..recipes import GemmEngine, as_recipe
-from . import _accumulate, _ops
+from . import _ops
+from ._engine_kernels import TORCH_KERNELS
 from ._sites import Sites
 from .telemetry import GemmTelemetry, Telemetry
 
@@ -54,11 +54,14 @@ def emulate(recipe, *, accumulator=None, elementwise=False, model=None, telemetr
       into its dtype, exact when that dtype holds the output format).
     - Integer products pass through to torch unemulated (they are exact); complex
       operands are a TypeError; a tensor on a device without values (meta) a
-      ValueError.  On an accelerator (CUDA) the operands are quantised on the host
-      and their bit patterns sent to the device, where the products and their
-      accumulation run in torch operations (softfloat.torch._accumulate, the same bits
-      as softfloat.matmul); with ``telemetry=True`` the swamped counts are computed
-      there too, so every telemetry setting keeps the products on the device.
+      ValueError.  On an accelerator (CUDA) the whole product runs on the tensors'
+      device, in torch operations with the same bits as the numpy reference: the
+      operands' quantisation (softfloat.torch._scaled, ._kernels), the products and
+      their accumulation (softfloat.torch._accumulate), the scaling and the output
+      rounding -- the engine's one composition per recipe, run by softfloat.torch's
+      kernels (softfloat.torch._engine_kernels); the telemetry's counts are summed
+      there too, and only they, the amaxes and the scales come to the host.  On the CPU the
+      engine runs softfloat's numpy kernels on views of the tensors (faster there).
     - Backward products of tensors made inside the block are emulated even when
       ``backward()`` runs after it (each product keeps the engine), and the telemetry
       stays readable after it.
@@ -121,9 +124,10 @@ class Emulation:
     def __init__(self, recipe, *, accumulator=None, elementwise=False, model=None, telemetry=True):
         self.recipe = _named("recipe", as_recipe, recipe)
         self.accumulator = accumulator
-        self._device = threading.local()  # the device of the product being run, per thread
+        # tensors (the operands' device takes the torch path: softfloat.torch._products)
+        # run on torch's kernels, numpy views on numpy's
         self.engine = _named("accumulator", lambda a: GemmEngine(self.recipe, accumulator=a, history="site",
-                                                                bias_epilogue=True, matmul=self._products_on),
+                                                                bias_epilogue=True, kernels=TORCH_KERNELS),
                              accumulator)
         if not isinstance(elementwise, bool):
             raise TypeError(f"elementwise must be True or False; got {type(elementwise).__name__}")
@@ -194,21 +198,12 @@ class Emulation:
         engine, record, telemetry = self.engine, self.record, self.telemetry
         outputs = {kind: getattr(self.recipe, field) for kind, field in _OUTPUT.items()}
 
-        def run(a, b, kind, *, bias=None, part="", device=None):  # part: a sub-site, e.g. ".qk" of an attention
-            self._device.value = device  # what the engine's products read (_products_on)
+        def run(a, b, kind, *, bias=None, part=""):  # part: a sub-site, e.g. ".qk" of an attention
             got = engine.gemm(a, b, kind, site + part, bias=bias, out=outputs[kind], record=record)
             values, rec = got if record else (got, None)
             telemetry.append(GemmTelemetry(site + part, kind, op, (a.shape[0], a.shape[1], b.shape[1]), rec))
             return values
         return run
-
-    def _products_on(self, a_bits, b_bits, fmt, **options):
-        """The engine's products: softfloat.matmul, or off the CPU the same bits computed
-        on the operands' device (softfloat.torch._accumulate)."""
-        device = getattr(self._device, "value", None)
-        if device is not None and _accumulate.torch_path(device):
-            return _accumulate.matmul_on(device)(a_bits, b_bits, fmt, **options)
-        return matmul(a_bits, b_bits, fmt, **options)
 
     def _round(self, t):
         """``t`` rounded into the activations format, straight-through (elementwise)."""

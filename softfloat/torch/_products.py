@@ -9,6 +9,13 @@ Shapes: ``a`` (M, K), ``b`` (K, N), ``bias`` None or broadcastable to (M, N):
     bias    dbias = dy summed over the broadcast axes (torch, in dy's dtype: a reduction,
             not a product)
 
+Where the engine computes: on a device that takes the torch path
+(``softfloat.torch._accumulate.torch_path``: every device but the CPU) the engine gets
+the tensors themselves and runs every bit-level call of the recipe there, with
+softfloat.torch's kernels (``softfloat.torch._engine_kernels``); on the CPU it gets numpy
+views of them and runs softfloat's numpy kernels, the faster of the two there.  The bits
+are the same either way.
+
 What is saved for the backward pass: the operands as the caller gave them (torch keeps
 them for its own product anyway, so this costs no memory beyond torch's), and the
 backward products quantise them again through the engine under the same call site.
@@ -22,7 +29,8 @@ from __future__ import annotations
 
 import torch
 
-from ._tensors import host_values, to_tensor
+from . import _accumulate
+from ._tensors import device_values, host_values, to_tensor
 
 __all__ = ["gemm"]
 
@@ -30,32 +38,41 @@ __all__ = ["gemm"]
 def gemm(run, a, b, bias=None):
     """``a @ b (+ bias)`` of 2-d tensors, emulated forward and backward.
 
-    ``run(A, B, kind, bias=C, device=D)`` computes one product of host arrays (the
-    emulation's engine call, bound to a call site; off the CPU it computes on the
-    operands' device D) and returns float32/float64 values.
+    ``run(A, B, kind, bias=C)`` computes one product (the emulation's engine call, bound
+    to a call site) of the operands as :func:`_values` gives them -- numpy arrays, or
+    tensors on a device that takes the torch path -- and returns values of the same kind.
     """
     if bias is None:
         return _Gemm.apply(a, b, run)
     return _GemmBias.apply(a, b, bias, run)
 
 
+def _values(t, name: str):
+    """``t`` as the engine reads it: the tensor on its device where that device takes
+    the torch path (:func:`~softfloat.torch._tensors.device_values`), else a numpy view
+    (:func:`~softfloat.torch._tensors.host_values`)."""
+    if _accumulate.torch_path(t.device):
+        return device_values(t, name)
+    return host_values(t, name)
+
+
 def _forward(ctx, a, b, bias, run):
     ctx.run = run
     ctx.save_for_backward(a, b)
-    values = run(host_values(a, "input"), host_values(b, "other"), "fprop",
-                 bias=None if bias is None else host_values(bias, "bias"), device=a.device)
+    values = run(_values(a, "input"), _values(b, "other"), "fprop",
+                 bias=None if bias is None else _values(bias, "bias"))
     return to_tensor(values, a.dtype, a.device)
 
 
 def _backward(ctx, grad):
     a, b = ctx.saved_tensors
-    g = host_values(grad, "grad_output")
+    g = _values(grad, "grad_output")
     grad_a = grad_b = None
     with torch._C.DisableTorchFunction():  # backward() may run inside an active emulation
         if ctx.needs_input_grad[0]:
-            grad_a = to_tensor(ctx.run(g, host_values(b, "other").T, "dgrad", device=a.device), a.dtype, a.device)
+            grad_a = to_tensor(ctx.run(g, _values(b, "other").T, "dgrad"), a.dtype, a.device)
         if ctx.needs_input_grad[1]:
-            grad_b = to_tensor(ctx.run(host_values(a, "input").T, g, "wgrad", device=b.device), b.dtype, b.device)
+            grad_b = to_tensor(ctx.run(_values(a, "input").T, g, "wgrad"), b.dtype, b.device)
     return grad_a, grad_b
 
 

@@ -3,9 +3,10 @@
 A float32 or float64 CPU tensor is read as a view of its memory (``t.detach().numpy()``,
 no copy); float16 and bfloat16 tensors are widened to float32 (exact: every value of both
 is a float32 value), since the layers below compute on float32/float64 values.  Tensors
-on other devices with memory (CUDA, MPS, XPU) are copied to the host and the results
-copied back -- device kernels are issue 25's.  Tensors without data (the meta device)
-have nothing to emulate and are refused.
+on other devices with memory (CUDA, MPS, XPU) are either copied to the host
+(:func:`host_values`) or, where torch kernels compute on their device, kept there with the
+same widening (:func:`device_values`).  Tensors without data (the meta device) have
+nothing to emulate and are refused.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-__all__ = ["FLOATS", "check_float", "check_device", "host_values", "to_tensor"]
+__all__ = ["FLOATS", "check_float", "check_device", "device_values", "host_values", "to_tensor"]
 
 #: the tensor dtypes whose products and roundings are emulated
 FLOATS = (torch.float16, torch.bfloat16, torch.float32, torch.float64)
@@ -50,19 +51,35 @@ def _has_storage(t) -> bool:
 def host_values(t, name: str) -> np.ndarray:
     """``t``'s values as a float32 or float64 ndarray: a view of a float32/float64 CPU
     tensor (strides kept, nothing copied), else a converted host copy."""
-    check_float(name, t)
-    check_device(name, t)
-    t = t.detach()
+    t = device_values(t, name)  # checked, detached, widened
     if t.device.type != "cpu":
-        t = t.cpu()  # issue 25 adds device kernels; until then the host computes
-    if t.dtype not in (torch.float32, torch.float64):
-        t = t.to(torch.float32)  # float16, bfloat16, FP8: exact in float32
+        t = t.cpu()
     return t.numpy()
 
 
-def to_tensor(values: np.ndarray, dtype, device) -> torch.Tensor:
-    """A tensor of ``values`` of ``dtype`` on ``device``: ``torch.from_numpy`` (no copy)
-    when the dtype already matches and the device is the CPU."""
+def device_values(t, name: str) -> torch.Tensor:
+    """``t``'s values as a float32 or float64 tensor on its own device (detached; float16,
+    bfloat16 and FP8 widened to float32, exact; float32/float64 tensors as they are):
+    what :func:`host_values` copies to the host, where kernels compute on the device.
+
+    >>> import torch
+    >>> device_values(torch.tensor([1.5], dtype=torch.bfloat16), "x").dtype
+    torch.float32
+    """
+    check_float(name, t)
+    check_device(name, t)
+    t = t.detach()
+    if t.dtype not in (torch.float32, torch.float64):
+        t = t.to(torch.float32)  # float16, bfloat16, FP8: exact in float32
+    return t
+
+
+def to_tensor(values, dtype, device) -> torch.Tensor:
+    """A tensor of ``values`` (a numpy array, or a tensor computed on the device) of
+    ``dtype`` on ``device``: ``torch.from_numpy`` (no copy) when the dtype already
+    matches and the device is the CPU."""
+    if isinstance(values, torch.Tensor):
+        return values.to(device=device, dtype=dtype)
     values = np.asarray(values)
     if not values.flags.writeable:  # from_numpy warns on read-only memory
         values = values.copy()
