@@ -17,6 +17,8 @@ from pathlib import Path
 
 import pytest
 
+import softfloat as sf
+
 SCRIPT = Path(__file__).resolve().parent.parent / "tools" / "gpu_device_check.py"
 SECTIONS = ["matmul", "speed", "scaled", "emulate", "compiled"]
 
@@ -81,7 +83,8 @@ def test_every_section_ran_every_check(dry_run):
 def test_every_comparison_is_identical(dry_run):
     _, report, _ = dry_run
     compared = [c for name in SECTIONS for c in checks(report, name) if "share" in c]
-    assert len(compared) == 226 + 33 + 4 + 4   # matmul (32 of them other orders and 16-bit accumulators), scaled, emulate, compiled
+    assert len(compared) == 226 + 33 + 16 + 4   # matmul (32 of them other orders and 16-bit accumulators), scaled,
+    #                                             emulate (12 of them every recipe), compiled
     assert all(c["share"] == 1.0 for c in compared)
     assert all(c["identical"] == c["total"] for c in compared if isinstance(c["identical"], int))
 
@@ -137,11 +140,17 @@ def test_scaled_covers_every_scaling_and_times_them(dry_run):
 def test_emulate_runs_its_products_on_the_device_route(dry_run):
     _, report, _ = dry_run
     recs = [c for c in checks(report, "emulate") if "recipe" in c]
-    assert {(c["recipe"], c["accumulator"], c["telemetry"]) for c in recs} == {
+    timed = [c for c in recs if "ratio_to_plain" in c]
+    assert {(c["recipe"], c["accumulator"], c["telemetry"]) for c in timed} == {
         ("bf16", "fp32", False), ("bf16", "fp32", True), ("fp8", "h100", False), ("fp8", "h100", True)}
-    for c in recs:
+    for c in timed:
         assert c["telemetry_identical"] and c["fell_back"] == 0
         assert c["device_products"] >= 3 and c["ratio_to_plain"] > 0   # forward, dgrad, wgrad
+    every = [c for c in recs if "ratio_to_plain" not in c]
+    assert {c["recipe"] for c in every} == set(sf.recipes.RECIPES)
+    for c in every:  # the whole product on the device but where the reference must answer
+        assert c["telemetry_identical"] and c["device_products"] >= 3
+        assert c["fell_back"] == 0 or c["recipe"] in ("fp32", "O1", "O2", "O3", "fp16")
 
 
 def test_compiled_kernels_equal_eager_and_numpy(dry_run):
