@@ -186,7 +186,7 @@ def test_fall_backs_equal_the_reference(reference_calls):
     special[0, 0], special[1, 3], special[2, 5] = 0x7C00, 0xFC00, 0x7E00  # inf, -inf, NaN
     for acc in ("fp32", "h100"):
         _check(special, fp16_b, "fp16", accumulator=acc)
-    _check(fp16_a, fp16_b, "fp16", accumulator="fp8_e5m2")  # FP8 accumulators: the reference's
+    _check(fp16_a, fp16_b, "fp16", accumulator="fp8_e5m2")  # an FP8 output (the accumulator's): the reference's
     _check(fp16_a, fp16_b, "fp16", accumulator="fp16", order="pairwise", rounding="toward_zero")
     _check(fp16_a, fp16_b, "fp16", rounding="toward_zero")
     _check(fp16_a, fp16_b, "fp16", accumulator="h100", out_format="fp16")  # the chip's fp16-output mode

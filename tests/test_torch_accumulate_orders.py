@@ -122,3 +122,23 @@ def test_runs_overflowing_to_opposite_infinities_give_the_canonical_nan(monkeypa
     for block in (2, 3):
         _check(a, b, fmt, accumulator=accumulator, order=order, block=block)
         _check_swamped(a, b, fmt, accumulator=accumulator, order=order, block=block)
+
+
+@pytest.mark.parametrize("fmt", ["fp16", "fp8_e4m3", "fp8_e5m2"])
+@pytest.mark.parametrize("accumulator", ["fp8_e4m3", "fp8_e5m2"])
+@pytest.mark.parametrize("out_format", ["fp32", "fp16", "bf16"])
+@pytest.mark.parametrize("order", ["sequential", "reverse", "pairwise"])
+def test_fp8_accumulators(device_only, fmt, accumulator, out_format, order):
+    """FP8 accumulators (an FP8 output is the reference's): swamping, exact cancellation,
+    subnormals, and overflow -- e5m2 to infinity, e4m3 to a NaN whose sign lasts one
+    step in the reference and comes out as the canonical NaN in every output format."""
+    rng = np.random.default_rng(len(fmt) + len(order))
+    big = 2.0 ** 6 if fmt.startswith("fp8") else 2.0 ** 10
+    a = _swamping(rng, fmt, (6, 40), big)
+    b = np.abs(_finite_patterns(rng, fmt, (40, 5), spread=2)) & ((1 << (sf.as_format(fmt).bits - 1)) - 1)
+    huge = float(sf.as_format(fmt).max_finite) / 2
+    over = sf.encode(np.array([[huge, -huge, -huge] + [1.0] * 37, [1.0] * 38 + [-huge, -huge]]), fmt).astype(np.int64)
+    for block in (None, 3, 16):
+        for x in (a, over):
+            _check(x, b, fmt, accumulator=accumulator, out_format=out_format, order=order, block=block)
+            _check_swamped(x, b, fmt, accumulator=accumulator, out_format=out_format, order=order, block=block)

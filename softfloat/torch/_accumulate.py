@@ -9,10 +9,10 @@ The torch paths (each module's docstring has its proof):
   and one float32 addition per step;
 * a tensor-core preset or :class:`~softfloat.accumulate.FusedAccumulator` with an fp32
   output (``softfloat.torch._accumulate_fused``): the fused adder's blocks in float64;
-* IEEE fp16 or bf16 accumulator, sequential, reverse or pairwise order, with promotion
+* IEEE fp16, bf16 or FP8 accumulator, sequential, reverse or pairwise order, with promotion
   blocks (``softfloat.torch._accumulate_narrow``, ``_accumulate_pairwise``): products
   exact in float32 as above, each sum rounded to odd at 24 bits by TwoSum in float32
-  and then to the 16-bit format in nearest even.
+  and then to the accumulator in nearest even.
 
 The reverse order is the sequential one on the operands reversed along k (with
 ``block``, the reversed operands' runs are the reverse order's runs, in its order).
@@ -109,8 +109,9 @@ def matmul_bits(a_bits, b_bits, fmt, *, b_format=None, accumulator=None, out_for
       (the presets' fp32-output modes, native and "via fp16" FP8), ``out_format`` fp32
       or a format reached by one rounding (fp64, fp16 is the preset's fp16-output mode
       and is not taken, bf16), ``block`` and ``c`` with an fp32 ``out_format``, or
-    * an IEEE fp16 or bf16 accumulator whose products are all exact in float32 (as for
-      fp32), ``out_format`` fp32, fp64, fp16 or bf16 (``block``: fp32, fp16 or bf16;
+    * an IEEE fp16, bf16, fp8_e4m3 or fp8_e5m2 accumulator whose products are all
+      exact in float32 (as for fp32), ``out_format`` fp32, fp64, fp16 or bf16 (the
+      FP8 ones: not their own, the default; ``block``: fp32, fp16 or bf16;
       ``c`` in fp32, fp16 or bf16), where no step's float32 TwoSum can overflow (terms
       and ``c`` well below 2**126; an fp16 accumulator's overflow to infinity is taken).
 
@@ -292,8 +293,19 @@ def _on_device(a_bits, b_bits, fmt, b_fmt, call, count):
     if result is None:
         return None
     values, swamped = result if count else (result, None)
-    bits = values.to(_OUT_DTYPE[out]).view(_BITS_DTYPE[out.bits])
+    bits = _out_bits(values, out)
     return (bits, swamped) if count else bits
+
+
+def _out_bits(values, out):
+    """float32/float64 ``values`` rounded into ``out`` (nearest even) as its bit patterns.
+    torch's casts round in nearest even, but its float32 -> bfloat16 cast turns every NaN
+    into 0xFFFF on some builds (2.13's CPU one): bf16 goes through its integer rounding,
+    NaNs first made the canonical float32 NaN, which that rounding keeps (0x7FC0)."""
+    if out != bf16:
+        return values.to(_OUT_DTYPE[out]).view(_BITS_DTYPE[out.bits])
+    rounded = _accumulate_narrow.round_into(bf16, _accumulate_narrow.canonical_nan(values.to(torch.float32)))
+    return (rounded.view(torch.int32) >> 16).to(torch.int16)
 
 
 def _c_values(c_idx, out):

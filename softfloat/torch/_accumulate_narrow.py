@@ -1,12 +1,12 @@
-"""The IEEE fp16 and bf16 accumulators in sequential k order, in torch operations on the
-operands' device: ``sf.matmul(..., accumulator="fp16" or "bf16")``'s definition in
-round to nearest even
+"""The IEEE fp16, bf16 and FP8 (e4m3, e5m2) accumulators in sequential k order, in torch
+operations on the operands' device: ``sf.matmul(..., accumulator="fp16", "bf16",
+"fp8_e4m3" or "fp8_e5m2")``'s definition in round to nearest even
 
     s = c (held exactly) if given; then for k = 0, 1, ..., K-1:
         s = round_A(t_k) while s is undefined, else s = round_A(s + t_k)
 
 with t_k = a_k * b_k exact in float32 (the caller checks it:
-``softfloat.torch._accumulate_ieee.products_exact``) and A the 16-bit format.  The
+``softfloat.torch._accumulate_ieee.products_exact``) and A the accumulator.  The
 running sum s is kept as the float32 value of an A value (or of c, a float32 value).
 
 One step, in float32 (softfloat.ops._native's proof, "Sums and differences"):
@@ -22,7 +22,9 @@ One step, in float32 (softfloat.ops._native's proof, "Sums and differences"):
   odd (s32 != 0 where e != 0).
 * Round that float32 value to A in nearest even: for fp16 torch's float32 -> float16
   cast (round to nearest even, gradual underflow, overflow to infinity, on CPU and
-  CUDA); for bf16 the integer rounding of the top 16 bits::
+  CUDA); for FP8 softfloat.torch's quantisation kernel (softfloat.quantize's bits:
+  e5m2 overflows to infinity, e4m3, which has none, to a NaN); for bf16 the integer
+  rounding of the top 16 bits::
 
       u = sign | exponent (8) | m1..m7 | m8..m23       (bf16 keeps the top 16 bits)
       u + 0x7FFF + ((u >> 16) & 1), low 16 bits cleared   (ties to the even m7)
@@ -30,7 +32,8 @@ One step, in float32 (softfloat.ops._native's proof, "Sums and differences"):
   which rounds every finite float32 value, subnormals included, in nearest even
   (a carry moves into the exponent, up to infinity).
   Rounding to odd at 24 bits then to nearest even at p <= 22 bits is one correct rounding
-  (Boldo and Melquiond, IEEE TC 2008), for every exponent: round_A(s + t) exactly.
+  (Boldo and Melquiond, IEEE TC 2008), for every exponent: round_A(s + t) exactly (A's
+  subnormals are far above float32's, so the odd rounding keeps two more bits there too).
 * Exact zero sums: float32's s + t is +0 for opposite signs and -0 for -0 + -0 (IEEE
   754 section 6.3 in nearest even), e = 0 leaves it, and the casts keep zero signs; a
   non-zero sum that rounds to zero keeps its sign in float32 and in the rounding to A.
@@ -38,10 +41,13 @@ One step, in float32 (softfloat.ops._native's proof, "Sums and differences"):
 Range: TwoSum needs s32 finite.  The terms are bounded before the loop by
 max|a| * max|b| (float64, per call):
 
-* fp16: |s| <= 65504 or s = +-inf (an overflow of the accumulator).  Where
-  max|c| + 65504 + max|t| < 2**126 every finite step is safe; an infinite s gives
-  s32 = s and e = NaN, and "e != 0" is tested as |e| > 0 (False for NaN), so s stays
-  infinite as IEEE's inf + finite does.  Otherwise the call is declined.
+* fp16 and FP8: |s| <= A's largest value, or s = +-inf or NaN (an overflow of the
+  accumulator).  Where max|c| + max_A + max|t| < 2**126 every finite step is safe; an
+  infinite s gives s32 = s and e = NaN, and "e != 0" is tested as |e| > 0 (False for
+  NaN), so s stays infinite as IEEE's inf + finite does, and a NaN s stays a NaN.
+  Otherwise the call is declined.  The NaNs that come out are the reference's
+  canonical (positive) one (an e4m3 overflow's sign lasts only to the next step there,
+  and every output format the torch paths give canonicalises it).
 * bf16: the rounded sums satisfy |s_k| <= (1 + 2**-8) (|s_{k-1}| + |t_k|) + 2**-134, so
   |s32| <= 2 * (1 + 2**-8)**K * (max|c| + K max|t| + 1); where that is below 2**126 no
   step can overflow.  Otherwise every step's |s32| is checked (a running flag, read
@@ -63,14 +69,16 @@ import math
 
 import torch
 
-from ..formats import bf16, fp16, fp32
+from ..attributes import RoundingAttributes
+from ..formats import bf16, fp8_e4m3, fp8_e5m2, fp16, fp32
 from ._accumulate_ieee import TILE, count_down, swamped_additions
+from ._kernels import quantize_tensor
 
 __all__ = ["ACCUMULATORS", "PROMOTED", "add_rounded", "blocked_narrow", "canonical_nan", "promote_runs", "round_into",
            "sequential_narrow", "step_bound"]
 
 #: the accumulators this module computes
-ACCUMULATORS = (fp16, bf16)
+ACCUMULATORS = (fp16, bf16, fp8_e4m3, fp8_e5m2)
 #: the out_formats :func:`blocked_narrow` promotes its run sums into
 PROMOTED = (fp16, bf16, fp32)
 
@@ -89,9 +97,17 @@ def _round_fp16(x):
     return x.to(torch.float16).to(torch.float32)
 
 
+_NEAREST = RoundingAttributes()  # sf.matmul's accumulator rounding: nearest even, no saturation
+
+
 def _to_acc(acc, x):
-    """float32 values rounded to ``acc`` in nearest even, as float32 values (new)."""
-    return _round_bf16(x.view(torch.int32)) if acc == bf16 else _round_fp16(x)
+    """float32 values rounded to ``acc`` in nearest even, as float32 values (new): bf16 by
+    its integer rounding, fp16 by torch's cast, FP8 by softfloat.torch's quantisation
+    kernel (softfloat.quantize's bits: gradual underflow, e5m2's overflow to infinity,
+    e4m3's to NaN)."""
+    if acc == bf16:
+        return _round_bf16(x.view(torch.int32))
+    return _round_fp16(x) if acc == fp16 else quantize_tensor(x, acc, _NEAREST)
 
 
 class _Work:
@@ -121,7 +137,7 @@ def _step(acc, s, t, w, guard):
     d = torch.bitwise_xor(e.view(torch.int32), u, out=w.d).bitwise_right_shift_(31)
     odd = d.add_(u).bitwise_or_(1)
     u = torch.where(inexact, odd, u)
-    return _round_bf16(u) if acc == bf16 else _round_fp16(u.view(torch.float32))
+    return _round_bf16(u) if acc == bf16 else _to_acc(acc, u.view(torch.float32))
 
 
 def _products(a, b, k0, k1):
@@ -136,8 +152,8 @@ def _needs_guard(acc, a, b, c, K):
     declined (fp16 with terms near float32's range)."""
     big_t = float(a.abs().amax().double()) * float(b.abs().amax().double())
     big_c = 0.0 if c is None else float(c.abs().amax().double())
-    if acc == fp16:
-        return None if big_c + 65504.0 + big_t < _LIMIT else False
+    if acc != bf16:  # fp16 and FP8: every finite s is at most the format's largest value
+        return None if big_c + float(acc.max_finite) + big_t < _LIMIT else False
     growth = K * math.log2(1.0 + 2.0 ** -8) + 1.0
     if growth < 100 and (big_c + K * big_t + 1.0) * 2.0 ** growth < _LIMIT:
         return None
@@ -145,12 +161,13 @@ def _needs_guard(acc, a, b, c, K):
 
 
 def sequential_narrow(acc, a, b, c=None, count=False):
-    """The ``acc`` (fp16 or bf16) accumulator's sequential sum in nearest even.
+    """The ``acc`` (fp16, bf16, fp8_e4m3 or fp8_e5m2) accumulator's sequential sum in
+    nearest even.
 
     Parameters
     ----------
     acc : Format
-        fp16 or bf16.
+        fp16, bf16, fp8_e4m3 or fp8_e5m2.
     a, b : torch.Tensor of float32
         Finite values (..., M, K) and (..., K, N) whose products are all exact in float32.
     c : torch.Tensor of float32, optional
@@ -173,7 +190,7 @@ def sequential_narrow(acc, a, b, c=None, count=False):
     ([[2048.0]], [[2]])
     """
     if acc not in ACCUMULATORS:
-        raise ValueError(f"acc: expected fp16 or bf16, got {acc!r}")
+        raise ValueError(f"acc: expected fp16, bf16, fp8_e4m3 or fp8_e5m2, got {acc!r}")
     K = a.shape[-1]
     shape = torch.broadcast_shapes(a.shape[:-1] + (1,), b.shape[:-2] + (1, b.shape[-1]))
     guard = _needs_guard(acc, a, b, c, K)
@@ -200,6 +217,7 @@ def sequential_narrow(acc, a, b, c=None, count=False):
             swamped += count_down(swamped_additions(rows[:-1], P[first:], rows[1:]))
     if guard is not None and bool(guard.any()):
         return None
+    s = canonical_nan(s)  # an e4m3 overflow's NaN (signed) and what follows it: the reference's
     return (s, swamped) if count else s
 
 
@@ -258,8 +276,9 @@ def promote_runs(runs, c, out, count=False):
         if out == fp32:
             new = torch.add(total, run)
         else:
-            if out == bf16 and bool((torch.maximum(total.abs(), run.abs()) >= 2.0 ** 125).any()):
-                return None  # TwoSum's float32 sum could overflow
+            if out == bf16 and bool((_finite_magnitude(total) >= 2.0 ** 125).any()
+                                    or (_finite_magnitude(run) >= 2.0 ** 125).any()):
+                return None  # TwoSum's float32 sum of two finite values could overflow
             w = w or _Work(run.shape, run.device)
             new = _step(out, total, run, w, None)
         if count:
@@ -269,6 +288,12 @@ def promote_runs(runs, c, out, count=False):
     return (total, swamped) if count else total
 
 
+def _finite_magnitude(x):
+    """|x| where x is finite, else 0 (an infinite or NaN operand passes through the step
+    as IEEE's addition: s32 is then that infinity or NaN, and the error term a NaN)."""
+    return torch.where(torch.isfinite(x), x.abs(), 0.0)
+
+
 def canonical_nan(x):
     """``x`` with its NaNs (made by inf - inf, signed as the platform makes them) the
     canonical positive NaN the reference returns (a NaN stays one through later steps)."""
@@ -276,7 +301,8 @@ def canonical_nan(x):
 
 
 def round_into(acc, x):
-    """float32 values rounded to ``acc`` (fp16 or bf16) in nearest even, as float32 values."""
+    """float32 values rounded to ``acc`` (one of :data:`ACCUMULATORS`) in nearest even,
+    as float32 values."""
     return _to_acc(acc, x)
 
 
