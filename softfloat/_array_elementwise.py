@@ -101,6 +101,10 @@ def _libm(ufunc):
     NaNs (log(-1), (-1) ** 0.5); NaN operands give the default NaN too on platforms that
     always return it."""
     def call(fmt, ctx, *bits):
+        if len(bits) == 1 and (bits[0].size == 1 or bits[0].size > _SHORT_FLOAT16 or fmt is not fp16):
+            done = _by_table(ufunc, fmt, ctx, bits[0])  # (fp16's short arrays: in _libm_float16)
+            if done is not None:
+                return done
         if all(b.size == 1 for b in bits):  # ndarrays or numpy scalars
             done = _libm_one(ufunc, fmt, ctx, bits)
             if done is not None:
@@ -136,6 +140,10 @@ def _libm_float16(ufunc, ctx, bits):
     general route) where ``softfloat._fastpaths.ENABLED`` is off, an attribute differs,
     the results are too many, or one is infinite or a NaN."""
     attrs = ctx.attributes
+    if len(bits) == 1 and bits[0].size <= _SHORT_FLOAT16:
+        done = _by_table(ufunc, fp16, ctx, bits[0])
+        if done is not None:
+            return done
     if (not _fastpaths.ENABLED or attrs.rounding is not Rounding.NEAREST_EVEN or not attrs.subnormals
             or attrs.saturate or any(b.size > _SHORT_FLOAT16 for b in bits)):
         return None
@@ -192,6 +200,61 @@ def _libm_one(ufunc, fmt, ctx, bits):
         return result, flags
     masks = (flags.invalid, flags.divide_by_zero, flags.overflow, flags.underflow, inexact)
     return result, Flags(*(np.bool_(m).reshape(shape) for m in masks))
+
+
+#: calls of one (ufunc, format, attributes) before _by_table fills its table (the general
+#: route on every pattern, 2-5 ms for fp16, which a few calls never pay for)
+TABLE_AFTER = 32
+_TABLES: dict = {}  # (ufunc, id(fmt), id(attrs)) -> [fmt, attrs, calls, (bits, codes, NaN in or out) or None]
+
+
+def _by_table(ufunc, fmt, ctx, bits):
+    """``_libm``'s result and flags for one operand of at most 16 bits in a deterministic
+    mode: one lookup in a table of the general route's bits and packed flags
+    (softfloat._flagmasks.FLAG_BITS) for every pattern, filled by that route (decode,
+    libm, ``_rounded_once``) at the key's TABLE_AFTER-th call.  That route is elementwise
+    and reads only the pattern and the attributes (stochastic rounding, which draws, is
+    excluded), so each lane's bits and flags are its.  None (the caller's route) where
+    switched off (softfloat._fastpaths.ENABLED), declined or not filled yet."""
+    attrs = ctx.attributes
+    if not _fastpaths.ENABLED or fmt.bits > 16 or attrs.rounding is Rounding.STOCHASTIC:
+        return None
+    entry = _TABLES.get((ufunc, id(fmt), id(attrs)))
+    if entry is None or entry[0] is not fmt or entry[1] is not attrs:  # (the entry holds both: ids stay theirs)
+        if len(_TABLES) >= 64:
+            _TABLES.clear()
+        entry = _TABLES[(ufunc, id(fmt), id(attrs))] = [fmt, attrs, 0, None]
+    if entry[3] is None:
+        entry[2] += 1
+        if entry[2] < TABLE_AFTER:
+            return None
+        entry[3] = _fill(ufunc, fmt, attrs)
+    table, codes, nan = entry[3]
+    shape = bits.shape  # (ndarrays and numpy scalars)
+    if bits.size == 1:
+        p = bits.item()
+        if not shape and nan.item(p):
+            return None  # (0-d NaNs: the general route's 0-d arrays, not _libm_one's scalars)
+        result = np.array([table.item(p)], table.dtype) if shape else table.dtype.type(table.item(p))
+        return result.reshape(shape) if len(shape) > 1 else result, \
+            (flags_of_code(codes.item(p), shape) if ctx.track_flags else None)
+    result, code = np.take(table, bits), np.take(codes, bits) if ctx.track_flags else None
+    if code is None or code.size == 0 or code.min() == code.max():
+        return result, None if code is None else flags_of_code(int(code.min()) if code.size else 0, shape)
+    return result, Flags(*(np.bitwise_and(code, b) != 0 for b in FLAG_BITS.values()))
+
+
+def _fill(ufunc, fmt, attrs):
+    """(bits, packed flags, NaN in or out) of the general route for every pattern of ``fmt``."""
+    ctx = type("_Filling", (), dict(attributes=attrs, platform=attrs.platform, track_flags=True,
+                                    split=lambda self, out: out, options=lambda self: dict(attributes=attrs)))()
+    operand = np.asarray(codec.decode(np.arange(1 << fmt.bits, dtype=fmt.storage_dtype), fmt))
+    with np.errstate(all="ignore"):
+        values = ufunc(operand)
+    bits, flags = _rounded_once(fmt, ctx, values, [operand], np.isfinite(values))
+    codes = sum(np.where(np.asarray(getattr(flags, name)), b, np.uint8(0)) for name, b in FLAG_BITS.items())
+    bits.flags.writeable = codes.flags.writeable = False
+    return bits, codes, np.isnan(values) | np.isnan(operand)
 
 
 def _rounded_once(fmt, ctx, values, operands, inexact=False):

@@ -163,7 +163,8 @@ def plain_call(A, ufunc, impl, inputs, checked=False):
     general path below does for it, in the same order: operands, kernel, flags, wrap).
     ``checked``: the caller has seen that every input is an Array or a Python float or
     int."""
-    if not checked and not all(A.is_array(a) or isinstance(a, _OPERANDS) for a in inputs):
+    if not checked and not (len(inputs) == 1 and A.is_array(inputs[0])) \
+            and not all(A.is_array(a) or isinstance(a, _OPERANDS) for a in inputs):
         return NotImplemented
     ctx = get_context()
     fmt, bits = A.common(*inputs, ctx=ctx)
