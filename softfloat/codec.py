@@ -327,30 +327,31 @@ def quantize(x, fmt, rounding=None, *, saturate=None, subnormals=None, tininess=
 
 def _quantize_on_grid(arr, out, fmt, attrs, grid, workers):
     """quantize without flags, block by block: a block in the target's normal range by
-    integer operations on its patterns, float32 -> fp16 by its one-lookup table, any
-    other by the value grid (fp16) or the encoders and the decoder (bf16, where they
-    were faster); NaN results of the grid taken again by the general path."""
+    integer operations on its patterns, any other by the value grid (fp16, float32 input
+    included: faster than its one-lookup table) or, for bf16, by one lookup where its
+    tables are filled, else the encoders and the decoder (where they were faster than
+    the grid); NaN results of the grid taken again by the general path."""
     direct = arr.flags.c_contiguous
     flat_in, flat_out = arr.reshape(-1) if direct else None, out.reshape(-1)
 
     def block(start, stop, rand, ws):
         blk = flat_in[start:stop] if direct else np.ascontiguousarray(arr.flat[start:stop])
         dst = flat_out[start:stop]
-        if _fastpaths.value_grid_normal(grid, blk, dst, ws) or _fastpaths.quantize_block(
-                blk, fmt, attrs, False, dst, ws, encode_general, decode_block) is not None:
-            return  # a normal-range block; or float32 -> fp16 over the whole range: its one-lookup table
-        if not grid.grid_pays:  # (bf16) the encoders, then the decoder, as _stream does
-            bits = ws.get("bits", fmt.storage_dtype, stop - start)
-            encode_block(blk, fmt, attrs, None, False, bits, ws)
-            decode_block(bits, fmt, dst, ws)
+        if _fastpaths.value_grid_normal(grid, blk, dst, ws):
+            return  # a normal-range block
+        if not grid.grid_pays:  # (bf16) its one-lookup table, or the encoders, then the decoder, as _stream does
+            if _fastpaths.quantize_block(blk, fmt, attrs, False, dst, ws, encode_general, decode_block) is None:
+                bits = ws.get("bits", fmt.storage_dtype, stop - start)
+                encode_block(blk, fmt, attrs, None, False, bits, ws)
+                decode_block(bits, fmt, dst, ws)
         elif _fastpaths.value_grid_round(grid, blk, dst, ws):  # NaN results: the general path's
             nan = np.flatnonzero(np.isnan(dst))
             bits = np.empty(nan.size, dtype=fmt.storage_dtype)
             encode_block(np.ascontiguousarray(blk[nan]), fmt, attrs, None, False, bits, ws)
             dst[nan] = decode_block(bits, fmt, np.empty(nan.size, dtype=out.dtype), ws)
 
-    # float64: 2**16 (a few passes over 3 block-sized buffers in L2); float32: the table kernel's blocks
-    size = _BLOCK * (4 if arr.dtype.itemsize == 8 else max(4, _fastpaths.block_factor(fmt, arr.dtype, attrs)))
+    # 2**16 float64 or 2**17 float32 lanes: the grid's few passes over 3 block-sized buffers in L2
+    size = _BLOCK * (4 if arr.dtype.itemsize == 8 else 8)
     stream_blocks(arr.size, size, None, None, block, workers=workers, thread_block_size=max(size, _THREAD_BLOCK))
 
 

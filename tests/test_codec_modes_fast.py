@@ -27,7 +27,7 @@ from hypothesis import strategies as st
 import softfloat as sf
 from tests.fastpath_checks import general as general_path
 from softfloat import _fastpaths
-from softfloat._fastpaths import _odd32, _upper
+from softfloat._fastpaths import _odd32, _upper, _value_grid
 
 MODES = ("nearest_even", "nearest_away", "toward_zero", "upward", "downward", "odd")
 FLAG_NAMES = ("invalid", "divide_by_zero", "overflow", "underflow", "inexact")
@@ -243,12 +243,17 @@ def wide_range(n, seed):
 def test_float32_odd_kernel_takes_whole_range_blocks(mode, monkeypatch):
     """A spy: float64 -> fp16 blocks over the whole range (zeros, subnormals, overflow,
     infinities and NaNs left to the general path) go by float32 rounded to odd and its
-    table, with flags and without, in every option; bits and flags are the general path's."""
+    table with flags, and without flags by it or (nearest even and the directed modes)
+    by the value grid's encode kernel, in every option; bits and flags are the general
+    path's."""
     x = wide_range(1 << 19, 21)
-    runs = []
-    real = _odd32.to_float32_odd
+    runs, grid_runs = [], []
+    real, real_grid = _odd32.to_float32_odd, _value_grid.encode_block
     monkeypatch.setattr(_odd32, "to_float32_odd", lambda *a: runs.append(1) or real(*a))
+    monkeypatch.setattr(_value_grid, "encode_block", lambda *a: grid_runs.append(1) or real_grid(*a))
+    blocks = x.size // (1 << 18)
     for options in OPTIONS:
         runs.clear()
+        grid_runs.clear()
         assert_same(x, sf.fp16, mode, **options)
-        assert len(runs) >= 2 * x.size // (1 << 18)  # every block, with flags and without
+        assert len(runs) >= blocks and len(runs) + len(grid_runs) >= 2 * blocks  # with flags and without

@@ -26,7 +26,8 @@ condition it is exact under (``applies``, checked once per plan):
   not) over the whole range, every deterministic mode, flags included: float64 rounded
   to odd into float32 (numpy's cast and a fix of the last bit), then float32's table;
   with flags, blocks whose first 256 lanes are normal or zero go to the re-bias kernel
-  with flags (the lanes it leaves through the odd/table passes);
+  with flags (the lanes it leaves through the odd/table passes); without flags, the
+  value grid's pattern kernel (:func:`._value_grid.encode_block`);
 * :mod:`._native16` -- fp16 add and sub in round to nearest even with flags, on the
   operations' blocks (:func:`float16_block`): the exact float64 sum, numpy's float16
   cast, the flags from the result; and by :mod:`._directed16` toward zero, upward,
@@ -43,8 +44,10 @@ condition it is exact under (``applies``, checked once per plan):
 * :mod:`._value_grid` -- quantize of float64 / float32 into fp16 or bf16 in its own
   type, every deterministic mode without flags: blocks in the target's normal range by
   integer operations on the input's patterns (:func:`value_grid_normal`), others by
-  rounding each value on its grid with numpy's rint/trunc/ceil/floor
-  (:func:`value_grid_round`), the plan from :func:`value_grid_plan`;
+  rounding each value on its grid (its spacing from the exponent field: an AND and a
+  maximum) with numpy's rint/trunc/ceil/floor (:func:`value_grid_round`), the plan from
+  :func:`value_grid_plan`; and the patterns of those values by a scale in float32 and a
+  shift (``encode_block``, for :mod:`._odd32`);
 * :mod:`._decoding` -- decoding a format of at most 16 bits: one lookup in a table built
   once by the general decoder, or a left shift where the target's pattern is the top of
   the output float's pattern, for bf16/tf32 into float64 followed by a widening cast.

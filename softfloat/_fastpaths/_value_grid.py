@@ -2,55 +2,60 @@
 type -- every deterministic mode, without flags: blocks in the target's normal range by
 integer operations on the input's own patterns (:func:`round_normal_block`), every other
 block by rounding each value on its grid: a scale, numpy's rint / trunc / ceil / floor,
-and an unscale (:func:`round_block`).
+and an unscale (:func:`round_block`); and encode of the same (:func:`encode_block`): the
+grid's values, then their patterns by a power-of-two scale in float32 and a shift.
 
 The grid kernel (:func:`round_block`)
 ------------------------------------
 For one lane ``x`` (of float type T: float64 or float32, ``P`` significand bits, largest
 exponent ``E_T``) and a target of precision ``p``, exponents ``emin..emax``, with
-infinities (fp16, bf16, ...), let ``i`` be the top bits of ``x``'s pattern (sign and
-biased exponent field: 4096 or 512 values).  A table indexed by ``i`` gives the power of
-two ``q`` (the grid's spacing at ``x``; for odd, ``2q``, see below):
+infinities (fp16, bf16, ...), let ``a = max(2**e, 2**emin)`` where ``2**e`` is ``x``'s
+pattern with its sign and fraction bits cleared (one AND: the power of two of its binade,
+0 for T's zeros and subnormals, infinity for infinities and NaNs) -- one maximum, no
+table.  With ``q = a * 2**(1-p)`` (the grid's spacing at ``x``; for odd, ``2q``: the
+first scale is ``2**(p-2)``, see below):
 
-    y = x / q;   y = R(y);   result = y * q,  then  * 2**k * 2**-k  and/or  clip
+    y = (x / a) * 2**(p-1);   y = R(y);   result = y * a * 2**(1-p),  then  * 2**k * 2**-k  and/or  clip
 
-where ``R`` is the mode's rounding to an integer: rint (nearest_even: numpy's rint is
-the IEEE roundToIntegralTiesToEven), trunc (toward_zero), ceil (upward), floor
-(downward), and for nearest_away and odd the compositions below; ``k = E_T - emax``.
-The pair of products by ``2**k`` and ``2**-k`` is made by the modes that round some sign
-to nearest or away from zero (nearest_even, nearest_away, upward, downward); the clip to
+(``y`` is ``x / q``) where ``R`` is the mode's rounding to an integer: rint
+(nearest_even: numpy's rint is the IEEE roundToIntegralTiesToEven), trunc
+(toward_zero), ceil (upward), floor (downward), and for nearest_away and odd the
+compositions below; ``k = E_T - emax``.  The products by ``2**k`` and ``2**-k`` are made
+by the modes that round some sign to nearest or away from zero (nearest_even,
+nearest_away, upward, downward: ``2**(1-p)`` and ``2**k`` as one scale); the clip to
 ``[-max_finite, max_finite]`` on the sides that round toward zero (toward_zero and odd:
 both; upward: the negative side; downward: the positive side).
 
 Why the bits equal ``decode(encode(x))``:
 
-* Binades ``e`` in ``[emin, emax]`` (``x`` in ``[2**e, 2**(e+1))``): the target's
-  neighbours of ``x`` are the multiples of ``q = 2**(e-p+1)``; ``y = x/q`` is in
-  ``[2**(p-1), 2**p)``, exact (a power-of-two scale with a normal result), and
-  ``R(y) * q`` is the mode's rounding of ``x`` on the target's grid with unbounded
-  exponent, exact.  The only value above max_finite it can give is ``2**(emax+1)``
-  (``R(y) = 2**p`` in binade emax: IEEE's overflow after rounding, which only the
-  nearest and away-from-zero roundings reach); times ``2**k`` it is ``2**(E_T+1)``, T's
-  overflow: infinity, which ``2**-k`` keeps -- IEEE's result for those modes -- while
-  every value ``<= max_finite`` comes back exactly (``max_finite * 2**k < 2**(E_T+1)``).
+* Binades ``e`` in ``[emin, emax]`` (``x`` in ``[2**e, 2**(e+1))``): ``a = 2**e``, the
+  target's neighbours of ``x`` are the multiples of ``q = 2**(e-p+1)``; ``x / a`` is in
+  ``[1, 2)`` and ``y`` in ``[2**(p-1), 2**p)``, both exact (power-of-two scales with
+  normal results), and ``R(y) * q`` is the mode's rounding of ``x`` on the target's grid
+  with unbounded exponent, exact (``R(y) * a`` is an integer below ``2**p`` times a
+  power of two, then scaled by powers of two).  The only value above max_finite it can
+  give is ``2**(emax+1)`` (``R(y) = 2**p`` in binade emax: IEEE's overflow after
+  rounding, which only the nearest and away-from-zero roundings reach); times ``2**k``
+  it is ``2**(E_T+1)``, T's overflow: infinity, which ``2**-k`` keeps -- IEEE's result
+  for those modes -- while every value ``<= max_finite`` comes back exactly
+  (``max_finite * 2**k < 2**(E_T+1)``).
 * Binades below ``emin`` (the target's subnormal range and below, T's subnormals and
-  zeros included): the grid is the fixed ``q = min_subnormal = 2**(emin-p+1)``;
-  ``1/q >= 1`` (``p - 1 - emin >= 0`` is checked) scales up, so ``y`` is exact and
+  zeros included): ``a = 2**emin`` and the grid is the fixed ``q = min_subnormal =
+  2**(emin-p+1)``; ``x / a`` scales up (``2**emin <= 1``), so ``y`` is exact and
   ``R(y) * q`` is the rounding on the subnormal grid, 0 and min_subnormal included.
-* Binades above ``emax`` (finite): overflow.  ``q`` is binade emax's, so ``|y| >= 2**p``,
-  every rounding keeps ``|R(y)| >= 2**p`` and ``|R(y) * q| >= 2**(emax+1)`` (or T's
-  infinity, where the division overflows).  On the nearest and away-from-zero sides the
-  ``2**k`` pair makes that infinity; on the toward-zero sides the clip makes it
-  ``max_finite``: IEEE's results.  The clip changes nothing else (every other result is
-  ``<= max_finite``); on a side that has both (upward's negative side), ``-inf`` from
-  the ``2**k`` pair clips to ``-max_finite``, as it should.
-* Exponent field all ones: ``q = 1`` on the sides without a clip (rint, trunc, ceil and
-  floor keep infinities), ``q = inf`` on the sides with one (``inf / inf`` is NaN, so the
-  clip never sees an infinite input); nearest_away and odd turn infinities into NaN
-  (``inf - inf``).  Every lane whose result is NaN (NaN inputs too: the codec's NaN, not
-  the FPU's) is left to the caller: :func:`round_block` returns True when the block has
-  any (one max, which propagates NaN), and the caller recomputes those lanes on the
-  general path.
+* Binades above ``emax`` (finite): overflow.  ``a = 2**e`` as in the normal range, so
+  ``y`` is in ``[2**(p-1), 2**p)``, every rounding keeps ``|R(y)| >= 2**(p-1)`` and
+  ``|R(y) * q| >= 2**e >= 2**(emax+1)`` (or T's infinity, where ``R(y) * a`` overflows).
+  On the nearest and away-from-zero sides the ``2**k`` pair makes that infinity; on the
+  toward-zero sides the clip makes it ``max_finite``: IEEE's results.  The clip changes
+  nothing else (every other result is ``<= max_finite``); on a side that has both
+  (upward's negative side), ``-inf`` from the ``2**k`` pair clips to ``-max_finite``,
+  as it should.
+* Exponent field all ones: ``a = inf`` and ``x / a`` is NaN (``inf / inf``, or a NaN
+  input).  Every lane whose result is NaN (so infinities and NaNs, which the general
+  path keeps or quiets by the codec's rules) is left to the caller: :func:`round_block`
+  returns True when the block has any (one max, which propagates NaN), and the caller
+  recomputes those lanes on the general path.
 * Signs and zeros: the divisions and products are by positive powers of two and the
   roundings to integral keep the sign (rint/trunc/ceil/floor of a value in (-1, 0]
   give -0), so the sign of ``x`` is kept, -0 included.
@@ -63,8 +68,9 @@ magnitude, and ``n + 2f = 2y - n`` a multiple of ``y``'s ulp (of twice it, where
 reaches the next binade: ``n`` is an integer and ``y < 2**52``; from ``2**52`` on
 ``n = y``).  A zero result keeps ``y``'s sign: ``-0 - (+0) = -0``.
 
-odd: the grid table holds ``2q`` (so ``y`` here is ``x / (2q)``, half the grid's
-``y``), and ``R = (floor(y) + ceil(y)) / 2``, then the product by ``2q``.  With ``Y = 2y``
+odd: the first scale is ``2**(p-2)`` (so ``y`` here is ``x / (2q)``, half the grid's
+``y``), and ``R = (floor(y) + ceil(y)) / 2``, then the product by ``2q`` (the halving
+and the doubling cancel: the scales after ``R`` are the other modes').  With ``Y = 2y``
 the value on the grid: where ``Y`` is an even integer, ``floor(y) = ceil(y) = y`` and
 ``2R = Y``; else ``2R = 2 floor(y) + 1`` (``y > 0``) or ``2 ceil(y) - 1`` (``y < 0``), the
 odd integer between the even integers on either side of ``Y``: truncation with the last
@@ -94,6 +100,22 @@ below min_normal.  The signs, and the input's exponent field above the cut, stay
 they are.  The first PROBE_LANES lanes are checked first, so that whole-range blocks
 skip the full check.
 
+The pattern kernel (:func:`encode_block`)
+----------------------------------------
+The grid's results are values of the target or infinities (NaN lanes are the caller's).
+For a 16-bit target with at most 8 exponent bits whose values float32 holds (``emax <=
+127``, ``emin - m >= -149``; fp16, bf16), a value ``v`` (cast to float32: exact) times
+``2**(b - 127)`` (``b`` the target's bias, ``m`` its fraction bits) has the float32
+pattern ``magnitude(v) << (23 - m)`` with ``v``'s sign: a normal ``2**e * 1.f`` goes to
+biased exponent ``e + b`` (1 .. 2**w - 2, a normal float32) with ``f`` at the top of the
+fraction; a subnormal ``c * 2**(emin - m)`` to ``c * 2**(-126 - m) = (c << (23 - m)) *
+2**-149``, a float32 subnormal (numpy sets no flush-to-zero); zeros keep their sign.
+All of it is exact (a power-of-two scale that drops no bit).  So the low 15 bits of the
+pattern shifted right by ``23 - m`` are the target's magnitude bits, and bit 31 its sign
+(bit 15 after a shift by 16).  Infinities: float32's ``0x7F800000`` shifted gives ones in
+bits ``m .. m + 7``, whose low 15 bits are the target's infinity (its exponent field all
+ones, fraction 0).
+
 Conditions (:func:`plan`): T float64 or float32, the target narrower (``p <= P - 2``),
 with IEEE infinities and NaNs, its range inside T's (``emax < E_T``,
 ``emin - p + 1 > 1 - E_T - P + 1``, ``p - 1 - emin >= 0``); a deterministic mode; gradual
@@ -109,7 +131,8 @@ import numpy as np
 from ..formats import Format
 from ..rounding import Rounding
 
-__all__ = ["PROBE_LANES", "ValueGridPlan", "plan", "round_block", "round_normal_block"]
+__all__ = ["ENCODE_CHUNK", "PROBE_LANES", "ValueGridPlan", "encode_block", "plan", "round_block",
+           "round_normal_block"]
 
 #: (positive, negative): whether the mode rounds lanes of that sign toward zero (its
 #: overflow is then +-max_finite), else to nearest or away from zero (infinity)
@@ -124,11 +147,14 @@ _PLANS: dict = {}
 
 
 class ValueGridPlan:
-    """The table and constants of one (format, input type, mode): ``grid`` (indexed by
-    sign and exponent field), ``up`` (the pair ``2**k, 2**-k`` or None), ``clamp`` (the
-    bounds or None)."""
+    """The constants of one (format, input type, mode): ``grid`` (the exponent field's
+    mask, ``2**emin`` and the scales ``2**(p-1)`` -- ``2**(p-2)`` for odd -- and the
+    one after the product by ``a``), ``up`` (the pair ``2**(k-p+1), 2**-k`` or None),
+    ``clamp`` (the bounds or None), ``patterns`` (:func:`encode_block`'s constants, or
+    None where the target is not one it takes)."""
 
-    __slots__ = ("dtype", "uint", "shift", "grid", "up", "clamp", "mode", "normal", "grid_pays")
+    __slots__ = ("dtype", "uint", "shift", "grid", "up", "clamp", "mode", "normal", "grid_pays", "floors",
+                 "patterns")
 
     def __init__(self, dtype, uint, shift, grid, up, clamp, mode, normal, grid_pays):
         self.dtype, self.uint, self.shift = dtype, uint, shift
@@ -138,6 +164,21 @@ class ValueGridPlan:
         #: about a third of its lanes outside it); with 8 exponent bits or more (bf16) the
         #: encoders' masked passes over the few lanes outside were faster (bench_codec)
         self.grid_pays = grid_pays
+        self.floors = (self.dtype.char, float(grid[1]))  # the key of its lanes of 2**emin in _FLOORS
+
+    def floor(self, n: int):
+        """``n`` lanes of ``2**emin`` (numpy's maximum is several times faster against an
+        array than against a scalar), shared by the plans of one input type and emin."""
+        floors = _FLOORS.get(self.floors)
+        if floors is None or floors.size < n:
+            floors = np.full(n, self.grid[1], self.dtype)
+            floors.flags.writeable = False
+            _FLOORS[self.floors] = floors  # (one assignment: safe to race)
+        return floors[:n]
+
+
+#: (input type, 2**emin) -> that value in as many lanes as the longest block asked for
+_FLOORS: dict = {}
 
 
 def plan(fmt: Format, dtype, attrs):
@@ -164,28 +205,26 @@ def _build(fmt: Format, dtype, r):
             and emin - p + 1 > 1 - bias - P + 1 and p - 1 - emin >= 0
             and float(fmt.max_finite) == (2.0 - 2.0 ** (1 - p)) * 2.0 ** emax):
         return None
-    n = 1 << (ew + 1)
-    grid = np.empty(n, dtype)
     toward = _TOWARD_ZERO[r]
-    for i in range(n):
-        negative, field = i >> ew, i & ((1 << ew) - 1)
-        if field == (1 << ew) - 1:  # infinities and NaNs
-            grid[i] = np.inf if toward[negative] else 1.0
-        else:
-            e = field - bias if field else 1 - bias
-            grid[i] = 2.0 ** (min(max(e, emin), emax) - p + 1 + (r is Rounding.ODD))
-    grid.flags.writeable = False
+    odd = r is Rounding.ODD
     uint = np.dtype(f"u{dtype.itemsize}")
     maxf = dtype.type(fmt.max_finite)
     k = bias - emax
-    up = None if toward == (True, True) else (dtype.type(2.0 ** k), dtype.type(2.0 ** -k))
+    up = None if toward == (True, True) else (dtype.type(2.0 ** (k - p + 1)), dtype.type(2.0 ** -k))
     clamp = None if toward == (False, False) else (-maxf if toward[1] else -np.inf, maxf if toward[0] else np.inf)
+    scales = (dtype.type(2.0 ** (p - 1 - odd)), up[0] if up else dtype.type(2.0 ** (1 - p)))
+    grid = (uint.type(((1 << ew) - 1) << (P - 1)), dtype.type(2.0 ** emin), scales)
+    m = p - 1
+    patterns = None if not (fmt.bits == 16 and fmt.exponent_bits <= 8 and emax <= 127 and emin - m >= -149) else (
+        np.float32(2.0 ** (fmt.bias - 127)), np.uint32(23 - m), np.uint32(16), np.uint16(0x7FFF), np.uint16(0x8000))
     d = P - p  # the pattern bits below the target's last significand bit, in its normal range
     u = uint.type
     normal = dict(lo=u((bias + emin) << P), hi=u(np.array(maxf, dtype).view(uint) << u(1)), d=u(d),
                   one=u(1), keep=~u((1 << d) - 1), low=u((1 << d) - 1), half=u(1 << (d - 1)),
                   below_half=u((1 << (d - 1)) - 1), sign=u(8 * dtype.itemsize - 1))
-    return ValueGridPlan(dtype, uint, uint.type(P - 1), grid, up, clamp, r, normal, fmt.exponent_bits < 8)
+    found = ValueGridPlan(dtype, uint, uint.type(P - 1), grid, up, clamp, r, normal, fmt.exponent_bits < 8)
+    found.patterns = patterns
+    return found
 
 
 def round_normal_block(pl: ValueGridPlan, blk, out, ws) -> bool:
@@ -249,21 +288,61 @@ def round_block(pl: ValueGridPlan, blk, out, ws) -> bool:
     when some lanes of ``out`` are NaN (placeholders: the caller recomputes every NaN
     lane of ``out`` on the general path), else False."""
     n = blk.size
-    idx = ws.get("value_grid.index", np.intp, n)
-    q = ws.get("value_grid.grid", pl.dtype, n)
-    np.right_shift(blk.view(pl.uint), pl.shift, out=idx.view(np.uint64) if pl.uint.itemsize == 8 else idx,
-                   casting="unsafe")
-    np.take(pl.grid, idx, out=q, mode="wrap")  # idx < len(grid): "wrap" only skips the check
-    np.divide(blk, q, out=out)
+    mask, _, (pre, post) = pl.grid
+    a = ws.get("value_grid.grid", pl.dtype, n)
+    np.bitwise_and(blk.view(pl.uint), mask, out=a.view(pl.uint))  # 2**e, 0 or inf
+    np.maximum(a, pl.floor(n), out=a)
+    np.divide(blk, a, out=out)
+    np.multiply(out, pre, out=out)
     _ROUND[pl.mode](out, ws, pl.dtype)
-    np.multiply(out, q, out=out)
+    np.multiply(out, a, out=out)
+    np.multiply(out, post, out=out)
     if pl.up is not None:
-        np.multiply(out, pl.up[0], out=out)
         np.multiply(out, pl.up[1], out=out)
     if pl.clamp is not None:
         np.clip(out, pl.clamp[0], pl.clamp[1], out=out)
     top = out.max()
     return bool(top != top)
+
+
+#: lanes :func:`encode_block` rounds at a time (the encoders' blocks are longer): 2**17 was
+#: a little faster than 2**16 (fewer numpy calls) and 2**18 (buffers in L2) on one thread
+ENCODE_CHUNK = 1 << 17
+
+
+def encode_block(pl: ValueGridPlan, blk, out, ws):
+    """The patterns of the contiguous ``blk`` (``pl.dtype``) rounded into the plan's
+    format (``pl.patterns`` not None), into the uint16 ``out``: :func:`round_block`, then
+    the pattern kernel (see the module's docstring), ENCODE_CHUNK lanes at a time.
+    Returns the mask of lanes left to the caller's general path (NaN results: the
+    grid's infinity and NaN inputs; their ``out`` lanes are placeholders), or None."""
+    with np.errstate(all="ignore"):  # (callers outside the codec's streams too: infinities give NaN)
+        return _encode_chunks(pl, blk, out, ws)
+
+
+def _encode_chunks(pl: ValueGridPlan, blk, out, ws):
+    align, cut, down, magnitude, sign = pl.patterns
+    rest = None
+    for start in range(0, blk.size, ENCODE_CHUNK):
+        stop = min(start + ENCODE_CHUNK, blk.size)
+        n, dst = stop - start, out[start:stop]
+        values = ws.get("value_grid.values", pl.dtype, n)
+        if round_block(pl, blk[start:stop], values, ws):
+            rest = np.zeros(blk.size, dtype=bool) if rest is None else rest
+            np.isnan(values, out=rest[start:stop])
+        narrow = values
+        if pl.dtype != np.float32:
+            narrow = ws.get("value_grid.narrow", np.float32, n)
+            np.copyto(narrow, values, casting="same_kind")  # values of the format: exact
+        np.multiply(narrow, align, out=narrow)
+        word = narrow.view(np.uint32)
+        np.right_shift(word, cut, out=dst, casting="unsafe")
+        np.bitwise_and(dst, magnitude, out=dst)
+        top = ws.get("value_grid.sign", np.uint16, n)
+        np.right_shift(word, down, out=top, casting="unsafe")
+        np.bitwise_and(top, sign, out=top)
+        np.bitwise_or(dst, top, out=dst)
+    return rest
 
 
 def _nearest_away(y, ws, dtype):
@@ -274,12 +353,11 @@ def _nearest_away(y, ws, dtype):
     np.trunc(y, out=y)
 
 
-def _odd(y, ws, dtype):  # y = x / (2q): half the grid's y (the plan's grid is 2q)
+def _odd(y, ws, dtype):  # y = x / (2q): half the grid's y (the halving: in the scale after)
     t = ws.get("value_grid.n", dtype, y.size)
     np.floor(y, out=t)
     np.ceil(y, out=y)
     np.add(y, t, out=y)
-    np.multiply(y, 0.5, out=y)
 
 
 _ROUND = {Rounding.NEAREST_EVEN: lambda y, ws, dt: np.rint(y, out=y),
