@@ -118,7 +118,7 @@ def test_every_fp16_pattern_through_the_pattern_kernel(mode):
 @pytest.mark.parametrize("mode", MODES)
 def test_the_routes_ran(mode, monkeypatch):
     """Spies: float64 -> fp16 encode without flags goes by the pattern kernel (and never by
-    the odd/table passes; except in nearest_away and odd), float32 -> fp16 quantize by the
+    the odd/table passes; except in odd), float32 -> fp16 quantize by the
     grid kernel; both equal the
     general path on a whole-range array with infinities and NaNs (left to it)."""
     runs = {"encode": 0, "grid": 0, "odd": 0}
@@ -139,7 +139,7 @@ def test_the_routes_ran(mode, monkeypatch):
     x[7::2003] = np.nan
     x[9::307] = -0.0
     bits = sf.encode(x, sf.fp16, mode)
-    if mode in ("nearest_away", "odd"):  # (where the odd/table passes were as fast)
+    if mode == "odd":  # (where the odd/table passes were as fast)
         assert runs["encode"] == 0 and runs["odd"] >= 2
     else:
         assert runs["encode"] >= 2 and runs["odd"] == 0

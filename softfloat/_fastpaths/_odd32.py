@@ -38,8 +38,8 @@ class Odd32Plan:
         self.table, self.fallback = table, fallback
         self.upper = None if fallback is None else fallback.upper
         grid = _value_grid.plan(table.fmt, np.float64, table.attrs)
-        # (ties away and odd round in three or four passes there: the passes below were as fast)
-        slow = table.attrs.rounding in (Rounding.NEAREST_AWAY, Rounding.ODD)
+        # (odd rounds in four passes there: the passes below were as fast)
+        slow = table.attrs.rounding is Rounding.ODD
         self.grid = grid if grid is not None and grid.grid_pays and grid.patterns is not None and not slow else None
 
 
@@ -74,7 +74,7 @@ def by_float32(p: Odd32Plan, blk, want: bool, out, ws, general=None):
       as fast there as the passes above; the lanes it leaves (outside that range) are
       gathered and rounded by the passes above.  Each lane's bits and flags are one
       proven kernel's, so the block's are the general path's.
-    * Without flags, in nearest_even, toward_zero, upward and downward, blocks outside
+    * Without flags, in every deterministic mode but odd, blocks outside
       the normal range go by :func:`._value_grid.encode_block` instead (its proof there:
       no flags, gradual underflow, no saturation -- its plan's conditions), a tenth to a
       sixth faster than the passes below; its NaN lanes (infinity and NaN inputs) are
