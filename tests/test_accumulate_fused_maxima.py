@@ -18,8 +18,8 @@ import numpy as np
 import pytest
 
 import softfloat as sf
-import softfloat._fastpaths as fastpaths
 from softfloat.accumulate import _fused_maxima
+from tests.fastpath_checks import general
 
 
 @pytest.fixture
@@ -37,14 +37,7 @@ def used(monkeypatch):
 
 
 def _both(call):
-    saved = fastpaths.ENABLED
-    try:
-        fastpaths.ENABLED = True
-        fast = call()
-        fastpaths.ENABLED = False
-        slow = call()
-    finally:
-        fastpaths.ENABLED = saved
+    fast, slow = call(), general(call)
     if isinstance(fast, tuple):
         np.testing.assert_array_equal(fast[0], slow[0])
         np.testing.assert_array_equal(fast[1], slow[1], err_msg="swamped counts")
