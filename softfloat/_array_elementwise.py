@@ -18,7 +18,7 @@ from ._exact import FAR_ABOVE, FAR_BELOW, SIG_TOP
 from ._flagmasks import FLAG_BITS, flags_of_code
 from ._options import resolve_attributes
 from ._random import GOLDEN, mix
-from ._context import get_context
+from ._context import Context, get_context
 from .flags import Flags
 from .formats import fp16
 from .platforms import NanPropagation
@@ -246,8 +246,7 @@ def _by_table(ufunc, fmt, ctx, bits):
 
 def _fill(ufunc, fmt, attrs):
     """(bits, packed flags, NaN in or out) of the general route for every pattern of ``fmt``."""
-    ctx = type("_Filling", (), dict(attributes=attrs, platform=attrs.platform, track_flags=True,
-                                    split=lambda self, out: out, options=lambda self: dict(attributes=attrs)))()
+    ctx = Context(attributes=attrs)  # a private context: flags tracked, nothing recorded in the caller's
     operand = np.asarray(codec.decode(np.arange(1 << fmt.bits, dtype=fmt.storage_dtype), fmt))
     with np.errstate(all="ignore"):
         values = ufunc(operand)
