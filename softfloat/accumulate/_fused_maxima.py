@@ -1,6 +1,6 @@
-"""The fused adder's blocks of a matrix product with FP8-like operands, each block's
-largest exponent found by one BLAS product of powers of two (a fast path of
-``softfloat.accumulate._fused``).
+"""The fused adder's blocks of a matrix product, each block's largest exponent found by
+one BLAS product of powers of two (a fast path of ``softfloat.accumulate._fused``): FP8
+operands on the native path in float32, fp16/bf16/tf32 operands in float64.
 
 One fused step (``hardware``'s docstring) adds, for the outputs (i, j) of a tile,
 
@@ -18,23 +18,27 @@ with E_k = e(a_ik) + e(b_kj).  ``_fused_fast`` finds M by an exponent cube per s
    of positive terms, in whatever order BLAS adds them, stays in [2**(8 m), 2**(8 m + 8)):
    floor(log2 W) >> 3 is m exactly.  W = 0: no live product.  One batched product per
    tile gives every block's M.
-2. **S in float32.**  The products of the operands' formats are exact in float32 (the
-   formats say so, ``_fused_fast._float32_products``); the terms are below 2**(F + 2) and
-   S below (N + 1) * 2**(F + 2) <= 2**24 (checked), so with the scale 2**(F - M) a normal
-   float32 (below), ``_fused_fast``'s argument holds: every scaled product >= 1 is exact,
-   one below 1 truncates to 0 either way, and the sum of the truncated terms is exact.
-3. **c in float32.**  c is an fp32 value; the scale and its inverse are made from c's
-   exponent field and M by integer operations (``2**(F - M)`` has the biased exponent
-   F - M + 127).  c * 2**(F - M) is exact (c has at most 24 bits), and S * 2**(M - F) is
-   exact; rounding toward zero to ``m`` fraction bits clears the low 23 - m bits.
+2. **S in float32** where the products of the operands' formats are exact in float32
+   (the formats say so, ``_fused_fast.float32_products``) and S is below
+   (N + 1) * 2**(F + 2) <= 2**24 (the FP8 formats, F = 13); **else in float64** where
+   the products' precisions add up to at most 53 bits (fp16, bf16, tf32; S below 2**53 is
+   the FusedAccumulator's own condition).  With the scale 2**(F - M) a normal float
+   (below), ``_fused_fast``'s argument holds: every scaled product >= 1 is exact, one
+   below 1 truncates to 0 either way, and the sum of the truncated terms is exact.
+3. **c in the same float.**  c is an fp32 value; the scale and its inverse are made from
+   c's exponent field and M by integer operations (``2**(F - M)`` has the biased exponent
+   F - M + bias).  c * 2**(F - M) is exact (c has at most 24 bits), and S * 2**(M - F)
+   is exact; rounding toward zero to ``m`` fraction bits clears the low bits below them.
 
 Where it applies (:func:`plan`; else the caller's paths, which give the same bits):
 no flags, or the swamped counts alone; finite operands; an output of fp32's range rounded
 toward zero; the start values c +0 or of magnitude in [2**-100, 2**100], and the largest
-reachable |c| (start plus K terms of at most 2**(E_max + 2)) below 2**100.  Then every
-non-zero c along the chain has e(c) >= min(-100, min E_k - F) > F - 126 and no result
-overflows: M >= F - 126 on every lane (M is clamped there for a block with no live
-product and c = 0, where it changes nothing), so both scales are normal float32 values.
+reachable |c| (start plus K terms of at most 2**(E_max + 2)) below 2**100, and the
+smallest live E_k - F above -100 (exponents of zeros take no part).  Then every non-zero
+c along the chain is an fp32 normal value with e(c) >= min(-100, min E_k - F) > F - 126,
+and no result overflows: M >= F - 126 on every lane (M is clamped there for a block with
+no live product and c = 0, where it changes nothing), so both scales are normal values
+of either float, and every result is an fp32 value (at most 24 bits, normal).
 No -0 arises (a -0 start is declined; a block's S is 0 only by cancellation, or with
 c = +0 and no live product: +0 either way, as the general path gives).
 
@@ -55,6 +59,20 @@ from ._fused_fast import count_down, float32_products
 __all__ = ["NativeChain", "plan"]
 
 _BASE_BITS = 3  # weights are powers of 2**8 = 2**(1 << _BASE_BITS): N < 256 terms
+
+
+class _Float:
+    """The float a chain works in: its dtype, the signed integer of its width, fraction
+    bits and exponent bias."""
+
+    def __init__(self, dtype, sint, fraction: int, bias: int):
+        self.dtype, self.sint, self.uint = np.dtype(dtype), np.dtype(sint), np.dtype(f"u{np.dtype(sint).itemsize}")
+        self.fraction, self.bias = fraction, bias
+        self.exponent = self.sint.type(((1 << (8 * self.sint.itemsize - 1)) - 1) >> fraction << fraction)
+
+
+_FLOAT32 = _Float(np.float32, np.int32, 23, 127)
+_FLOAT64 = _Float(np.float64, np.int64, 52, 1023)
 _C_BOUND = 100  # |c| within [2**-100, 2**100] (or +0) along every chain
 _F32_FRACTION = 23
 
@@ -101,10 +119,17 @@ def _layout_arrays(layout, emin_a: int, emin_b: int):
     return per[key]
 
 
+def _live_range(e, values):
+    """(min, max) of the exponents ``e`` of the non-zero ``values``, (0, 0) where there
+    are none (then no product is live): zeros take no part in M, and their weights are 0."""
+    live = e[values != 0]
+    return (int(live.min()), int(live.max())) if live.size else (0, 0)
+
+
 def _weights(layout, emin_a: int, emin_b: int):
     a, b = layout.values(np.float32)
     ea, eb = _exponents(a, emin_a), _exponents(b, emin_b)
-    ranges = [(int(e.min()), int(e.max())) if e.size else (emin, emin) for e, emin in ((ea, emin_a), (eb, emin_b))]
+    ranges = [_live_range(ea, a), _live_range(eb, b)]
     fit = _weights_dtype(*ranges)
     if fit is None:
         return None
@@ -121,6 +146,19 @@ def _weights(layout, emin_a: int, emin_b: int):
     return a, b, weights[0], weights[1], z_a + z_b, ranges, finite
 
 
+def _chain_float(acc, formats):
+    """float32 where the products are exact in it and the block sums below 2**24 (the FP8
+    formats on the native path); float64 where the products' precisions add up to at most
+    53 bits (fp16, bf16: F + 2 + log2(N + 1) <= 53 is the FusedAccumulator's own
+    condition); else None."""
+    F, N = acc.fraction_bits, acc.terms
+    if float32_products(formats[0], formats[-1]) is not None and F + 2 + (N + 1).bit_length() <= 24:
+        return _FLOAT32
+    if formats[0].precision + formats[-1].precision <= 53 and F + 2 + (N + 1).bit_length() <= 53:
+        return _FLOAT64
+    return None
+
+
 def plan(acc, tile, emin_a: int, emin_b: int, spec, start):
     """A :class:`NativeChain` for ``tile`` where this path applies (module docstring),
     else None.  ``start``: the tile's initial accumulator values (float64)."""
@@ -130,8 +168,8 @@ def plan(acc, tile, emin_a: int, emin_b: int, spec, start):
         return None
     if acc.output.exponent_bits != 8 or acc.output_rounding.value != "toward_zero" or N >= 256:
         return None
-    last = float32_products(layout.formats[0], layout.formats[-1])
-    if last is None or F + 2 + (N + 1).bit_length() > 24:
+    fl = _chain_float(acc, layout.formats)
+    if fl is None:
         return None
     got = _layout_arrays(layout, emin_a, emin_b)
     if got is None:
@@ -141,6 +179,8 @@ def plan(acc, tile, emin_a: int, emin_b: int, spec, start):
     ia, ib = layout.pairs[t]
     if not (finite[0][ia] and finite[1][ib]):
         return None
+    if fl is _FLOAT64:
+        a, b = layout.values(np.float64)
     A, B = a[ia][:, rows], b[ib][:, cols]
     mag = np.abs(start)
     e_max = ranges[0][1] + ranges[1][1]
@@ -150,7 +190,7 @@ def plan(acc, tile, emin_a: int, emin_b: int, spec, start):
         return None
     if ranges[0][0] + ranges[1][0] - F <= -_C_BOUND:
         return None
-    chain = NativeChain(acc, A, B, wa[ia][:, rows], wb[ib][:, cols], z, spec.want)
+    chain = NativeChain(acc, (A, B), (wa[ia][:, rows], wb[ib][:, cols]), z, spec.want, fl)
     if spec.want:
         zero_products = _zero_products(layout, a[ia], b[ib], (ia, ib))
         chain.zero_products = None if zero_products is None else zero_products[rows, cols]
@@ -182,27 +222,27 @@ def _zero_counts(a, b):
 class NativeChain:
     """The fused steps of one tile of a matrix product (module docstring): :meth:`chain`
     runs the blocks of k0 .. k1-1; ``swamped`` adds up their swamped counts (with
-    ``want``), less the zero products of the whole of K (:meth:`swamped_counts`)."""
+    ``want``), less the zero products of the whole of K (:meth:`swamped_counts`).
+    ``fl``: the float the steps run in (:func:`_chain_float`)."""
 
-    def __init__(self, acc, A, B, WA, WB, z: int, want: bool):
-        self.F, self.N = acc.fraction_bits, acc.terms
-        self.clear = np.int32(-(1 << (_F32_FRACTION - acc.output_mantissa_bits)))  # the kept bits' mask
-        self.A, self.B, self.WA, self.WB, self.z = A, B, WA, WB, z  # (K, rows), (K, cols)
-        self.shape = (A.shape[1], B.shape[1])
+    def __init__(self, acc, factors, weights, z: int, want: bool, fl: _Float = _FLOAT32):
+        self.F, self.N, self.fl = acc.fraction_bits, acc.terms, fl
+        self.clear = fl.sint.type(-(1 << (fl.fraction - acc.output_mantissa_bits)))  # the kept bits' mask
+        (self.A, self.B), (self.WA, self.WB), self.z = factors, weights, z  # (K, rows), (K, cols)
+        self.shape = (self.A.shape[1], self.B.shape[1])
         self.n = self.shape[0] * self.shape[1]
         self.want = want
         self.zeros = np.zeros(self.n, dtype=np.int64) if want else None
-        self.cube = np.empty((self.N + 1,) + self.shape, np.float32)  # the products, then c
+        self.cube = np.empty((self.N + 1,) + self.shape, fl.dtype)  # the products, then c
         self.mask = np.empty((self.N, self.n), np.bool_) if want else None
-        self.work = (np.empty(self.n, np.int32), np.empty(self.n, np.int32), np.empty(self.n, np.int32),
-                     np.empty(self.n, np.float32))
-        self.floor = np.int32((self.F - 126 + 127) << _F32_FRACTION)  # M >= F - 126
+        self.work = tuple(np.empty(self.n, t) for t in (fl.sint, fl.sint, fl.sint, fl.dtype))
+        self.floor = fl.sint.type((self.F - 126 + fl.bias) << fl.fraction)  # M >= F - 126
         self.zero_products = None
 
     def maxima(self, k0: int, k1: int):
-        """The biased-exponent words (M + 127) << 23 of the blocks of k0 .. k1-1, one row
-        per block (int32; module docstring, step 1)."""
-        N, (rows, cols) = self.N, self.shape
+        """The biased-exponent words (M + bias) << fraction of the blocks of k0 .. k1-1 in
+        the chain's float, one row per block (module docstring, step 1)."""
+        N, (rows, cols), fl = self.N, self.shape, self.fl
         full = (k1 - k0) // N
         parts = []
         if full:
@@ -212,19 +252,18 @@ class NativeChain:
             tail = slice(k0 + full * N, k1)
             parts.append((self.WA[tail].T @ self.WB[tail]).reshape(1, -1))
         W = parts[0] if len(parts) == 1 else np.concatenate(parts)
-        # floor(log2 W) = field - bias; M = floor(log2 W) >> 3 + z, so with
-        # 8 (z + 127) - bias added before the shift, field >> 3 is M + 127
+        # floor(log2 W) = field - bias_W; M = floor(log2 W) >> 3 + z, so with
+        # 8 (z + bias) - bias_W added before the shift, field >> 3 is M + bias
         if W.dtype == np.float32:
-            words = W.view(np.int32) >> _F32_FRACTION
-            words += np.int32(((self.z + 127) << _BASE_BITS) - 127)
+            field = (W.view(np.int32) >> 23).astype(fl.sint, copy=False) - 127
         else:
-            words = (W.view(np.int64) >> 52).astype(np.int32)
-            words += np.int32(((self.z + 127) << _BASE_BITS) - 1023)
-        words >>= _BASE_BITS
-        words <<= _F32_FRACTION
+            field = (W.view(np.int64) >> 52).astype(fl.sint, copy=False) - 1023
+        field += fl.sint.type((self.z + fl.bias) << _BASE_BITS)
+        field >>= _BASE_BITS
+        field <<= fl.fraction
         if not W.min() > 0:  # a block without a live product: M from c alone (or the floor)
-            np.copyto(words, self.floor, where=W == 0)
-        return words
+            np.copyto(field, self.floor, where=W == 0)
+        return field
 
     def chain(self, k0: int, k1: int, c):
         """The blocks of N terms over k0 .. k1-1 from the accumulator values ``c`` (flat
@@ -235,31 +274,31 @@ class NativeChain:
         if k1 <= k0:
             return c
         words = self.maxima(k0, k1)
-        F, N, n = self.F, self.N, self.n
+        F, N, n, fl = self.F, self.N, self.n, self.fl
         cube = self.cube
         flat = cube.reshape(N + 1, n)
-        c32 = flat[N]
-        c32[...] = c
-        cb = c32.view(np.int32)
+        cn = flat[N]
+        cn[...] = c
+        cb = cn.view(fl.sint)
         m, sc, inv, S = self.work
-        top = np.uint32((F + 254) << _F32_FRACTION)
+        top = fl.uint.type((F + 2 * fl.bias) << fl.fraction)
         for j, a in enumerate(range(k0, k1, N)):
             b = min(a + N, k1)
-            np.bitwise_and(cb, np.int32(0x7F800000), out=m)  # c's biased exponent (0: zero)
+            np.bitwise_and(cb, fl.exponent, out=m)  # c's biased exponent (0: zero)
             np.maximum(m, words[j], out=m)
-            np.subtract(top, m.view(np.uint32), out=sc.view(np.uint32))  # 2**(F - M)
-            np.subtract(m, np.int32(F << _F32_FRACTION), out=inv)          # 2**(M - F)
+            np.subtract(top, m.view(fl.uint), out=sc.view(fl.uint))  # 2**(F - M)
+            np.subtract(m, fl.sint.type(F << fl.fraction), out=inv)    # 2**(M - F)
             np.einsum("ki,kj->kij", self.A[a:b], self.B[a:b], out=cube[:b - a])  # exact products
             if b - a < N:
                 cube[b - a:N] = 0
-            np.multiply(flat, sc.view(np.float32), out=flat)
+            np.multiply(flat, sc.view(fl.dtype), out=flat)
             np.trunc(flat, out=flat)
             if self.want:
                 self.zeros += count_down(np.equal(flat[:b - a], 0, out=self.mask[:b - a]))
             np.add.reduce(flat, axis=0, out=S)
-            np.multiply(S, inv.view(np.float32), out=c32)
+            np.multiply(S, inv.view(fl.dtype), out=cn)
             np.bitwise_and(cb, self.clear, out=cb)  # toward zero to the kept fraction bits
-        return c32.astype(np.float64)
+        return cn.astype(np.float64)
 
     def swamped_counts(self):
         """Per output (int64): the swamped products of every block run, i.e. the zero
