@@ -102,31 +102,6 @@ def test_forced_route_refuses_the_numpy_kernels(monkeypatch):
         _step("bf16", None, False)
 
 
-def test_matmul_on_counts_swamped_on_the_device(monkeypatch):
-    import numpy as np
-    import softfloat as sf
-    a = sf.encode(np.array([[1.0, 2.0 ** -30]]), "bf16")
-    b = sf.encode(np.array([[1.0], [1.0]]), "bf16")
-    monkeypatch.setattr(_accumulate, "_reference", _refuse)  # the device path answers
-    run = _accumulate.matmul_on("cpu")
-    for acc in ("fp32", "h100"):
-        bits, swamped = run(a, b, "bf16", accumulator=acc, out_format="fp32", return_flags="swamped")
-        ref, ref_swamped = sf.matmul(a, b, "bf16", accumulator=acc, out_format="fp32", return_flags="swamped")
-        assert bits.dtype == ref.dtype and np.array_equal(bits, ref)
-        assert swamped.dtype == np.int64 and swamped.tolist() == ref_swamped.tolist() == [[1]]
-
-
-def test_matmul_on_routes_every_flag_to_the_host(monkeypatch):
-    import numpy as np
-    import softfloat as sf
-    a = sf.encode(np.array([[1.0, 2.0 ** -30]]), "bf16")
-    b = sf.encode(np.array([[1.0], [1.0]]), "bf16")
-    monkeypatch.setattr(_accumulate, "matmul_bits", _refuse)
-    run = _accumulate.matmul_on("cpu")
-    bits, flags = run(a, b, "bf16", out_format="fp32", return_flags=True)
-    assert np.array_equal(bits, sf.matmul(a, b, "bf16", out_format="fp32")) and flags.swamped.tolist() == [[1]]
-
-
 def _model_steps(recipe, sdpa):
     """Two forward+backward steps of a 1-layer GPT (attention decomposed or through
     batched matmuls, a tied head) and a grouped conv1d: the loss, every gradient, the

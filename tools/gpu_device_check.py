@@ -47,7 +47,7 @@ Run on the GPU machine (softfloat not installed)::
     PYTHONPATH=. python3 tools/gpu_device_check.py --out $OUT
 
 Dry run on a CPU (CPU tensors stand in for the device; emulate's device route is forced
-on them, so matmul_on and matmul_bits answer there)::
+on them, so the engine's torch kernels and matmul_bits answer there)::
 
     python tools/gpu_device_check.py --device cpu --quick --out /tmp/devcheck
 
@@ -191,7 +191,7 @@ def _status(*ok) -> str:
 class FallBacks:
     """Counts the calls softfloat.torch._accumulate passes to the numpy reference
     (``calls``) and the products emulate's device route sends to matmul_bits
-    (``products``: calls through the module, as matmul_on makes them)."""
+    (``products``: calls through the module, as softfloat.torch._engine_kernels makes them)."""
 
     def __enter__(self):
         self.calls, self.products = 0, 0
@@ -538,7 +538,7 @@ RECIPES = [("bf16", "fp32"), ("fp8", "h100")]
 
 
 class _ForcedRoute:
-    """On a CPU dry run: emulate's device route (matmul_on) taken on CPU tensors."""
+    """On a CPU dry run: emulate's device route (its torch kernels) taken on CPU tensors."""
 
     def __init__(self, force):
         self.force = force

@@ -74,7 +74,6 @@ class _Float:
 _FLOAT32 = _Float(np.float32, np.int32, 23, 127)
 _FLOAT64 = _Float(np.float64, np.int64, 52, 1023)
 _C_BOUND = 100  # |c| within [2**-100, 2**100] (or +0) along every chain
-_F32_FRACTION = 23
 
 #: per matrix-product layout (alive while its call runs), per (emin_a, emin_b): each
 #: operand's float32 values and weights, and the weights' float dtype and centres
@@ -83,9 +82,10 @@ _LOCK = threading.Lock()
 
 
 def _exponents(values, emin: int):
-    """e(x) = max(floor(log2 |x|), emin) of float32 values (FP8-like: never subnormal
-    in float32), int32; zeros give emin (their weights are 0 anyway)."""
-    field = (values.view(np.int32) >> _F32_FRACTION) & 0xFF
+    """e(x) = max(floor(log2 |x|), emin) of float32 values, int32: a float32 subnormal
+    (bf16's subnormals) has field 0 and gets emin, as its format's emin is at least
+    float32's; zeros give emin too (their weights are 0 anyway)."""
+    field = (values.view(np.int32) >> _FLOAT32.fraction) & 0xFF
     return np.maximum(field - 127, np.int32(emin))
 
 
@@ -137,7 +137,7 @@ def _weights(layout, emin_a: int, emin_b: int):
     weights = []
     for values, e, z in ((a, ea, z_a), (b, eb, z_b)):
         if dtype == np.float32:  # 2**(8 (e - z)) by its bits
-            w = ((((e - z) << _BASE_BITS) + 127) << _F32_FRACTION).view(np.float32)
+            w = ((((e - z) << _BASE_BITS) + _FLOAT32.bias) << _FLOAT32.fraction).view(np.float32)
         else:
             w = np.ldexp(dtype.type(1), (e - z) << _BASE_BITS)
         w[values == 0] = 0

@@ -38,7 +38,7 @@ from ..rounding import Rounding
 from . import _accumulate_fused, _accumulate_ieee, _accumulate_narrow, _accumulate_pairwise
 from ._accumulate_tables import patterns, tabled, tables
 
-__all__ = ["matmul_bits", "matmul_on", "torch_path"]
+__all__ = ["matmul_bits", "torch_path"]
 
 #: torch's dtypes of the rounded outputs the torch paths produce (float32 results
 #: converted by torch's casts, which round to nearest even)
@@ -160,35 +160,6 @@ def _swamped_only(return_flags) -> bool:
     return isinstance(return_flags, str) and return_flags == "swamped"
 
 
-def matmul_on(device):
-    """A function with :func:`softfloat.matmul`'s signature on numpy bit arrays that
-    computes the product on ``device`` by :func:`matmul_bits` and returns numpy bits: the
-    emulation's engine on a GPU (the operands travel as their narrow bit patterns; the
-    O(M N K) work stays on the device).  ``return_flags="swamped"`` is computed there
-    too and returns (numpy bits, numpy int64 swamped counts), as softfloat.matmul; calls
-    asking for every flag (``return_flags=True``), or without an ``out_format``, run
-    :func:`softfloat.matmul` on the host."""
-    device = torch.device(device)
-
-    def on_device(a_bits, b_bits, fmt, *, out_format=None, c=None, **options):
-        count = _swamped_only(options.get("return_flags", False))
-        if out_format is None or (not count and options.get("return_flags", False) is not False):
-            return matmul(a_bits, b_bits, fmt, out_format=out_format, c=c, **options)
-        out_fmt = as_format(out_format, "out_format")
-        a, b = (torch.from_numpy(np.ascontiguousarray(x).view(_NUMPY_SIGNED[x.dtype.itemsize * 8])).to(device)
-                for x in (np.asarray(a_bits), np.asarray(b_bits)))
-        if c is not None:
-            c = np.asarray(c)
-            c = torch.from_numpy(np.ascontiguousarray(c).view(_NUMPY_SIGNED[c.dtype.itemsize * 8])).to(device)
-        got = matmul_bits(a, b, fmt, out_format=out_fmt, c=c, **options)
-        if count:
-            bits, swamped = got
-            return bits.cpu().numpy().view(out_fmt.storage_dtype), swamped.cpu().numpy()
-        return got.cpu().numpy().view(out_fmt.storage_dtype)
-
-    return on_device
-
-
 def torch_path(device) -> bool:
     """Should an emulation on ``device`` call :func:`matmul_bits` (True off the CPU: it
     computes on the device; on the CPU the numpy engine is the one to keep)."""
@@ -304,7 +275,7 @@ def _out_bits(values, out):
     NaNs first made the canonical float32 NaN, which that rounding keeps (0x7FC0)."""
     if out != bf16:
         return values.to(_OUT_DTYPE[out]).view(_BITS_DTYPE[out.bits])
-    rounded = _accumulate_narrow.round_into(bf16, _accumulate_narrow.canonical_nan(values.to(torch.float32)))
+    rounded = _accumulate_narrow.round_into(bf16, _accumulate_ieee.canonical_nan(values.to(torch.float32)))
     return (rounded.view(torch.int32) >> 16).to(torch.int16)
 
 

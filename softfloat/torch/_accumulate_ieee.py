@@ -43,7 +43,8 @@ import torch
 
 from ._accumulate_tables import NO_LAST
 
-__all__ = ["TILE", "count_down", "products_exact", "sequential_fp32", "swamped_additions"]
+__all__ = ["TILE", "canonical_nan", "count_down", "products", "products_exact", "sequential_fp32",
+           "swamped_additions"]
 
 #: k's whose products one multiply kernel forms
 TILE = 16
@@ -70,7 +71,7 @@ def products_exact(fa, fb, ta, tb, a_idx, b_idx) -> bool:
     return not bool((big_a * big_b >= _F32_BOUND).any())
 
 
-def _products(a, b, k0, k1):
+def products(a, b, k0, k1):
     """(k1 - k0, ..., M, N) float32: the products of k0 .. k1-1, one multiply kernel."""
     x = a[..., :, k0:k1].movedim(-1, 0).unsqueeze(-1)  # (T, ..., M, 1)
     y = b[..., k0:k1, :].movedim(-2, 0).unsqueeze(-2)  # (T, ..., 1, N)
@@ -84,6 +85,13 @@ def swamped_additions(s, t, r):
     distinct floats is never 0); an infinite s gives r - s NaN (inf - inf) and an
     infinite t with a finite s an infinite r, r - s infinite; a NaN anywhere, NaN."""
     return ((r - s) == 0).logical_and_(t != 0)
+
+
+def canonical_nan(x):
+    """``x`` with its NaNs (made by inf - inf, signed as the platform makes them: x86's
+    are negative) the canonical positive NaN the reference returns.  A NaN stays one
+    through later additions, so one pass at the end of a sum suffices."""
+    return torch.where(torch.isnan(x), _NAN, x)
 
 
 def count_down(mask):
@@ -109,7 +117,7 @@ def _run(a, b, k0, k1, s, swamped=None):
     """The sequential sum of the products k0 .. k1-1 from ``s`` (None: undefined); with
     ``swamped`` (int64 counts of the output's shape) its swamped additions added in."""
     for t0 in range(k0, k1, TILE):
-        P = _products(a, b, t0, min(t0 + TILE, k1))
+        P = products(a, b, t0, min(t0 + TILE, k1))
         if swamped is not None:
             s = _counted_tile(P, s, swamped)
             continue
@@ -148,6 +156,6 @@ def sequential_fp32(a, b, c=None, block=None, count=False):
     if total is None:
         total = torch.zeros(shape, dtype=torch.float32, device=a.device)
     elif block is not None:  # runs that overflowed to opposite infinities: the canonical NaN, as the reference's
-        total = torch.where(torch.isnan(total), _NAN, total)
+        total = canonical_nan(total)
     return (total, swamped) if count else total
 

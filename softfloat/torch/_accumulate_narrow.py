@@ -71,10 +71,10 @@ import torch
 
 from ..attributes import RoundingAttributes
 from ..formats import bf16, fp8_e4m3, fp8_e5m2, fp16, fp32
-from ._accumulate_ieee import TILE, count_down, swamped_additions
+from ._accumulate_ieee import TILE, canonical_nan, count_down, products, swamped_additions
 from ._kernels import quantize_tensor
 
-__all__ = ["ACCUMULATORS", "PROMOTED", "add_rounded", "blocked_narrow", "canonical_nan", "promote_runs", "round_into",
+__all__ = ["ACCUMULATORS", "PROMOTED", "add_rounded", "blocked_narrow", "promote_runs", "round_into",
            "sequential_narrow", "step_bound"]
 
 #: the accumulators this module computes
@@ -83,7 +83,6 @@ ACCUMULATORS = (fp16, bf16, fp8_e4m3, fp8_e5m2)
 PROMOTED = (fp16, bf16, fp32)
 
 _LIMIT = 2.0 ** 126
-_NAN = float("nan")  # torch's Python NaN: the positive quiet NaN on every device
 _MASK_HIGH16 = -(1 << 16)  # 0xFFFF0000 as int32
 
 
@@ -140,13 +139,6 @@ def _step(acc, s, t, w, guard):
     return _round_bf16(u) if acc == bf16 else _to_acc(acc, u.view(torch.float32))
 
 
-def _products(a, b, k0, k1):
-    """(k1 - k0, ..., M, N) float32: the products of k0 .. k1-1, one multiply kernel."""
-    x = a[..., :, k0:k1].movedim(-1, 0).unsqueeze(-1)  # (T, ..., M, 1)
-    y = b[..., k0:k1, :].movedim(-2, 0).unsqueeze(-2)  # (T, ..., 1, N)
-    return torch.mul(x, y)
-
-
 def _needs_guard(acc, a, b, c, K):
     """None: no step can overflow float32; True: check every step (bf16); False:
     declined (fp16 with terms near float32's range)."""
@@ -201,7 +193,7 @@ def sequential_narrow(acc, a, b, c=None, count=False):
     s = None if c is None else torch.broadcast_to(c, shape).to(torch.float32).clone()
     swamped = torch.zeros(shape, dtype=torch.int64, device=a.device) if count else None
     for t0 in range(0, K, TILE):
-        P = _products(a, b, t0, min(t0 + TILE, K))
+        P = products(a, b, t0, min(t0 + TILE, K))
         first = 0
         if s is None:
             s, first = _to_acc(acc, P[0]), 1
@@ -292,12 +284,6 @@ def _finite_magnitude(x):
     """|x| where x is finite, else 0 (an infinite or NaN operand passes through the step
     as IEEE's addition: s32 is then that infinity or NaN, and the error term a NaN)."""
     return torch.where(torch.isfinite(x), x.abs(), 0.0)
-
-
-def canonical_nan(x):
-    """``x`` with its NaNs (made by inf - inf, signed as the platform makes them) the
-    canonical positive NaN the reference returns (a NaN stays one through later steps)."""
-    return torch.where(torch.isnan(x), _NAN, x)
 
 
 def round_into(acc, x):

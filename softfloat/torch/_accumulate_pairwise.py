@@ -29,19 +29,13 @@ from __future__ import annotations
 import torch
 
 from ..formats import fp32
-from ._accumulate_ieee import count_down, swamped_additions
-from ._accumulate_narrow import add_rounded, canonical_nan, promote_runs, round_into, step_bound
+from ._accumulate_ieee import canonical_nan, count_down, products, swamped_additions
+from ._accumulate_narrow import add_rounded, promote_runs, round_into, step_bound
 
 __all__ = ["pairwise"]
 
 #: leaves times outputs one chunk holds
 _BUDGET = 1 << 22
-
-
-def _products(a, b, k0, k1):
-    x = a[..., :, k0:k1].movedim(-1, 0).unsqueeze(-1)  # (T, ..., M, 1)
-    y = b[..., k0:k1, :].movedim(-2, 0).unsqueeze(-2)  # (T, ..., 1, N)
-    return torch.mul(x, y)
 
 
 class _Tree:
@@ -67,7 +61,7 @@ class _Tree:
         stack = []  # (level, first leaf, root) of complete subtrees, left to right
         for s in range(k0, k1, chunk):
             e = min(s + chunk, k1)
-            nodes = _products(a, b, s, e)
+            nodes = products(a, b, s, e)
             if self.acc != fp32:
                 nodes = round_into(self.acc, nodes)
             level = 0

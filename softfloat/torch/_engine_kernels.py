@@ -45,7 +45,7 @@ from ..recipes import OperandRecord
 from ..recipes.kernels import Kernels
 from . import _accumulate
 from ._kernels import decode_tensor, encode_tensor
-from ._scaled import _storage, scaled_encode_tensor
+from ._scaled import scaled_encode_tensor, storage_bits
 from ._scaled_flags import rounding_flags
 from ._scaled_units import Units
 
@@ -147,7 +147,7 @@ class TorchKernels(Kernels):
         x = self.operand(x).contiguous()
         attrs = resolve_attributes(None)[0]  # softfloat.encode's, every option at its default
         codes = encode_tensor(x, fmt, attrs)
-        bits = _storage(codes, fmt)
+        bits = storage_bits(codes, fmt)
         if not flags:
             return bits
         return bits, rounding_flags(x, codes, fmt, attrs, None, None)

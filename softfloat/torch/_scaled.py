@@ -40,7 +40,7 @@ from ._scaled_flags import TensorFlags, product_flags, rounding_flags
 from ._scaled_units import Units, dequant_factors, fp32_scales, mx_scales, quant_factors
 from ._tensors import check_device, check_float
 
-__all__ = ["TorchScaledTensor", "TensorFlags", "operand_counts", "scaled_encode_tensor"]
+__all__ = ["TorchScaledTensor", "TensorFlags", "operand_counts", "scaled_encode_tensor", "storage_bits"]
 
 _MIN_SCALE, _FP32_MAX = 2.0**-126, fp32.max_finite
 _SIGN32, _QUIET32, _MAX32 = -(1 << 31), 1 << 22, 0x7F7FFFFF
@@ -166,7 +166,7 @@ def scaled_encode_tensor(t, fmt, *, scaling="tensor", block=None, scale=None, am
     if attrs.rounding is Rounding.STOCHASTIC:  # numpy rounds float64 words: the draws' 64 bits
         p, rounded = _widened(p), _widened(rounded)
     codes = encode_tensor(rounded, fmt, attrs, key)
-    result = TorchScaledTensor(_storage(codes, fmt), scales, dequant_factors(scales, scaling), amax, fmt, scaling,
+    result = TorchScaledTensor(storage_bits(codes, fmt), scales, dequant_factors(scales, scaling), amax, fmt, scaling,
                                block)
     if not return_flags:
         return result
@@ -239,7 +239,7 @@ def _widened(p32):
     return torch.where(torch.isnan(p32), nan, p32.to(torch.float64).view(torch.int64)).view(torch.float64)
 
 
-def _storage(codes, fmt: Format):
+def storage_bits(codes, fmt: Format):
     """Patterns in [0, 2**bits) as the torch integer of the format's storage width."""
     width = fmt.storage_dtype.itemsize
     if width > 1:
