@@ -19,12 +19,6 @@ from softfloat.recipes import kernels as numpy_kernels  # noqa: E402
 from softfloat.torch import _accumulate  # noqa: E402
 from tests.test_torch_engine_kernels import same_record  # noqa: E402
 
-#: recipes whose products the device accumulation does not take yet: fp32 operands
-#: (softfloat.torch._accumulate tables formats of at most 16 bits), so matmul_bits runs
-#: softfloat.matmul on host copies of the bit patterns (their quantisation stays on the device)
-_HOST_PRODUCTS = {"fp32"}
-
-
 def _refuse(*args, **kwargs):
     raise AssertionError("fell back to the numpy reference")
 
@@ -87,8 +81,7 @@ def test_every_recipe_runs_on_the_device_route(monkeypatch, recipe, telemetry):
     # the recipe's own accumulator: every family and scaling, quantised by the torch kernels
     want = _step(recipe, None, telemetry)
     calls = _force_device_route(monkeypatch)
-    if recipe not in _HOST_PRODUCTS:
-        monkeypatch.setattr(_accumulate, "_reference", _refuse)
+    monkeypatch.setattr(_accumulate, "_reference", _refuse)  # "fp32" too: products rounded into fp32
     _check_same(_step(recipe, None, telemetry), want)
     assert len(calls) == 3
 

@@ -11,7 +11,9 @@ unused goes to the later ones; a case that does not fit is recorded as skipped):
    ``sf.matmul`` on the host: fp16, bf16, fp8_e4m3 and e4m3 x e5m2 (``b_format``); the
    accumulators "fp32", "h100" and "h100-mma"; ``block`` None and 128; inputs random,
    alignment (factors over +-20 binades for bf16, the format's range for the others),
-   cancellation (adjacent and far pairs), carries and subnormals; the bits with and
+   cancellation (adjacent and far pairs), carries, subnormals and specials (infinities
+   and NaNs among random values); fp32 x fp32 with products rounded into fp32 (the
+   "fp32" and MX recipes' products) in every order; the bits with and
    without ``return_flags="swamped"`` and the swamped counts.  Small products (64 x 520 x
    256) are compared whole; big ones (256 x 1024 x 1024) on the device are compared on a
    sample of rows and columns that the reference computes (an output depends only on its
@@ -220,7 +222,7 @@ BLOCKS = [None, 128]
 #: the IEEE accumulators checked in the reverse and pairwise orders too (and the 16-bit
 #: ones in sequential order with promotion blocks)
 ORDER_ACCUMULATORS = ["fp32", "fp16", "bf16"]
-KINDS = ["random", "alignment", "cancellation adjacent", "cancellation far", "carries", "subnormals"]
+KINDS = ["random", "alignment", "cancellation adjacent", "cancellation far", "carries", "subnormals", "specials"]
 #: per-factor binade half-spread of the "alignment" inputs (the format's range bounds it)
 ALIGN = {"fp16": 10, "bf16": 20, "fp8_e4m3": 6, "fp8_e5m2": 10}
 
@@ -256,6 +258,13 @@ def _one(kind, fmt, shape, rng, role):
     if kind == "carries":  # positive, all-ones significands: the fused adder carries
         lo, hi = (0, 2) if role == "a" else (-1, 1)
         return _fields(fmt, 0, fmt.bias + rng.integers(lo, hi, shape), (1 << fmt.mantissa_bits) - 1)
+    if kind == "specials":  # infinities and NaNs (a signalling one where there is room) among random values
+        values = [np.nan, np.inf, -np.inf] if fmt.has_infinity else [np.nan]
+        specials = [int(sf.encode(np.array(x), fmt)) for x in values]
+        if fmt.has_infinity:
+            specials.append(int(fmt.exponent_mask | 1))
+        random = _one("random", fmt, shape, rng, role)
+        return np.where(rng.random(shape) < 0.03, rng.choice(specials, shape).astype(random.dtype), random)
     if kind == "subnormals":
         sub = _fields(fmt, rng.integers(0, 2, shape), 0, rng.integers(1, 1 << fmt.mantissa_bits, shape))
         other = _spread(fmt, shape, fmt.emin, fmt.emin + 2, rng) if role == "a" else _spread(fmt, shape, -2, 2, rng)
@@ -278,12 +287,12 @@ def operands(kind, fmt, b_fmt, shape, rng):
     return _one(kind, fmt, (M, K), rng, "a"), _one(kind, b_fmt, (K, N), rng, "b")
 
 
-def matmul_case(run, pair, acc, block, kind, shape, seed, sample=None, order="sequential"):
+def matmul_case(run, pair, acc, block, kind, shape, seed, sample=None, order="sequential", product=None):
     fmt = sf.as_format(pair[0])
     b_fmt = fmt if pair[1] is None else sf.as_format(pair[1])
     rng = np.random.default_rng(seed)
     a, b = operands(kind, fmt, b_fmt, shape, rng)
-    kw = dict(b_format=pair[1], accumulator=acc, out_format="fp32", block=block, order=order)
+    kw = dict(b_format=pair[1], accumulator=acc, out_format="fp32", block=block, order=order, product=product)
     ta, tb = run.to_dev(a), run.to_dev(b)
     with FallBacks() as fb:
         t0 = time.perf_counter()
@@ -304,7 +313,8 @@ def matmul_case(run, pair, acc, block, kind, shape, seed, sample=None, order="se
     plain, counted = plain.view(want.dtype), counted.view(want.dtype)
     total = int(want.size)
     same, same_counted, same_swamped = _same(plain, want), _same(counted, want), _same(swamped, want_swamped)
-    rec = dict(fmt=fmt.name, b_format=b_fmt.name, accumulator=acc, block=block, order=order, kind=kind, shape=list(shape),
+    rec = dict(fmt=fmt.name, b_format=b_fmt.name, accumulator=acc, block=block, order=order, product=product, kind=kind,
+               shape=list(shape),
                sample=None if sample is None else list(sample), total=total, identical=same,
                identical_counted=same_counted, swamped_identical=same_swamped,
                share=min(same, same_counted, same_swamped) / total if total else 1.0,
@@ -346,6 +356,13 @@ def section_matmul(run, sec):
                     seed += 1
                     sec.case(f"{pair[0]} {acc} order={order} block={block} random {'x'.join(map(str, run.small))}",
                              matmul_case, run, pair, acc, block, "random", run.small, seed, None, order, need=1.0)
+    for order in ("sequential", "reverse", "pairwise"):  # fp32 operands, products rounded into fp32
+        for block in (None, 16):
+            for kind in ("random", "specials"):
+                seed += 1
+                sec.case(f"fp32 product=fp32 order={order} block={block} {kind} {'x'.join(map(str, run.small))}",
+                         matmul_case, run, ("fp32", None), "fp32", block, kind, run.small, seed, None, order, "fp32",
+                         need=1.0)
     for pair, acc in ((("bf16", None), "fp32"), (("fp8_e4m3", None), "h100")):  # whole, unsampled
         seed += 1
         sec.case(f"{pair[0]} {acc} block=None random {'x'.join(map(str, run.big))} whole", matmul_case, run, pair,
@@ -614,15 +631,15 @@ def section_emulate(run, sec):
                 run.log(f"  {rec['name']}: identical {rec['share']:.4f}, device {rec['device_seconds'] * 1e3:.1f} ms "
                         f"({rec['ratio_to_plain']:.0f}x plain torch), cpu {rec['cpu_seconds'] * 1e3:.0f} ms")
     # every recipe, small, with telemetry: the whole product (quantisation included) on the
-    # device; "fp32"'s 32-bit operands and the fp16 recipes' overflowed (infinite) operands
-    # are the reference's (matmul_bits takes finite operands of <= 16 bits)
+    # device, "fp32"'s rounded fp32 products and the fp16 recipes' overflowed (infinite)
+    # operands included
     gen = torch.Generator().manual_seed(4)
     small = (torch.randn(16, 64, generator=gen) * 3, torch.randn(48, 64, generator=gen) / 8,
              torch.randn(48, generator=gen), torch.randn(16, 48, generator=gen) * 2.0 ** -6)
     small[0][0, :3] = torch.tensor([1e30, -1e-30, 0.0])  # saturation, underflow, a zero
     for recipe in sf.recipes.RECIPES:
         sec.case(f"emulate({recipe!r}, telemetry=True) F.linear 16x64 @ 64x48", emulate_case, run, recipe, None,
-                 True, small, recipe in ("fp32", "O1", "O2", "O3", "fp16"), need=2.0)
+                 True, small, False, need=2.0)
 
 
 # =====================================================================================

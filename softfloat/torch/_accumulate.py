@@ -5,8 +5,9 @@ The torch paths (each module's docstring has its proof):
 
 * IEEE fp32 accumulator, sequential or reverse k order (``softfloat.torch._accumulate_ieee``),
   or the pairwise order (``softfloat.torch._accumulate_pairwise``):
-  operands of at most 16 bits whose products are exact in float32, one float32 multiply
-  and one float32 addition per step;
+  operands of at most 16 bits whose products are exact in float32, or products rounded
+  into fp32 (``product="fp32"``, 32-bit operands too), one float32 multiply and one
+  float32 addition per step -- infinities and NaNs included, IEEE arithmetic's own;
 * a tensor-core preset or :class:`~softfloat.accumulate.FusedAccumulator` with an fp32
   output (``softfloat.torch._accumulate_fused``): the fused adder's blocks in float64;
 * IEEE fp16, bf16 or FP8 accumulator, sequential, reverse or pairwise order, with promotion
@@ -17,7 +18,8 @@ The torch paths (each module's docstring has its proof):
 The reverse order is the sequential one on the operands reversed along k (with
 ``block``, the reversed operands' runs are the reverse order's runs, in its order).
 
-All of them also count the swamped additions (``return_flags="swamped"``) on the device, by
+Every NaN result is made the canonical positive NaN the reference returns (one pass over
+the output).  All of them also count the swamped additions (``return_flags="swamped"``) on the device, by
 ``softfloat.accumulate``'s definitions (each module's docstring).
 
 Which device: ``emulate``'s engine calls :func:`matmul_bits` (through
@@ -53,7 +55,7 @@ _NUMPY_SIGNED = {8: np.uint8, 16: np.int16, 32: np.int32, 64: np.int64}
 _ORDERS = ("sequential", "reverse", "pairwise")
 #: keywords of softfloat.matmul whose default the torch paths take; any other value (or
 #: another keyword) goes to the reference
-_DEFAULTS = {"product": None, "rounding": None, "saturate": None, "subnormals": None,
+_DEFAULTS = {"rounding": None, "saturate": None, "subnormals": None,
              "tininess": None, "attributes": None, "rng": None, "return_flags": False}
 
 
@@ -96,15 +98,15 @@ def matmul_bits(a_bits, b_bits, fmt, *, b_format=None, accumulator=None, out_for
     -----
     Computed in torch operations on the device (see the module docstring) when:
     2-D or batched operands with K >= 1; ``fmt`` and ``b_format`` of at most 16 bits,
-    every value a float32 value; no NaN or infinity among the operands and ``c``;
-    every keyword in ``options`` at its default (nearest even, exact products, no
-    flags) but ``block``, ``order`` (any; the hardware models: "sequential") and
-    ``return_flags="swamped"``; and either
+    every value a float32 value; every keyword in ``options`` at its default (nearest
+    even, exact products, no flags) but ``block``, ``order`` (any; the hardware models:
+    "sequential") and ``return_flags="swamped"``; and either
 
     * an IEEE fp32 accumulator whose products are all exact in float32 (fp16, bf16 in
       its exact range, FP8 in any pairing; bf16 products below 2**-126 or beyond the
       float32 range are not), with ``out_format`` fp32, fp64, fp16 or bf16 (``block``
-      and ``c`` need fp32), or
+      and ``c`` need fp32); or ``product="fp32"`` (each product rounded into fp32: the
+      "fp32" and MX recipes' products), which also takes fp32 operands; or
     * a hardware preset (or FusedAccumulator) with an fp32 adder output that truncates
       (the presets' fp32-output modes, native and "via fp16" FP8), ``out_format`` fp32
       or a format reached by one rounding (fp64, fp16 is the preset's fp16-output mode
@@ -113,11 +115,13 @@ def matmul_bits(a_bits, b_bits, fmt, *, b_format=None, accumulator=None, out_for
       exact in float32 (as for fp32), ``out_format`` fp32, fp64, fp16 or bf16 (the
       FP8 ones: not their own, the default; ``block``: fp32, fp16 or bf16;
       ``c`` in fp32, fp16 or bf16), where no step's float32 TwoSum can overflow (terms
-      and ``c`` well below 2**126; an fp16 accumulator's overflow to infinity is taken).
+      and ``c`` well below 2**126; an fp16 accumulator's overflow to infinity is taken),
+      and every operand and ``c`` finite (the first two take infinities and NaNs).
 
-    Everything else -- other accumulators, rounding modes, flags, non-finite
-    data -- runs :func:`softfloat.matmul` on host copies and returns its bits on the
-    device, so the result never depends on the path.
+    Everything else -- other accumulators, rounding modes, flags, exact products of
+    32-bit operands, infinities and NaNs in a 16-bit or FP8 accumulator -- runs
+    :func:`softfloat.matmul` on host copies and returns its bits on the device, so the
+    result never depends on the path.
 
     Examples
     --------
@@ -142,18 +146,30 @@ def matmul_bits(a_bits, b_bits, fmt, *, b_format=None, accumulator=None, out_for
     kwargs = dict(b_format=b_format, accumulator=accumulator, out_format=out_format, **options)
     block = options.pop("block", None)
     order = options.pop("order", "sequential")
+    rounded = _rounded_products(options.pop("product", None))
     count = _swamped_only(options.get("return_flags", False))
     if count:
         options.pop("return_flags")
     got = None
-    if _plain(a_bits, b_bits, c, options) and isinstance(order, str) and order in _ORDERS:
-        got = _on_device(a_bits, b_bits, fmt, b_fmt, (accumulator, out_format, c, block, order), count)
+    if rounded is not None and _plain(a_bits, b_bits, c, options) and isinstance(order, str) and order in _ORDERS:
+        got = _on_device(a_bits, b_bits, fmt, b_fmt, (accumulator, out_format, c, block, order, rounded), count)
     if got is None:
         got = _reference(a_bits, b_bits, fmt, c, kwargs)
         if count:  # the counts beside the bits, on their device
             bits, swamped = got
             got = bits, torch.from_numpy(np.array(swamped, dtype=np.int64)).to(bits.device)
     return got
+
+
+def _rounded_products(product):
+    """False for exact products (None), True for products rounded into fp32 (a float32
+    multiply is that rounding), None for any other ``product`` (the reference's)."""
+    if product is None:
+        return False
+    try:
+        return True if as_format(product, "product") == fp32 else None
+    except (TypeError, ValueError):
+        return None
 
 
 def _swamped_only(return_flags) -> bool:
@@ -209,9 +225,9 @@ def _model(accumulator, fmt, b_fmt, out_format):
 
 def _on_device(a_bits, b_bits, fmt, b_fmt, call, count):
     """The torch paths' result (with ``count``: and the swamped counts), or None where
-    they do not apply; ``call`` is (accumulator, out_format, c, block, order)."""
-    accumulator, out_format, c, block, order = call
-    if not (tabled(fmt) and tabled(b_fmt)):
+    they do not apply; ``call`` is (accumulator, out_format, c, block, order, rounded)."""
+    accumulator, out_format, c, block, order, rounded = call
+    if not all(tabled(f) or (rounded and f == fp32) for f in (fmt, b_fmt)):
         return None
     try:
         out = None if out_format is None else as_format(out_format, "out_format")
@@ -222,8 +238,8 @@ def _on_device(a_bits, b_bits, fmt, b_fmt, call, count):
     if found is None or (block is not None and not (whole and block >= 1)):
         return None
     kind, model = found
-    if order != "sequential" and kind == "fused":
-        return None  # the reference says why not
+    if (order != "sequential" and kind == "fused") or (rounded and kind != "ieee"):
+        return None  # the reference says why not (or computes it)
     if order == "reverse":
         a_bits, b_bits = a_bits.flip(-1), b_bits.flip(-2)
     if kind == "fused" and not (model.output == fp32 and model.output_rounding is Rounding.TOWARD_ZERO
@@ -240,32 +256,77 @@ def _on_device(a_bits, b_bits, fmt, b_fmt, call, count):
     a_bits = a_bits.reshape((1,) * (nd - a_bits.dim()) + tuple(a_bits.shape))
     b_bits = b_bits.reshape((1,) * (nd - b_bits.dim()) + tuple(b_bits.shape))
     a_idx, b_idx = patterns(a_bits, fmt), patterns(b_bits, b_fmt)
-    c_idx = None if c is None else patterns(c, out if kind == "narrow" else fp32)
+    c_fmt = out if kind == "narrow" else fp32
+    c_idx = None if c is None else patterns(c, c_fmt)
     if a_idx is None or b_idx is None or (c is not None and c_idx is None):
         return None
-    c_values = None if c_idx is None else _c_values(c_idx, out if kind == "narrow" else fp32)
-    if c_values is not None and not bool(torch.isfinite(c_values).all()):
-        return None
-    if order == "pairwise":
-        acc = fp32 if kind == "ieee" else model
-        result = _exact_products_chain(lambda a, b: _accumulate_pairwise.pairwise(acc, a, b, c_values, block, out, count),
-                                       a_idx, b_idx, (fmt, b_fmt))
-    elif kind == "ieee":
-        result = _exact_products_chain(lambda a, b: _accumulate_ieee.sequential_fp32(a, b, c_values, block, count),
-                                       a_idx, b_idx, (fmt, b_fmt))
-    elif kind == "narrow":
-        def run(a, b):
-            if block is None:
-                return _accumulate_narrow.sequential_narrow(model, a, b, c_values, count)
-            return _accumulate_narrow.blocked_narrow(model, a, b, c_values, block, out, count)
-        result = _exact_products_chain(run, a_idx, b_idx, (fmt, b_fmt))
-    else:
+    c_values = None if c_idx is None else _values(c_idx, c_fmt)
+    if kind == "fused":
         result = _fused(model, a_idx, b_idx, (fmt, b_fmt), c_values, block, count)
+    else:
+        result = _chain(kind, model, (a_idx, b_idx, (fmt, b_fmt), rounded), (c_values, block, order, out), count)
     if result is None:
         return None
     values, swamped = result if count else (result, None)
-    bits = _out_bits(values, out)
+    bits = _out_bits(_accumulate_ieee.canonical_nan(values), out)
     return (bits, swamped) if count else bits
+
+
+def _chain(kind, model, operands, call, count):
+    """An IEEE accumulator's sums (``kind`` "ieee": fp32; "narrow": ``model``) in torch
+    operations, or None where they do not compute the definition (see
+    :func:`_chain_values`); ``operands`` is (a_idx, b_idx, formats, rounded), ``call``
+    (c_values, block, order, out)."""
+    c_values, block, order, out = call
+    values = _chain_values(*operands, finite=kind == "narrow")
+    if values is None or (kind == "narrow" and c_values is not None and not _finite(c_values)):
+        return None
+    a, b = values
+    if order == "pairwise":
+        return _accumulate_pairwise.pairwise(fp32 if kind == "ieee" else model, a, b, c_values, block, out, count)
+    if kind == "ieee":
+        return _accumulate_ieee.sequential_fp32(a, b, c_values, block, count)
+    if block is None:
+        return _accumulate_narrow.sequential_narrow(model, a, b, c_values, count)
+    return _accumulate_narrow.blocked_narrow(model, a, b, c_values, block, out, count)
+
+
+def _values(idx, fmt):
+    """float32 values of the patterns ``idx`` of ``fmt`` (fp32, or a tabled format)."""
+    if fmt == fp32:
+        return (idx - ((idx >> 31) << 32)).to(torch.int32).view(torch.float32)
+    return tables(fmt, idx.device).values[idx]
+
+
+def _finite(*values) -> bool:
+    return all(bool(torch.isfinite(v).all()) for v in values)
+
+
+def _chain_values(a_idx, b_idx, formats, rounded, finite):
+    """The operands' float32 values (a, b) where float32 products compute the
+    definition's terms -- every product exact in float32 (:func:`products_exact`), or
+    ``rounded``: each product rounded into fp32, which a float32 multiply is -- and, with
+    ``finite``, every value is finite (the 16-bit accumulators' TwoSum needs it; float32
+    additions give the fp32 accumulator's infinities and NaNs themselves); else None."""
+    fmt, b_fmt = formats
+    a, b = _values(a_idx, fmt), _values(b_idx, b_fmt)
+    if finite and not _finite(a, b):
+        return None
+    if not rounded and not _accumulate_ieee.products_exact(fmt, b_fmt, tables(fmt, a_idx.device),
+                                                           tables(b_fmt, b_idx.device), a_idx, b_idx):
+        return None
+    return a, b
+
+
+def _fused(model, a_idx, b_idx, formats, c_values, block, count):
+    fmt, b_fmt = formats
+    # the "via fp16" path when both operands are FP8: exponents clamped at fp16's emin
+    via = model.fp8 == "via_fp16" and all(f.exponent_bits <= 5 and f.mantissa_bits <= 3 for f in (fmt, b_fmt))
+    emin_a, emin_b = (fp16.emin, fp16.emin) if via else (fmt.emin, b_fmt.emin)
+    ta, tb = tables(fmt, a_idx.device, emin_a), tables(b_fmt, b_idx.device, emin_b)
+    a, b = ta.values64[a_idx], tb.values64[b_idx]
+    return _accumulate_fused.fused_matmul(model, (a, ta.pow2[a_idx]), (b, tb.pow2[b_idx]), c_values, block, via,
+                                          count)
 
 
 def _out_bits(values, out):
@@ -277,41 +338,6 @@ def _out_bits(values, out):
         return values.to(_OUT_DTYPE[out]).view(_BITS_DTYPE[out.bits])
     rounded = _accumulate_narrow.round_into(bf16, _accumulate_ieee.canonical_nan(values.to(torch.float32)))
     return (rounded.view(torch.int32) >> 16).to(torch.int16)
-
-
-def _c_values(c_idx, out):
-    """float32 values of ``c``'s patterns of ``out`` (fp32, or a tabled format)."""
-    if out == fp32:
-        return (c_idx - ((c_idx >> 31) << 32)).to(torch.int32).view(torch.float32)
-    return tables(out, c_idx.device).values[c_idx]
-
-
-def _finite(*values) -> bool:
-    return all(bool(torch.isfinite(v).all()) for v in values)
-
-
-def _exact_products_chain(run, a_idx, b_idx, formats):
-    """``run(a, b)`` on the operands' values where every product is exact in float32 and
-    every value finite (the fp32 and the 16-bit accumulators' condition), else None."""
-    fmt, b_fmt = formats
-    ta, tb = tables(fmt, a_idx.device), tables(b_fmt, b_idx.device)
-    a, b = ta.values[a_idx], tb.values[b_idx]
-    if not _finite(a, b) or not _accumulate_ieee.products_exact(fmt, b_fmt, ta, tb, a_idx, b_idx):
-        return None
-    return run(a, b)
-
-
-def _fused(model, a_idx, b_idx, formats, c_values, block, count):
-    fmt, b_fmt = formats
-    # the "via fp16" path when both operands are FP8: exponents clamped at fp16's emin
-    via = model.fp8 == "via_fp16" and all(f.exponent_bits <= 5 and f.mantissa_bits <= 3 for f in (fmt, b_fmt))
-    emin_a, emin_b = (fp16.emin, fp16.emin) if via else (fmt.emin, b_fmt.emin)
-    ta, tb = tables(fmt, a_idx.device, emin_a), tables(b_fmt, b_idx.device, emin_b)
-    a, b = ta.values64[a_idx], tb.values64[b_idx]
-    if not _finite(a, b):
-        return None
-    return _accumulate_fused.fused_matmul(model, (a, ta.pow2[a_idx]), (b, tb.pow2[b_idx]), c_values, block, via,
-                                          count)
 
 
 def _host(t):

@@ -26,8 +26,13 @@ reference's rounding toward zero does.
 Blocks chain in k order (each rounded result the next block's c); "via fp16" FP8
 (h100-mma, b200, the fp16-output mode) runs each 32-term block as two half-steps (k mod 4
 in {0, 1}, then {2, 3} from the first's result) and adds c by an IEEE binary32 addition
-rounded to nearest even (a float32 add).  Only finite operands and c come here (the caller
-falls back to the reference otherwise), and only an fp32 adder output.
+rounded to nearest even (a float32 add).  Only an fp32 adder output comes here.
+
+Infinities and NaNs (operands or c) follow the reference's arithmetic: their 2**e is 0
+(they take no part in M), their products and scaled terms are infinities or NaNs
+(trunc(inf) = inf), so S and the step's result are the IEEE sum of the infinities (a NaN
+for opposite ones or a NaN term), kept by the rounding (no clamp); the IEEE binary32
+additions (c + block, promotions) are float32 ones.  The caller makes NaNs canonical.
 
 Swamped counts (``count=True``, ``sf.matmul``'s ``return_flags="swamped"``), as
 ``softfloat.accumulate._fused`` counts them: per output, in each fused step (half-step),
@@ -71,7 +76,8 @@ class _Step:
             W = (pa * pb).amax(dim=0)
         else:
             P, W = None, torch.zeros_like(c)
-        pc = torch.where(c != 0, pow2(torch.clamp(exponent(c), min=self.c_emin)), 0.0)
+        # an infinite or NaN c takes no part in M (its term stays one: trunc(inf) = inf)
+        pc = torch.where((c != 0) & torch.isfinite(c), pow2(torch.clamp(exponent(c), min=self.c_emin)), 0.0)
         Mp = torch.maximum(W, pc)
         e_m = torch.where(Mp > 0, exponent(Mp), self.F)
         scale, unscale = pow2(self.F - e_m), pow2(e_m - self.F)
@@ -96,7 +102,8 @@ class _Step:
         finite value."""
         q = torch.clamp(exponent(v), min=self.emin) - self.mb
         r = torch.trunc(v * pow2(-q)) * pow2(q)
-        return torch.where(r.abs() > self.max_finite, torch.copysign(torch.full_like(r, self.max_finite), r), r)
+        big = (r.abs() > self.max_finite) & torch.isfinite(v)  # an infinity or NaN stays one
+        return torch.where(big, torch.copysign(torch.full_like(r, self.max_finite), r), r)
 
 
 def _factors(a, pa, b, pb, ks):
@@ -134,8 +141,8 @@ def _chain(step, acc, ops, k0, k1, c, via: bool, swamped=None):
 
 def fused_matmul(acc, a_ops, b_ops, c=None, block=None, via: bool = False, count: bool = False):
     """The adder's fp32 results (..., M, N) float64 from ``a_ops`` = (a, pa) and
-    ``b_ops`` = (b, pb): finite float64 values ``a`` (..., M, K), ``b`` (..., K, N) and
-    their powers 2**e(x) ``pa``/``pb``; ``c`` None or finite fp32 values broadcast to the
+    ``b_ops`` = (b, pb): float64 values ``a`` (..., M, K), ``b`` (..., K, N) and
+    their powers 2**e(x) ``pa``/``pb`` (0 for zeros, infinities and NaNs); ``c`` None or fp32 values broadcast to the
     output, ``block`` None or the promotion interval (run sums added into fp32 by float32
     additions); with ``count``, (results, swamped): the swamped products and additions
     per output, int64 (see the module docstring)."""

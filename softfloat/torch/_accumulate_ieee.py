@@ -4,17 +4,20 @@ device: ``sf.matmul(..., accumulator="fp32")``'s definition
     s = c (held exactly) if given; then for k = 0, 1, ..., K-1:
         s = round_fp32(t_k) while s is undefined, else s = round_fp32(s + t_k)
 
-with t_k = a_k * b_k exact, computed as two float32 operations per step: the product
+with t_k = a_k * b_k exact (or, with ``product="fp32"``, round_fp32(a_k * b_k)), computed as
+two float32 operations per step: the product
 (``torch.mul``, one kernel over a tile of k) and the addition (``Tensor.add_``, another).
 Where every product of the call is exact in float32, the first rounds nothing and the
 second is the IEEE binary32 addition rounded to nearest even -- the definition's step
-exactly.  Mul and add are separate kernels, so no compiler contracts them into an FMA
+exactly (with rounded products the first is the definition's product rounding).  Mul and add are separate kernels, so no compiler contracts them into an FMA
 (addcmul, addmm and baddbmm are not used: they may).  torch does not flush subnormals
 unless ``torch.set_flush_denormal(True)`` was called, which this path assumes it was not.
 
 When every product is exact in float32 (:func:`products_exact`): products of two
 formats whose precisions add up to at most 24 bits, with each product's last bit at or
-above 2**-149 and its magnitude below 2**128.  fp16, FP8 and their pairings are exact by
+above 2**-149 and its magnitude below 2**128 (infinities and NaNs: the products
+inf * x and NaN * x are the exact ones, and float32 additions then give the IEEE
+results; the caller makes every NaN the canonical one).  fp16, FP8 and their pairings are exact by
 their formats; bf16 products are checked per k on the data (the lowest last bit of
 column k of a plus that of row k of b; the largest magnitudes likewise), a sum of O(M K
 + K N) work.
@@ -66,9 +69,14 @@ def products_exact(fa, fb, ta, tb, a_idx, b_idx) -> bool:
     live = (last_a < NO_LAST) & (last_b < NO_LAST)
     if bool((live & (last_a.to(torch.int64) + last_b < _F32_LAST)).any()):
         return False
-    big_a = ta.values64[a_idx].abs().amax(dim=-2)
-    big_b = tb.values64[b_idx].abs().amax(dim=-1)
+    big_a = _finite_magnitudes(ta.values64[a_idx]).amax(dim=-2)
+    big_b = _finite_magnitudes(tb.values64[b_idx]).amax(dim=-1)
     return not bool((big_a * big_b >= _F32_BOUND).any())
+
+
+def _finite_magnitudes(x):
+    """|x|, 0 for infinities and NaNs (whose products, infinities and NaNs, are exact)."""
+    return torch.where(torch.isfinite(x), x.abs(), 0.0)
 
 
 def products(a, b, k0, k1):
@@ -131,7 +139,8 @@ def _run(a, b, k0, k1, s, swamped=None):
 
 def sequential_fp32(a, b, c=None, block=None, count=False):
     """The fp32 accumulator's result (..., M, N) float32 from float32 values ``a`` (..., M,
-    K) and ``b`` (..., K, N) whose products are all exact in float32, ``c`` None or float32
+    K) and ``b`` (..., K, N) whose float32 products are the terms (exact, or rounded into
+    fp32 by the call's ``product="fp32"``), ``c`` None or float32
     values broadcast to the output, ``block`` None or the promotion interval; with
     ``count``, (result, swamped): the swamped additions per output, int64 (see the
     module docstring)."""

@@ -2,8 +2,8 @@
 the operands' device: ``sf.matmul(..., order="pairwise")``'s definition (the package
 docstring of ``softfloat.accumulate``; ``softfloat.accumulate._orders._pairwise``):
 
-* the leaves are the terms rounded into the accumulator A (the products are exact in
-  float32, as the caller checks: fp32 leaves are the products, fp16/bf16 leaves round
+* the leaves are the terms rounded into the accumulator A (float32 products, exact as
+  the caller checks, or rounded into fp32 by the call's ``product``: fp32 leaves are the products, fp16/bf16 leaves round
   them in nearest even by torch's float16 cast or bf16's integer rounding);
 * level by level, nodes 2i and 2i + 1 are added and the sum rounded into A (fp32: one
   float32 addition; fp16/bf16: ``softfloat.torch._accumulate_narrow``'s step, TwoSum
@@ -91,9 +91,11 @@ def pairwise(acc, a, b, c=None, block=None, out=None, count=False):
     acc : Format
         fp32, fp16 or bf16.
     a, b : torch.Tensor of float32
-        Finite values (..., M, K) and (..., K, N) whose products are all exact in float32.
+        Values (..., M, K) and (..., K, N) whose float32 products are the terms (exact, or
+        rounded into fp32 by definition); finite unless ``acc`` is fp32, whose float32
+        additions give the IEEE infinities and NaNs.
     c : torch.Tensor of float32, optional
-        Finite start values, held exactly, broadcast to the output.
+        Start values, held exactly, broadcast to the output (finite, as a and b).
     block : int, optional
         The promotion interval: each run's tree from no c, its sum promoted into ``out``.
     out : Format, optional

@@ -29,9 +29,11 @@ the host route's numpy view widens them); bit patterns are the torch integers of
 formats' widths (uint8, int16, int32), as scaled_encode_tensor gives them.  The records'
 small arrays (amax, scales) come to the host; everything of the operands' size stays on
 the device, but for the products matmul_bits gives to softfloat.matmul on host copies of
-the bit patterns (its docstring: operands of more than 16 bits -- the "fp32" recipe --,
-an fp32 product rounding -- MX values beyond bf16's range --, non-finite operands).  tests/test_torch_engine_kernels.py checks the engine with these kernels
-against the engine with numpy's, bit for bit, records included.
+the bit patterns (its docstring: none of the recipes' own products -- "fp32"'s and MX's
+rounded fp32 products and the fp16 recipes' overflowed, infinite operands run on the
+device --, but e.g. a bf16 product below float32's range in an fp32 accumulator, or a
+16-bit accumulator meeting an infinity).  tests/test_torch_engine_kernels.py checks the
+engine with these kernels against the engine with numpy's, bit for bit, records included.
 """
 
 from __future__ import annotations

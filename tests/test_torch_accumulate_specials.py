@@ -1,0 +1,192 @@
+"""softfloat.torch._accumulate.matmul_bits on the device with infinities and NaNs among the
+operands and c, and with products rounded into fp32 (``product="fp32"``, the "fp32" and MX
+recipes' products, 32-bit operands included): the torch paths answer (the numpy reference
+is switched off) with softfloat.matmul's bits and swamped counts."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+import softfloat as sf  # noqa: E402
+from softfloat.torch import _accumulate  # noqa: E402
+from softfloat.torch._accumulate import matmul_bits  # noqa: E402
+
+#: the hardware models each input format has (sf.accumulate.hardware_model's table)
+_FUSED = {"fp16": ["h100", "h100-mma", "a100", "v100", "ada", "b200"], "bf16": ["h100", "h100-mma", "a100", "ada", "b200"],
+          "fp8_e4m3": ["h100", "h100-mma", "ada", "b200"], "fp8_e5m2": ["h100", "h100-mma", "ada", "b200"]}
+_IEEE_ORDERS = ["sequential", "reverse", "pairwise"]
+
+
+def _refuse(*args, **kwargs):
+    raise AssertionError("fell back to the numpy reference")
+
+
+@pytest.fixture
+def device_only(monkeypatch):
+    monkeypatch.setattr(_accumulate, "_reference", _refuse)
+
+
+def _specials(fmt):
+    """The format's infinities and NaN patterns (a quiet and, with room, a signalling one)."""
+    f = sf.as_format(fmt)
+    out = [int(sf.encode(np.array(np.nan), f))]
+    if f.has_infinity:
+        out += [int(sf.encode(np.array(x), f)) for x in (np.inf, -np.inf)]
+        out.append(int(f.exponent_mask | 1))  # a signalling NaN (payload 1)
+    return out
+
+
+def _patterns(rng, fmt, shape, density, spread=6):
+    """Finite values 2**[-spread, spread] apart, zeros of both signs, and the format's
+    infinities and NaNs at ``density``."""
+    f = sf.as_format(fmt)
+    v = rng.standard_normal(shape) * 2.0 ** rng.integers(-spread, spread + 1, shape)
+    v[rng.random(shape) < 0.05] = 0.0
+    bits = sf.encode(v, f, saturate=True).astype(np.int64)
+    bits = np.where(rng.random(shape) < 0.05, bits | f.sign_mask, bits)
+    return np.where(rng.random(shape) < density, rng.choice(_specials(f), shape), bits)
+
+
+def _check(a, b, fmt, c=None, **kwargs):
+    """matmul_bits equals sf.matmul: bits, and bits with the swamped counts."""
+    ref = sf.matmul(a, b, fmt, c=c, **kwargs)
+    ref_bits, ref_swamped = sf.matmul(a, b, fmt, c=c, return_flags="swamped", **kwargs)
+    tc = None if c is None else torch.from_numpy(np.asarray(c, np.int64))
+    ta, tb = torch.from_numpy(np.asarray(a, np.int64)), torch.from_numpy(np.asarray(b, np.int64))
+    got = matmul_bits(ta, tb, fmt, c=tc, **kwargs).numpy().view(ref.dtype)
+    bits, swamped = matmul_bits(ta, tb, fmt, c=tc, return_flags="swamped", **kwargs)
+    for g, r, what in ((got, ref, "bits"), (bits.numpy().view(ref.dtype), ref_bits, "bits (counting)"),
+                       (swamped.numpy(), ref_swamped, "swamped counts")):
+        bad = np.flatnonzero(g.reshape(-1) != r.reshape(-1))
+        assert not bad.size, f"{what}: {bad.size} differ, first at {bad[0]}: {g.reshape(-1)[bad[0]]:#x} " \
+                             f"!= {r.reshape(-1)[bad[0]]:#x}"
+    return ref
+
+
+_CASES = ([(f, "fp32", order, None) for f in _FUSED for order in _IEEE_ORDERS]
+          + [(f, acc, "sequential", None) for f in _FUSED for acc in _FUSED[f]]
+          + [(f, "fp32", order, "fp32") for f in ("fp32", "fp16", "bf16") for order in _IEEE_ORDERS])
+
+
+@pytest.mark.parametrize("fmt, accumulator, order, product", _CASES)
+@pytest.mark.parametrize("density", [0.01, 0.2])
+@pytest.mark.parametrize("block", [None, 8])
+def test_infinities_and_nans_on_the_device(device_only, fmt, accumulator, order, product, density, block):
+    rng = np.random.default_rng(int(density * 100) + (block or 0) + len(fmt) + len(accumulator))
+    # specials in a's first three rows and b's first two columns: the other outputs finite
+    a, b = _patterns(rng, fmt, (6, 37), 0.0), _patterns(rng, fmt, (37, 5), 0.0)
+    a[:3], b[:, :2] = _patterns(rng, fmt, (3, 37), density), _patterns(rng, fmt, (37, 2), density)
+    c = _patterns(rng, "fp32", (6, 5), density)
+    kw = dict(accumulator=accumulator, order=order, product=product, block=block)
+    values = sf.decode(_check(a, b, fmt, **kw), "fp32")
+    assert np.isfinite(values[3:, 2:]).all() and (np.isnan(values).any() or density < 0.1)
+    _check(a, b, fmt, c=c, **kw)
+    _check(a, b, fmt, c=c[:1], **kw)
+
+
+@pytest.mark.parametrize("accumulator", ["fp32", "h100", "h100-mma", "a100"])
+def test_one_infinity_and_opposite_ones(device_only, accumulator):
+    # one infinite product makes the output that infinity; opposite ones, 0 * inf or a NaN
+    # operand a NaN; an infinite c likewise; every NaN is the canonical positive one
+    inf, ninf, nan = 0x7F80, 0xFF80, 0xFFC1  # bf16; a negative NaN with a payload
+    one, zero = 0x3F80, 0x0000
+    a = np.array([[one, inf, one, one], [inf, ninf, one, one], [one, one, nan, one], [one, one, one, one]],
+                 dtype=np.int64)
+    b = np.array([[one, one], [one, zero], [one, one], [one, one]], dtype=np.int64)
+    c = np.array([[0], [0], [0], [0xFF800000]], dtype=np.int64)
+    for kw in (dict(), dict(c=c), dict(block=2), dict(block=1, c=c)):
+        got = _check(a, b, "bf16", accumulator=accumulator, **kw)
+        nans = [got[0, 1], got[1, 0], got[1, 1], got[2, 0], got[2, 1]]  # 0 * inf, inf - inf, NaN operand
+        assert got[0, 0] == 0x7F800000 and nans == [0x7FC00000] * 5
+        assert got[3, 0] == (0xFF800000 if "c" in kw else 0x40800000)
+
+
+@pytest.mark.parametrize("accumulator", ["fp32", "h100", "a100"])
+@pytest.mark.parametrize("block", [None, 1, 2])
+def test_overflow_meets_an_infinity(device_only, accumulator, block):
+    # a sum that overflows (fp32: to inf in nearest even; the fused adder: clamped) then
+    # meets an infinite product of the other sign
+    big, inf, ninf, one = 0x7F7F, 0x7F80, 0xFF80, 0x3F80  # bf16: the largest, +inf, -inf, 1
+    a = np.array([[big, big, big, ninf], [ninf, big, big, big], [big, big, inf, one]], dtype=np.int64)
+    b = np.array([[one], [one], [one], [one]], dtype=np.int64)
+    _check(a, b, "bf16", accumulator=accumulator, block=block)
+
+
+@pytest.mark.parametrize("order", _IEEE_ORDERS)
+@pytest.mark.parametrize("block", [None, 3])
+def test_products_rounded_into_fp32(device_only, order, block):
+    # fp32 x fp32 (the "fp32" recipe), products rounded into fp32 then added: underflow to
+    # subnormals and to zero, overflow to infinity, cancellation, NaNs and -0 products
+    x = np.array([[1e-30, 3.0, 1e30, -2.5, 1e-20, 7.0, -0.0],
+                  [1.1754942e-38, 1.0, -1e20, 1e20, 2.0**-75, 0.1, 5.0],
+                  [np.inf, 1.0, 2.0, np.nan, 3.0, 4.0, 5.0]], dtype=np.float32)
+    y = np.array([[1e-30, 0.5], [1.0 / 3, -2.0], [1e30, 1.0], [1e30, 1.0], [1e-20, 2.0**-80], [0.1, 10.0],
+                  [3.0, -1.0]], dtype=np.float32)
+    a, b = x.view(np.uint32).astype(np.int64), y.view(np.uint32).astype(np.int64)
+    ref = _check(a, b, "fp32", product="fp32", order=order, block=block)
+    with np.errstate(all="ignore"):  # numpy float32 arithmetic, sequential order: the same definition
+        s = x[:, :1] * y[:1]
+        for k in range(1, 7):
+            s = s + x[:, k:k + 1] * y[k:k + 1]
+    if order == "sequential" and block is None:
+        nan = np.isnan(s)
+        assert np.array_equal(np.where(nan, 0x7FC00000, s.view(np.uint32)), ref)
+    _check(a, b, "fp32", product="fp32", order=order, out_format="bf16")  # (with block: fp32 outputs only)
+    _check(a, b, "fp32", product="fp32", order=order, block=block, c=a[:, :2].copy())
+
+
+@pytest.mark.parametrize("fmt", ["fp32", "fp16", "bf16", "fp8_e5m2"])
+@pytest.mark.parametrize("spread", [2, 60])
+def test_products_rounded_random(device_only, fmt, spread):
+    rng = np.random.default_rng(spread)
+    spread = min(spread, sf.as_format(fmt).emax)
+    a, b = _patterns(rng, fmt, (4, 2, 50), 0.02, spread), _patterns(rng, fmt, (50, 7), 0.02, spread)
+    _check(a, b, fmt, product="fp32")
+    _check(a, b, fmt, product="fp32", block=16, accumulator="fp32")
+
+
+def test_what_still_falls_back(monkeypatch):
+    # exact fp32 products (48 bits), the 16-bit accumulators' non-finite operands, and
+    # products rounded into another format: the reference's, with its bits
+    calls = []
+    real = _accumulate._reference
+    monkeypatch.setattr(_accumulate, "_reference", lambda *a, **k: calls.append(1) or real(*a, **k))
+    rng = np.random.default_rng(3)
+    x32, y32 = _patterns(rng, "fp32", (3, 9), 0.0), _patterns(rng, "fp32", (9, 2), 0.0)
+    _check(x32, y32, "fp32")
+    x16, y16 = _patterns(rng, "fp16", (3, 9), 0.2), _patterns(rng, "fp16", (9, 2), 0.2)
+    _check(x16, y16, "fp16", accumulator="fp16")
+    _check(x16, y16, "fp16", product="bf16")
+    _check(x32, y32, "fp32", product="fp32", accumulator="fp16")
+    assert len(calls) == 4 * 2
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.sampled_from([("fp16", "fp32"), ("fp8_e4m3", "fp32"), ("fp8_e5m2", "fp32"), ("fp16", "h100"),
+                        ("bf16", "h100"), ("fp8_e4m3", "h100"), ("fp8_e5m2", "h100-mma"), ("bf16", "a100")]),
+       st.integers(1, 40), st.sampled_from([None, 4]), st.data())
+def test_hypothesis_any_patterns_on_the_device(pair, K, block, data):
+    # every bit pattern, NaNs and infinities included: the device path answers
+    fmt, accumulator = pair
+    bits = sf.as_format(fmt).bits
+    a = np.array(data.draw(st.lists(st.integers(0, (1 << bits) - 1), min_size=2 * K, max_size=2 * K))).reshape(2, K)
+    b = np.array(data.draw(st.lists(st.integers(0, (1 << bits) - 1), min_size=K * 3, max_size=K * 3))).reshape(K, 3)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(_accumulate, "_reference", _refuse)
+        _check(a, b, fmt, accumulator=accumulator, block=block)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(1, 20), st.sampled_from(_IEEE_ORDERS), st.data())
+def test_hypothesis_fp32_patterns_rounded_products(K, order, data):
+    a = np.array(data.draw(st.lists(st.integers(0, (1 << 32) - 1), min_size=2 * K, max_size=2 * K))).reshape(2, K)
+    b = np.array(data.draw(st.lists(st.integers(0, (1 << 32) - 1), min_size=K * 2, max_size=K * 2))).reshape(K, 2)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(_accumulate, "_reference", _refuse)
+        _check(a, b, "fp32", product="fp32", order=order)
