@@ -184,8 +184,8 @@ def test_fall_backs_equal_the_reference(reference_calls):
     _check(tiny, tiny_b, "bf16")
     special = fp16_a.copy()
     special[0, 0], special[1, 3], special[2, 5] = 0x7C00, 0xFC00, 0x7E00  # inf, -inf, NaN
-    for acc in ("fp16", "bf16"):  # the 16-bit accumulators' TwoSum takes finite values only
-        _check(special, fp16_b, "fp16", accumulator=acc)
+    for acc in ("fp16", "h100"):  # infinities and NaNs in another rounding mode
+        _check(special, fp16_b, "fp16", accumulator=acc, rounding="upward" if acc == "fp16" else "toward_zero")
     _check(fp16_a, fp16_b, "fp16", accumulator="fp8_e5m2")  # an FP8 output (the accumulator's): the reference's
     _check(fp16_a, fp16_b, "fp16", accumulator="fp16", order="pairwise", rounding="toward_zero")
     _check(fp16_a, fp16_b, "fp16", rounding="toward_zero")
@@ -382,9 +382,9 @@ def test_swamped_fall_back_and_every_flag(reference_calls):
     rng = np.random.default_rng(6)
     a, b = _finite_patterns(rng, "fp16", (3, 20), 4), _finite_patterns(rng, "fp16", (20, 4), 4)
     special = a.copy()
-    special[0, 0] = 0x7C00  # inf in a 16-bit accumulator: the reference's case; its counts come back as a tensor
-    for acc in ("fp16", "bf16"):
-        _check_swamped(special, b, "fp16", accumulator=acc)
+    special[0, 0] = 0x7C00  # inf, toward zero: the reference's case; its counts come back as a tensor
+    for acc in ("fp32", "fp16"):
+        _check_swamped(special, b, "fp16", accumulator=acc, rounding="toward_zero")
     _check_swamped(a, b, "fp16", accumulator="fp8_e5m2")
     assert len(calls) == 3
     got, flags = matmul_bits(torch.from_numpy(a), torch.from_numpy(b), "fp16", return_flags=True)  # every flag

@@ -69,23 +69,31 @@ def _check(a, b, fmt, c=None, **kwargs):
     return ref
 
 
-_CASES = ([(f, "fp32", order, None) for f in _FUSED for order in _IEEE_ORDERS]
-          + [(f, acc, "sequential", None) for f in _FUSED for acc in _FUSED[f]]
-          + [(f, "fp32", order, "fp32") for f in ("fp32", "fp16", "bf16") for order in _IEEE_ORDERS])
+#: (fmt, accumulator, order, product, out_format): the IEEE accumulators in every order (FP8
+#: ones into fp32: their own output format is the reference's), the hardware models,
+#: products rounded into fp32
+_CASES = ([(f, acc, order, None, "fp32" if acc.startswith("fp8") else None) for f in _FUSED
+           for acc in ("fp32", "fp16", "bf16", "fp8_e4m3", "fp8_e5m2") for order in _IEEE_ORDERS]
+          + [(f, acc, "sequential", None, None) for f in _FUSED for acc in _FUSED[f]]
+          + [(f, acc, order, "fp32", None) for f in ("fp32", "fp16", "bf16") for acc in ("fp32", "bf16")
+             for order in _IEEE_ORDERS])
 
 
-@pytest.mark.parametrize("fmt, accumulator, order, product", _CASES)
+@pytest.mark.parametrize("fmt, accumulator, order, product, out_format", _CASES)
 @pytest.mark.parametrize("density", [0.01, 0.2])
 @pytest.mark.parametrize("block", [None, 8])
-def test_infinities_and_nans_on_the_device(device_only, fmt, accumulator, order, product, density, block):
+def test_infinities_and_nans_on_the_device(device_only, fmt, accumulator, order, product, out_format, density,
+                                           block):
     rng = np.random.default_rng(int(density * 100) + (block or 0) + len(fmt) + len(accumulator))
     # specials in a's first three rows and b's first two columns: the other outputs finite
     a, b = _patterns(rng, fmt, (6, 37), 0.0), _patterns(rng, fmt, (37, 5), 0.0)
     a[:3], b[:, :2] = _patterns(rng, fmt, (3, 37), density), _patterns(rng, fmt, (37, 2), density)
-    c = _patterns(rng, "fp32", (6, 5), density)
-    kw = dict(accumulator=accumulator, order=order, product=product, block=block)
-    values = sf.decode(_check(a, b, fmt, **kw), "fp32")
-    assert np.isfinite(values[3:, 2:]).all() and (np.isnan(values).any() or density < 0.1)
+    out = out_format or (accumulator if accumulator in ("fp16", "bf16") else "fp32")  # the default: the accumulator's
+    c = _patterns(rng, out, (6, 5), density)
+    kw = dict(accumulator=accumulator, order=order, product=product, block=block, out_format=out_format)
+    values = sf.decode(_check(a, b, fmt, **kw), out)
+    assert np.isnan(values).any() or density < 0.1  # (an FP8 accumulator overflows to NaN without them too)
+    assert np.isfinite(values[3:, 2:]).all() or accumulator.startswith("fp8")
     _check(a, b, fmt, c=c, **kw)
     _check(a, b, fmt, c=c[:1], **kw)
 
@@ -105,6 +113,19 @@ def test_one_infinity_and_opposite_ones(device_only, accumulator):
         nans = [got[0, 1], got[1, 0], got[1, 1], got[2, 0], got[2, 1]]  # 0 * inf, inf - inf, NaN operand
         assert got[0, 0] == 0x7F800000 and nans == [0x7FC00000] * 5
         assert got[3, 0] == (0xFF800000 if "c" in kw else 0x40800000)
+
+
+@pytest.mark.parametrize("order", ["sequential", "reverse"])
+def test_bf16_accumulator_checked_steps_take_infinities(device_only, order):
+    # terms near 2**120: the bf16 accumulator checks every step for a float32 overflow of
+    # TwoSum (a finite one declines); an infinite term's sum is exact and does not (the
+    # pairwise order has no checked steps: it declines such terms)
+    rng = np.random.default_rng(8)
+    sign = rng.integers(0, 2, (2, 4, 40)) << 15
+    big, b = sign[0] | (188 << 7), (sign[1] | (186 << 7)).T.copy()  # +-2**61 and +-2**59: terms +-2**120
+    b[3, :2] = 0x7F80, 0xFFC0  # +inf, a NaN
+    got = sf.decode(_check(big, b, "bf16", accumulator="bf16", order=order), "bf16")
+    assert np.isnan(got[:, 1]).all() and np.isfinite(got[:, 2:]).any()
 
 
 @pytest.mark.parametrize("accumulator", ["fp32", "h100", "a100"])
@@ -152,23 +173,28 @@ def test_products_rounded_random(device_only, fmt, spread):
 
 
 def test_what_still_falls_back(monkeypatch):
-    # exact fp32 products (48 bits), the 16-bit accumulators' non-finite operands, and
-    # products rounded into another format: the reference's, with its bits
+    # exact fp32 products (48 bits), products rounded into another format, and a 16-bit
+    # accumulator whose finite terms could overflow float32's TwoSum: the reference's,
+    # with its bits
     calls = []
     real = _accumulate._reference
     monkeypatch.setattr(_accumulate, "_reference", lambda *a, **k: calls.append(1) or real(*a, **k))
     rng = np.random.default_rng(3)
-    x32, y32 = _patterns(rng, "fp32", (3, 9), 0.0), _patterns(rng, "fp32", (9, 2), 0.0)
+    x32, y32 = _patterns(rng, "fp32", (3, 9), 0.0), _patterns(rng, "fp32", (9, 2), 0.2)
     _check(x32, y32, "fp32")
     x16, y16 = _patterns(rng, "fp16", (3, 9), 0.2), _patterns(rng, "fp16", (9, 2), 0.2)
-    _check(x16, y16, "fp16", accumulator="fp16")
     _check(x16, y16, "fp16", product="bf16")
-    _check(x32, y32, "fp32", product="fp32", accumulator="fp16")
-    assert len(calls) == 4 * 2
+    huge, y = x32.copy(), y32.copy()
+    huge[0, 0], y[0, 0] = (125 + 127) << 23, 0x40800000  # 2**125 * 4: beyond the bound
+    _check(huge, y, "fp32", product="fp32", accumulator="fp16")
+    assert len(calls) == 3 * 2
+    with pytest.raises(ValueError, match="exact by construction"):  # the reference's error, through
+        matmul_bits(torch.from_numpy(x16), torch.from_numpy(y16), "fp16", product="fp32", accumulator="h100")
 
 
 @settings(max_examples=60, deadline=None)
-@given(st.sampled_from([("fp16", "fp32"), ("fp8_e4m3", "fp32"), ("fp8_e5m2", "fp32"), ("fp16", "h100"),
+@given(st.sampled_from([("fp16", "fp32"), ("fp8_e4m3", "fp32"), ("fp8_e5m2", "fp32"), ("fp16", "fp16"),
+                        ("fp8_e4m3", "bf16"), ("fp8_e5m2", "fp16"), ("fp16", "h100"),
                         ("bf16", "h100"), ("fp8_e4m3", "h100"), ("fp8_e5m2", "h100-mma"), ("bf16", "a100")]),
        st.integers(1, 40), st.sampled_from([None, 4]), st.data())
 def test_hypothesis_any_patterns_on_the_device(pair, K, block, data):
@@ -190,3 +216,19 @@ def test_hypothesis_fp32_patterns_rounded_products(K, order, data):
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(_accumulate, "_reference", _refuse)
         _check(a, b, "fp32", product="fp32", order=order)
+
+
+@pytest.mark.parametrize("fmt, accumulator", [("fp16", "bf16"), ("fp16", "fp16"), ("bf16", "bf16"), ("fp16", "fp32"),
+                                              ("bf16", "h100"), ("fp8_e5m2", "bf16")])
+@pytest.mark.parametrize("K", [1, 2])
+def test_every_infinity_and_nan_pattern(device_only, fmt, accumulator, K):
+    # every infinity and NaN pattern of the operand format, payloads of every size (an
+    # fp16 NaN's payload widened to float32, 0x7FFFE000, once carried into bf16's sign)
+    f = sf.as_format(fmt)
+    mags = np.arange(f.infinity_bits, 1 << (f.bits - 1), dtype=np.int64)
+    a = np.concatenate([mags, mags | f.sign_mask])[:, None].repeat(K, axis=1)
+    one = int(sf.encode(np.array(1.0), f))
+    got = _check(a, np.full((K, 1), one, np.int64), fmt, accumulator=accumulator)
+    values = sf.decode(got, accumulator if accumulator in ("fp16", "bf16") else "fp32").reshape(-1)
+    infinite = np.concatenate([mags, mags]) == f.infinity_bits
+    assert np.isinf(values[infinite]).all() and np.isnan(values[~infinite]).all()

@@ -356,6 +356,10 @@ def section_matmul(run, sec):
                     seed += 1
                     sec.case(f"{pair[0]} {acc} order={order} block={block} random {'x'.join(map(str, run.small))}",
                              matmul_case, run, pair, acc, block, "random", run.small, seed, None, order, need=1.0)
+    for acc in ("fp16", "bf16", "fp8_e4m3"):  # infinities and NaNs in the narrow accumulators
+        seed += 1
+        sec.case(f"fp16 {acc} specials {'x'.join(map(str, run.small))}", matmul_case, run, ("fp16", None), acc, None,
+                 "specials", run.small, seed, need=1.0)
     for order in ("sequential", "reverse", "pairwise"):  # fp32 operands, products rounded into fp32
         for block in (None, 16):
             for kind in ("random", "specials"):

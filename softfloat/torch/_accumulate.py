@@ -115,11 +115,12 @@ def matmul_bits(a_bits, b_bits, fmt, *, b_format=None, accumulator=None, out_for
       exact in float32 (as for fp32), ``out_format`` fp32, fp64, fp16 or bf16 (the
       FP8 ones: not their own, the default; ``block``: fp32, fp16 or bf16;
       ``c`` in fp32, fp16 or bf16), where no step's float32 TwoSum can overflow (terms
-      and ``c`` well below 2**126; an fp16 accumulator's overflow to infinity is taken),
-      and every operand and ``c`` finite (the first two take infinities and NaNs).
+      and ``c`` well below 2**126; an fp16 accumulator's overflow to infinity is taken);
+      ``product="fp32"`` as for fp32.
 
+    Infinities and NaNs among the operands and ``c`` are taken by all three.
     Everything else -- other accumulators, rounding modes, flags, exact products of
-    32-bit operands, infinities and NaNs in a 16-bit or FP8 accumulator -- runs
+    32-bit operands -- runs
     :func:`softfloat.matmul` on host copies and returns its bits on the device, so the
     result never depends on the path.
 
@@ -238,7 +239,7 @@ def _on_device(a_bits, b_bits, fmt, b_fmt, call, count):
     if found is None or (block is not None and not (whole and block >= 1)):
         return None
     kind, model = found
-    if (order != "sequential" and kind == "fused") or (rounded and kind != "ieee"):
+    if kind == "fused" and (order != "sequential" or rounded):
         return None  # the reference says why not (or computes it)
     if order == "reverse":
         a_bits, b_bits = a_bits.flip(-1), b_bits.flip(-2)
@@ -278,8 +279,8 @@ def _chain(kind, model, operands, call, count):
     :func:`_chain_values`); ``operands`` is (a_idx, b_idx, formats, rounded), ``call``
     (c_values, block, order, out)."""
     c_values, block, order, out = call
-    values = _chain_values(*operands, finite=kind == "narrow")
-    if values is None or (kind == "narrow" and c_values is not None and not _finite(c_values)):
+    values = _chain_values(*operands)
+    if values is None:
         return None
     a, b = values
     if order == "pairwise":
@@ -298,20 +299,13 @@ def _values(idx, fmt):
     return tables(fmt, idx.device).values[idx]
 
 
-def _finite(*values) -> bool:
-    return all(bool(torch.isfinite(v).all()) for v in values)
-
-
-def _chain_values(a_idx, b_idx, formats, rounded, finite):
+def _chain_values(a_idx, b_idx, formats, rounded):
     """The operands' float32 values (a, b) where float32 products compute the
     definition's terms -- every product exact in float32 (:func:`products_exact`), or
-    ``rounded``: each product rounded into fp32, which a float32 multiply is -- and, with
-    ``finite``, every value is finite (the 16-bit accumulators' TwoSum needs it; float32
-    additions give the fp32 accumulator's infinities and NaNs themselves); else None."""
+    ``rounded``: each product rounded into fp32, which a float32 multiply is -- else
+    None.  Infinities and NaNs take part: their products and sums are IEEE's own."""
     fmt, b_fmt = formats
     a, b = _values(a_idx, fmt), _values(b_idx, b_fmt)
-    if finite and not _finite(a, b):
-        return None
     if not rounded and not _accumulate_ieee.products_exact(fmt, b_fmt, tables(fmt, a_idx.device),
                                                            tables(b_fmt, b_idx.device), a_idx, b_idx):
         return None

@@ -46,8 +46,8 @@ import torch
 
 from ._accumulate_tables import NO_LAST
 
-__all__ = ["TILE", "canonical_nan", "count_down", "products", "products_exact", "sequential_fp32",
-           "swamped_additions"]
+__all__ = ["TILE", "canonical_nan", "count_down", "finite_magnitude", "products", "products_exact",
+           "sequential_fp32", "swamped_additions"]
 
 #: k's whose products one multiply kernel forms
 TILE = 16
@@ -69,13 +69,14 @@ def products_exact(fa, fb, ta, tb, a_idx, b_idx) -> bool:
     live = (last_a < NO_LAST) & (last_b < NO_LAST)
     if bool((live & (last_a.to(torch.int64) + last_b < _F32_LAST)).any()):
         return False
-    big_a = _finite_magnitudes(ta.values64[a_idx]).amax(dim=-2)
-    big_b = _finite_magnitudes(tb.values64[b_idx]).amax(dim=-1)
+    big_a = finite_magnitude(ta.values64[a_idx]).amax(dim=-2)
+    big_b = finite_magnitude(tb.values64[b_idx]).amax(dim=-1)
     return not bool((big_a * big_b >= _F32_BOUND).any())
 
 
-def _finite_magnitudes(x):
-    """|x|, 0 for infinities and NaNs (whose products, infinities and NaNs, are exact)."""
+def finite_magnitude(x):
+    """|x| where x is finite, else 0: the magnitude bounds of the torch paths leave
+    infinities and NaNs out (their products and sums are IEEE arithmetic's own)."""
     return torch.where(torch.isfinite(x), x.abs(), 0.0)
 
 

@@ -38,8 +38,13 @@ One step, in float32 (softfloat.ops._native's proof, "Sums and differences"):
   754 section 6.3 in nearest even), e = 0 leaves it, and the casts keep zero signs; a
   non-zero sum that rounds to zero keeps its sign in float32 and in the rounding to A.
 
-Range: TwoSum needs s32 finite.  The terms are bounded before the loop by
-max|a| * max|b| (float64, per call):
+Infinities and NaNs among the terms and c: s32 is then the IEEE sum itself (an infinity,
+or a NaN for opposite ones or a NaN operand), e a NaN, "e != 0" False, and the rounding
+into A keeps it (an e4m3 accumulator, which has no infinity, makes it its NaN, as
+softfloat.encode does); the bounds below leave them out.
+
+Range: TwoSum needs s32 finite where s and t are.  The finite terms are bounded before
+the loop by max|a| * max|b| (float64, per call):
 
 * fp16 and FP8: |s| <= A's largest value, or s = +-inf or NaN (an overflow of the
   accumulator).  Where max|c| + max_A + max|t| < 2**126 every finite step is safe; an
@@ -71,10 +76,10 @@ import torch
 
 from ..attributes import RoundingAttributes
 from ..formats import bf16, fp8_e4m3, fp8_e5m2, fp16, fp32
-from ._accumulate_ieee import TILE, canonical_nan, count_down, products, swamped_additions
+from ._accumulate_ieee import TILE, canonical_nan, count_down, finite_magnitude, products, swamped_additions
 from ._kernels import quantize_tensor
 
-__all__ = ["ACCUMULATORS", "PROMOTED", "add_rounded", "blocked_narrow", "promote_runs", "round_into",
+__all__ = ["ACCUMULATORS", "PROMOTED", "add_rounded", "all_finite", "blocked_narrow", "promote_runs", "round_into",
            "sequential_narrow", "step_bound"]
 
 #: the accumulators this module computes
@@ -83,13 +88,18 @@ ACCUMULATORS = (fp16, bf16, fp8_e4m3, fp8_e5m2)
 PROMOTED = (fp16, bf16, fp32)
 
 _LIMIT = 2.0 ** 126
+_NAN = float("nan")
 _MASK_HIGH16 = -(1 << 16)  # 0xFFFF0000 as int32
 
 
-def _round_bf16(u):
-    """float32 bit patterns (int32) rounded to bf16 in nearest even, as float32 values."""
+def _round_bf16(u, nans: bool = True):
+    """float32 bit patterns (int32) rounded to bf16 in nearest even, as float32 values.
+    With ``nans`` (the caller cannot rule NaNs out) NaN lanes become the canonical NaN:
+    the integer rounding would carry a large payload (0x7FFFE000, an fp16 NaN's;
+    0x7FFFFFFF, CUDA's default NaN) into the sign and make it a zero."""
     lsb = (u >> 16).bitwise_and_(1)
-    return lsb.add_(u).add_(0x7FFF).bitwise_and_(_MASK_HIGH16).view(torch.float32)
+    rounded = lsb.add_(u).add_(0x7FFF).bitwise_and_(_MASK_HIGH16).view(torch.float32)
+    return rounded.masked_fill_(torch.isnan(u.view(torch.float32)), _NAN) if nans else rounded
 
 
 def _round_fp16(x):
@@ -112,7 +122,8 @@ def _to_acc(acc, x):
 class _Work:
     """Work arrays of the output's shape for one step."""
 
-    def __init__(self, shape, device):
+    def __init__(self, shape, device, nans: bool = True):
+        self.nans = nans  # may a NaN reach the rounding (see _round_bf16)
         self.s32 = torch.empty(shape, dtype=torch.float32, device=device)
         self.bv = torch.empty(shape, dtype=torch.float32, device=device)
         self.av = torch.empty(shape, dtype=torch.float32, device=device)
@@ -124,8 +135,8 @@ def _step(acc, s, t, w, guard):
     """round_A(s + t) (a new tensor) by TwoSum, rounding to odd and one rounding to A
     (see the module docstring); with ``guard`` (a bool tensor) |s32| >= 2**126 ORed in."""
     s32 = torch.add(s, t, out=w.s32)
-    if guard is not None:
-        guard.logical_or_(s32.abs() >= _LIMIT)
+    if guard is not None:  # a sum of finite s and t near float32's overflow (an infinite operand's is exact)
+        guard.logical_or_((s32.abs() >= _LIMIT).logical_and_(torch.isfinite(s)).logical_and_(torch.isfinite(t)))
     bv = torch.sub(s32, s, out=w.bv)
     av = torch.sub(s32, bv, out=w.av)
     e = torch.sub(t, bv, out=w.bv)
@@ -136,14 +147,14 @@ def _step(acc, s, t, w, guard):
     d = torch.bitwise_xor(e.view(torch.int32), u, out=w.d).bitwise_right_shift_(31)
     odd = d.add_(u).bitwise_or_(1)
     u = torch.where(inexact, odd, u)
-    return _round_bf16(u) if acc == bf16 else _to_acc(acc, u.view(torch.float32))
+    return _round_bf16(u, w.nans) if acc == bf16 else _to_acc(acc, u.view(torch.float32))
 
 
 def _needs_guard(acc, a, b, c, K):
     """None: no step can overflow float32; True: check every step (bf16); False:
     declined (fp16 with terms near float32's range)."""
-    big_t = float(a.abs().amax().double()) * float(b.abs().amax().double())
-    big_c = 0.0 if c is None else float(c.abs().amax().double())
+    big_t = float(finite_magnitude(a).amax().double()) * float(finite_magnitude(b).amax().double())
+    big_c = 0.0 if c is None else float(finite_magnitude(c).amax().double())
     if acc != bf16:  # fp16 and FP8: every finite s is at most the format's largest value
         return None if big_c + float(acc.max_finite) + big_t < _LIMIT else False
     growth = K * math.log2(1.0 + 2.0 ** -8) + 1.0
@@ -161,9 +172,10 @@ def sequential_narrow(acc, a, b, c=None, count=False):
     acc : Format
         fp16, bf16, fp8_e4m3 or fp8_e5m2.
     a, b : torch.Tensor of float32
-        Finite values (..., M, K) and (..., K, N) whose products are all exact in float32.
+        Values (..., M, K) and (..., K, N) whose products are all exact in float32
+        (infinities and NaNs included).
     c : torch.Tensor of float32, optional
-        Finite start values, held exactly, broadcast to the output.
+        Start values, held exactly, broadcast to the output.
     count : bool
         Also count the swamped additions.
 
@@ -189,7 +201,9 @@ def sequential_narrow(acc, a, b, c=None, count=False):
     if guard is False:
         return None
     guard = torch.zeros(shape, dtype=torch.bool, device=a.device) if guard else None
-    w = _Work(shape, a.device)
+    # NaNs come only from infinities and NaNs among the terms and c (a bf16 sum cannot
+    # overflow here: the guard declines first; fp16's and e5m2's infinity round by casts)
+    w = _Work(shape, a.device, nans=not all_finite(a, b, c))
     s = None if c is None else torch.broadcast_to(c, shape).to(torch.float32).clone()
     swamped = torch.zeros(shape, dtype=torch.int64, device=a.device) if count else None
     for t0 in range(0, K, TILE):
@@ -268,8 +282,8 @@ def promote_runs(runs, c, out, count=False):
         if out == fp32:
             new = torch.add(total, run)
         else:
-            if out == bf16 and bool((_finite_magnitude(total) >= 2.0 ** 125).any()
-                                    or (_finite_magnitude(run) >= 2.0 ** 125).any()):
+            if out == bf16 and bool((finite_magnitude(total) >= 2.0 ** 125).any()
+                                    or (finite_magnitude(run) >= 2.0 ** 125).any()):
                 return None  # TwoSum's float32 sum of two finite values could overflow
             w = w or _Work(run.shape, run.device)
             new = _step(out, total, run, w, None)
@@ -280,22 +294,22 @@ def promote_runs(runs, c, out, count=False):
     return (total, swamped) if count else total
 
 
-def _finite_magnitude(x):
-    """|x| where x is finite, else 0 (an infinite or NaN operand passes through the step
-    as IEEE's addition: s32 is then that infinity or NaN, and the error term a NaN)."""
-    return torch.where(torch.isfinite(x), x.abs(), 0.0)
-
-
 def round_into(acc, x):
     """float32 values rounded to ``acc`` (one of :data:`ACCUMULATORS`) in nearest even,
     as float32 values."""
     return _to_acc(acc, x)
 
 
-def add_rounded(acc, s, t):
+def add_rounded(acc, s, t, nans: bool = True):
     """round_acc(s + t) of float32 tensors of one shape (:func:`_step`; the caller has
-    ruled out a float32 overflow in TwoSum, :func:`step_bound`)."""
-    return _step(acc, s, t, _Work(s.shape, s.device), None)
+    ruled out a float32 overflow in TwoSum, :func:`step_bound`, and with ``nans=False``
+    any NaN among s, t and their sums)."""
+    return _step(acc, s, t, _Work(s.shape, s.device, nans), None)
+
+
+def all_finite(*tensors) -> bool:
+    """Is every value of the given tensors (None: none) finite?"""
+    return all(t is None or bool(torch.isfinite(t).all()) for t in tensors)
 
 
 def step_bound(acc, a, b, c, K) -> bool:

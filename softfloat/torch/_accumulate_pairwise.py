@@ -30,7 +30,7 @@ import torch
 
 from ..formats import fp32
 from ._accumulate_ieee import canonical_nan, count_down, products, swamped_additions
-from ._accumulate_narrow import add_rounded, promote_runs, round_into, step_bound
+from ._accumulate_narrow import add_rounded, all_finite, promote_runs, round_into, step_bound
 
 __all__ = ["pairwise"]
 
@@ -41,13 +41,13 @@ _BUDGET = 1 << 22
 class _Tree:
     """The pair additions of one accumulator, their swamped counts added up."""
 
-    def __init__(self, acc, shape, device, count):
-        self.acc = acc
+    def __init__(self, acc, shape, device, count, nans=True):
+        self.acc, self.nans = acc, nans  # nans: may the sums meet a NaN (add_rounded)
         self.swamped = torch.zeros(shape, dtype=torch.int64, device=device) if count else None
 
     def add(self, left, right):
         """round_A(left + right), rows of pairs; their swamped additions counted."""
-        new = torch.add(left, right) if self.acc == fp32 else add_rounded(self.acc, left, right)
+        new = torch.add(left, right) if self.acc == fp32 else add_rounded(self.acc, left, right, self.nans)
         if self.swamped is not None:
             hit = swamped_additions(left, right, new).logical_or_(swamped_additions(right, left, new))
             self.swamped += count_down(hit.reshape((-1,) + tuple(self.swamped.shape)))
@@ -121,7 +121,7 @@ def pairwise(acc, a, b, c=None, block=None, out=None, count=False):
     shape = torch.broadcast_shapes(a.shape[:-1] + (1,), b.shape[:-2] + (1, b.shape[-1]))
     if acc != fp32 and not step_bound(acc, a, b, c, K):
         return None
-    tree = _Tree(acc, shape, a.device, count)
+    tree = _Tree(acc, shape, a.device, count, acc != fp32 and not all_finite(a, b, c))
     if block is not None:
         runs = (tree.run(a, b, k0, min(k0 + block, K)) for k0 in range(0, K, block))
         got = promote_runs(runs, c, out, count)
