@@ -1,7 +1,8 @@
 """softfloat.torch._accumulate.matmul_bits on the device with infinities and NaNs among the
-operands and c, and with products rounded into fp32 (``product="fp32"``, the "fp32" and MX
-recipes' products, 32-bit operands included): the torch paths answer (the numpy reference
-is switched off) with softfloat.matmul's bits and swamped counts."""
+operands and c, with products rounded into fp32 (``product="fp32"``, the "fp32" and MX
+recipes' products, 32-bit operands included), and with exact products that are not
+float32 values (fp32 x fp32, bf16 extremes: float64 steps): the torch paths answer (the
+numpy reference is switched off) with softfloat.matmul's bits and swamped counts."""
 
 from __future__ import annotations
 
@@ -162,6 +163,46 @@ def test_products_rounded_into_fp32(device_only, order, block):
     _check(a, b, "fp32", product="fp32", order=order, block=block, c=a[:, :2].copy())
 
 
+def _with_subnormals(rng, fmt, shape, spread, density):
+    """_patterns with a tenth of the values the format's subnormals."""
+    f = sf.as_format(fmt)
+    bits = _patterns(rng, fmt, shape, density, spread)
+    sub = rng.integers(1, 1 << f.mantissa_bits, shape) | (rng.integers(0, 2, shape) << (f.bits - 1))
+    return np.where(rng.random(shape) < 0.1, sub, bits)
+
+
+@pytest.mark.parametrize("fmt, spread", [("fp32", 3), ("fp32", 60), ("fp32", 125), ("bf16", 120)])
+@pytest.mark.parametrize("order", _IEEE_ORDERS)
+@pytest.mark.parametrize("block", [None, 5])
+@pytest.mark.parametrize("density", [0.0, 0.03])
+def test_exact_products_beyond_float32(device_only, fmt, spread, order, block, density):
+    # exact products that are not float32 values (fp32 x fp32: 48 bits; bf16 products
+    # below 2**-149 or beyond 2**128) into the fp32 accumulator: float64 products and one
+    # rounding per step, subnormal and overflowing sums included
+    rng = np.random.default_rng(spread + len(order) + (block or 0))
+    a, b = _with_subnormals(rng, fmt, (4, 33), spread, density), _with_subnormals(rng, fmt, (33, 6), spread, density)
+    c = _with_subnormals(rng, "fp32", (4, 6), min(spread, 120), density)
+    _check(a, b, fmt, accumulator="fp32", order=order, block=block)
+    _check(a, b, fmt, accumulator="fp32", order=order, block=block, c=c)
+    if block is None:
+        _check(a, b, fmt, accumulator="fp32", order=order, out_format="bf16")
+
+
+def test_exact_products_one_rounding_per_step(device_only):
+    # 1 + (1 + 2**-12) * 2**-24 (1 - 2**-12 + 2**-24) = 1 + 2**-24 + 2**-60, just above a
+    # tie: one rounding of the exact sum gives 1 + 2**-23; a float32 product (2**-24) and
+    # then a float32 sum (a tie, to even) would give 1
+    # Row 2: 1 + (1 - 2**-20) * 2**-24 (1 + 2**-20) = 1 + 2**-24 - 2**-64, just below the
+    # tie, which float64's sum rounds to: the rounding to odd keeps it below (1).  Row 3:
+    # row 2 negated.
+    x = np.array([[1.0, 1.0 + 2.0**-12], [1.0, 1.0 - 2.0**-20], [-1.0, -(1.0 - 2.0**-20)]], dtype=np.float32)
+    y = np.array([[1.0, 1.0], [2.0**-24 * (1 - 2.0**-12 + 2.0**-24), 2.0**-24 * (1 + 2.0**-20)]], dtype=np.float32)
+    assert x[0, 0] * y[0, 0] + x[0, 1] * y[1, 0] == 1.0  # numpy float32: two roundings
+    got = _check(x.view(np.uint32).astype(np.int64), y.view(np.uint32).astype(np.int64), "fp32")
+    assert got[0, 0] == np.float32(1.0 + 2.0**-23).view(np.uint32)
+    assert got[1, 1] == np.float32(1.0).view(np.uint32) and got[2, 1] == np.float32(-1.0).view(np.uint32)
+
+
 @pytest.mark.parametrize("fmt", ["fp32", "fp16", "bf16", "fp8_e5m2"])
 @pytest.mark.parametrize("spread", [2, 60])
 def test_products_rounded_random(device_only, fmt, spread):
@@ -173,7 +214,7 @@ def test_products_rounded_random(device_only, fmt, spread):
 
 
 def test_what_still_falls_back(monkeypatch):
-    # exact fp32 products (48 bits), products rounded into another format, and a 16-bit
+    # another rounding mode, products rounded into another format, and a 16-bit
     # accumulator whose finite terms could overflow float32's TwoSum: the reference's,
     # with its bits
     calls = []
@@ -181,7 +222,7 @@ def test_what_still_falls_back(monkeypatch):
     monkeypatch.setattr(_accumulate, "_reference", lambda *a, **k: calls.append(1) or real(*a, **k))
     rng = np.random.default_rng(3)
     x32, y32 = _patterns(rng, "fp32", (3, 9), 0.0), _patterns(rng, "fp32", (9, 2), 0.2)
-    _check(x32, y32, "fp32")
+    _check(x32, y32, "fp32", rounding="toward_zero")
     x16, y16 = _patterns(rng, "fp16", (3, 9), 0.2), _patterns(rng, "fp16", (9, 2), 0.2)
     _check(x16, y16, "fp16", product="bf16")
     huge, y = x32.copy(), y32.copy()

@@ -7,7 +7,9 @@ The torch paths (each module's docstring has its proof):
   or the pairwise order (``softfloat.torch._accumulate_pairwise``):
   operands of at most 16 bits whose products are exact in float32, or products rounded
   into fp32 (``product="fp32"``, 32-bit operands too), one float32 multiply and one
-  float32 addition per step -- infinities and NaNs included, IEEE arithmetic's own;
+  float32 addition per step -- infinities and NaNs included, IEEE arithmetic's own; any
+  other exact products (fp32 x fp32, bf16 extremes) in float64, each step's sum rounded
+  once into fp32 (TwoSum and rounding to odd in float64, ``_accumulate_ieee.add_exact``);
 * a tensor-core preset or :class:`~softfloat.accumulate.FusedAccumulator` with an fp32
   output (``softfloat.torch._accumulate_fused``): the fused adder's blocks in float64;
 * IEEE fp16, bf16 or FP8 accumulator, sequential, reverse or pairwise order, with promotion
@@ -97,16 +99,17 @@ def matmul_bits(a_bits, b_bits, fmt, *, b_format=None, accumulator=None, out_for
     Notes
     -----
     Computed in torch operations on the device (see the module docstring) when:
-    2-D or batched operands with K >= 1; ``fmt`` and ``b_format`` of at most 16 bits,
-    every value a float32 value; every keyword in ``options`` at its default (nearest
-    even, exact products, no flags) but ``block``, ``order`` (any; the hardware models:
-    "sequential") and ``return_flags="swamped"``; and either
+    2-D or batched operands with K >= 1; ``fmt`` and ``b_format`` fp32 or of at most 16
+    bits, every value a float32 value; every keyword in ``options`` at its default
+    (nearest even, exact products, no flags) but ``block``, ``order`` (any; the
+    hardware models: "sequential"), ``product="fp32"`` and ``return_flags="swamped"``;
+    and either
 
-    * an IEEE fp32 accumulator whose products are all exact in float32 (fp16, bf16 in
-      its exact range, FP8 in any pairing; bf16 products below 2**-126 or beyond the
-      float32 range are not), with ``out_format`` fp32, fp64, fp16 or bf16 (``block``
-      and ``c`` need fp32); or ``product="fp32"`` (each product rounded into fp32: the
-      "fp32" and MX recipes' products), which also takes fp32 operands; or
+    * an IEEE fp32 accumulator, with ``out_format`` fp32, fp64, fp16 or bf16 (``block``
+      and ``c`` need fp32): products exact in float32 (fp16, bf16 in its exact range,
+      FP8 in any pairing) or rounded into fp32 (``product="fp32"``: the "fp32" and MX
+      recipes' products) by float32 arithmetic, any other (fp32 x fp32, bf16 products
+      below 2**-149 or beyond float32's range) in float64; or
     * a hardware preset (or FusedAccumulator) with an fp32 adder output that truncates
       (the presets' fp32-output modes, native and "via fp16" FP8), ``out_format`` fp32
       or a format reached by one rounding (fp64, fp16 is the preset's fp16-output mode
@@ -119,8 +122,8 @@ def matmul_bits(a_bits, b_bits, fmt, *, b_format=None, accumulator=None, out_for
       ``product="fp32"`` as for fp32.
 
     Infinities and NaNs among the operands and ``c`` are taken by all three.
-    Everything else -- other accumulators, rounding modes, flags, exact products of
-    32-bit operands -- runs
+    Everything else -- other accumulators, rounding modes, flags, other ``product``
+    formats, formats wider than 16 bits but fp32 -- runs
     :func:`softfloat.matmul` on host copies and returns its bits on the device, so the
     result never depends on the path.
 
@@ -228,7 +231,7 @@ def _on_device(a_bits, b_bits, fmt, b_fmt, call, count):
     """The torch paths' result (with ``count``: and the swamped counts), or None where
     they do not apply; ``call`` is (accumulator, out_format, c, block, order, rounded)."""
     accumulator, out_format, c, block, order, rounded = call
-    if not all(tabled(f) or (rounded and f == fp32) for f in (fmt, b_fmt)):
+    if not all(tabled(f) or f == fp32 for f in (fmt, b_fmt)):
         return None
     try:
         out = None if out_format is None else as_format(out_format, "out_format")
@@ -279,7 +282,7 @@ def _chain(kind, model, operands, call, count):
     :func:`_chain_values`); ``operands`` is (a_idx, b_idx, formats, rounded), ``call``
     (c_values, block, order, out)."""
     c_values, block, order, out = call
-    values = _chain_values(*operands)
+    values = _chain_values(kind, *operands)
     if values is None:
         return None
     a, b = values
@@ -299,17 +302,19 @@ def _values(idx, fmt):
     return tables(fmt, idx.device).values[idx]
 
 
-def _chain_values(a_idx, b_idx, formats, rounded):
-    """The operands' float32 values (a, b) where float32 products compute the
+def _chain_values(kind, a_idx, b_idx, formats, rounded):
+    """The operands' values (a, b): float32 where float32 products compute the
     definition's terms -- every product exact in float32 (:func:`products_exact`), or
-    ``rounded``: each product rounded into fp32, which a float32 multiply is -- else
-    None.  Infinities and NaNs take part: their products and sums are IEEE's own."""
+    ``rounded``: each product rounded into fp32, which a float32 multiply is --; else,
+    for the fp32 accumulator, float64 (every product of formats of at most 32 bits is
+    exact in float64: _accumulate_ieee's add_exact steps); else None.  Infinities and
+    NaNs take part: their products and sums are IEEE's own."""
     fmt, b_fmt = formats
     a, b = _values(a_idx, fmt), _values(b_idx, b_fmt)
-    if not rounded and not _accumulate_ieee.products_exact(fmt, b_fmt, tables(fmt, a_idx.device),
-                                                           tables(b_fmt, b_idx.device), a_idx, b_idx):
-        return None
-    return a, b
+    if rounded or (fmt.precision + b_fmt.precision <= 24 and _accumulate_ieee.products_exact(
+            fmt, b_fmt, tables(fmt, a_idx.device), tables(b_fmt, b_idx.device), a_idx, b_idx)):
+        return a, b
+    return (a.to(torch.float64), b.to(torch.float64)) if kind == "ieee" else None
 
 
 def _fused(model, a_idx, b_idx, formats, c_values, block, count):

@@ -22,6 +22,11 @@ their formats; bf16 products are checked per k on the data (the lowest last bit 
 column k of a plus that of row k of b; the largest magnitudes likewise), a sum of O(M K
 + K N) work.
 
+Products that are not float32 values (bf16 products below 2**-149 or beyond float32's
+range, fp32 x fp32): the operands come as float64 values, each product is exact in
+float64 (at most 48 significant bits, exponents within [-298, 256]), and each step is
+:func:`add_exact`: round_fp32(s + t_k) in one rounding, about four times the work.
+
 ``block=b`` (promotion): each run of b terms is summed as above from no value, and the
 run sums R_j are added in sequence into the total T in fp32 (T = c, or R_0; then
 T = round_fp32(T + R_j)): the same float32 addition.  Runs that overflowed to opposite
@@ -46,7 +51,7 @@ import torch
 
 from ._accumulate_tables import NO_LAST
 
-__all__ = ["TILE", "canonical_nan", "count_down", "finite_magnitude", "products", "products_exact",
+__all__ = ["TILE", "add_exact", "canonical_nan", "count_down", "finite_magnitude", "products", "products_exact",
            "sequential_fp32", "swamped_additions"]
 
 #: k's whose products one multiply kernel forms
@@ -114,9 +119,12 @@ def _counted_tile(P, s, swamped):
     swamped test added into ``swamped``; the running sums as rows of one buffer."""
     terms = P if s is not None else P[1:]
     rows = torch.empty((terms.shape[0] + 1,) + tuple(P.shape[1:]), dtype=torch.float32, device=P.device)
-    rows[0] = P[0] if s is None else s
+    rows[0] = P[0] if s is None else s  # (a float64 product: rounded by the cast, nearest even)
     for t in range(terms.shape[0]):
-        torch.add(rows[t], terms[t], out=rows[t + 1])  # one IEEE binary32 addition each
+        if P.dtype == torch.float64:
+            rows[t + 1] = add_exact(rows[t], terms[t])
+        else:
+            torch.add(rows[t], terms[t], out=rows[t + 1])  # one IEEE binary32 addition each
     if terms.shape[0]:
         swamped += count_down(swamped_additions(rows[:-1], terms, rows[1:]))
     return rows[-1].clone()
@@ -130,18 +138,39 @@ def _run(a, b, k0, k1, s, swamped=None):
         if swamped is not None:
             s = _counted_tile(P, s, swamped)
             continue
+        wide = P.dtype == torch.float64
         for t in range(P.shape[0]):
             if s is None:
-                s = P[t].clone()
+                s = P[t].to(torch.float32) if wide else P[t].clone()
+            elif wide:
+                s = add_exact(s, P[t])
             else:
                 s.add_(P[t])
     return s
 
 
+def add_exact(s, p):
+    """round_fp32(s + p), one rounding to nearest even, for float32 ``s`` and float64 ``p``
+    (an exact product): TwoSum in float64 (exact: no float64 sum of these overflows or
+    loses its error to underflow), the sum rounded to odd at 53 bits where the error is
+    not 0 (its bits moved one ulp toward the error where that is the truncation, the last
+    bit set), then torch's float64 -> float32 cast.  53 >= 24 + 2: the two roundings are
+    one (Boldo and Melquiond), float32's subnormals included.  An infinite or NaN s or p
+    gives a NaN error, and the IEEE sum passes unchanged."""
+    s = s.to(torch.float64)
+    t = s + p
+    bv = t - s
+    e = (p - bv) + (s - (t - bv))
+    u = t.view(torch.int64)
+    odd = ((e.view(torch.int64) ^ u) >> 63).add_(u).bitwise_or_(1)  # -1 where e and t differ in sign
+    return torch.where(e.abs() > 0, odd, u).view(torch.float64).to(torch.float32)
+
+
 def sequential_fp32(a, b, c=None, block=None, count=False):
     """The fp32 accumulator's result (..., M, N) float32 from float32 values ``a`` (..., M,
     K) and ``b`` (..., K, N) whose float32 products are the terms (exact, or rounded into
-    fp32 by the call's ``product="fp32"``), ``c`` None or float32
+    fp32 by the call's ``product="fp32"``) -- or float64 values whose exact products
+    are float64 values (each step then :func:`add_exact`) --, ``c`` None or float32
     values broadcast to the output, ``block`` None or the promotion interval; with
     ``count``, (result, swamped): the swamped additions per output, int64 (see the
     module docstring)."""

@@ -64,6 +64,8 @@ class _Tree:
             nodes = products(a, b, s, e)
             if self.acc != fp32:
                 nodes = round_into(self.acc, nodes)
+            elif nodes.dtype != torch.float32:  # exact float64 products: the leaves round them
+                nodes = nodes.to(torch.float32)
             level = 0
             while nodes.shape[0] > 1:
                 m, half = nodes.shape[0], nodes.shape[0] // 2
