@@ -8,6 +8,8 @@ matmul_bits' host reference where the device accumulation applies."""
 
 from __future__ import annotations
 
+import importlib
+
 import pytest
 
 torch = pytest.importorskip("torch", reason="softfloat.torch needs torch (softfloat-emu[torch])")
@@ -125,3 +127,28 @@ def test_models_run_on_the_device_route(monkeypatch, recipe, sdpa):
     assert report == want_report
     for g, w in zip(got, want):
         assert torch.equal(g.view(torch.int32), w.view(torch.int32))
+
+
+_COMPILERS = {"identity": lambda fn: fn,
+              "dynamo": lambda fn: torch.compile(fn, fullgraph=True, dynamic=False, backend="eager")}
+
+
+@pytest.mark.parametrize("recipe, compiler", [("fp8", "identity"), ("fp8", "dynamo"), ("mxfp8", "identity"),
+                                              ("bf16", "identity"), ("fp8-block", "identity")])
+def test_device_route_with_compiled_quantisation(monkeypatch, recipe, compiler):
+    # on a GPU the engine's encode and scaled_encode_tensor's elements run compiled kernels
+    # (softfloat.torch._kernels_compiled.encode_fast): forced here on CPU tensors, with a
+    # stand-in compiler, the same bits, gradients and telemetry
+    compiled = importlib.import_module("softfloat.torch._kernels_compiled")
+    want = _step(recipe, None, True)
+    _force_device_route(monkeypatch)
+    monkeypatch.setattr(_accumulate, "_reference", _refuse)
+    monkeypatch.setattr(compiled, "MODE", "always")
+    compiled.reset()
+    made = []
+    monkeypatch.setattr(compiled, "_compile", lambda fn: made.append(fn) or _COMPILERS[compiler](fn))
+    try:
+        _check_same(_step(recipe, None, True), want)
+        assert made and compiled.compile_failures() == {}
+    finally:
+        compiled.reset()

@@ -246,6 +246,38 @@ def test_compiled_route_one_kernel_per_format_and_attributes(compiled_route, fmt
     assert len(made) == 2 and made[0].__code__ is not made[1].__code__  # a code object each
 
 
+@pytest.mark.parametrize("fmt, mode, dtype", _COMPILED_CASES)
+def test_compiled_encode_one_kernel_per_format_and_attributes(compiled_route, fmt, mode, dtype):
+    # the engine's and scaled_encode_tensor's bit patterns, compiled: encode_tensor's bits
+    # (softfloat.encode's), one kernel per (encode, format, attributes, dtype), apart from
+    # quantize's
+    made = compiled_route(lambda fn: fn)
+    x = _float32_boundaries(step=127)
+    x = x[np.isfinite(x) & (np.abs(x) < 60000)]
+    t = torch.from_numpy(sf.quantize(x, "fp16" if dtype == torch.float16 else "bf16")).to(dtype)
+    f, attrs = sf.as_format(fmt), RoundingAttributes(rounding=mode)
+    key = 0x1234_5678_9ABC_DEF0 if mode == "stochastic" else None
+    for _ in range(2):
+        got = compiled_module.encode_fast(t, f, attrs, key)
+        assert torch.equal(got, _kernels.encode_tensor(t, f, attrs, key))
+    assert len(made) == 1
+    if mode != "stochastic":
+        want = sf.encode(t.double().numpy(), f, attributes=attrs)
+        assert np.array_equal(got.numpy().astype(np.int64), want.astype(np.int64))
+    compiled_module.quantize_fast(t, f, attrs, key)
+    assert len(made) == 2 and made[0].__code__ is not made[1].__code__
+
+
+def test_compiled_encode_traces_whole_under_dynamo(compiled_route):
+    compiled_route(lambda fn: torch.compile(fn, fullgraph=True, dynamic=False, backend="eager"))
+    x = torch.from_numpy(_float32_boundaries(step=509))
+    for fmt, mode in (("e4m3", "nearest_even"), ("e5m2", "stochastic"), ("bf16", "toward_zero")):
+        f, attrs = sf.as_format(fmt), RoundingAttributes(rounding=mode, saturate=fmt == "e4m3")
+        key = 77 if mode == "stochastic" else None
+        assert torch.equal(compiled_module.encode_fast(x, f, attrs, key), _kernels.encode_tensor(x, f, attrs, key))
+    assert compiled_module.compile_failures() == {}
+
+
 def test_compiled_route_falls_back_to_eager_once_warned(compiled_route):
     def broken(fn):
         def fail(*args):

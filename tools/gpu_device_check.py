@@ -36,7 +36,9 @@ unused goes to the later ones; a case that does not fit is recorded as skipped):
    under ``emulate("bf16", accumulator="fp32")`` and ``emulate("fp8", accumulator="h100")``
    with ``telemetry`` False and True: output, input and weight gradients and the telemetry
    rows on device tensors equal to those on CPU tensors (the numpy engine); the device's
-   wall time beside plain torch float32 there.
+   wall time beside plain torch float32 there (on CUDA the operands' quantisation runs
+   the compiled kernels, ``encode_fast``; ``compile_failures`` lists any that fell back
+   to eager).
 5. ``compiled``  ``softfloat.torch.quantize``'s compiled kernels
    (``softfloat.torch._kernels_compiled.MODE = "always"``), nearest even and stochastic
    into bf16 and e4m3, on 2**24 float32 values whose first part is every rounding
@@ -585,6 +587,7 @@ def _linear_step(run, recipe, acc, telemetry, device, data):
 
 def emulate_case(run, recipe, acc, telemetry, data, may_fall_back=False):
     want, want_rows, cpu_s = _linear_step(run, recipe, acc, telemetry, "cpu", data)
+    before = dict(_kernels_compiled.compile_failures())  # on CUDA the operands' encode runs compiled
     with FallBacks() as fb, _ForcedRoute(not run.cuda):
         got, rows, first_s = _linear_step(run, recipe, acc, telemetry, run.device, data)
         repeats = [_linear_step(run, recipe, acc, telemetry, run.device, data)[2]
@@ -596,7 +599,9 @@ def emulate_case(run, recipe, acc, telemetry, data, may_fall_back=False):
     rec = dict(recipe=recipe, accumulator=acc, telemetry=telemetry, identical=same, total=total,
                share=sum(same.values()) / total, telemetry_identical=rows == want_rows, fell_back=fb.calls,
                device_products=fb.products,
-               device_seconds=statistics.median(repeats), device_first_seconds=first_s, cpu_seconds=cpu_s)
+               device_seconds=statistics.median(repeats), device_first_seconds=first_s, cpu_seconds=cpu_s,
+               compile_failures={k: v[:300] for k, v in _kernels_compiled.compile_failures().items()
+                                 if k not in before})
     rec["status"] = _status(rec["share"] == 1.0, rec["telemetry_identical"])
     if rec["status"] == "ok" and ((fb.calls and not may_fall_back) or not fb.products):
         rec["status"], rec["why"] = "failed", "the products did not all run on the device path"

@@ -7,7 +7,7 @@ Each method is the torch twin of :class:`softfloat.recipes.kernels.Kernels`' num
 =================  ==========================================  ===============================
 method             numpy (the reference)                       torch (this module)
 =================  ==========================================  ===============================
-encode             softfloat.encode                            _kernels.encode_tensor, flags by
+encode             softfloat.encode                            _kernels_compiled.encode_fast, flags by
                                                                _scaled_flags.rounding_flags
 decode             softfloat.decode                            _kernels.decode_tensor
 scaled_encode      softfloat.scaled_encode                     _scaled.scaled_encode_tensor
@@ -46,7 +46,8 @@ from ..formats import fp32
 from ..recipes import OperandRecord
 from ..recipes.kernels import Kernels
 from . import _accumulate
-from ._kernels import decode_tensor, encode_tensor
+from ._kernels import decode_tensor
+from ._kernels_compiled import encode_fast
 from ._scaled import scaled_encode_tensor, storage_bits
 from ._scaled_flags import rounding_flags
 from ._scaled_units import Units
@@ -148,7 +149,7 @@ class TorchKernels(Kernels):
         the torch integer of the format's width."""
         x = self.operand(x).contiguous()
         attrs = resolve_attributes(None)[0]  # softfloat.encode's, every option at its default
-        codes = encode_tensor(x, fmt, attrs)
+        codes = encode_fast(x, fmt, attrs)  # compiled on a GPU (the same bits)
         bits = storage_bits(codes, fmt)
         if not flags:
             return bits

@@ -1,5 +1,7 @@
-"""The torch quantisation kernels compiled: one fused kernel per (format, attributes,
-input dtype, device type), with the eager kernels as the fallback.
+"""The torch quantisation kernels compiled: one fused kernel per (values or bit patterns,
+format, attributes, input dtype, device type), with the eager kernels as the fallback
+(:func:`quantize_fast` for softfloat.torch.quantize, :func:`encode_fast` for the
+engine's operands and softfloat.torch._scaled's elements).
 
 ``torch.compile`` of :func:`softfloat.torch._kernels.quantize_tensor` as one function
 guards on the format and attributes objects it is passed (``attrs.rounding is
@@ -40,10 +42,10 @@ import warnings
 import torch
 
 from ..rounding import Rounding
-from ._kernels import plan, quantize_planned, quantize_tensor
+from ._kernels import encode_tensor, plan, quantize_planned, quantize_tensor
 from ._kernels_random import as_signed
 
-__all__ = ["compile_failures", "quantize_fast", "reset"]
+__all__ = ["compile_failures", "encode_fast", "quantize_fast", "reset"]
 
 #: when the compiled kernels are used: "auto" (CUDA tensors, where Triton is present),
 #: "always" (every device: benchmarks, tests with a fake compiler), "never"
@@ -82,7 +84,8 @@ def reset() -> None:
 def compile_failures() -> dict:
     """{"format attributes dtype device": "Error: message"} of the kernels that fell back
     to eager."""
-    return {f"{f.name} {a!r} {d} {dev}": msg for (f, a, d, dev), msg in _FAILURES.items()}
+    return {f"{f.name} {a!r} {d} {dev}" + (" encode" if what == "encode" else ""): msg
+            for (what, f, a, d, dev), msg in _FAILURES.items()}
 
 
 def _triton() -> bool:
@@ -103,18 +106,23 @@ def _wanted(t: torch.Tensor) -> bool:
     return t.device.type == "cuda" and _triton()
 
 
-def _kernel(fmt, attrs, stochastic: bool, dtype):
+def _kernel(what: str, fmt, attrs, stochastic: bool, dtype):
     """A function of the flat data (and the key tensor) with ``fmt``, ``attrs`` and the
     decisions of :func:`plan` for input ``dtype`` fixed, on a code object of its own (a
     Format built inside the traced function would turn its fields into symbolic ints:
-    "lshift(1, s44)" in Format.emax on the H200)."""
+    "lshift(1, s44)" in Format.emax on the H200); ``what`` is "quantize" (the values)
+    or "encode" (the bit patterns)."""
     planned = plan(dtype, fmt, attrs)
+
+    def rounded(x, key):
+        return encode_tensor(x, fmt, attrs, key) if what == "encode" else quantize_planned(x, fmt, attrs, key,
+                                                                                            planned)
     if stochastic:
         def run(x, key):
-            return quantize_planned(x, fmt, attrs, key, planned)
+            return rounded(x, key)
     else:
         def run(x):
-            return quantize_planned(x, fmt, attrs, None, planned)
+            return rounded(x, None)
     return types.FunctionType(run.__code__.replace(), run.__globals__, run.__name__, run.__defaults__,
                               run.__closure__)
 
@@ -128,15 +136,36 @@ def quantize_fast(t: torch.Tensor, fmt, attrs, key=None) -> torch.Tensor:
     >>> quantize_fast(torch.tensor([0.1, 3.4e38]), sf.bf16, RoundingAttributes()).tolist()
     [0.10009765625, inf]
     """
+    return _run("quantize", t, fmt, attrs, key)
+
+
+def encode_fast(t: torch.Tensor, fmt, attrs, key=None) -> torch.Tensor:
+    """:func:`~softfloat.torch._kernels.encode_tensor` (same arguments, same bits), by a
+    compiled kernel where ``MODE`` says and it compiles, else by the eager kernels.
+
+    >>> import torch, softfloat as sf
+    >>> from softfloat.attributes import RoundingAttributes
+    >>> encode_fast(torch.tensor([1.0, 1000.0, -3e-3]), sf.fp8_e4m3, RoundingAttributes()).tolist()
+    [56, 127, 130]
+    """
+    return _run("encode", t, fmt, attrs, key)
+
+
+def _eager(what: str, t, fmt, attrs, key):
+    return encode_tensor(t, fmt, attrs, key) if what == "encode" else quantize_tensor(t, fmt, attrs, key)
+
+
+def _run(what: str, t: torch.Tensor, fmt, attrs, key):
+    """``what`` ("quantize" or "encode") of ``t`` by its compiled kernel, or eagerly."""
     if not _wanted(t):
-        return quantize_tensor(t, fmt, attrs, key)
+        return _eager(what, t, fmt, attrs, key)
     stochastic = attrs.rounding is Rounding.STOCHASTIC
-    name = (fmt, attrs, t.dtype, t.device.type)
+    name = (what, fmt, attrs, t.dtype, t.device.type)
     if name in _FAILURES:
-        return quantize_tensor(t, fmt, attrs, key)
+        return _eager(what, t, fmt, attrs, key)
     fn = _CACHE.get(name)
     if fn is None:
-        fn = _CACHE[name] = _compile(_kernel(fmt, attrs, stochastic, t.dtype))
+        fn = _CACHE[name] = _compile(_kernel(what, fmt, attrs, stochastic, t.dtype))
     flat = t.detach().reshape(-1)
     n = flat.numel()
     if _bucket(n) != n:  # padded lanes are rounded too and dropped; the first n keep their
@@ -148,12 +177,12 @@ def quantize_fast(t: torch.Tensor, fmt, attrs, key=None) -> torch.Tensor:
         out = fn(*args)
     except Exception as exc:  # noqa: BLE001 - any compiler or runtime failure: eager, same bits
         _fail(name, exc)
-        return quantize_tensor(t, fmt, attrs, key)
+        return _eager(what, t, fmt, attrs, key)
     return out[:n].view(t.shape)
 
 
 def _fail(name, exc) -> None:
-    fmt, attrs, dtype, device = name
+    _, fmt, attrs, dtype, device = name
     _CACHE.pop(name, None)
     _FAILURES[name] = f"{type(exc).__name__}: {exc}"[:500]
     if not _WARNED[0]:

@@ -36,6 +36,7 @@ from ..formats import Format, fp32
 from ..rounding import Rounding
 from ..scaled import ScaledTensor, scaling_arguments
 from ._kernels import decode_tensor, encode_tensor
+from ._kernels_compiled import encode_fast
 from ._scaled_flags import TensorFlags, product_flags, rounding_flags
 from ._scaled_units import Units, dequant_factors, fp32_scales, mx_scales, quant_factors
 from ._tensors import check_device, check_float
@@ -165,7 +166,7 @@ def scaled_encode_tensor(t, fmt, *, scaling="tensor", block=None, scale=None, am
     key = None if gen is None else key_from(gen)
     if attrs.rounding is Rounding.STOCHASTIC:  # numpy rounds float64 words: the draws' 64 bits
         p, rounded = _widened(p), _widened(rounded)
-    codes = encode_tensor(rounded, fmt, attrs, key)
+    codes = encode_fast(rounded, fmt, attrs, key)  # compiled on a GPU (the same bits)
     result = TorchScaledTensor(storage_bits(codes, fmt), scales, dequant_factors(scales, scaling), amax, fmt, scaling,
                                block)
     if not return_flags:
