@@ -64,6 +64,7 @@ from .accumulate import sum as accumulate_sum
 from .accumulate.reduce import default_accumulator
 from . import _fastpaths
 from ._context import get_context
+from ._fpenv import require_subnormals
 from .codec import decode
 from .flags import AccumulationFlags, Flags
 from .formats import Format
@@ -113,6 +114,7 @@ _OPERANDS = (np.ndarray, int, float, np.number, np.bool_, list, tuple)
 
 def dispatch(A, ufunc, method, inputs, kwargs):
     """NEP 13's __array_ufunc__ for Arrays (``A``: the Array type's adapter)."""
+    require_subnormals()  # the kernels' numpy arithmetic (softfloat._fpenv)
     if not kwargs and method == "__call__":
         impl = _PLAIN.get(ufunc)
         if impl is not None:  # the usual call, without keywords: straight to the kernel

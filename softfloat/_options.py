@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import _validate
+from ._fpenv import require_subnormals
 from .attributes import RoundingAttributes, as_attributes
 from .rounding import Rounding
 
@@ -12,12 +13,16 @@ __all__ = ["resolve_attributes", "generator_for"]
 
 
 def resolve_attributes(attributes=None, *, rounding=None, tininess=None, subnormals=None, saturate=None,
-                       rng=None):
+                       rng=None, host=True):
     """Validate; return ``(RoundingAttributes, Generator or None)``.
 
     ``attributes`` (None: the defaults) with every keyword that is not None put in its
     place -- a keyword given wins.  The generator is made only for stochastic rounding.
+    ``host``: the caller computes on this thread's CPU, which must keep subnormals
+    (:func:`softfloat._fpenv.require_subnormals`; False for work on another device).
     """
+    if host:
+        require_subnormals()
     attrs = as_attributes(attributes)
     changes = {name: value for name, value in (("rounding", rounding), ("tininess", tininess),
                                                ("subnormals", subnormals), ("saturate", saturate))

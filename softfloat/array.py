@@ -21,6 +21,7 @@ from ._array_functions import FUNCTIONS
 from ._array_ufuncs import dispatch, plain_call, plain_kernel, sum_of
 from .codec import decode, encode
 from ._context import get_context
+from ._fpenv import require_subnormals
 from .formats import Format, as_format, catalogue, fp64, tf32
 from .ops import convert, to_int
 from .rounding import Rounding
@@ -266,6 +267,7 @@ class Array(ArrayMethods, np.lib.mixins.NDArrayOperatorsMixin):
         (without keywords beyond ``axis`` and ``keepdims``, straight to the sum, without
         numpy's function dispatch)."""
         if dtype is None and out is None and initial is np._NoValue and where is True:
+            require_subnormals()  # the kernels' numpy arithmetic (softfloat._fpenv)
             return sum_of(_ADAPTER, self, axis=axis, keepdims=keepdims)
         return ArrayMethods.sum(self, axis, dtype, out, keepdims, initial, where)
 
@@ -276,6 +278,7 @@ class Array(ArrayMethods, np.lib.mixins.NDArrayOperatorsMixin):
         impl = FUNCTIONS.get(func)
         if impl is None or not all(issubclass(t, (Array, np.ndarray)) for t in types):
             return NotImplemented
+        require_subnormals()
         return impl(_ADAPTER, *args, **kwargs)
 
 

@@ -115,12 +115,15 @@ def test_only_nearest_even_without_flags(taken):
     assert taken["answered"] == 1
 
 
-def test_declines_when_torch_flushes_subnormals(taken):
+def test_refused_when_torch_flushes_subnormals(taken):
+    # a thread that flushes subnormals gets softfloat's clear error (softfloat._fpenv),
+    # before any kernel -- torch's included -- runs
     a = np.full(N, 1, dtype=np.uint16)  # the smallest subnormal
     if not torch.set_flush_denormal(True):
         pytest.skip("this CPU cannot flush subnormals")
     try:
-        sf.add(a, a, "bf16")
+        with pytest.raises(FloatingPointError, match="flushes subnormal"):
+            sf.add(a, a, "bf16")
     finally:
         torch.set_flush_denormal(False)
     assert taken["answered"] == 0

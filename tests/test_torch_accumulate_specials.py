@@ -273,3 +273,29 @@ def test_every_infinity_and_nan_pattern(device_only, fmt, accumulator, K):
     values = sf.decode(got, accumulator if accumulator in ("fp16", "bf16") else "fp32").reshape(-1)
     infinite = np.concatenate([mags, mags]) == f.infinity_bits
     assert np.isinf(values[infinite]).all() and np.isnan(values[~infinite]).all()
+
+
+_FP8_ACCUMULATORS = ["fp32", "fp16", "bf16", "fp8_e4m3", "fp8_e5m2", "h100", "h100-mma", "ada", "b200"]
+
+
+@pytest.mark.parametrize("fmt, b_format", [("fp8_e4m3", None), ("fp8_e5m2", None), ("fp8_e4m3", "fp8_e5m2")])
+@pytest.mark.parametrize("accumulator", _FP8_ACCUMULATORS)
+def test_every_fp8_pair(device_only, fmt, b_format, accumulator):
+    # every pair of FP8 patterns (NaNs, infinities, subnormals, zeros of both signs) as
+    # the first product of an output, the pair (255 - i, 255 - j)'s as its second: every
+    # product and 65,536 additions, bits and swamped counts
+    p = np.arange(256, dtype=np.int64)
+    a = np.stack([p, p[::-1]], axis=1)  # (256, 2)
+    b = np.stack([p, p[::-1]], axis=0)  # (2, 256)
+    out = "fp32" if accumulator.startswith("fp8") else None
+    _check(a, b, fmt, b_format=b_format, accumulator=accumulator, out_format=out)
+    _check(a[:, :1], b[:1], fmt, b_format=b_format, accumulator=accumulator, out_format=out)  # one term
+
+
+@pytest.mark.parametrize("accumulator", ["fp32", "fp16", "bf16", "h100", "v100"])
+def test_every_fp16_pattern(device_only, accumulator):
+    # every fp16 pattern times 1, 2**-14 (products into fp16's subnormals) and -65504,
+    # plus a second term: each rounding into the accumulator from every pattern
+    a = np.stack([np.arange(1 << 16, dtype=np.int64), np.full(1 << 16, 0x3555)], axis=1)  # second term 1/3
+    b = np.array([[0x3C00, 0x0400, 0xFBFF], [0x3C00, 0x8001, 0x7BFF]], dtype=np.int64)
+    _check(a, b, "fp16", accumulator=accumulator)

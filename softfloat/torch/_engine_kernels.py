@@ -148,7 +148,7 @@ class TorchKernels(Kernels):
         """softfloat.encode's bits (and flags, :class:`TensorFlags`) on ``x``'s device, as
         the torch integer of the format's width."""
         x = self.operand(x).contiguous()
-        attrs = resolve_attributes(None)[0]  # softfloat.encode's, every option at its default
+        attrs = resolve_attributes(None, host=x.device.type == "cpu")[0]  # softfloat.encode's defaults
         codes = encode_fast(x, fmt, attrs)  # compiled on a GPU (the same bits)
         bits = storage_bits(codes, fmt)
         if not flags:

@@ -107,7 +107,8 @@ def values_in(t, fmt, options: dict) -> torch.Tensor:
         return to_tensor(values, result_dtype(t.dtype, fmt), t.device)
     attrs, gen = resolve_attributes(options.get("attributes"), rounding=options.get("rounding"),
                                     tininess=options.get("tininess"), subnormals=options.get("subnormals"),
-                                    saturate=options.get("saturate"), rng=options.get("rng"))
+                                    saturate=options.get("saturate"), rng=options.get("rng"),
+                                    host=t.device.type == "cpu")  # torch's CPU kernels flush as numpy's do
     key = None if gen is None else key_from(gen)
     return quantize_fast(t.detach(), fmt, attrs, key)
 

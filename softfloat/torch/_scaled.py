@@ -148,7 +148,7 @@ def scaled_encode_tensor(t, fmt, *, scaling="tensor", block=None, scale=None, am
     if saturate is None and attributes is None:
         saturate = True  # satfinite, as the FP8 recipes cast
     attrs, gen = resolve_attributes(attributes, rounding=rounding, tininess=tininess, subnormals=subnormals,
-                                    saturate=saturate, rng=rng)
+                                    saturate=saturate, rng=rng, host=t.device.type == "cpu")
     return_flags = _validate.boolean("return_flags", return_flags)
     _check_shape(t.shape, scaling, block)
     units = Units(t.shape, scaling, block)
