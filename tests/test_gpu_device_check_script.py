@@ -83,8 +83,9 @@ def test_every_section_ran_every_check(dry_run):
 def test_every_comparison_is_identical(dry_run):
     _, report, _ = dry_run
     compared = [c for name in SECTIONS for c in checks(report, name) if "share" in c]
-    assert len(compared) == 277 + 33 + 16 + 4   # matmul (32 of them other orders and 16-bit accumulators, 27
-    #          infinities and NaNs, 24 fp32 x fp32), scaled, emulate (12 of them every recipe), compiled
+    assert len(compared) == 277 + 33 + 17 + 4   # matmul (32 of them other orders and 16-bit accumulators, 27
+    #          infinities and NaNs, 24 fp32 x fp32), scaled, emulate (12 of them every recipe, one with the
+    #          operands' encode compiled), compiled
     assert all(c["share"] == 1.0 for c in compared)
     assert all(c["identical"] == c["total"] for c in compared if isinstance(c["identical"], int))
 
@@ -141,8 +142,9 @@ def test_emulate_runs_its_products_on_the_device_route(dry_run):
     timed = [c for c in recs if "ratio_to_plain" in c]
     assert {(c["recipe"], c["accumulator"], c["telemetry"]) for c in timed} == {
         ("bf16", "fp32", False), ("bf16", "fp32", True), ("fp8", "h100", False), ("fp8", "h100", True)}
+    assert sum("compiled operand encode" in c["name"] for c in timed) == 1
     for c in timed:
-        assert c["telemetry_identical"] and c["fell_back"] == 0
+        assert c["telemetry_identical"] and c["fell_back"] == 0 and c["compile_failures"] == {}
         assert c["device_products"] >= 3 and c["ratio_to_plain"] > 0   # forward, dgrad, wgrad
     every = [c for c in recs if "ratio_to_plain" not in c]
     assert {c["recipe"] for c in every} == set(sf.recipes.RECIPES)

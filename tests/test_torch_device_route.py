@@ -136,14 +136,14 @@ _COMPILERS = {"identity": lambda fn: fn,
 @pytest.mark.parametrize("recipe, compiler", [("fp8", "identity"), ("fp8", "dynamo"), ("mxfp8", "identity"),
                                               ("bf16", "identity"), ("fp8-block", "identity")])
 def test_device_route_with_compiled_quantisation(monkeypatch, recipe, compiler):
-    # on a GPU the engine's encode and scaled_encode_tensor's elements run compiled kernels
-    # (softfloat.torch._kernels_compiled.encode_fast): forced here on CPU tensors, with a
-    # stand-in compiler, the same bits, gradients and telemetry
+    # the engine's encode and scaled_encode_tensor's elements through compiled kernels
+    # (softfloat.torch._kernels_compiled.encode_fast, ENCODE_MODE): forced here on CPU
+    # tensors, with a stand-in compiler, the same bits, gradients and telemetry
     compiled = importlib.import_module("softfloat.torch._kernels_compiled")
     want = _step(recipe, None, True)
     _force_device_route(monkeypatch)
     monkeypatch.setattr(_accumulate, "_reference", _refuse)
-    monkeypatch.setattr(compiled, "MODE", "always")
+    monkeypatch.setattr(compiled, "ENCODE_MODE", "always")
     compiled.reset()
     made = []
     monkeypatch.setattr(compiled, "_compile", lambda fn: made.append(fn) or _COMPILERS[compiler](fn))

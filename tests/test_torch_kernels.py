@@ -213,6 +213,7 @@ def compiled_route(monkeypatch, torch_route):
     """softfloat.torch.quantize through the compiled route on the CPU, with a compiler the
     test chooses (it records what it compiled)."""
     monkeypatch.setattr(compiled_module, "MODE", "always")
+    monkeypatch.setattr(compiled_module, "ENCODE_MODE", "always")
     compiled_module.reset()
     made = []
 
@@ -300,7 +301,7 @@ def test_compiled_route_falls_back_to_eager_once_warned(compiled_route):
 def test_compiled_route_not_taken_for_cpu_tensors_by_default(monkeypatch, torch_route):
     made = []
     monkeypatch.setattr(compiled_module, "_compile", lambda fn: made.append(fn) or fn)
-    assert compiled_module.MODE == "auto"
+    assert compiled_module.MODE == "auto" and compiled_module.ENCODE_MODE == "never"
     sft.quantize(torch.randn(100), "bf16")
     assert made == []
 

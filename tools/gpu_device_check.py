@@ -36,9 +36,10 @@ unused goes to the later ones; a case that does not fit is recorded as skipped):
    under ``emulate("bf16", accumulator="fp32")`` and ``emulate("fp8", accumulator="h100")``
    with ``telemetry`` False and True: output, input and weight gradients and the telemetry
    rows on device tensors equal to those on CPU tensors (the numpy engine); the device's
-   wall time beside plain torch float32 there (on CUDA the operands' quantisation runs
-   the compiled kernels, ``encode_fast``; ``compile_failures`` lists any that fell back
-   to eager).
+   wall time beside plain torch float32 there; fp8/h100 once more with the operands'
+   quantisation compiled (``_kernels_compiled.ENCODE_MODE``, off by default: its first
+   call's compile time and steady time decide whether to switch it on;
+   ``compile_failures`` lists kernels that fell back to eager).
 5. ``compiled``  ``softfloat.torch.quantize``'s compiled kernels
    (``softfloat.torch._kernels_compiled.MODE = "always"``), nearest even and stochastic
    into bf16 and e4m3, on 2**24 float32 values whose first part is every rounding
@@ -62,6 +63,7 @@ failed, 1 otherwise, 2 without the device.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import platform
@@ -587,7 +589,7 @@ def _linear_step(run, recipe, acc, telemetry, device, data):
 
 def emulate_case(run, recipe, acc, telemetry, data, may_fall_back=False):
     want, want_rows, cpu_s = _linear_step(run, recipe, acc, telemetry, "cpu", data)
-    before = dict(_kernels_compiled.compile_failures())  # on CUDA the operands' encode runs compiled
+    before = dict(_kernels_compiled.compile_failures())  # the operands' encode, where ENCODE_MODE says
     with FallBacks() as fb, _ForcedRoute(not run.cuda):
         got, rows, first_s = _linear_step(run, recipe, acc, telemetry, run.device, data)
         repeats = [_linear_step(run, recipe, acc, telemetry, run.device, data)[2]
@@ -618,6 +620,21 @@ def plain_case(run, data):
     return dict(device_seconds=run.timed(step, repeat=10 if run.cuda else 3, warm=2))
 
 
+@contextlib.contextmanager
+def _compiled_encode(run):
+    """ENCODE_MODE on ("always": on the CPU too, a dry run compiling with --backend)."""
+    saved = _kernels_compiled.ENCODE_MODE, _kernels_compiled._compile
+    _kernels_compiled.ENCODE_MODE = "always"
+    if run.args.backend != "inductor":
+        _kernels_compiled._compile = lambda fn: torch.compile(fn, fullgraph=True, dynamic=False,
+                                                              backend=run.args.backend)
+    try:
+        yield
+    finally:
+        _kernels_compiled.ENCODE_MODE, _kernels_compiled._compile = saved
+        _kernels_compiled.reset()
+
+
 def section_emulate(run, sec):
     (m, k), (n, _) = run.emulate
     gen = torch.Generator().manual_seed(3)
@@ -633,6 +650,15 @@ def section_emulate(run, sec):
                 rec["ratio_to_plain"] = rec["device_seconds"] / plain["device_seconds"]
                 run.log(f"  {rec['name']}: identical {rec['share']:.4f}, device {rec['device_seconds'] * 1e3:.1f} ms "
                         f"({rec['ratio_to_plain']:.0f}x plain torch), cpu {rec['cpu_seconds'] * 1e3:.0f} ms")
+    # the operands' quantisation by compiled kernels (ENCODE_MODE, off by default): its first
+    # call (the compiles) and its steady time beside the eager kernels' above
+    with _compiled_encode(run):
+        rec = sec.case(f"emulate('fp8', accumulator='h100', telemetry=False) F.linear {m}x{k} @ {k}x{n}, "
+                       "compiled operand encode", emulate_case, run, "fp8", "h100", False, data, need=60.0)
+    if "device_seconds" in rec and "device_seconds" in plain:
+        rec["ratio_to_plain"] = rec["device_seconds"] / plain["device_seconds"]
+        run.log(f"  {rec['name']}: identical {rec['share']:.4f}, device {rec['device_seconds'] * 1e3:.1f} ms, "
+                f"first call {rec['device_first_seconds']:.1f} s, compile failures {len(rec['compile_failures'])}")
     # every recipe, small, with telemetry: the whole product (quantisation included) on the
     # device, "fp32"'s rounded fp32 products and the fp16 recipes' overflowed (infinite)
     # operands included

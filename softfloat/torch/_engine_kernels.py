@@ -149,7 +149,7 @@ class TorchKernels(Kernels):
         the torch integer of the format's width."""
         x = self.operand(x).contiguous()
         attrs = resolve_attributes(None, host=x.device.type == "cpu")[0]  # softfloat.encode's defaults
-        codes = encode_fast(x, fmt, attrs)  # compiled on a GPU (the same bits)
+        codes = encode_fast(x, fmt, attrs)  # compiled where ENCODE_MODE says (the same bits)
         bits = storage_bits(codes, fmt)
         if not flags:
             return bits

@@ -50,6 +50,11 @@ __all__ = ["compile_failures", "encode_fast", "quantize_fast", "reset"]
 #: when the compiled kernels are used: "auto" (CUDA tensors, where Triton is present),
 #: "always" (every device: benchmarks, tests with a fake compiler), "never"
 MODE = "auto"
+#: the same for :func:`encode_fast` (emulate's operands and scaled elements), "never" by
+#: default: there the eager kernels cost little beside the products' emulation, while
+#: each (format, attributes, dtype, length bucket) compiles on first use; to be switched
+#: on where tools/gpu_device_check.py measures it worth its compile time on a GPU
+ENCODE_MODE = "never"
 
 _CACHE: dict = {}
 _FAILURES: dict = {}
@@ -98,10 +103,10 @@ def _triton() -> bool:
     return _TRITON[0]
 
 
-def _wanted(t: torch.Tensor) -> bool:
-    if MODE == "never" or t.numel() < 2 or torch.compiler.is_compiling():
+def _wanted(t: torch.Tensor, mode: str) -> bool:
+    if mode == "never" or t.numel() < 2 or torch.compiler.is_compiling():
         return False  # inside a caller's torch.compile the eager kernels trace into its graph
-    if MODE == "always":
+    if mode == "always":
         return True
     return t.device.type == "cuda" and _triton()
 
@@ -141,7 +146,7 @@ def quantize_fast(t: torch.Tensor, fmt, attrs, key=None) -> torch.Tensor:
 
 def encode_fast(t: torch.Tensor, fmt, attrs, key=None) -> torch.Tensor:
     """:func:`~softfloat.torch._kernels.encode_tensor` (same arguments, same bits), by a
-    compiled kernel where ``MODE`` says and it compiles, else by the eager kernels.
+    compiled kernel where ``ENCODE_MODE`` says and it compiles, else by the eager kernels.
 
     >>> import torch, softfloat as sf
     >>> from softfloat.attributes import RoundingAttributes
@@ -157,7 +162,7 @@ def _eager(what: str, t, fmt, attrs, key):
 
 def _run(what: str, t: torch.Tensor, fmt, attrs, key):
     """``what`` ("quantize" or "encode") of ``t`` by its compiled kernel, or eagerly."""
-    if not _wanted(t):
+    if not _wanted(t, ENCODE_MODE if what == "encode" else MODE):
         return _eager(what, t, fmt, attrs, key)
     stochastic = attrs.rounding is Rounding.STOCHASTIC
     name = (what, fmt, attrs, t.dtype, t.device.type)

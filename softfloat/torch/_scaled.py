@@ -166,7 +166,7 @@ def scaled_encode_tensor(t, fmt, *, scaling="tensor", block=None, scale=None, am
     key = None if gen is None else key_from(gen)
     if attrs.rounding is Rounding.STOCHASTIC:  # numpy rounds float64 words: the draws' 64 bits
         p, rounded = _widened(p), _widened(rounded)
-    codes = encode_fast(rounded, fmt, attrs, key)  # compiled on a GPU (the same bits)
+    codes = encode_fast(rounded, fmt, attrs, key)  # compiled where ENCODE_MODE says (the same bits)
     result = TorchScaledTensor(storage_bits(codes, fmt), scales, dequant_factors(scales, scaling), amax, fmt, scaling,
                                block)
     if not return_flags:
