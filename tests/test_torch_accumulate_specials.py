@@ -259,18 +259,25 @@ def test_hypothesis_fp32_patterns_rounded_products(K, order, data):
         _check(a, b, "fp32", product="fp32", order=order)
 
 
-@pytest.mark.parametrize("fmt, accumulator", [("fp16", "bf16"), ("fp16", "fp16"), ("bf16", "bf16"), ("fp16", "fp32"),
-                                              ("bf16", "h100"), ("fp8_e5m2", "bf16")])
+_PATTERN_CASES = [("fp16", "bf16"), ("fp16", "fp16"), ("bf16", "bf16"), ("fp16", "fp32"), ("bf16", "h100"),
+                  ("fp8_e5m2", "bf16")]
+
+
+@pytest.mark.parametrize("fmt, accumulator, out_format",
+                         [(f, acc, out) for f, acc in _PATTERN_CASES for out in (None, "fp16", "fp64")
+                          if out is None or (acc != "h100" and (out == "fp16" or acc == "fp32"))])
 @pytest.mark.parametrize("K", [1, 2])
-def test_every_infinity_and_nan_pattern(device_only, fmt, accumulator, K):
+def test_every_infinity_and_nan_pattern(device_only, fmt, accumulator, K, out_format):
     # every infinity and NaN pattern of the operand format, payloads of every size (an
-    # fp16 NaN's payload widened to float32, 0x7FFFE000, once carried into bf16's sign)
+    # fp16 NaN's payload widened to float32, 0x7FFFE000, once carried into bf16's sign),
+    # into the output formats (h100's fp16 output is its own mode, the reference's; fp64 is
+    # the fp32 accumulator's): the canonical NaN, whatever payload reached the output
     f = sf.as_format(fmt)
     mags = np.arange(f.infinity_bits, 1 << (f.bits - 1), dtype=np.int64)
     a = np.concatenate([mags, mags | f.sign_mask])[:, None].repeat(K, axis=1)
     one = int(sf.encode(np.array(1.0), f))
-    got = _check(a, np.full((K, 1), one, np.int64), fmt, accumulator=accumulator)
-    values = sf.decode(got, accumulator if accumulator in ("fp16", "bf16") else "fp32").reshape(-1)
+    got = _check(a, np.full((K, 1), one, np.int64), fmt, accumulator=accumulator, out_format=out_format)
+    values = sf.decode(got, out_format or (accumulator if accumulator in ("fp16", "bf16") else "fp32")).reshape(-1)
     infinite = np.concatenate([mags, mags]) == f.infinity_bits
     assert np.isinf(values[infinite]).all() and np.isnan(values[~infinite]).all()
 

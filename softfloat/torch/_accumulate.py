@@ -20,8 +20,8 @@ The torch paths (each module's docstring has its proof):
 The reverse order is the sequential one on the operands reversed along k (with
 ``block``, the reversed operands' runs are the reverse order's runs, in its order).
 
-Every NaN result is made the canonical positive NaN the reference returns (one pass over
-the output).  All of them also count the swamped additions (``return_flags="swamped"``) on the device, by
+Every NaN result is written as the canonical positive NaN the reference returns (one pass
+over the output, on the integer patterns).  All of them also count the swamped additions (``return_flags="swamped"``) on the device, by
 ``softfloat.accumulate``'s definitions (each module's docstring).
 
 Which device: ``emulate``'s engine calls :func:`matmul_bits` (through
@@ -272,7 +272,7 @@ def _on_device(a_bits, b_bits, fmt, b_fmt, call, count):
     if result is None:
         return None
     values, swamped = result if count else (result, None)
-    bits = _out_bits(_accumulate_ieee.canonical_nan(values), out)
+    bits = _out_bits(values, out)
     return (bits, swamped) if count else bits
 
 
@@ -329,14 +329,18 @@ def _fused(model, a_idx, b_idx, formats, c_values, block, count):
 
 
 def _out_bits(values, out):
-    """float32/float64 ``values`` rounded into ``out`` (nearest even) as its bit patterns.
-    torch's casts round in nearest even, but its float32 -> bfloat16 cast turns every NaN
-    into 0xFFFF on some builds (2.13's CPU one): bf16 goes through its integer rounding,
-    NaNs first made the canonical float32 NaN, which that rounding keeps (0x7FC0)."""
-    if out != bf16:
-        return values.to(_OUT_DTYPE[out]).view(_BITS_DTYPE[out.bits])
-    rounded = _accumulate_narrow.round_into(bf16, _accumulate_ieee.canonical_nan(values.to(torch.float32)))
-    return (rounded.view(torch.int32) >> 16).to(torch.int16)
+    """float32/float64 ``values`` rounded into ``out`` (nearest even) as its bit patterns,
+    every NaN the reference's canonical one (``out.nan_bits``, positive and quiet).
+    torch's casts round in nearest even, but not every device keeps a NaN's pattern
+    through them (CUDA's float -> half gives its own 0x7FFF; torch 2.13's CPU float32 ->
+    bfloat16 cast gives 0xFFFF), so bf16 goes through its integer rounding and the NaN
+    lanes are written as integers last."""
+    if out == bf16:
+        rounded = _accumulate_narrow.round_into(bf16, values.to(torch.float32))
+        bits = (rounded.view(torch.int32) >> 16).to(torch.int16)
+    else:
+        bits = values.to(_OUT_DTYPE[out]).view(_BITS_DTYPE[out.bits])
+    return torch.where(torch.isnan(values), out.nan_bits, bits)  # an int: exact on every device
 
 
 def _host(t):
