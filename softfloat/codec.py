@@ -18,6 +18,7 @@ from ._blocks import resolve_workers, stream_blocks
 from ._decode import decode_block, decode_small, decompose, signaling_bit_clear
 from ._encode import encode_block, encode_exact, encode_general, encode_scalar, one_float
 from ._flagmasks import FlagMasks, flags_of_code
+from ._fpenv import require_subnormals
 from ._random import Positions, key_from
 from ._options import resolve_attributes
 from .attributes import RoundingAttributes  # noqa: F401 - encode_piece's example uses it
@@ -235,6 +236,7 @@ def decode(bits, fmt, dtype=np.float64, *, workers=None):
     >>> decode([0x7E, 0x7F, 0x01], "e4m3").tolist()
     [448.0, nan, 0.001953125]
     """
+    require_subnormals()  # the decoders' float conversions (softfloat._fpenv)
     fmt = as_format(fmt)
     dtype = _float_dtype("dtype", dtype)
     if not native_format(dtype).holds(fmt):
