@@ -28,8 +28,9 @@ there, and round back to nearest even.  That is the correctly rounded result:
   infinity, as the exact result does in round to nearest (monotone again).
 * NaN results go back to the caller: the platform's NaN rules decide their bits.
 * Subnormal operands and results must be honoured (no flush to zero, no
-  denormals-are-zero: ``torch.set_flush_denormal(True)`` would break it).  Each call
-  checks it on the calling thread with one tiny operation and declines otherwise.
+  denormals-are-zero: ``torch.set_flush_denormal(True)`` would break it).  softfloat's
+  entry points refuse a thread that flushes them before any kernel runs
+  (softfloat._fpenv), so this one does not ask again.
 
 The conditions (no flags, nearest even, gradual underflow, no saturation, uint16
 operand arrays that torch can view) are the caller's to check; lanes to take again go
@@ -55,15 +56,12 @@ def torch_arithmetic(ufunc, fmt, arrays, out):
     """Fill ``out`` (uint16, the broadcast shape) with ``ufunc`` of the uint16 pattern
     ``arrays`` of ``fmt`` by torch's kernels; returns the flat indices of the NaN lanes
     the general path must take again (an int64 array, usually empty), or None (declined:
-    torch not imported, another format or operation, subnormals not kept, operands torch
-    cannot view)."""
+    torch not imported, another format or operation, operands torch cannot view)."""
     torch = sys.modules.get("torch")
     name = _NAMES.get(ufunc)
     if torch is None or name is None or not (fmt == fp16 or fmt == bf16):
         return None
     dtype = torch.float16 if fmt == fp16 else torch.bfloat16
-    if not _subnormals_kept(torch, dtype):
-        return None
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # read-only views: torch warns, we never write them
@@ -75,11 +73,3 @@ def torch_arithmetic(ufunc, fmt, arrays, out):
     if not bool(torch.isnan(result.max())):  # max propagates NaN: one pass
         return np.empty(0, dtype=np.int64)
     return torch.nonzero(torch.isnan(result).reshape(-1)).reshape(-1).numpy()
-
-
-def _subnormals_kept(torch, dtype) -> bool:
-    """Whether torch keeps subnormal operands and results on this thread: the smallest
-    subnormal of ``dtype`` plus zero stays itself, and three times it halved rounds to
-    two of it (neither read nor written as zero)."""
-    tiny = torch.tensor([1], dtype=torch.int16).view(dtype)
-    return bool((tiny + 0).view(torch.int16)[0] == 1) and bool((tiny * 3 / 2).view(torch.int16)[0] == 2)
