@@ -1,7 +1,9 @@
 """The accumulation models in torch operations (softfloat.torch._accumulate.matmul_bits)
 against the numpy reference (softfloat.matmul), same operands, same run: G multiply-adds
 per second, ns per multiply-add and the ratio, on the CPU and, where CUDA is present, on
-CUDA (whose bits are also compared with the CPU's).
+CUDA (whose bits are also compared with the CPU's).  The fp32 accumulator's cases run
+once more by compiled tiles (softfloat.torch._accumulate_compiled, forced on: "tiles"
+rows, their first call -- the compiles -- timed apart).
 
     python benchmarks/bench_torch_accumulate.py [M K N]     (default 256 1024 1024)
 """
@@ -15,6 +17,7 @@ import numpy as np
 import torch
 
 import softfloat as sf
+from softfloat.torch import _accumulate_compiled
 from softfloat.torch._accumulate import matmul_bits
 
 CASES = [("bf16", None, "fp32"), ("fp16", None, "fp32"), ("fp8_e4m3", None, "fp32"),
@@ -45,13 +48,19 @@ def main(M=256, K=1024, N=1024):
         t_np, ref = _best(lambda: sf.matmul(a, b, fmt, b_format=b_fmt, accumulator=acc), repeat=1)
         rows = [("numpy", t_np)]
         devices = ["cpu"] + (["cuda"] if torch.cuda.is_available() else [])
-        for dev in devices:
+        for dev, tiled in [(d, t) for d in devices for t in ((False, True) if acc == "fp32" else (False,))]:
             ta = torch.from_numpy(a.astype(np.int64)).to(dev)
             tb = torch.from_numpy(b.astype(np.int64)).to(dev)
-            matmul_bits(ta[:8, :64], tb[:64, :8], fmt, b_format=b_fmt, accumulator=acc)  # tables, warm-up
-            t, got = _best(lambda: matmul_bits(ta, tb, fmt, b_format=b_fmt, accumulator=acc), repeat=1)
+            _accumulate_compiled.MODE = "always" if tiled else "never"
+            first, _ = _best(lambda: matmul_bits(ta[:8, :64], tb[:64, :8], fmt, b_format=b_fmt, accumulator=acc),
+                             repeat=1)  # tables, warm-up (and the tiles' compiles)
+            t, got = _best(lambda: matmul_bits(ta, tb, fmt, b_format=b_fmt, accumulator=acc), repeat=2 if tiled else 1)
+            _accumulate_compiled.MODE = "never"
             same = np.array_equal(got.cpu().numpy().view(ref.dtype), ref)
-            rows.append((f"torch {dev}" + ("" if same else " DIFFERS"), t))
+            path = f"{'tiles' if tiled else 'torch'} {dev}"
+            if tiled:
+                print(f"  ({path}: first call {first:.1f} s, the compiles)")
+            rows.append((path + ("" if same else " DIFFERS"), t))
         name = fmt if b_fmt is None else f"{fmt} x {b_fmt}"
         for path, t in rows:
             print(f"{name:22s} {acc:11s} {path:10s} {t:8.3f} {macs / t / 1e9:8.3f} {t / macs * 1e9:8.3f} "

@@ -83,9 +83,9 @@ def test_every_section_ran_every_check(dry_run):
 def test_every_comparison_is_identical(dry_run):
     _, report, _ = dry_run
     compared = [c for name in SECTIONS for c in checks(report, name) if "share" in c]
-    assert len(compared) == 277 + 33 + 17 + 4   # matmul (32 of them other orders and 16-bit accumulators, 27
-    #          infinities and NaNs, 24 fp32 x fp32), scaled, emulate (12 of them every recipe, one with the
-    #          operands' encode compiled), compiled
+    assert len(compared) == 324 + 33 + 18 + 4   # matmul (32 of them other orders and 16-bit accumulators, 27
+    #          infinities and NaNs, 24 fp32 x fp32, 47 by compiled tiles), scaled, emulate (12 of them every
+    #          recipe, one with the operands' encode compiled, one with compiled tiles), compiled
     assert all(c["share"] == 1.0 for c in compared)
     assert all(c["identical"] == c["total"] for c in compared if isinstance(c["identical"], int))
 
@@ -102,6 +102,9 @@ def test_matmul_covers_the_grid_on_the_torch_path(dry_run):
                     assert (fmt, b_format or fmt, acc, block, kind) in small
     assert sum(c["sample"] is not None for c in recs) == len(script.PAIRS) * 3 * 2 * 2
     assert len([c for c in recs if c["name"].endswith("whole")]) == 2
+    tiled = [c for c in recs if c["name"].endswith("compiled tiles")]  # subnormal fp32 products among them
+    assert len(tiled) == 47 and all(c["tile_calls"] > 0 and not c["compile_failures"] for c in tiled)
+    assert {c["kind"] for c in tiled if c["fmt"] == "bf16"} == set(script.TILE_KINDS[True])
     for c in recs:  # the swamped counts compared too, and not all zero
         assert c["swamped_identical"] == c["total"] and c["identical_counted"] == c["total"]
         assert not c["fell_back"], c["name"]  # every case on the torch path
@@ -112,9 +115,11 @@ def test_speed_reports_rates_beside_torch_and_the_reference(dry_run):
     _, report, _ = dry_run
     recs = checks(report, "speed")
     timed = [c for c in recs if c["name"].startswith("matmul_bits")]
-    assert len(timed) == 8 and all(c["fell_back"] == 0 and c["gmacs"] > 0 for c in timed)
+    assert len(timed) == 12 and all(c["fell_back"] == 0 and c["gmacs"] > 0 for c in timed)
     assert {(c["fmt"], c["accumulator"], c["swamped"]) for c in timed} == {
         ("bf16", "fp32", False), ("bf16", "fp32", True), ("fp8_e4m3", "h100", False), ("fp8_e4m3", "h100", True)}
+    tiled = [c for c in timed if c["name"].endswith("compiled tiles")]
+    assert len(tiled) == 4 and all(c["tile_calls"] > 0 and c["accumulator"] == "fp32" for c in tiled)
     assert {c["target_gmacs"] for c in timed} == {50.0, 10.0}
     assert len([c for c in recs if c["name"].startswith("torch.mm")]) == 2
     assert len([c for c in recs if c["name"].startswith("host reference")]) == 2

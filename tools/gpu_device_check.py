@@ -19,12 +19,18 @@ unused goes to the later ones; a case that does not fit is recorded as skipped):
    sample of rows and columns that the reference computes (an output depends only on its
    row of A and its column of B), and two of them (bf16 "fp32", fp8 "h100") whole.
    ``fell_back`` counts the calls the torch path passed to the reference: a failure
-   (every case here has a torch path).
+   (every case here has a torch path).  Then the fp32 accumulator once more by compiled
+   tiles (``softfloat.torch._accumulate_compiled.MODE = "always"``, off by default until
+   this check passes on a GPU): fp16, bf16 and e4m3 x e5m2, ``block`` None and 128, every
+   input kind, and bf16 256 x 1024 x 1024 whole; ``tile_calls`` counts the compiled
+   calls (none, or a compile failure, fails the case); the first case's
+   ``device_seconds`` includes the compiles.
 2. ``speed``  G multiply-adds per second of matmul_bits on the device (synchronised,
    warm-up, median): bf16 with the "fp32" accumulator (issue target 50) and fp8_e4m3 with
    "h100" (target 10), with and without ``return_flags="swamped"``, at 256 x 1024 x 1024
-   and (where the budget allows) 1024 x 4096 x 4096; torch's own bf16 matmul and the host
-   reference (sf.matmul on a smaller product) beside them.
+   and (where the budget allows) 1024 x 4096 x 4096, the bf16 "fp32" ones again by
+   compiled tiles; torch's own bf16 matmul and the host reference (sf.matmul on a
+   smaller product) beside them.
 3. ``scaled``  ``softfloat.torch._scaled.scaled_encode_tensor`` on the device against
    ``sf.scaled_encode`` on the host for e4m3, e5m2 and fp4_e2m1 and every scaling (tensor
    with a given scale, current via ``amax_epsilon``, rows, blocks 1 x 128 and 128 x 128,
@@ -39,7 +45,8 @@ unused goes to the later ones; a case that does not fit is recorded as skipped):
    wall time beside plain torch float32 there; fp8/h100 once more with the operands'
    quantisation compiled (``_kernels_compiled.ENCODE_MODE``, off by default: its first
    call's compile time and steady time decide whether to switch it on;
-   ``compile_failures`` lists kernels that fell back to eager).
+   ``compile_failures`` lists kernels that fell back to eager); bf16/fp32 once more with
+   the accumulation by compiled tiles.
 5. ``compiled``  ``softfloat.torch.quantize``'s compiled kernels
    (``softfloat.torch._kernels_compiled.MODE = "always"``), nearest even and stochastic
    into bf16 and e4m3, on 2**24 float32 values whose first part is every rounding
@@ -81,7 +88,7 @@ import softfloat as sf
 import softfloat.torch as sft
 from softfloat._random import key_from
 from softfloat.attributes import RoundingAttributes
-from softfloat.torch import _accumulate, _kernels_compiled
+from softfloat.torch import _accumulate, _accumulate_compiled, _compiled, _kernels_compiled
 from softfloat.torch._accumulate import matmul_bits
 from softfloat.torch._kernels import quantize_tensor
 from softfloat.torch._scaled import scaled_encode_tensor
@@ -216,6 +223,42 @@ class FallBacks:
         _accumulate._reference, _accumulate.matmul_bits = self.real, self.real_bits
 
 
+class CompiledTiles:
+    """The fp32 accumulator's chain by compiled tiles (softfloat.torch._accumulate_compiled,
+    "always"; a dry run compiles with --backend), counting the compiled calls."""
+
+    def __init__(self, run):
+        self.run, self.calls = run, 0
+
+    def __enter__(self):
+        self.saved = _accumulate_compiled.MODE, _accumulate_compiled._compile, _compiled.run
+        _accumulate_compiled.MODE = "always"
+        if self.run.args.backend != "inductor":
+            _accumulate_compiled._compile = lambda fn: torch.compile(fn, fullgraph=True, dynamic=True,
+                                                                     backend=self.run.args.backend)
+        real = self.saved[2]
+
+        def spy(name, *args):
+            self.calls += name[0] == "accumulate"
+            return real(name, *args)
+        _compiled.run = spy
+        return self
+
+    def __exit__(self, *exc):
+        _accumulate_compiled.MODE, _accumulate_compiled._compile, _compiled.run = self.saved
+
+    def case(self, fn, *args):
+        """``fn(*args)``'s record with the compiled calls it made and the tiles' compile
+        failures; "failed" where it made none or a tile failed to compile."""
+        before = self.calls
+        rec = fn(*args)
+        failures = {k: v[:300] for k, v in _compiled.failures().items() if "accumulation tile" in k}
+        rec.update(tile_calls=self.calls - before, compile_failures=failures)
+        if rec["status"] == "ok" and (failures or not rec["tile_calls"]):
+            rec["status"], rec["why"] = "failed", "the compiled tiles did not compute it"
+        return rec
+
+
 # =====================================================================================
 # 1. matmul_bits against sf.matmul
 # =====================================================================================
@@ -226,6 +269,11 @@ BLOCKS = [None, 128]
 #: ones in sequential order with promotion blocks)
 ORDER_ACCUMULATORS = ["fp32", "fp16", "bf16"]
 KINDS = ["random", "alignment", "cancellation adjacent", "cancellation far", "carries", "subnormals", "specials"]
+#: the compiled tiles' input kinds (by "is bf16": two bf16 subnormals' product is not
+#: exact in float32, a chain the tiles do not take; a bf16 subnormal times a value about 1
+#: is, and is an fp32 subnormal: Triton must not flush it)
+TILE_KINDS = {False: KINDS + ["subnormal products"],
+              True: [k for k in KINDS if k != "subnormals"] + ["subnormal products"]}
 #: per-factor binade half-spread of the "alignment" inputs (the format's range bounds it)
 ALIGN = {"fp16": 10, "bf16": 20, "fp8_e4m3": 6, "fp8_e5m2": 10}
 
@@ -268,6 +316,8 @@ def _one(kind, fmt, shape, rng, role):
             specials.append(int(fmt.exponent_mask | 1))
         random = _one("random", fmt, shape, rng, role)
         return np.where(rng.random(shape) < 0.03, rng.choice(specials, shape).astype(random.dtype), random)
+    if kind == "subnormal products":  # a near and below emin, b about 1: subnormal fp32 products (bf16)
+        return _one("subnormals", fmt, shape, rng, "a") if role == "a" else _spread(fmt, shape, -2, 2, rng)
     if kind == "subnormals":
         sub = _fields(fmt, rng.integers(0, 2, shape), 0, rng.integers(1, 1 << fmt.mantissa_bits, shape))
         other = _spread(fmt, shape, fmt.emin, fmt.emin + 2, rng) if role == "a" else _spread(fmt, shape, -2, 2, rng)
@@ -369,6 +419,17 @@ def section_matmul(run, sec):
         seed += 1
         sec.case(f"{pair[0]} {acc} block=None random {'x'.join(map(str, run.big))} whole", matmul_case, run, pair,
                  acc, None, "random", run.big, seed, need=15.0)
+    with CompiledTiles(run) as tiles:  # the fp32 accumulator's chain by compiled tiles (the first case compiles)
+        for pair in (("bf16", None), ("fp16", None), ("fp8_e4m3", "fp8_e5m2")):
+            for block in BLOCKS:
+                for kind in TILE_KINDS[pair[0] == "bf16"]:
+                    seed += 1
+                    sec.case(f"{'x'.join(p for p in pair if p)} fp32 block={block} {kind} "
+                             f"{'x'.join(map(str, run.small))} compiled tiles", tiles.case, matmul_case, run, pair,
+                             "fp32", block, kind, run.small, seed, need=1.0 if tiles.calls else 20.0)
+        seed += 1
+        sec.case(f"bf16 fp32 block=None random {'x'.join(map(str, run.big))} whole compiled tiles", tiles.case,
+                 matmul_case, run, ("bf16", None), "fp32", None, "random", run.big, seed, need=15.0)
     done = [c for c in sec.checks if c["status"] != "skipped" and "total" in c]
     fell = sorted({f"{c['fmt']}/{c['accumulator']}/{c['kind']}" for c in done if c.get("fell_back")})
     run.log(f"matmul: {sum(c['status'] == 'ok' for c in done)}/{len(sec.checks)} cases identical "
@@ -435,16 +496,22 @@ def section_speed(run, sec):
         repeat = run.repeat if i == 0 else 3
         for label, fmt, acc, target in SPEED:
             for flags in (False, True):
-                key = (label, flags)
-                need = 1.0 if key not in rates else (repeat + 1) * macs / (rates[key] * 1e9) * 1.3 + 2.0
-                rec = sec.case(f"matmul_bits {label}{' swamped' if flags else ''} {'x'.join(map(str, shape))}",
-                               speed_case, run, fmt, acc, shape, flags, repeat, need=need)
-                if "gmacs" in rec:
-                    rec["target_gmacs"] = target
-                    rec["meets_target"] = bool(rec["gmacs"] >= target)
-                    rates[key] = rec["gmacs"]
-                    run.log(f"  {rec['name']}: {rec['gmacs']:.2f} G multiply-adds/s (target {target:g}), "
-                            f"{rec['seconds_per_call'] * 1e3:.1f} ms per call")
+                for tiled in (False, True) if acc == "fp32" else (False,):
+                    key = (label, flags, tiled)
+                    need = 1.0 if key not in rates else (repeat + 1) * macs / (rates[key] * 1e9) * 1.3 + 2.0
+                    name = f"matmul_bits {label}{' swamped' if flags else ''} {'x'.join(map(str, shape))}"
+                    if tiled:
+                        with CompiledTiles(run) as tiles:
+                            rec = sec.case(name + " compiled tiles", tiles.case, speed_case, run, fmt, acc, shape,
+                                           flags, repeat, need=need if key in rates else 5.0)
+                    else:
+                        rec = sec.case(name, speed_case, run, fmt, acc, shape, flags, repeat, need=need)
+                    if "gmacs" in rec:
+                        rec["target_gmacs"] = target
+                        rec["meets_target"] = bool(rec["gmacs"] >= target)
+                        rates[key] = rec["gmacs"]
+                        run.log(f"  {rec['name']}: {rec['gmacs']:.2f} G multiply-adds/s (target {target:g}), "
+                                f"{rec['seconds_per_call'] * 1e3:.1f} ms per call")
         sec.case(f"torch.mm bf16 {'x'.join(map(str, shape))}", torch_mm_case, run, shape, repeat, need=1.0)
     run.cache.clear()
 
@@ -659,6 +726,14 @@ def section_emulate(run, sec):
         rec["ratio_to_plain"] = rec["device_seconds"] / plain["device_seconds"]
         run.log(f"  {rec['name']}: identical {rec['share']:.4f}, device {rec['device_seconds'] * 1e3:.1f} ms, "
                 f"first call {rec['device_first_seconds']:.1f} s, compile failures {len(rec['compile_failures'])}")
+    with CompiledTiles(run) as tiles:  # the fp32 accumulator's chain by compiled tiles
+        rec = sec.case(f"emulate('bf16', accumulator='fp32', telemetry=False) F.linear {m}x{k} @ {k}x{n}, "
+                       "compiled accumulation tiles", tiles.case, emulate_case, run, "bf16", "fp32", False, data,
+                       need=60.0)
+    if "device_seconds" in rec and "device_seconds" in plain:
+        rec["ratio_to_plain"] = rec["device_seconds"] / plain["device_seconds"]
+        run.log(f"  {rec['name']}: identical {rec['share']:.4f}, device {rec['device_seconds'] * 1e3:.1f} ms, "
+                f"first call {rec['device_first_seconds']:.1f} s, tile calls {rec['tile_calls']}")
     # every recipe, small, with telemetry: the whole product (quantisation included) on the
     # device, "fp32"'s rounded fp32 products and the fp16 recipes' overflowed (infinite)
     # operands included

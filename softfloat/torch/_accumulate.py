@@ -282,6 +282,7 @@ def _chain(kind, model, operands, call, count):
     :func:`_chain_values`); ``operands`` is (a_idx, b_idx, formats, rounded), ``call``
     (c_values, block, order, out)."""
     c_values, block, order, out = call
+    rounded = operands[3]
     values = _chain_values(kind, *operands)
     if values is None:
         return None
@@ -289,7 +290,7 @@ def _chain(kind, model, operands, call, count):
     if order == "pairwise":
         return _accumulate_pairwise.pairwise(fp32 if kind == "ieee" else model, a, b, c_values, block, out, count)
     if kind == "ieee":
-        return _accumulate_ieee.sequential_fp32(a, b, c_values, block, count)
+        return _accumulate_ieee.sequential_fp32(a, b, c_values, block, count, exact=not rounded)
     if block is None:
         return _accumulate_narrow.sequential_narrow(model, a, b, c_values, count)
     return _accumulate_narrow.blocked_narrow(model, a, b, c_values, block, out, count)

@@ -49,6 +49,7 @@ from __future__ import annotations
 
 import torch
 
+from . import _accumulate_compiled
 from ._accumulate_tables import NO_LAST
 
 __all__ = ["TILE", "add_exact", "canonical_nan", "count_down", "finite_magnitude", "products", "products_exact",
@@ -130,9 +131,14 @@ def _counted_tile(P, s, swamped):
     return rows[-1].clone()
 
 
-def _run(a, b, k0, k1, s, swamped=None):
+def _run(a, b, k0, k1, s, swamped=None, exact=False):
     """The sequential sum of the products k0 .. k1-1 from ``s`` (None: undefined); with
-    ``swamped`` (int64 counts of the output's shape) its swamped additions added in."""
+    ``swamped`` (int64 counts of the output's shape) its swamped additions added in;
+    ``exact``: every product is exact in float32, so compiled tiles may compute it."""
+    if exact:
+        got = _accumulate_compiled.sequential(a, b, k0, k1, s, swamped)
+        if got is not None:
+            return got
     for t0 in range(k0, k1, TILE):
         P = products(a, b, t0, min(t0 + TILE, k1))
         if swamped is not None:
@@ -166,24 +172,26 @@ def add_exact(s, p):
     return torch.where(e.abs() > 0, odd, u).view(torch.float64).to(torch.float32)
 
 
-def sequential_fp32(a, b, c=None, block=None, count=False):
+def sequential_fp32(a, b, c=None, block=None, count=False, exact=False):
     """The fp32 accumulator's result (..., M, N) float32 from float32 values ``a`` (..., M,
     K) and ``b`` (..., K, N) whose float32 products are the terms (exact, or rounded into
     fp32 by the call's ``product="fp32"``) -- or float64 values whose exact products
     are float64 values (each step then :func:`add_exact`) --, ``c`` None or float32
     values broadcast to the output, ``block`` None or the promotion interval; with
     ``count``, (result, swamped): the swamped additions per output, int64 (see the
-    module docstring)."""
+    module docstring).  ``exact`` says that every product is exact in float32 (not only
+    rounded into it): then compiled tiles may compute the chain
+    (softfloat.torch._accumulate_compiled, where its MODE says)."""
     K = a.shape[-1]
     shape = torch.broadcast_shapes(a.shape[:-1] + (1,), b.shape[:-2] + (1, b.shape[-1]))
     start = None if c is None else torch.broadcast_to(c, shape).to(torch.float32).clone()
     swamped = torch.zeros(shape, dtype=torch.int64, device=a.device) if count else None
     if block is None:
-        total = _run(a, b, 0, K, start, swamped)
+        total = _run(a, b, 0, K, start, swamped, exact)
     else:
         total = start
         for k0 in range(0, K, block):
-            run = _run(a, b, k0, min(k0 + block, K), None, swamped)
+            run = _run(a, b, k0, min(k0 + block, K), None, swamped, exact)
             if total is None:
                 total = run
             elif swamped is None:

@@ -31,17 +31,16 @@ added to a value of the key tensor before any constant multiplies it.
 tests/test_torch_compiled_random.py compiles it on the CPU and checks the generated code.
 
 Any exception from compiling or running a compiled kernel sends that (format, attributes,
-dtype, device type) to the eager kernels for good, with one RuntimeWarning per process.
+dtype, device type) to the eager kernels for good, with one RuntimeWarning per process
+(softfloat.torch._compiled, shared with the accumulation tiles).
 """
 
 from __future__ import annotations
 
-import types
-import warnings
-
 import torch
 
 from ..rounding import Rounding
+from . import _compiled
 from ._kernels import encode_tensor, plan, quantize_planned, quantize_tensor
 from ._kernels_random import as_signed
 
@@ -55,12 +54,6 @@ MODE = "auto"
 #: each (format, attributes, dtype, length bucket) compiles on first use; to be switched
 #: on where tools/gpu_device_check.py measures it worth its compile time on a GPU
 ENCODE_MODE = "never"
-
-_CACHE: dict = {}
-_FAILURES: dict = {}
-_WARNED = [False]
-_TRITON: list = []
-
 
 #: flat lengths are padded up to a power of two of at least this many elements, so each
 #: kernel compiles once per bucket with static shapes (dynamic shapes turned the kernels'
@@ -81,34 +74,13 @@ def _bucket(n: int) -> int:
 
 def reset() -> None:
     """Forget the compiled kernels and the failures (tests; after changing MODE)."""
-    _CACHE.clear()
-    _FAILURES.clear()
-    _WARNED[0] = False
+    _compiled.reset()
 
 
 def compile_failures() -> dict:
     """{"format attributes dtype device": "Error: message"} of the kernels that fell back
-    to eager."""
-    return {f"{f.name} {a!r} {d} {dev}" + (" encode" if what == "encode" else ""): msg
-            for (what, f, a, d, dev), msg in _FAILURES.items()}
-
-
-def _triton() -> bool:
-    if not _TRITON:
-        try:
-            from torch.utils._triton import has_triton
-            _TRITON.append(bool(has_triton()))
-        except Exception:  # noqa: BLE001 - a torch without the helper: no Triton
-            _TRITON.append(False)
-    return _TRITON[0]
-
-
-def _wanted(t: torch.Tensor, mode: str) -> bool:
-    if mode == "never" or t.numel() < 2 or torch.compiler.is_compiling():
-        return False  # inside a caller's torch.compile the eager kernels trace into its graph
-    if mode == "always":
-        return True
-    return t.device.type == "cuda" and _triton()
+    to eager (and of softfloat.torch's other compiled kernels, under their own labels)."""
+    return _compiled.failures()
 
 
 def _kernel(what: str, fmt, attrs, stochastic: bool, dtype):
@@ -128,8 +100,7 @@ def _kernel(what: str, fmt, attrs, stochastic: bool, dtype):
     else:
         def run(x):
             return rounded(x, None)
-    return types.FunctionType(run.__code__.replace(), run.__globals__, run.__name__, run.__defaults__,
-                              run.__closure__)
+    return _compiled.fresh(run)
 
 
 def quantize_fast(t: torch.Tensor, fmt, attrs, key=None) -> torch.Tensor:
@@ -162,15 +133,9 @@ def _eager(what: str, t, fmt, attrs, key):
 
 def _run(what: str, t: torch.Tensor, fmt, attrs, key):
     """``what`` ("quantize" or "encode") of ``t`` by its compiled kernel, or eagerly."""
-    if not _wanted(t, ENCODE_MODE if what == "encode" else MODE):
+    if not _compiled.wanted(t, ENCODE_MODE if what == "encode" else MODE):
         return _eager(what, t, fmt, attrs, key)
     stochastic = attrs.rounding is Rounding.STOCHASTIC
-    name = (what, fmt, attrs, t.dtype, t.device.type)
-    if name in _FAILURES:
-        return _eager(what, t, fmt, attrs, key)
-    fn = _CACHE.get(name)
-    if fn is None:
-        fn = _CACHE[name] = _compile(_kernel(what, fmt, attrs, stochastic, t.dtype))
     flat = t.detach().reshape(-1)
     n = flat.numel()
     if _bucket(n) != n:  # padded lanes are rounded too and dropped; the first n keep their
@@ -178,22 +143,7 @@ def _run(what: str, t: torch.Tensor, fmt, attrs, key):
     args = (flat,)
     if stochastic:
         args += (torch.tensor(as_signed(key), dtype=torch.int64, device=t.device),)
-    try:
-        out = fn(*args)
-    except Exception as exc:  # noqa: BLE001 - any compiler or runtime failure: eager, same bits
-        _fail(name, exc)
-        return _eager(what, t, fmt, attrs, key)
-    return out[:n].view(t.shape)
-
-
-def _fail(name, exc) -> None:
-    _, fmt, attrs, dtype, device = name
-    _CACHE.pop(name, None)
-    _FAILURES[name] = f"{type(exc).__name__}: {exc}"[:500]
-    if not _WARNED[0]:
-        _WARNED[0] = True
-        warnings.warn(f"softfloat.torch: torch.compile of the {fmt.name} {attrs.rounding.value} kernel "
-                      f"for {dtype} on {device} failed ({type(exc).__name__}: {str(exc)[:200]}); the eager "
-                      "torch kernels run instead (the same bits, slower). Further failures are not "
-                      "reported; see softfloat.torch._kernels_compiled.compile_failures()",
-                      RuntimeWarning, stacklevel=3)
+    label = f"{fmt.name} {attrs!r} {t.dtype} {t.device.type}" + (" encode" if what == "encode" else "")
+    out = _compiled.run((what, fmt, attrs, t.dtype, t.device.type), label,
+                        lambda: _compile(_kernel(what, fmt, attrs, stochastic, t.dtype)), *args)
+    return _eager(what, t, fmt, attrs, key) if out is None else out[:n].view(t.shape)

@@ -1,0 +1,238 @@
+"""The fp32 accumulator's sequential chain by compiled tiles
+(softfloat.torch._accumulate_compiled, ``MODE = "always"``) against softfloat.matmul with
+the numpy reference switched off: bits and swamped counts, tails shorter than a tile
+(padded with -0 terms), promotion blocks, c, batches, infinities, NaNs, subnormals and
+signed zeros; every pair of FP8 patterns as a one-term chain (the -0 start).
+
+Most tests trace the tiles with dynamo and run the traced graph eagerly (backend
+"eager": the compiled route's plumbing and the kernel's arithmetic as written), with an
+8-k tile whose traces the tests share (tracing a 64-k tile takes seconds each time); one
+test compiles the tiles with inductor on the CPU (C++ kernels, a 16-k tile: tens of
+seconds; skipped where inductor finds no C++ compiler).  CUDA's Triton kernels
+are checked by tools/gpu_device_check.py."""
+
+from __future__ import annotations
+
+import functools
+import importlib
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+
+import softfloat as sf  # noqa: E402
+from softfloat.torch import _accumulate  # noqa: E402
+from softfloat.torch._accumulate import matmul_bits  # noqa: E402
+
+tiles = importlib.import_module("softfloat.torch._accumulate_compiled")
+shared = importlib.import_module("softfloat.torch._compiled")
+
+pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning", "ignore::FutureWarning")
+
+
+def _refuse(*args, **kwargs):
+    raise AssertionError("fell back to the numpy reference")
+
+
+#: the traced tests' tile: short tails, whole tiles and several tiles at small K
+_TILE = 8
+
+
+def _route(monkeypatch, compiler, tile):
+    """The compiled tiles of ``tile`` k's on CPU tensors with ``compiler``; returns the
+    list of the tiles' calls (one (counting, rank) per compiled kernel call)."""
+    monkeypatch.setattr(_accumulate, "_reference", _refuse)
+    monkeypatch.setattr(tiles, "MODE", "always")
+    monkeypatch.setattr(tiles, "_compile", compiler)
+    monkeypatch.setattr(tiles, "TILE", tile)
+    calls = []
+    real = shared.run
+
+    def spy(name, *args):
+        if name[0] == "accumulate":
+            calls.append(name[1:3])
+        return real(name, *args)
+    monkeypatch.setattr(shared, "run", spy)
+    return calls
+
+
+def _traced_only(fn):
+    return torch.compile(fn, fullgraph=True, dynamic=True, backend="eager")
+
+
+@pytest.fixture
+def traced(monkeypatch):
+    """The tiles traced by dynamo (artifacts kept from test to test: the same compiler)."""
+    yield _route(monkeypatch, _traced_only, _TILE)
+
+
+@pytest.fixture
+def fresh_route():
+    """For a test with a compiler of its own: no artifact or failure before or after it."""
+    shared.reset()
+    yield
+    shared.reset()
+
+
+def _patterns(rng, fmt, shape, specials=0.0, spread=6):
+    """Values 2**[-spread, spread] apart with zeros of both signs, subnormals (not for
+    bf16: a product of two is not exact in float32, a chain the tiles do not take) and,
+    at density ``specials``, infinities and NaNs."""
+    f = sf.as_format(fmt)
+    v = rng.standard_normal(shape) * 2.0 ** rng.integers(-spread, spread + 1, shape)
+    v[rng.random(shape) < 0.05] = 0.0
+    bits = sf.encode(v, f, saturate=True).astype(np.int64)
+    bits = np.where(rng.random(shape) < 0.05, bits | f.sign_mask, bits)  # -0 among them
+    sub = rng.integers(1, 1 << f.mantissa_bits, shape) | (rng.integers(0, 2, shape) * f.sign_mask)
+    bits = np.where(rng.random(shape) < (0.0 if f == sf.bf16 else 0.03), sub, bits)
+    if specials:
+        nans_infs = [int(sf.encode(np.array(x), f)) for x in (np.nan, np.inf, -np.inf)]
+        bits = np.where(rng.random(shape) < specials, rng.choice(nans_infs, shape), bits)
+    return bits
+
+
+def _check(a, b, fmt, c=None, **kwargs):
+    """matmul_bits (bits; bits and swamped counts) equals sf.matmul."""
+    ref = sf.matmul(a, b, fmt, c=c, accumulator="fp32", **kwargs)
+    ref_bits, ref_swamped = sf.matmul(a, b, fmt, c=c, accumulator="fp32", return_flags="swamped", **kwargs)
+    tc = None if c is None else torch.from_numpy(np.asarray(c, np.int64))
+    ta, tb = torch.from_numpy(np.asarray(a, np.int64)), torch.from_numpy(np.asarray(b, np.int64))
+    got = matmul_bits(ta, tb, fmt, c=tc, accumulator="fp32", **kwargs).numpy().view(ref.dtype)
+    bits, swamped = matmul_bits(ta, tb, fmt, c=tc, accumulator="fp32", return_flags="swamped", **kwargs)
+    for g, r, what in ((got, ref, "bits"), (bits.numpy().view(ref.dtype), ref_bits, "bits (counting)"),
+                       (swamped.numpy(), np.asarray(ref_swamped), "swamped counts")):
+        bad = np.flatnonzero(g.reshape(-1) != r.reshape(-1))
+        assert not bad.size, f"{what}: {bad.size} differ, first at {bad[0]}: {g.reshape(-1)[bad[0]]:#x} " \
+                             f"!= {r.reshape(-1)[bad[0]]:#x}"
+    return ref
+
+
+#: K around the tile: one term, a short tile, exactly one, one over, several with a tail
+_KS = [1, 5, 8, 9, 37]
+_PAIRS = [("fp16", None), ("bf16", None), ("fp8_e4m3", None), ("fp8_e4m3", "fp8_e5m2")]
+
+
+@pytest.mark.parametrize("pair", _PAIRS, ids=lambda p: "x".join(x for x in p if x))
+@pytest.mark.parametrize("K", _KS)
+def test_tiles_equal_reference(traced, pair, K):
+    fmt, b_fmt = pair
+    rng = np.random.default_rng(K)
+    a = _patterns(rng, fmt, (9, K), specials=0.01)
+    b = _patterns(rng, b_fmt or fmt, (K, 11), specials=0.01)
+    _check(a, b, fmt, b_format=b_fmt)
+    assert traced and all(rank == 2 for _, rank in traced)
+    assert {counting for counting, _ in traced} == {False, True}
+
+
+@pytest.mark.parametrize("block", [1, 5, 8, 20, 128])
+@pytest.mark.parametrize("with_c", [False, True])
+def test_tiles_with_promotion_blocks_and_c(traced, block, with_c):
+    rng = np.random.default_rng(block)
+    a, b = _patterns(rng, "bf16", (7, 45), spread=20), _patterns(rng, "bf16", (45, 5), spread=20)
+    c = None
+    if with_c:  # fp32 patterns: zeros of both signs, a subnormal, a NaN, values
+        c = sf.encode(rng.standard_normal((7, 5)) * 1e3, sf.fp32).astype(np.int64)
+        c[0, :4] = [0, 0x8000_0000, 1, 0x7FC0_0000]
+    _check(a, b, "bf16", c=c, block=block)
+    assert traced
+
+
+def test_signed_zeros_every_sign_pattern_of_three_terms(traced):
+    """Every chain of three terms from {+0, -0, +1, -1, +-smallest subnormal} products
+    (fp16): the -0 start and the sign of every zero sum; with c = +0 and -0 too."""
+    f = sf.fp16
+    values = np.array([0, f.sign_mask, 0x3C00, 0xBC00, 1, 1 | f.sign_mask], dtype=np.int64)
+    combos = np.array(np.meshgrid(values, values, values, indexing="ij")).reshape(3, -1).T  # (216, 3)
+    one = np.int64(0x3C00)
+    a = combos                                            # row i: the three terms' a
+    b = np.full((3, 2), one)                              # times 1 and times -1
+    b[:, 1] |= f.sign_mask
+    _check(a, b, "fp16")
+    for zero in (0, 0x8000_0000):
+        _check(a, b, "fp16", c=np.full((216, 2), zero, dtype=np.int64))
+    assert traced
+
+
+@pytest.mark.parametrize("fmt", ["fp8_e4m3", "fp8_e5m2"])
+def test_every_fp8_pair_as_one_term(traced, fmt):
+    """Every product of two FP8 patterns, infinities and NaNs included, as a chain of one
+    term (the -0 start must give each product itself, -0 included)."""
+    every = np.arange(256, dtype=np.int64)
+    _check(every[:, None], every[None, :], fmt)
+    assert traced
+
+
+def test_batches_broadcast(traced):
+    rng = np.random.default_rng(5)
+    a = _patterns(rng, "fp16", (2, 1, 6, 20))
+    b = _patterns(rng, "fp16", (3, 20, 4))
+    _check(a, b, "fp16")
+    assert {rank for _, rank in traced} == {4}
+
+
+def test_products_not_exact_stay_eager(traced):
+    """Products rounded into fp32 (product="fp32") are not exact: a contracted kernel
+    could skip their rounding, so their chain is not compiled; nor the float64 chain of
+    exact products that are no float32 values (bf16 subnormals)."""
+    rng = np.random.default_rng(6)
+    a = sf.encode(rng.standard_normal((5, 80)), sf.fp32).astype(np.int64)
+    b = sf.encode(rng.standard_normal((80, 4)), sf.fp32).astype(np.int64)
+    _check(a, b, "fp32", product="fp32")
+    a16, b16 = _patterns(rng, "bf16", (5, 80)), _patterns(rng, "bf16", (80, 4))
+    _check(a16, b16, "bf16", product="fp32")
+    a16[0, 0] = b16[0, 0] = 1  # 2**-133 * 2**-133
+    _check(a16, b16, "bf16")
+    assert traced == []
+
+
+def test_mode_never_takes_no_tile(monkeypatch, fresh_route):
+    """By default (until a GPU run shows the tiles equal there) the eager chain answers."""
+    assert tiles.MODE == "never"
+    monkeypatch.setattr(_accumulate, "_reference", _refuse)
+    made = []
+    monkeypatch.setattr(tiles, "_compile", lambda fn: made.append(fn) or fn)
+    rng = np.random.default_rng(7)
+    _check(_patterns(rng, "bf16", (4, 70)), _patterns(rng, "bf16", (70, 3)), "bf16")
+    assert made == []
+
+
+def test_failing_compiler_falls_back_with_one_warning(monkeypatch, fresh_route):
+    def broken(fn):
+        def fail(*args):
+            raise RuntimeError("no backend")
+        return fail
+    _route(monkeypatch, broken, _TILE)
+    rng = np.random.default_rng(8)
+    a, b = _patterns(rng, "fp16", (4, 90)), _patterns(rng, "fp16", (90, 3))
+    with pytest.warns(RuntimeWarning, match="torch.compile of the fp32 accumulation tile.*eager"):
+        _check(a, b, "fp16")
+    failures = shared.failures()
+    assert set(failures) == {"fp32 accumulation tile rank 2 cpu", "fp32 accumulation tile counting rank 2 cpu"}
+    assert all("RuntimeError: no backend" in m for m in failures.values())
+
+
+@functools.lru_cache(maxsize=None)
+def _cpp_compiler():
+    try:
+        from torch._inductor.cpp_builder import get_cpp_compiler
+        return get_cpp_compiler()
+    except Exception:  # noqa: BLE001 - no compiler found (or no inductor): skip
+        return None
+
+
+def test_inductor_tiles_equal_reference(monkeypatch, fresh_route):
+    """The real compiler (inductor's C++ kernels, a 16-k tile to keep the compile short):
+    bits and swamped counts equal the reference's, tails, blocks, specials and
+    subnormals included, with no compile failure."""
+    if _cpp_compiler() is None:
+        pytest.skip("torch.compile on the CPU needs a C++ compiler (inductor builds its kernels "
+                    "with g++ or clang++; set CXX): none found")
+    calls = _route(monkeypatch, tiles._compile, 16)
+    rng = np.random.default_rng(9)
+    a = _patterns(rng, "bf16", (12, 45), specials=0.01, spread=30)
+    b = _patterns(rng, "bf16", (45, 10), specials=0.01, spread=30)
+    _check(a, b, "bf16")
+    _check(a, b, "bf16", block=20)
+    _check(_patterns(rng, "fp16", (8, 33)), _patterns(rng, "fp16", (33, 6)), "fp16")
+    assert calls and shared.failures() == {}
