@@ -38,12 +38,8 @@ def load_script(name="gpu_device_check"):
 @functools.lru_cache(maxsize=None)
 def _backend():
     """inductor where it finds a C++ compiler to build its CPU kernels, else "eager"."""
-    try:
-        from torch._inductor.cpp_builder import get_cpp_compiler
-        get_cpp_compiler()
-        return "inductor"
-    except Exception:  # noqa: BLE001 - no compiler (or no inductor)
-        return "eager"
+    from tests.torch_checks import cpp_compiler
+    return "eager" if cpp_compiler() is None else "inductor"
 
 
 @pytest.fixture(scope="module")

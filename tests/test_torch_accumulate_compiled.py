@@ -13,7 +13,6 @@ are checked by tools/gpu_device_check.py."""
 
 from __future__ import annotations
 
-import functools
 import importlib
 
 import numpy as np
@@ -24,6 +23,7 @@ torch = pytest.importorskip("torch")
 import softfloat as sf  # noqa: E402
 from softfloat.torch import _accumulate  # noqa: E402
 from softfloat.torch._accumulate import matmul_bits  # noqa: E402
+from tests.torch_checks import require_cpp_compiler  # noqa: E402
 
 tiles = importlib.import_module("softfloat.torch._accumulate_compiled")
 shared = importlib.import_module("softfloat.torch._compiled")
@@ -212,22 +212,11 @@ def test_failing_compiler_falls_back_with_one_warning(monkeypatch, fresh_route):
     assert all("RuntimeError: no backend" in m for m in failures.values())
 
 
-@functools.lru_cache(maxsize=None)
-def _cpp_compiler():
-    try:
-        from torch._inductor.cpp_builder import get_cpp_compiler
-        return get_cpp_compiler()
-    except Exception:  # noqa: BLE001 - no compiler found (or no inductor): skip
-        return None
-
-
 def test_inductor_tiles_equal_reference(monkeypatch, fresh_route):
     """The real compiler (inductor's C++ kernels, a 16-k tile to keep the compile short):
     bits and swamped counts equal the reference's, tails, blocks, specials and
     subnormals included, with no compile failure."""
-    if _cpp_compiler() is None:
-        pytest.skip("torch.compile on the CPU needs a C++ compiler (inductor builds its kernels "
-                    "with g++ or clang++; set CXX): none found")
+    require_cpp_compiler()
     calls = _route(monkeypatch, tiles._compile, 16)
     rng = np.random.default_rng(9)
     a = _patterns(rng, "bf16", (12, 45), specials=0.01, spread=30)

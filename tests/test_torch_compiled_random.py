@@ -21,7 +21,6 @@ inductor finds no C++ compiler.
 
 from __future__ import annotations
 
-import functools
 import importlib
 import re
 
@@ -32,6 +31,7 @@ torch = pytest.importorskip("torch")
 
 import softfloat as sf  # noqa: E402
 import softfloat.torch as sft  # noqa: E402
+from tests.torch_checks import require_cpp_compiler  # noqa: E402
 
 compiled_module = importlib.import_module("softfloat.torch._kernels_compiled")
 quantize_module = importlib.import_module("softfloat.torch._quantize")
@@ -47,23 +47,11 @@ SEEDS = (1, 7, 2**40 + 3)
 LENGTHS = (1 << 16, 40001)
 
 
-@functools.lru_cache(maxsize=None)
-def _cpp_compiler():
-    """The C++ compiler inductor would use, or None."""
-    try:
-        from torch._inductor.cpp_builder import get_cpp_compiler
-        return get_cpp_compiler()
-    except Exception:  # noqa: BLE001 - no compiler found (or no inductor): skip
-        return None
-
-
 @pytest.fixture
 def compiled(monkeypatch):
     """softfloat.torch.quantize on the CPU through the compiled route with the real
     torch.compile; yields the list of the functions it compiled and the generated code."""
-    if _cpp_compiler() is None:
-        pytest.skip("torch.compile on the CPU needs a C++ compiler (inductor builds its kernels "
-                    "with g++ or clang++; set CXX): none found")
+    require_cpp_compiler()
     from torch._inductor.graph import GraphLowering
 
     monkeypatch.setattr(quantize_module, "_CPU_ROUTE", "torch")

@@ -1,9 +1,13 @@
 """Shared helpers of the softfloat.torch tests: random leaf tensors spread over binades,
-their values, and the pencil-and-paper product of the "bf16" recipe."""
+their values, the pencil-and-paper product of the "bf16" recipe, and whether
+torch.compile can build CPU kernels here."""
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
+import pytest
 import torch
 
 import softfloat as sf
@@ -27,3 +31,20 @@ def bf16_product(a, b):
     a, b = np.asarray(a, np.float32), np.asarray(b, np.float32)
     bits = sf.matmul(sf.encode(a, "bf16"), sf.encode(b, "bf16"), "bf16", accumulator="fp32", out_format="bf16")
     return sf.decode(bits, "bf16").astype(np.float32)
+
+
+@functools.lru_cache(maxsize=None)
+def cpp_compiler():
+    """The C++ compiler inductor would build its CPU kernels with, or None."""
+    try:
+        from torch._inductor.cpp_builder import get_cpp_compiler
+        return get_cpp_compiler()
+    except Exception:  # noqa: BLE001 - no compiler found (or no inductor)
+        return None
+
+
+def require_cpp_compiler():
+    """Skip the calling test where inductor finds no C++ compiler."""
+    if cpp_compiler() is None:
+        pytest.skip("torch.compile on the CPU needs a C++ compiler (inductor builds its kernels "
+                    "with g++ or clang++; set CXX): none found")
