@@ -1,9 +1,10 @@
 """The accumulation models in torch operations (softfloat.torch._accumulate.matmul_bits)
 against the numpy reference (softfloat.matmul), same operands, same run: G multiply-adds
 per second, ns per multiply-add and the ratio, on the CPU and, where CUDA is present, on
-CUDA (whose bits are also compared with the CPU's).  The fp32 accumulator's cases run
-once more by compiled tiles (softfloat.torch._accumulate_compiled, forced on: "tiles"
-rows, their first call -- the compiles -- timed apart).
+CUDA (whose bits are also compared with the CPU's).  Each case runs once more by the
+accumulation's compiled kernels (softfloat.torch._accumulate_compiled, forced on: the
+fp32 accumulator's "tiles", the tensor-core models' fused "steps"; their first call --
+the compiles -- timed apart).
 
     python benchmarks/bench_torch_accumulate.py [M K N]     (default 256 1024 1024)
 """
@@ -48,17 +49,19 @@ def main(M=256, K=1024, N=1024):
         t_np, ref = _best(lambda: sf.matmul(a, b, fmt, b_format=b_fmt, accumulator=acc), repeat=1)
         rows = [("numpy", t_np)]
         devices = ["cpu"] + (["cuda"] if torch.cuda.is_available() else [])
-        for dev, tiled in [(d, t) for d in devices for t in ((False, True) if acc == "fp32" else (False,))]:
+        switch, kernels = ("MODE", "tiles") if acc == "fp32" else ("FUSED_MODE", "steps")
+        for dev, compiled in [(d, c) for d in devices for c in (False, True)]:
             ta = torch.from_numpy(a.astype(np.int64)).to(dev)
             tb = torch.from_numpy(b.astype(np.int64)).to(dev)
-            _accumulate_compiled.MODE = "always" if tiled else "never"
+            setattr(_accumulate_compiled, switch, "always" if compiled else "never")
             first, _ = _best(lambda: matmul_bits(ta[:8, :64], tb[:64, :8], fmt, b_format=b_fmt, accumulator=acc),
-                             repeat=1)  # tables, warm-up (and the tiles' compiles)
-            t, got = _best(lambda: matmul_bits(ta, tb, fmt, b_format=b_fmt, accumulator=acc), repeat=2 if tiled else 1)
-            _accumulate_compiled.MODE = "never"
+                             repeat=1)  # tables, warm-up (and the compiles)
+            t, got = _best(lambda: matmul_bits(ta, tb, fmt, b_format=b_fmt, accumulator=acc),
+                           repeat=2 if compiled else 1)
+            setattr(_accumulate_compiled, switch, "never")
             same = np.array_equal(got.cpu().numpy().view(ref.dtype), ref)
-            path = f"{'tiles' if tiled else 'torch'} {dev}"
-            if tiled:
+            path = f"{kernels if compiled else 'torch'} {dev}"
+            if compiled:
                 print(f"  ({path}: first call {first:.1f} s, the compiles)")
             rows.append((path + ("" if same else " DIFFERS"), t))
         name = fmt if b_fmt is None else f"{fmt} x {b_fmt}"

@@ -79,9 +79,10 @@ def test_every_section_ran_every_check(dry_run):
 def test_every_comparison_is_identical(dry_run):
     _, report, _ = dry_run
     compared = [c for name in SECTIONS for c in checks(report, name) if "share" in c]
-    assert len(compared) == 324 + 33 + 18 + 4   # matmul (32 of them other orders and 16-bit accumulators, 27
-    #          infinities and NaNs, 24 fp32 x fp32, 47 by compiled tiles), scaled, emulate (12 of them every
-    #          recipe, one with the operands' encode compiled, one with compiled tiles), compiled
+    assert len(compared) == 379 + 33 + 19 + 4   # matmul (32 of them other orders and 16-bit accumulators, 27
+    #          infinities and NaNs, 24 fp32 x fp32, 47 by compiled tiles, 55 by compiled fused steps), scaled,
+    #          emulate (12 of them every recipe, one with the operands' encode compiled, two with the
+    #          accumulation compiled), compiled
     assert all(c["share"] == 1.0 for c in compared)
     assert all(c["identical"] == c["total"] for c in compared if isinstance(c["identical"], int))
 
@@ -99,8 +100,11 @@ def test_matmul_covers_the_grid_on_the_torch_path(dry_run):
     assert sum(c["sample"] is not None for c in recs) == len(script.PAIRS) * 3 * 2 * 2
     assert len([c for c in recs if c["name"].endswith("whole")]) == 2
     tiled = [c for c in recs if c["name"].endswith("compiled tiles")]  # subnormal fp32 products among them
-    assert len(tiled) == 47 and all(c["tile_calls"] > 0 and not c["compile_failures"] for c in tiled)
+    assert len(tiled) == 47 and all(c["compiled_calls"] > 0 and not c["compile_failures"] for c in tiled)
     assert {c["kind"] for c in tiled if c["fmt"] == "bf16"} == set(script.TILE_KINDS[True])
+    steps = [c for c in recs if c["name"].endswith("compiled steps")]
+    assert len(steps) == 55 and all(c["compiled_calls"] > 0 and not c["compile_failures"] for c in steps)
+    assert {c["accumulator"] for c in steps} == {"h100", "h100-mma"}
     for c in recs:  # the swamped counts compared too, and not all zero
         assert c["swamped_identical"] == c["total"] and c["identical_counted"] == c["total"]
         assert not c["fell_back"], c["name"]  # every case on the torch path
@@ -111,11 +115,13 @@ def test_speed_reports_rates_beside_torch_and_the_reference(dry_run):
     _, report, _ = dry_run
     recs = checks(report, "speed")
     timed = [c for c in recs if c["name"].startswith("matmul_bits")]
-    assert len(timed) == 12 and all(c["fell_back"] == 0 and c["gmacs"] > 0 for c in timed)
+    assert len(timed) == 16 and all(c["fell_back"] == 0 and c["gmacs"] > 0 for c in timed)
     assert {(c["fmt"], c["accumulator"], c["swamped"]) for c in timed} == {
         ("bf16", "fp32", False), ("bf16", "fp32", True), ("fp8_e4m3", "h100", False), ("fp8_e4m3", "h100", True)}
     tiled = [c for c in timed if c["name"].endswith("compiled tiles")]
-    assert len(tiled) == 4 and all(c["tile_calls"] > 0 and c["accumulator"] == "fp32" for c in tiled)
+    assert len(tiled) == 4 and all(c["compiled_calls"] > 0 and c["accumulator"] == "fp32" for c in tiled)
+    steps = [c for c in timed if c["name"].endswith("compiled steps")]
+    assert len(steps) == 4 and all(c["compiled_calls"] > 0 and c["accumulator"] == "h100" for c in steps)
     assert {c["target_gmacs"] for c in timed} == {50.0, 10.0}
     assert len([c for c in recs if c["name"].startswith("torch.mm")]) == 2
     assert len([c for c in recs if c["name"].startswith("host reference")]) == 2

@@ -1,8 +1,10 @@
-"""The fp32 accumulator's sequential chain by compiled tiles
-(softfloat.torch._accumulate_compiled, ``MODE = "always"``) against softfloat.matmul with
-the numpy reference switched off: bits and swamped counts, tails shorter than a tile
-(padded with -0 terms), promotion blocks, c, batches, infinities, NaNs, subnormals and
-signed zeros; every pair of FP8 patterns as a one-term chain (the -0 start).
+"""The accumulation models' compiled kernels (softfloat.torch._accumulate_compiled, modes
+"always") against softfloat.matmul with the numpy reference switched off, bits and
+swamped counts: the fp32 accumulator's sequential chain by compiled tiles (tails shorter
+than a tile, padded with -0 terms; promotion blocks, c, batches, infinities, NaNs,
+subnormals and signed zeros; every pair of FP8 patterns as a one-term chain, the -0
+start), and every tensor-core model's fused steps (every format it takes, blocks, c,
+specials; every FP8 pair as one product).
 
 Most tests trace the tiles with dynamo and run the traced graph eagerly (backend
 "eager": the compiled route's plumbing and the kernel's arithmetic as written), with an
@@ -22,8 +24,7 @@ torch = pytest.importorskip("torch")
 
 import softfloat as sf  # noqa: E402
 from softfloat.torch import _accumulate  # noqa: E402
-from softfloat.torch._accumulate import matmul_bits  # noqa: E402
-from tests.torch_checks import require_cpp_compiler  # noqa: E402
+from tests.torch_checks import check_matmul_bits, require_cpp_compiler  # noqa: E402
 
 tiles = importlib.import_module("softfloat.torch._accumulate_compiled")
 shared = importlib.import_module("softfloat.torch._compiled")
@@ -41,9 +42,11 @@ _TILE = 8
 
 def _route(monkeypatch, compiler, tile):
     """The compiled tiles of ``tile`` k's on CPU tensors with ``compiler``; returns the
-    list of the tiles' calls (one (counting, rank) per compiled kernel call)."""
+    list of the compiled calls, one (kernel, counting, rank) each: kernel "accumulate"
+    (the tiles) or "fused" (the fused adder's steps)."""
     monkeypatch.setattr(_accumulate, "_reference", _refuse)
     monkeypatch.setattr(tiles, "MODE", "always")
+    monkeypatch.setattr(tiles, "FUSED_MODE", "always")
     monkeypatch.setattr(tiles, "_compile", compiler)
     monkeypatch.setattr(tiles, "TILE", tile)
     calls = []
@@ -51,7 +54,9 @@ def _route(monkeypatch, compiler, tile):
 
     def spy(name, *args):
         if name[0] == "accumulate":
-            calls.append(name[1:3])
+            calls.append(name[:3])
+        elif name[0] == "fused":
+            calls.append((name[0],) + name[2:4])
         return real(name, *args)
     monkeypatch.setattr(shared, "run", spy)
     return calls
@@ -92,20 +97,9 @@ def _patterns(rng, fmt, shape, specials=0.0, spread=6):
     return bits
 
 
-def _check(a, b, fmt, c=None, **kwargs):
+def _check(a, b, fmt, c=None, accumulator="fp32", **kwargs):
     """matmul_bits (bits; bits and swamped counts) equals sf.matmul."""
-    ref = sf.matmul(a, b, fmt, c=c, accumulator="fp32", **kwargs)
-    ref_bits, ref_swamped = sf.matmul(a, b, fmt, c=c, accumulator="fp32", return_flags="swamped", **kwargs)
-    tc = None if c is None else torch.from_numpy(np.asarray(c, np.int64))
-    ta, tb = torch.from_numpy(np.asarray(a, np.int64)), torch.from_numpy(np.asarray(b, np.int64))
-    got = matmul_bits(ta, tb, fmt, c=tc, accumulator="fp32", **kwargs).numpy().view(ref.dtype)
-    bits, swamped = matmul_bits(ta, tb, fmt, c=tc, accumulator="fp32", return_flags="swamped", **kwargs)
-    for g, r, what in ((got, ref, "bits"), (bits.numpy().view(ref.dtype), ref_bits, "bits (counting)"),
-                       (swamped.numpy(), np.asarray(ref_swamped), "swamped counts")):
-        bad = np.flatnonzero(g.reshape(-1) != r.reshape(-1))
-        assert not bad.size, f"{what}: {bad.size} differ, first at {bad[0]}: {g.reshape(-1)[bad[0]]:#x} " \
-                             f"!= {r.reshape(-1)[bad[0]]:#x}"
-    return ref
+    return check_matmul_bits(a, b, fmt, c=c, accumulator=accumulator, **kwargs)
 
 
 #: K around the tile: one term, a short tile, exactly one, one over, several with a tail
@@ -121,8 +115,8 @@ def test_tiles_equal_reference(traced, pair, K):
     a = _patterns(rng, fmt, (9, K), specials=0.01)
     b = _patterns(rng, b_fmt or fmt, (K, 11), specials=0.01)
     _check(a, b, fmt, b_format=b_fmt)
-    assert traced and all(rank == 2 for _, rank in traced)
-    assert {counting for counting, _ in traced} == {False, True}
+    assert traced and all(kind == "accumulate" and rank == 2 for kind, _, rank in traced)
+    assert {counting for _, counting, _ in traced} == {False, True}
 
 
 @pytest.mark.parametrize("block", [1, 5, 8, 20, 128])
@@ -168,7 +162,7 @@ def test_batches_broadcast(traced):
     a = _patterns(rng, "fp16", (2, 1, 6, 20))
     b = _patterns(rng, "fp16", (3, 20, 4))
     _check(a, b, "fp16")
-    assert {rank for _, rank in traced} == {4}
+    assert {rank for _, _, rank in traced} == {4}
 
 
 def test_products_not_exact_stay_eager(traced):
@@ -186,14 +180,16 @@ def test_products_not_exact_stay_eager(traced):
     assert traced == []
 
 
-def test_mode_never_takes_no_tile(monkeypatch, fresh_route):
-    """By default (until a GPU run shows the tiles equal there) the eager chain answers."""
-    assert tiles.MODE == "never"
+def test_modes_never_compile_nothing(monkeypatch, fresh_route):
+    """By default (until a GPU run shows the kernels equal there) the eager code answers."""
+    assert tiles.MODE == "never" and tiles.FUSED_MODE == "never"
     monkeypatch.setattr(_accumulate, "_reference", _refuse)
     made = []
     monkeypatch.setattr(tiles, "_compile", lambda fn: made.append(fn) or fn)
     rng = np.random.default_rng(7)
-    _check(_patterns(rng, "bf16", (4, 70)), _patterns(rng, "bf16", (70, 3)), "bf16")
+    a, b = _patterns(rng, "bf16", (4, 70)), _patterns(rng, "bf16", (70, 3))
+    _check(a, b, "bf16")
+    _check(a, b, "bf16", accumulator="h100")
     assert made == []
 
 
@@ -212,10 +208,54 @@ def test_failing_compiler_falls_back_with_one_warning(monkeypatch, fresh_route):
     assert all("RuntimeError: no backend" in m for m in failures.values())
 
 
+#: the hardware models each input format has (sf.accumulate.hardware_model's table)
+_FUSED = {"fp16": ["h100", "h100-mma", "a100", "v100", "ada", "b200"], "bf16": ["h100", "h100-mma", "a100", "ada", "b200"],
+          "fp8_e4m3": ["h100", "h100-mma", "ada", "b200"], "fp8_e5m2": ["h100", "h100-mma", "ada", "b200"]}
+
+
+@pytest.mark.parametrize("fmt, acc", [(f, acc) for f in _FUSED for acc in _FUSED[f]])
+def test_fused_steps_equal_reference(traced, fmt, acc):
+    """Every tensor-core model on every format it takes: a tail block, promotion blocks,
+    c with zeros of both signs and a NaN, infinities and NaNs among the operands."""
+    rng = np.random.default_rng(len(fmt) * 31 + len(acc))
+    a = _patterns(rng, fmt, (6, 75), specials=0.01, spread=4)
+    b = _patterns(rng, fmt, (75, 7), specials=0.01, spread=4)
+    _check(a, b, fmt, accumulator=acc)
+    _check(a, b, fmt, accumulator=acc, block=40)
+    c = sf.encode(rng.standard_normal((6, 7)) * 8, sf.fp32).astype(np.int64)
+    c[0, :3] = [0, 0x8000_0000, 0x7FC0_0000]
+    _check(a, b, fmt, c=c, accumulator=acc)
+    assert {(kind, counting) for kind, counting, _ in traced} == {("fused", False), ("fused", True)}
+
+
+@pytest.mark.parametrize("acc", ["h100", "a100"])
+def test_fused_signed_zeros(traced, acc):
+    """Every sign pattern of three products from {+-0, +-1, +-smallest subnormal, +-largest}
+    (fp16), from c = +0 and c = -0: an exact zero sum is -0 only where c is -0 and every
+    product is -0 (a negative product truncated to nothing does not make it -0)."""
+    f = sf.fp16
+    values = np.array([0, 1, 0x3C00, 0x7BFF], dtype=np.int64)
+    values = np.concatenate([values, values | f.sign_mask])
+    a = np.array(np.meshgrid(values, values, values, indexing="ij")).reshape(3, -1).T  # (512, 3)
+    b = np.array([[0x3C00, 0xBC00]] * 3, dtype=np.int64)  # times 1 and times -1
+    for zero in (0, 0x8000_0000):
+        _check(a, b, "fp16", c=np.full((a.shape[0], 2), zero, dtype=np.int64), accumulator=acc)
+    assert traced
+
+
+@pytest.mark.parametrize("acc", ["h100", "h100-mma"])
+def test_fused_every_fp8_pair_as_one_product(traced, acc):
+    """Every e4m3 x e5m2 product as a step of one term (its sign of zero, infinities and
+    NaNs; "h100-mma" through fp16's exponent range)."""
+    every = np.arange(256, dtype=np.int64)
+    _check(every[:, None], every[None, :], "fp8_e4m3", b_format="fp8_e5m2", accumulator=acc)
+    assert traced
+
+
 def test_inductor_tiles_equal_reference(monkeypatch, fresh_route):
     """The real compiler (inductor's C++ kernels, a 16-k tile to keep the compile short):
     bits and swamped counts equal the reference's, tails, blocks, specials and
-    subnormals included, with no compile failure."""
+    subnormals included, with no compile failure; and the "h100" fused steps."""
     require_cpp_compiler()
     calls = _route(monkeypatch, tiles._compile, 16)
     rng = np.random.default_rng(9)
@@ -224,4 +264,6 @@ def test_inductor_tiles_equal_reference(monkeypatch, fresh_route):
     _check(a, b, "bf16")
     _check(a, b, "bf16", block=20)
     _check(_patterns(rng, "fp16", (8, 33)), _patterns(rng, "fp16", (33, 6)), "fp16")
-    assert calls and shared.failures() == {}
+    e4m3, e5m2 = _patterns(rng, "fp8_e4m3", (8, 40), specials=0.02), _patterns(rng, "fp8_e5m2", (40, 6), specials=0.02)
+    _check(e4m3, e5m2, "fp8_e4m3", b_format="fp8_e5m2", accumulator="h100", block=36)
+    assert {kind for kind, _, _ in calls} == {"accumulate", "fused"} and shared.failures() == {}

@@ -17,6 +17,7 @@ from hypothesis import strategies as st  # noqa: E402
 import softfloat as sf  # noqa: E402
 from softfloat.torch import _accumulate  # noqa: E402
 from softfloat.torch._accumulate import matmul_bits  # noqa: E402
+from tests.torch_checks import check_matmul_bits  # noqa: E402
 
 #: the hardware models each input format has (sf.accumulate.hardware_model's table)
 _FUSED = {"fp16": ["h100", "h100-mma", "a100", "v100", "ada", "b200"], "bf16": ["h100", "h100-mma", "a100", "ada", "b200"],
@@ -54,20 +55,7 @@ def _patterns(rng, fmt, shape, density, spread=6):
     return np.where(rng.random(shape) < density, rng.choice(_specials(f), shape), bits)
 
 
-def _check(a, b, fmt, c=None, **kwargs):
-    """matmul_bits equals sf.matmul: bits, and bits with the swamped counts."""
-    ref = sf.matmul(a, b, fmt, c=c, **kwargs)
-    ref_bits, ref_swamped = sf.matmul(a, b, fmt, c=c, return_flags="swamped", **kwargs)
-    tc = None if c is None else torch.from_numpy(np.asarray(c, np.int64))
-    ta, tb = torch.from_numpy(np.asarray(a, np.int64)), torch.from_numpy(np.asarray(b, np.int64))
-    got = matmul_bits(ta, tb, fmt, c=tc, **kwargs).numpy().view(ref.dtype)
-    bits, swamped = matmul_bits(ta, tb, fmt, c=tc, return_flags="swamped", **kwargs)
-    for g, r, what in ((got, ref, "bits"), (bits.numpy().view(ref.dtype), ref_bits, "bits (counting)"),
-                       (swamped.numpy(), ref_swamped, "swamped counts")):
-        bad = np.flatnonzero(g.reshape(-1) != r.reshape(-1))
-        assert not bad.size, f"{what}: {bad.size} differ, first at {bad[0]}: {g.reshape(-1)[bad[0]]:#x} " \
-                             f"!= {r.reshape(-1)[bad[0]]:#x}"
-    return ref
+_check = check_matmul_bits
 
 
 #: (fmt, accumulator, order, product, out_format): the IEEE accumulators in every order (FP8

@@ -1,6 +1,6 @@
 """Shared helpers of the softfloat.torch tests: random leaf tensors spread over binades,
-their values, the pencil-and-paper product of the "bf16" recipe, and whether
-torch.compile can build CPU kernels here."""
+their values, the pencil-and-paper product of the "bf16" recipe, matmul_bits checked
+against softfloat.matmul, and whether torch.compile can build CPU kernels here."""
 
 from __future__ import annotations
 
@@ -48,3 +48,22 @@ def require_cpp_compiler():
     if cpp_compiler() is None:
         pytest.skip("torch.compile on the CPU needs a C++ compiler (inductor builds its kernels "
                     "with g++ or clang++; set CXX): none found")
+
+
+def check_matmul_bits(a, b, fmt, c=None, **kwargs):
+    """softfloat.torch's matmul_bits on CPU tensors equals sf.matmul on the patterns ``a``,
+    ``b`` (and ``c``): the bits, and the bits and swamped counts of
+    ``return_flags="swamped"``; returns the reference's bits."""
+    from softfloat.torch._accumulate import matmul_bits
+    ref = sf.matmul(a, b, fmt, c=c, **kwargs)
+    ref_bits, ref_swamped = sf.matmul(a, b, fmt, c=c, return_flags="swamped", **kwargs)
+    tc = None if c is None else torch.from_numpy(np.asarray(c, np.int64))
+    ta, tb = torch.from_numpy(np.asarray(a, np.int64)), torch.from_numpy(np.asarray(b, np.int64))
+    got = matmul_bits(ta, tb, fmt, c=tc, **kwargs).numpy().view(ref.dtype)
+    bits, swamped = matmul_bits(ta, tb, fmt, c=tc, return_flags="swamped", **kwargs)
+    for g, r, what in ((got, ref, "bits"), (bits.numpy().view(ref.dtype), ref_bits, "bits (counting)"),
+                       (swamped.numpy(), np.asarray(ref_swamped), "swamped counts")):
+        bad = np.flatnonzero(g.reshape(-1) != r.reshape(-1))
+        assert not bad.size, f"{what}: {bad.size} differ, first at {bad[0]}: {g.reshape(-1)[bad[0]]:#x} " \
+                             f"!= {r.reshape(-1)[bad[0]]:#x}"
+    return ref

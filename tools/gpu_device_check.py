@@ -19,18 +19,21 @@ unused goes to the later ones; a case that does not fit is recorded as skipped):
    sample of rows and columns that the reference computes (an output depends only on its
    row of A and its column of B), and two of them (bf16 "fp32", fp8 "h100") whole.
    ``fell_back`` counts the calls the torch path passed to the reference: a failure
-   (every case here has a torch path).  Then the fp32 accumulator once more by compiled
-   tiles (``softfloat.torch._accumulate_compiled.MODE = "always"``, off by default until
-   this check passes on a GPU): fp16, bf16 and e4m3 x e5m2, ``block`` None and 128, every
-   input kind, and bf16 256 x 1024 x 1024 whole; ``tile_calls`` counts the compiled
-   calls (none, or a compile failure, fails the case); the first case's
-   ``device_seconds`` includes the compiles.
+   (every case here has a torch path).  Then the accumulation's compiled kernels
+   (softfloat.torch._accumulate_compiled, off by default until this check passes on a
+   GPU), forced on: the fp32 accumulator by compiled tiles (``MODE``; fp16, bf16 -- with
+   subnormal fp32 products -- and e4m3 x e5m2, ``block`` None and 128, every input kind,
+   bf16 256 x 1024 x 1024 whole) and "h100"/"h100-mma" by compiled fused steps
+   (``FUSED_MODE``; fp16, bf16 and e4m3 x e5m2, every kind without promotion, random and
+   specials with it; fp8 256 x 1024 x 1024 whole); ``compiled_calls`` counts the compiled
+   calls (none, or a compile failure, fails the case); the first case of each kernel
+   has its compiles in ``device_seconds``.
 2. ``speed``  G multiply-adds per second of matmul_bits on the device (synchronised,
    warm-up, median): bf16 with the "fp32" accumulator (issue target 50) and fp8_e4m3 with
    "h100" (target 10), with and without ``return_flags="swamped"``, at 256 x 1024 x 1024
-   and (where the budget allows) 1024 x 4096 x 4096, the bf16 "fp32" ones again by
-   compiled tiles; torch's own bf16 matmul and the host reference (sf.matmul on a
-   smaller product) beside them.
+   and (where the budget allows) 1024 x 4096 x 4096, each again by its compiled kernels
+   (tiles for "fp32", fused steps for "h100"); torch's own bf16 matmul and the host
+   reference (sf.matmul on a smaller product) beside them.
 3. ``scaled``  ``softfloat.torch._scaled.scaled_encode_tensor`` on the device against
    ``sf.scaled_encode`` on the host for e4m3, e5m2 and fp4_e2m1 and every scaling (tensor
    with a given scale, current via ``amax_epsilon``, rows, blocks 1 x 128 and 128 x 128,
@@ -45,8 +48,8 @@ unused goes to the later ones; a case that does not fit is recorded as skipped):
    wall time beside plain torch float32 there; fp8/h100 once more with the operands'
    quantisation compiled (``_kernels_compiled.ENCODE_MODE``, off by default: its first
    call's compile time and steady time decide whether to switch it on;
-   ``compile_failures`` lists kernels that fell back to eager); bf16/fp32 once more with
-   the accumulation by compiled tiles.
+   ``compile_failures`` lists kernels that fell back to eager); both recipes once more
+   with the accumulation's compiled kernels.
 5. ``compiled``  ``softfloat.torch.quantize``'s compiled kernels
    (``softfloat.torch._kernels_compiled.MODE = "always"``), nearest even and stochastic
    into bf16 and e4m3, on 2**24 float32 values whose first part is every rounding
@@ -223,39 +226,45 @@ class FallBacks:
         _accumulate._reference, _accumulate.matmul_bits = self.real, self.real_bits
 
 
-class CompiledTiles:
-    """The fp32 accumulator's chain by compiled tiles (softfloat.torch._accumulate_compiled,
-    "always"; a dry run compiles with --backend), counting the compiled calls."""
+class CompiledAccumulation:
+    """The accumulation's compiled kernels (softfloat.torch._accumulate_compiled): the fp32
+    chain's tiles (``kernel`` "accumulate", its MODE) or the fused adder's steps
+    ("fused", its FUSED_MODE) forced on ("always"; a dry run compiles with --backend),
+    counting the compiled calls of that kernel."""
 
-    def __init__(self, run):
-        self.run, self.calls = run, 0
+    _SWITCH = {"accumulate": ("MODE", "accumulation tile"), "fused": ("FUSED_MODE", "fused adder step")}
+
+    def __init__(self, run, kernel):
+        self.run, self.kernel, self.calls = run, kernel, 0
+        self.switch, self.label = self._SWITCH[kernel]
 
     def __enter__(self):
-        self.saved = _accumulate_compiled.MODE, _accumulate_compiled._compile, _compiled.run
-        _accumulate_compiled.MODE = "always"
+        self.saved = getattr(_accumulate_compiled, self.switch), _accumulate_compiled._compile, _compiled.run
+        setattr(_accumulate_compiled, self.switch, "always")
         if self.run.args.backend != "inductor":
             _accumulate_compiled._compile = lambda fn: torch.compile(fn, fullgraph=True, dynamic=True,
                                                                      backend=self.run.args.backend)
         real = self.saved[2]
 
         def spy(name, *args):
-            self.calls += name[0] == "accumulate"
+            self.calls += name[0] == self.kernel
             return real(name, *args)
         _compiled.run = spy
         return self
 
     def __exit__(self, *exc):
-        _accumulate_compiled.MODE, _accumulate_compiled._compile, _compiled.run = self.saved
+        setattr(_accumulate_compiled, self.switch, self.saved[0])
+        _accumulate_compiled._compile, _compiled.run = self.saved[1:]
 
     def case(self, fn, *args):
-        """``fn(*args)``'s record with the compiled calls it made and the tiles' compile
-        failures; "failed" where it made none or a tile failed to compile."""
+        """``fn(*args)``'s record with the compiled calls it made and the kernel's compile
+        failures; "failed" where it made none or a kernel failed to compile."""
         before = self.calls
         rec = fn(*args)
-        failures = {k: v[:300] for k, v in _compiled.failures().items() if "accumulation tile" in k}
-        rec.update(tile_calls=self.calls - before, compile_failures=failures)
-        if rec["status"] == "ok" and (failures or not rec["tile_calls"]):
-            rec["status"], rec["why"] = "failed", "the compiled tiles did not compute it"
+        failures = {k: v[:300] for k, v in _compiled.failures().items() if self.label in k}
+        rec.update(compiled_calls=self.calls - before, compile_failures=failures)
+        if rec["status"] == "ok" and (failures or not rec["compiled_calls"]):
+            rec["status"], rec["why"] = "failed", f"the compiled {self.label}s did not compute it"
         return rec
 
 
@@ -419,7 +428,7 @@ def section_matmul(run, sec):
         seed += 1
         sec.case(f"{pair[0]} {acc} block=None random {'x'.join(map(str, run.big))} whole", matmul_case, run, pair,
                  acc, None, "random", run.big, seed, need=15.0)
-    with CompiledTiles(run) as tiles:  # the fp32 accumulator's chain by compiled tiles (the first case compiles)
+    with CompiledAccumulation(run, "accumulate") as tiles:  # the fp32 chain by compiled tiles (the first compiles)
         for pair in (("bf16", None), ("fp16", None), ("fp8_e4m3", "fp8_e5m2")):
             for block in BLOCKS:
                 for kind in TILE_KINDS[pair[0] == "bf16"]:
@@ -430,6 +439,18 @@ def section_matmul(run, sec):
         seed += 1
         sec.case(f"bf16 fp32 block=None random {'x'.join(map(str, run.big))} whole compiled tiles", tiles.case,
                  matmul_case, run, ("bf16", None), "fp32", None, "random", run.big, seed, need=15.0)
+    with CompiledAccumulation(run, "fused") as steps:  # the tensor-core models' steps compiled
+        for pair in (("fp16", None), ("bf16", None), ("fp8_e4m3", "fp8_e5m2")):
+            for acc in ("h100", "h100-mma"):
+                for block in BLOCKS:
+                    for kind in KINDS if block is None else ["random", "specials"]:
+                        seed += 1
+                        sec.case(f"{'x'.join(p for p in pair if p)} {acc} block={block} {kind} "
+                                 f"{'x'.join(map(str, run.small))} compiled steps", steps.case, matmul_case, run,
+                                 pair, acc, block, kind, run.small, seed, need=1.0 if steps.calls else 20.0)
+        seed += 1
+        sec.case(f"fp8_e4m3 h100 block=None random {'x'.join(map(str, run.big))} whole compiled steps", steps.case,
+                 matmul_case, run, ("fp8_e4m3", None), "h100", None, "random", run.big, seed, need=15.0)
     done = [c for c in sec.checks if c["status"] != "skipped" and "total" in c]
     fell = sorted({f"{c['fmt']}/{c['accumulator']}/{c['kind']}" for c in done if c.get("fell_back")})
     run.log(f"matmul: {sum(c['status'] == 'ok' for c in done)}/{len(sec.checks)} cases identical "
@@ -496,14 +517,16 @@ def section_speed(run, sec):
         repeat = run.repeat if i == 0 else 3
         for label, fmt, acc, target in SPEED:
             for flags in (False, True):
-                for tiled in (False, True) if acc == "fp32" else (False,):
-                    key = (label, flags, tiled)
+                for compiled in (False, True):
+                    key = (label, flags, compiled)
                     need = 1.0 if key not in rates else (repeat + 1) * macs / (rates[key] * 1e9) * 1.3 + 2.0
                     name = f"matmul_bits {label}{' swamped' if flags else ''} {'x'.join(map(str, shape))}"
-                    if tiled:
-                        with CompiledTiles(run) as tiles:
-                            rec = sec.case(name + " compiled tiles", tiles.case, speed_case, run, fmt, acc, shape,
-                                           flags, repeat, need=need if key in rates else 5.0)
+                    if compiled:
+                        kernel = "accumulate" if acc == "fp32" else "fused"
+                        with CompiledAccumulation(run, kernel) as on:
+                            rec = sec.case(name + (" compiled tiles" if acc == "fp32" else " compiled steps"),
+                                           on.case, speed_case, run, fmt, acc, shape, flags, repeat,
+                                           need=need if key in rates else 5.0)
                     else:
                         rec = sec.case(name, speed_case, run, fmt, acc, shape, flags, repeat, need=need)
                     if "gmacs" in rec:
@@ -726,14 +749,16 @@ def section_emulate(run, sec):
         rec["ratio_to_plain"] = rec["device_seconds"] / plain["device_seconds"]
         run.log(f"  {rec['name']}: identical {rec['share']:.4f}, device {rec['device_seconds'] * 1e3:.1f} ms, "
                 f"first call {rec['device_first_seconds']:.1f} s, compile failures {len(rec['compile_failures'])}")
-    with CompiledTiles(run) as tiles:  # the fp32 accumulator's chain by compiled tiles
-        rec = sec.case(f"emulate('bf16', accumulator='fp32', telemetry=False) F.linear {m}x{k} @ {k}x{n}, "
-                       "compiled accumulation tiles", tiles.case, emulate_case, run, "bf16", "fp32", False, data,
-                       need=60.0)
-    if "device_seconds" in rec and "device_seconds" in plain:
-        rec["ratio_to_plain"] = rec["device_seconds"] / plain["device_seconds"]
-        run.log(f"  {rec['name']}: identical {rec['share']:.4f}, device {rec['device_seconds'] * 1e3:.1f} ms, "
-                f"first call {rec['device_first_seconds']:.1f} s, tile calls {rec['tile_calls']}")
+    for recipe, acc in RECIPES:  # the accumulation by compiled kernels (fp32: tiles; h100: fused steps)
+        kernel, what = ("accumulate", "tiles") if acc == "fp32" else ("fused", "steps")
+        with CompiledAccumulation(run, kernel) as on:
+            rec = sec.case(f"emulate({recipe!r}, accumulator={acc!r}, telemetry=False) F.linear {m}x{k} @ {k}x{n}, "
+                           f"compiled accumulation {what}", on.case, emulate_case, run, recipe, acc, False, data,
+                           need=60.0)
+        if "device_seconds" in rec and "device_seconds" in plain:
+            rec["ratio_to_plain"] = rec["device_seconds"] / plain["device_seconds"]
+            run.log(f"  {rec['name']}: identical {rec['share']:.4f}, device {rec['device_seconds'] * 1e3:.1f} ms, "
+                    f"first call {rec['device_first_seconds']:.1f} s, compiled calls {rec['compiled_calls']}")
     # every recipe, small, with telemetry: the whole product (quantisation included) on the
     # device, "fp32"'s rounded fp32 products and the fp16 recipes' overflowed (infinite)
     # operands included

@@ -1,5 +1,9 @@
-"""The fp32 accumulator's sequential chain by compiled kernels: one kernel per tile of
-``TILE`` k's, computing
+"""The accumulation models' hot loops by compiled kernels, where a kernel launch per
+k (or per block of k) and the (k, M, N) temporaries of the eager code would bound a
+GPU's speed.
+
+**The fp32 accumulator's sequential chain**: one kernel per tile of ``TILE`` k's,
+computing
 
     s = s + a_k * b_k        k = k0, k0 + 1, ..., k0 + TILE - 1, in this order
 
@@ -30,6 +34,14 @@ Swamped counts (the ``count`` kernel): per output, the steps r = s + t with t no
 and finite, s finite and r == s, tested as softfloat.torch._accumulate_ieee's
 swamped_additions does ((r - s) == 0 and t != 0), the padding's -0 terms never
 counting; int32 per chain, added to the caller's int64 counts.
+
+**The tensor-core fused adder's step** (softfloat.torch._accumulate_fused's
+``_Step.block``, the same function eager and compiled): one kernel per step instead of
+a dozen passes over its (T, M, N) float64 products.  Every operation of the step is
+exact in float64 (products, scaling by powers of two, truncation, integer sums below
+2**53), so neither contraction nor the order of the sum's reduction can change a bit;
+the only rounding is the output's, by integer-valued truncation.  Shapes are dynamic
+(T included): one compile per (adder constants, counting, rank, device type).
 """
 
 from __future__ import annotations
@@ -38,7 +50,7 @@ import torch
 
 from . import _compiled
 
-__all__ = ["MODE", "TILE", "sequential"]
+__all__ = ["FUSED_MODE", "MODE", "TILE", "fused_step", "sequential"]
 
 #: when the compiled tiles are used (softfloat.torch._compiled.MODES): "never" until a
 #: GPU run (tools/gpu_device_check.py, its "compiled tiles" cases) shows them equal to
@@ -46,6 +58,9 @@ __all__ = ["MODE", "TILE", "sequential"]
 #: compiles of 13-45 s (inductor's C++) whole products ran 2.8-4x the numpy reference's
 #: speed at 128 x 512 x 256 (benchmarks/bench_torch_accumulate.py, 2 cores)
 MODE = "never"
+#: the same for the tensor-core fused adder's steps (:func:`fused_step`): "never" until
+#: a GPU run shows them equal there and faster than the eager steps
+FUSED_MODE = "never"
 #: k's per compiled kernel: the chain's kernel launches are K / TILE
 TILE = 64
 
@@ -110,3 +125,22 @@ def sequential(a, b, k0, k1, s, swamped=None):
     if count:
         swamped += n
     return total
+
+
+def fused_step(step, args, count: bool):
+    """``step.block(*args, count)`` -- one fused step of softfloat.torch._accumulate_fused,
+    ``args`` its (a, b, pa, pb, c) -- by a compiled kernel: (result, dropped counts or
+    None), or None where ``FUSED_MODE`` declines or compiling fails (the caller runs the
+    step eagerly, the same bits).  ``step`` holds the adder's constants, one object per
+    set of them (one artifact each)."""
+    a = args[0]
+    if not _compiled.wanted(a, FUSED_MODE):
+        return None
+    name = ("fused", step.key, count, a.dim(), a.device.type)
+    label = f"fused adder step {step.key}{' counting' if count else ''} rank {a.dim()} {a.device.type}"
+
+    def build():
+        def kernel(a, b, pa, pb, c):
+            return step.block(a, b, pa, pb, c, count)
+        return _compile(_compiled.fresh(kernel))
+    return _compiled.run(name, label, build, *args)

@@ -50,6 +50,7 @@ from __future__ import annotations
 
 import torch
 
+from . import _accumulate_compiled
 from ._accumulate_tables import exponent, pow2
 from ._accumulate_ieee import swamped_additions
 
@@ -58,19 +59,38 @@ __all__ = ["fused_matmul"]
 
 class _Step:
     """One fused step's constants: F, the output's emin, kept fraction bits and largest
-    finite value."""
+    finite value; one object per set of them (:meth:`of`), so that a compiled step
+    (softfloat.torch._accumulate_compiled.fused_step) holding it compiles once."""
 
-    def __init__(self, acc):
+    _MADE: dict = {}
+
+    def __init__(self, key):
+        self.key = key
+        self.F, self.c_emin, self.emin, self.mb, self.max_finite = key
+
+    @classmethod
+    def of(cls, acc) -> "_Step":
         fmt = acc.rounding_format
-        self.F = acc.fraction_bits
-        self.c_emin = acc.output.emin
-        self.emin, self.mb = fmt.emin, fmt.mantissa_bits
-        self.max_finite = float(fmt.max_finite)
+        key = (acc.fraction_bits, acc.output.emin, fmt.emin, fmt.mantissa_bits, float(fmt.max_finite))
+        return cls._MADE.setdefault(key, cls(key))
 
     def __call__(self, a, b, pa, pb, c, swamped=None):
         """The rounded result of one step: ``a``/``pa`` (T, ..., M, 1) and ``b``/``pb``
         (T, ..., 1, N) float64 factors and their 2**e, ``c`` (..., M, N) float64; the
-        step's swamped products added into ``swamped`` (int64 (..., M, N)) if given."""
+        step's swamped products added into ``swamped`` (int64 (..., M, N)) if given.
+        By a compiled kernel where softfloat.torch._accumulate_compiled's MODE says."""
+        count = swamped is not None
+        got = _accumulate_compiled.fused_step(self, (a, b, pa, pb, c), count) if a.shape[0] else None
+        result, dropped = self.block(a, b, pa, pb, c, count, eager=True) if got is None else got
+        if dropped is not None:
+            swamped += dropped
+        return result
+
+    def block(self, a, b, pa, pb, c, count: bool, eager: bool = False):
+        """The step's arithmetic: (the rounded result, with ``count`` the int16 count of
+        each output's non-zero products truncated to nothing, else None).  ``eager``
+        skips the signed-zero pass where no sum is zero: a data-dependent branch, which
+        a compiled kernel does not take (it always makes the pass)."""
         if a.shape[0]:
             P = a * b
             W = (pa * pb).amax(dim=0)
@@ -82,20 +102,20 @@ class _Step:
         e_m = torch.where(Mp > 0, exponent(Mp), self.F)
         scale, unscale = pow2(self.F - e_m), pow2(e_m - self.F)
         S = torch.trunc(c * scale)
+        dropped = None
         if P is not None:
             kept = torch.trunc(P * scale)
             S = S + kept.sum(dim=0)
-            if swamped is not None:  # non-zero products truncated to nothing
-                dropped = (kept == 0).logical_and_(P != 0)
-                swamped += dropped.view(torch.uint8).sum(dim=0, dtype=torch.int16)
+            if count:  # non-zero products truncated to nothing
+                dropped = (kept == 0).logical_and_(P != 0).view(torch.uint8).sum(dim=0, dtype=torch.int16)
         exact = S * unscale
         zero = S == 0
-        if bool(zero.any()):
+        if not eager or bool(zero.any()):
             neg = zero & (c == 0) & torch.signbit(c)
             if P is not None:
                 neg &= ((P == 0) & torch.signbit(P)).all(dim=0)
             exact = torch.where(zero, torch.where(neg, -0.0, 0.0).to(exact.dtype), exact)
-        return self.round(exact)
+        return self.round(exact), dropped
 
     def round(self, v):
         """``v`` rounded toward zero to the output's fraction bits, clamped at its largest
@@ -147,7 +167,7 @@ def fused_matmul(acc, a_ops, b_ops, c=None, block=None, via: bool = False, count
     additions); with ``count``, (results, swamped): the swamped products and additions
     per output, int64 (see the module docstring)."""
     (a, pa), (b, pb) = a_ops, b_ops
-    step = _Step(acc)
+    step = _Step.of(acc)
     K = a.shape[-1]
     shape = torch.broadcast_shapes(a.shape[:-1] + (1,), b.shape[:-2] + (1, b.shape[-1]))
     ops = (a, pa, b, pb)
