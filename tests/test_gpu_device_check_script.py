@@ -20,7 +20,7 @@ import pytest
 import softfloat as sf
 
 SCRIPT = Path(__file__).resolve().parent.parent / "tools" / "gpu_device_check.py"
-SECTIONS = ["matmul", "speed", "scaled", "emulate", "compiled"]
+SECTIONS = ["matmul", "accumulate_compiled", "speed", "scaled", "emulate", "compiled"]
 
 # inductor's first import meets torch's own deprecations, which the suite's "error" filter
 # would turn into failures (the script records the warnings of each section)
@@ -79,10 +79,10 @@ def test_every_section_ran_every_check(dry_run):
 def test_every_comparison_is_identical(dry_run):
     _, report, _ = dry_run
     compared = [c for name in SECTIONS for c in checks(report, name) if "share" in c]
-    assert len(compared) == 379 + 33 + 19 + 4   # matmul (32 of them other orders and 16-bit accumulators, 27
-    #          infinities and NaNs, 24 fp32 x fp32, 47 by compiled tiles, 55 by compiled fused steps), scaled,
-    #          emulate (12 of them every recipe, one with the operands' encode compiled, two with the
-    #          accumulation compiled), compiled
+    assert len(compared) == 277 + 102 + 33 + 19 + 4  # matmul (32 of them other orders and 16-bit accumulators,
+    #          27 infinities and NaNs, 24 fp32 x fp32), accumulate_compiled (47 by compiled tiles, 55 by compiled
+    #          fused steps), scaled, emulate (12 of them every recipe, one with the operands' encode compiled, two
+    #          with the accumulation compiled), compiled
     assert all(c["share"] == 1.0 for c in compared)
     assert all(c["identical"] == c["total"] for c in compared if isinstance(c["identical"], int))
 
@@ -99,16 +99,23 @@ def test_matmul_covers_the_grid_on_the_torch_path(dry_run):
                     assert (fmt, b_format or fmt, acc, block, kind) in small
     assert sum(c["sample"] is not None for c in recs) == len(script.PAIRS) * 3 * 2 * 2
     assert len([c for c in recs if c["name"].endswith("whole")]) == 2
+    for c in recs:  # the swamped counts compared too, and not all zero
+        assert c["swamped_identical"] == c["total"] and c["identical_counted"] == c["total"]
+        assert not c["fell_back"], c["name"]  # every case on the torch path
+    assert sum(c["swamped_total"] for c in recs) > 0
+
+
+def test_accumulate_compiled_runs_every_case_on_the_compiled_kernels(dry_run):
+    script, report, _ = dry_run
+    recs = checks(report, "accumulate_compiled")
     tiled = [c for c in recs if c["name"].endswith("compiled tiles")]  # subnormal fp32 products among them
     assert len(tiled) == 47 and all(c["compiled_calls"] > 0 and not c["compile_failures"] for c in tiled)
     assert {c["kind"] for c in tiled if c["fmt"] == "bf16"} == set(script.TILE_KINDS[True])
     steps = [c for c in recs if c["name"].endswith("compiled steps")]
     assert len(steps) == 55 and all(c["compiled_calls"] > 0 and not c["compile_failures"] for c in steps)
     assert {c["accumulator"] for c in steps} == {"h100", "h100-mma"}
-    for c in recs:  # the swamped counts compared too, and not all zero
-        assert c["swamped_identical"] == c["total"] and c["identical_counted"] == c["total"]
-        assert not c["fell_back"], c["name"]  # every case on the torch path
-    assert sum(c["swamped_total"] for c in recs) > 0
+    assert len(recs) == 102 and not any(c["fell_back"] for c in recs)
+    assert all(c["swamped_identical"] == c["total"] for c in recs)
 
 
 def test_speed_reports_rates_beside_torch_and_the_reference(dry_run):

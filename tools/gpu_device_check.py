@@ -19,7 +19,8 @@ unused goes to the later ones; a case that does not fit is recorded as skipped):
    sample of rows and columns that the reference computes (an output depends only on its
    row of A and its column of B), and two of them (bf16 "fp32", fp8 "h100") whole.
    ``fell_back`` counts the calls the torch path passed to the reference: a failure
-   (every case here has a torch path).  Then the accumulation's compiled kernels
+   (every case here has a torch path).
+   ``accumulate_compiled``  The accumulation's compiled kernels
    (softfloat.torch._accumulate_compiled, off by default until this check passes on a
    GPU), forced on: the fp32 accumulator by compiled tiles (``MODE``; fp16, bf16 -- with
    subnormal fp32 products -- and e4m3 x e5m2, ``block`` None and 128, every input kind,
@@ -98,7 +99,7 @@ from softfloat.torch._scaled import scaled_encode_tensor
 
 SEED = 1234
 #: section -> weight of the time budget
-WEIGHTS = {"matmul": 3, "speed": 3, "scaled": 2, "emulate": 2, "compiled": 3}
+WEIGHTS = {"matmul": 3, "accumulate_compiled": 3, "speed": 3, "scaled": 1, "emulate": 2, "compiled": 2}
 _SIGNED = {1: np.uint8, 2: np.int16, 4: np.int32, 8: np.int64}
 _UNSIGNED = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
 
@@ -428,6 +429,16 @@ def section_matmul(run, sec):
         seed += 1
         sec.case(f"{pair[0]} {acc} block=None random {'x'.join(map(str, run.big))} whole", matmul_case, run, pair,
                  acc, None, "random", run.big, seed, need=15.0)
+    done = [c for c in sec.checks if c["status"] != "skipped" and "total" in c]
+    fell = sorted({f"{c['fmt']}/{c['accumulator']}/{c['kind']}" for c in done if c.get("fell_back")})
+    run.log(f"matmul: {sum(c['status'] == 'ok' for c in done)}/{len(sec.checks)} cases identical "
+            f"(bits, bits with swamped, swamped counts); reference answered for: {', '.join(fell) or 'none'}")
+
+
+def section_accumulate_compiled(run, sec):
+    """The accumulation's compiled kernels, forced on, against sf.matmul (see the module
+    docstring): the fp32 chain's tiles, then the fused adder's steps."""
+    seed = 10_000
     with CompiledAccumulation(run, "accumulate") as tiles:  # the fp32 chain by compiled tiles (the first compiles)
         for pair in (("bf16", None), ("fp16", None), ("fp8_e4m3", "fp8_e5m2")):
             for block in BLOCKS:
@@ -451,10 +462,9 @@ def section_matmul(run, sec):
         seed += 1
         sec.case(f"fp8_e4m3 h100 block=None random {'x'.join(map(str, run.big))} whole compiled steps", steps.case,
                  matmul_case, run, ("fp8_e4m3", None), "h100", None, "random", run.big, seed, need=15.0)
-    done = [c for c in sec.checks if c["status"] != "skipped" and "total" in c]
-    fell = sorted({f"{c['fmt']}/{c['accumulator']}/{c['kind']}" for c in done if c.get("fell_back")})
-    run.log(f"matmul: {sum(c['status'] == 'ok' for c in done)}/{len(sec.checks)} cases identical "
-            f"(bits, bits with swamped, swamped counts); reference answered for: {', '.join(fell) or 'none'}")
+    done = [c for c in sec.checks if c["status"] != "skipped"]
+    run.log(f"accumulate_compiled: {sum(c['status'] == 'ok' for c in done)}/{len(sec.checks)} cases identical by the "
+            f"compiled kernels; tiles made {tiles.calls} calls, fused steps {steps.calls}")
 
 
 # =====================================================================================
@@ -858,7 +868,8 @@ def section_compiled(run, sec):
 # =====================================================================================
 # the report
 # =====================================================================================
-SECTIONS = [("matmul", section_matmul), ("speed", section_speed), ("scaled", section_scaled),
+SECTIONS = [("matmul", section_matmul), ("accumulate_compiled", section_accumulate_compiled),
+            ("speed", section_speed), ("scaled", section_scaled),
             ("emulate", section_emulate), ("compiled", section_compiled)]
 
 
