@@ -78,7 +78,7 @@ class _Step:
         """The rounded result of one step: ``a``/``pa`` (T, ..., M, 1) and ``b``/``pb``
         (T, ..., 1, N) float64 factors and their 2**e, ``c`` (..., M, N) float64; the
         step's swamped products added into ``swamped`` (int64 (..., M, N)) if given.
-        By a compiled kernel where softfloat.torch._accumulate_compiled's MODE says."""
+        By a compiled kernel where softfloat.torch._accumulate_compiled's FUSED_MODE says."""
         count = swamped is not None
         got = _accumulate_compiled.fused_step(self, (a, b, pa, pb, c), count) if a.shape[0] else None
         result, dropped = self.block(a, b, pa, pb, c, count, eager=True) if got is None else got
