@@ -55,7 +55,7 @@ __all__ = ["FUSED_MODE", "MODE", "TILE", "fused_step", "sequential"]
 #: when the compiled tiles are used (softfloat.torch._compiled.MODES): "never" until a
 #: GPU run (tools/gpu_device_check.py, its "compiled tiles" cases) shows them equal to
 #: the reference there and measures their speed; "always" on the CPU too, where after
-#: compiles of 13-45 s (inductor's C++) whole products ran 2.8-4x the numpy reference's
+#: compiles of 6-45 s (inductor's C++) whole products ran at 3-4x the numpy reference's
 #: speed at 128 x 512 x 256 (benchmarks/bench_torch_accumulate.py, 2 cores)
 MODE = "never"
 #: the same for the tensor-core fused adder's steps (:func:`fused_step`): "never" until
