@@ -112,13 +112,15 @@ def sequential(a, b, k0, k1, s, swamped=None):
     count = swamped is not None
     shape = torch.broadcast_shapes(a.shape[:-1] + (1,), b.shape[:-2] + (1, b.shape[-1]))
     name = ("accumulate", count, len(shape), a.device.type, TILE)
-    label = f"fp32 accumulation tile{' counting' if count else ''} rank {len(shape)} {a.device.type}"
+
+    def describe():
+        return f"fp32 accumulation tile{' counting' if count else ''} rank {len(shape)} {a.device.type}"
     total = torch.full(shape, -0.0, device=a.device) if s is None else s
     n = torch.zeros(shape, dtype=torch.int32, device=a.device) if count else None
     for t0 in range(k0, k1, TILE):
         x, y = _padded(a, b, t0, min(t0 + TILE, k1))
         args = (total, n, x, y) if count else (total, x, y)
-        got = _compiled.run(name, label, lambda: _compile(_kernel(count)), *args)
+        got = _compiled.run(name, describe, lambda: _compile(_kernel(count)), *args)
         if got is None:
             return None  # nothing written yet: the eager chain starts again from s
         total, n = got if count else (got, None)
@@ -137,10 +139,12 @@ def fused_step(step, args, count: bool):
     if not _compiled.wanted(a, FUSED_MODE):
         return None
     name = ("fused", step.key, count, a.dim(), a.device.type)
-    label = f"fused adder step {step.key}{' counting' if count else ''} rank {a.dim()} {a.device.type}"
+
+    def describe():
+        return f"fused adder step {step.key}{' counting' if count else ''} rank {a.dim()} {a.device.type}"
 
     def build():
         def kernel(a, b, pa, pb, c):
             return step.block(a, b, pa, pb, c, count)
         return _compile(_compiled.fresh(kernel))
-    return _compiled.run(name, label, build, *args)
+    return _compiled.run(name, describe, build, *args)

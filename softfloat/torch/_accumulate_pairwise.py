@@ -94,10 +94,10 @@ def pairwise(acc, a, b, c=None, block=None, out=None, count=False):
         fp32, fp16 or bf16.
     a, b : torch.Tensor of float32
         Values (..., M, K) and (..., K, N) whose float32 products are the terms (exact, or
-        rounded into fp32 by definition); finite unless ``acc`` is fp32, whose float32
-        additions give the IEEE infinities and NaNs.
+        rounded into fp32 by definition), infinities and NaNs included (float32
+        additions, or the 16-bit accumulators' steps, give the IEEE results).
     c : torch.Tensor of float32, optional
-        Start values, held exactly, broadcast to the output (finite, as a and b).
+        Start values, held exactly, broadcast to the output.
     block : int, optional
         The promotion interval: each run's tree from no c, its sum promoted into ``out``.
     out : Format, optional

@@ -66,10 +66,11 @@ def fresh(fn):
     return types.FunctionType(fn.__code__.replace(), fn.__globals__, fn.__name__, fn.__defaults__, fn.__closure__)
 
 
-def run(name, label: str, build, *args):
+def run(name, describe, build, *args):
     """The compiled kernel ``name`` (``build()`` makes it on first use) on ``args``, or
     None where it failed, now or before: the caller then runs the eager kernels.
-    ``label`` says which kernel in the warning and in :func:`failures`."""
+    ``describe()`` says which kernel, in the warning and in :func:`failures` (called on a
+    failure only: a label's formatting would cost microseconds on every call)."""
     if name in _FAILURES:
         return None
     try:
@@ -78,6 +79,7 @@ def run(name, label: str, build, *args):
             fn = _CACHE[name] = build()
         return fn(*args)
     except Exception as exc:  # noqa: BLE001 - any compiler or runtime failure: eager, same bits
+        label = describe()
         _CACHE.pop(name, None)
         _FAILURES[name] = (label, f"{type(exc).__name__}: {exc}"[:500])
         if not _WARNED[0]:

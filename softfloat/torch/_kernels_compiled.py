@@ -143,7 +143,8 @@ def _run(what: str, t: torch.Tensor, fmt, attrs, key):
     args = (flat,)
     if stochastic:
         args += (torch.tensor(as_signed(key), dtype=torch.int64, device=t.device),)
-    label = f"{fmt.name} {attrs!r} {t.dtype} {t.device.type}" + (" encode" if what == "encode" else "")
-    out = _compiled.run((what, fmt, attrs, t.dtype, t.device.type), label,
+    out = _compiled.run((what, fmt, attrs, t.dtype, t.device.type),
+                        lambda: f"{fmt.name} {attrs!r} {t.dtype} {t.device.type}" + (" encode" if what == "encode"
+                                                                                      else ""),
                         lambda: _compile(_kernel(what, fmt, attrs, stochastic, t.dtype)), *args)
     return _eager(what, t, fmt, attrs, key) if out is None else out[:n].view(t.shape)
