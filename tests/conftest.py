@@ -6,8 +6,9 @@ skipped and the oracle sweeps check a deterministic slice (every ``oracle_stride
 case, 1 in :data:`ORACLE_STRIDE`, with an offset that varies per test and per mode so the
 slices together cover the space; ``SOFTFLOAT_ORACLE_STRIDE=2`` checks a thicker one).
 
-Time budget: ``python -m pytest`` (no arguments) must finish within 5 minutes on a quiet
-2-core machine.  It spreads the tests over every core with pytest-xdist (``-n auto``,
+Time budget: ``python -m pytest`` (no arguments) must finish within 10 minutes on a quiet
+2-core machine with torch installed, as CI runs it (8 1/2 minutes now; 5 1/2 without
+torch).  It spreads the tests over every core with pytest-xdist (``-n auto``,
 the notebooks' tests in one worker, which runs each notebook once); ``-n 0`` or
 ``-p no:xdist`` runs them in this process, for debugging, ``-n 4`` on four workers.  To
 check the budget after adding tests, run ``python -m pytest --durations=30``: a test that
@@ -16,8 +17,10 @@ should check a deterministic slice of its sweep through ``oracle_stride``.
 
 torch is not in the test extra (pip would fetch its CUDA build, gigabytes); the tests and
 doctests that need it skip with the install command when it is missing (the ``torch``
-fixture, and :func:`needs_torch` for the doctests).  With ``SOFTFLOAT_REQUIRE_TORCH=1`` in
-the environment (CI sets it) they fail instead of skipping.
+fixture or :func:`import_torch` for tests and test modules, :func:`needs_torch` for the
+doctests, :class:`_WithoutTorch` for the modules that import torch on import;
+tests/test_torch_optional.py checks it).  With ``SOFTFLOAT_REQUIRE_TORCH=1`` in the
+environment (CI sets it) they fail instead of skipping.
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ import io
 import os
 import re
 import tokenize
+from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, settings
@@ -46,6 +50,40 @@ ORACLE_STRIDE = 8
 #: pip's default torch wheel pulls several GB of CUDA libraries)
 TORCH_MISSING = ('torch is not installed: pip install -e ".[torch]" (or first its CPU build: '
                  "pip install torch --index-url https://download.pytorch.org/whl/cpu)")
+
+
+#: the modules that import torch on import: softfloat's torch front end (a package of
+#: doctests) and the tests' helpers ``tests/torch_*.py`` (no tests of their own)
+_TORCH_PACKAGE = Path(__file__).resolve().parent.parent / "softfloat" / "torch"
+_TESTS = Path(__file__).resolve().parent
+
+
+class _WithoutTorch:
+    """Collection where torch is missing (a plugin that :func:`pytest_configure` registers
+    then): softfloat.torch's doctests are one skip that says how to install torch, instead
+    of an import error per module; the tests' torch helpers are not imported."""
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_collect_directory(self, path, parent):
+        collector = yield
+        return _TorchMissing.from_parent(parent, path=path) if path == _TORCH_PACKAGE else collector
+
+    def pytest_ignore_collect(self, collection_path):
+        if collection_path.parent == _TESTS and collection_path.name.startswith("torch_"):
+            return True
+        return None
+
+
+class _TorchMissing(pytest.Directory):
+    """softfloat/torch without torch: collecting it skips, with the install command."""
+
+    def collect(self):
+        pytest.skip(f"softfloat/torch's doctests: {TORCH_MISSING}")
+
+
+def pytest_configure(config):
+    if not _torch_installed() and not _torch_required():
+        config.pluginmanager.register(_WithoutTorch(), "softfloat-without-torch")
 
 
 def pytest_addoption(parser):
@@ -141,12 +179,19 @@ def oracle_stride(request) -> int:
     return int(os.environ.get("SOFTFLOAT_ORACLE_STRIDE", ORACLE_STRIDE))
 
 
-@pytest.fixture
-def torch():
-    """The torch module; the test skips, saying how to install it, where it is missing
-    (fails with SOFTFLOAT_REQUIRE_TORCH=1)."""
+def import_torch():
+    """The torch module, for a test, a fixture or a test module (``torch = import_torch()``
+    at its top): where torch is missing, a skip that says how to install it, or, with
+    SOFTFLOAT_REQUIRE_TORCH=1, the ImportError (a failure, not a skip)."""
+    __tracebackhide__ = True  # the skip is reported at its caller's line
     if _torch_required():
         import torch
 
         return torch
     return pytest.importorskip("torch", reason=TORCH_MISSING)
+
+
+@pytest.fixture
+def torch():
+    """The torch module (:func:`import_torch`)."""
+    return import_torch()

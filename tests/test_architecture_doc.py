@@ -31,5 +31,7 @@ def test_the_page_names_enough_to_be_checked():
 
 
 @pytest.mark.parametrize("name", NAMES)
-def test_every_name_on_the_page_exists(name):
+def test_every_name_on_the_page_exists(name, request):
+    if name == "softfloat.torch" or name.startswith("softfloat.torch."):
+        request.getfixturevalue("torch")  # skips, saying how to install it, without torch
     resolve(name)

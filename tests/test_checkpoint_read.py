@@ -23,6 +23,8 @@ import ml_dtypes
 import numpy as np
 import pytest
 
+from tests.conftest import import_torch
+
 import softfloat as sf
 from softfloat import _checkpoint_read as cr
 from softfloat.cli import main
@@ -654,7 +656,7 @@ def test_npy_negative_shape_is_refused(tmp_path):
 # =====================================================================================
 @pytest.fixture
 def torch():
-    return pytest.importorskip("torch", reason="torch is in the torch extra")
+    return import_torch()
 
 
 def state_dict(torch):

@@ -24,6 +24,8 @@ import ml_dtypes
 import numpy as np
 import pytest
 
+from tests.conftest import import_torch
+
 import softfloat as sf
 from softfloat import _checkpoint, _checkpoint_write, cli
 from softfloat.cli import main
@@ -115,7 +117,7 @@ def _limited(args, limit):
 @pytest.mark.parametrize("existing", [False, True])
 def test_disk_full_leaves_no_partial_file_and_an_old_out_untouched(files, src, out, fmt, existing):
     if out.endswith(".pt"):
-        pytest.importorskip("torch", reason="torch is in the torch extra")
+        import_torch()
     dst = files / out
     if existing:
         dst.write_bytes(b"the previous OUT")
@@ -146,7 +148,7 @@ def test_disk_full_for_the_report_keeps_no_partial_report(files):
 def test_out_under_a_file_is_one_line_naming_out(capsys, files, out):
     src = files / ("w.npy" if out == "o.npy" else "w.npz")
     if out == "o.pt":
-        pytest.importorskip("torch", reason="torch is in the torch extra")
+        import_torch()
     (files / "file").write_text("not a directory")
     dst = files / "file" / out
     before = snapshot(files)
@@ -275,7 +277,7 @@ def test_python_api_refuses_a_negative_seed(files):
 @pytest.mark.parametrize("out, reserved", [("o.safetensors", "__metadata__"), ("o.pt", "__softfloat__")])
 def test_reserved_tensor_names_are_refused_before_writing(capsys, tmp_path, out, reserved):
     if out.endswith(".pt"):
-        pytest.importorskip("torch", reason="torch is in the torch extra")
+        import_torch()
     np.savez(tmp_path / "m.npz", **{reserved: np.ones(3, np.float32), "w": np.ones(2, np.float32)})
     (tmp_path / out).write_bytes(b"old")
     before = snapshot(tmp_path)
@@ -411,7 +413,7 @@ def test_quantize_checkpoint_rows_are_the_cli_report(capsys, files):
 @pytest.mark.parametrize("fmt", ["fp6_e2m3", "fp4_e2m1", "tf32", "e6m9", "bf16", "fp8_e5m2"])
 def test_load_checkpoint_gives_the_values_back(files, out, fmt):
     if out.endswith(".pt"):
-        pytest.importorskip("torch", reason="torch is in the torch extra")
+        import_torch()
     src = np.load(files / "w.npz")
     dst = files / out
     sf.quantize_checkpoint(files / "w.npz", dst, fmt, saturate=True, bits=out.endswith(".npz"))
@@ -438,7 +440,7 @@ def test_load_checkpoint_of_safetensors_input_and_scales(files):
 # torch .pt output
 # =====================================================================================
 def test_pt_output_has_torch_dtypes_or_listed_bit_patterns(capsys, files):
-    torch = pytest.importorskip("torch", reason="torch is in the torch extra")
+    torch = import_torch()
     src = np.load(files / "w.npz")
     for fmt, dtype in (("bf16", torch.bfloat16), ("fp16", torch.float16), ("e4m3", torch.float8_e4m3fn),
                        ("fp8_e5m2", torch.float8_e5m2), ("fp8_e4m3fnuz", torch.float8_e4m3fnuz),
@@ -464,7 +466,7 @@ def test_pt_output_has_torch_dtypes_or_listed_bit_patterns(capsys, files):
 
 
 def test_pt_output_from_safetensors_with_scales(capsys, files):
-    torch = pytest.importorskip("torch", reason="torch is in the torch extra")
+    torch = import_torch()
     dst = files / "o.pt"
     assert run(capsys, "quantize", files / "w.safetensors", dst, "-f", "e4m3", "--scaling", "tensor")[0] == 0
     state = torch.load(dst, weights_only=True)
@@ -479,7 +481,7 @@ def test_pt_output_from_safetensors_with_scales(capsys, files):
 
 
 def test_pt_input_to_every_output(capsys, tmp_path):
-    torch = pytest.importorskip("torch", reason="torch is in the torch extra")
+    torch = import_torch()
     x = sample(200, 9)
     torch.save({"w": torch.from_numpy(x).to(torch.bfloat16), "step": torch.tensor([3])}, tmp_path / "m.pt")
     before = snapshot(tmp_path)
@@ -512,7 +514,7 @@ def test_report_that_is_in_or_out_is_refused(capsys, files, which):
 def test_pt_input_non_tensor_values_reach_every_output(capsys, tmp_path):
     """A .pt state dict's epoch counter and the like are not tensors: they travel as
     metadata (JSON text by dotted name), never dropped."""
-    torch = pytest.importorskip("torch", reason="torch is in the torch extra")
+    torch = import_torch()
     from safetensors import safe_open
 
     state = {"model": {"w": torch.from_numpy(sample(64, 3))}, "epoch": 3, "opt": {"lr": 0.5}}
@@ -551,7 +553,7 @@ def test_quantize_checkpoint_takes_attributes(files):
 def test_load_checkpoint_reads_pt_through_the_checkpoint_reader(tmp_path):
     """.pt files are read by the one torch reader (softfloat._read_torch): a nested state
     dict gives dotted names, non-tensor values are left out, and the arrays are copies."""
-    torch = pytest.importorskip("torch", reason="torch is in the torch extra")
+    torch = import_torch()
     w = sample(50, 4)
     torch.save({"model": {"w": torch.from_numpy(w).to(torch.bfloat16)}, "epoch": 3, "n": torch.arange(3)},
                tmp_path / "m.pt")

@@ -5,7 +5,6 @@ grows past 600 lines."""
 from __future__ import annotations
 
 import ast
-import importlib
 from pathlib import Path
 
 import numpy as np
@@ -34,13 +33,18 @@ def _mirrors_numpy(fn) -> bool:
     return fn.name.lstrip("_") in _NUMPY_NAMES
 
 
+def _all_of(package: Path) -> set[str]:
+    """The ``__all__`` list of the package's ``__init__.py``, read without importing it (so
+    softfloat.torch is scanned where torch is missing)."""
+    for node in ast.parse((package / "__init__.py").read_text(encoding="utf-8")).body:
+        if isinstance(node, ast.Assign) and any(getattr(t, "id", None) == "__all__" for t in node.targets):
+            return set(ast.literal_eval(node.value))  # ValueError: keep __all__ a literal list
+    return set()
+
+
 def _published(path: Path) -> set[str]:
     """Names the module's package publishes (a public function defined in a private module)."""
-    parts = path.relative_to(PACKAGE.parent).with_suffix("").parts[:-1]
-    names = set(importlib.import_module("softfloat").__all__)
-    if len(parts) > 1:
-        names |= set(getattr(importlib.import_module(".".join(parts)), "__all__", ()))
-    return names
+    return _all_of(PACKAGE) | (_all_of(path.parent) if path.parent != PACKAGE else set())
 
 
 def _private_functions():

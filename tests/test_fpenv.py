@@ -6,6 +6,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from tests.conftest import import_torch
+
 import softfloat as sf
 from softfloat import _fpenv
 
@@ -32,7 +34,7 @@ def test_entry_points_ask_first(monkeypatch):
 @pytest.fixture
 def flushing():
     """This thread's FTZ and DAZ set by torch (the usual way they get set), cleared after."""
-    torch = pytest.importorskip("torch", reason="setting FTZ/DAZ from Python takes torch.set_flush_denormal")
+    torch = import_torch()  # setting FTZ/DAZ from Python takes torch.set_flush_denormal
     if not torch.set_flush_denormal(True):
         pytest.skip("this CPU has no flush-to-zero mode torch can set")
     try:

@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.conftest import import_torch
+
 SCRIPT = Path(__file__).resolve().parent.parent / "tools" / "gpu_crosscheck.py"
 
 
@@ -25,7 +27,7 @@ def load_script():
 
 @pytest.fixture(scope="module")
 def dry_run(tmp_path_factory):
-    pytest.importorskip("torch")
+    import_torch()
     script = load_script()
     out = tmp_path_factory.mktemp("crosscheck")
     report = script.main(["--device", "cpu", "--quick", "--out", str(out), "--workers", "2"])

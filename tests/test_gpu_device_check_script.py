@@ -17,6 +17,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.conftest import import_torch
+
 import softfloat as sf
 
 SCRIPT = Path(__file__).resolve().parent.parent / "tools" / "gpu_device_check.py"
@@ -44,7 +46,7 @@ def _backend():
 
 @pytest.fixture(scope="module")
 def dry_run(tmp_path_factory):
-    pytest.importorskip("torch")
+    import_torch()
     script = load_script()
     out = tmp_path_factory.mktemp("devcheck")
     report = script.main(["--device", "cpu", "--quick", "--out", str(out), "--backend", _backend()])
@@ -180,7 +182,7 @@ def test_compiled_kernels_equal_eager_and_numpy(dry_run):
 
 def test_a_wrong_bit_and_a_failing_section_are_reported(tmp_path, monkeypatch):
     # the comparisons are not vacuous, and one section's failure keeps the others
-    pytest.importorskip("torch")
+    import_torch()
     script = load_script("gpu_device_check_broken")
     real = script.matmul_bits
 
@@ -207,7 +209,7 @@ def test_a_wrong_bit_and_a_failing_section_are_reported(tmp_path, monkeypatch):
 
 
 def test_without_cuda_it_says_so(tmp_path):
-    torch = pytest.importorskip("torch")
+    torch = import_torch()
     if torch.cuda.is_available():
         pytest.skip("a CUDA device is present")
     report = load_script("gpu_device_check_no_cuda").main(["--out", str(tmp_path)])

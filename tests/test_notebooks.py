@@ -21,6 +21,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from tests.conftest import needs_torch
+
 ROOT = Path(__file__).resolve().parent.parent
 _spec = importlib.util.spec_from_file_location("notebook_build", ROOT / "notebooks" / "build.py")
 build = importlib.util.module_from_spec(_spec)
@@ -163,18 +165,26 @@ def test_stored_notebook_is_its_source_executed(name):
     assert len(build.images(stored)) >= MIN_FIGURES[name]
 
 
+def needed(name, request):
+    """Skip, saying how to install it, where notebook ``name`` uses torch and it is missing."""
+    if needs_torch((build.SOURCES / f"{name}.py").read_text()):
+        request.getfixturevalue("torch")
+
+
 @pytest.mark.parametrize("name", NAMES)
-def test_notebook_runs_and_shows_its_figures(name):
+def test_notebook_runs_and_shows_its_figures(name, request):
+    needed(name, request)
     nb = executed(name)
     assert len(build.images(nb)) >= MIN_FIGURES[name]
 
 
 @pytest.mark.parametrize("name", [pytest.param(n, marks=() if n == NB01 else pytest.mark.slow) for n in NAMES])
-def test_notebook_runs_in_a_fresh_kernel(name):
+def test_notebook_runs_in_a_fresh_kernel(name, request):
     """As notebooks/build.py runs them (nbclient, a fresh python3 kernel): the first,
     cheapest notebook always, every one with --runslow.  The kernel prints what the
     in-process run prints (which the other tests read), up to blank lines (a kernel sends
     a long cell's output in several messages)."""
+    needed(name, request)
     nb = build.execute(build.notebook_from_source(build.SOURCES / f"{name}.py"))
     assert len(build.images(nb)) >= MIN_FIGURES[name]
     assert re.sub(r"\n+", "\n", printed(nb)) == re.sub(r"\n+", "\n", printed(executed(name)))

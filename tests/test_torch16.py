@@ -7,11 +7,13 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from tests.conftest import import_torch
+
 import softfloat as sf
 from softfloat import _fastpaths
 from softfloat.ops import _driver
 
-torch = pytest.importorskip("torch", reason="the torch route needs torch (softfloat-emu[torch])")
+torch = import_torch()
 
 BINARY = {"add": sf.add, "sub": sf.sub, "mul": sf.mul, "div": sf.div}
 N = _driver.SMALL_FP16 + 1  # the route starts above the small-array shortcuts

@@ -20,7 +20,9 @@ import importlib
 import numpy as np
 import pytest
 
-torch = pytest.importorskip("torch")
+from tests.conftest import import_torch
+
+torch = import_torch()
 
 import softfloat as sf  # noqa: E402
 from softfloat.torch import _accumulate  # noqa: E402

@@ -8,7 +8,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-torch = pytest.importorskip("torch")
+from tests.conftest import import_torch
+
+torch = import_torch()
 
 import softfloat as sf  # noqa: E402
 from softfloat.torch import _accumulate  # noqa: E402

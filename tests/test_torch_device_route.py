@@ -12,7 +12,9 @@ import importlib
 
 import pytest
 
-torch = pytest.importorskip("torch", reason="softfloat.torch needs torch (softfloat-emu[torch])")
+from tests.conftest import import_torch
+
+torch = import_torch()
 F = torch.nn.functional
 
 import softfloat.torch as sft  # noqa: E402

@@ -6,7 +6,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-torch = pytest.importorskip("torch")
+from tests.conftest import import_torch
+
+torch = import_torch()
 
 import softfloat.torch as sft  # noqa: E402
 from tests.torch_checks import bf16_product, tensor  # noqa: E402

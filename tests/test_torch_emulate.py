@@ -9,7 +9,9 @@ import threading
 import numpy as np
 import pytest
 
-torch = pytest.importorskip("torch")
+from tests.conftest import import_torch
+
+torch = import_torch()
 
 import torch.nn.functional as F  # noqa: E402
 

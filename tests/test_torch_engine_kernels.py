@@ -9,7 +9,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-torch = pytest.importorskip("torch", reason="softfloat.torch needs torch (softfloat-emu[torch])")
+from tests.conftest import import_torch
+
+torch = import_torch()
 
 from tests.accumulate_checks import adversarial_operands  # noqa: E402
 

@@ -20,7 +20,9 @@ import warnings
 import numpy as np
 import pytest
 
-torch = pytest.importorskip("torch")
+from tests.conftest import import_torch
+
+torch = import_torch()
 
 import softfloat as sf  # noqa: E402
 import softfloat.torch as sft  # noqa: E402

@@ -6,7 +6,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-torch = pytest.importorskip("torch")
+from tests.conftest import import_torch
+
+torch = import_torch()
 ml_dtypes = pytest.importorskip("ml_dtypes")
 
 import softfloat as sf  # noqa: E402

@@ -10,7 +10,9 @@ import sys
 import numpy as np
 import pytest
 
-torch = pytest.importorskip("torch")
+from tests.conftest import import_torch
+
+torch = import_torch()
 matplotlib = pytest.importorskip("matplotlib")
 matplotlib.use("Agg")
 

@@ -16,7 +16,9 @@ import contextlib
 
 import pytest
 
-torch = pytest.importorskip("torch")
+from tests.conftest import import_torch
+
+torch = import_torch()
 
 import softfloat.torch as sft  # noqa: E402
 from softfloat.recipes import RECIPES, as_recipe  # noqa: E402
