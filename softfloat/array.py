@@ -48,7 +48,9 @@ def _operator(ufunc, name: str, reflected: bool = False):
 class Array(ArrayMethods, np.lib.mixins.NDArrayOperatorsMixin):
     """An array of values of one floating-point format, stored as bit patterns.
 
-    Make one with :func:`asarray` (rounding any input once) or :meth:`from_bits`.
+    Make one with :func:`asarray` (rounding any input once), :meth:`from_bits` (bit
+    patterns, checked and copied) or ``Array(bits, fmt)`` (an ndarray of
+    ``fmt.storage_dtype`` holding patterns, wrapped as it is).
     Arithmetic, comparisons, reductions and matrix products follow numpy's spelling and
     are correctly rounded in the format (see the module docstring for the mapping).
 
@@ -73,8 +75,20 @@ class Array(ArrayMethods, np.lib.mixins.NDArrayOperatorsMixin):
     __slots__ = ("_bits", "_format")
     __array_priority__ = 20
 
-    def __init__(self, bits: np.ndarray, fmt: Format):
-        """Wrap patterns already checked and of ``fmt.storage_dtype`` (use from_bits)."""
+    def __init__(self, bits: np.ndarray, fmt: Format | str):
+        """Wrap ``bits``, an ndarray of ``fmt.storage_dtype`` holding bit patterns of
+        ``fmt``, as an Array (a view: nothing is copied or rounded).
+
+        For values, :func:`asarray` rounds them once into the format; for patterns in
+        another integer type or in a list, :meth:`from_bits` checks and copies them.
+        """
+        if not isinstance(fmt, Format):
+            fmt = as_format(fmt)
+        if type(bits) is not np.ndarray or bits.dtype != fmt.storage_dtype:
+            got = f"an ndarray of {bits.dtype}" if isinstance(bits, np.ndarray) else type(bits).__name__
+            raise TypeError(f"Array(bits, fmt): bits must be an ndarray of {fmt.name}'s bit patterns, dtype "
+                            f"{fmt.storage_dtype}; got {got} (for values use softfloat.asarray(x, "
+                            f"{fmt.name!r}); for patterns in another type, Array.from_bits(bits, {fmt.name!r}))")
         self._bits = bits
         self._format = fmt
 
@@ -88,7 +102,7 @@ class Array(ArrayMethods, np.lib.mixins.NDArrayOperatorsMixin):
         """
         fmt = as_format(fmt)
         arr = _validate.bit_patterns("bits", bits, fmt.bits)
-        return cls(np.array(arr, dtype=fmt.storage_dtype, copy=True), fmt)
+        return _wrap(np.array(arr, dtype=fmt.storage_dtype, copy=True), fmt)
 
     # ---- what it is --------------------------------------------------------------------
     @property
@@ -118,7 +132,7 @@ class Array(ArrayMethods, np.lib.mixins.NDArrayOperatorsMixin):
 
     @property
     def T(self) -> "Array":
-        return Array(self._bits.T, self._format)
+        return _wrap(self._bits.T, self._format)
 
     def __len__(self) -> int:
         return len(self._bits)
@@ -131,7 +145,7 @@ class Array(ArrayMethods, np.lib.mixins.NDArrayOperatorsMixin):
 
     def _new(self, bits) -> "Array":
         """An Array of the same format over ``bits`` (a view where ``bits`` is one)."""
-        return Array(bits, self._format)
+        return _wrap(bits, self._format)
 
     def to_numpy(self, dtype=None) -> np.ndarray:
         """The values, exactly, as a plain numpy array: the escape from emulation.
@@ -206,7 +220,7 @@ class Array(ArrayMethods, np.lib.mixins.NDArrayOperatorsMixin):
         bits, flags = ctx.split(convert(self._bits, self._format, fmt, rounding, return_flags=ctx.track_flags,
                                         **ctx.options()))
         ctx.record("astype", flags)
-        return Array(np.asarray(bits), fmt)
+        return _wrap(np.asarray(bits), fmt)
 
     def _to_plain(self, dtype: np.dtype, rounding) -> np.ndarray:
         if dtype.kind == "b":
@@ -218,13 +232,13 @@ class Array(ArrayMethods, np.lib.mixins.NDArrayOperatorsMixin):
         return np.asarray(values)
 
     def copy(self, order="C") -> "Array":
-        return Array(self._bits.copy(), self._format)
+        return _wrap(self._bits.copy(), self._format)
 
     def reshape(self, *shape, order="C", copy=None) -> "Array":
-        return Array(self._bits.reshape(*shape, order=order, copy=copy), self._format)
+        return _wrap(self._bits.reshape(*shape, order=order, copy=copy), self._format)
 
     def transpose(self, *axes) -> "Array":
-        return Array(self._bits.transpose(*axes), self._format)
+        return _wrap(self._bits.transpose(*axes), self._format)
 
     def __repr__(self) -> str:
         values = np.asarray(decode(self._bits, self._format))
@@ -234,7 +248,7 @@ class Array(ArrayMethods, np.lib.mixins.NDArrayOperatorsMixin):
 
     # ---- indexing ----------------------------------------------------------------------
     def __getitem__(self, index) -> "Array":
-        return Array(np.asarray(self._bits[_index(index)]), self._format)
+        return _wrap(np.asarray(self._bits[_index(index)]), self._format)
 
     def __setitem__(self, index, value) -> None:
         """Round ``value`` once into the format (the context's attributes) and store it.
@@ -393,6 +407,18 @@ def _scalar_bits(value, fmt: Format, ctx):
     return found[0], found[1]
 
 
+_NEW = object.__new__
+
+
+def _wrap(bits: np.ndarray, fmt: Format) -> Array:
+    """Array(bits, fmt) without its checks, for patterns the callers here made: an
+    ndarray of ``fmt.storage_dtype`` and a Format."""
+    array = _NEW(Array)
+    array._bits = bits
+    array._format = fmt
+    return array
+
+
 class _Adapter:
     """What the mapping modules below need of the Array type (they cannot import it)."""
 
@@ -404,10 +430,10 @@ class _Adapter:
     def wrap(bits, fmt: Format) -> Array:
         storage = fmt.storage_dtype
         if type(bits) is storage.type:  # a 0-d result as a numpy scalar
-            return Array(np.asarray(bits), fmt)
+            return _wrap(np.asarray(bits), fmt)
         if type(bits) is np.ndarray and bits.dtype == storage:
-            return Array(bits, fmt)
-        return Array(np.asarray(bits).astype(storage, copy=False), fmt)
+            return _wrap(bits, fmt)
+        return _wrap(np.asarray(bits).astype(storage, copy=False), fmt)
 
     @staticmethod
     def common(*values, ctx=None):
@@ -473,7 +499,7 @@ def asarray(x, fmt=None, rounding=None, *, saturate=None, attributes=None) -> Ar
     ctx = get_context()
     if rounding is None and saturate is None and attributes is None and not isinstance(x, str):
         # (a decimal string is a value here, though never an operand: _bits_in refuses it)
-        return Array(np.array(_bits_in(x, fmt, "asarray"), dtype=fmt.storage_dtype, copy=True), fmt)
+        return _wrap(np.array(_bits_in(x, fmt, "asarray"), dtype=fmt.storage_dtype, copy=True), fmt)
     opts = dict(ctx.options(), saturate=saturate, return_flags=ctx.track_flags)  # given ones win
     if attributes is not None:
         opts["attributes"] = attributes
@@ -482,5 +508,5 @@ def asarray(x, fmt=None, rounding=None, *, saturate=None, attributes=None) -> Ar
     else:
         bits, flags = ctx.split(encode(x, fmt, rounding, **opts))
     ctx.record("asarray", flags)
-    return Array(np.array(bits, dtype=fmt.storage_dtype, copy=True), fmt)
+    return _wrap(np.array(bits, dtype=fmt.storage_dtype, copy=True), fmt)
 

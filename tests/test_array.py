@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import threading
 
+import ml_dtypes
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -221,6 +222,24 @@ def test_bad_context_options_are_named():
 
 
 # ---- the array type itself ---------------------------------------------------------------
+def test_the_constructor_wraps_bit_patterns_and_refuses_anything_else():
+    """Array(bits, fmt) wraps an ndarray of the format's storage dtype (a view, as the
+    Arrays the library makes); values, lists, other integer types are refused with the
+    way to make one, never wrapped as they are (they were: a float64 "bits" array summed
+    to a wrong answer without an error)."""
+    bits = np.array([0x3C00, 0x7C00], dtype=np.uint16)
+    x = sf.Array(bits, "fp16")
+    assert x.format is sf.fp16 and x.bits is bits and x.tolist() == [1.0, float("inf")]
+    assert sf.Array(bits, fmt=sf.bf16).tolist() == bits.view(ml_dtypes.bfloat16).astype(float).tolist()
+    for wrong, got in ((np.arange(3.0), "ndarray of float64"), ([1.0, 2.0], "list"),
+                       (np.arange(3), "ndarray of int64"), (np.zeros(2, np.uint8), "ndarray of uint8")):
+        with pytest.raises(TypeError, match=rf"bits must be an ndarray of fp16's bit patterns, dtype "
+                                            rf"uint16; got (an )?{got} .*softfloat\.asarray\(x, 'fp16'\).*from_bits"):
+            sf.Array(wrong, "fp16")
+    with pytest.raises(ValueError, match="not a known format"):
+        sf.Array(bits, "fp17")
+
+
 def test_repr_shape_indexing_and_conversion():
     x = sf.asarray([[1.0, 0.1], [2.0, -3.0]], "fp16")
     assert repr(x[0]) == "Array([1.0, 0.0999755859375], fmt=fp16)"
