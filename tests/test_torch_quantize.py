@@ -88,9 +88,10 @@ def test_strided_input():
     assert _same(sft.quantize(x, "bf16").numpy(), sf.quantize(x.numpy(), "bf16"))
 
 
-@pytest.mark.parametrize("t", [torch.arange(4), torch.ones(3, dtype=torch.bool), torch.ones(2, dtype=torch.complex64)])
-def test_non_float_tensors_are_refused(t):
-    with pytest.raises(TypeError, match=r"^t must be .*" + str(t.dtype).replace(".", r"\.")):
+@pytest.mark.parametrize("t, kind", [(torch.arange(4), "an integer"), (torch.ones(3, dtype=torch.bool), "a bool"),
+                                     (torch.ones(2, dtype=torch.complex64), "a complex")])
+def test_non_float_tensors_are_refused(t, kind):
+    with pytest.raises(TypeError, match=rf"^t must be .*; got {kind} tensor of dtype " + str(t.dtype).replace(".", r"\.")):
         sft.quantize(t, "bf16")
 
 

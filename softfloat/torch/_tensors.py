@@ -26,8 +26,8 @@ def check_float(name: str, t, what: str = "a float tensor") -> None:
     if not isinstance(t, torch.Tensor):
         raise TypeError(f"{name} must be {what}; got {type(t).__name__}")
     if not t.dtype.is_floating_point:
-        kind = "complex" if t.dtype.is_complex else "integer" if t.dtype != torch.bool else "bool"
-        raise TypeError(f"{name} must be {what} (float16, bfloat16, float32 or float64); got a "
+        kind = "a complex" if t.dtype.is_complex else "an integer" if t.dtype != torch.bool else "a bool"
+        raise TypeError(f"{name} must be {what} (float16, bfloat16, float32 or float64); got "
                         f"{kind} tensor of dtype {t.dtype}")
 
 
