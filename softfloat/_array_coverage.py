@@ -38,7 +38,7 @@ REFUSED = {
     "bincount": "weights summed in float64", "cov": _FLOAT64, "corrcoef": _FLOAT64, "polyfit": _LINALG,
     "polyval": _FLOAT64, "poly": _COMPLEX, "roots": _COMPLEX, "polyadd": _FLOAT64, "polysub": _FLOAT64,
     "polymul": _FLOAT64, "polydiv": _FLOAT64, "polyder": _FLOAT64, "polyint": _FLOAT64,
-    "vander": _FLOAT64, "unwrap": _FLOAT64, "sinc": _FLOAT64, "i0": _FLOAT64, "nan_to_num": _FLOAT64,
+    "vander": _FLOAT64, "unwrap": _FLOAT64, "sinc": _FLOAT64, "i0": _FLOAT64,
     "real_if_close": _COMPLEX, "angle": _COMPLEX, "real": _COMPLEX, "imag": _COMPLEX, "iscomplex": _COMPLEX,
     "isreal": _COMPLEX, "iscomplexobj": _COMPLEX, "isrealobj": _COMPLEX, "sort_complex": _COMPLEX,
     "array2string": _STRINGS, "array_repr": _STRINGS, "array_str": _STRINGS, "savetxt": _STRINGS,

@@ -252,6 +252,29 @@ def fill_diagonal(A, a, val, wrap=False):
     np.fill_diagonal(a.bits, A.bits_in(val, a.format, "fill_diagonal"), wrap=wrap)
 
 
+@implements(np.nan_to_num)
+def nan_to_num(A, x, copy=True, nan=0.0, posinf=None, neginf=None):
+    """NaNs become ``nan``, +-infinity ``posinf``/``neginf`` (by default, as numpy does for
+    its floats, the format's largest finite value of that sign), the replacements rounded
+    once into the format (flags counted); every other pattern is kept.  ``copy=False``
+    writes into ``x`` and returns it."""
+    if not A.is_array(x):
+        return NotImplemented
+    fmt, bits = x.format, x.bits
+    result = np.where(codec.is_nan(bits, fmt), A.bits_in(nan, fmt, "nan_to_num"), bits)
+    if fmt.has_infinity:
+        infinite, minus = codec.is_infinite(bits, fmt), codec.is_sign_minus(bits, fmt)
+        big = fmt.max_finite_bits
+        up = big if posinf is None else A.bits_in(posinf, fmt, "nan_to_num")
+        down = big | fmt.sign_mask if neginf is None else A.bits_in(neginf, fmt, "nan_to_num")
+        result = np.where(infinite, np.where(minus, down, up), result)
+    result = result.astype(fmt.storage_dtype, copy=False)
+    if copy:
+        return A.wrap(result, fmt)
+    np.copyto(bits, result)
+    return x
+
+
 # ---- new arrays like an Array -------------------------------------------------------------
 def _like(A, a, value, dtype, shape):
     """An Array of ``a``'s format (or of ``dtype`` where it is a Format) filled with ``value``

@@ -179,3 +179,42 @@ def test_refused_functions_say_why():
         np.linalg.solve(sf.asarray(np.eye(2), "fp16"), sf.asarray([1.0, 2.0], "fp16"))
     with pytest.raises(TypeError, match="weights"):
         np.average(sf.asarray([1.0, 2.0], "fp16"), weights=[1, 2])
+
+
+ALL_FP16 = np.arange(1 << 16, dtype=np.uint16)
+
+
+@pytest.mark.parametrize("replacements", [{}, {"nan": -1.0, "posinf": 1e9, "neginf": -7.3}, {"nan": 0.1}])
+def test_nan_to_num_equals_numpys_on_every_fp16_pattern(replacements):
+    """numpy's own nan_to_num on float16 is the oracle (the replacements rounded into
+    float16 by numpy: -7.3 and 0.1 inexactly, 1e9 to infinity)."""
+    got = np.nan_to_num(sf.Array(ALL_FP16.copy(), "fp16"), **replacements)
+    with np.errstate(over="ignore"):  # numpy's cast of 1e9 into float16 overflows, as ours does
+        expected = np.nan_to_num(ALL_FP16.view(np.float16), **replacements)
+    assert got.format == sf.fp16
+    assert np.array_equal(got.bits, expected.view(np.uint16))
+
+
+@pytest.mark.parametrize("dtype", ["bfloat16", "float8_e5m2", "float8_e4m3fn"])
+def test_nan_to_num_of_every_narrow_pattern_replaces_by_the_largest_finite_value(dtype):
+    """ml_dtypes' formats, which numpy's nan_to_num leaves alone: its result on the float32
+    values with ml_dtypes.finfo's largest value as posinf/neginf, cast back by ml_dtypes."""
+    import ml_dtypes
+
+    fmt = sf.as_format(dtype)
+    bits = np.arange(1 << fmt.bits, dtype=fmt.storage_dtype)
+    big = float(ml_dtypes.finfo(getattr(ml_dtypes, dtype)).max)
+    values = bits.view(getattr(ml_dtypes, dtype)).astype(np.float32)
+    expected = np.nan_to_num(values, posinf=big, neginf=-big).astype(getattr(ml_dtypes, dtype))
+    assert np.array_equal(np.nan_to_num(sf.Array(bits, fmt)).bits, expected.view(fmt.storage_dtype))
+
+
+def test_nan_to_num_in_place_and_its_replacements_round_once_with_flags():
+    x = sf.asarray([np.nan, np.inf, -np.inf, 2.0], "bf16")
+    before = x.bits.copy()
+    y = np.nan_to_num(x)
+    assert y is not x and np.array_equal(x.bits, before)  # the input is not modified
+    with sf.context() as ctx:
+        z = np.nan_to_num(x, copy=False, nan=0.1)
+    assert z is x and x.tolist() == [float(sf.asarray(0.1, "bf16")), sf.bf16.max_finite, -sf.bf16.max_finite, 2.0]
+    assert ctx.flags.inexact == 1  # 0.1, rounded once
