@@ -79,13 +79,13 @@ from .._flagmasks import FlagMasks
 from .._workspace import BLOCK_SIZE
 from ..formats import Format, fp16, fp32
 from ..rounding import Rounding
-from . import _bfloat16, _decoding, _float16, _native16, _odd32, _plan, _scalar, _table, _truncate, _value_grid
+from . import _bfloat16, _decoding, _float16, _float32, _native16, _odd32, _plan, _scalar, _table, _truncate, _value_grid
 from ._table import TABLE_INDEX_MAX_BITS
 
 __all__ = ["ENABLED", "BLOCK_FACTOR", "TABLE_INDEX_MAX_BITS", "quantize_block", "TRUNCATING_BLOCK_FACTOR",
            "block_factor", "encode_block", "decode_by_shift", "decode_by_widening", "decode_table", "quantize_small",
            "SCALAR_INEXACT", "SCALAR_UNDERFLOW", "scalar_float", "scalar_ratio", "scalar_sqrt", "scalar_values",
-           "float16_arithmetic", "float16_block", "float16_block_applies", "bfloat16_arithmetic",
+           "float16_arithmetic", "float16_block", "float16_block_applies", "bfloat16_arithmetic", "float32_arithmetic",
            "bfloat16_nearest_even", "value_grid_plan", "value_grid_normal", "value_grid_round"]
 
 #: False sends every block down the general path (tests compare the two)
@@ -354,6 +354,17 @@ def bfloat16_arithmetic(ufunc, patterns, fmt: Format, attrs, narrow: bool = Fals
     if not ENABLED or not _bfloat16.applies(fmt, attrs):
         return None
     return _bfloat16.exact_values(ufunc, patterns, attrs, narrow)
+
+
+def float32_arithmetic(ufunc, patterns, fmt: Format, attrs):
+    """fp32 ``ufunc`` (np.add, np.subtract, np.multiply) of uint32 pattern arrays as
+    float64 values whose rounding into fp32 (by the codec's encoder, flags included) is
+    the correctly rounded result (:mod:`._float32`: a deterministic mode, finite
+    operands), or None (declined; division and sqrt always).  DAZ is the caller's to
+    exclude."""
+    if not ENABLED or not _float32.applies(fmt, ufunc, attrs):
+        return None
+    return _float32.exact_values(ufunc, patterns, attrs)
 
 
 def bfloat16_nearest_even(values):

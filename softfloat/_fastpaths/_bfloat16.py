@@ -55,7 +55,7 @@ import numpy as np
 from ..formats import bf16
 from ..rounding import Rounding
 
-__all__ = ["applies", "exact_values", "nearest_even"]
+__all__ = ["applies", "exact_values", "nearest_even", "sum_to_odd"]
 
 _FLOAT32_TOP = np.uint32(16)
 _MAGNITUDE, _INFINITY = np.uint16(0x7FFF), np.uint16(0x7F80)  # bf16's: |pattern| >= 0x7F80 is inf or NaN
@@ -80,7 +80,7 @@ def exact_values(ufunc, patterns, attrs, narrow=False):
         values.append(_values().take(p))
     if ufunc is np.add or ufunc is np.subtract:
         x, y = values
-        r = _sum(x, -y if ufunc is np.subtract else y, attrs)
+        r = sum_to_odd(x, -y if ufunc is np.subtract else y, attrs)
     elif ufunc is np.divide and not values[1].all():
         return None
     elif ufunc is np.sqrt and (values[0] < 0).any():
@@ -108,8 +108,11 @@ def _values():
     return _VALUES[0]
 
 
-def _sum(x, y, attrs):
-    """x + y rounded to odd at 53 bits, zero signs as IEEE 754 (module docstring)."""
+def sum_to_odd(x, y, attrs):
+    """x + y of float64 arrays of bf16 or fp32 values (at most 24 significant bits,
+    multiples of 2**-149, below 2**128): exact, or rounded to odd at 53 bits where it is
+    not; exact zero sums signed as IEEE 754 does in ``attrs``' mode (module docstring;
+    softfloat._fastpaths._float32 for fp32)."""
     s = np.asarray(x + y)
     bv = s - x
     e = (y - bv) + (x - (s - bv))  # TwoSum's exact error: s + e == x + y

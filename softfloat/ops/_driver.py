@@ -5,7 +5,8 @@ Before the blocks, :func:`apply` tries its shortcuts (each off with
 ``softfloat._fastpaths.ENABLED``): one element on Python integers (:func:`_one_element`),
 small fp16 arrays by numpy's float16 arithmetic (:func:`_small_fp16`), small bf16 arrays
 by float64 arithmetic and the codec's encoder, or in round to nearest even the
-shortcut's own rounding (:func:`_small_bf16`), larger fp16/bf16 arrays without flags in round to nearest even
+shortcut's own rounding (:func:`_small_bf16`), small fp32 sums, differences and products
+likewise (:func:`_small_fp32`), larger fp16/bf16 arrays without flags in round to nearest even
 by torch's kernels where torch is imported (:func:`_by_torch`), and operands of at
 most 16 bits side by side (FP8 pairs, sqrt up to fp16) by one lookup in a table the
 general path filled once (:func:`_by_pair_table`, its proof beside it)."""
@@ -28,7 +29,7 @@ from ..flags import FLAG_NAMES, Flags
 from ..rounding import Rounding
 from .._random import Positions, key_from
 from .._workspace import Workspace
-from ..formats import as_format, bf16
+from ..formats import as_format, bf16, fp32
 from ._native import block_kernel
 from ._nan import resolve_nans
 from ._operands import daz, operand_patterns, operand_values
@@ -123,7 +124,8 @@ def _small_input(operation, fmt, operands, attrs, daz, want):
         if found is not None:
             return found
     if not daz and operation.native is not None:
-        small_arithmetic = _small_bf16 if fmt is bf16 or fmt == bf16 else _small_fp16
+        small_arithmetic = _small_bf16 if fmt is bf16 or fmt == bf16 else \
+            _small_fp32 if fmt is fp32 or fmt == fp32 else _small_fp16
         found = small_arithmetic(operation.native, fmt, operands, attrs, want)
         if found is not None:
             return found
@@ -187,7 +189,11 @@ def _one_element(scalar, fmt, operands, attrs, want):
 #: elements up to which fp16 operations take softfloat._fastpaths.float16_arithmetic,
 #: and bf16 ones bfloat16_arithmetic (larger arrays keep the streamed kernels, tuned for them)
 SMALL_FP16 = 1 << 14
-_UINT16 = np.dtype(np.uint16)
+#: elements up to which fp32 add/sub/mul take softfloat._fastpaths.float32_arithmetic: 84 us
+#: against the streamed kernels' 190 for an 8,192-element sum, but 560 against 190 at
+#: 16,384 (its float64 temporaries then reach the allocator's 128 KiB mmap threshold)
+SMALL_FP32 = 1 << 13
+_UINT16, _UINT32 = np.dtype(np.uint16), np.dtype(np.uint32)
 
 
 def _pattern_arrays(operands, dtype):
@@ -295,16 +301,33 @@ def _small_bf16(ufunc, fmt, operands, attrs, want):
             clear = np.zeros((4,) + shape, dtype=bool)
             flags = Flags(clear[0], clear[1], clear[2], clear[3], inexact)
             return (bits[()], flags.squeezed()) if bits.ndim == 0 else (bits, flags)
-    out = np.empty(shape, dtype=fmt.storage_dtype)
     # float64 values with flags even when not wanted (the same bits): the codec's float64 ->
     # bf16 kernel took 14 us on 1,000 elements with flags, 23 without (its upper-word
     # kernel); float32 values: 8 us without flags, 15 with them
-    flags = encode_block(np.ascontiguousarray(values).reshape(-1), fmt, attrs, None,
-                         want or values.dtype == np.float64, out.reshape(-1), Workspace(max(n, 1)))
+    return _encoded(values, fmt, attrs, want or values.dtype == np.float64, want)
+
+
+def _small_fp32(ufunc, fmt, operands, attrs, want):
+    """apply() for uint32 array operands of at most SMALL_FP32 elements (broadcast) by
+    softfloat._fastpaths.float32_arithmetic's float64 values (its proof there: add, sub
+    and mul) and the codec's encoder, or None."""
+    found = _pattern_arrays(operands, _UINT32)
+    if found is None or math.prod(found[1]) > SMALL_FP32:
+        return None
+    values = _fastpaths.float32_arithmetic(ufunc, found[0], fmt, attrs)
+    return None if values is None else _encoded(values, fmt, attrs, True, want)
+
+
+def _encoded(values, fmt, attrs, with_flags: bool, want: bool):
+    """The codec's rounding of the float64 or float32 ``values`` into ``fmt``, as apply()
+    returns it (``with_flags``: the encoder computes them, where faster or needed)."""
+    out = np.empty(values.shape, dtype=fmt.storage_dtype)
+    flags = encode_block(np.ascontiguousarray(values).reshape(-1), fmt, attrs, None, with_flags,
+                         out.reshape(-1), Workspace(max(out.size, 1)))
     result = out[()] if out.ndim == 0 else out
     if not want:
         return result
-    return result, flags.to_flags(shape).squeezed()
+    return result, flags.to_flags(values.shape).squeezed()
 
 
 # ---- every operand pair of a narrow format: one lookup (FP8 add/sub/mul/div, sqrt to 16 bits) ----
