@@ -31,3 +31,19 @@ def assert_same(fast, slow):
     assert type(fast) is type(slow)
     assert np.shape(fast) == np.shape(slow)
     assert np.array_equal(np.asarray(fast).reshape(-1).view(np.uint8), np.asarray(slow).reshape(-1).view(np.uint8))
+
+
+def spy_on(monkeypatch, name: str) -> list:
+    """The sizes of the answers ``softfloat._fastpaths.<name>`` gave (a declined call, None,
+    adds nothing) from now on in the test: a shortcut's tests check it ran."""
+    taken = []
+    real = getattr(_fastpaths, name)
+
+    def wrapper(*args):
+        found = real(*args)
+        if found is not None:
+            taken.append(found.size)
+        return found
+
+    monkeypatch.setattr(_fastpaths, name, wrapper)
+    return taken

@@ -15,7 +15,7 @@ import pytest
 import softfloat as sf
 from softfloat import _fastpaths
 
-from tests.fastpath_checks import assert_same, general
+from tests.fastpath_checks import assert_same, general, spy_on
 
 DETERMINISTIC = ["nearest_even", "nearest_away", "toward_zero", "upward", "downward", "odd"]
 OPTIONS = [{}, {"tininess": "before"}, {"subnormals": False}, {"saturate": True},
@@ -39,18 +39,8 @@ def _chunks():
 
 @pytest.fixture
 def spy(monkeypatch):
-    """Counts the calls the shortcut took (returned values for)."""
-    taken = []
-    real = _fastpaths.bfloat16_arithmetic
-
-    def wrapper(*args):
-        found = real(*args)
-        if found is not None:
-            taken.append(found.size)
-        return found
-
-    monkeypatch.setattr(_fastpaths, "bfloat16_arithmetic", wrapper)
-    return taken
+    """Counts the calls the shortcut answered."""
+    return spy_on(monkeypatch, "bfloat16_arithmetic")
 
 
 def _check(call):

@@ -21,7 +21,7 @@ import softfloat as sf
 from softfloat import _fastpaths
 from softfloat.ops._driver import SMALL_FP32
 
-from tests.fastpath_checks import assert_same, general
+from tests.fastpath_checks import assert_same, general, spy_on
 from tests.oracle import pattern_of, round_exact, value_of_float
 
 DETERMINISTIC = ["nearest_even", "nearest_away", "toward_zero", "upward", "downward", "odd"]
@@ -57,17 +57,7 @@ def _check(call):
 @pytest.fixture
 def spy(monkeypatch):
     """Counts the calls the shortcut answered."""
-    taken = []
-    real = _fastpaths.float32_arithmetic
-
-    def wrapper(*args):
-        found = real(*args)
-        if found is not None:
-            taken.append(found.size)
-        return found
-
-    monkeypatch.setattr(_fastpaths, "float32_arithmetic", wrapper)
-    return taken
+    return spy_on(monkeypatch, "float32_arithmetic")
 
 
 @pytest.mark.parametrize("rounding", DETERMINISTIC)
