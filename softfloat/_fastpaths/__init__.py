@@ -357,12 +357,12 @@ def bfloat16_arithmetic(ufunc, patterns, fmt: Format, attrs, narrow: bool = Fals
 
 
 def float32_arithmetic(ufunc, patterns, fmt: Format, attrs):
-    """fp32 ``ufunc`` (np.add, np.subtract, np.multiply) of uint32 pattern arrays as
-    float64 values whose rounding into fp32 (by the codec's encoder, flags included) is
-    the correctly rounded result (:mod:`._float32`: a deterministic mode, finite
-    operands), or None (declined; division and sqrt always).  DAZ is the caller's to
-    exclude."""
-    if not ENABLED or not _float32.applies(fmt, ufunc, attrs):
+    """fp32 ``ufunc`` (np.add, np.subtract, np.multiply, np.divide, np.sqrt) of uint32
+    pattern arrays as float64 values whose rounding into fp32 (by the codec's encoder,
+    flags included) is the correctly rounded result (:mod:`._float32`: a deterministic
+    mode, finite operands, nonzero divisors, non-negative radicands), or None (declined).
+    DAZ is the caller's to exclude."""
+    if not ENABLED or not _float32.applies(fmt, attrs):
         return None
     return _float32.exact_values(ufunc, patterns, attrs)
 

@@ -55,7 +55,7 @@ import numpy as np
 from ..formats import bf16
 from ..rounding import Rounding
 
-__all__ = ["applies", "exact_values", "nearest_even", "sum_to_odd"]
+__all__ = ["applies", "exact_values", "float64_result", "nearest_even", "sum_to_odd"]
 
 _FLOAT32_TOP = np.uint32(16)
 _MAGNITUDE, _INFINITY = np.uint16(0x7FFF), np.uint16(0x7F80)  # bf16's: |pattern| >= 0x7F80 is inf or NaN
@@ -78,20 +78,27 @@ def exact_values(ufunc, patterns, attrs, narrow=False):
         if p.size == 0 or (p & _MAGNITUDE).max() >= _INFINITY:  # an infinity or NaN
             return None
         values.append(_values().take(p))
-    if ufunc is np.add or ufunc is np.subtract:
-        x, y = values
-        r = sum_to_odd(x, -y if ufunc is np.subtract else y, attrs)
-    elif ufunc is np.divide and not values[1].all():
-        return None
-    elif ufunc is np.sqrt and (values[0] < 0).any():
-        return None
-    else:
-        r = np.asarray(ufunc(*values))
-    if not narrow:
+    r = float64_result(ufunc, values, attrs)
+    if r is None or not narrow:
         return r
     with np.errstate(over="ignore"):
         r32 = r.astype(np.float32)
     return r32 if (r32 == r).all() else r  # the same values
+
+
+def float64_result(ufunc, values, attrs):
+    """``ufunc`` of the float64 values of finite bf16 or fp32 operands: sums by
+    :func:`sum_to_odd`, the rest by float64's own operation (products exact; quotients
+    and square roots rounded once, which the callers' proofs allow), or None (declined:
+    a zero divisor, a negative square root)."""
+    if ufunc is np.add or ufunc is np.subtract:
+        x, y = values
+        return sum_to_odd(x, -y if ufunc is np.subtract else y, attrs)
+    if ufunc is np.divide and not values[1].all():
+        return None
+    if ufunc is np.sqrt and (values[0] < 0).any():
+        return None
+    return np.asarray(ufunc(*values))
 
 
 _VALUES: list = []

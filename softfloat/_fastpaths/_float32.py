@@ -1,15 +1,16 @@
-"""fp32 add, sub and mul on small arrays: the exact result (or its rounding to odd at 53
-bits) in float64, for the codec's float64 encoder to round once -- as
+"""fp32 arithmetic on small arrays: the exact result (or a rounding of it that decides the
+same bits and flags) in float64, for the codec's float64 encoder to round once -- as
 :mod:`._bfloat16` does for bf16, whose argument this is with 24-bit significands.
 
 The general path streams blocks through a hundred numpy calls whatever the size: about
-100 us for an fp32 addition of one element, where this takes a few numpy calls.
+90 us for an fp32 addition of one element, where this takes a few numpy calls.
 
 Why the bits and flags are the general path's
 ---------------------------------------------
 * the operands are finite (anything else is declined: NaN results follow the platform's
-  rules, inf - inf raises invalid), and their float64 values are exact (every float32
-  value is a float64 one);
+  rules; infinities, zero divisors and negative square roots raise invalid or
+  divide_by_zero), and their float64 values are exact (every float32 value is a float64
+  one);
 * products: two 24-bit significands make at most 48 bits, and fp32 products lie in
   [2**-298, 2**256), inside float64's normal range, so ``x * y`` is exact (zeros have the
   exclusive or of the signs in every mode, as float64 gives them);
@@ -17,15 +18,31 @@ Why the bits and flags are the general path's
   intermediate is below 2**130 and a multiple of fp32's quantum 2**-149, so none
   overflows or underflows), the sum rounded to odd at 53 bits where it is inexact, which
   followed by a rounding to p = 24 <= 51 bits is one rounding to 24 bits in every mode,
-  for every target exponent (Boldo and Melquiond, IEEE TC 2008); the odd value is an
-  fp32 value, below 2**-126 or beyond the overflow threshold (a 25-bit number) exactly
-  when the exact sum is, so the flags follow too.  Exact zero sums get IEEE 754's signs
-  (-0 for a cancellation under downward).
-* quotients and square roots are declined: rounded twice, to float64 and then to 24
-  bits, they are correctly rounded only by a margin (53 >= 2 * 24 + 2) that is not
-  proved here for the directed modes and the flags, so the general path keeps them.
+  for every target exponent (Boldo and Melquiond, IEEE TC 2008); the odd value is an fp32
+  value, below 2**-126 or beyond the overflow threshold (a 25-bit number) exactly when the
+  exact sum is, so the flags follow too.  Exact zero sums get IEEE 754's signs (-0 for a
+  cancellation under downward);
+* quotients and square roots are rounded twice, to float64 and then to fp32.  What any
+  deterministic rounding of a value q into fp32 decides -- its bits, inexact, overflow,
+  tininess before or after rounding, flushing -- depends only on where q lies among the
+  numbers v of at most 25 significant bits (fp32 values, subnormals included, the
+  midpoints between them, 2**-126 and the midpoint below it, the overflow threshold
+  (2 - 2**-24) * 2**127) and whether it equals one.  Let q != v with ``|q - v| < |v| / 2``
+  (else there is nothing to show), a = A 2**ea, b = B 2**eb, v = V 2**ev with integers
+  A, B < 2**24, V < 2**25.  Quotient: ``q - v = (a - v b) / b`` and ``a - v b`` is a
+  non-zero multiple of ``2**min(ea, ev + eb)``, so ``|q - v| / |v|`` is at least about
+  ``min(1 / A, 1 / (B V)) > 2**-50`` (|v b| is within a factor 2 of |a|).  Square root:
+  ``q - v = (a - v**2) / (q + v)`` and ``a - v**2`` is a non-zero multiple of
+  ``2**min(ea, 2 ev)``, so ``|q - v| / |v| > 2**-52``.  float64's division and square
+  root (IEEE, correctly rounded; quotients lie in [2**-277, 2**277], roots in
+  [2**-75, 2**64]: float64 normals) move q by at most half an ulp, at most 2**-53 |v|
+  near v, less than that distance: so the float64 result r lies on the same side of
+  every such v as q, and equals v only where q does (v is a float64 value).  Every
+  rounding decision on r is then q's (Figueroa, "When is double rounding innocuous?",
+  1995, proves the round-to-nearest case: 53 >= 2 * 24 + 2).
 
-tests/test_small_fp32.py compares it with the general path (switch off) and MPFR.
+tests/test_small_fp32.py compares it with the general path (switch off) and with MPFR,
+on operands built next to those decision points.
 """
 
 from __future__ import annotations
@@ -34,30 +51,27 @@ import numpy as np
 
 from ..formats import fp32
 from ..rounding import Rounding
-from ._bfloat16 import sum_to_odd
+from ._bfloat16 import float64_result
 
 __all__ = ["applies", "exact_values"]
 
 _MAGNITUDE, _INFINITY = np.uint32(0x7FFFFFFF), np.uint32(0x7F800000)  # |pattern| >= 0x7F800000: inf or NaN
-_TAKEN = (np.add, np.subtract, np.multiply)
 
 
-def applies(fmt, ufunc, attrs) -> bool:
-    """fp32 add, sub or mul in a deterministic mode (stochastic rounding draws from every
-    discarded bit); every option is the encoder's.  DAZ is the caller's to exclude."""
-    return (fmt is fp32 or fmt == fp32) and ufunc in _TAKEN and attrs.rounding is not Rounding.STOCHASTIC
+def applies(fmt, attrs) -> bool:
+    """fp32 in a deterministic mode (stochastic rounding draws from every discarded bit);
+    every option is the encoder's.  DAZ is the caller's to exclude."""
+    return (fmt is fp32 or fmt == fp32) and attrs.rounding is not Rounding.STOCHASTIC
 
 
 def exact_values(ufunc, patterns, attrs):
-    """``ufunc`` (np.add, np.subtract, np.multiply) of non-empty uint32 fp32 pattern arrays
-    as a float64 array of the broadcast shape whose rounding into fp32 is the exact
-    result's (see the module docstring), or None (declined: an infinite or NaN operand)."""
+    """``ufunc`` (np.add, np.subtract, np.multiply, np.divide, np.sqrt) of non-empty uint32
+    fp32 pattern arrays as a float64 array of the broadcast shape whose rounding into
+    fp32 is the exact result's (see the module docstring), or None (declined: a
+    non-finite operand, a zero divisor, a negative square root)."""
     values = []
     for p in patterns:
         if p.size == 0 or (p & _MAGNITUDE).max() >= _INFINITY:
             return None
         values.append(p.view(np.float32).astype(np.float64))
-    x, y = values
-    if ufunc is np.multiply:
-        return np.asarray(x * y)
-    return sum_to_odd(x, -y if ufunc is np.subtract else y, attrs)
+    return float64_result(ufunc, values, attrs)

@@ -5,8 +5,8 @@ Before the blocks, :func:`apply` tries its shortcuts (each off with
 ``softfloat._fastpaths.ENABLED``): one element on Python integers (:func:`_one_element`),
 small fp16 arrays by numpy's float16 arithmetic (:func:`_small_fp16`), small bf16 arrays
 by float64 arithmetic and the codec's encoder, or in round to nearest even the
-shortcut's own rounding (:func:`_small_bf16`), small fp32 sums, differences and products
-likewise (:func:`_small_fp32`), larger fp16/bf16 arrays without flags in round to nearest even
+shortcut's own rounding (:func:`_small_bf16`), small fp32 arrays likewise by float64
+arithmetic and the encoder (:func:`_small_fp32`), larger fp16/bf16 arrays without flags in round to nearest even
 by torch's kernels where torch is imported (:func:`_by_torch`), and operands of at
 most 16 bits side by side (FP8 pairs, sqrt up to fp16) by one lookup in a table the
 general path filled once (:func:`_by_pair_table`, its proof beside it)."""
@@ -189,7 +189,7 @@ def _one_element(scalar, fmt, operands, attrs, want):
 #: elements up to which fp16 operations take softfloat._fastpaths.float16_arithmetic,
 #: and bf16 ones bfloat16_arithmetic (larger arrays keep the streamed kernels, tuned for them)
 SMALL_FP16 = 1 << 14
-#: elements up to which fp32 add/sub/mul take softfloat._fastpaths.float32_arithmetic: 84 us
+#: elements up to which fp32 arithmetic takes softfloat._fastpaths.float32_arithmetic: 84 us
 #: against the streamed kernels' 190 for an 8,192-element sum, but 560 against 190 at
 #: 16,384 (its float64 temporaries then reach the allocator's 128 KiB mmap threshold)
 SMALL_FP32 = 1 << 13
@@ -309,8 +309,8 @@ def _small_bf16(ufunc, fmt, operands, attrs, want):
 
 def _small_fp32(ufunc, fmt, operands, attrs, want):
     """apply() for uint32 array operands of at most SMALL_FP32 elements (broadcast) by
-    softfloat._fastpaths.float32_arithmetic's float64 values (its proof there: add, sub
-    and mul) and the codec's encoder, or None."""
+    softfloat._fastpaths.float32_arithmetic's float64 values (its proof there) and the
+    codec's encoder, or None."""
     found = _pattern_arrays(operands, _UINT32)
     if found is None or math.prod(found[1]) > SMALL_FP32:
         return None
