@@ -229,3 +229,34 @@ def test_against_mpfr(a, b, name, rounding, tininess):
         assert_oracle(name, [[p & 0x7FFFFFFF for p in a]], rounding, tininess=tininess)
     else:
         assert_oracle(name, [a, b], rounding, tininess=tininess)
+
+
+@pytest.fixture
+def ne_spy(monkeypatch):
+    """The sizes of the answers of softfloat._fastpaths.float32_nearest_even."""
+    return spy_on(monkeypatch, "float32_nearest_even")
+
+
+@pytest.mark.parametrize("name", sorted(OPS) + ["sqrt"])
+def test_nearest_even_rounding_in_the_normal_range_equals_the_general_path(name, ne_spy):
+    """Operands and results inside fp32's normal range (exponents 2**-62 to 2**62), and the
+    cases next to its ends: results exactly 2**-126 and max_finite, sums that round up to
+    overflow or land just below 2**-126 (which make the whole call decline)."""
+    rng = np.random.default_rng(len(name))
+    a, b = (_fp32(rng.integers(1 << 23, 1 << 24, 2048), rng.integers(65, 190, 2048), rng.integers(0, 2, 2048))
+            for _ in range(2))
+    call = (lambda: sf.sqrt(a & np.uint32(0x7FFFFFFF), "fp32", return_flags=True)) if name == "sqrt" else \
+        (lambda: OPS[name](a, b, "fp32", return_flags=True))
+    _check(call)
+    assert ne_spy  # taken
+    edges = {"add": [(0x00800000, 0x00000000), (0x7F7FFFFF, 0x00000000), (0x7F7FFFFF, 0x73000000),
+                     (0x7F7FFFFF, 0x72FFFFFF), (0x00800001, 0x80000001)],
+             "sub": [(0x00800001, 0x00000001), (0x00800000, 0x00800000)],
+             "mul": [(0x20000000, 0x1F800000), (0x20000000, 0x1F7FFFFF), (0x5F800000, 0x5F7FFFFF)],
+             "div": [(0x00800000, 0x3F800000), (0x00800000, 0x3F800001), (0x7F7FFFFF, 0x3F7FFFFF)],
+             "sqrt": [(0x00800000,), (0x00000001,), (0x7F7FFFFF,)]}[name]
+    for case in edges:
+        patterns = [np.array([p], dtype=np.uint32) for p in case]
+        function = sf.sqrt if name == "sqrt" else OPS[name]
+        _check(lambda: function(*patterns, "fp32", return_flags=True))
+        assert_oracle(name, patterns, "nearest_even")

@@ -86,6 +86,7 @@ __all__ = ["ENABLED", "BLOCK_FACTOR", "TABLE_INDEX_MAX_BITS", "quantize_block", 
            "block_factor", "encode_block", "decode_by_shift", "decode_by_widening", "decode_table", "quantize_small",
            "SCALAR_INEXACT", "SCALAR_UNDERFLOW", "scalar_float", "scalar_ratio", "scalar_sqrt", "scalar_values",
            "float16_arithmetic", "float16_block", "float16_block_applies", "bfloat16_arithmetic", "float32_arithmetic",
+           "float32_nearest_even",
            "bfloat16_nearest_even", "value_grid_plan", "value_grid_normal", "value_grid_round"]
 
 #: False sends every block down the general path (tests compare the two)
@@ -365,6 +366,16 @@ def float32_arithmetic(ufunc, patterns, fmt: Format, attrs):
     if not ENABLED or not _float32.applies(fmt, attrs):
         return None
     return _float32.exact_values(ufunc, patterns, attrs)
+
+
+def float32_nearest_even(values):
+    """``(bits, inexact)`` of float64 ``values`` (from :func:`float32_arithmetic`) rounded
+    to nearest even into fp32 where every one lies in fp32's normal range or is zero
+    (:func:`._float32.nearest_even`, with its proof), or None (declined, or switched off):
+    the codec's rounding then takes them."""
+    if not ENABLED or values.dtype != np.float64:
+        return None
+    return _float32.nearest_even(values)
 
 
 def bfloat16_nearest_even(values):

@@ -41,6 +41,9 @@ Why the bits and flags are the general path's
   rounding decision on r is then q's (Figueroa, "When is double rounding innocuous?",
   1995, proves the round-to-nearest case: 53 >= 2 * 24 + 2).
 
+In round to nearest even (the default) the caller may round the float64 values itself by
+:func:`nearest_even` (its proof beside it) where every one lies in fp32's normal range.
+
 tests/test_small_fp32.py compares it with the general path (switch off) and with MPFR,
 on operands built next to those decision points.
 """
@@ -53,7 +56,7 @@ from ..formats import fp32
 from ..rounding import Rounding
 from ._bfloat16 import float64_result
 
-__all__ = ["applies", "exact_values"]
+__all__ = ["applies", "exact_values", "nearest_even"]
 
 _MAGNITUDE, _INFINITY = np.uint32(0x7FFFFFFF), np.uint32(0x7F800000)  # |pattern| >= 0x7F800000: inf or NaN
 
@@ -75,3 +78,27 @@ def exact_values(ufunc, patterns, attrs):
             return None
         values.append(p.view(np.float32).astype(np.float64))
     return float64_result(ufunc, values, attrs)
+
+
+_MIN_NORMAL, _THRESHOLD = 2.0 ** -126, (2 - 2.0 ** -24) * 2.0 ** 127
+
+
+def nearest_even(r):
+    """``(bits, inexact)``: the float64 array ``r`` (from :func:`exact_values`) rounded to
+    nearest even into fp32 and the inexact mask, or None (declined: a non-zero |r| below
+    2**-126 or at least the overflow threshold (2 - 2**-24) * 2**127; NaNs and infinities
+    are outside too).
+
+    Why it is the codec's rounding of r, bits and flags: numpy's float64 -> float32 cast
+    is IEEE's conversion, rounded to nearest even (the process does not flush subnormals:
+    softfloat._fpenv checks it).  For such an r the result is an fp32 normal number or a
+    zero of r's sign, nothing is tiny before or after rounding and nothing overflows, so
+    inexact (the result differs from r) is the only flag, and no option (tininess,
+    flushing, saturation, platform) changes anything.
+    """
+    magnitude = np.abs(r)
+    inside = (magnitude >= _MIN_NORMAL) & (magnitude < _THRESHOLD)
+    if not (inside | (magnitude == 0)).all():
+        return None
+    rounded = r.astype(np.float32)
+    return rounded.view(np.uint32), rounded != r

@@ -189,9 +189,9 @@ def _one_element(scalar, fmt, operands, attrs, want):
 #: elements up to which fp16 operations take softfloat._fastpaths.float16_arithmetic,
 #: and bf16 ones bfloat16_arithmetic (larger arrays keep the streamed kernels, tuned for them)
 SMALL_FP16 = 1 << 14
-#: elements up to which fp32 arithmetic takes softfloat._fastpaths.float32_arithmetic: 84 us
-#: against the streamed kernels' 190 for an 8,192-element sum, but 560 against 190 at
-#: 16,384 (its float64 temporaries then reach the allocator's 128 KiB mmap threshold)
+#: elements up to which fp32 arithmetic takes softfloat._fastpaths.float32_arithmetic: an
+#: 8,192-element sum 57 us against the streamed kernels' 190; at 16,384 its float64
+#: temporaries (128 KiB each) make a sum toward zero 400 us against 176
 SMALL_FP32 = 1 << 13
 _UINT16, _UINT32 = np.dtype(np.uint16), np.dtype(np.uint32)
 
@@ -295,12 +295,7 @@ def _small_bf16(ufunc, fmt, operands, attrs, want):
         # faster than the codec's kernels with flags or without (on float32 values)
         found = _fastpaths.bfloat16_nearest_even(values)
         if found is not None:
-            bits, inexact = found
-            if not want:
-                return bits[()] if bits.ndim == 0 else bits
-            clear = np.zeros((4,) + shape, dtype=bool)
-            flags = Flags(clear[0], clear[1], clear[2], clear[3], inexact)
-            return (bits[()], flags.squeezed()) if bits.ndim == 0 else (bits, flags)
+            return _only_inexact(*found, want)
     # float64 values with flags even when not wanted (the same bits): the codec's float64 ->
     # bf16 kernel took 14 us on 1,000 elements with flags, 23 without (its upper-word
     # kernel); float32 values: 8 us without flags, 15 with them
@@ -310,12 +305,29 @@ def _small_bf16(ufunc, fmt, operands, attrs, want):
 def _small_fp32(ufunc, fmt, operands, attrs, want):
     """apply() for uint32 array operands of at most SMALL_FP32 elements (broadcast) by
     softfloat._fastpaths.float32_arithmetic's float64 values (its proof there) and the
-    codec's encoder, or None."""
+    codec's encoder -- in round to nearest even, float32_nearest_even's rounding where it
+    takes them (its proof there) -- or None."""
     found = _pattern_arrays(operands, _UINT32)
     if found is None or math.prod(found[1]) > SMALL_FP32:
         return None
     values = _fastpaths.float32_arithmetic(ufunc, found[0], fmt, attrs)
-    return None if values is None else _encoded(values, fmt, attrs, True, want)
+    if values is None:
+        return None
+    if attrs.rounding is Rounding.NEAREST_EVEN:  # numpy's cast where every value is an fp32
+        found = _fastpaths.float32_nearest_even(values)  # normal or zero (the proof there)
+        if found is not None:
+            return _only_inexact(*found, want)
+    return _encoded(values, fmt, attrs, True, want)
+
+
+def _only_inexact(bits, inexact, want: bool):
+    """A shortcut's ``bits`` and ``inexact`` mask, the only flag it can raise, as apply()
+    returns them."""
+    if not want:
+        return bits[()] if bits.ndim == 0 else bits
+    clear = np.zeros((4,) + bits.shape, dtype=bool)
+    flags = Flags(clear[0], clear[1], clear[2], clear[3], inexact)
+    return (bits[()], flags.squeezed()) if bits.ndim == 0 else (bits, flags)
 
 
 def _encoded(values, fmt, attrs, with_flags: bool, want: bool):
