@@ -9,9 +9,9 @@ script prints, in one run,
   and ``sf.quantize`` on 0-d, 1-element and 1,000-element inputs (us per call);
 * 1,000-element ``sf.add/mul/div`` in bf16 and FP8, and ``sf.sum``/``sf.vecdot`` of 1,000
   fp16 terms into one output, without and with flags (``--only narrow``);
-* the Array-level ``a + b``, ``a * b``, ``np.exp(a)``, ``a.sum()``, ``a + 1.0`` and
-  ``a + 0.1`` on Arrays made by ``sf.asarray(..., "fp16")``, beside numpy's float16 doing
-  the same;
+* the Array-level ``a + b``, ``a * b``, ``a / b``, ``np.sqrt(abs(a))``, ``np.exp(a)``,
+  ``a.sum()``, ``a + 1.0`` and ``a + 0.1`` on Arrays made by ``sf.asarray(..., "fp16")``
+  and ``"fp32"``, beside numpy's float16 and float32 doing the same;
 * ``sf.sum`` and ``sf.vecdot`` of 4096 fp16 terms into one output with fp16, bf16 and
   fp8_e4m3 accumulators, in nearest_even, toward_zero and stochastic rounding (us per
   term).
@@ -59,10 +59,10 @@ def per_call(fn, repeat: int, budget: float = 0.02) -> float:
     return _summary(samples) * 1e6
 
 
-def _inputs(n, seed):
-    """fp16 values: a 0-d array for n == 0, else n of them (standard normal)."""
+def _inputs(n, seed, dtype=np.float16):
+    """fp16 (or ``dtype``) values: a 0-d array for n == 0, else n of them (standard normal)."""
     rng = np.random.default_rng(seed)
-    x = rng.standard_normal(max(n, 1)).astype(np.float16)
+    x = rng.standard_normal(max(n, 1)).astype(dtype)
     return x.reshape(()) if n == 0 else x
 
 
@@ -144,24 +144,30 @@ def _sum(method):
     return method
 
 
-def array_level(repeat):
-    print("Array level, fp16, default context (us per call)")
-    _row("", [label for label, _ in SIZES] + ["np f16 0-d", "np f16 1", "np f16 1000"])
-    cases = (("a + b", lambda a, b: a + b), ("a * b", lambda a, b: a * b),
-             ("np.exp(a)", lambda a, b: np.exp(a)), ("a.sum()", "sum"), ("a + 1.0", lambda a, b: a + 1.0),
-             ("a + 0.1 (inexact scalar)", lambda a, b: a + 0.1))
+#: the Array formats timed, each beside numpy's own type
+ARRAY_FORMATS = {"fp16": np.float16, "fp32": np.float32}
+
+
+def array_level(repeat, fmt="fp16"):
+    dtype = ARRAY_FORMATS[fmt]
+    short = np.dtype(dtype).name.replace("float", "f")
+    print(f"Array level, {fmt}, default context (us per call)")
+    _row("", [label for label, _ in SIZES] + [f"np {short} 0-d", f"np {short} 1", f"np {short} 1000"])
+    cases = (("a + b", lambda a, b: a + b), ("a * b", lambda a, b: a * b), ("a / b", lambda a, b: a / b),
+             ("np.sqrt(abs(a))", lambda a, b: np.sqrt(abs(a))), ("np.exp(a)", lambda a, b: np.exp(a)),
+             ("a.sum()", "sum"), ("a + 1.0", lambda a, b: a + 1.0), ("a + 0.1 (inexact scalar)", lambda a, b: a + 0.1))
     for name, fn in cases:
         cells = []
         for _, n in SIZES:
-            x, y = _inputs(n, 1), _inputs(n, 2)
-            a, b = sf.asarray(x, "fp16"), sf.asarray(y, "fp16")
+            x, y = _inputs(n, 1, dtype), _inputs(n, 2, dtype)
+            a, b = sf.asarray(x, fmt), sf.asarray(y, fmt)
             f = _sum(fn)
             try:
                 cells.append(f"{per_call(lambda: f(a, b) if fn != 'sum' else f(a), repeat):.1f}")
             except TypeError as err:  # a method another change adds
                 cells.append(f"n/a ({type(err).__name__})")
         for n in (0, 1, 1000):
-            x, y = _inputs(n, 1), _inputs(n, 2)
+            x, y = _inputs(n, 1, dtype), _inputs(n, 2, dtype)
             f = (lambda a: a.sum()) if fn == "sum" else fn
             cells.append(f"{per_call(lambda: f(x, y) if fn != 'sum' else f(x), repeat):.2f}")
         _row(name, cells)
@@ -204,7 +210,8 @@ def main() -> None:
     if args.only in (None, "narrow"):
         narrow_formats(args.repeat)
     if args.only in (None, "array"):
-        array_level(args.repeat)
+        for fmt in ARRAY_FORMATS:
+            array_level(args.repeat, fmt)
     if args.only in (None, "accumulate"):
         accumulation(args.repeat)
 
