@@ -21,7 +21,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tests.conftest import needs_torch
+from tests.conftest import import_torch, needs_torch
 
 ROOT = Path(__file__).resolve().parent.parent
 _spec = importlib.util.spec_from_file_location("notebook_build", ROOT / "notebooks" / "build.py")
@@ -165,26 +165,26 @@ def test_stored_notebook_is_its_source_executed(name):
     assert len(build.images(stored)) >= MIN_FIGURES[name]
 
 
-def needed(name, request):
+def needed(name):
     """Skip, saying how to install it, where notebook ``name`` uses torch and it is missing."""
     if needs_torch((build.SOURCES / f"{name}.py").read_text()):
-        request.getfixturevalue("torch")
+        import_torch()
 
 
 @pytest.mark.parametrize("name", NAMES)
-def test_notebook_runs_and_shows_its_figures(name, request):
-    needed(name, request)
+def test_notebook_runs_and_shows_its_figures(name):
+    needed(name)
     nb = executed(name)
     assert len(build.images(nb)) >= MIN_FIGURES[name]
 
 
 @pytest.mark.parametrize("name", [pytest.param(n, marks=() if n == NB01 else pytest.mark.slow) for n in NAMES])
-def test_notebook_runs_in_a_fresh_kernel(name, request):
+def test_notebook_runs_in_a_fresh_kernel(name):
     """As notebooks/build.py runs them (nbclient, a fresh python3 kernel): the first,
     cheapest notebook always, every one with --runslow.  The kernel prints what the
     in-process run prints (which the other tests read), up to blank lines (a kernel sends
     a long cell's output in several messages)."""
-    needed(name, request)
+    needed(name)
     nb = build.execute(build.notebook_from_source(build.SOURCES / f"{name}.py"))
     assert len(build.images(nb)) >= MIN_FIGURES[name]
     assert re.sub(r"\n+", "\n", printed(nb)) == re.sub(r"\n+", "\n", printed(executed(name)))

@@ -1,13 +1,15 @@
 """fp32 arithmetic on small arrays (softfloat.ops._driver._small_fp32, its proof in
-softfloat._fastpaths._float32) equal the general path bit for bit, flags included, and
-MPFR.
+softfloat._fastpaths._float32) equals the general path and MPFR bit for bit, flags
+included.
 
 The reference is the same public call with the off switch ``softfloat._fastpaths.ENABLED``
 set to False, on operands built to reach every case of the proof: the format's
 thresholds of both signs (zeros, subnormal ends, smallest normals, 1 and its neighbours,
 the largest finite values), exact cancellations, sums whose exponents lie 20 to 60
 binades apart (TwoSum's error non-zero: the round-to-odd step), products that overflow,
-underflow to subnormals and to zero; every deterministic mode and option.
+underflow to subnormals and to zero; every deterministic mode and option.  MPFR
+(tests/test_ops_arith's oracle) checks hypothesis' operands and quotients and roots
+built within 2**-45 of the numbers where a rounding decision changes.
 """
 
 from __future__ import annotations

@@ -373,9 +373,7 @@ def float32_nearest_even(values):
     to nearest even into fp32 where every one lies in fp32's normal range or is zero
     (:func:`._float32.nearest_even`, with its proof), or None (declined, or switched off):
     the codec's rounding then takes them."""
-    if not ENABLED or values.dtype != np.float64:
-        return None
-    return _float32.nearest_even(values)
+    return _float32.nearest_even(values) if ENABLED else None
 
 
 def bfloat16_nearest_even(values):
