@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ._array_keywords import converted
 from ._array_registry import deliver, implements
 
 __all__: list[str] = []
@@ -32,8 +33,7 @@ __all__: list[str] = []
 
 @implements(np.trace)
 def trace(A, a, offset=0, axis1=0, axis2=1, dtype=None, out=None):
-    if dtype is not None:
-        return NotImplemented
+    a = converted(a, "trace", dtype)
     d = A.wrap(np.diagonal(a.bits, offset=offset, axis1=axis1, axis2=axis2), a.format)
     return deliver(A, np.sum(d, axis=-1), out, "trace")
 
@@ -114,8 +114,7 @@ def ediff1d(A, ary, to_end=None, to_begin=None):
 @implements(np.cumprod)
 def cumprod(A, a, axis=None, dtype=None, out=None):
     """Running products left to right, each rounded once (vectorised over other axes)."""
-    if dtype is not None:
-        return NotImplemented
+    a = converted(a, "cumprod", dtype)
     bits = a.bits.reshape(-1) if axis is None else np.moveaxis(a.bits, axis, 0)
     running = np.empty_like(bits)
     if bits.shape[0]:

@@ -27,7 +27,9 @@ import numpy as np
 
 from . import _fastpaths, codec, ops
 from . import _array_arithmetic, _array_coverage, _array_ordering, _array_statistics, _array_structural  # noqa: F401 (they register)
-from ._array_registry import FUNCTIONS, deliver, implements, plain
+from ._array_keywords import collapse, converted, expand, reduce_with
+from ._array_ufunc_methods import pick_reduce
+from ._array_registry import FUNCTIONS, deliver, implements, plain, unsupported
 from ._array_ufuncs import accumulator_of
 from ._array_ufuncs import matmul as array_matmul
 from ._array_ufuncs import sum_of
@@ -95,10 +97,12 @@ def vdot(A, a, b):
 
 # ---- reductions ------------------------------------------------------------------------
 @implements(np.sum)
-def sum_(A, a, axis=None, dtype=None, out=None, keepdims=False, **kwargs):
-    if dtype is not None or not plain(kwargs):
-        return NotImplemented
-    return deliver(A, sum_of(A, a, axis=axis, keepdims=keepdims), out, "sum")
+def sum_(A, a, axis=None, dtype=None, out=None, keepdims=False, initial=np._NoValue, where=True):
+    """:func:`sum_of` (the context's accumulator), numpy's keywords as
+    ``softfloat._array_keywords`` applies them."""
+    result = reduce_with(A, lambda x, ax, kd: sum_of(A, x, axis=ax, keepdims=kd), a, "sum", axis, keepdims,
+                         dtype=dtype, where=where, initial=initial)
+    return deliver(A, result, out, "sum")
 
 
 @implements(np.linalg.norm)
@@ -121,23 +125,24 @@ def norm(A, x, ord=None, axis=None, keepdims=False):
 
 
 @implements(np.prod)
-def prod(A, a, axis=None, dtype=None, out=None, keepdims=False, **kwargs):
-    """Left-to-right correctly rounded multiplications along ``axis`` (K - 1 of them)."""
-    if out is not None:
-        return deliver(A, prod(A, a, axis=axis, dtype=dtype, keepdims=keepdims, **kwargs), out, "prod")
-    if dtype is not None or not plain(kwargs):
-        return NotImplemented
-    bits = a.bits.reshape(-1) if axis is None else np.moveaxis(a.bits, axis, 0)
-    if bits.shape[0] == 0:
-        result = A.wrap(np.full(bits.shape[1:], codec.encode(1.0, a.format)), a.format)
+def prod(A, a, axis=None, dtype=None, out=None, keepdims=False, initial=np._NoValue, where=True):
+    """Left-to-right correctly rounded multiplications along ``axis`` (K - 1 of them);
+    numpy's keywords as ``softfloat._array_keywords`` applies them."""
+    result = reduce_with(A, lambda x, ax, kd: _product(A, x, ax, kd), a, "prod", axis, keepdims,
+                         dtype=dtype, where=where, initial=initial)
+    return deliver(A, result, out, "prod")
+
+
+def _product(A, a, axis, keepdims):
+    """The left-to-right product over ``axis`` (several axes: in C order)."""
+    terms = collapse(A, a, axis)
+    if terms.shape[0] == 0:
+        result = A.wrap(np.full(terms.shape[1:], codec.encode(1.0, a.format)), a.format)
     else:
-        result = A.wrap(bits[0], a.format)
-        for k in range(1, bits.shape[0]):
-            result = result * A.wrap(bits[k], a.format)
-    if keepdims:
-        result = result.reshape(np.expand_dims(np.empty(result.shape), 0 if axis is None else axis).shape
-                                if axis is not None else (1,) * a.ndim)
-    return result
+        result = terms[0]
+        for k in range(1, terms.shape[0]):
+            result = result * terms[k]
+    return expand(result, a.ndim, axis) if keepdims else result
 
 
 @implements(np.cumsum)
@@ -154,8 +159,7 @@ def cumsum(A, a, axis=None, dtype=None, out=None):
     """
     if out is not None:
         return deliver(A, cumsum(A, a, axis=axis, dtype=dtype), out, "cumsum")
-    if dtype is not None:
-        return NotImplemented
+    a = converted(a, "cumsum", dtype)
     fmt = a.format
     ctx = get_context()
     acc = accumulator_of(ctx, fmt)
@@ -220,17 +224,31 @@ def _running_sums(terms, acc: Format, ctx):
     return running, steps
 
 
+_EINSUM = ("only one-operand transposes and sums, and two-operand contractions, are defined (no index "
+           "repeated within an operand, no ellipsis, no index summed over one operand of two, no keywords); "
+           "write the others with np.diagonal, np.sum and matmul")
+
+
 @implements(np.einsum)
 def einsum(A, subscripts, *operands, **kwargs):
     """Two-operand contractions ("ij,jk->ik", "bij,bjk->bik", "i,i->", ...) as matmul:
-    indices in both inputs and the output are batch axes, in both inputs only are summed."""
-    if kwargs or len(operands) != 2 or not isinstance(subscripts, str) or "." in subscripts:
-        return NotImplemented
+    indices in both inputs and the output are batch axes, in both inputs only are summed.
+    One operand ("ij->ji", "ij->j"): a transpose, then np.sum over the indices left out."""
+    if kwargs or len(operands) not in (1, 2) or not isinstance(subscripts, str) or "." in subscripts:
+        raise unsupported("einsum", _EINSUM)
     spec = subscripts.replace(" ", "")
     inputs, _, output = spec.partition("->")
     parts = inputs.split(",")
-    if len(parts) != 2 or any(len(set(p)) != len(p) for p in parts):
-        return NotImplemented
+    if len(parts) != len(operands) or any(len(set(p)) != len(p) for p in parts):
+        raise unsupported("einsum", _EINSUM)
+    if len(parts) == 1:
+        (s,), x = parts, operands[0]
+        output = output if _ else "".join(sorted(s))
+        if set(output) - set(s) or len(set(output)) != len(output):
+            raise unsupported("einsum", _EINSUM)
+        summed = [c for c in s if c not in output]
+        t = np.transpose(x, [s.index(c) for c in list(output) + summed])
+        return np.sum(t, axis=tuple(range(len(output), len(s)))) if summed else t
     sa, sb = parts
     if not _:
         output = "".join(sorted(c for c in set(sa) ^ set(sb)))
@@ -241,7 +259,7 @@ def einsum(A, subscripts, *operands, **kwargs):
     free_b = [c for c in sb if c not in sa]
     if set(output) - set(sa) - set(sb) or any(c not in output and c not in sb for c in sa) \
             or any(c not in output and c not in sa for c in sb):
-        return NotImplemented  # sums over one operand alone, or new indices: not a contraction
+        raise unsupported("einsum", _EINSUM)  # sums over one operand alone, or new indices
     size = {**dict(zip(sa, x.shape)), **dict(zip(sb, y.shape))}
     xa = np.transpose(x, [sa.index(c) for c in batch + free_a + summed])
     yb = np.transpose(y, [sb.index(c) for c in batch + summed + free_b])
@@ -256,17 +274,15 @@ def einsum(A, subscripts, *operands, **kwargs):
 
 
 @implements(np.max, np.amax)
-def max_(A, a, axis=None, out=None, keepdims=False, **kwargs):
-    if not plain(kwargs):
-        return NotImplemented
-    return deliver(A, np.maximum.reduce(a, axis=axis, keepdims=keepdims), out, "max")
+def max_(A, a, axis=None, out=None, keepdims=False, initial=np._NoValue, where=True):
+    """IEEE maximum over ``axis`` (exact); ``initial=`` takes part, ``where=`` needs it."""
+    return deliver(A, pick_reduce(A, np.maximum, a, axis, keepdims, where=where, initial=initial), out, "max")
 
 
 @implements(np.min, np.amin)
-def min_(A, a, axis=None, out=None, keepdims=False, **kwargs):
-    if not plain(kwargs):
-        return NotImplemented
-    return deliver(A, np.minimum.reduce(a, axis=axis, keepdims=keepdims), out, "min")
+def min_(A, a, axis=None, out=None, keepdims=False, initial=np._NoValue, where=True):
+    """IEEE minimum over ``axis`` (exact); ``initial=`` takes part, ``where=`` needs it."""
+    return deliver(A, pick_reduce(A, np.minimum, a, axis, keepdims, where=where, initial=initial), out, "min")
 
 
 # ---- structure: bits move, nothing rounds -----------------------------------------------

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["FUNCTIONS", "deliver", "implements", "plain", "refusal", "unsupported"]
+__all__ = ["FUNCTIONS", "deliver", "implements", "not_defined", "plain", "refusal", "unsupported"]
 
 FUNCTIONS: dict = {}
 
@@ -36,6 +36,16 @@ def unsupported(name: str, why: str) -> TypeError:
     """The TypeError of a call that cannot be emulated honestly: the function and why."""
     return TypeError(f"numpy.{name} on a softfloat.Array: {why}; convert explicitly with "
                      f"arr.to_numpy() to leave emulation")
+
+
+def not_defined(func, kwargs) -> TypeError:
+    """The TypeError of a call the table has no definition for (an implementation said
+    NotImplemented): the function and the keywords it was given away from numpy's defaults."""
+    given = [f"{k}={v!r}" for k, v in kwargs.items() if not plain({k: v})]
+    name = f"{func.__module__.replace('numpy.lib', 'numpy').split('._')[0]}.{func.__name__}"
+    return TypeError(f"{name} on a softfloat.Array is not defined"
+                     + (f" with {', '.join(given)}" if given else " for these arguments")
+                     + "; convert explicitly with arr.to_numpy() to leave emulation")
 
 
 def refusal(name: str, why: str):

@@ -37,6 +37,7 @@ import numpy as np
 
 from . import codec
 from ._array_ordering import numpy_key
+from ._array_keywords import converted, selected_count
 from ._array_registry import deliver, implements, plain, unsupported
 from ._array_ufuncs import sum_of
 from ._context import get_context
@@ -89,32 +90,35 @@ def _count(a, axis, keepdims=False):
 
 
 @implements(np.mean)
-def mean(A, a, axis=None, dtype=None, out=None, keepdims=False, **kwargs):
-    """The sum in the context's accumulator, then one division by the count."""
-    if dtype is not None or not plain(kwargs):
-        return NotImplemented
-    total = sum_of(A, a, axis=axis, keepdims=keepdims)
-    return deliver(A, divide_by(A, total, _count(a, axis, keepdims), "mean"), out, "mean")
+def mean(A, a, axis=None, dtype=None, out=None, keepdims=False, *, where=True):
+    """The sum in the context's accumulator, then one division by the count (of the
+    selected elements, with ``where=``); ``dtype=`` converts first."""
+    a = converted(a, "mean", dtype)
+    total = np.sum(a, axis=axis, keepdims=keepdims, where=where)
+    count = _count(a, axis, keepdims) if where is True else selected_count(a, axis, where, keepdims)
+    return deliver(A, divide_by(A, total, count, "mean"), out, "mean")
 
 
 @implements(np.var)
-def var(A, a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, **kwargs):
+def var(A, a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=True, mean=np._NoValue,
+        correction=np._NoValue):
     """mean, deviations a - mean, their squares, the sum of those in the accumulator,
-    then one division by n - ddof: each step rounded once into the format."""
-    if dtype is not None or not plain(kwargs, "mean", "correction"):
-        return NotImplemented
-    ddof = kwargs.get("correction") if kwargs.get("correction") not in (None, np._NoValue) else ddof
-    m = mean(A, a, axis=axis, keepdims=True)
+    then one division by n - ddof: each step rounded once into the format.  ``mean=``
+    (numpy's precomputed mean, keepdims-shaped) replaces the first step."""
+    a = converted(a, "var", dtype)
+    ddof = correction if correction not in (None, np._NoValue) else ddof
+    m = np.mean(a, axis=axis, keepdims=True, where=where) if mean is np._NoValue or mean is None else mean
     d = a - m
-    total = sum_of(A, d * d, axis=axis, keepdims=keepdims)
-    return deliver(A, divide_by(A, total, _count(a, axis, keepdims) - ddof, "var"), out, "var")
+    total = np.sum(d * d, axis=axis, keepdims=keepdims, where=where)
+    count = _count(a, axis, keepdims) if where is True else selected_count(a, axis, where, keepdims)
+    return deliver(A, divide_by(A, total, count - ddof, "var"), out, "var")
 
 
 @implements(np.std)
 def std(A, a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, **kwargs):
     """sqrt(var), rounded once more."""
-    v = var(A, a, axis=axis, dtype=dtype, ddof=ddof, keepdims=keepdims, **kwargs)
-    return v if v is NotImplemented else deliver(A, np.sqrt(v), out, "std")
+    return deliver(A, np.sqrt(var(A, a, axis=axis, dtype=dtype, ddof=ddof, keepdims=keepdims, **kwargs)), out,
+                   "std")
 
 
 # ---- the nan- functions ---------------------------------------------------------------------
@@ -147,39 +151,32 @@ def nancumprod(A, a, axis=None, dtype=None, out=None):
 
 
 @implements(np.nanmax)
-def nanmax(A, a, axis=None, out=None, keepdims=False, **kwargs):
-    if not plain(kwargs):
-        return NotImplemented
-    return deliver(A, np.fmax.reduce(a, axis=axis, keepdims=keepdims), out, "nanmax")
+def nanmax(A, a, axis=None, out=None, keepdims=False, initial=np._NoValue, where=True):
+    return deliver(A, np.fmax.reduce(a, axis=axis, keepdims=keepdims, initial=initial, where=where), out, "nanmax")
 
 
 @implements(np.nanmin)
-def nanmin(A, a, axis=None, out=None, keepdims=False, **kwargs):
-    if not plain(kwargs):
-        return NotImplemented
-    return deliver(A, np.fmin.reduce(a, axis=axis, keepdims=keepdims), out, "nanmin")
+def nanmin(A, a, axis=None, out=None, keepdims=False, initial=np._NoValue, where=True):
+    return deliver(A, np.fmin.reduce(a, axis=axis, keepdims=keepdims, initial=initial, where=where), out, "nanmin")
+
+
+def _numbers(a, where):
+    """``where`` (numpy's) and not NaN: the elements the nan- statistics take."""
+    return np.logical_and(where, ~_nan(a))
 
 
 @implements(np.nanmean)
-def nanmean(A, a, axis=None, dtype=None, out=None, keepdims=False, **kwargs):
-    """The sum of the non-NaN elements, then one division by their count."""
-    if dtype is not None or not plain(kwargs):
-        return NotImplemented
-    total = sum_of(A, _replace_nan(A, a, 0.0), axis=axis, keepdims=keepdims)
-    count = np.sum(~_nan(a), axis=axis, keepdims=keepdims)
-    return deliver(A, divide_by(A, total, count, "nanmean"), out, "nanmean")
+def nanmean(A, a, axis=None, dtype=None, out=None, keepdims=False, *, where=True):
+    """np.mean of the non-NaN elements (``where=``: of those selected)."""
+    return np.mean(a, axis=axis, dtype=dtype, out=out, keepdims=keepdims, where=_numbers(a, where))
 
 
 @implements(np.nanvar)
 def nanvar(A, a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, **kwargs):
-    """var's steps over the non-NaN elements (their squares' sum, then / (count - ddof))."""
-    if dtype is not None or not plain(kwargs):
-        return NotImplemented
-    m = nanmean(A, a, axis=axis, keepdims=True)
-    d = a - m
-    total = sum_of(A, _replace_nan(A, d * d, 0.0), axis=axis, keepdims=keepdims)
-    count = np.sum(~_nan(a), axis=axis, keepdims=keepdims)
-    return deliver(A, divide_by(A, total, count - ddof, "nanvar"), out, "nanvar")
+    """np.var of the non-NaN elements (``where=``: of those selected)."""
+    where = kwargs.pop("where", True)
+    return np.var(a, axis=axis, dtype=dtype, out=out, ddof=ddof, keepdims=keepdims, where=_numbers(a, where),
+                  **kwargs)
 
 
 @implements(np.nanstd)

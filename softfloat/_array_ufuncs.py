@@ -28,8 +28,8 @@ The table (kernels in ``softfloat._array_elementwise``):
   rounded one in the last place; they raise inexact on every finite result;
 * contractions: matmul, and vecdot / matvec / vecmat as matmul with a vector as a row or
   column (:func:`softfloat.matmul`: the context's accumulator, rounded once);
-* reductions: ``np.add.reduce`` is :func:`softfloat.sum` with the context's accumulator;
-  ``np.maximum.reduce`` and friends are exact; ``ufunc.outer`` broadcasts the call;
+* the methods: ``reduce``, ``accumulate`` and ``at`` of add, multiply and the exact
+  picks (``softfloat._array_ufunc_methods``); ``ufunc.outer`` broadcasts the call;
 * refused with a TypeError giving the reason: the integer ufuncs (bitwise_*, invert,
   shifts, gcd, lcm, bitwise_count) and isnat (``REFUSED_UFUNCS``).
 
@@ -58,15 +58,16 @@ import operator
 
 import numpy as np
 
-from ._array_elementwise import MAX_REPEATED_POWER, UFUNCS, ldexp, libm, no_flags, repeated_power
+from ._array_elementwise import MAX_REPEATED_POWER, UFUNCS, ldexp, libm, repeated_power
 from .accumulate import matmul as accumulate_matmul
 from .accumulate import sum as accumulate_sum
 from .accumulate.reduce import default_accumulator
+from . import _array_ufunc_methods as ufunc_methods
 from . import _fastpaths
 from ._context import get_context
 from ._fpenv import require_subnormals
 from .codec import decode
-from .flags import AccumulationFlags, Flags
+from .flags import AccumulationFlags
 from .formats import Format
 from .rounding import Rounding
 
@@ -113,15 +114,29 @@ _OPERANDS = (np.ndarray, int, float, np.number, np.bool_, list, tuple)
 
 
 def dispatch(A, ufunc, method, inputs, kwargs):
-    """NEP 13's __array_ufunc__ for Arrays (``A``: the Array type's adapter)."""
+    """NEP 13's __array_ufunc__ for Arrays (``A``: the Array type's adapter).  What it
+    does not define is NotImplemented where another operand's type may define it, else
+    a TypeError that names the call."""
+    result = _dispatch(A, ufunc, method, inputs, dict(kwargs))
+    if result is NotImplemented and all(A.is_array(a) or isinstance(a, _OPERANDS) for a in inputs):
+        given = "".join(f", {k}=..." for k in kwargs)
+        call = f"numpy.{ufunc.__name__}" + ("" if method == "__call__" else f".{method}")
+        raise TypeError(f"{call}(...{given}) on a softfloat.Array is not defined; convert explicitly with "
+                        f"arr.to_numpy() to leave emulation")
+    return result
+
+
+def _dispatch(A, ufunc, method, inputs, kwargs):
     require_subnormals()  # the kernels' numpy arithmetic (softfloat._fpenv)
     if not kwargs and method == "__call__":
         impl = _PLAIN.get(ufunc)
         if impl is not None:  # the usual call, without keywords: straight to the kernel
             return plain_call(A, ufunc, impl, inputs)
     out = kwargs.pop("out", None)
-    if method == "reduce":
-        return _reduce(A, ufunc, inputs, kwargs, out)
+    if method in _METHODS and A.is_array(inputs[0]):
+        return _store(A, ufunc, _METHODS[method](A, ufunc, inputs[0], kwargs), (out, True))
+    if method == "at":
+        return ufunc_methods.at(A, ufunc, *inputs)
     if method == "outer" and len(inputs) == 2 and not kwargs:
         a, b = inputs
         return getattr(ufunc, "__call__")(_expanded(A, a, np.ndim(b)), b, **({} if out is None else {"out": out}))
@@ -195,6 +210,9 @@ def _expanded(A, a, extra: int):
     return a.reshape(a.shape + (1,) * extra)
 
 
+#: reduce and accumulate (``softfloat._array_ufunc_methods``)
+_METHODS = {"reduce": ufunc_methods.reduce, "accumulate": ufunc_methods.accumulate}
+
 _SPECIAL = {}  # filled below: ufuncs whose second operand is a count, not a value
 
 
@@ -255,43 +273,6 @@ def _write(A, what: str, out, value):
         return
     bits = result.bits if result.format == out.format else A.bits_in(result, out.format, "out")
     np.copyto(out.bits, bits, where=where)
-
-
-def _reduce(A, ufunc, inputs, kwargs, out):
-    (x,) = inputs
-    axis = kwargs.pop("axis", 0)
-    keepdims = kwargs.pop("keepdims", False)
-    if kwargs.pop("dtype", None) is not None or kwargs.get("initial", np._NoValue) is not np._NoValue \
-            or kwargs.get("where", True) is not True or not A.is_array(x):
-        return NotImplemented
-    if ufunc is np.add:
-        return _store(A, ufunc, sum_of(A, x, axis=axis, keepdims=keepdims), (out, True))
-    if ufunc in (np.maximum, np.minimum, np.fmax, np.fmin):
-        return _store(A, ufunc, _pick(A, UFUNCS[ufunc], x, axis, keepdims), (out, True))
-    return NotImplemented
-
-
-def _pick(A, impl, x, axis, keepdims):
-    """maximum/minimum over ``axis`` by halving it (exact: the order does not matter)."""
-    bits = x.bits.reshape(-1) if axis is None else np.moveaxis(x.bits, axis, 0)
-    if bits.shape[0] == 0:
-        raise ValueError("zero-size array to reduction operation which has no identity")
-    ctx = get_context()
-    flags = no_flags(ctx, bits.shape[1:])
-    while bits.shape[0] > 1:
-        half = bits.shape[0] // 2
-        picked, f = impl(x.format, ctx, bits[:half], bits[half:2 * half])
-        if f is not None:
-            flags = flags | Flags(*(np.any(m, axis=0) for _, m in f))
-        bits = np.concatenate([np.asarray(picked), bits[2 * half:]])
-    result = bits[0]
-    if keepdims:
-        axes = tuple(range(x.ndim)) if axis is None else axis
-        result = np.expand_dims(result, axes)
-        if flags is not None:
-            flags = Flags(*(np.expand_dims(m, axes) for _, m in flags))
-    ctx.record("reduce", flags)
-    return A.wrap(result, x.format)
 
 
 def accumulator_of(ctx, fmt):

@@ -18,6 +18,7 @@ import numpy as np
 from . import _validate, codec
 from ._array_methods import ArrayMethods
 from ._array_functions import FUNCTIONS
+from ._array_registry import not_defined
 from ._array_ufuncs import dispatch, plain_call, plain_kernel, sum_of
 from .codec import decode, encode
 from ._context import get_context
@@ -285,6 +286,16 @@ class Array(ArrayMethods, np.lib.mixins.NDArrayOperatorsMixin):
             return sum_of(_ADAPTER, self, axis=axis, keepdims=keepdims)
         return ArrayMethods.sum(self, axis, dtype, out, keepdims, initial, where)
 
+    def __format__(self, spec: str) -> str:
+        """A 0-d Array formats as its value (``f"{loss:.4f}"``), as a 0-d ndarray does;
+        others take only the empty spec (their str)."""
+        if self.ndim == 0:
+            return format(self.item(), spec)
+        if spec:
+            raise TypeError(f"unsupported format string {spec!r} for an Array of shape {self.shape}; format "
+                            f"its elements (x.item(i), x.tolist()) or a 0-d Array")
+        return str(self)
+
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
         return dispatch(_ADAPTER, ufunc, method, inputs, kwargs)
 
@@ -293,7 +304,10 @@ class Array(ArrayMethods, np.lib.mixins.NDArrayOperatorsMixin):
         if impl is None or not all(issubclass(t, (Array, np.ndarray)) for t in types):
             return NotImplemented
         require_subnormals()
-        return impl(_ADAPTER, *args, **kwargs)
+        result = impl(_ADAPTER, *args, **kwargs)
+        if result is NotImplemented:
+            raise not_defined(func, kwargs)
+        return result
 
 
 def _dtype_kind(fmt) -> str:

@@ -181,5 +181,7 @@ def test_sum_method_keywords_take_numpys_way():
     out = sf.asarray(0.0, "fp16")
     assert a.sum(out=out) is out and out.item() == 6.0
     assert a.sum(keepdims=True).shape == (1,)
-    with pytest.raises(TypeError):
-        a.sum(dtype=np.float32)
+    wide = a.sum(dtype=np.float32)
+    assert wide.format is sf.fp32 and wide.item() == 6.0
+    with pytest.raises(TypeError, match="dtype=int32 is not a floating-point format"):
+        a.sum(dtype=np.int32)

@@ -1,0 +1,156 @@
+"""The methods of numpy's ufuncs on :class:`~softfloat.Array`: ``reduce``,
+``accumulate`` and ``at``, each defined by the calls it makes on Arrays.
+
+* ``add.reduce`` / ``multiply.reduce`` are ``np.sum`` / ``np.prod`` (the context's
+  accumulator; left-to-right correctly rounded products) over ``axis`` (0 by default, as
+  for every ufunc), with numpy's ``dtype``, ``where`` and ``initial``
+  (``softfloat._array_keywords``); ``maximum``/``minimum``/``fmax``/``fmin.reduce`` are
+  exact, halving the axis.
+* ``add.accumulate`` / ``multiply.accumulate`` are ``np.cumsum`` / ``np.cumprod``;
+  ``maximum``/``minimum``/``fmax``/``fmin.accumulate`` are the exact running pick,
+  ``r[k] = ufunc(r[k-1], x[k])``: in log2(K) vectorised doubling steps where a slice
+  holds no NaN (the pick is then associative), else in the K sequential steps.
+* ``ufunc.at(a, indices[, b])`` is numpy's unbuffered in-place operation: for every
+  index in order, ``a[i] = ufunc(a[i], b)``, an index that repeats seeing the result of
+  its earlier occurrences (the embedding gradient's ``np.add.at(dW, ids, dy)``).  It
+  runs in rounds, one per repetition, each vectorised over the distinct indices; every
+  result is rounded once into a's format.
+
+Anything else (other ufuncs' reductions, ``reduceat``) raises a TypeError naming it.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ._array_elementwise import UFUNCS, no_flags
+from ._array_keywords import reduce_with
+from ._context import get_context
+from .codec import is_nan
+from .flags import Flags
+
+__all__ = ["PICKS", "accumulate", "at", "pick_reduce", "reduce"]
+
+#: the exact picks: their reductions and scans never round
+PICKS = (np.maximum, np.minimum, np.fmax, np.fmin)
+
+
+def not_defined(ufunc, method: str, why: str = "") -> TypeError:
+    return TypeError(f"numpy.{ufunc.__name__}.{method} on a softfloat.Array is not defined"
+                     + (f": {why}" if why else "") + "; convert explicitly with arr.to_numpy() to leave emulation")
+
+
+def reduce(A, ufunc, x, kwargs):
+    """``ufunc.reduce(x, **kwargs)`` without ``out`` (the caller stores the result)."""
+    axis = kwargs.pop("axis", 0)
+    keepdims = kwargs.pop("keepdims", False)
+    keywords = {k: kwargs.pop(k) for k in ("dtype", "where", "initial") if k in kwargs}
+    if kwargs:
+        raise not_defined(ufunc, "reduce", f"keyword {next(iter(kwargs))}= is not numpy's")
+    if ufunc is np.add:
+        return np.sum(x, axis=axis, keepdims=keepdims, **keywords)
+    if ufunc is np.multiply:
+        return np.prod(x, axis=axis, keepdims=keepdims, **keywords)
+    if ufunc in PICKS:
+        if keywords.pop("dtype", None) is not None:
+            raise not_defined(ufunc, "reduce", "dtype= (the result is one of the elements, in their format)")
+        return pick_reduce(A, ufunc, x, axis, keepdims, **keywords)
+    raise not_defined(ufunc, "reduce", "only add, multiply, maximum, minimum, fmax and fmin reduce")
+
+
+def pick_reduce(A, ufunc, x, axis, keepdims, *, where=True, initial=np._NoValue):
+    """maximum/minimum/fmax/fmin over ``axis`` (exact), with ``where`` and ``initial``."""
+    name = "max" if ufunc in (np.maximum, np.fmax) else "min"
+    return reduce_with(A, lambda t, ax, kd: _halving(A, UFUNCS[ufunc], t, ax, kd), x, name, axis, keepdims,
+                       where=where, initial=initial)
+
+
+def _halving(A, impl, x, axis, keepdims):
+    """The pick over ``axis`` by halving it (exact: the order does not matter)."""
+    if isinstance(axis, tuple):
+        axis = axis if len(axis) != 1 else axis[0]
+        if isinstance(axis, tuple):
+            raise TypeError("maximum/minimum over several axes: give them one at a time, or axis=None")
+    bits = x.bits.reshape(-1) if axis is None else np.moveaxis(x.bits, axis, 0)
+    if bits.shape[0] == 0:
+        raise ValueError("zero-size array to reduction operation which has no identity")
+    ctx = get_context()
+    flags = no_flags(ctx, bits.shape[1:])
+    while bits.shape[0] > 1:
+        half = bits.shape[0] // 2
+        picked, f = impl(x.format, ctx, bits[:half], bits[half:2 * half])
+        if f is not None:
+            flags = flags | Flags(*(np.any(m, axis=0) for _, m in f))
+        bits = np.concatenate([np.asarray(picked), bits[2 * half:]])
+    result = bits[0]
+    if keepdims:
+        axes = tuple(range(x.ndim)) if axis is None else axis
+        result = np.expand_dims(result, axes)
+        if flags is not None:
+            flags = Flags(*(np.expand_dims(m, axes) for _, m in flags))
+    ctx.record("reduce", flags)
+    return A.wrap(result, x.format)
+
+
+def accumulate(A, ufunc, x, kwargs):
+    """``ufunc.accumulate(x, **kwargs)`` without ``out``."""
+    axis = kwargs.pop("axis", 0)
+    dtype = kwargs.pop("dtype", None)
+    if kwargs:
+        raise not_defined(ufunc, "accumulate", f"keyword {next(iter(kwargs))}=")
+    if axis is None:
+        raise TypeError(f"numpy.{ufunc.__name__}.accumulate: axis=None is not allowed (numpy's rule)")
+    if ufunc is np.add:
+        return np.cumsum(x, axis=axis, dtype=dtype)
+    if ufunc is np.multiply:
+        return np.cumprod(x, axis=axis, dtype=dtype)
+    if ufunc not in PICKS:
+        raise not_defined(ufunc, "accumulate", "only add, multiply, maximum, minimum, fmax and fmin accumulate")
+    if dtype is not None:
+        raise not_defined(ufunc, "accumulate", "dtype= (each result is one of the elements, in their format)")
+    return _running_pick(ufunc, x, axis)
+
+
+def _running_pick(ufunc, x, axis):
+    """r[k] = ufunc(r[k-1], x[k]) along ``axis``, through the ufunc on Arrays."""
+    terms = np.moveaxis(x, axis, 0)
+    n = terms.shape[0]
+    if n == 0:
+        return x.copy()
+    if not np.any(is_nan(x.bits, x.format)):  # associative: r[k] = pick(r[k - step], r[k]), doubling
+        running = terms.copy()
+        step = 1
+        while step < n:
+            running[step:] = ufunc(running[:-step], running[step:])
+            step *= 2
+    else:
+        running = terms.copy()
+        for k in range(1, n):
+            running[k] = ufunc(running[k - 1], terms[k])
+    return np.moveaxis(running, 0, axis)
+
+
+def at(A, ufunc, a, indices, b=None):
+    """numpy's unbuffered ``ufunc.at``: a[i] = ufunc(a[i], b) for every index in order
+    (see the module docstring); returns None, as numpy does."""
+    if not A.is_array(a):
+        raise TypeError(f"numpy.{ufunc.__name__}.at: the array written must be a softfloat.Array here; "
+                        f"got {type(a).__name__}")
+    if ufunc.nin != (1 if b is None else 2) or ufunc.nout != 1:
+        raise TypeError(f"numpy.{ufunc.__name__}.at takes {ufunc.nin} operand(s) besides the indices")
+    positions = np.arange(a.size).reshape(a.shape)[indices]
+    flat = positions.reshape(-1)
+    if b is not None:  # an Array keeps its format; anything else is weak, as in any call
+        values = np.broadcast_to(b.bits if A.is_array(b) else np.asarray(b), positions.shape).reshape(-1)
+        operand = (lambda chosen: A.wrap(values[chosen], b.format)) if A.is_array(b) else values.__getitem__
+    order = np.argsort(flat, kind="stable")
+    ranked = flat[order]
+    starts = np.flatnonzero(np.r_[True, ranked[1:] != ranked[:-1]])
+    rank = np.arange(ranked.size) - np.repeat(starts, np.diff(np.r_[starts, ranked.size]))
+    for r in range(int(rank.max()) + 1 if rank.size else 0):
+        chosen = order[rank == r]  # one occurrence of each distinct index, in order
+        where = np.unravel_index(flat[chosen], a.shape)
+        current = A.wrap(a.bits[where], a.format)
+        result = ufunc(current) if b is None else ufunc(current, operand(chosen))
+        a.bits[where] = A.bits_in(result, a.format, f"{ufunc.__name__}.at")
+    return None
