@@ -24,7 +24,7 @@ from __future__ import annotations
 import numpy as np
 
 from ._array_elementwise import UFUNCS, no_flags
-from ._array_keywords import reduce_with
+from ._array_keywords import collapse, expand, reduce_with
 from ._context import get_context
 from .codec import is_nan
 from .flags import Flags
@@ -66,12 +66,9 @@ def pick_reduce(A, ufunc, x, axis, keepdims, *, where=True, initial=np._NoValue)
 
 
 def _halving(A, impl, x, axis, keepdims):
-    """The pick over ``axis`` by halving it (exact: the order does not matter)."""
-    if isinstance(axis, tuple):
-        axis = axis if len(axis) != 1 else axis[0]
-        if isinstance(axis, tuple):
-            raise TypeError("maximum/minimum over several axes: give them one at a time, or axis=None")
-    bits = x.bits.reshape(-1) if axis is None else np.moveaxis(x.bits, axis, 0)
+    """The pick over ``axis`` (several axes, or all for None) by halving it (exact: the
+    order does not matter)."""
+    bits = collapse(A, x, axis).bits
     if bits.shape[0] == 0:
         raise ValueError("zero-size array to reduction operation which has no identity")
     ctx = get_context()
@@ -82,14 +79,9 @@ def _halving(A, impl, x, axis, keepdims):
         if f is not None:
             flags = flags | Flags(*(np.any(m, axis=0) for _, m in f))
         bits = np.concatenate([np.asarray(picked), bits[2 * half:]])
-    result = bits[0]
-    if keepdims:
-        axes = tuple(range(x.ndim)) if axis is None else axis
-        result = np.expand_dims(result, axes)
-        if flags is not None:
-            flags = Flags(*(np.expand_dims(m, axes) for _, m in flags))
-    ctx.record("reduce", flags)
-    return A.wrap(result, x.format)
+    result, kept = bits[0], lambda r: expand(r, x.ndim, axis) if keepdims else r
+    ctx.record("reduce", None if flags is None else Flags(*(kept(m) for _, m in flags)))
+    return kept(A.wrap(result, x.format))
 
 
 def accumulate(A, ufunc, x, kwargs):
