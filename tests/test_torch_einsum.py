@@ -63,6 +63,8 @@ def test_mv_dot_inner():
         mv, mv2 = torch.mv(m, v), m.mv(v)
         dot, dot2 = torch.dot(v, v), v.dot(v)
         inner = torch.inner(m, u)
+        inner_v, inner_mv = torch.inner(v, v), torch.inner(m, v)    # two vectors: a 0-d tensor
+    assert torch.equal(inner_v, dot) and inner_v.shape == () and torch.equal(inner_mv, mv)
     assert np.array_equal(_np(mv), _prod(_np(m), _np(v)[:, None])[:, 0]) and torch.equal(mv, mv2)
     assert np.array_equal(_np(dot), _prod(_np(v)[None], _np(v)[:, None])[0, 0]) and torch.equal(dot, dot2)
     assert dot.shape == ()

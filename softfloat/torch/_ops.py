@@ -173,7 +173,7 @@ def _in_place(b, result):
 def _inner(run, a, b):
     k = a.shape[-1]
     y = gemm(run, a.reshape(-1, k), b.reshape(-1, k).t())
-    return y.reshape(*a.shape[:-1], *b.shape[:-1])
+    return y.reshape(a.shape[:-1] + b.shape[:-1])  # () for two vectors
 
 
 def _einsum(args, run_for):
