@@ -58,3 +58,22 @@ def test_one_term_takes_the_one_output_route_and_the_switch_turns_it_off(monkeyp
     found.clear()
     general(lambda: sf.sum(x, "fp16", accumulator="fp32", return_flags=True))
     assert found == [None]
+
+
+@pytest.mark.parametrize("shape", [(), (1, 1), (4, 8), (2, 3, 5)])
+@pytest.mark.parametrize("fmt, kw", [("fp32", {}), ("fp16", {"accumulator": "fp32"}),
+                                     ("fp16", {"accumulator": "fp16"}), ("fp16", {"accumulator": "fp32", "out_format": "fp8_e5m2"})])
+def test_all_axes_of_a_c_contiguous_array_take_the_one_output_route(monkeypatch, shape, fmt, kw):
+    """axis=None: the terms in C order, as the general path takes them (its 0-d result)."""
+    found = _spy(monkeypatch)
+    fmt = sf.as_format(fmt)
+    rng = np.random.default_rng(len(shape))
+    for scale in (1.0, 1e-3, 3e4):
+        x = sf.encode(rng.standard_normal(shape) * scale, fmt)
+        x = np.asarray(x, dtype=fmt.storage_dtype)
+        call = (lambda: sf.sum(x, fmt, return_flags=True, **kw))
+        assert_same(call(), general(call))
+    assert found[0] is not None  # the first call (scale 1: finite) took it; general() declined
+    found.clear()
+    sf.sum(np.asarray(sf.encode(np.ones((4, 6)), fmt))[:, ::2], fmt, **kw)  # not C-contiguous: general
+    assert found == [None]  # asked, and declined (2-D)
