@@ -97,7 +97,8 @@ def test_shapes(shapes, want, spy):
     a, b = (rng.integers(0, 0x7F800000, s, dtype=np.uint32) for s in shapes)
     _check(lambda: sf.add(a, b, "fp32", return_flags=want))
     _check(lambda: sf.mul(a, b, "fp32", "upward", return_flags=want))
-    assert spy
+    one_element = max(a.size, b.size) == 1  # softfloat.ops._driver._one_element answers first
+    assert bool(spy) is not one_element
 
 
 @pytest.mark.parametrize("special", [0x7F800000, 0xFF800000, 0x7FC00000, 0x7F800001])

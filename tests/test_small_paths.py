@@ -36,9 +36,12 @@ SETTINGS = settings(max_examples=300, deadline=None, suppress_health_check=[Heal
 
 def _operand(pattern, fmt, form):
     dtype = as_format(fmt).storage_dtype
-    return {"int": int(pattern), "scalar": dtype.type(pattern), "0-d": np.array(pattern, dtype=dtype),
-            "1": np.array([pattern], dtype=dtype), "1x1": np.array([[pattern]], dtype=dtype),
-            "int64": np.array([pattern], dtype=np.int64)}[form]
+    if form == "int64" and pattern >= 1 << 63:
+        form = "1"  # an fp64 pattern with the sign bit has no int64
+    return {"int": lambda: int(pattern), "scalar": lambda: dtype.type(pattern),
+            "0-d": lambda: np.array(pattern, dtype=dtype), "1": lambda: np.array([pattern], dtype=dtype),
+            "1x1": lambda: np.array([[pattern]], dtype=dtype),
+            "int64": lambda: np.array([pattern], dtype=np.int64)}[form]()
 
 
 FORMS = ["int", "scalar", "0-d", "1", "1x1", "int64"]
@@ -57,8 +60,36 @@ def one_element_call(draw):
     return op, operands, fmt, kw
 
 
+def _wide_pattern(fmt):
+    """Patterns of a wide format near its decision points: exponent fields at and next to
+    the subnormal and overflow ends and around the bias, fractions at their ends or random."""
+    fmt = as_format(fmt)
+    top = (1 << fmt.exponent_bits) - 1
+    exponents = st.one_of(st.sampled_from([0, 1, 2, fmt.bias - 1, fmt.bias, fmt.bias + 1, top - 2, top - 1, top]),
+                          st.integers(0, top))
+    fractions = st.one_of(st.sampled_from([0, 1, (1 << fmt.mantissa_bits) - 1, 1 << (fmt.mantissa_bits - 1)]),
+                          st.integers(0, (1 << fmt.mantissa_bits) - 1))
+    return st.builds(lambda s, e, f: (s << (fmt.bits - 1)) | (e << fmt.mantissa_bits) | f,
+                     st.integers(0, 1), exponents, fractions)
+
+
+@st.composite
+def wide_one_element_call(draw):
+    """:func:`one_element_call` for fp32, tf32 and fp64 (the scalar path decodes their
+    patterns one by one: softfloat._fastpaths._scalar.FiniteValues)."""
+    fmt = draw(st.sampled_from(["fp32", "tf32", "fp64"]))
+    op = draw(st.sampled_from([sf.add, sf.sub, sf.mul, sf.div, sf.sqrt]))
+    first = draw(_wide_pattern(fmt))
+    near = st.integers(-3, 3).map(lambda d: min(max(first + d, 0), (1 << as_format(fmt).bits) - 1))
+    operands = [first] + ([draw(st.one_of(_wide_pattern(fmt), near))] if op is not sf.sqrt else [])
+    operands = [_operand(p, fmt, draw(st.sampled_from(FORMS))) for p in operands]
+    kw = dict(draw(st.sampled_from(OPTIONS)), rounding=draw(st.sampled_from(DETERMINISTIC)),
+              return_flags=draw(st.booleans()))
+    return op, operands, fmt, kw
+
+
 @SETTINGS
-@given(one_element_call())
+@given(st.one_of(one_element_call(), wide_one_element_call()))
 def test_operations_on_one_element_equal_the_general_path(case):
     op, operands, fmt, kw = case
     assert_same(op(*operands, fmt, **kw), general(lambda: op(*operands, fmt, **kw)))
@@ -90,6 +121,12 @@ def test_the_one_element_path_is_taken(monkeypatch):
     assert len(taken) == 2 and all(t is not None for t in taken)
     sf.add(0x7C00, 0x3C00, "fp16")  # an infinity: the general path
     assert taken[-1] is None
+    sf.div(np.array([0x3F800000], np.uint32), np.uint32(0x40400000), "fp32")  # 1 / 3 in fp32
+    sf.sqrt(np.array(2.0).view(np.uint64), "fp64")
+    assert taken[-2] is not None and taken[-1] is not None
+    for special in (0x7F800000, 0xFFC00000, 0x7F800001):  # fp32 infinity and NaNs: the general path
+        sf.add(special, 0x3F800000, "fp32")
+        assert taken[-1] is None
 
 
 def test_bad_operands_raise_as_on_the_general_path():

@@ -177,13 +177,18 @@ def from_sqrt(num, k, fmt, attrs):
 
 class FiniteValues:
     """``values[pattern]``: the Python float of a finite pattern of ``fmt`` (the patterns
-    :func:`pack` gives), for formats too wide for a list of every value."""
+    :func:`pack` gives), for formats too wide for a list of every value; NaN for a
+    pattern of an infinity or a NaN, which the callers decline (``x - x != 0``)."""
 
     def __init__(self, fmt):
         self.m, self.bias = fmt.mantissa_bits, fmt.bias
         self.exponent_mask, self.sign = (1 << fmt.exponent_bits) - 1, 1 << (fmt.bits - 1)
+        self.max_finite_bits = fmt.max_finite_bits
+        self.nan_zero = self.sign if not fmt.has_negative_zero else -1  # fnuz: "-0" is the NaN
 
     def __getitem__(self, pattern: int) -> float:
+        if (pattern & ~self.sign) > self.max_finite_bits or pattern == self.nan_zero:
+            return math.nan
         m = self.m
         e = (pattern >> m) & self.exponent_mask
         f = pattern & ((1 << m) - 1)

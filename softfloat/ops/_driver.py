@@ -144,10 +144,10 @@ def _one_element(scalar, fmt, operands, attrs, want):
     and DAZ are the caller's to exclude."""
     if attrs.rounding is Rounding.STOCHASTIC:
         return None
-    values = _fastpaths.scalar_values(fmt, lambda patterns: decode(patterns, fmt))
+    values = _fastpaths.scalar_values(fmt, lambda patterns: decode(patterns, fmt), finite=True)
     if values is None:
         return None
-    floats, ndim, limit = [], 0, len(values)
+    floats, ndim, limit = [], 0, 1 << fmt.bits
     for _, value in operands:
         kind = type(value)
         if kind is np.ndarray:
