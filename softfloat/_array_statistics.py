@@ -21,6 +21,10 @@ rounded steps in the format (sums in the context's accumulator, as ``np.sum``).
   ``percentile(a, p)`` is ``quantile(a, p / 100)`` with ``p / 100`` in float64, as numpy.
 * ``median``: the middle element exactly, or the mean (sum, then one division by 2) of
   the two middle ones; ``nanmedian`` over the non-NaN elements of each slice.
+* ``average`` with ``weights``: the products, their sum and the weights' sum (each
+  rounded once), one division; ``cov``: the means, the deviations, their matrix
+  product in the accumulator, one division by ``n - ddof``; ``corrcoef``: ``cov``
+  divided by the square roots of its diagonal, clipped to [-1, 1].
 
 A slice holding a NaN gives that NaN (the plain functions); an empty or all-NaN slice
 gives NaN with invalid counted (0 / 0), where numpy warns.
@@ -298,11 +302,58 @@ def nanmedian(A, a, axis=None, out=None, overwrite_input=False, keepdims=False):
 
 @implements(np.average)
 def average(A, a, axis=None, weights=None, returned=False, *, keepdims=False):
-    """Unweighted: ``mean``.  Weighted averages are refused (not defined step by step here)."""
-    if weights is not None:
-        raise unsupported("average", "weights= is not defined step by step here; use "
-                          "np.sum(a * w) / np.sum(w), whose steps each round once")
-    result = mean(A, a, axis=axis, keepdims=keepdims)
-    if not returned:
-        return result
-    return result, np.full_like(result, _count(a, axis, keepdims))
+    """Unweighted: ``mean``.  Weighted, numpy's steps: the products ``a * w`` (each
+    rounded once; ``w`` a 1-d array along ``axis`` as numpy allows, weak unless an
+    Array), their sum and the weights' sum in the accumulator, then one division."""
+    if weights is None:
+        result = mean(A, a, axis=axis, keepdims=keepdims)
+        return (result, np.full_like(result, _count(a, axis, keepdims))) if returned else result
+    fmt, (x, w) = A.common(a, weights)
+    x, w = A.wrap(x, fmt), A.wrap(w, fmt)
+    if w.shape != x.shape:
+        if axis is None:
+            raise TypeError("numpy.average: axis must be specified when shapes of a and weights differ")
+        if w.ndim != 1 or not isinstance(axis, (int, np.integer)) or w.shape[0] != x.shape[axis]:
+            raise ValueError(f"numpy.average: weights of shape {w.shape} do not match a's axis {axis} "
+                             f"of length {x.shape[axis] if isinstance(axis, (int, np.integer)) else '?'}")
+        w = np.moveaxis(np.broadcast_to(w, x.shape[:axis] + x.shape[axis + 1:] + w.shape), -1, axis)
+    scale = np.sum(w, axis=axis, keepdims=keepdims)
+    if np.any(scale == 0.0):
+        raise ZeroDivisionError("Weights sum to zero, can't be normalized")
+    result = np.sum(x * w, axis=axis, keepdims=keepdims) / scale
+    return (result, np.broadcast_to(scale, result.shape).copy()) if returned else result
+
+
+@implements(np.cov)
+def cov(A, m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweights=None, *, dtype=None):
+    """numpy's steps: each variable's mean (``mean``), the deviations (rounded once), their
+    products summed by a matrix product in the accumulator, one division by
+    ``n - ddof`` (``ddof`` 1 unless ``bias``)."""
+    if fweights is not None or aweights is not None:
+        raise unsupported("cov", "fweights= and aweights= are not defined step by step here; weight the "
+                          "deviations with Array operations")
+    x = np.atleast_2d(converted(m, "cov", dtype) if A.is_array(m) else m)
+    if not rowvar and x.shape[0] != 1:
+        x = x.T
+    if y is not None:
+        y = np.atleast_2d(converted(y, "cov", dtype) if A.is_array(y) else y)
+        if not rowvar and y.shape[0] != 1:
+            y = y.T
+        x = np.concatenate([x, y], axis=0)
+    if not A.is_array(x):  # neither operand an Array: numpy never asks
+        return NotImplemented
+    ddof = (0 if bias else 1) if ddof is None else ddof
+    d = x - np.mean(x, axis=1, keepdims=True)
+    return divide_by(A, d @ d.T, max(x.shape[1] - ddof, 0), "cov").squeeze()
+
+
+@implements(np.corrcoef)
+def corrcoef(A, x, y=None, rowvar=True, bias=np._NoValue, ddof=np._NoValue, *, dtype=None):
+    """numpy's steps: ``cov``, the square roots of its diagonal, the division of every
+    entry by the two (each rounded once), clipped to [-1, 1] (exact).  ``bias`` and
+    ``ddof`` have no effect, as in numpy."""
+    c = cov(A, x, y, rowvar, dtype=dtype)
+    if c.ndim == 0:
+        return c / c
+    stddev = np.sqrt(np.diagonal(c))
+    return np.clip(c / stddev[:, None] / stddev[None, :], -1, 1)
