@@ -48,7 +48,7 @@ def test_einsum_contractions_are_the_products():
 def test_einsum_outside_the_products():
     a = _t((4, 4), 6)
     with sft.emulate("bf16") as em:
-        for eq, n in (("ii->i", 1), ("ij->i", 1), ("ij,ij->ij", 2), ("ij,jk,kl->il", 3)):
+        for eq, n in (("ii->i", 1), ("ij->i", 1), ("ij,ij->ij", 2), ("...ij,...jk,...kl->il", 3)):
             with pytest.raises(NotImplementedError, match=f"einsum '{eq}'"):
                 torch.einsum(eq, *[a] * n)
         assert torch.equal(torch.einsum("ij->ji", a), a.T)                         # a permutation
@@ -84,3 +84,27 @@ def test_in_place_addmm_and_baddbmm():
         assert np.array_equal(_np(c3[i]), eng.gemm(_np(a3[i]), _np(b3[i]), "fprop", "s", bias=_np(c30[i]),
                                                    out="bf16"))
     assert [r.op for r in em.telemetry] == ["addmm", "baddbmm", "baddbmm"]
+
+
+def test_einsum_of_several_operands_is_torchs_pairs():
+    """Left to right as torch contracts them without opt_einsum (the running result
+    first), each pair an emulated product rounded into the recipe's format."""
+    a, b, c, d = _t((2, 8), 20), _t((8, 6), 21), _t((6, 5), 22), _t((5, 3), 23)
+    with sft.emulate("bf16", accumulator="fp32") as em:
+        three = torch.einsum("ij,jk,kl->il", a, b, c)
+        four = torch.einsum("ij,jk,kl,lm", [a, b, c, d])   # implicit output "im"
+        chained = ((a @ b) @ c) @ d
+        with pytest.raises(NotImplementedError, match="'ij,jk,kl->i': its step"):
+            torch.einsum("ij,jk,kl->i", a, b, c)             # l summed within c alone
+    assert np.array_equal(_np(three), _prod(_prod(_np(a), _np(b)), _np(c)))
+    assert torch.equal(four, chained)
+    assert sum(r.kind == "fprop" for r in em.telemetry) >= 5
+
+
+def test_pairwise_steps_follow_the_path_and_keep_the_labels_still_needed():
+    from softfloat.torch._einsum import pairwise
+    assert pairwise("ab,bc,cd,de->ae", 4) == [(0, 1, "ab,bc->ac"), (0, 2, "cd,ac->ad"), (0, 1, "de,ad->ae")]
+    assert pairwise("ij,jk,kl->il", 3, [(1, 2), (0, 1)]) == [(1, 2, "jk,kl->lj"), (0, 1, "ij,lj->il")]
+    assert pairwise("bij,bjk,bkl->bil", 3) == [(0, 1, "bij,bjk->bik"), (0, 1, "bkl,bik->bil")]
+    with pytest.raises(ValueError, match="names 2 operand"):
+        pairwise("ij,jk->ik", 3)

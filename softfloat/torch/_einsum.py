@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-__all__ = ["plan", "is_permutation"]
+__all__ = ["is_permutation", "pairwise", "plan"]
 
 
 def plan(equation: str, a, b):
@@ -74,6 +74,39 @@ def plan(equation: str, a, b):
     def finish(product):
         return product.reshape([size[c] for c in grid]).permute(perm)
     return big_a.reshape(nb, m, k), big_b.reshape(nb, k, n), finish
+
+
+def pairwise(equation: str, count: int, path=None):
+    """The two-operand steps of an einsum of ``count`` operands: ``[(i, j, sub_equation)]``,
+    each contracting operands ``i`` and ``j`` of the current list (removed from it, the
+    result appended at the end), as torch runs it -- ``path`` (opt_einsum's pairs, where
+    torch takes them) or left to right.  An intermediate keeps the labels a later operand
+    or the output needs, the output's first (in its order), then the others alphabetically
+    (torch's label order).  Raises NotImplementedError for "..." (not emulated here)."""
+    eq = equation.replace(" ", "")
+    lhs, arrow, out = eq.partition("->")
+    specs = lhs.split(",")
+    if len(specs) != count:
+        raise ValueError(f"equation {equation!r} names {len(specs)} operand(s); {count} given")
+    if "." in eq:
+        raise NotImplementedError(f"einsum {equation!r}: '...' with more than two operands is not emulated")
+    if not arrow:
+        out = "".join(sorted(c for c in set(lhs) if c != "," and lhs.count(c) == 1))
+    rank = {c: i for i, c in enumerate(out)}
+
+    def order(labels):
+        return "".join(sorted(set(labels), key=lambda c: (rank.get(c, len(rank)), c)))
+    steps = []
+    if path is None:  # left to right: the running result stays first
+        path = [(0, 1)] + [(0, count - 1 - s) for s in range(1, count - 1)]
+    for i, j in path:
+        i, j = sorted((i, j))
+        a, b = specs[i], specs[j]
+        rest = [sp for k, sp in enumerate(specs) if k not in (i, j)]
+        kept = out if not rest else order(c for c in a + b if c in out or any(c in sp for sp in rest))
+        steps.append((i, j, f"{a},{b}->{kept}"))
+        specs = rest + [kept]
+    return steps
 
 
 def is_permutation(equation: str, ndim: int) -> bool:

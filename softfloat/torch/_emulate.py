@@ -26,8 +26,8 @@ def emulate(recipe, *, accumulator=None, elementwise=False, model=None, telemetr
 
     Inside the ``with`` block, ``F.linear`` (so every ``nn.Linear``), ``torch.matmul``
     and ``@``, ``mm``, ``bmm``, ``addmm``, ``baddbmm`` (and ``addmm_``/``baddbmm_``),
-    ``mv``, ``dot``, ``inner``, two-operand ``einsum``, ``F.conv1d``/``F.conv2d`` (unfold,
-    then one product per group) and ``F.scaled_dot_product_attention`` (decomposed: Q K^T,
+    ``mv``, ``dot``, ``inner``, ``einsum`` (several operands in torch's pairs),
+    ``F.conv1d``/``F.conv2d`` (unfold, then one product per group) and ``F.scaled_dot_product_attention`` (decomposed: Q K^T,
     scale, mask, softmax, dropout, P V; see ``softfloat.torch._attention``) on float16/
     bfloat16/float32/float64 tensors each become custom autograd Functions whose forward product
     ("fprop") and backward products ("dgrad" = grad_output x weights^T, "wgrad" =

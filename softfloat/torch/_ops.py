@@ -1,6 +1,6 @@
 """torch's matrix-product functions as 2-d emulated products: F.linear, matmul (and
 ``@``), mm, bmm, addmm, baddbmm (and in place, addmm_/baddbmm_), mv, dot, inner,
-two-operand einsum, conv1d/conv2d and scaled_dot_product_attention.
+einsum (several operands in torch's pairs), conv1d/conv2d and scaled_dot_product_attention.
 
 Each handler binds torch's arguments, checks the operands, and writes the call as
 products of 2-d matrices (:func:`softfloat.torch._products.gemm`) joined by reshapes,
@@ -34,7 +34,7 @@ import torch.nn.functional as F
 
 from ._attention import attention, batched
 from ._conv import convolution
-from ._einsum import is_permutation, plan
+from ._einsum import is_permutation, pairwise, plan
 from ._products import gemm
 from ._tensors import check_device
 
@@ -176,8 +176,18 @@ def _inner(run, a, b):
     return y.reshape(a.shape[:-1] + b.shape[:-1])  # () for two vectors
 
 
+def _opt_einsum_path(equation, operands):
+    """opt_einsum's contraction path where torch would take it (installed and enabled),
+    else None (left to right, torch's order without it)."""
+    backend = torch.backends.opt_einsum
+    if not (backend.is_available() and backend.enabled):
+        return None
+    import opt_einsum
+    return opt_einsum.contract_path(equation, *operands, optimize=backend.strategy)[0]
+
+
 def _einsum(args, run_for):
-    """An emulated two-operand einsum, or NotImplemented where torch runs it itself."""
+    """An emulated einsum (several operands: pair by pair, :func:`pairwise`), or NotImplemented where torch runs it itself."""
     equation, operands = args[0], list(args[1:])
     if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
         operands = list(operands[0])
@@ -187,9 +197,19 @@ def _einsum(args, run_for):
         return NotImplemented  # integer/bool: exact, torch's own
     if len(operands) == 1 and is_permutation(equation, operands[0].dim()):
         return NotImplemented  # axes reordered: exact
+    if len(operands) > 2:  # torch's own way: pairs (opt_einsum's path where torch takes it)
+        if len({t.dtype for t in operands}) > 1 or not operands[0].dtype.is_floating_point:
+            return NotImplemented  # torch's own error, or its integer product
+        for i, j, step in pairwise(equation, len(operands), _opt_einsum_path(equation, operands)):
+            try:
+                pair = _einsum((step, operands[i], operands[j]), run_for)
+            except NotImplementedError as exc:
+                raise NotImplementedError(f"einsum {equation!r}: its step {step!r} is not emulated ({exc})") from None
+            operands = [t for k, t in enumerate(operands) if k not in (i, j)] + [pair]
+        return operands[0]
     if len(operands) != 2:
         raise NotImplementedError(f"einsum {equation!r} with {len(operands)} operand(s) is not emulated under "
-                                  "softfloat.torch.emulate (two-operand contractions are)")
+                                  "softfloat.torch.emulate (contractions of two or more are)")
     bound = {"input": operands[0], "other": operands[1]}
     if _operands("einsum", bound) == "torch":
         return NotImplemented
