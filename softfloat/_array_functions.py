@@ -107,21 +107,69 @@ def sum_(A, a, axis=None, dtype=None, out=None, keepdims=False, initial=np._NoVa
 
 @implements(np.linalg.norm)
 def norm(A, x, ord=None, axis=None, keepdims=False):
-    """The 2-norm (Frobenius for matrices): the sum of x * x with exact, fused products in
-    the accumulator, rounded into the format, then a correctly rounded sqrt."""
-    if ord not in (None, 2, "fro") or (ord == 2 and x.ndim != 1 and axis is None):
-        return NotImplemented
+    """numpy's vector and matrix norms, step by step.  2-norm and Frobenius (the default):
+    the sum of x * x with exact, fused products in the accumulator, rounded into the
+    format, then a correctly rounded sqrt.  Vectors: ord 1 the sum of |x| (np.sum), inf /
+    -inf the largest / smallest |x| (exact), 0 the count of non-zeros (rounded into the
+    format).  Matrices: ord 1 / -1 the largest / smallest column sum of |x|, inf / -inf
+    the row sums'.  Norms of singular values (2, -2, 'nuc' for matrices) and other
+    powers are refused."""
+    if axis is None:
+        if ord is None:
+            return _frobenius(A, x, tuple(range(x.ndim)), keepdims)
+        if x.ndim not in (1, 2):
+            raise ValueError("Improper number of dimensions to norm.")
+        axis = tuple(range(x.ndim))
+    axes = tuple(int(a) % x.ndim for a in (axis if isinstance(axis, tuple) else (axis,)))
+    if len(axes) == 1:
+        result = _vector_norm(A, x, ord, axes[0])
+    elif len(axes) == 2 and axes[0] != axes[1]:
+        result = _matrix_norm(A, x, ord, axes)
+    else:
+        raise ValueError("Improper number of dimensions to norm.")
+    return expand(result, x.ndim, axes) if keepdims else result
+
+
+def _frobenius(A, x, axes, keepdims):
+    """sqrt of the sum of x * x over ``axes`` (exact products in the accumulator)."""
     fmt = x.format
     ctx = get_context()
     acc = accumulator_of(ctx, fmt)
-    bits = x.bits.reshape(-1) if axis is None else np.moveaxis(x.bits, axis, -1)
+    bits = collapse(A, x, axes).bits
+    bits = np.moveaxis(bits, 0, -1)
     total, flags = ctx.split(accumulate_vecdot(bits, bits, fmt, accumulator=acc, out_format=fmt, order=ctx.order,
                                                return_flags=ctx.track_flags, **ctx.options()))
     ctx.record("norm", flags)
     result = np.sqrt(A.wrap(total, fmt))
-    if keepdims:
-        result = result.reshape((1,) * x.ndim if axis is None else np.expand_dims(total, axis).shape)
-    return result
+    return expand(result, x.ndim, axes) if keepdims else result
+
+
+def _vector_norm(A, x, ord, axis):
+    if ord is None or ord == 2:
+        return _frobenius(A, x, (axis,), False)
+    if ord == 1:
+        return np.sum(np.abs(x), axis=axis)
+    if ord in (np.inf, -np.inf):
+        return (np.max if ord > 0 else np.min)(np.abs(x), axis=axis)
+    if ord == 0:
+        count = np.count_nonzero(x, axis=axis)
+        return A.wrap(A.bits_in(np.asarray(count, dtype=np.float64), x.format, "norm"), x.format)
+    raise unsupported("linalg.norm", f"ord={ord!r} takes powers |x|**p through libm; write "
+                      "np.sum(np.abs(x) ** p) ** (1 / p), each step rounded, or use ord 0, 1, 2 or +-inf")
+
+
+def _matrix_norm(A, x, ord, axes):
+    rows, cols = axes
+    if ord is None or ord == "fro":
+        return _frobenius(A, x, axes, False)
+    if ord in (1, -1):
+        sums, over = np.sum(np.abs(x), axis=rows), cols - (cols > rows)
+    elif ord in (np.inf, -np.inf):
+        sums, over = np.sum(np.abs(x), axis=cols), rows - (rows > cols)
+    else:
+        raise unsupported("linalg.norm", f"ord={ord!r} of a matrix needs its singular values (an SVD in "
+                          "float64): no correctly rounded emulation; ord 'fro', 1, -1, inf and -inf are defined")
+    return (np.max if ord > 0 else np.min)(sums, axis=over)
 
 
 @implements(np.prod)

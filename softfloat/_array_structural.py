@@ -328,3 +328,36 @@ def _pad_constant(A, array, pad_width, fill):
     fill = np.asarray(fill)
     return A.wrap(np.pad(array.bits, pad_width, constant_values=fill.reshape(()) if fill.size == 1 else fill),
                   array.format)
+
+
+# ---- real values: what numpy says of a real float array -------------------------------------
+@implements(np.real, np.real_if_close)
+def real(A, val, *args, **kwargs):
+    """The Array itself (its values are real)."""
+    return val
+
+
+@implements(np.imag)
+def imag(A, val):
+    """A read-only Array of +0 (numpy's imaginary part of a real array)."""
+    return val.imag
+
+
+@implements(np.isreal)
+def isreal(A, x):
+    return np.ones(np.shape(x), dtype=bool)
+
+
+@implements(np.iscomplex)
+def iscomplex(A, x):
+    return np.zeros(np.shape(x), dtype=bool)
+
+
+@implements(np.isrealobj)
+def isrealobj(A, x):
+    return True
+
+
+@implements(np.iscomplexobj)
+def iscomplexobj(A, x):
+    return False

@@ -138,6 +138,11 @@ class Array(ArrayMethods, np.lib.mixins.NDArrayOperatorsMixin):
     def __len__(self) -> int:
         return len(self._bits)
 
+    def __contains__(self, value) -> bool:
+        """``value in x``: numpy's ``(x == value).any()`` (the value rounded into the format
+        as any operand; -0 equals +0, a NaN is in nothing)."""
+        return bool((self == value).any())
+
     def __iter__(self):
         if self.ndim == 0:
             raise TypeError("iteration over a 0-d Array")

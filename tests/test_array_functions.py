@@ -218,3 +218,12 @@ def test_nan_to_num_in_place_and_its_replacements_round_once_with_flags():
         z = np.nan_to_num(x, copy=False, nan=0.1)
     assert z is x and x.tolist() == [float(sf.asarray(0.1, "bf16")), sf.bf16.max_finite, -sf.bf16.max_finite, 2.0]
     assert ctx.flags.inexact == 1  # 0.1, rounded once
+
+
+def test_membership_and_realness_are_numpys():
+    x = A([0.5, -0.0, np.nan])
+    assert 0.5 in x and 0.0 in x and 0.1 not in x and np.nan not in x  # (x == v).any(); -0 == +0
+    assert np.isrealobj(x) and not np.iscomplexobj(x)
+    assert np.isreal(x).tolist() == [True] * 3 and np.iscomplex(x).tolist() == [False] * 3
+    assert np.real(x) is x and np.real_if_close(x) is x
+    assert np.imag(x).format is sf.fp16 and np.imag(x).bits.tolist() == [0, 0, 0]
