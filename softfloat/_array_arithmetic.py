@@ -9,6 +9,10 @@ context's accumulator):
   ``ediff1d`` likewise on the flattened array;
 * ``cumprod``: running products left to right, each rounded once into the format (so its
   last element equals ``np.prod``);
+* ``correlate``: ``c[k] = sum_n a[n + k] * v[n]`` over the overlapping terms only (n
+  ascending), each a dot product in the accumulator (exact products, one rounding into
+  the format), as ``np.vecdot``; ``convolve(a, v)`` is ``correlate(a, v[::-1])`` (the
+  longer operand first, as numpy); the modes ``full``, ``same`` and ``valid`` are numpy's;
 * ``round``/``around``: numpy's own composition with correct roundings -- ``decimals=0``
   is round_to_integral to nearest even (exact); ``decimals=d > 0`` is ``rint(x * s) / s``
   and ``d < 0`` is ``rint(x / s) * s``, where ``s = 10**|d|`` is rounded once into the
@@ -142,3 +146,49 @@ def round_(A, a, decimals=0, out=None):
 def fix(A, x, out=None):
     """round_to_integral toward zero (exact)."""
     return deliver(A, np.trunc(x), out, "fix")
+
+
+def _full_correlation(A, a, v):
+    """Every c[k] of ``correlate(a, v, "full")`` (k = -(N - 1) .. M - 1), the outputs of
+    equal overlap computed together as one batch of dot products."""
+    m, n = a.shape[0], v.shape[0]
+    ks = np.arange(-(n - 1), m)
+    lo, hi = np.maximum(0, -ks), np.minimum(n, m - ks)  # n runs over [lo, hi)
+    fmt, (abits, vbits) = A.common(a, v)
+    out = np.empty(ks.size, dtype=fmt.storage_dtype)
+    for length in np.unique(hi - lo):
+        rows = np.flatnonzero(hi - lo == length)
+        terms = lo[rows, None] + np.arange(length)
+        x = A.wrap(abits[terms + ks[rows, None]], fmt)
+        y = A.wrap(vbits[terms], fmt)
+        out[rows] = np.vecdot(x, y).bits
+    return A.wrap(out, fmt)
+
+
+def _correlation(A, a, v, mode: str, name: str):
+    if np.ndim(a) != 1 or np.ndim(v) != 1:
+        raise ValueError(f"numpy.{name}: object too deep for desired array (both operands must be 1-d)")
+    if np.shape(a)[0] == 0 or np.shape(v)[0] == 0:
+        raise ValueError(f"numpy.{name}: {'a' if np.shape(a)[0] == 0 else 'v'} cannot be empty")
+    if mode not in ("full", "same", "valid"):
+        raise ValueError(f"numpy.{name}: mode must be one of 'full', 'same' or 'valid'; got {mode!r}")
+    m, n = np.shape(a)[0], np.shape(v)[0]
+    full = _full_correlation(A, a, v)
+    if mode == "full":
+        return full
+    if mode == "valid":
+        return full[min(m, n) - 1: max(m, n)]
+    start = (n - 1) // 2 if m >= n else m // 2  # numpy's centring
+    return full[start: start + max(m, n)]
+
+
+@implements(np.correlate)
+def correlate(A, a, v, mode="valid"):
+    return _correlation(A, a, v, mode, "correlate")
+
+
+@implements(np.convolve)
+def convolve(A, a, v, mode="full"):
+    if np.ndim(v) == 1 and np.ndim(a) == 1 and np.shape(v)[0] > np.shape(a)[0]:
+        a, v = v, a
+    return _correlation(A, a, v[::-1] if np.ndim(v) == 1 else v, mode, "convolve")

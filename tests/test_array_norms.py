@@ -1,9 +1,9 @@
-"""np.linalg.norm on fp16 Arrays: every ord numpy defines without singular values, any
-axis or pair of axes, keepdims -- against numpy: float16's own norm where it is exact
-(inf, -inf, 0), and float64 (exact at these sizes and ranges), rounded once by numpy's
-cast (monotone, so it commutes with the max and min of the matrix norms), for the sums;
-the square root of the rounded sum of squares by numpy float16's sqrt (correctly
-rounded: float32 holds 2 * 11 + 2 bits)."""
+"""np.linalg.norm, np.correlate and np.convolve on fp16 Arrays: every norm ord numpy
+defines without singular values, any axis or pair of axes, keepdims -- against numpy:
+float16's own norm where it is exact (inf, -inf, 0), and float64 (exact at these sizes
+and ranges), rounded once by numpy's cast (monotone, so it commutes with the max and min
+of the matrix norms), for the sums and dot products; the square root of the rounded sum
+of squares by numpy float16's sqrt (correctly rounded: float32 holds 2 * 11 + 2 bits)."""
 
 from __future__ import annotations
 
@@ -75,3 +75,24 @@ def test_norms_without_a_step_by_step_definition_say_why(ord, why):
     x = A(np.ones((2, 2)))
     with pytest.raises(TypeError, match=why):
         np.linalg.norm(x, ord=ord, axis=None if ord != 3 else 1)
+
+
+@settings(max_examples=80, deadline=None)
+@given(a=np_arrays(np.float16, st.integers(1, 9), elements=VALUES),
+       v=np_arrays(np.float16, st.integers(1, 9), elements=VALUES),
+       mode=st.sampled_from(["full", "same", "valid"]))
+def test_correlate_and_convolve_are_numpys_dot_products_rounded_once(a, v, mode):
+    """Products of these fp16 values are exact in float64 and their sums too: numpy's
+    float64 result, cast once, is the correctly rounded one (the fp64 accumulator's)."""
+    with sf.context(accumulator="fp64"):
+        for func in (np.correlate, np.convolve):
+            got = func(A(a), A(v), mode)
+            expected = _rounded(func(a.astype(np.float64), v.astype(np.float64), mode))
+            assert got.shape == expected.shape and np.array_equal(got.to_numpy(), expected), func
+
+
+def test_correlate_errors_are_numpys():
+    with pytest.raises(ValueError, match="mode must be one of"):
+        np.correlate(A([1.0]), A([1.0]), "middle")
+    with pytest.raises(ValueError, match="cannot be empty"):
+        np.convolve(A([1.0]), A(np.zeros(0)))
