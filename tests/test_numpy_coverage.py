@@ -35,11 +35,12 @@ SKIP = {"asarray", "array", "asanyarray", "asarray_chkfinite", "ascontiguousarra
 #: results that hold no defined values (numpy's uninitialised memory): compared by shape
 UNDEFINED_VALUES = {"empty_like"}
 SAMPLE = np.array([[2.0, 0.5, 0.25], [0.5, 3.0, 0.5], [0.25, 0.5, 4.0]], dtype=np.float16)
-CALLS = [("a",), ("a", "a"), ("a", 1), ("a", 0), ("seq",), ("a", "a", "a"), ("a", 0.5), ("a", [1])]
+CALLS = [("a",), ("a", "a"), ("a", 1), ("a", 0), ("seq",), ("a", "a", "a"), ("a", 0.5), ("a", [1]),
+         ("v", "v")]  # "v": the first row, for functions of vectors only (convolve, correlate)
 
 
 def _args(pattern, a):
-    return [a if p == "a" else [a, a] if p == "seq" else p for p in pattern]
+    return [a if p == "a" else a[0] if p == "v" else [a, a] if p == "seq" else p for p in pattern]
 
 
 def _candidates():
