@@ -30,7 +30,7 @@ def dry_run(tmp_path_factory):
     import_torch()
     script = load_script()
     out = tmp_path_factory.mktemp("crosscheck")
-    report = script.main(["--device", "cpu", "--quick", "--out", str(out), "--workers", "2"])
+    report = script.main(["--device", "cpu", "--quick", "--budget", "1e6", "--out", str(out), "--workers", "2"])
     return report, out
 
 

@@ -49,7 +49,10 @@ def dry_run(tmp_path_factory):
     import_torch()
     script = load_script()
     out = tmp_path_factory.mktemp("devcheck")
-    report = script.main(["--device", "cpu", "--quick", "--out", str(out), "--backend", _backend()])
+    # --quick bounds the work; the time budget (for the GPU run) must not skip checks on a
+    # loaded machine
+    report = script.main(["--device", "cpu", "--quick", "--budget", "1e6", "--out", str(out),
+                          "--backend", _backend()])
     return script, report, out
 
 
@@ -197,7 +200,8 @@ def test_a_wrong_bit_and_a_failing_section_are_reported(tmp_path, monkeypatch):
     monkeypatch.setattr(script, "matmul_bits", off_by_one)
     monkeypatch.setattr(script, "scaled_encode_tensor", broken)
     monkeypatch.setattr(script, "KINDS", ["random"])
-    report = script.main(["--device", "cpu", "--quick", "--out", str(tmp_path), "--sections", "matmul,scaled,emulate"])
+    report = script.main(["--device", "cpu", "--quick", "--budget", "1e6", "--out", str(tmp_path),
+                          "--sections", "matmul,scaled,emulate"])
     assert report["exit_code"] == 1
     matmul = report["sections"]["matmul"]
     assert matmul["status"] == "differ"
