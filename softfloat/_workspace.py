@@ -31,7 +31,7 @@ class Workspace:
         return buf if n == self.size else buf[:n]  # called a few times per block
 
     def __del__(self):
-        if _scratch is None:  # interpreter shutdown: module globals are gone
+        buffers = getattr(self, "_buffers", None)  # None: made without __init__ (a tracer's copy)
+        if _scratch is None or not buffers:  # interpreter shutdown: module globals are gone
             return
-        buffers = self._buffers
         _scratch.give_back(buffers.popitem()[1] for _ in range(len(buffers)))

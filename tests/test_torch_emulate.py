@@ -237,3 +237,26 @@ def test_delayed_scaling_backward_uses_the_forwards_scales():
         assert fprop2.b.scale == dgrad2.b.scale          # layer 2's weight
     # the history moves between iterations (the first scale is 1, then amax-driven)
     assert by[("0", "fprop")][0].a.scale == 1.0 != by[("0", "fprop")][1].a.scale
+
+
+@pytest.mark.filterwarnings("ignore::UserWarning")  # dynamo's notes on what it does not trace
+def test_a_compiled_model_runs_the_same_emulated_products():
+    """torch.compile'd models: dynamo breaks the graph around each emulated product (it
+    must not trace softfloat's numpy kernels), so the bits, gradients and telemetry are
+    the eager model's."""
+    torch._dynamo.reset()
+    torch.manual_seed(3)
+    model = torch.nn.Sequential(torch.nn.Linear(8, 16), torch.nn.ReLU(), torch.nn.Linear(16, 4))
+    x = torch.randn(32, 8)
+
+    def run(m):
+        model.zero_grad()
+        with sft.emulate("bf16", accumulator="fp32", model=model) as em:
+            out = m(x)
+            out.square().sum().backward()
+        return out.detach(), [p.grad.clone() for p in model.parameters()], [(r.site, r.kind) for r in em.telemetry]
+
+    eager, compiled = run(model), run(torch.compile(model, backend="eager"))
+    assert torch.equal(eager[0], compiled[0])
+    assert all(torch.equal(a, b) for a, b in zip(eager[1], compiled[1]))
+    assert eager[2] == compiled[2] and len(eager[2]) == 5

@@ -246,13 +246,26 @@ class _Mode(TorchFunctionMode):
         name = _ops.FUNCTIONS.get(func)
         em = self.emulation
         if name is not None:
-            with torch._C.DisableTorchFunction():
-                result = _ops.dispatch(name, args, kwargs, em._runner, em._round)
+            result = _emulated(name, args, kwargs, em)
             if result is not NotImplemented:
                 return result
         result = func(*args, **kwargs)
         if em.elementwise and func in _ELEMENTWISE and isinstance(result, torch.Tensor) \
                 and result.dtype.is_floating_point and result.device.type != "meta":
-            with torch._C.DisableTorchFunction():
-                result = em._round(result)
+            result = _rounded(result, em)
         return result
+
+
+# The emulation's own work runs eagerly: inside a torch.compile'd model, dynamo breaks the
+# graph around it rather than trace softfloat's numpy kernels (which it would rewrite into
+# torch operations that do not exist for unsigned integers).
+@torch.compiler.disable
+def _emulated(name, args, kwargs, em):
+    with torch._C.DisableTorchFunction():
+        return _ops.dispatch(name, args, kwargs, em._runner, em._round)
+
+
+@torch.compiler.disable
+def _rounded(result, em):
+    with torch._C.DisableTorchFunction():
+        return em._round(result)
