@@ -3,28 +3,23 @@ patterns in, bit patterns and flags out, with the context's attributes.
 
 Each kernel is a composition of correctly rounded bit-level operations or is exact, as
 listed in ``softfloat._array_ufuncs`` (the table's module docstring), except the float64
-libm ones, which are rounded once from float64 libm and are not correctly rounded.
+libm ones (``softfloat._array_libm``), rounded once from float64 libm and not correctly
+rounded.
 """
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
-from . import _fastpaths, codec, ops
-from ._encode import encode_general, encode_scalar, encode_significands
+from . import codec, ops
+from ._array_libm import libm, rounded_once as _rounded_once
+from ._context import get_context
+from ._encode import encode_significands
 from ._exact import FAR_ABOVE, FAR_BELOW, SIG_TOP
-from ._flagmasks import FLAG_BITS, flags_of_code
 from ._options import resolve_attributes
 from ._random import GOLDEN, mix
-from ._context import Context, get_context
 from .flags import Flags
-from .formats import fp16
-from .platforms import NanPropagation
-from .ops.kernels import default_nan
 from .rounding import Rounding
-from ._workspace import Workspace
 
 __all__ = ["LIBM", "MAX_REPEATED_POWER", "UFUNCS", "ldexp", "libm", "no_flags", "repeated_power"]
 
@@ -93,185 +88,6 @@ def _spacing(fmt, ctx, x):
     """The distance to the next value away from zero, with x's sign (numpy's spacing)."""
     away = np.where(np.asarray(codec.is_sign_minus(x, fmt)), ops.next_down(x, fmt), ops.next_up(x, fmt))
     return ctx.split(ops.sub(np.asarray(away, dtype=fmt.storage_dtype), x, fmt, return_flags=ctx.track_flags))
-
-
-def _libm(ufunc):
-    """float64 libm on the exact values, rounded once; inexact on every finite result,
-    invalid (and the platform's default NaN) where a NaN comes from operands that are not
-    NaNs (log(-1), (-1) ** 0.5); NaN operands give the default NaN too on platforms that
-    always return it."""
-    def call(fmt, ctx, *bits):
-        if len(bits) == 1 and (bits[0].size == 1 or bits[0].size > _SHORT_FLOAT16 or fmt is not fp16):
-            done = _by_table(ufunc, fmt, ctx, bits[0])  # (fp16's short arrays: in _libm_float16)
-            if done is not None:
-                return done
-        if all(b.size == 1 for b in bits):  # ndarrays or numpy scalars
-            done = _libm_one(ufunc, fmt, ctx, bits)
-            if done is not None:
-                return done
-        elif fmt is fp16 or fmt == fp16:
-            done = _libm_float16(ufunc, ctx, bits)
-            if done is not None:
-                return done
-        operands = [np.asarray(codec.decode(b, fmt)) for b in bits]
-        with np.errstate(all="ignore"):
-            values = ufunc(*operands)
-        return _rounded_once(fmt, ctx, values, operands, np.isfinite(values))
-    return call
-
-
-_INEXACT = int(FLAG_BITS["inexact"])
-
-#: the most fp16 results :func:`_libm_float16` takes (the codec's short float64 -> fp16
-#: cast; longer arrays keep the general route, whose blocks cost less per element)
-_SHORT_FLOAT16 = 1 << 12
-
-
-def _libm_float16(ufunc, ctx, bits):
-    """``_libm``'s result and flags for fp16 operands in round to nearest even, gradual
-    underflow, no saturation, at most ``_SHORT_FLOAT16`` results, without the general
-    route's passes: the float64 values by numpy's float16 -> float64 cast (exact, as
-    ``codec.decode``'s), the same libm call, and the codec's own rounding of that block
-    (``softfloat._fastpaths.encode_block``, which takes its short float64 -> fp16 cast
-    with the flags from its result).  Where every value is finite (the cast leaves no
-    lane to the general encoder), ``_rounded_once`` adds no invalid flag, places no
-    default NaN and ORs ``inexact`` with ``isfinite`` -- all True -- so the flags are the
-    cast's overflow and underflow, inexact everywhere, the rest clear.  None (the
-    general route) where ``softfloat._fastpaths.ENABLED`` is off, an attribute differs,
-    the results are too many, or one is infinite or a NaN."""
-    attrs = ctx.attributes
-    if len(bits) == 1 and bits[0].size <= _SHORT_FLOAT16:
-        done = _by_table(ufunc, fp16, ctx, bits[0])
-        if done is not None:
-            return done
-    if (not _fastpaths.ENABLED or attrs.rounding is not Rounding.NEAREST_EVEN or not attrs.subnormals
-            or attrs.saturate or any(b.size > _SHORT_FLOAT16 for b in bits)):
-        return None
-    operands = [np.asarray(b).view(np.float16).astype(np.float64) for b in bits]
-    with np.errstate(all="ignore"):
-        values = np.asarray(ufunc(*operands))
-    n = values.size
-    if n == 0 or n > _SHORT_FLOAT16:
-        return None
-    out = np.empty(n, dtype=np.uint16)
-    found = _fastpaths.encode_block(values.reshape(-1), fp16, attrs, ctx.track_flags, out, Workspace(n),
-                                    encode_general)
-    if found is None or found[1] is not None:  # declined, or infinite / NaN lanes left
-        return None
-    shape = values.shape
-    result = out.reshape(shape)
-    masks = found[0]
-    if masks is None:
-        return result, None
-    clear = [np.zeros(shape, dtype=bool) for _ in range(2)]
-    return result, Flags(*clear, masks.overflow.reshape(shape), masks.underflow.reshape(shape),
-                         np.ones(shape, dtype=bool))
-
-
-def _libm_one(ufunc, fmt, ctx, bits):
-    """``_libm``'s result and flags for operands of one element, on numpy float64 scalars:
-    the same float64 libm call and the same one rounding (the codec's scalar rounding,
-    ``softfloat._encode.encode_scalar``, or ``codec.encode`` where that declines), without
-    the arrays (result and flags shaped as the operands broadcast).  None where an
-    operand or the result is a NaN (the general path chooses NaN results)."""
-    shape = max((b.shape for b in bits), key=len)  # one element each: the longest shape is the broadcast
-    native = fmt.native_dtype
-    bits = [b.reshape(()) if b.ndim else b for b in bits]
-    operands = [np.float64(b.view(native)) if native is not None else np.float64(codec.decode(b, fmt))
-                for b in bits]
-    with np.errstate(all="ignore"):
-        value = ufunc(*operands)
-    if value != value or any(x != x for x in operands):
-        return None
-    found = encode_scalar(value, fmt, ctx.attributes)  # finite values and zeros, deterministic modes
-    if found is not None:
-        pattern, code = found
-        result = np.array([pattern], dtype=fmt.storage_dtype).reshape(shape) if shape else fmt.storage_dtype.type(pattern)
-        # a finite libm result is taken as inexact
-        return result, (flags_of_code(code | _INEXACT, shape) if ctx.track_flags else None)
-    result, flags = ctx.split(codec.encode(value, fmt, return_flags=ctx.track_flags, attributes=ctx.attributes,
-                                           rng=ctx.rng))
-    if shape:
-        result = np.asarray(result).reshape(shape)
-    if flags is None:
-        return result, None
-    inexact = flags.inexact or math.isfinite(value)  # a finite libm result is taken as inexact
-    if not shape and inexact is flags.inexact:
-        return result, flags
-    masks = (flags.invalid, flags.divide_by_zero, flags.overflow, flags.underflow, inexact)
-    return result, Flags(*(np.bool_(m).reshape(shape) for m in masks))
-
-
-#: calls of one (ufunc, format, attributes) before _by_table fills its table (the general
-#: route on every pattern, 2-5 ms for fp16, which a few calls never pay for)
-TABLE_AFTER = 32
-_TABLES: dict = {}  # (ufunc, id(fmt), id(attrs)) -> [fmt, attrs, calls, (bits, codes, NaN in or out) or None]
-
-
-def _by_table(ufunc, fmt, ctx, bits):
-    """``_libm``'s result and flags for one operand of at most 16 bits in a deterministic
-    mode: one lookup in a table of the general route's bits and packed flags
-    (softfloat._flagmasks.FLAG_BITS) for every pattern, filled by that route (decode,
-    libm, ``_rounded_once``) at the key's TABLE_AFTER-th call.  That route is elementwise
-    and reads only the pattern and the attributes (stochastic rounding, which draws, is
-    excluded), so each lane's bits and flags are its.  None (the caller's route) where
-    switched off (softfloat._fastpaths.ENABLED), declined or not filled yet."""
-    attrs = ctx.attributes
-    if not _fastpaths.ENABLED or fmt.bits > 16 or attrs.rounding is Rounding.STOCHASTIC:
-        return None
-    entry = _TABLES.get((ufunc, id(fmt), id(attrs)))
-    if entry is None or entry[0] is not fmt or entry[1] is not attrs:  # (the entry holds both: ids stay theirs)
-        if len(_TABLES) >= 64:
-            _TABLES.clear()
-        entry = _TABLES[(ufunc, id(fmt), id(attrs))] = [fmt, attrs, 0, None]
-    if entry[3] is None:
-        entry[2] += 1
-        if entry[2] < TABLE_AFTER:
-            return None
-        entry[3] = _fill(ufunc, fmt, attrs)
-    table, codes, nan = entry[3]
-    shape = bits.shape  # (ndarrays and numpy scalars)
-    if bits.size == 1:
-        p = bits.item()
-        if not shape and nan.item(p):
-            return None  # (0-d NaNs: the general route's 0-d arrays, not _libm_one's scalars)
-        result = np.array([table.item(p)], table.dtype) if shape else table.dtype.type(table.item(p))
-        return result.reshape(shape) if len(shape) > 1 else result, \
-            (flags_of_code(codes.item(p), shape) if ctx.track_flags else None)
-    result, code = np.take(table, bits), np.take(codes, bits) if ctx.track_flags else None
-    if code is None or code.size == 0 or code.min() == code.max():
-        return result, None if code is None else flags_of_code(int(code.min()) if code.size else 0, shape)
-    return result, Flags(*(np.bitwise_and(code, b) != 0 for b in FLAG_BITS.values()))
-
-
-def _fill(ufunc, fmt, attrs):
-    """(bits, packed flags, NaN in or out) of the general route for every pattern of ``fmt``."""
-    ctx = Context(attributes=attrs)  # a private context: flags tracked, nothing recorded in the caller's
-    operand = np.asarray(codec.decode(np.arange(1 << fmt.bits, dtype=fmt.storage_dtype), fmt))
-    with np.errstate(all="ignore"):
-        values = ufunc(operand)
-    bits, flags = _rounded_once(fmt, ctx, values, [operand], np.isfinite(values))
-    codes = sum(np.where(np.asarray(getattr(flags, name)), b, np.uint8(0)) for name, b in FLAG_BITS.items())
-    bits.flags.writeable = codes.flags.writeable = False
-    return bits, codes, np.isnan(values) | np.isnan(operand)
-
-
-def _rounded_once(fmt, ctx, values, operands, inexact=False):
-    """float64 ``values`` computed from the float64 ``operands`` rounded once into ``fmt``
-    (the context's attributes; ``inexact`` OR-ed into the flag): a NaN from operands that
-    are not NaNs is invalid and the platform's default NaN, as is every NaN on platforms
-    that always return the default one."""
-    result, flags = ctx.split(codec.encode(values, fmt, return_flags=ctx.track_flags, **ctx.options()))
-    nan = np.isnan(values)
-    invalid = nan.copy()
-    for x in operands:
-        invalid &= ~np.isnan(x)
-    result = np.array(result, dtype=fmt.storage_dtype)
-    always_default = ctx.platform.nan_propagation is NanPropagation.DEFAULT_NAN  # RISC-V, NVIDIA
-    result[nan if always_default else invalid] = default_nan(fmt, ctx.attributes)
-    if flags is None:
-        return result, None
-    return result, flags._replace(inexact=np.asarray(flags.inexact | inexact), invalid=np.asarray(flags.invalid | invalid))
 
 
 def _repeated_power(fmt, ctx, x, exponent):
@@ -585,7 +401,7 @@ LIBM = (np.exp, np.exp2, np.expm1, np.log, np.log2, np.log10, np.log1p, np.sin, 
         np.arcsin, np.arccos, np.arctan, np.sinh, np.cosh, np.tanh, np.arcsinh, np.arccosh,
         np.arctanh, np.cbrt, np.arctan2, np.hypot, np.logaddexp, np.logaddexp2,
         np.deg2rad, np.rad2deg, np.degrees, np.radians)
-UFUNCS.update({u: _libm(u) for u in LIBM})
+UFUNCS.update({u: libm(u) for u in LIBM})
 UFUNCS.update({np.conjugate: _positive, np.sign: _sign, np.heaviside: _heaviside,
                np.floor_divide: _floor_divide, np.remainder: _remainder, np.fmod: _fmod, np.divmod: _divmod,
                np.modf: _modf, np.frexp: _frexp,
@@ -594,4 +410,4 @@ UFUNCS.update({np.conjugate: _positive, np.sign: _sign, np.heaviside: _heaviside
 
 
 
-libm, ldexp, no_flags, repeated_power = _libm, _ldexp, _no_flags, _repeated_power
+ldexp, no_flags, repeated_power = _ldexp, _no_flags, _repeated_power

@@ -1,10 +1,12 @@
 """The libm ufuncs (np.exp, np.log, ...) on small Arrays: the direct routes of
-softfloat._array_elementwise (``_libm_float16``: fp16 arrays of up to 4096 results by
+softfloat._array_libm (``_libm_float16``: fp16 arrays of up to 4096 results by
 numpy's float16 -> float64 cast, libm and the codec's short float64 -> fp16 cast;
+``_libm_float32``: fp32 arrays whose results are normal or zero, by numpy's casts;
 ``_libm_one``: one element through the codec's scalar rounding) against the general
 route (every fast path switched off: codec.decode, libm, codec.encode's general
-encoder), bit for bit and flag for flag, on every fp16 pattern; and against numpy's own
-float64 -> float16 cast (IEEE convertFormat, an independent rounding) for the bits."""
+encoder), bit for bit and flag for flag, on every fp16 pattern and on fp32 patterns
+spread over the whole range; and against numpy's own float64 -> float16 cast (IEEE
+convertFormat, an independent rounding) for the bits."""
 
 from __future__ import annotations
 
@@ -13,6 +15,7 @@ import pytest
 
 import softfloat as sf
 from softfloat import _array_elementwise as elementwise
+from softfloat import _array_libm
 from tests.fastpath_checks import assert_same, general
 
 ALL = np.arange(1 << 16, dtype=np.uint16)
@@ -98,11 +101,59 @@ def test_arrays_and_the_context_flags_agree_with_the_general_route():
 
 def test_the_direct_route_ran_and_the_switch_turns_it_off(monkeypatch):
     found = []
-    original = elementwise._libm_float16
-    monkeypatch.setattr(elementwise, "_libm_float16", lambda *a: found.append(original(*a)) or found[-1])
+    original = _array_libm._libm_float16
+    monkeypatch.setattr(_array_libm, "_libm_float16", lambda *a: found.append(original(*a)) or found[-1])
     x = sf.asarray(np.linspace(0.5, 3, 1000), "fp16")
     np.exp(x)
     assert len(found) == 1 and found[0] is not None
     found.clear()
     general(lambda: np.exp(x))
+    assert found == [None]
+
+
+#: fp32 patterns over the whole range (every exponent, both signs) and the edges
+FP32 = np.unique(np.concatenate([
+    np.random.default_rng(11).integers(0, 1 << 32, 6000, dtype=np.uint64).astype(np.uint32),
+    np.array([0, 0x80000000, 0x7F800000, 0xFF800000, 0x7FC00000, 0x7F800001, 1, 0x007FFFFF, 0x00800000,
+              0x3F800000, 0xBF800000, 0x42B00000, 0x42B20000, 0xC2CE0000, 0x7F7FFFFF], dtype=np.uint32)]))
+
+
+def _kernel32(ufunc, ctx, *bits):
+    return elementwise.UFUNCS[ufunc](sf.fp32, ctx, *bits)
+
+
+@pytest.mark.parametrize("changes", CONTEXTS)
+@pytest.mark.parametrize("ufunc", UNARY)
+def test_fp32_arrays_equal_the_general_route(ufunc, changes):
+    """Blocks that the direct route takes (values of moderate size) and blocks it
+    declines (specials, results that overflow or are tiny), compared alike."""
+    moderate = FP32[(FP32 & 0x7F800000) >> 23 < 133]  # |x| < 64: results mostly normal
+    moderate = moderate[(moderate & 0x7F800000) >> 23 > 100]
+    with sf.context(**changes) as ctx:
+        for bits in (moderate, FP32, FP32[:40].reshape(5, 8)):
+            _same(_kernel32(ufunc, ctx, bits), general(lambda: _kernel32(ufunc, ctx, bits)))
+
+
+@pytest.mark.parametrize("ufunc", [np.arctan2, np.hypot, np.logaddexp])
+def test_fp32_two_operands_equal_the_general_route(ufunc):
+    x, y = FP32[:3000], FP32[-3000:]
+    with sf.context() as ctx:
+        for a, b in ((x, y), (x[:50, None], y[None, :60]), (x[:1], y), (x[:7], y[7])):
+            _same(_kernel32(ufunc, ctx, a, b), general(lambda: _kernel32(ufunc, ctx, a, b)))
+
+
+def test_fp32_bits_are_numpys_float32_cast_and_the_route_ran(monkeypatch):
+    found = []
+    original = _array_libm._libm_float32
+    monkeypatch.setattr(_array_libm, "_libm_float32", lambda *a: found.append(original(*a)) or found[-1])
+    x = np.linspace(-3, 3, 1000)
+    a = sf.asarray(x, "fp32")
+    with sf.context() as ctx:
+        got = np.exp(a)
+    assert found and found[0] is not None
+    want = np.exp(x.astype(np.float32).astype(np.float64)).astype(np.float32)  # an independent rounding
+    assert np.array_equal(got.bits, want.view(np.uint32))
+    assert ctx.flags.inexact == 1000 and ctx.flags.underflow == 0 and ctx.flags.overflow == 0
+    found.clear()
+    general(lambda: np.exp(a))
     assert found == [None]
