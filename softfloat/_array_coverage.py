@@ -35,7 +35,7 @@ REFUSED = {
     "gradient": _FLOAT64, "trapezoid": _FLOAT64,
     "interp": _FLOAT64, "histogram": "bin edges computed in float64", "histogram2d": "bin edges computed in float64",
     "histogramdd": "bin edges computed in float64", "histogram_bin_edges": "bin edges computed in float64",
-    "bincount": "weights summed in float64", "polyfit": _LINALG,
+    "polyfit": _LINALG,
     "polyval": _FLOAT64, "poly": _COMPLEX, "roots": _COMPLEX, "polyadd": _FLOAT64, "polysub": _FLOAT64,
     "polymul": _FLOAT64, "polydiv": _FLOAT64, "polyder": _FLOAT64, "polyint": _FLOAT64,
     "vander": _FLOAT64, "unwrap": _FLOAT64, "sinc": _FLOAT64, "i0": _FLOAT64,
@@ -69,7 +69,7 @@ ROUNDED = frozenset({
     "matmul", "dot", "vdot", "inner", "tensordot", "einsum", "linalg.norm", "sum", "prod", "cumsum", "cumprod",
     "mean", "var", "std", "average", "nansum", "nanprod", "nancumsum", "nancumprod", "nanmean", "nanvar",
     "nanstd", "median", "nanmedian", "quantile", "nanquantile", "percentile", "nanpercentile", "trace",
-    "outer", "kron", "cross", "diff", "ediff1d", "round", "around", "ptp", "piecewise", "cov", "corrcoef", "convolve", "correlate",
+    "outer", "kron", "cross", "diff", "ediff1d", "round", "around", "ptp", "piecewise", "cov", "corrcoef", "convolve", "correlate", "bincount",
 })
 
 

@@ -228,6 +228,31 @@ def cumsum(A, a, axis=None, dtype=None, out=None):
     return A.wrap(result if axis is None else np.moveaxis(result, 0, axis), fmt)
 
 
+@implements(np.bincount)
+def bincount(A, x, weights=None, minlength=0):
+    """Weighted counts: each bin's weights summed as ``np.sum`` sums them (the context's
+    accumulator and order, rounded once into the weights' format), in the order they
+    come; an empty bin is +0.  Bins with equally many weights are summed in one call."""
+    index = np.asarray(x)
+    if index.dtype.kind not in "iub" or index.ndim != 1:
+        raise TypeError(f"numpy.bincount: x must be a 1-d array of non-negative integers; got "
+                        f"{'an Array' if A.is_array(x) else f'dtype {index.dtype}'} of {index.ndim} dimension(s)")
+    if index.size and index.min() < 0:
+        raise ValueError("numpy.bincount: x must have no negative elements")
+    if not A.is_array(weights):
+        return np.bincount(index, weights=weights, minlength=minlength)
+    if weights.shape != index.shape:
+        raise ValueError(f"numpy.bincount: weights of shape {weights.shape} and x of shape {index.shape} differ")
+    order = np.argsort(index, kind="stable")
+    bins, starts, counts = np.unique(index[order], return_index=True, return_counts=True)
+    out = np.zeros(max(int(bins[-1]) + 1 if bins.size else 0, minlength), weights.format.storage_dtype)
+    for m in np.unique(counts):
+        chosen = np.flatnonzero(counts == m)
+        terms = A.wrap(weights.bits[order[starts[chosen, None] + np.arange(m)]], weights.format)
+        out[bins[chosen]] = np.sum(terms, axis=1).bits
+    return A.wrap(out, weights.format)
+
+
 def _native_running_sums(terms, acc: Format, ctx):
     """numpy's add.accumulate (strictly sequential) where it is the correctly rounded chain:
     nearest_even, no saturation or flushing (a sum that lands below the smallest normal is

@@ -1,5 +1,5 @@
-"""np.cov, np.corrcoef and the weighted np.average on fp16 Arrays against an oracle that
-shares none of their code: Python floats for the fp64 accumulator (products of fp16
+"""np.cov, np.corrcoef, the weighted np.average and np.bincount on fp16 Arrays against
+oracles that share none of their code: Python floats for the fp64 accumulator (products of fp16
 values are exact in float64, each addition one rounding), numpy float16 for the steps in
 the format (its subtraction, multiplication, division and square root are correctly
 rounded: float32 holds 2 * 11 + 2 bits), MPFR (tests.oracle) for the division by a count,
@@ -126,3 +126,32 @@ def test_weighted_average_errors_are_numpys():
         np.average(x, weights=[1.0, 2.0, 3.0])
     with pytest.raises(ValueError, match="do not match"):
         np.average(x, axis=1, weights=[1.0, 2.0])
+
+
+@settings(max_examples=60, deadline=None)
+@given(ids=np_arrays(np.intp, st.integers(0, 40), elements=st.integers(0, 6)),
+       data=st.data(), minlength=st.integers(0, 9))
+def test_bincount_sums_each_bins_weights_rounded_once(ids, data, minlength):
+    """fp64 accumulator: each bin's sum of fp16 weights is exact, so numpy's float64
+    bincount cast once is the expected result."""
+    w = data.draw(np_arrays(np.float16, ids.shape, elements=VALUES))
+    with sf.context(accumulator="fp64"):
+        got = np.bincount(ids, weights=A(w), minlength=minlength)
+    expected = np.bincount(ids, weights=w.astype(np.float64), minlength=minlength)
+    with np.errstate(over="ignore"):
+        assert np.array_equal(got.to_numpy(), expected.astype(np.float16))
+
+
+def test_bincount_in_an_fp16_accumulator_stalls_as_numpys_running_float16_sum():
+    ids = np.array([0, 1] * 3000)
+    ones = A(np.ones(6000))
+    with sf.context(accumulator="fp16") as ctx:
+        got = np.bincount(ids, weights=ones)
+    running = np.add.accumulate(np.ones(3000, np.float16))[-1]  # numpy float16, one rounding per step
+    assert got.tolist() == [float(running)] * 2 == [2048.0] * 2
+    assert ctx.flags.swamped == 2 * (3000 - 2048)
+    assert np.bincount([2, 0], weights=A([1.0, 2.0])).tolist() == [2.0, 0.0, 1.0]   # an empty bin is +0
+    with pytest.raises(TypeError, match="non-negative integers"):
+        np.bincount(A([1.0]))
+    with pytest.raises(ValueError, match="differ"):
+        np.bincount([0, 1], weights=A([1.0]))
