@@ -1,4 +1,4 @@
-"""The libm ufuncs' table route (softfloat._array_elementwise._by_table: one-operand libm
+"""The libm ufuncs' table route (softfloat._array_libm._by_table: one-operand libm
 ufuncs on formats of at most 16 bits, a table of every pattern's bits and flags filled by
 the general route) against the documented composition -- float64 libm on the exact
 values, then one rounding into the format -- computed here with the codec (encode with
@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import softfloat as sf
-from softfloat import _array_elementwise as elementwise
+from softfloat import _array_libm
 from softfloat.platforms import NanPropagation
 from softfloat.ops.kernels import default_nan
 from tests.fastpath_checks import general
@@ -39,7 +39,7 @@ def _composition(ufunc, fmt, ctx, patterns):
 
 
 def _filled(ufunc, fmt, ctx):
-    entry = elementwise._TABLES.get((ufunc, id(fmt), id(ctx.attributes)))
+    entry = _array_libm._TABLES.get((ufunc, id(fmt), id(ctx.attributes)))
     return entry is not None and entry[3] is not None
 
 
@@ -82,7 +82,7 @@ def test_every_fp16_pattern_thousand_element_arrays(ufunc, changes):
     with sf.context(**changes) as ctx:
         want, masks = _composition(ufunc, fmt, ctx, ALL)
         probe = sf.Array(ALL[:1000], fmt)
-        for _ in range(elementwise.TABLE_AFTER):
+        for _ in range(_array_libm.TABLE_AFTER):
             ufunc(probe)
         assert _filled(ufunc, fmt, ctx)
         for size in (1000, 5000):
@@ -108,11 +108,11 @@ def test_uniform_and_mixed_flags_match_the_general_route(ufunc):
     mixed = sf.Array(np.concatenate([ALL[:500], ALL[0x7BF0:0x7C10], ALL[0xFC00:0xFE10]]), fmt)
     for a in (x, mixed, x[:1], x[0, 0], mixed[:1]):
         with sf.context() as fast_ctx:
-            for _ in range(elementwise.TABLE_AFTER + 1):
+            for _ in range(_array_libm.TABLE_AFTER + 1):
                 fast = ufunc(a)
             assert _filled(ufunc, fmt, fast_ctx)
         with sf.context() as slow_ctx:
-            for _ in range(elementwise.TABLE_AFTER + 1):
+            for _ in range(_array_libm.TABLE_AFTER + 1):
                 slow = general(lambda: ufunc(a))
         assert fast.shape == slow.shape
         assert np.array_equal(np.asarray(fast.bits), np.asarray(slow.bits))
@@ -128,7 +128,7 @@ def test_the_bits_are_numpys_float16_cast_of_float64_exp():
         want = np.exp(ALL.view(np.float16).astype(np.float64)).astype(np.float16)
     with sf.context():
         a = sf.Array(ALL[:4000], sf.fp16)
-        for _ in range(elementwise.TABLE_AFTER + 1):
+        for _ in range(_array_libm.TABLE_AFTER + 1):
             got = np.exp(a)
         big = np.exp(sf.Array(ALL, sf.fp16))
     for bits, ref in ((got.bits, want[:4000]), (big.bits, want)):
@@ -148,17 +148,17 @@ def test_bf16_single_elements_and_traps():
     assert np.array_equal(got, want)
     with sf.context(traps={"overflow"}):
         a = sf.asarray([100.0], "fp16")
-        for _ in range(elementwise.TABLE_AFTER + 2):
+        for _ in range(_array_libm.TABLE_AFTER + 2):
             with pytest.raises(sf.Overflow):
                 np.exp(a)
 
 
 def test_stochastic_rounding_and_the_switch_take_the_general_route(monkeypatch):
-    monkeypatch.setattr(elementwise, "_TABLES", {})
+    monkeypatch.setattr(_array_libm, "_TABLES", {})
     a = sf.asarray([0.3], sf.fp16)
     with sf.context(rounding="stochastic", rng=1):
-        for _ in range(elementwise.TABLE_AFTER + 2):
+        for _ in range(_array_libm.TABLE_AFTER + 2):
             np.exp(a)
     with sf.context():
-        general(lambda: [np.exp(a) for _ in range(elementwise.TABLE_AFTER + 2)])
-    assert elementwise._TABLES == {}
+        general(lambda: [np.exp(a) for _ in range(_array_libm.TABLE_AFTER + 2)])
+    assert _array_libm._TABLES == {}
