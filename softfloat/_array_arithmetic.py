@@ -13,6 +13,11 @@ context's accumulator):
   ascending), each a dot product in the accumulator (exact products, one rounding into
   the format), as ``np.vecdot``; ``convolve(a, v)`` is ``correlate(a, v[::-1])`` (the
   longer operand first, as numpy); the modes ``full``, ``same`` and ``valid`` are numpy's;
+* ``gradient``: numpy's steps for a uniform spacing (scalars): interior ``(f[2:] -
+  f[:-2]) / (2. * h)``, edges ``(f[1] - f[0]) / h`` (``edge_order=2``: ``a * f0 + b * f1
+  + c * f2`` with numpy's coefficients), the scalars computed as numpy computes them and
+  rounded into the format as operands, each step rounded once; ``trapezoid``: ``(d * (y[1:]
+  + y[:-1]) / 2.0)`` step by step, summed as ``np.sum``;
 * ``round``/``around``: numpy's own composition with correct roundings -- ``decimals=0``
   is round_to_integral to nearest even (exact); ``decimals=d > 0`` is ``rint(x * s) / s``
   and ``d < 0`` is ``rint(x / s) * s``, where ``s = 10**|d|`` is rounded once into the
@@ -30,7 +35,7 @@ from __future__ import annotations
 import numpy as np
 
 from ._array_keywords import converted
-from ._array_registry import deliver, implements
+from ._array_registry import deliver, implements, unsupported
 
 __all__: list[str] = []
 
@@ -192,3 +197,55 @@ def convolve(A, a, v, mode="full"):
     if np.ndim(v) == 1 and np.ndim(a) == 1 and np.shape(v)[0] > np.shape(a)[0]:
         a, v = v, a
     return _correlation(A, a, v[::-1] if np.ndim(v) == 1 else v, mode, "convolve")
+
+
+@implements(np.gradient)
+def gradient(A, f, *varargs, axis=None, edge_order=1):
+    """numpy's uniform-spacing gradient, step by step (module docstring)."""
+    axes = tuple(range(f.ndim)) if axis is None else tuple(
+        int(a) % f.ndim for a in (axis if isinstance(axis, tuple) else (axis,)))
+    if not varargs:
+        spacing = [1.0] * len(axes)
+    elif len(varargs) == 1 and np.ndim(varargs[0]) == 0:
+        spacing = list(varargs) * len(axes)
+    elif len(varargs) == len(axes):
+        spacing = list(varargs)
+    else:
+        raise TypeError("numpy.gradient: invalid number of arguments")
+    if any(np.ndim(h) != 0 for h in spacing):
+        raise unsupported("gradient", "coordinates given as arrays (a non-uniform spacing) are not defined "
+                          "step by step here; pass the uniform spacing as a scalar")
+    if edge_order not in (1, 2):
+        raise ValueError("'edge_order' greater than 2 not supported")
+    outs = []
+    for ax, h in zip(axes, spacing):
+        if f.shape[ax] < edge_order + 1:
+            raise ValueError("Shape of array too small to calculate a numerical gradient, at least "
+                             "(edge_order + 1) elements are required.")
+
+        def part(start, stop):
+            return f[tuple(slice(start, stop) if d == ax else slice(None) for d in range(f.ndim))]
+        interior = (part(2, None) - part(None, -2)) / (2. * h)
+        if edge_order == 1:
+            first = (part(1, 2) - part(0, 1)) / h
+            last = (part(-1, None) - part(-2, -1)) / h
+        else:
+            first = (-1.5 / h) * part(0, 1) + (2. / h) * part(1, 2) + (-0.5 / h) * part(2, 3)
+            last = (0.5 / h) * part(-3, -2) + (-2. / h) * part(-2, -1) + (1.5 / h) * part(-1, None)
+        outs.append(np.concatenate([first, interior, last], axis=ax))
+    return tuple(outs) if len(outs) > 1 else outs[0]
+
+
+@implements(np.trapezoid)
+def trapezoid(A, y, x=None, dx=1.0, axis=-1):
+    """numpy's composite trapezoidal rule, step by step (module docstring)."""
+    n = np.ndim(y)
+    if x is None:
+        d = dx
+    elif np.ndim(x) == 1:  # the spacing along axis
+        d = np.reshape(np.diff(x), [-1 if k == axis % n else 1 for k in range(n)])
+    else:
+        d = np.diff(x, axis=axis)
+    upper = tuple(slice(1, None) if k == axis % n else slice(None) for k in range(n))
+    lower = tuple(slice(None, -1) if k == axis % n else slice(None) for k in range(n))
+    return np.sum(d * (y[upper] + y[lower]) / 2.0, axis=axis)

@@ -227,3 +227,48 @@ def test_membership_and_realness_are_numpys():
     assert np.isreal(x).tolist() == [True] * 3 and np.iscomplex(x).tolist() == [False] * 3
     assert np.real(x) is x and np.real_if_close(x) is x
     assert np.imag(x).format is sf.fp16 and np.imag(x).bits.tolist() == [0, 0, 0]
+
+
+@settings(max_examples=60, deadline=None)
+@given(x=np_arrays(np.float16, st.sampled_from([(5,), (3, 4), (4, 3, 3)]),
+                   elements=st.floats(-1000, 1000, width=16, allow_subnormal=True)),
+       data=st.data())
+def test_gradient_is_numpy_float16s_own_composition(x, data):
+    """numpy's float16 gradient rounds each step in float16 (weak scalars): the oracle,
+    bit for bit, for every uniform spacing, axis and edge order."""
+    axis = data.draw(st.sampled_from([None, 0, -1]))
+    edge_order = data.draw(st.sampled_from([1, 2]))
+    n_axes = x.ndim if axis is None else 1
+    spacing = data.draw(st.sampled_from([(), (0.3,), (3,), tuple(0.5 + k for k in range(n_axes))]))
+    with np.errstate(all="ignore"):
+        expected = np.gradient(x, *spacing, axis=axis, edge_order=edge_order)
+    got = np.gradient(A(x), *spacing, axis=axis, edge_order=edge_order)
+    if isinstance(expected, tuple):
+        assert isinstance(got, tuple) and len(got) == len(expected)
+        for g, e in zip(got, expected):
+            same(g, e)
+    else:
+        same(got, expected)
+
+
+@settings(max_examples=60, deadline=None)
+@given(y=np_arrays(np.float16, st.sampled_from([(6,), (3, 4)]), elements=st.floats(-100, 100, width=16)),
+       dx=st.sampled_from([1.0, 0.1, 3]))
+def test_trapezoid_is_its_steps_then_np_sum(y, dx):
+    """The elementwise steps are numpy float16's; the sum, in an fp64 accumulator, is
+    exact here and rounded once."""
+    with np.errstate(all="ignore"):
+        terms = dx * (y[..., 1:] + y[..., :-1]) / 2.0  # float16, each step rounded once
+        expected = np.sum(terms.astype(np.float64), axis=-1).astype(np.float16)
+    with sf.context(accumulator="fp64"):
+        same(np.trapezoid(A(y), dx=dx), expected)
+    x = A(np.arange(y.shape[-1]) * 0.5)
+    with sf.context(accumulator="fp64"):
+        assert np.trapezoid(A(y), x=x).shape == y.shape[:-1]
+
+
+def test_gradient_with_coordinates_says_why():
+    with pytest.raises(TypeError, match="non-uniform spacing"):
+        np.gradient(A([1.0, 2.0, 4.0]), np.array([0.0, 1.0, 3.0]))
+    with pytest.raises(ValueError, match="too small"):
+        np.gradient(A([1.0, 2.0]), edge_order=2)
