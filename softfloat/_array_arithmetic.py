@@ -18,6 +18,10 @@ context's accumulator):
   + c * f2`` with numpy's coefficients), the scalars computed as numpy computes them and
   rounded into the format as operands, each step rounded once; ``trapezoid``: ``(d * (y[1:]
   + y[:-1]) / 2.0)`` step by step, summed as ``np.sum``;
+* ``interp``: numpy's algorithm (``compiled_base.c``) with each step rounded once in the
+  operands' common format: ``left``/``right`` outside, ``fp[j]`` where ``x == xp[j]``,
+  else ``slope * (x - xp[j]) + fp[j]`` with ``slope = (fp[j+1] - fp[j]) / (xp[j+1] -
+  xp[j])``, and numpy's fallbacks where that is NaN; a NaN x gives itself;
 * ``round``/``around``: numpy's own composition with correct roundings -- ``decimals=0``
   is round_to_integral to nearest even (exact); ``decimals=d > 0`` is ``rint(x * s) / s``
   and ``d < 0`` is ``rint(x / s) * s``, where ``s = 10**|d|`` is rounded once into the
@@ -249,3 +253,45 @@ def trapezoid(A, y, x=None, dx=1.0, axis=-1):
     upper = tuple(slice(1, None) if k == axis % n else slice(None) for k in range(n))
     lower = tuple(slice(None, -1) if k == axis % n else slice(None) for k in range(n))
     return np.sum(d * (y[upper] + y[lower]) / 2.0, axis=axis)
+
+
+@implements(np.interp)
+def interp(A, x, xp, fp, left=None, right=None, period=None):
+    """numpy's linear interpolation, step by step (module docstring)."""
+    if period is not None:
+        raise unsupported("interp", "period= (numpy's modular reduction of x and xp) is not defined step by step "
+                          "here; reduce x with Array operations first")
+    fmt, bits = A.common(x, xp, fp)
+    X, XP, FP = (A.wrap(np.asarray(b), fmt) for b in bits)
+    if XP.ndim != 1 or FP.ndim != 1:
+        raise ValueError("numpy.interp: xp and fp must be 1-d")
+    if XP.size != FP.size:
+        raise ValueError("fp and xp are not of the same length.")
+    if XP.size == 0:
+        raise ValueError("array of sample points is empty")
+    n = XP.size
+    low = FP[0] if left is None else A.wrap(A.bits_in(left, fmt, "interp"), fmt)
+    high = FP[-1] if right is None else A.wrap(A.bits_in(right, fmt, "interp"), fmt)
+    out = np.array(X.bits, copy=True)
+    nan = np.isnan(X)
+    below, above = ~nan & (X < XP[0]), ~nan & (X > XP[-1])
+    out[below], out[above] = low.bits, high.bits
+    j = np.searchsorted(XP, X, side="right") - 1
+    inside = ~(nan | below | above)
+    exact = inside & np.asarray(X == XP[np.clip(j, 0, n - 1)])  # x == xp[j]: fp[j], no arithmetic
+    out[exact] = FP.bits[j[exact]]
+    mid = inside & ~exact
+    if mid.any():
+        k, x_mid = j[mid], X[mid]
+        slope = (FP[k + 1] - FP[k]) / (XP[k + 1] - XP[k])
+        value = slope * (x_mid - XP[k]) + FP[k]
+        again = np.isnan(value)
+        if again.any():  # numpy's fallbacks: from the right end, then a flat segment
+            k2 = k[again]
+            other = slope[again] * (x_mid[again] - XP[k2 + 1]) + FP[k2 + 1]
+            flat = np.isnan(other) & (FP[k2] == FP[k2 + 1])
+            other = np.where(flat, FP[k2], other)
+            value = A.wrap(np.where(again, 0, value.bits), fmt)
+            value.bits[again] = other.bits
+        out[mid] = value.bits
+    return A.wrap(out, fmt)

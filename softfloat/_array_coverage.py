@@ -32,7 +32,7 @@ REFUSED = {
                                         "matrix_norm")},
     "linalg.vector_norm": "use np.linalg.norm (the 2-norm is mapped)",
     "linalg.vecdot": "use np.sum(a * b, axis=-1) or a @ b (each mapped with its roundings)",
-    "interp": _FLOAT64, "histogram": "bin edges computed in float64", "histogram2d": "bin edges computed in float64",
+    "histogram": "bin edges computed in float64", "histogram2d": "bin edges computed in float64",
     "histogramdd": "bin edges computed in float64", "histogram_bin_edges": "bin edges computed in float64",
     "polyfit": _LINALG,
     "polyval": _FLOAT64, "poly": _COMPLEX, "roots": _COMPLEX, "polyadd": _FLOAT64, "polysub": _FLOAT64,
@@ -68,7 +68,8 @@ ROUNDED = frozenset({
     "matmul", "dot", "vdot", "inner", "tensordot", "einsum", "linalg.norm", "sum", "prod", "cumsum", "cumprod",
     "mean", "var", "std", "average", "nansum", "nanprod", "nancumsum", "nancumprod", "nanmean", "nanvar",
     "nanstd", "median", "nanmedian", "quantile", "nanquantile", "percentile", "nanpercentile", "trace",
-    "outer", "kron", "cross", "diff", "ediff1d", "round", "around", "ptp", "piecewise", "cov", "corrcoef", "convolve", "correlate", "bincount", "gradient", "trapezoid",
+    "outer", "kron", "cross", "diff", "ediff1d", "round", "around", "ptp", "piecewise", "cov", "corrcoef",
+    "convolve", "correlate", "bincount", "gradient", "trapezoid", "interp",
 })
 
 

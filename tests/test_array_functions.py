@@ -272,3 +272,53 @@ def test_gradient_with_coordinates_says_why():
         np.gradient(A([1.0, 2.0, 4.0]), np.array([0.0, 1.0, 3.0]))
     with pytest.raises(ValueError, match="too small"):
         np.gradient(A([1.0, 2.0]), edge_order=2)
+
+
+def _interp_reference(x, xp, fp, left, right):
+    """numpy's interp algorithm (numpy/_core/src/multiarray/compiled_base.c), one x at a
+    time, every step in numpy float16 scalars (each one correctly rounded)."""
+    h = np.float16
+    n = len(xp)
+    lval = fp[0] if left is None else h(left)
+    rval = fp[-1] if right is None else h(right)
+    if np.isnan(x):
+        return x
+    if n == 1:
+        return lval if x < xp[0] else rval if x > xp[0] else fp[0]
+    if x < xp[0]:
+        return lval
+    if x > xp[-1]:
+        return rval
+    j = int(np.searchsorted(xp, x, side="right")) - 1
+    if j == n - 1 or x == xp[j]:
+        return fp[j]
+    slope = h(h(fp[j + 1] - fp[j]) / h(xp[j + 1] - xp[j]))
+    value = h(h(slope * h(x - xp[j])) + fp[j])
+    if np.isnan(value):
+        value = h(h(slope * h(x - xp[j + 1])) + fp[j + 1])
+        if np.isnan(value) and fp[j] == fp[j + 1]:
+            value = fp[j]
+    return value
+
+
+@settings(max_examples=80, deadline=None)
+@given(xp=np_arrays(np.float16, st.integers(1, 8), elements=st.floats(-50, 50, width=16)),
+       data=st.data())
+def test_interp_is_numpys_algorithm_step_by_step(xp, data):
+    xp = np.sort(xp)  # increasing, repeats allowed (zero-width segments take the fallbacks)
+    fp = data.draw(np_arrays(np.float16, xp.shape, elements=st.floats(width=16, allow_nan=False)))
+    x = data.draw(np_arrays(np.float16, st.integers(0, 10), elements=st.floats(-60, 60, width=16)
+                            | st.sampled_from([float(v) for v in xp]) | st.just(float("nan"))))
+    left, right = data.draw(st.sampled_from([None, -7.5])), data.draw(st.sampled_from([None, 1000.0]))
+    with np.errstate(all="ignore"):
+        expected = np.array([_interp_reference(v, xp, fp, left, right) for v in x], dtype=np.float16)
+    same(np.interp(A(x), A(xp), A(fp), left=left, right=right), expected)
+
+
+def test_interp_arguments():
+    xp, fp = A([1.0, 2.0, 3.0]), A([3.0, 2.0, 0.0])
+    assert np.interp(A(2.5), xp, fp).shape == () and np.interp(2.5, xp, fp).item() == 1.0
+    with pytest.raises(ValueError, match="same length"):
+        np.interp(A([1.0]), xp, A([1.0]))
+    with pytest.raises(TypeError, match="period="):
+        np.interp(A([1.0]), xp, fp, period=2.0)
