@@ -260,3 +260,32 @@ def test_a_compiled_model_runs_the_same_emulated_products():
     assert torch.equal(eager[0], compiled[0])
     assert all(torch.equal(a, b) for a, b in zip(eager[1], compiled[1]))
     assert eager[2] == compiled[2] and len(eager[2]) == 5
+
+
+def test_multihead_attention_products_are_the_emulated_steps():
+    """nn.MultiheadAttention hands F.multi_head_attention_forward to the mode whole; it
+    runs decomposed, so its in-projection, attention and out-projection are emulated --
+    equal to those steps written by hand under the same emulation."""
+    torch.manual_seed(0)
+    mha = torch.nn.MultiheadAttention(16, 2, batch_first=True).eval()
+    x = torch.randn(2, 5, 16)
+    with torch.no_grad(), sft.emulate("bf16", accumulator="fp32") as em:
+        got, _ = mha(x, x, x, need_weights=False)
+        n = len(em.telemetry)
+        q, k, v = F.linear(x, mha.in_proj_weight, mha.in_proj_bias).chunk(3, dim=-1)
+
+        def heads(t):
+            return t.reshape(2, 5, 2, 8).transpose(1, 2)
+        o = F.scaled_dot_product_attention(heads(q), heads(k), heads(v))
+        want = F.linear(o.transpose(1, 2).reshape(2, 5, 16), mha.out_proj.weight, mha.out_proj.bias)
+    assert n > 0 and {r.op for r in em.telemetry[:n]} == {"linear", "attention"}
+    assert torch.equal(got, want)
+    assert not torch.equal(got, mha(x, x, x, need_weights=False)[0])  # torch's float32 differs
+
+
+def test_kernels_out_of_reach_warn_once():
+    lstm = torch.nn.LSTM(3, 4)
+    with sft.emulate("bf16") as em, pytest.warns(UserWarning, match=r"torch.lstm \(nn.LSTM\) runs its matrix") as got:
+        lstm(torch.randn(5, 1, 3))
+        lstm(torch.randn(5, 1, 3))
+    assert sum("torch.lstm" in str(w.message) for w in got) == 1 and len(em.telemetry) == 0

@@ -4,6 +4,8 @@ through a :class:`softfloat.recipes.GemmEngine` while a ``with`` block is active
 from __future__ import annotations
 
 import threading
+import types
+import warnings
 
 import torch
 from torch.overrides import TorchFunctionMode
@@ -27,9 +29,12 @@ def emulate(recipe, *, accumulator=None, elementwise=False, model=None, telemetr
     Inside the ``with`` block, ``F.linear`` (so every ``nn.Linear``), ``torch.matmul``
     and ``@``, ``mm``, ``bmm``, ``addmm``, ``baddbmm`` (and ``addmm_``/``baddbmm_``),
     ``mv``, ``dot``, ``inner``, ``einsum`` (several operands in torch's pairs),
-    ``F.conv1d``/``F.conv2d`` (unfold, then one product per group) and ``F.scaled_dot_product_attention`` (decomposed: Q K^T,
-    scale, mask, softmax, dropout, P V; see ``softfloat.torch._attention``) on float16/
-    bfloat16/float32/float64 tensors each become custom autograd Functions whose forward product
+    ``F.conv1d``/``F.conv2d`` (unfold, then one product per group) and
+    ``F.scaled_dot_product_attention`` (decomposed: Q K^T, scale, mask, softmax,
+    dropout, P V; see ``softfloat.torch._attention``) -- and so the products inside
+    ``nn.MultiheadAttention`` and ``nn.Transformer*`` layers, whose Python code runs
+    with the emulation reaching into it -- on float16/bfloat16/float32/float64 tensors
+    each become custom autograd Functions whose forward product
     ("fprop") and backward products ("dgrad" = grad_output x weights^T, "wgrad" =
     inputs^T x grad_output) run through one :class:`softfloat.recipes.GemmEngine`:
     operands quantised as the recipe says (scaled FP8 with per-site amax history for
@@ -234,12 +239,41 @@ _ELEMENTWISE = frozenset({
 })
 
 
+#: Python-level torch functions that hand themselves whole to a function mode: run
+#: decomposed (:func:`_decomposed`), their products reach the emulation
+_COMPOSITES = frozenset({torch.nn.functional.multi_head_attention_forward})
+
+#: torch functions whose products run inside one kernel, out of the emulation's reach:
+#: they run as torch runs them, with a warning (once per block and function)
+_OPAQUE = {torch.lstm: "torch.lstm (nn.LSTM)", torch.gru: "torch.gru (nn.GRU)",
+           torch.rnn_tanh: "torch.rnn_tanh (nn.RNN)", torch.rnn_relu: "torch.rnn_relu (nn.RNN)",
+           torch.bilinear: "torch.bilinear (nn.Bilinear)"}
+
+_DECOMPOSED: dict = {}
+
+
+def _decomposed(func):
+    """A copy of the Python function ``func`` whose ``has_torch_function`` checks say no,
+    so that, called with the mode on the stack, it runs its own code and the torch calls
+    inside reach the mode (the original would hand itself to the mode whole)."""
+    found = _DECOMPOSED.get(func)
+    if found is None:
+        namespace = dict(func.__globals__)
+        for name in ("has_torch_function", "has_torch_function_unary", "has_torch_function_variadic"):
+            namespace[name] = lambda *args: False
+        found = types.FunctionType(func.__code__, namespace, func.__name__, func.__defaults__, func.__closure__)
+        found.__kwdefaults__ = func.__kwdefaults__
+        _DECOMPOSED[func] = found
+    return found
+
+
 class _Mode(TorchFunctionMode):
     """Routes torch's product functions to the emulation; everything else runs as is."""
 
     def __init__(self, emulation: Emulation):
         super().__init__()
         self.emulation = emulation
+        self.warned = set()
 
     def __torch_function__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
@@ -249,6 +283,13 @@ class _Mode(TorchFunctionMode):
             result = _emulated(name, args, kwargs, em)
             if result is not NotImplemented:
                 return result
+        elif func in _COMPOSITES:
+            with self:  # back on the stack for the calls inside
+                return _decomposed(func)(*args, **kwargs)
+        elif func in _OPAQUE and func not in self.warned:
+            self.warned.add(func)
+            warnings.warn(f"{_OPAQUE[func]} runs its matrix products inside one torch kernel: they are not "
+                          f"emulated under softfloat.torch.emulate (torch's own arithmetic)", stacklevel=2)
         result = func(*args, **kwargs)
         if em.elementwise and func in _ELEMENTWISE and isinstance(result, torch.Tensor) \
                 and result.dtype.is_floating_point and result.device.type != "meta":
