@@ -289,3 +289,40 @@ def test_kernels_out_of_reach_warn_once():
         lstm(torch.randn(5, 1, 3))
         lstm(torch.randn(5, 1, 3))
     assert sum("torch.lstm" in str(w.message) for w in got) == 1 and len(em.telemetry) == 0
+
+
+def test_more_of_the_matmul_family_against_the_definition():
+    """vdot, tensordot, linalg.matmul, addmv (addmm with a column) and addbmm (ATen's loop
+    of addmm_ over the batch: the running result the next bias, rounded each time)."""
+    a3, b3, b2 = _t((2, 3, 8), 20), _t((2, 8, 4), 21), _t((8, 4), 22)
+    c2, v, u = _t((3, 4), 23), _t((8,), 24), _t((3,), 25)
+    eng = GemmEngine("bf16", accumulator="fp32", bias_epilogue=True)
+    with sft.emulate("bf16", accumulator="fp32") as em:
+        vdot, dot = torch.vdot(v, v), torch.dot(v, v)
+        tdot = torch.tensordot(a3, b3, dims=([0, 2], [0, 1]))     # sum over the batch and k
+        lm = torch.linalg.matmul(a3[0], b2)
+        addmv = torch.addmv(u, a3[0], v)
+        addbmm = torch.addbmm(c2, a3, b3)
+    assert torch.equal(vdot, dot)
+    x = _np(a3).transpose(1, 0, 2).reshape(3, 16)                    # (free, contracted)
+    assert np.array_equal(_np(tdot), _bf16_product(x, _np(b3).reshape(16, 4)))
+    assert np.array_equal(_np(lm), _bf16_product(_np(a3[0]), _np(b2)))
+    want = eng.gemm(_np(a3[0]), _np(v)[:, None], "fprop", "s", bias=_np(u)[:, None], out="bf16")[:, 0]
+    assert np.array_equal(_np(addmv), want)
+    running = eng.gemm(_np(a3[0]), _np(b3[0]), "fprop", "s", bias=_np(c2), out="bf16")
+    running = eng.gemm(_np(a3[1]), _np(b3[1]), "fprop", "s", bias=running, out="bf16")
+    assert np.array_equal(_np(addbmm), running)
+    assert len(em.telemetry) == 2 + 1 + 1 + 1 + 2
+
+
+@pytest.mark.parametrize("call", [
+    lambda: torch.nn.functional.conv3d(torch.randn(1, 2, 4, 4, 4), torch.randn(3, 2, 3, 3, 3)),
+    lambda: torch.nn.functional.conv_transpose2d(torch.randn(1, 2, 5, 5), torch.randn(2, 3, 3, 3)),
+    lambda: torch.linalg.multi_dot([torch.randn(2, 3), torch.randn(3, 4), torch.randn(4, 2)]),
+    lambda: torch.cdist(torch.randn(3, 2), torch.randn(4, 2)),
+    lambda: torch.nn.Bilinear(3, 4, 5)(torch.randn(2, 3), torch.randn(2, 4)),
+])
+def test_other_products_run_in_torch_and_say_so(call):
+    with sft.emulate("bf16") as em, pytest.warns(UserWarning, match="not emulated under softfloat.torch.emulate"):
+        call()
+    assert len(em.telemetry) == 0

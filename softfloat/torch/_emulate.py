@@ -28,13 +28,13 @@ def emulate(recipe, *, accumulator=None, elementwise=False, model=None, telemetr
 
     Inside the ``with`` block, ``F.linear`` (so every ``nn.Linear``), ``torch.matmul``
     and ``@``, ``mm``, ``bmm``, ``addmm``, ``baddbmm`` (and ``addmm_``/``baddbmm_``),
-    ``mv``, ``dot``, ``inner``, ``einsum`` (several operands in torch's pairs),
-    ``F.conv1d``/``F.conv2d`` (unfold, then one product per group) and
-    ``F.scaled_dot_product_attention`` (decomposed: Q K^T, scale, mask, softmax,
-    dropout, P V; see ``softfloat.torch._attention``) -- and so the products inside
-    ``nn.MultiheadAttention`` and ``nn.Transformer*`` layers, whose Python code runs
-    with the emulation reaching into it -- on float16/bfloat16/float32/float64 tensors
-    each become custom autograd Functions whose forward product
+    ``addmv``, ``addbmm``, ``mv``, ``dot``, ``vdot``, ``inner``, ``tensordot``, ``einsum``
+    (several operands in torch's pairs), ``F.conv1d``/``F.conv2d`` (unfold, then one
+    product per group) and ``F.scaled_dot_product_attention`` (decomposed: Q K^T, scale,
+    mask, softmax, dropout, P V; see ``softfloat.torch._attention``) -- and so the
+    products inside ``nn.MultiheadAttention`` and ``nn.Transformer*`` layers, whose
+    Python code runs with the emulation reaching into it -- on float16/bfloat16/float32/
+    float64 tensors each become custom autograd Functions whose forward product
     ("fprop") and backward products ("dgrad" = grad_output x weights^T, "wgrad" =
     inputs^T x grad_output) run through one :class:`softfloat.recipes.GemmEngine`:
     operands quantised as the recipe says (scaled FP8 with per-site amax history for
@@ -57,6 +57,10 @@ def emulate(recipe, *, accumulator=None, elementwise=False, model=None, telemetr
     - Tensors keep their dtype: a float32 model stays float32 and its tensors hold
       values of the emulated formats (a float16/bfloat16 tensor receives the result cast
       into its dtype, exact when that dtype holds the output format).
+    - Products computed inside one torch kernel (``nn.LSTM``/``GRU``/``RNN``,
+      ``nn.Bilinear``, ``conv3d``, transposed convolutions, ``linalg.multi_dot``,
+      ``matrix_power``, ``cdist``: ``softfloat.torch._ops.OPAQUE``) are out of reach:
+      they run as torch runs them, with a UserWarning once per block and function.
     - Integer products pass through to torch unemulated (they are exact); complex
       operands are a TypeError; a tensor on a device without values (meta) a
       ValueError.  On an accelerator (CUDA) the whole product runs on the tensors'
@@ -243,12 +247,6 @@ _ELEMENTWISE = frozenset({
 #: decomposed (:func:`_decomposed`), their products reach the emulation
 _COMPOSITES = frozenset({torch.nn.functional.multi_head_attention_forward})
 
-#: torch functions whose products run inside one kernel, out of the emulation's reach:
-#: they run as torch runs them, with a warning (once per block and function)
-_OPAQUE = {torch.lstm: "torch.lstm (nn.LSTM)", torch.gru: "torch.gru (nn.GRU)",
-           torch.rnn_tanh: "torch.rnn_tanh (nn.RNN)", torch.rnn_relu: "torch.rnn_relu (nn.RNN)",
-           torch.bilinear: "torch.bilinear (nn.Bilinear)"}
-
 _DECOMPOSED: dict = {}
 
 
@@ -286,9 +284,9 @@ class _Mode(TorchFunctionMode):
         elif func in _COMPOSITES:
             with self:  # back on the stack for the calls inside
                 return _decomposed(func)(*args, **kwargs)
-        elif func in _OPAQUE and func not in self.warned:
+        elif func in _ops.OPAQUE and func not in self.warned:
             self.warned.add(func)
-            warnings.warn(f"{_OPAQUE[func]} runs its matrix products inside one torch kernel: they are not "
+            warnings.warn(f"{_ops.OPAQUE[func]} runs its matrix products inside one torch kernel: they are not "
                           f"emulated under softfloat.torch.emulate (torch's own arithmetic)", stacklevel=2)
         result = func(*args, **kwargs)
         if em.elementwise and func in _ELEMENTWISE and isinstance(result, torch.Tensor) \

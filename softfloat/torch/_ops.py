@@ -15,8 +15,10 @@ expands and stacks, whose gradients torch's autograd takes care of:
   other factors the product is scaled and added in the caller's dtype and the sum
   rounded again into the output format; ``beta == 0`` ignores ``input`` (as torch does);
   ``addmm_``/``baddbmm_`` compute the same and copy it into ``self`` (autograd's copy_);
-- ``mv`` and ``dot`` are ``matmul``'s 1-d cases; ``inner(a, b)`` of (..., K) tensors is
-  one (M, K) x (K, N) product (0-d operands: torch's own multiplication);
+- ``mv``, ``dot`` and ``vdot`` are ``matmul``'s 1-d cases; ``inner(a, b)`` of (..., K)
+  tensors and ``tensordot`` are one (M, K) x (K, N) product (0-d operands of ``inner``:
+  torch's own multiplication); ``addmv`` is ``addmm`` with a column; ``addbmm`` is
+  ATen's loop of ``addmm_`` over the batch, each step rounded into the output;
 - ``einsum`` with two operands: one batched product (:func:`softfloat.torch._einsum.plan`;
   other equations raise NotImplementedError naming them, one-operand permutations and
   equations with no float operand run in torch);
@@ -38,7 +40,7 @@ from ._einsum import is_permutation, pairwise, plan
 from ._products import gemm
 from ._tensors import check_device
 
-__all__ = ["FUNCTIONS", "dispatch"]
+__all__ = ["FUNCTIONS", "OPAQUE", "dispatch"]
 
 #: argument names of each function, in torch's order (self first for methods)
 _SIGNATURES = {
@@ -51,6 +53,8 @@ _SIGNATURES = {
     "conv1d": ("input", "weight", "bias", "stride", "padding", "dilation", "groups"),
     "conv2d": ("input", "weight", "bias", "stride", "padding", "dilation", "groups"),
     "attention": ("query", "key", "value", "attn_mask", "dropout_p", "is_causal", "scale", "enable_gqa"),
+    "vdot": ("input", "other"), "addmv": ("input", "mat", "vec"), "addbmm": ("input", "batch1", "batch2"),
+    "tensordot": ("a", "b", "dims"),
 }
 #: the arguments whose dtypes decide (others, like a boolean attn_mask, are checked by the handler)
 _OPERANDS = {"attention": ("query", "key", "value"), "einsum": ("input", "other")}
@@ -156,13 +160,60 @@ HANDLERS = {
     "conv1d": lambda run, b, r: convolution(run, b, 1),
     "conv2d": lambda run, b, r: convolution(run, b, 2),
     "attention": attention,
+    "vdot": lambda run, b, r: _matmul(run, b["input"], b["other"]),
+    "addmv": lambda run, b, r: _addmv(run, b, r),
+    "addbmm": lambda run, b, r: _addbmm(run, b, r),
+    "tensordot": lambda run, b, r: _tensordot(run, b["a"], b["b"], b.get("dims", 2)),
 }
 #: shapes each handler takes; other shapes go to torch, which raises its own error
 _SHAPES = {
     "mv": lambda b: b["input"].dim() == 2 and b["vec"].dim() == 1,
     "dot": lambda b: b["input"].dim() == 1 and b["tensor"].dim() == 1,
     "inner": lambda b: b["input"].dim() >= 1 and b["other"].dim() >= 1,
+    "vdot": lambda b: b["input"].dim() == 1 and b["other"].dim() == 1,
+    "addmv": lambda b: b["mat"].dim() == 2 and b["vec"].dim() == 1,
+    "addbmm": lambda b: b["batch1"].dim() == 3 and b["batch2"].dim() == 3,
 }
+
+
+def _addmv(run, b, round_again):
+    """addmv: addmm with ``vec`` as a column and ``input`` broadcast to one."""
+    mat, vec = b["mat"], b["vec"]
+    column = {**b, "input": b["input"].expand(mat.shape[0])[:, None], "mat1": mat, "mat2": vec[:, None]}
+    return _scaled(run, column, "mat1", "mat2", round_again)[:, 0]
+
+
+def _addbmm(run, b, round_again):
+    """addbmm as ATen computes it: ``addmm_`` of each batch entry into the result in
+    turn (beta on the first only), each rounded into the output."""
+    result, beta = b["input"].expand(b["batch1"].shape[1], b["batch2"].shape[2]), b.get("beta", 1)
+    if b["batch1"].shape[0] == 0:
+        return result * beta
+    for x, y in zip(b["batch1"], b["batch2"]):
+        result = _scaled(run, {"input": result, "mat1": x, "mat2": y, "beta": beta, "alpha": b.get("alpha", 1)},
+                         "mat1", "mat2", round_again)
+        beta = 1
+    return result
+
+
+def _tensordot(run, a, b, dims):
+    """tensordot as one (M, K) x (K, N) product: a's free axes first, then the contracted
+    ones in the order given, against b's contracted then free axes."""
+    if isinstance(dims, int):
+        dims_a, dims_b = list(range(a.dim() - dims, a.dim())), list(range(dims))
+    elif isinstance(dims, torch.Tensor):
+        return _tensordot(run, a, b, dims.item() if dims.dim() == 0 else dims.tolist())
+    else:
+        dims_a, dims_b = ([d] if isinstance(d, int) else list(d) for d in dims)
+    dims_a, dims_b = [d % a.dim() for d in dims_a], [d % b.dim() for d in dims_b]
+    free_a = [d for d in range(a.dim()) if d not in dims_a]
+    free_b = [d for d in range(b.dim()) if d not in dims_b]
+    k = 1
+    for d in dims_a:
+        k *= a.shape[d]
+    x = a.permute(free_a + dims_a).reshape(-1, k)
+    y = b.permute(dims_b + free_b).reshape(k, -1)
+    return gemm(run, x, y).reshape([a.shape[d] for d in free_a] + [b.shape[d] for d in free_b])
 
 
 def _in_place(b, result):
@@ -187,7 +238,8 @@ def _opt_einsum_path(equation, operands):
 
 
 def _einsum(args, run_for):
-    """An emulated einsum (several operands: pair by pair, :func:`pairwise`), or NotImplemented where torch runs it itself."""
+    """An emulated einsum (several operands: pair by pair, :func:`pairwise`), or
+    NotImplemented where torch runs it itself."""
     equation, operands = args[0], list(args[1:])
     if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
         operands = list(operands[0])
@@ -233,7 +285,23 @@ FUNCTIONS = {
     F.conv1d: "conv1d", F.conv2d: "conv2d",
     F.scaled_dot_product_attention: "attention",
     torch.einsum: "einsum",
+    torch.linalg.matmul: "matmul", torch.vdot: "vdot", torch.Tensor.vdot: "vdot",
+    torch.addmv: "addmv", torch.Tensor.addmv: "addmv", torch.addbmm: "addbmm", torch.Tensor.addbmm: "addbmm",
+    torch.tensordot: "tensordot",
 }
+
+#: torch functions whose products run inside one kernel, out of the emulation's reach
+#: (their names for the warning that says so)
+OPAQUE = {torch.lstm: "torch.lstm (nn.LSTM)", torch.gru: "torch.gru (nn.GRU)",
+          torch.rnn_tanh: "torch.rnn_tanh (nn.RNN)", torch.rnn_relu: "torch.rnn_relu (nn.RNN)",
+          torch.bilinear: "torch.bilinear (nn.Bilinear)", F.conv3d: "F.conv3d (nn.Conv3d)",
+          F.conv_transpose1d: "F.conv_transpose1d (nn.ConvTranspose1d)",
+          F.conv_transpose2d: "F.conv_transpose2d (nn.ConvTranspose2d)",
+          F.conv_transpose3d: "F.conv_transpose3d (nn.ConvTranspose3d)",
+          torch.linalg.multi_dot: "torch.linalg.multi_dot", torch.chain_matmul: "torch.chain_matmul",
+          torch.linalg.matrix_power: "torch.linalg.matrix_power", torch.matrix_power: "torch.matrix_power",
+          torch.Tensor.matrix_power: "Tensor.matrix_power", torch.cdist: "torch.cdist",
+          torch.linalg.vecdot: "torch.linalg.vecdot"}
 
 
 def dispatch(name: str, args, kwargs, run_for, round_again):
