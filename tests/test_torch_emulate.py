@@ -285,9 +285,10 @@ def test_multihead_attention_products_are_the_emulated_steps():
 
 def test_kernels_out_of_reach_warn_once():
     lstm = torch.nn.LSTM(3, 4)
-    with sft.emulate("bf16") as em, pytest.warns(UserWarning, match=r"torch.lstm \(nn.LSTM\) runs its matrix") as got:
-        lstm(torch.randn(5, 1, 3))
-        lstm(torch.randn(5, 1, 3))
+    packed = torch.nn.utils.rnn.pack_padded_sequence(torch.randn(5, 2, 3), [5, 3])
+    with sft.emulate("bf16") as em, pytest.warns(UserWarning, match=r"torch.lstm of a packed sequence") as got:
+        lstm(packed)
+        lstm(packed)
     assert sum("torch.lstm" in str(w.message) for w in got) == 1 and len(em.telemetry) == 0
 
 
@@ -326,3 +327,33 @@ def test_other_products_run_in_torch_and_say_so(call):
     with sft.emulate("bf16") as em, pytest.warns(UserWarning, match="not emulated under softfloat.torch.emulate"):
         call()
     assert len(em.telemetry) == 0
+
+
+@pytest.mark.filterwarnings("ignore:LSTM with projections:UserWarning")  # torch's own note on oneDNN
+@pytest.mark.parametrize("cls, options, products", [
+    (torch.nn.LSTM, {}, 1 + 6),
+    (torch.nn.LSTM, {"num_layers": 2, "bidirectional": True, "proj_size": 3}, 2 * 2 * (1 + 6 + 6)),
+    (torch.nn.GRU, {"num_layers": 2, "batch_first": True, "bias": False}, 2 * (1 + 6)),
+    (torch.nn.RNN, {"nonlinearity": "relu", "bidirectional": True}, 2 * (1 + 6)),
+])
+def test_recurrent_layers_are_written_out_as_torchs_equations(cls, options, products):
+    """nn.LSTM/GRU/RNN run their products inside torch's kernel; under emulate they are
+    written out (softfloat.torch._recurrent): with fp32 products the outputs, states and
+    gradients are torch's own to float32 rounding, and each product is emulated."""
+    torch.manual_seed(1)
+    model = cls(5, 4, **options)
+    x = torch.randn(4, 6, 5) if options.get("batch_first") else torch.randn(6, 4, 5)
+    x.requires_grad_(True)
+    want = model(x)
+    want_grad = torch.autograd.grad(want[0].square().sum(), x)[0]
+    with sft.emulate("fp32", accumulator="fp32") as em:
+        got = model(x)
+        got_grad = torch.autograd.grad(got[0].square().sum(), x)[0]
+    flat = (lambda r: [r[0], *(r[1] if isinstance(r[1], tuple) else (r[1],))])
+    for a, b in zip(flat(got), flat(want)):
+        assert a.shape == b.shape and torch.allclose(a, b, atol=1e-6, rtol=1e-5)
+    assert torch.allclose(got_grad, want_grad, atol=1e-5, rtol=1e-4)
+    assert sum(r.kind == "fprop" for r in em.telemetry) == products
+    with sft.emulate("bf16", accumulator="fp32"):
+        low = model(x)[0]
+    assert not torch.equal(low, want[0])  # bf16 products: other bits

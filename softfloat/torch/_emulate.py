@@ -11,7 +11,7 @@ import torch
 from torch.overrides import TorchFunctionMode
 
 from ..recipes import GemmEngine, as_recipe
-from . import _ops
+from . import _ops, _recurrent
 from ._engine_kernels import TORCH_KERNELS
 from ._sites import Sites
 from .telemetry import GemmTelemetry, Telemetry
@@ -57,10 +57,12 @@ def emulate(recipe, *, accumulator=None, elementwise=False, model=None, telemetr
     - Tensors keep their dtype: a float32 model stays float32 and its tensors hold
       values of the emulated formats (a float16/bfloat16 tensor receives the result cast
       into its dtype, exact when that dtype holds the output format).
-    - Products computed inside one torch kernel (``nn.LSTM``/``GRU``/``RNN``,
-      ``nn.Bilinear``, ``conv3d``, transposed convolutions, ``linalg.multi_dot``,
-      ``matrix_power``, ``cdist``: ``softfloat.torch._ops.OPAQUE``) are out of reach:
-      they run as torch runs them, with a UserWarning once per block and function.
+    - ``nn.LSTM``/``GRU``/``RNN`` are written out in torch calls whose products are
+      emulated (``softfloat.torch._recurrent``).  Products computed inside one torch
+      kernel (packed sequences' recurrences, ``nn.Bilinear``, ``conv3d``, transposed
+      convolutions, ``linalg.multi_dot``, ``matrix_power``, ``cdist``:
+      ``softfloat.torch._ops.OPAQUE``) are out of reach: they run as torch runs them,
+      with a UserWarning once per block and function.
     - Integer products pass through to torch unemulated (they are exact); complex
       operands are a TypeError; a tensor on a device without values (meta) a
       ValueError.  On an accelerator (CUDA) the whole product runs on the tensors'
@@ -284,7 +286,12 @@ class _Mode(TorchFunctionMode):
         elif func in _COMPOSITES:
             with self:  # back on the stack for the calls inside
                 return _decomposed(func)(*args, **kwargs)
-        elif func in _ops.OPAQUE and func not in self.warned:
+        elif func in _recurrent.KINDS:
+            with self:
+                result = _recurrent.run(func, args, kwargs)
+            if result is not None:
+                return result
+        if func in _ops.OPAQUE and func not in self.warned:  # (a packed sequence's recurrence too)
             self.warned.add(func)
             warnings.warn(f"{_ops.OPAQUE[func]} runs its matrix products inside one torch kernel: they are not "
                           f"emulated under softfloat.torch.emulate (torch's own arithmetic)", stacklevel=2)

@@ -292,8 +292,10 @@ FUNCTIONS = {
 
 #: torch functions whose products run inside one kernel, out of the emulation's reach
 #: (their names for the warning that says so)
-OPAQUE = {torch.lstm: "torch.lstm (nn.LSTM)", torch.gru: "torch.gru (nn.GRU)",
-          torch.rnn_tanh: "torch.rnn_tanh (nn.RNN)", torch.rnn_relu: "torch.rnn_relu (nn.RNN)",
+OPAQUE = {torch.lstm: "torch.lstm of a packed sequence (nn.LSTM)",
+          torch.gru: "torch.gru of a packed sequence (nn.GRU)",
+          torch.rnn_tanh: "torch.rnn_tanh of a packed sequence (nn.RNN)",
+          torch.rnn_relu: "torch.rnn_relu of a packed sequence (nn.RNN)",
           torch.bilinear: "torch.bilinear (nn.Bilinear)", F.conv3d: "F.conv3d (nn.Conv3d)",
           F.conv_transpose1d: "F.conv_transpose1d (nn.ConvTranspose1d)",
           F.conv_transpose2d: "F.conv_transpose2d (nn.ConvTranspose2d)",

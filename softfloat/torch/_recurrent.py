@@ -1,0 +1,97 @@
+"""torch's recurrent kernels (``torch.lstm``, ``torch.gru``, ``torch.rnn_tanh``,
+``torch.rnn_relu``: nn.LSTM, nn.GRU, nn.RNN) written out in torch calls, so that their
+matrix products reach the emulation (torch's own kernels compute them inside, out of
+reach).
+
+Per layer and direction, as cuDNN organises the work: the input projection of every
+time step is one product (``F.linear(x, w_ih, b_ih)`` over the whole sequence), then
+each step's recurrent product ``F.linear(h, w_hh, b_hh)``, then the gates in the
+tensors' dtype (PyTorch's gate order and equations, see nn.LSTM / nn.GRU / nn.RNN);
+LSTM's projection (``proj_size``) is ``F.linear(h, w_hr)``.  Between layers the output
+goes through ``F.dropout`` when training with ``dropout`` (torch draws its own masks
+inside its kernel: the same distribution, other draws).  The caller runs this with the
+emulation active; products are emulated, everything else is ordinary torch arithmetic.
+
+Packed sequences (the ``batch_sizes`` overloads) are not written out: None, and the
+caller lets torch run them, with its warning.
+"""
+
+from __future__ import annotations
+
+import torch
+import torch.nn.functional as F
+
+__all__ = ["KINDS", "run"]
+
+#: torch function -> (kind, gates per hidden unit)
+KINDS = {torch.lstm: ("lstm", 4), torch.gru: ("gru", 3), torch.rnn_tanh: ("tanh", 1),
+         torch.rnn_relu: ("relu", 1)}
+
+
+def run(func, args, kwargs):
+    """``func(*args, **kwargs)`` written out (see the module docstring), or None for
+    the overloads it does not write out."""
+    kind, _ = KINDS[func]
+    if kwargs or len(args) != 9:
+        return None
+    # the dense overload: (input, hx, params, ...); the packed one: (data, batch_sizes, hx, params, ...)
+    dense = isinstance(args[1], (tuple, list)) if kind == "lstm" else isinstance(args[2], (tuple, list))
+    if not dense:
+        return None
+    x, hx, params, has_biases, num_layers, dropout, train, bidirectional, batch_first = args
+    if kind == "lstm":
+        h0, c0 = hx
+    else:
+        h0, c0 = hx, None
+    if batch_first:
+        x = x.transpose(0, 1)
+    directions = 2 if bidirectional else 1
+    per = len(params) // (num_layers * directions)
+    h_n, c_n = [], []
+    for layer in range(num_layers):
+        outputs = []
+        for d in range(directions):
+            i = layer * directions + d
+            weights = params[i * per:(i + 1) * per]
+            w_ih, w_hh = weights[0], weights[1]
+            b_ih, b_hh = (weights[2], weights[3]) if has_biases else (None, None)
+            w_hr = weights[-1] if per in (3, 5) else None
+            out, h, c = _direction(kind, x.flip(0) if d else x, (w_ih, w_hh, b_ih, b_hh, w_hr),
+                                   h0[i], None if c0 is None else c0[i])
+            outputs.append(out.flip(0) if d else out)
+            h_n.append(h)
+            c_n.append(c)
+        x = torch.cat(outputs, dim=-1) if directions == 2 else outputs[0]
+        if dropout and train and layer < num_layers - 1:
+            x = F.dropout(x, dropout, training=True)
+    out = x.transpose(0, 1) if batch_first else x
+    if kind == "lstm":
+        return out, torch.stack(h_n), torch.stack(c_n)
+    return out, torch.stack(h_n)
+
+
+def _direction(kind, x, weights, h, c):
+    """One layer in one direction over the (T, N, I) sequence ``x``: (outputs, h, c)."""
+    w_ih, w_hh, b_ih, b_hh, w_hr = weights
+    projected = F.linear(x, w_ih, b_ih)  # every time step's input product at once
+    outputs = []
+    for t in range(x.shape[0]):
+        recurrent = F.linear(h, w_hh, b_hh)
+        if kind == "lstm":
+            i, f, g, o = (projected[t] + recurrent).chunk(4, dim=-1)
+            c = torch.sigmoid(f) * c + torch.sigmoid(i) * torch.tanh(g)
+            h = torch.sigmoid(o) * torch.tanh(c)
+            if w_hr is not None:
+                h = F.linear(h, w_hr)
+        elif kind == "gru":
+            xr, xz, xn = projected[t].chunk(3, dim=-1)
+            hr, hz, hn = recurrent.chunk(3, dim=-1)
+            r, z = torch.sigmoid(xr + hr), torch.sigmoid(xz + hz)
+            n = torch.tanh(xn + r * hn)
+            h = (1 - z) * n + z * h
+        else:
+            pre = projected[t] + recurrent
+            h = torch.tanh(pre) if kind == "tanh" else torch.relu(pre)
+        outputs.append(h)
+    stacked = torch.stack(outputs) if outputs else x.new_zeros(0, *h.shape)
+    return stacked, h, c
