@@ -155,3 +155,61 @@ def test_bad_arguments_name_them():
             F.conv1d(x[0, :, 0], _t((2, 4, 3), 11), padding="full")
         with pytest.raises(ValueError, match="bias of conv2d"):
             F.conv2d(x, _t((2, 4, 3, 3), 12), _t((3,), 13))
+
+
+def _scatter(x, w, stride, padding, output_padding, dilation, groups):
+    """conv_transpose2d by its definition: every input element scatters itself times the
+    kernel into the output (float64; exact for the small integers used here)."""
+    n, c, h, wd = x.shape
+    _, og, kh, kw = w.shape
+    oh = (h - 1) * stride[0] - 2 * padding[0] + dilation[0] * (kh - 1) + output_padding[0] + 1
+    ow = (wd - 1) * stride[1] - 2 * padding[1] + dilation[1] * (kw - 1) + output_padding[1] + 1
+    y = np.zeros((n, og * groups, oh, ow))
+    cg = c // groups
+    for ci in range(c):
+        g = ci // cg
+        for i in range(h):
+            for j in range(wd):
+                for a in range(kh):
+                    for b in range(kw):
+                        r = i * stride[0] - padding[0] + a * dilation[0]
+                        q = j * stride[1] - padding[1] + b * dilation[1]
+                        if 0 <= r < oh and 0 <= q < ow:
+                            y[:, g * og:(g + 1) * og, r, q] += x[:, ci, i, j, None] * w[ci, :, a, b]
+    return y
+
+
+@pytest.mark.parametrize("kw", [{}, {"stride": 2, "padding": 1, "output_padding": 1},
+                                {"stride": (2, 1), "dilation": 2, "groups": 2}, {"padding": (2, 0)}])
+def test_conv_transpose2d_is_the_scatter_definition(kw):
+    """Integers in [-3, 3]: every product and sum exact in the fp32 recipe, so the
+    emulated values equal the definition's exactly; gradients equal torch's own."""
+    g = torch.Generator().manual_seed(5)
+    x = torch.randint(-3, 4, (2, 4, 4, 5), generator=g).float().requires_grad_(True)
+    w = torch.randint(-3, 4, (4, 3, 3, 2), generator=g).float().requires_grad_(True)
+    with sft.emulate("fp32", accumulator="fp32") as em:
+        y = F.conv_transpose2d(x, w, **kw)
+    pair = (lambda v: (v, v) if isinstance(v, int) else v)
+    expected = _scatter(_np(x).astype(np.float64), _np(w).astype(np.float64), pair(kw.get("stride", 1)),
+                        pair(kw.get("padding", 0)), pair(kw.get("output_padding", 0)),
+                        pair(kw.get("dilation", 1)), kw.get("groups", 1))
+    assert np.array_equal(_np(y), expected)
+    assert len(em.telemetry) == kw.get("groups", 1)
+    dy = torch.randint(-2, 3, y.shape, generator=g).float()
+    with sft.emulate("fp32", accumulator="fp32"):
+        gx, gw = torch.autograd.grad(y, (x, w), dy)
+    rx, rw = torch.autograd.grad(F.conv_transpose2d(x.double(), w.double(), **kw), (x, w), dy.double())
+    assert torch.equal(gx, rx.float()) and torch.equal(gw, rw.float())
+
+
+def test_conv_transpose_modules_and_1d():
+    torch.manual_seed(2)
+    up = torch.nn.ConvTranspose2d(3, 2, 4, stride=2, padding=1)
+    one = torch.nn.ConvTranspose1d(3, 2, 3, stride=2, bias=False)
+    x = _t((1, 3, 5, 5), 3, 1)
+    with sft.emulate("fp32", accumulator="fp32") as em:
+        y, z = up(x), one(x[:, :, 0])
+    assert torch.allclose(y, up(x), atol=1e-5) and torch.allclose(z, one(x[:, :, 0]), atol=1e-5)
+    assert len(em.telemetry) == 2
+    with sft.emulate("bf16"), pytest.raises(ValueError, match="output_padding of conv_transpose2d"):
+        F.conv_transpose2d(x, up.weight, output_padding=-1)

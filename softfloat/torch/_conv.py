@@ -1,5 +1,6 @@
 """``F.conv1d`` and ``F.conv2d`` as emulated matrix products over torch's unfold (see
-:func:`convolution` for the definition)."""
+:func:`convolution` for the definition), and ``F.conv_transpose1d``/``2d`` as such a
+convolution of the zero-stuffed input (:func:`transposed`)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import torch.nn.functional as F
 
 from ._products import gemm
 
-__all__ = ["convolution"]
+__all__ = ["convolution", "transposed"]
 
 
 def convolution(run, bound: dict, dims: int):
@@ -122,3 +123,49 @@ def _padding(padding, kernel, dilation, stride, dims) -> tuple:
                          f"them; got {padding!r}")
     h, wd = (0, *values) if dims == 1 else values
     return (h, h, wd, wd)
+
+
+def transposed(run, bound: dict, dims: int):
+    """The emulated ``conv_transpose{dims}d(input, weight, bias=None, stride=1, padding=0,
+    output_padding=0, groups=1, dilation=1)`` (dims 1 or 2).
+
+    Pencil-and-paper definition: the convolution (:func:`convolution`, stride 1, the
+    same dilation and groups) of the input with ``stride - 1`` zeros put between its
+    elements and ``dilation * (k - 1) - padding`` zeros around it (``output_padding``
+    more at the end; a negative count crops), by the kernel flipped in space with its
+    input and output channels exchanged per group -- the transposed convolution's values
+    exactly, as implicit-GEMM kernels compute it (the products of the stuffed zeros are
+    zero terms of the sums; an infinite or NaN weight meets them as 0 * inf = NaN, where
+    torch's scatter of the input's products would not).
+    """
+    x, w, bias = bound["input"], bound["weight"], bound.get("bias")
+    groups = bound.get("groups", 1)
+    name = f"conv_transpose{dims}d"
+    if x.dim() not in (dims + 1, dims + 2) or w.dim() != dims + 2:
+        raise ValueError(f"{name} takes an input of {dims + 1} or {dims + 2} axes and a weight of {dims + 2} "
+                         f"(C, O/groups, ...); got {tuple(x.shape)} and {tuple(w.shape)}")
+    if not isinstance(groups, int) or groups < 1 or w.shape[0] % groups or x.shape[-dims - 1] != w.shape[0]:
+        raise ValueError(f"weight of {name} must be (C, O/groups, ...) with C the input's channels, a multiple "
+                         f"of groups={groups!r}; got input {tuple(x.shape)}, weight {tuple(w.shape)}")
+    stride, padding, extra, dilation = (_values(bound.get(key, default), key, dims, name) for key, default in
+                                        (("stride", 1), ("padding", 0), ("output_padding", 0), ("dilation", 1)))
+    kernel = w.shape[2:]
+    sizes = [(n - 1) * s + 1 for n, s in zip(x.shape[-dims:], stride)]
+    stuffed = x.new_zeros(*x.shape[:-dims], *sizes)
+    stuffed[(...,) + tuple(slice(None, None, s) for s in stride)] = x
+    pads = []
+    for k, p, e, d in reversed(list(zip(kernel, padding, extra, dilation))):  # F.pad: the last axis first
+        pads += [d * (k - 1) - p, d * (k - 1) - p + e]
+    c_in, og = w.shape[0], w.shape[1]
+    w = w.reshape(groups, c_in // groups, og, *kernel).transpose(1, 2).reshape(groups * og, c_in // groups, *kernel)
+    conv = {"input": F.pad(stuffed, pads), "weight": w.flip(list(range(2, 2 + dims))), "bias": bias,
+            "stride": 1, "padding": 0, "dilation": tuple(dilation) if dims == 2 else dilation[0], "groups": groups}
+    return convolution(run, conv, dims)
+
+
+def _values(value, name: str, dims: int, op: str) -> tuple:
+    values = (value,) * dims if isinstance(value, int) else tuple(value)
+    low = 1 if name in ("stride", "dilation") else 0
+    if len(values) != dims or not all(isinstance(v, int) and v >= low for v in values):
+        raise ValueError(f"{name} of {op} must be an int >= {low} or {dims} of them; got {value!r}")
+    return values

@@ -22,7 +22,8 @@ expands and stacks, whose gradients torch's autograd takes care of:
 - ``einsum`` with two operands: one batched product (:func:`softfloat.torch._einsum.plan`;
   other equations raise NotImplementedError naming them, one-operand permutations and
   equations with no float operand run in torch);
-- ``conv1d``/``conv2d``: :func:`softfloat.torch._conv.convolution`;
+- ``conv1d``/``conv2d``: :func:`softfloat.torch._conv.convolution`; ``conv_transpose1d``/
+  ``2d``: :func:`softfloat.torch._conv.transposed` (a convolution of the zero-stuffed input);
 - ``scaled_dot_product_attention``: :func:`softfloat.torch._attention.attention`.
 
 Integer operands are passed to torch unchanged (integer products are exact; nothing to
@@ -35,7 +36,7 @@ import torch
 import torch.nn.functional as F
 
 from ._attention import attention, batched
-from ._conv import convolution
+from ._conv import convolution, transposed
 from ._einsum import is_permutation, pairwise, plan
 from ._products import gemm
 from ._tensors import check_device
@@ -55,6 +56,8 @@ _SIGNATURES = {
     "attention": ("query", "key", "value", "attn_mask", "dropout_p", "is_causal", "scale", "enable_gqa"),
     "vdot": ("input", "other"), "addmv": ("input", "mat", "vec"), "addbmm": ("input", "batch1", "batch2"),
     "tensordot": ("a", "b", "dims"),
+    "conv_transpose1d": ("input", "weight", "bias", "stride", "padding", "output_padding", "groups", "dilation"),
+    "conv_transpose2d": ("input", "weight", "bias", "stride", "padding", "output_padding", "groups", "dilation"),
 }
 #: the arguments whose dtypes decide (others, like a boolean attn_mask, are checked by the handler)
 _OPERANDS = {"attention": ("query", "key", "value"), "einsum": ("input", "other")}
@@ -164,6 +167,8 @@ HANDLERS = {
     "addmv": lambda run, b, r: _addmv(run, b, r),
     "addbmm": lambda run, b, r: _addbmm(run, b, r),
     "tensordot": lambda run, b, r: _tensordot(run, b["a"], b["b"], b.get("dims", 2)),
+    "conv_transpose1d": lambda run, b, r: transposed(run, b, 1),
+    "conv_transpose2d": lambda run, b, r: transposed(run, b, 2),
 }
 #: shapes each handler takes; other shapes go to torch, which raises its own error
 _SHAPES = {
@@ -288,6 +293,7 @@ FUNCTIONS = {
     torch.linalg.matmul: "matmul", torch.vdot: "vdot", torch.Tensor.vdot: "vdot",
     torch.addmv: "addmv", torch.Tensor.addmv: "addmv", torch.addbmm: "addbmm", torch.Tensor.addbmm: "addbmm",
     torch.tensordot: "tensordot",
+    F.conv_transpose1d: "conv_transpose1d", F.conv_transpose2d: "conv_transpose2d",
 }
 
 #: torch functions whose products run inside one kernel, out of the emulation's reach
@@ -297,8 +303,6 @@ OPAQUE = {torch.lstm: "torch.lstm of a packed sequence (nn.LSTM)",
           torch.rnn_tanh: "torch.rnn_tanh of a packed sequence (nn.RNN)",
           torch.rnn_relu: "torch.rnn_relu of a packed sequence (nn.RNN)",
           torch.bilinear: "torch.bilinear (nn.Bilinear)", F.conv3d: "F.conv3d (nn.Conv3d)",
-          F.conv_transpose1d: "F.conv_transpose1d (nn.ConvTranspose1d)",
-          F.conv_transpose2d: "F.conv_transpose2d (nn.ConvTranspose2d)",
           F.conv_transpose3d: "F.conv_transpose3d (nn.ConvTranspose3d)",
           torch.linalg.multi_dot: "torch.linalg.multi_dot", torch.chain_matmul: "torch.chain_matmul",
           torch.linalg.matrix_power: "torch.linalg.matrix_power", torch.matrix_power: "torch.matrix_power",
