@@ -29,15 +29,17 @@ from ._context import get_context
 from .codec import is_nan
 from .flags import Flags
 
-__all__ = ["PICKS", "accumulate", "at", "pick_reduce", "reduce"]
+__all__ = ["PICKS", "accumulate", "at", "not_defined", "pick_reduce", "reduce"]
 
 #: the exact picks: their reductions and scans never round
 PICKS = (np.maximum, np.minimum, np.fmax, np.fmin)
 
 
 def not_defined(ufunc, method: str, why: str = "") -> TypeError:
-    return TypeError(f"numpy.{ufunc.__name__}.{method} on a softfloat.Array is not defined"
-                     + (f": {why}" if why else "") + "; convert explicitly with arr.to_numpy() to leave emulation")
+    """The TypeError of a ufunc call (``method`` "__call__") or method an Array does not define."""
+    call = f"numpy.{ufunc.__name__}" + ("" if method == "__call__" else f".{method}")
+    return TypeError(f"{call} on a softfloat.Array is not defined" + (f": {why}" if why else "")
+                     + "; convert explicitly with arr.to_numpy() to leave emulation")
 
 
 def reduce(A, ufunc, x, kwargs):

@@ -119,10 +119,8 @@ def dispatch(A, ufunc, method, inputs, kwargs):
     a TypeError that names the call."""
     result = _dispatch(A, ufunc, method, inputs, dict(kwargs))
     if result is NotImplemented and all(A.is_array(a) or isinstance(a, _OPERANDS) for a in inputs):
-        given = "".join(f", {k}=..." for k in kwargs)
-        call = f"numpy.{ufunc.__name__}" + ("" if method == "__call__" else f".{method}")
-        raise TypeError(f"{call}(...{given}) on a softfloat.Array is not defined; convert explicitly with "
-                        f"arr.to_numpy() to leave emulation")
+        raise ufunc_methods.not_defined(ufunc, method, f"{', '.join(k + '=' for k in kwargs)} not taken here"
+                                        if kwargs else "")
     return result
 
 

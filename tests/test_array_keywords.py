@@ -216,7 +216,7 @@ def test_ufunc_at_rounds_each_step_and_counts_its_flags():
 
 def test_ufunc_methods_not_defined_say_so():
     x = sf.asarray([1.0, 2.0], "fp16")
-    with pytest.raises(TypeError, match=r"numpy.add.reduceat\(\.\.\.\) on a softfloat.Array is not defined"):
+    with pytest.raises(TypeError, match=r"numpy.add.reduceat on a softfloat.Array is not defined"):
         np.add.reduceat(x, [0])
     with pytest.raises(TypeError, match=r"numpy.hypot.reduce on a softfloat.Array is not defined"):
         np.hypot.reduce(x)
