@@ -319,7 +319,7 @@ def test_more_of_the_matmul_family_against_the_definition():
 @pytest.mark.parametrize("call", [
     lambda: torch.nn.functional.conv3d(torch.randn(1, 2, 4, 4, 4), torch.randn(3, 2, 3, 3, 3)),
     lambda: torch.nn.functional.conv_transpose3d(torch.randn(1, 2, 3, 3, 3), torch.randn(2, 3, 2, 2, 2)),
-    lambda: torch.linalg.multi_dot([torch.randn(2, 3), torch.randn(3, 4), torch.randn(4, 2)]),
+    lambda: torch.linalg.matrix_power(torch.randn(3, 3), 3),
     lambda: torch.cdist(torch.randn(3, 2), torch.randn(4, 2)),
     lambda: torch.nn.Bilinear(3, 4, 5)(torch.randn(2, 3), torch.randn(2, 4)),
 ])
@@ -357,3 +357,31 @@ def test_recurrent_layers_are_written_out_as_torchs_equations(cls, options, prod
     with sft.emulate("bf16", accumulator="fp32"):
         low = model(x)[0]
     assert not torch.equal(low, want[0])  # bf16 products: other bits
+
+
+@pytest.mark.parametrize("shapes", [[(2, 30), (30, 4), (4, 50)], [(4, 3), (3, 9), (9, 2), (2, 8), (8, 5)],
+                                    [(5,), (5, 6), (6, 2), (2, 7), (7,)],
+                                    [(10, 2), (2, 10), (10, 2), (2, 10), (10, 3), (3, 9)]])
+def test_multi_dot_takes_atens_order(shapes):
+    """The products torch's own multi_dot makes (seen at the aten level by a dispatch
+    mode) are the ones the emulation makes: the same parenthesisation."""
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    class Products(TorchDispatchMode):
+        def __init__(self):
+            super().__init__()
+            self.shapes = []
+
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            if func is torch.ops.aten.mm.default:
+                self.shapes.append((args[0].shape[0], args[0].shape[1], args[1].shape[1]))
+            return func(*args, **(kwargs or {}))
+
+    torch.manual_seed(4)
+    ts = [torch.randn(s) for s in shapes]
+    with Products() as seen:
+        want = torch.linalg.multi_dot(ts)
+    with sft.emulate("fp32", accumulator="fp32") as em:
+        got = torch.linalg.multi_dot(ts)
+    assert sorted(r.shape for r in em.telemetry) == sorted(seen.shapes)
+    assert got.shape == want.shape and torch.allclose(got, want, atol=1e-5, rtol=1e-5)

@@ -28,7 +28,8 @@ def emulate(recipe, *, accumulator=None, elementwise=False, model=None, telemetr
 
     Inside the ``with`` block, ``F.linear`` (so every ``nn.Linear``), ``torch.matmul``
     and ``@``, ``mm``, ``bmm``, ``addmm``, ``baddbmm`` (and ``addmm_``/``baddbmm_``),
-    ``addmv``, ``addbmm``, ``mv``, ``dot``, ``vdot``, ``inner``, ``tensordot``, ``einsum``
+    ``addmv``, ``addbmm``, ``mv``, ``dot``, ``vdot``, ``inner``, ``tensordot``,
+    ``linalg.multi_dot`` (in ATen's order), ``einsum``
     (several operands in torch's pairs), ``F.conv1d``/``F.conv2d`` (unfold, then one
     product per group), ``F.conv_transpose1d``/``2d`` (the convolution of the
     zero-stuffed input) and ``F.scaled_dot_product_attention`` (decomposed: Q K^T, scale,
@@ -61,7 +62,7 @@ def emulate(recipe, *, accumulator=None, elementwise=False, model=None, telemetr
     - ``nn.LSTM``/``GRU``/``RNN`` are written out in torch calls whose products are
       emulated (``softfloat.torch._recurrent``).  Products computed inside one torch
       kernel (packed sequences' recurrences, ``nn.Bilinear``, ``conv3d``,
-      ``conv_transpose3d``, ``linalg.multi_dot``, ``matrix_power``, ``cdist``:
+      ``conv_transpose3d``, ``matrix_power``, ``cdist``:
       ``softfloat.torch._ops.OPAQUE``) are out of reach: they run as torch runs them,
       with a UserWarning once per block and function.
     - Integer products pass through to torch unemulated (they are exact); complex

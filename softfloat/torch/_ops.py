@@ -19,6 +19,7 @@ expands and stacks, whose gradients torch's autograd takes care of:
   tensors and ``tensordot`` are one (M, K) x (K, N) product (0-d operands of ``inner``:
   torch's own multiplication); ``addmv`` is ``addmm`` with a column; ``addbmm`` is
   ATen's loop of ``addmm_`` over the batch, each step rounded into the output;
+  ``linalg.multi_dot`` is ATen's chain of products in ATen's order;
 - ``einsum`` with two operands: one batched product (:func:`softfloat.torch._einsum.plan`;
   other equations raise NotImplementedError naming them, one-operand permutations and
   equations with no float operand run in torch);
@@ -56,11 +57,14 @@ _SIGNATURES = {
     "attention": ("query", "key", "value", "attn_mask", "dropout_p", "is_causal", "scale", "enable_gqa"),
     "vdot": ("input", "other"), "addmv": ("input", "mat", "vec"), "addbmm": ("input", "batch1", "batch2"),
     "tensordot": ("a", "b", "dims"),
+    "multi_dot": ("tensors",),
     "conv_transpose1d": ("input", "weight", "bias", "stride", "padding", "output_padding", "groups", "dilation"),
     "conv_transpose2d": ("input", "weight", "bias", "stride", "padding", "output_padding", "groups", "dilation"),
 }
 #: the arguments whose dtypes decide (others, like a boolean attn_mask, are checked by the handler)
 _OPERANDS = {"attention": ("query", "key", "value"), "einsum": ("input", "other")}
+#: handlers whose operands are a list (checked one by one)
+_LISTS = {"multi_dot": "tensors"}
 #: the product name a call site is named after
 _SITE = {"rmatmul": "matmul", "addmm_": "addmm", "baddbmm_": "baddbmm"}
 
@@ -77,6 +81,9 @@ def _operands(name: str, bound: dict) -> str:
     TypeError for complex operands, a ValueError for tensors without values."""
     keys = _OPERANDS[name] if name in _OPERANDS else _SIGNATURES[name]
     tensors = [(k, bound[k]) for k in keys if isinstance(bound.get(k), torch.Tensor)]
+    if name in _LISTS:
+        tensors = [(f"{_LISTS[name]}[{i}]", t) for i, t in enumerate(bound[_LISTS[name]])
+                   if isinstance(t, torch.Tensor)]
     for key, t in tensors:
         if t.dtype.is_complex:
             raise TypeError(f"{key} of {name} must be a real float tensor under softfloat.torch.emulate; "
@@ -167,6 +174,7 @@ HANDLERS = {
     "addmv": lambda run, b, r: _addmv(run, b, r),
     "addbmm": lambda run, b, r: _addbmm(run, b, r),
     "tensordot": lambda run, b, r: _tensordot(run, b["a"], b["b"], b.get("dims", 2)),
+    "multi_dot": lambda run, b, r: _multi_dot(run, list(b["tensors"])),
     "conv_transpose1d": lambda run, b, r: transposed(run, b, 1),
     "conv_transpose2d": lambda run, b, r: transposed(run, b, 2),
 }
@@ -198,6 +206,45 @@ def _addbmm(run, b, round_again):
         result = _scaled(run, {"input": result, "mat1": x, "mat2": y, "beta": beta, "alpha": b.get("alpha", 1)},
                          "mat1", "mat2", round_again)
         beta = 1
+    return result
+
+
+def _multi_dot(run, ts):
+    """linalg.multi_dot (and chain_matmul) in the order ATen chooses: two matrices one
+    product; three by its cost rule ((a c)(b + d) against (b d)(a + c)); more by the
+    matrix-chain order (the first split of least cost).  A 1-d first (last) operand is a
+    row (column), squeezed from the result.  Each product is rounded into the output."""
+    if len(ts) < 2:
+        raise RuntimeError(f"multi_dot(): expected at least 2 tensors but got {len(ts)}")
+    row, column = ts[0].dim() == 1, ts[-1].dim() == 1
+    ts = [ts[0][None] if row else ts[0], *ts[1:-1], ts[-1][:, None] if column else ts[-1]]
+    p = [ts[0].shape[0]] + [t.shape[1] for t in ts]
+    n = len(ts)
+    split = {}
+    if n == 3:
+        a, b, c, d = p
+        split[(0, 2)] = 0 if (a * c) * (b + d) > (b * d) * (a + c) else 1
+    elif n > 3:
+        cost = {(i, i): 0 for i in range(n)}
+        for length in range(1, n):
+            for i in range(n - length):
+                j = i + length
+                cost[(i, j)] = None
+                for k in range(i, j):
+                    q = cost[(i, k)] + cost[(k + 1, j)] + p[i] * p[k + 1] * p[j + 1]
+                    if cost[(i, j)] is None or q < cost[(i, j)]:
+                        cost[(i, j)], split[(i, j)] = q, k
+
+    def chain(i, j):
+        if i == j:
+            return ts[i]
+        k = split.get((i, j), i)  # two matrices: one product
+        return gemm(run, chain(i, k), chain(k + 1, j))
+    result = chain(0, n - 1)
+    if row:
+        result = result[0]
+    if column:
+        result = result[..., 0]
     return result
 
 
@@ -294,6 +341,7 @@ FUNCTIONS = {
     torch.addmv: "addmv", torch.Tensor.addmv: "addmv", torch.addbmm: "addbmm", torch.Tensor.addbmm: "addbmm",
     torch.tensordot: "tensordot",
     F.conv_transpose1d: "conv_transpose1d", F.conv_transpose2d: "conv_transpose2d",
+    torch.linalg.multi_dot: "multi_dot",
 }
 
 #: torch functions whose products run inside one kernel, out of the emulation's reach
@@ -304,7 +352,7 @@ OPAQUE = {torch.lstm: "torch.lstm of a packed sequence (nn.LSTM)",
           torch.rnn_relu: "torch.rnn_relu of a packed sequence (nn.RNN)",
           torch.bilinear: "torch.bilinear (nn.Bilinear)", F.conv3d: "F.conv3d (nn.Conv3d)",
           F.conv_transpose3d: "F.conv_transpose3d (nn.ConvTranspose3d)",
-          torch.linalg.multi_dot: "torch.linalg.multi_dot", torch.chain_matmul: "torch.chain_matmul",
+          torch.chain_matmul: "torch.chain_matmul",
           torch.linalg.matrix_power: "torch.linalg.matrix_power", torch.matrix_power: "torch.matrix_power",
           torch.Tensor.matrix_power: "Tensor.matrix_power", torch.cdist: "torch.cdist",
           torch.linalg.vecdot: "torch.linalg.vecdot"}
