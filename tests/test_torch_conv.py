@@ -213,3 +213,29 @@ def test_conv_transpose_modules_and_1d():
     assert len(em.telemetry) == 2
     with sft.emulate("bf16"), pytest.raises(ValueError, match="output_padding of conv_transpose2d"):
         F.conv_transpose2d(x, up.weight, output_padding=-1)
+
+
+@pytest.mark.parametrize("func, xs, ws, kw", [
+    (F.conv3d, (2, 4, 5, 6, 5), (6, 4, 3, 2, 3), {}),
+    (F.conv3d, (1, 4, 6, 6, 6), (4, 2, 3, 3, 3), {"stride": (2, 1, 2), "padding": 1, "dilation": (1, 2, 1),
+                                                   "groups": 2}),
+    (F.conv3d, (4, 5, 5, 5), (3, 4, 3, 3, 3), {"padding": "same"}),
+    (F.conv_transpose3d, (1, 4, 3, 4, 3), (4, 3, 2, 3, 2), {"stride": 2, "padding": 1, "output_padding": 1}),
+    (F.conv_transpose1d, (2, 3, 7), (3, 5, 4), {"stride": 3, "padding": 2}),
+])
+def test_3d_and_transposed_convolutions_equal_torchs_exactly_on_integers(func, xs, ws, kw):
+    """Integers in [-3, 3]: every product and sum exact in the fp32 recipe, so the values
+    and gradients equal torch's own in float64, exactly."""
+    g = torch.Generator().manual_seed(6)
+    x = torch.randint(-3, 4, xs, generator=g).float().requires_grad_(True)
+    w = torch.randint(-3, 4, ws, generator=g).float().requires_grad_(True)
+    with sft.emulate("fp32", accumulator="fp32") as em:
+        y = func(x, w, **kw)
+    want = func(x.double(), w.double(), **kw)
+    assert torch.equal(y, want.float())
+    assert len(em.telemetry) == kw.get("groups", 1)
+    dy = torch.randint(-2, 3, y.shape, generator=g).float()
+    with sft.emulate("fp32", accumulator="fp32"):
+        grads = torch.autograd.grad(y, (x, w), dy)
+    for got, ref in zip(grads, torch.autograd.grad(want, (x, w), dy.double())):
+        assert torch.equal(got, ref.float())

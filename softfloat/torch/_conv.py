@@ -1,6 +1,6 @@
-"""``F.conv1d`` and ``F.conv2d`` as emulated matrix products over torch's unfold (see
-:func:`convolution` for the definition), and ``F.conv_transpose1d``/``2d`` as such a
-convolution of the zero-stuffed input (:func:`transposed`)."""
+"""``F.conv1d``, ``F.conv2d`` and ``F.conv3d`` as emulated matrix products over torch's
+unfold (see :func:`convolution` for the definition), and ``F.conv_transpose1d``/``2d``/
+``3d`` as such a convolution of the zero-stuffed input (:func:`transposed`)."""
 
 from __future__ import annotations
 
@@ -41,6 +41,8 @@ def convolution(run, bound: dict, dims: int):
     additions in torch's order) -- those additions are *not* emulated; where windows do
     not overlap, the input gradient is dA's values moved, exactly.
     """
+    if dims == 3:
+        return _convolution3d(run, bound)
     x, w, bias = bound["input"], bound["weight"], bound.get("bias")
     groups = bound.get("groups", 1)
     _check(x, w, bias, groups, dims)
@@ -74,6 +76,47 @@ def convolution(run, bound: dict, dims: int):
     if unbatched:
         y = y.squeeze(0)
     return y.contiguous()
+
+
+def _convolution3d(run, bound: dict):
+    """conv3d as :func:`convolution` defines conv2d, with one more kernel axis: the
+    windows taken by ``Tensor.unfold`` on each spatial axis (every ``dilation``-th
+    element of a window of ``dilation * (k - 1) + 1``), the k order channel, then depth,
+    row, column.  Backward: autograd's gradient of those unfolds (the overlapping
+    windows' emulated values added in the caller's dtype, as col2im does for conv2d)."""
+    x, w, bias = bound["input"], bound["weight"], bound.get("bias")
+    groups = bound.get("groups", 1)
+    _check(x, w, bias, groups, 3)
+    unbatched = x.dim() == 4
+    if unbatched:
+        x = x.unsqueeze(0)
+    stride, dilation = (_values(bound.get(key, 1), key, 3, "conv3d") for key in ("stride", "dilation"))
+    kernel = tuple(w.shape[2:])
+    padding = bound.get("padding", 0)
+    if isinstance(padding, str):
+        if padding not in ("same", "valid"):
+            raise ValueError(f"padding of conv3d must be 'same', 'valid', an int or a tuple; got {padding!r}")
+        if padding == "same" and stride != (1, 1, 1):
+            raise ValueError(f"padding='same' of conv3d needs stride 1 (as torch); got stride {stride}")
+        totals = [d * (k - 1) if padding == "same" else 0 for k, d in zip(kernel, dilation)]
+        pads = [(t // 2, t - t // 2) for t in totals]
+    else:
+        pads = [(p, p) for p in _values(padding, "padding", 3, "conv3d")]
+    x = F.pad(x, [v for pair in reversed(pads) for v in pair])
+    for axis, (k, s, d) in enumerate(zip(kernel, stride, dilation)):
+        x = x.unfold(2 + axis, d * (k - 1) + 1, s)[..., ::d]  # (N, C, oD, ..., k) windows
+    n, c, od, oh, ow = x.shape[:5]
+    if min(od, oh, ow) <= 0:
+        raise ValueError(f"input of conv3d is smaller than the (dilated) kernel after padding: input "
+                         f"{tuple(bound['input'].shape)}, kernel {tuple(w.shape)}")
+    a = x.permute(0, 2, 3, 4, 1, 5, 6, 7).reshape(n * od * oh * ow, -1)
+    out, k = w.shape[0], a.shape[1] // groups
+    og = out // groups
+    wmat = w.reshape(out, k)
+    parts = [gemm(run, a[:, g * k:(g + 1) * k], wmat[g * og:(g + 1) * og].t(),
+                  None if bias is None else bias[g * og:(g + 1) * og]) for g in range(groups)]
+    y = (parts[0] if groups == 1 else torch.cat(parts, dim=1)).reshape(n, od, oh, ow, out).permute(0, 4, 1, 2, 3)
+    return (y.squeeze(0) if unbatched else y).contiguous()
 
 
 def _check(x, w, bias, groups, dims) -> None:
@@ -127,7 +170,7 @@ def _padding(padding, kernel, dilation, stride, dims) -> tuple:
 
 def transposed(run, bound: dict, dims: int):
     """The emulated ``conv_transpose{dims}d(input, weight, bias=None, stride=1, padding=0,
-    output_padding=0, groups=1, dilation=1)`` (dims 1 or 2).
+    output_padding=0, groups=1, dilation=1)`` (dims 1, 2 or 3).
 
     Pencil-and-paper definition: the convolution (:func:`convolution`, stride 1, the
     same dilation and groups) of the input with ``stride - 1`` zeros put between its
@@ -159,7 +202,7 @@ def transposed(run, bound: dict, dims: int):
     c_in, og = w.shape[0], w.shape[1]
     w = w.reshape(groups, c_in // groups, og, *kernel).transpose(1, 2).reshape(groups * og, c_in // groups, *kernel)
     conv = {"input": F.pad(stuffed, pads), "weight": w.flip(list(range(2, 2 + dims))), "bias": bias,
-            "stride": 1, "padding": 0, "dilation": tuple(dilation) if dims == 2 else dilation[0], "groups": groups}
+            "stride": 1, "padding": 0, "dilation": tuple(dilation) if dims > 1 else dilation[0], "groups": groups}
     return convolution(run, conv, dims)
 
 

@@ -30,8 +30,8 @@ def emulate(recipe, *, accumulator=None, elementwise=False, model=None, telemetr
     and ``@``, ``mm``, ``bmm``, ``addmm``, ``baddbmm`` (and ``addmm_``/``baddbmm_``),
     ``addmv``, ``addbmm``, ``mv``, ``dot``, ``vdot``, ``inner``, ``tensordot``,
     ``linalg.multi_dot`` (in ATen's order), ``einsum``
-    (several operands in torch's pairs), ``F.conv1d``/``F.conv2d`` (unfold, then one
-    product per group), ``F.conv_transpose1d``/``2d`` (the convolution of the
+    (several operands in torch's pairs), ``F.conv1d``/``2d``/``3d`` (unfold, then one
+    product per group), ``F.conv_transpose1d``/``2d``/``3d`` (the convolution of the
     zero-stuffed input) and ``F.scaled_dot_product_attention`` (decomposed: Q K^T, scale,
     mask, softmax, dropout, P V; see ``softfloat.torch._attention``) -- and so the
     products inside ``nn.MultiheadAttention`` and ``nn.Transformer*`` layers, whose
@@ -61,8 +61,8 @@ def emulate(recipe, *, accumulator=None, elementwise=False, model=None, telemetr
       into its dtype, exact when that dtype holds the output format).
     - ``nn.LSTM``/``GRU``/``RNN`` are written out in torch calls whose products are
       emulated (``softfloat.torch._recurrent``).  Products computed inside one torch
-      kernel (packed sequences' recurrences, ``nn.Bilinear``, ``conv3d``,
-      ``conv_transpose3d``, ``matrix_power``, ``cdist``:
+      kernel (packed sequences' recurrences, ``nn.Bilinear``, ``matrix_power``,
+      ``cdist``:
       ``softfloat.torch._ops.OPAQUE``) are out of reach: they run as torch runs them,
       with a UserWarning once per block and function.
     - Integer products pass through to torch unemulated (they are exact); complex

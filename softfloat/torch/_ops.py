@@ -23,8 +23,9 @@ expands and stacks, whose gradients torch's autograd takes care of:
 - ``einsum`` with two operands: one batched product (:func:`softfloat.torch._einsum.plan`;
   other equations raise NotImplementedError naming them, one-operand permutations and
   equations with no float operand run in torch);
-- ``conv1d``/``conv2d``: :func:`softfloat.torch._conv.convolution`; ``conv_transpose1d``/
-  ``2d``: :func:`softfloat.torch._conv.transposed` (a convolution of the zero-stuffed input);
+- ``conv1d``/``2d``/``3d``: :func:`softfloat.torch._conv.convolution`;
+  ``conv_transpose1d``/``2d``/``3d``: :func:`softfloat.torch._conv.transposed` (a
+  convolution of the zero-stuffed input);
 - ``scaled_dot_product_attention``: :func:`softfloat.torch._attention.attention`.
 
 Integer operands are passed to torch unchanged (integer products are exact; nothing to
@@ -58,6 +59,8 @@ _SIGNATURES = {
     "vdot": ("input", "other"), "addmv": ("input", "mat", "vec"), "addbmm": ("input", "batch1", "batch2"),
     "tensordot": ("a", "b", "dims"),
     "multi_dot": ("tensors",),
+    "conv3d": ("input", "weight", "bias", "stride", "padding", "dilation", "groups"),
+    "conv_transpose3d": ("input", "weight", "bias", "stride", "padding", "output_padding", "groups", "dilation"),
     "conv_transpose1d": ("input", "weight", "bias", "stride", "padding", "output_padding", "groups", "dilation"),
     "conv_transpose2d": ("input", "weight", "bias", "stride", "padding", "output_padding", "groups", "dilation"),
 }
@@ -175,6 +178,8 @@ HANDLERS = {
     "addbmm": lambda run, b, r: _addbmm(run, b, r),
     "tensordot": lambda run, b, r: _tensordot(run, b["a"], b["b"], b.get("dims", 2)),
     "multi_dot": lambda run, b, r: _multi_dot(run, list(b["tensors"])),
+    "conv3d": lambda run, b, r: convolution(run, b, 3),
+    "conv_transpose3d": lambda run, b, r: transposed(run, b, 3),
     "conv_transpose1d": lambda run, b, r: transposed(run, b, 1),
     "conv_transpose2d": lambda run, b, r: transposed(run, b, 2),
 }
@@ -341,6 +346,7 @@ FUNCTIONS = {
     torch.addmv: "addmv", torch.Tensor.addmv: "addmv", torch.addbmm: "addbmm", torch.Tensor.addbmm: "addbmm",
     torch.tensordot: "tensordot",
     F.conv_transpose1d: "conv_transpose1d", F.conv_transpose2d: "conv_transpose2d",
+    F.conv3d: "conv3d", F.conv_transpose3d: "conv_transpose3d",
     torch.linalg.multi_dot: "multi_dot",
 }
 
@@ -350,8 +356,7 @@ OPAQUE = {torch.lstm: "torch.lstm of a packed sequence (nn.LSTM)",
           torch.gru: "torch.gru of a packed sequence (nn.GRU)",
           torch.rnn_tanh: "torch.rnn_tanh of a packed sequence (nn.RNN)",
           torch.rnn_relu: "torch.rnn_relu of a packed sequence (nn.RNN)",
-          torch.bilinear: "torch.bilinear (nn.Bilinear)", F.conv3d: "F.conv3d (nn.Conv3d)",
-          F.conv_transpose3d: "F.conv_transpose3d (nn.ConvTranspose3d)",
+          torch.bilinear: "torch.bilinear (nn.Bilinear)",
           torch.chain_matmul: "torch.chain_matmul",
           torch.linalg.matrix_power: "torch.linalg.matrix_power", torch.matrix_power: "torch.matrix_power",
           torch.Tensor.matrix_power: "Tensor.matrix_power", torch.cdist: "torch.cdist",
