@@ -14,8 +14,8 @@ __all__ = ["convolution", "transposed"]
 
 def convolution(run, bound: dict, dims: int):
     """The emulated ``conv{dims}d(input, weight, bias=None, stride=1, padding=0,
-    dilation=1, groups=1)`` (dims 1 or 2; ``padding`` an int, a tuple, "same" or
-    "valid"; unbatched inputs as torch takes them).
+    dilation=1, groups=1)`` (dims 1, 2 or 3 -- :func:`_convolution3d`; ``padding`` an
+    int, a tuple, "same" or "valid"; unbatched inputs as torch takes them).
 
     Pencil-and-paper definition: a conv1d is the conv2d of height 1.  With X (N, C, H, W)
     zero-padded as ``padding`` says ("same": total ``dilation * (k - 1)`` per axis, the
