@@ -20,7 +20,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import softfloat as sf
-from softfloat import _fastpaths
 from softfloat.ops._driver import SMALL_FP32
 
 from tests.fastpath_checks import assert_same, general, spy_on

@@ -319,7 +319,7 @@ def test_more_of_the_matmul_family_against_the_definition():
 @pytest.mark.parametrize("call", [
     lambda: torch.cdist(torch.randn(30, 2), torch.randn(40, 2)),
     lambda: torch.nn.GRU(2, 3)(torch.nn.utils.rnn.pack_sequence([torch.randn(3, 2)])),
-    lambda: torch.linalg.matrix_power(torch.randn(3, 3), 3),
+    lambda: torch.linalg.matrix_power(torch.randn(3, 3), -3),
     lambda: torch.cdist(torch.randn(3, 2), torch.randn(4, 2)),
     lambda: torch.nn.Bilinear(3, 4, 5)(torch.randn(2, 3), torch.randn(2, 4)),
 ])
@@ -385,3 +385,18 @@ def test_multi_dot_takes_atens_order(shapes):
         got = torch.linalg.multi_dot(ts)
     assert sorted(r.shape for r in em.telemetry) == sorted(seen.shapes)
     assert got.shape == want.shape and torch.allclose(got, want, atol=1e-5, rtol=1e-5)
+
+
+@pytest.mark.parametrize("n", [0, 1, 2, 3, 4, 5, 6, 7, 13, 22])
+def test_matrix_power_takes_atens_products(n):
+    """With fp32 products on these small matrices torch's own matrix_power and the
+    emulated one agree bit for bit only in ATen's order of products (n = 2, 3 directly,
+    else by the bits of n); batches too.  A negative power (an inverse) warns."""
+    torch.manual_seed(n)
+    a, b = torch.randn(3, 3) * 0.7, torch.randn(2, 4, 4) * 0.5
+    with sft.emulate("fp32", accumulator="fp32") as em:
+        got, got_b = torch.linalg.matrix_power(a, n), b.matrix_power(n)
+    assert torch.equal(got, torch.linalg.matrix_power(a, n)) and torch.equal(got_b, b.matrix_power(n))
+    assert (len(em.telemetry) > 0) is (n >= 2)
+    with sft.emulate("fp32"), pytest.warns(UserWarning, match="negative power"):
+        torch.linalg.matrix_power(a, -2)

@@ -19,7 +19,8 @@ expands and stacks, whose gradients torch's autograd takes care of:
   tensors and ``tensordot`` are one (M, K) x (K, N) product (0-d operands of ``inner``:
   torch's own multiplication); ``addmv`` is ``addmm`` with a column; ``addbmm`` is
   ATen's loop of ``addmm_`` over the batch, each step rounded into the output;
-  ``linalg.multi_dot`` is ATen's chain of products in ATen's order;
+  ``linalg.multi_dot`` is ATen's chain of products in ATen's order; ``matrix_power``
+  ATen's products by the bits of n (a negative power, an inverse, is torch's own);
 - ``einsum`` with two operands: one batched product (:func:`softfloat.torch._einsum.plan`;
   other equations raise NotImplementedError naming them, one-operand permutations and
   equations with no float operand run in torch);
@@ -58,7 +59,7 @@ _SIGNATURES = {
     "attention": ("query", "key", "value", "attn_mask", "dropout_p", "is_causal", "scale", "enable_gqa"),
     "vdot": ("input", "other"), "addmv": ("input", "mat", "vec"), "addbmm": ("input", "batch1", "batch2"),
     "tensordot": ("a", "b", "dims"),
-    "multi_dot": ("tensors",),
+    "multi_dot": ("tensors",), "matrix_power": ("input", "n"),
     "conv3d": ("input", "weight", "bias", "stride", "padding", "dilation", "groups"),
     "conv_transpose3d": ("input", "weight", "bias", "stride", "padding", "output_padding", "groups", "dilation"),
     "conv_transpose1d": ("input", "weight", "bias", "stride", "padding", "output_padding", "groups", "dilation"),
@@ -178,6 +179,7 @@ HANDLERS = {
     "addbmm": lambda run, b, r: _addbmm(run, b, r),
     "tensordot": lambda run, b, r: _tensordot(run, b["a"], b["b"], b.get("dims", 2)),
     "multi_dot": lambda run, b, r: _multi_dot(run, list(b["tensors"])),
+    "matrix_power": lambda run, b, r: _matrix_power(run, b["input"], b["n"]),
     "conv3d": lambda run, b, r: convolution(run, b, 3),
     "conv_transpose3d": lambda run, b, r: transposed(run, b, 3),
     "conv_transpose1d": lambda run, b, r: transposed(run, b, 1),
@@ -191,6 +193,7 @@ _SHAPES = {
     "vdot": lambda b: b["input"].dim() == 1 and b["other"].dim() == 1,
     "addmv": lambda b: b["mat"].dim() == 2 and b["vec"].dim() == 1,
     "addbmm": lambda b: b["batch1"].dim() == 3 and b["batch2"].dim() == 3,
+    "matrix_power": lambda b: isinstance(b.get("n"), int) and b["n"] >= 0 and b["input"].dim() >= 2,
 }
 
 
@@ -250,6 +253,25 @@ def _multi_dot(run, ts):
         result = result[0]
     if column:
         result = result[..., 0]
+    return result
+
+
+def _matrix_power(run, a, n: int):
+    """a ** n (n >= 0) as ATen multiplies: the identity and a copy for n = 0 and 1, n = 2
+    and 3 directly ((a a) a), else by the bits of n from the least significant: z squared
+    at each step, the result multiplied by z where the bit is set."""
+    if n < 2:
+        return torch.eye(a.shape[-1], dtype=a.dtype, device=a.device).expand_as(a).clone() if n == 0 \
+            else a.clone()
+    if n in (2, 3):
+        square = _matmul(run, a, a)
+        return square if n == 2 else _matmul(run, square, a)
+    z = result = None
+    while n:
+        n, bit = divmod(n, 2)
+        z = a if z is None else _matmul(run, z, z)
+        if bit:
+            result = z if result is None else _matmul(run, result, z)
     return result
 
 
@@ -347,7 +369,8 @@ FUNCTIONS = {
     torch.tensordot: "tensordot",
     F.conv_transpose1d: "conv_transpose1d", F.conv_transpose2d: "conv_transpose2d",
     F.conv3d: "conv3d", F.conv_transpose3d: "conv_transpose3d",
-    torch.linalg.multi_dot: "multi_dot",
+    torch.linalg.multi_dot: "multi_dot", torch.linalg.matrix_power: "matrix_power",
+    torch.matrix_power: "matrix_power", torch.Tensor.matrix_power: "matrix_power",
 }
 
 #: torch functions whose products run inside one kernel, out of the emulation's reach
@@ -358,8 +381,10 @@ OPAQUE = {torch.lstm: "torch.lstm of a packed sequence (nn.LSTM)",
           torch.rnn_relu: "torch.rnn_relu of a packed sequence (nn.RNN)",
           torch.bilinear: "torch.bilinear (nn.Bilinear)",
           torch.chain_matmul: "torch.chain_matmul",
-          torch.linalg.matrix_power: "torch.linalg.matrix_power", torch.matrix_power: "torch.matrix_power",
-          torch.Tensor.matrix_power: "Tensor.matrix_power", torch.cdist: "torch.cdist",
+          torch.linalg.matrix_power: "torch.linalg.matrix_power of a negative power (an inverse)",
+          torch.matrix_power: "torch.matrix_power of a negative power (an inverse)",
+          torch.Tensor.matrix_power: "Tensor.matrix_power of a negative power (an inverse)",
+          torch.cdist: "torch.cdist",
           torch.linalg.vecdot: "torch.linalg.vecdot"}
 
 
