@@ -7,7 +7,7 @@ case, 1 in :data:`ORACLE_STRIDE`, with an offset that varies per test and per mo
 slices together cover the space; ``SOFTFLOAT_ORACLE_STRIDE=2`` checks a thicker one).
 
 Time budget: ``python -m pytest`` (no arguments) must finish within 10 minutes on a quiet
-2-core machine with torch installed, as CI runs it (8 minutes now; 5 1/2 without torch).
+2-core machine with torch installed, as CI runs it (7 minutes now; 5 without torch).
 It spreads the tests over every core with pytest-xdist (``-n auto``, the notebooks' tests
 in one worker, which runs each notebook once); ``-n 0`` or
 ``-p no:xdist`` runs them in this process, for debugging, ``-n 4`` on four workers.  To
