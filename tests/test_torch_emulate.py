@@ -317,10 +317,9 @@ def test_more_of_the_matmul_family_against_the_definition():
 
 
 @pytest.mark.parametrize("call", [
-    lambda: torch.cdist(torch.randn(30, 2), torch.randn(40, 2)),
+    lambda: torch.linalg.vecdot(torch.randn(3, 4), torch.randn(3, 4)),
     lambda: torch.nn.GRU(2, 3)(torch.nn.utils.rnn.pack_sequence([torch.randn(3, 2)])),
     lambda: torch.linalg.matrix_power(torch.randn(3, 3), -3),
-    lambda: torch.cdist(torch.randn(3, 2), torch.randn(4, 2)),
     lambda: torch.nn.Bilinear(3, 4, 5)(torch.randn(2, 3), torch.randn(2, 4)),
 ])
 def test_other_products_run_in_torch_and_say_so(call):
@@ -400,3 +399,31 @@ def test_matrix_power_takes_atens_products(n):
     assert (len(em.telemetry) > 0) is (n >= 2)
     with sft.emulate("fp32"), pytest.warns(UserWarning, match="negative power"):
         torch.linalg.matrix_power(a, -2)
+
+
+@pytest.mark.parametrize("s1, s2, options", [((30, 3), (40, 3), {}), ((3, 3), (4, 3), {}),
+                                             ((2, 30, 5), (2, 10, 5), {}),
+                                             ((5, 3), (6, 3), {"compute_mode": "use_mm_for_euclid_dist"}),
+                                             ((30, 3), (40, 3), {"p": 1.0})])
+def test_cdist_takes_a_product_where_aten_does(s1, s2, options):
+    """torch's own cdist, watched at the aten level, makes a matrix product exactly where
+    the emulation makes one (p = 2 and its compute_mode's size rule); the values are
+    torch's to float32 rounding with fp32 products, identical where no product is made."""
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    class Products(TorchDispatchMode):
+        count = 0
+
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            if func is torch.ops.aten._euclidean_dist.default:  # ATen's product route
+                self.count += 1
+            return func(*args, **(kwargs or {}))
+
+    torch.manual_seed(7)
+    a, b = torch.randn(s1), torch.randn(s2)
+    with Products() as seen:
+        want = torch.cdist(a, b, **options)
+    with sft.emulate("fp32", accumulator="fp32") as em:
+        got = torch.cdist(a, b, **options)
+    assert (len(em.telemetry) > 0) is (seen.count > 0)
+    assert torch.allclose(got, want, atol=1e-5) and (seen.count > 0 or torch.equal(got, want))

@@ -29,7 +29,8 @@ def emulate(recipe, *, accumulator=None, elementwise=False, model=None, telemetr
     Inside the ``with`` block, ``F.linear`` (so every ``nn.Linear``), ``torch.matmul``
     and ``@``, ``mm``, ``bmm``, ``addmm``, ``baddbmm`` (and ``addmm_``/``baddbmm_``),
     ``addmv``, ``addbmm``, ``mv``, ``dot``, ``vdot``, ``inner``, ``tensordot``,
-    ``linalg.multi_dot`` and ``matrix_power`` (in ATen's order), ``einsum``
+    ``linalg.multi_dot`` and ``matrix_power`` (in ATen's order), ``cdist`` (where ATen
+    takes a product), ``einsum``
     (several operands in torch's pairs), ``F.conv1d``/``2d``/``3d`` (unfold, then one
     product per group), ``F.conv_transpose1d``/``2d``/``3d`` (the convolution of the
     zero-stuffed input) and ``F.scaled_dot_product_attention`` (decomposed: Q K^T, scale,
@@ -61,8 +62,7 @@ def emulate(recipe, *, accumulator=None, elementwise=False, model=None, telemetr
       into its dtype, exact when that dtype holds the output format).
     - ``nn.LSTM``/``GRU``/``RNN`` are written out in torch calls whose products are
       emulated (``softfloat.torch._recurrent``).  Products computed inside one torch
-      kernel (packed sequences' recurrences, ``nn.Bilinear``, ``cdist``, negative
-      matrix powers:
+      kernel (packed sequences' recurrences, ``nn.Bilinear``, negative matrix powers:
       ``softfloat.torch._ops.OPAQUE``) are out of reach: they run as torch runs them,
       with a UserWarning once per block and function.
     - Integer products pass through to torch unemulated (they are exact); complex

@@ -21,6 +21,7 @@ expands and stacks, whose gradients torch's autograd takes care of:
   ATen's loop of ``addmm_`` over the batch, each step rounded into the output;
   ``linalg.multi_dot`` is ATen's chain of products in ATen's order; ``matrix_power``
   ATen's products by the bits of n (a negative power, an inverse, is torch's own);
+  ``cdist`` with p = 2, where ATen takes a product for it, is its ``_euclidean_dist``;
 - ``einsum`` with two operands: one batched product (:func:`softfloat.torch._einsum.plan`;
   other equations raise NotImplementedError naming them, one-operand permutations and
   equations with no float operand run in torch);
@@ -59,7 +60,7 @@ _SIGNATURES = {
     "attention": ("query", "key", "value", "attn_mask", "dropout_p", "is_causal", "scale", "enable_gqa"),
     "vdot": ("input", "other"), "addmv": ("input", "mat", "vec"), "addbmm": ("input", "batch1", "batch2"),
     "tensordot": ("a", "b", "dims"),
-    "multi_dot": ("tensors",), "matrix_power": ("input", "n"),
+    "multi_dot": ("tensors",), "matrix_power": ("input", "n"), "cdist": ("x1", "x2", "p", "compute_mode"),
     "conv3d": ("input", "weight", "bias", "stride", "padding", "dilation", "groups"),
     "conv_transpose3d": ("input", "weight", "bias", "stride", "padding", "output_padding", "groups", "dilation"),
     "conv_transpose1d": ("input", "weight", "bias", "stride", "padding", "output_padding", "groups", "dilation"),
@@ -180,6 +181,7 @@ HANDLERS = {
     "tensordot": lambda run, b, r: _tensordot(run, b["a"], b["b"], b.get("dims", 2)),
     "multi_dot": lambda run, b, r: _multi_dot(run, list(b["tensors"])),
     "matrix_power": lambda run, b, r: _matrix_power(run, b["input"], b["n"]),
+    "cdist": lambda run, b, r: _euclidean(run, b["x1"], b["x2"]),
     "conv3d": lambda run, b, r: convolution(run, b, 3),
     "conv_transpose3d": lambda run, b, r: transposed(run, b, 3),
     "conv_transpose1d": lambda run, b, r: transposed(run, b, 1),
@@ -194,6 +196,7 @@ _SHAPES = {
     "addmv": lambda b: b["mat"].dim() == 2 and b["vec"].dim() == 1,
     "addbmm": lambda b: b["batch1"].dim() == 3 and b["batch2"].dim() == 3,
     "matrix_power": lambda b: isinstance(b.get("n"), int) and b["n"] >= 0 and b["input"].dim() >= 2,
+    "cdist": lambda b: _cdist_by_product(b),
 }
 
 
@@ -273,6 +276,28 @@ def _matrix_power(run, a, n: int):
         if bit:
             result = z if result is None else _matmul(run, result, z)
     return result
+
+
+def _cdist_by_product(b) -> bool:
+    """Whether ATen computes this cdist by a matrix product (p = 2, and its compute_mode
+    asks for one, or leaves it to sizes above 25 rows); else its direct differences,
+    which hold no product."""
+    if b.get("p", 2.0) != 2 or b["x1"].dim() < 2 or b["x2"].dim() < 2:
+        return False
+    mode = b.get("compute_mode") or "use_mm_for_euclid_dist_if_necessary"
+    if mode == "use_mm_for_euclid_dist":
+        return True
+    return mode == "use_mm_for_euclid_dist_if_necessary" and max(b["x1"].shape[-2], b["x2"].shape[-2]) > 25
+
+
+def _euclidean(run, x1, x2):
+    """ATen's ``_euclidean_dist``: [-2 x1, |x1|^2, 1] times [x2, 1, |x2|^2]^T (the
+    product emulated; the norms, the clamp at 1e-30 and the square root in the tensors'
+    dtype)."""
+    n1, n2 = x1.pow(2).sum(-1, keepdim=True), x2.pow(2).sum(-1, keepdim=True)
+    a = torch.cat([x1 * -2, n1, torch.ones_like(n1)], -1)
+    b = torch.cat([x2, torch.ones_like(n2), n2], -1)
+    return _matmul(run, a, b.mT).clamp_min(1e-30).sqrt()
 
 
 def _tensordot(run, a, b, dims):
@@ -371,6 +396,7 @@ FUNCTIONS = {
     F.conv3d: "conv3d", F.conv_transpose3d: "conv_transpose3d",
     torch.linalg.multi_dot: "multi_dot", torch.linalg.matrix_power: "matrix_power",
     torch.matrix_power: "matrix_power", torch.Tensor.matrix_power: "matrix_power",
+    torch.cdist: "cdist",
 }
 
 #: torch functions whose products run inside one kernel, out of the emulation's reach
@@ -384,7 +410,6 @@ OPAQUE = {torch.lstm: "torch.lstm of a packed sequence (nn.LSTM)",
           torch.linalg.matrix_power: "torch.linalg.matrix_power of a negative power (an inverse)",
           torch.matrix_power: "torch.matrix_power of a negative power (an inverse)",
           torch.Tensor.matrix_power: "Tensor.matrix_power of a negative power (an inverse)",
-          torch.cdist: "torch.cdist",
           torch.linalg.vecdot: "torch.linalg.vecdot"}
 
 
