@@ -38,7 +38,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._array_keywords import converted
+from ._array_keywords import axes_of, converted
 from ._array_registry import deliver, implements, unsupported
 
 __all__: list[str] = []
@@ -206,8 +206,7 @@ def convolve(A, a, v, mode="full"):
 @implements(np.gradient)
 def gradient(A, f, *varargs, axis=None, edge_order=1):
     """numpy's uniform-spacing gradient, step by step (module docstring)."""
-    axes = tuple(range(f.ndim)) if axis is None else tuple(
-        int(a) % f.ndim for a in (axis if isinstance(axis, tuple) else (axis,)))
+    axes = axes_of(f.ndim, axis)
     if not varargs:
         spacing = [1.0] * len(axes)
     elif len(varargs) == 1 and np.ndim(varargs[0]) == 0:
@@ -290,8 +289,6 @@ def interp(A, x, xp, fp, left=None, right=None, period=None):
             k2 = k[again]
             other = slope[again] * (x_mid[again] - XP[k2 + 1]) + FP[k2 + 1]
             flat = np.isnan(other) & (FP[k2] == FP[k2 + 1])
-            other = np.where(flat, FP[k2], other)
-            value = A.wrap(np.where(again, 0, value.bits), fmt)
-            value.bits[again] = other.bits
+            value.bits[again] = np.where(flat, FP[k2], other).bits
         out[mid] = value.bits
     return A.wrap(out, fmt)

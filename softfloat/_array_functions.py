@@ -27,7 +27,7 @@ import numpy as np
 
 from . import _fastpaths, codec, ops
 from . import _array_arithmetic, _array_coverage, _array_ordering, _array_statistics, _array_structural  # noqa: F401 (they register)
-from ._array_keywords import collapse, converted, expand, reduce_with
+from ._array_keywords import axes_of, collapse, converted, expand, reduce_with
 from ._array_ufunc_methods import pick_reduce
 from ._array_registry import FUNCTIONS, deliver, implements, plain, unsupported
 from ._array_ufuncs import accumulator_of
@@ -120,7 +120,7 @@ def norm(A, x, ord=None, axis=None, keepdims=False):
         if x.ndim not in (1, 2):
             raise ValueError("Improper number of dimensions to norm.")
         axis = tuple(range(x.ndim))
-    axes = tuple(int(a) % x.ndim for a in (axis if isinstance(axis, tuple) else (axis,)))
+    axes = axes_of(x.ndim, axis)
     if len(axes) == 1:
         result = _vector_norm(A, x, ord, axes[0])
     elif len(axes) == 2 and axes[0] != axes[1]:

@@ -24,7 +24,8 @@ import numpy as np
 
 from .formats import Format, as_format
 
-__all__ = ["IDENTITY", "check_dtype", "collapse", "converted", "expand", "reduce_with", "reduction_operand", "selected_count"]
+__all__ = ["IDENTITY", "axes_of", "check_dtype", "collapse", "converted", "expand", "reduce_with",
+           "reduction_operand", "selected_count"]
 
 #: the value a deselected element becomes (a reduction not named has none)
 IDENTITY = {"sum": 0.0, "prod": 1.0}
@@ -53,7 +54,9 @@ def converted(a, name: str, dtype):
     return a if dtype is None else a.astype(dtype)
 
 
-def _axes(ndim: int, axis) -> tuple:
+def axes_of(ndim: int, axis) -> tuple:
+    """numpy's ``axis`` (None: every axis; an int or a tuple, negatives counted from the
+    end) as a tuple of axes of an ``ndim``-d array."""
     if axis is None:
         return tuple(range(ndim))
     axes = axis if isinstance(axis, tuple) else (axis,)
@@ -63,7 +66,7 @@ def _axes(ndim: int, axis) -> tuple:
 def collapse(A, a, axis):
     """``a`` with the axes ``axis`` (all for None) made one, the first, in C order: the
     order in which a reduction over several axes takes the terms."""
-    axes = _axes(a.ndim, axis)
+    axes = axes_of(a.ndim, axis)
     rest = [d for d in range(a.ndim) if d not in axes]
     bits = np.transpose(a.bits, list(axes) + rest).reshape((-1,) + tuple(a.shape[d] for d in rest))
     return A.wrap(bits, a.format)
@@ -72,7 +75,7 @@ def collapse(A, a, axis):
 def expand(result, ndim: int, axis):
     """A reduction's result over ``axis`` of an ``ndim``-d operand, given back the reduced
     axes, each of length 1 (keepdims)."""
-    return result.reshape(np.expand_dims(np.empty(result.shape, dtype=bool), _axes(ndim, axis)).shape)
+    return result.reshape(np.expand_dims(np.empty(result.shape, dtype=bool), axes_of(ndim, axis)).shape)
 
 
 def reduction_operand(A, a, name: str, axis, *, dtype=None, where=True, initial=np._NoValue):

@@ -41,7 +41,7 @@ import numpy as np
 
 from . import codec
 from ._array_ordering import numpy_key
-from ._array_keywords import converted, selected_count
+from ._array_keywords import axes_of, converted, selected_count
 from ._array_registry import deliver, implements, plain, unsupported
 from ._array_ufuncs import sum_of
 from ._context import get_context
@@ -87,10 +87,11 @@ def divide_by(A, x, n, operation: str):
     return A.wrap(out.reshape(x.shape), fmt)
 
 
-def _count(a, axis, keepdims=False):
-    """How many elements each slice along ``axis`` holds."""
-    axes = range(a.ndim) if axis is None else (axis if isinstance(axis, tuple) else (axis,))
-    return int(np.prod([a.shape[ax] for ax in axes], dtype=np.int64))
+def _count(a, axis, keepdims=False, where=True):
+    """How many elements each slice along ``axis`` holds (selects, with ``where``)."""
+    if where is not True:
+        return selected_count(a, axis, where, keepdims)
+    return int(np.prod([a.shape[ax] for ax in axes_of(a.ndim, axis)], dtype=np.int64))
 
 
 @implements(np.mean)
@@ -99,8 +100,7 @@ def mean(A, a, axis=None, dtype=None, out=None, keepdims=False, *, where=True):
     selected elements, with ``where=``); ``dtype=`` converts first."""
     a = converted(a, "mean", dtype)
     total = np.sum(a, axis=axis, keepdims=keepdims, where=where)
-    count = _count(a, axis, keepdims) if where is True else selected_count(a, axis, where, keepdims)
-    return deliver(A, divide_by(A, total, count, "mean"), out, "mean")
+    return deliver(A, divide_by(A, total, _count(a, axis, keepdims, where), "mean"), out, "mean")
 
 
 @implements(np.var)
@@ -114,8 +114,7 @@ def var(A, a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=
     m = np.mean(a, axis=axis, keepdims=True, where=where) if mean is np._NoValue or mean is None else mean
     d = a - m
     total = np.sum(d * d, axis=axis, keepdims=keepdims, where=where)
-    count = _count(a, axis, keepdims) if where is True else selected_count(a, axis, where, keepdims)
-    return deliver(A, divide_by(A, total, count - ddof, "var"), out, "var")
+    return deliver(A, divide_by(A, total, _count(a, axis, keepdims, where) - ddof, "var"), out, "var")
 
 
 @implements(np.std)
@@ -340,8 +339,6 @@ def cov(A, m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweight
         if not rowvar and y.shape[0] != 1:
             y = y.T
         x = np.concatenate([x, y], axis=0)
-    if not A.is_array(x):  # neither operand an Array: numpy never asks
-        return NotImplemented
     ddof = (0 if bias else 1) if ddof is None else ddof
     d = x - np.mean(x, axis=1, keepdims=True)
     return divide_by(A, d @ d.T, max(x.shape[1] - ddof, 0), "cov").squeeze()

@@ -109,16 +109,13 @@ def _running_pick(ufunc, x, axis):
     """r[k] = ufunc(r[k-1], x[k]) along ``axis``, through the ufunc on Arrays."""
     terms = np.moveaxis(x, axis, 0)
     n = terms.shape[0]
-    if n == 0:
-        return x.copy()
+    running = terms.copy()
     if not np.any(is_nan(x.bits, x.format)):  # associative: r[k] = pick(r[k - step], r[k]), doubling
-        running = terms.copy()
         step = 1
         while step < n:
             running[step:] = ufunc(running[:-step], running[step:])
             step *= 2
     else:
-        running = terms.copy()
         for k in range(1, n):
             running[k] = ufunc(running[k - 1], terms[k])
     return np.moveaxis(running, 0, axis)

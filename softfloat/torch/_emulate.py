@@ -30,9 +30,8 @@ def emulate(recipe, *, accumulator=None, elementwise=False, model=None, telemetr
     and ``@``, ``mm``, ``bmm``, ``addmm``, ``baddbmm`` (and ``addmm_``/``baddbmm_``),
     ``addmv``, ``addbmm``, ``mv``, ``dot``, ``vdot``, ``inner``, ``tensordot``,
     ``linalg.multi_dot`` and ``matrix_power`` (in ATen's order), ``cdist`` (where ATen
-    takes a product), ``einsum``
-    (several operands in torch's pairs), ``F.conv1d``/``2d``/``3d`` (unfold, then one
-    product per group), ``F.conv_transpose1d``/``2d``/``3d`` (the convolution of the
+    takes a product), ``einsum`` (several operands in torch's pairs),
+    ``F.conv1d``/``2d``/``3d`` (unfold, then one product per group), ``F.conv_transpose1d``/``2d``/``3d`` (the convolution of the
     zero-stuffed input) and ``F.scaled_dot_product_attention`` (decomposed: Q K^T, scale,
     mask, softmax, dropout, P V; see ``softfloat.torch._attention``) -- and so the
     products inside ``nn.MultiheadAttention`` and ``nn.Transformer*`` layers, whose

@@ -47,6 +47,8 @@ from ._tensors import check_device
 
 __all__ = ["FUNCTIONS", "OPAQUE", "dispatch"]
 
+_CONVOLUTION = ("input", "weight", "bias", "stride", "padding", "dilation", "groups")
+_TRANSPOSED = ("input", "weight", "bias", "stride", "padding", "output_padding", "groups", "dilation")
 #: argument names of each function, in torch's order (self first for methods)
 _SIGNATURES = {
     "linear": ("input", "weight", "bias"),
@@ -55,16 +57,12 @@ _SIGNATURES = {
     "addmm": ("input", "mat1", "mat2"), "baddbmm": ("input", "batch1", "batch2"),
     "addmm_": ("input", "mat1", "mat2"), "baddbmm_": ("input", "batch1", "batch2"),
     "mv": ("input", "vec"), "dot": ("input", "tensor"), "inner": ("input", "other"),
-    "conv1d": ("input", "weight", "bias", "stride", "padding", "dilation", "groups"),
-    "conv2d": ("input", "weight", "bias", "stride", "padding", "dilation", "groups"),
+    **{f"conv{d}d": _CONVOLUTION for d in (1, 2, 3)},
+    **{f"conv_transpose{d}d": _TRANSPOSED for d in (1, 2, 3)},
     "attention": ("query", "key", "value", "attn_mask", "dropout_p", "is_causal", "scale", "enable_gqa"),
     "vdot": ("input", "other"), "addmv": ("input", "mat", "vec"), "addbmm": ("input", "batch1", "batch2"),
     "tensordot": ("a", "b", "dims"),
     "multi_dot": ("tensors",), "matrix_power": ("input", "n"), "cdist": ("x1", "x2", "p", "compute_mode"),
-    "conv3d": ("input", "weight", "bias", "stride", "padding", "dilation", "groups"),
-    "conv_transpose3d": ("input", "weight", "bias", "stride", "padding", "output_padding", "groups", "dilation"),
-    "conv_transpose1d": ("input", "weight", "bias", "stride", "padding", "output_padding", "groups", "dilation"),
-    "conv_transpose2d": ("input", "weight", "bias", "stride", "padding", "output_padding", "groups", "dilation"),
 }
 #: the arguments whose dtypes decide (others, like a boolean attn_mask, are checked by the handler)
 _OPERANDS = {"attention": ("query", "key", "value"), "einsum": ("input", "other")}
@@ -196,7 +194,7 @@ _SHAPES = {
     "addmv": lambda b: b["mat"].dim() == 2 and b["vec"].dim() == 1,
     "addbmm": lambda b: b["batch1"].dim() == 3 and b["batch2"].dim() == 3,
     "matrix_power": lambda b: isinstance(b.get("n"), int) and b["n"] >= 0 and b["input"].dim() >= 2,
-    "cdist": lambda b: _cdist_by_product(b),
+    "cdist": lambda b: _cdist_by_product(b),  # (defined below)
 }
 
 
