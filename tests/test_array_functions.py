@@ -4,6 +4,9 @@ bit-level operations they are defined as (numpy float16 where that is the same t
 
 from __future__ import annotations
 
+import functools
+import operator
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -256,10 +259,13 @@ def test_gradient_is_numpy_float16s_own_composition(x, data):
        dx=st.sampled_from([1.0, 0.1, 3]))
 def test_trapezoid_is_its_steps_then_np_sum(y, dx):
     """The elementwise steps are numpy float16's; the sum, in an fp64 accumulator, is
-    exact here and rounded once."""
+    exact here and rounded once.  It is IEEE's sum of the terms from the first one
+    (Python floats, in order: -0 + -0 is -0), not numpy's, which starts from +0."""
     with np.errstate(all="ignore"):
         terms = dx * (y[..., 1:] + y[..., :-1]) / 2.0  # float16, each step rounded once
-        expected = np.sum(terms.astype(np.float64), axis=-1).astype(np.float16)
+        rows = terms.astype(np.float64).reshape(-1, terms.shape[-1]).tolist()
+        expected = np.array([functools.reduce(operator.add, r) for r in rows]).reshape(terms.shape[:-1])
+        expected = expected.astype(np.float16)
     with sf.context(accumulator="fp64"):
         same(np.trapezoid(A(y), dx=dx), expected)
     x = A(np.arange(y.shape[-1]) * 0.5)
