@@ -118,6 +118,14 @@ def test_bad_tensors_and_names():
             F.linear(torch.ones(2, 2, device="meta"), torch.ones(2, 2, device="meta"))
     with pytest.raises(ValueError, match="^recipe"):
         sft.emulate("fp9")
+    w = torch.ones(4, 2)
+    for transform in (torch.func.vmap(lambda x: x @ w), torch.func.grad(lambda x: (x @ w).sum())):
+        with pytest.raises(NotImplementedError, match="input of matmul is a tensor inside a torch.func transform"):
+            with sft.emulate("bf16"):
+                transform(torch.ones(3, 4))
+    with pytest.raises(NotImplementedError, match="elementwise result is a tensor inside a torch.func"):
+        with sft.emulate("bf16", elementwise=True):
+            torch.func.vmap(lambda x: x + 1)(torch.ones(3, 4))
     with pytest.raises(ValueError, match="^accumulator"):
         sft.emulate("bf16", accumulator="h900")
 

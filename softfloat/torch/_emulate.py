@@ -14,6 +14,7 @@ from ..recipes import GemmEngine, as_recipe
 from . import _ops, _recurrent
 from ._engine_kernels import TORCH_KERNELS
 from ._sites import Sites
+from ._tensors import check_device
 from .telemetry import GemmTelemetry, Telemetry
 
 __all__ = ["Emulation", "emulate"]
@@ -85,9 +86,10 @@ def emulate(recipe, *, accumulator=None, elementwise=False, model=None, telemetr
       softmax (torch's float32 softmax, then rounded into the activations format) and the
       backward of its scale, mask, softmax and dropout (torch's arithmetic); the
       additions of col2im in a convolution's input gradient where windows overlap (torch's
-      float32 additions of emulated values); conv3d and transposed convolutions;
-      ``einsum`` with other than two operands, diagonals, one-operand reductions and
-      elementwise products (NotImplementedError naming the equation).
+      float32 additions of emulated values); ``einsum`` diagonals, one-operand
+      reductions, elementwise products and "..." with more than two operands
+      (NotImplementedError naming the equation); products inside ``torch.func``
+      transforms (``vmap``, ``grad``: NotImplementedError).
 
     Parameters
     ----------
@@ -220,6 +222,7 @@ class Emulation:
     def _round(self, t):
         """``t`` rounded into the activations format, straight-through (elementwise)."""
         from ._quantize import _StraightThrough
+        check_device("an elementwise result", t)
         return _StraightThrough.apply(t, self.recipe.activations, {})
 
 

@@ -33,7 +33,13 @@ def check_float(name: str, t, what: str = "a float tensor") -> None:
 
 def check_device(name: str, t) -> None:
     """ValueError for a tensor whose device holds no data (meta) or that torch cannot
-    copy to the host."""
+    copy to the host; NotImplementedError for one inside a ``torch.func`` transform."""
+    if torch._C._functorch.is_functorch_wrapped_tensor(t):
+        raise NotImplementedError(
+            f"{name} is a tensor inside a torch.func transform (vmap, grad, jacrev, ...): softfloat's "
+            "emulation runs outside torch's arithmetic and is not defined there; call the "
+            "model without the transform (loop over the samples for per-sample gradients), or "
+            "outside softfloat.torch.emulate")
     if t.device.type == "meta" or not _has_storage(t):
         raise ValueError(f"{name} is a tensor on device {t.device!s}, which holds no values: "
                          "softfloat emulates tensors with data (on the CPU, or copied to it "
