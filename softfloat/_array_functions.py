@@ -26,7 +26,8 @@ from __future__ import annotations
 import numpy as np
 
 from . import _fastpaths, codec, ops
-from . import _array_arithmetic, _array_coverage, _array_ordering, _array_statistics, _array_structural  # noqa: F401 (they register)
+from . import _array_arithmetic, _array_coverage, _array_linalg, _array_ordering, _array_statistics  # noqa: F401 (they register)
+from . import _array_structural  # noqa: F401 (it registers)
 from ._array_keywords import axes_of, collapse, converted, expand, reduce_with
 from ._array_ufunc_methods import pick_reduce
 from ._array_registry import FUNCTIONS, deliver, implements, plain, unsupported
@@ -424,40 +425,3 @@ def allclose(A, a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
 @implements(np.isclose)
 def isclose(A, a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
     return np.isclose(_values(A, a), _values(A, b), rtol=rtol, atol=atol, equal_nan=equal_nan)
-
-
-
-# ---- numpy.linalg's spellings of functions mapped above -------------------------------------
-@implements(np.linalg.matmul)
-def linalg_matmul(A, x1, x2):
-    return matmul(A, x1, x2)
-
-
-@implements(np.linalg.tensordot)
-def linalg_tensordot(A, x1, x2, axes=2):
-    return tensordot(A, x1, x2, axes=axes)
-
-
-@implements(np.linalg.outer)
-def linalg_outer(A, x1, x2):
-    return np.outer(x1, x2)
-
-
-@implements(np.linalg.cross)
-def linalg_cross(A, x1, x2, axis=-1):
-    return np.cross(x1, x2, axis=axis)
-
-
-@implements(np.linalg.trace)
-def linalg_trace(A, x, offset=0, dtype=None):
-    return np.trace(x, offset=offset, axis1=-2, axis2=-1, dtype=dtype)
-
-
-@implements(np.linalg.diagonal)
-def linalg_diagonal(A, x, offset=0):
-    return np.diagonal(x, offset=offset, axis1=-2, axis2=-1)
-
-
-@implements(np.linalg.matrix_transpose)
-def linalg_matrix_transpose(A, x):
-    return np.swapaxes(x, -1, -2)

@@ -141,17 +141,16 @@ def _dispatch(A, ufunc, method, inputs, kwargs):
     where = kwargs.pop("where", True)
     if method != "__call__" or not all(A.is_array(a) or isinstance(a, _OPERANDS) for a in inputs):
         return NotImplemented
+    core = _core_axes(ufunc, kwargs) if ufunc in _CORE_DIMS else None
     _check_keywords(ufunc, kwargs)
     if where is not True and out is None:
         raise TypeError(f"numpy.{ufunc.__name__} on a softfloat.Array: where= needs out= (the elements "
                         f"not selected are out's)")
     if ufunc in REFUSED_UFUNCS:
         raise TypeError(f"numpy.{ufunc.__name__} on a softfloat.Array: {REFUSED_UFUNCS[ufunc]}")
-    if ufunc is np.matmul:
-        return _store(A, ufunc, matmul(A, *inputs), (out, where))
-    special = _SPECIAL.get(ufunc)
+    special = matmul if ufunc is np.matmul else _SPECIAL.get(ufunc)
     if special is not None:
-        result = special(A, *inputs)
+        result = special(A, *inputs) if core is None else core(A, special, inputs)
         return NotImplemented if result is NotImplemented else _store(A, ufunc, result, (out, where))
     impl = UFUNCS.get(ufunc)
     if impl is None and _is_scipy_special(ufunc):
@@ -198,6 +197,42 @@ def _check_keywords(ufunc, kwargs):
         if key not in _DEFAULT_KEYWORDS or value != _DEFAULT_KEYWORDS[key]:
             raise TypeError(f"numpy.{ufunc.__name__} on a softfloat.Array: {key}={value!r} is not supported "
                             f"(results are in the operands' promoted format; use arr.astype(fmt) first)")
+
+
+def _core_axes(ufunc, kwargs):
+    """The gufuncs' ``axes=``, ``axis=`` and ``keepdims=`` (popped from ``kwargs``) as a
+    caller ``core(A, impl, inputs)`` that moves each input's core axes to the end (in the
+    order given), runs ``impl`` and moves the output's core axes where ``axes`` says
+    (numpy's rules); None when none of them is given."""
+    axes, axis, keepdims = kwargs.pop("axes", None), kwargs.pop("axis", None), kwargs.pop("keepdims", False)
+    if axes is None and axis is None and not keepdims:
+        return None
+    ins, out_dims = _CORE_DIMS[ufunc]
+    name = f"numpy.{ufunc.__name__}"
+    if axis is not None:  # (numpy itself refuses axis= with axes=)
+        if set(ins) != {1} or out_dims:
+            raise TypeError(f"{name}: axis= can only be used with a single shared core dimension")
+        axes = [(axis,)] * len(ins)
+    if keepdims and out_dims:
+        raise TypeError(f"{name}: keepdims= can only be used where the output has no core dimensions")
+    axes = [(-1,) * n if n == 1 else tuple(range(-n, 0)) for n in ins] if axes is None else list(axes)
+    if len(axes) == len(ins) and not out_dims:
+        axes.append(())
+    axes = [tuple(a) if isinstance(a, (tuple, list)) else (a,) for a in axes]
+    if len(axes) != len(ins) + 1:
+        raise ValueError(f"{name}: axes= must hold one entry per operand and one for the output; got {len(axes)}")
+
+    def core(A, impl, inputs):
+        moved = [np.moveaxis(x if A.is_array(x) else np.asarray(x), a, tuple(range(-len(a), 0)))
+                 for x, a in zip(inputs, axes)]
+        result = impl(A, *moved)
+        if keepdims:
+            return np.expand_dims(result, axes[0][0] % (result.ndim + 1) if axes[0][0] < 0 else axes[0][0])
+        out_axes = axes[-1]
+        if not out_axes or len(out_axes) > result.ndim:
+            return result
+        return np.moveaxis(result, tuple(range(-len(out_axes), 0)), out_axes)
+    return core
 
 
 def _expanded(A, a, extra: int):
@@ -388,7 +423,11 @@ _SPECIAL.update({np.power: _power, np.float_power: _power, np.ldexp: ldexp})
 _PLAIN = {u: impl for u, impl in UFUNCS.items()
           if not getattr(impl, "predicate", False) and u not in (np.divmod, np.modf, np.frexp)
           and u not in REFUSED_UFUNCS and u not in _SPECIAL and u is not np.matmul}
+#: the gufuncs' core dimensions: (each input's count, the output's count)
+_CORE_DIMS = {np.matmul: ((2, 2), 2)}
 if hasattr(np, "vecdot") and isinstance(np.vecdot, np.ufunc):  # numpy >= 2.0 (matvec, vecmat: 2.2)
     _SPECIAL[np.vecdot] = _vecdot
+    _CORE_DIMS[np.vecdot] = ((1, 1), 0)
 if hasattr(np, "matvec"):
     _SPECIAL.update({np.matvec: _matvec, np.vecmat: _vecmat})
+    _CORE_DIMS.update({np.matvec: ((2, 1), 1), np.vecmat: ((1, 2), 1)})
