@@ -40,7 +40,6 @@ REFUSED = {
     "save": "stores float64/float32 values; use softfloat.npy or arr.to_numpy()",
     "savez": "stores float64/float32 values; use softfloat.npy or arr.to_numpy()",
     "savez_compressed": "stores float64/float32 values; use softfloat.npy or arr.to_numpy()",
-    "einsum_path": "plans numpy's own einsum; softfloat maps two-operand einsum only",
     "apply_along_axis": "calls a function on ndarray slices; loop over the Array's slices instead",
     "apply_over_axes": "calls a function on ndarray slices; loop over the Array's slices instead",
     "frompyfunc": "object arrays", "vectorize": "object arrays",

@@ -4,7 +4,7 @@ table (``FUNCTIONS``, filled with ``implements``) and the contractions and reduc
 * Contractions go through :mod:`softfloat.accumulate` with the context's accumulator and
   order, and are rounded once into the operands' format at the end (as torch does for
   an fp16 matmul with fp32 accumulation): matmul, dot, vdot, inner, tensordot, einsum
-  (two-operand contractions), sum, linalg.norm (then a sqrt); cumsum keeps the
+  (contractions, several operands in numpy's pairs), sum, linalg.norm (then a sqrt); cumsum keeps the
   accumulator's running sums, each rounded into the format; prod is left-to-right
   correctly rounded multiplication; max/min are exact (IEEE maximum/minimum); clip is
   IEEE maximum then minimum (exact).
@@ -298,23 +298,30 @@ def _running_sums(terms, acc: Format, ctx):
     return running, steps
 
 
-_EINSUM = ("only one-operand transposes and sums, and two-operand contractions, are defined (no index "
-           "repeated within an operand, no ellipsis, no index summed over one operand of two, no keywords); "
-           "write the others with np.diagonal, np.sum and matmul")
+_EINSUM = ("one-operand transposes and sums, and contractions of two or more operands, are defined (no "
+           "index repeated within an operand, no ellipsis, no index summed over one operand of a pair, no "
+           "keywords but optimize=); write the others with np.diagonal, np.sum and matmul")
 
 
 @implements(np.einsum)
-def einsum(A, subscripts, *operands, **kwargs):
+def einsum(A, subscripts, *operands, optimize=False, **kwargs):
     """Two-operand contractions ("ij,jk->ik", "bij,bjk->bik", "i,i->", ...) as matmul:
     indices in both inputs and the output are batch axes, in both inputs only are summed.
-    One operand ("ij->ji", "ij->j"): a transpose, then np.sum over the indices left out."""
-    if kwargs or len(operands) not in (1, 2) or not isinstance(subscripts, str) or "." in subscripts:
+    One operand ("ij->ji", "ij->j"): a transpose, then np.sum over the indices left out.
+    More operands: contracted two at a time as numpy's einsum plans them for ``optimize``
+    (its contraction list: which pair, which labels the intermediate keeps, in what
+    order), each pair as above and rounded into the format; ``optimize=False``, numpy's
+    default, takes the pairs left to right (numpy's own float16 einsum computes that case
+    in one float32 pass; an emulation of a framework's einsum takes pairs)."""
+    if kwargs or not isinstance(subscripts, str) or "." in subscripts or not operands:
         raise unsupported("einsum", _EINSUM)
     spec = subscripts.replace(" ", "")
     inputs, _, output = spec.partition("->")
     parts = inputs.split(",")
     if len(parts) != len(operands) or any(len(set(p)) != len(p) for p in parts):
         raise unsupported("einsum", _EINSUM)
+    if len(parts) > 2:
+        return _einsum_pairs(A, spec, operands, optimize)
     if len(parts) == 1:
         (s,), x = parts, operands[0]
         output = output if _ else "".join(sorted(s))
@@ -345,6 +352,30 @@ def einsum(A, subscripts, *operands, **kwargs):
     result = product.reshape(nb + [size[c] for c in free_a + free_b])
     order = batch + free_a + free_b
     return np.transpose(result, [order.index(c) for c in output])
+
+
+@implements(np.einsum_path)
+def einsum_path(A, subscripts, *operands, optimize="greedy", einsum_call=False):
+    """numpy's plan, made from the operands' shapes alone (nothing is computed)."""
+    return np.einsum_path(subscripts, *_stand_ins(A, operands), optimize=optimize, einsum_call=einsum_call)
+
+
+def _stand_ins(A, operands):
+    """Zero-stride float64 arrays of the operands' shapes (what numpy's planner reads)."""
+    return [np.broadcast_to(np.float64(0), np.shape(x.bits if A.is_array(x) else x)) for x in operands]
+
+
+def _einsum_pairs(A, spec, operands, optimize):
+    """Several operands, two at a time in numpy's plan (``np.einsum_path``'s contraction
+    list, as np.einsum runs it)."""
+    if optimize is False:
+        optimize = ["einsum_path"] + [(0, 1)] * (len(operands) - 1)
+    _, steps = np.einsum_path(spec, *_stand_ins(A, operands), optimize=optimize, einsum_call=True)
+    pending = list(operands)
+    for step in steps:
+        taken = [pending.pop(i) for i in step[0]]
+        pending.append(einsum(A, next(part for part in step if isinstance(part, str)), *taken))
+    return pending[0]
 
 
 @implements(np.max, np.amax)

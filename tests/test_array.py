@@ -336,12 +336,14 @@ def test_einsum_contractions_follow_numpy(spec, sa, sb):
     assert np.array_equal(got.to_numpy(), np.einsum(spec, a, b))  # small integers: exact
 
 
-def test_einsum_beyond_two_operand_contractions_is_refused():
+def test_einsum_beyond_contractions_is_refused():
     x = sf.asarray(np.ones((2, 2)), "fp16")
     with pytest.raises(TypeError, match="einsum"):
         np.einsum("ii->i", x, x)  # a repeated index: not a contraction of two operands
     with pytest.raises(TypeError, match="einsum"):
-        np.einsum("ij,jk,kl->il", x, x, x)
+        np.einsum("ij,jk,kl->i", x, x, x)  # l summed over one operand of its pair
+    with pytest.raises(TypeError, match="einsum"):
+        np.einsum("ij,jk->ik", x, x, dtype=np.float32)
 
 
 def test_cumsum_keeps_the_accumulators_running_sums():

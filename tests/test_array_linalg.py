@@ -1,5 +1,6 @@
 """numpy.linalg's chains and norms on fp16 Arrays: multi_dot, matrix_power, vecdot,
-vector_norm, matrix_norm, and the gufuncs' axes=/axis=/keepdims=.
+vector_norm, matrix_norm, the gufuncs' axes=/axis=/keepdims=, and einsum of several
+operands.
 
 The oracle for the products is numpy float16 itself: its matmul multiplies exactly and
 sums in float32, in k order, then rounds once into float16 -- the fp32 accumulator's
@@ -170,3 +171,38 @@ def test_matrix_norm_is_norm_over_the_last_two_axes(x, ord, keepdims):
         expected = (np.max if ord > 0 else np.min)(sums, axis=-1 if ord in (1, -1) else -2, keepdims=True)
         expected = expected if keepdims else expected.reshape(expected.shape[:-2])
     assert_same_bits(got, expected)
+
+
+EINSUMS = [("ij,jk,kl->il", [(3, 4), (4, 5), (5, 2)]), ("ij,jk,kl,lm->im", [(2, 3), (3, 4), (4, 5), (5, 2)]),
+           ("bij,bjk,bkl->bil", [(2, 3, 4), (2, 4, 5), (2, 5, 3)]), ("i,ij,j->", [(6,), (6, 7), (7,)]),
+           ("ab,bc,cd,de,ef->af", [(4, 30), (30, 2), (2, 25), (25, 3), (3, 5)]), ("ij,kj,kl", [(3, 4), (5, 4), (5, 6)])]
+
+
+@pytest.mark.parametrize("optimize", [False, True, "greedy", "optimal"])
+@pytest.mark.parametrize("equation, shapes", EINSUMS)
+def test_einsum_of_several_operands_takes_numpys_pairs(equation, shapes, optimize):
+    """Quarters in [-2, 2]: every sum is exact in float32, so numpy float16's einsum (its
+    pairs as float16 matmuls, fp32-accumulated) rounds once per pair whatever order it
+    sums in -- the rounding of each intermediate into fp16 is what the pairing decides.
+    optimize=False (numpy's one float32 pass) is compared with numpy's left-to-right path."""
+    rng = np.random.default_rng(len(shapes))
+    ops = [(rng.integers(-8, 9, size=s) / 4).astype(np.float16) for s in shapes]
+    with sf.context(accumulator="fp32"):
+        got = np.einsum(equation, *[A(o) for o in ops], optimize=optimize)
+    plan = ["einsum_path"] + [(0, 1)] * (len(ops) - 1) if optimize is False else optimize
+    assert_same_bits(got, np.einsum(equation, *ops, optimize=plan), zeros_by_value=True)
+
+
+def test_einsum_pairs_are_observable():
+    rng = np.random.default_rng(1)
+    ops = [(rng.integers(-8, 9, size=s) / 4).astype(np.float16) for s in ((4, 30), (30, 2), (2, 25), (25, 3), (3, 5))]
+    with sf.context(accumulator="fp32"):
+        left_to_right = np.einsum("ab,bc,cd,de,ef->af", *[A(o) for o in ops])
+        greedy = np.einsum("ab,bc,cd,de,ef->af", *[A(o) for o in ops], optimize="greedy")
+    assert not np.array_equal(left_to_right.bits, greedy.bits)
+
+
+def test_einsum_path_plans_from_the_shapes():
+    ops = [np.ones(s, np.float16) for s in ((4, 30), (30, 2), (2, 25))]
+    assert np.einsum_path("ab,bc,cd->ad", *[A(o) for o in ops], optimize="optimal") == \
+        np.einsum_path("ab,bc,cd->ad", *ops, optimize="optimal")
