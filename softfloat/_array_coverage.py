@@ -32,9 +32,7 @@ REFUSED = {
     "histogram": "bin edges computed in float64", "histogram2d": "bin edges computed in float64",
     "histogramdd": "bin edges computed in float64", "histogram_bin_edges": "bin edges computed in float64",
     "polyfit": _LINALG,
-    "polyval": _FLOAT64, "poly": _COMPLEX, "roots": _COMPLEX, "polyadd": _FLOAT64, "polysub": _FLOAT64,
-    "polymul": _FLOAT64, "polydiv": _FLOAT64, "polyder": _FLOAT64, "polyint": _FLOAT64,
-    "vander": _FLOAT64, "unwrap": _FLOAT64, "sinc": _FLOAT64, "i0": _FLOAT64,
+    "poly": _COMPLEX, "roots": _COMPLEX, "unwrap": _FLOAT64, "sinc": _FLOAT64, "i0": _FLOAT64,
     "angle": _COMPLEX, "sort_complex": _COMPLEX,
     "array2string": _STRINGS, "array_repr": _STRINGS, "array_str": _STRINGS, "savetxt": _STRINGS,
     "save": "stores float64/float32 values; use softfloat.npy or arr.to_numpy()",
@@ -66,7 +64,8 @@ ROUNDED = frozenset({
     "nanstd", "median", "nanmedian", "quantile", "nanquantile", "percentile", "nanpercentile", "trace",
     "outer", "kron", "cross", "diff", "ediff1d", "round", "around", "ptp", "piecewise", "cov", "corrcoef",
     "convolve", "correlate", "bincount", "gradient", "trapezoid", "interp", "linalg.multi_dot",
-    "linalg.matrix_power", "linalg.vecdot", "linalg.vector_norm", "linalg.matrix_norm",
+    "linalg.matrix_power", "linalg.vecdot", "linalg.vector_norm", "linalg.matrix_norm", "polyval", "polyadd",
+    "polysub", "polymul", "polydiv", "polyder", "polyint", "vander",
 })
 
 
