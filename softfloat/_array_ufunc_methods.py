@@ -1,5 +1,5 @@
 """The methods of numpy's ufuncs on :class:`~softfloat.Array`: ``reduce``,
-``accumulate`` and ``at``, each defined by the calls it makes on Arrays.
+``accumulate``, ``reduceat`` and ``at``, each defined by the calls it makes on Arrays.
 
 * ``add.reduce`` / ``multiply.reduce`` are ``np.sum`` / ``np.prod`` (the context's
   accumulator; left-to-right correctly rounded products) over ``axis`` (0 by default, as
@@ -10,13 +10,17 @@
   ``maximum``/``minimum``/``fmax``/``fmin.accumulate`` are the exact running pick,
   ``r[k] = ufunc(r[k-1], x[k])``: in log2(K) vectorised doubling steps where a slice
   holds no NaN (the pick is then associative), else in the K sequential steps.
+* ``ufunc.reduceat(x, indices, axis)`` is ``ufunc.reduce`` of each segment
+  ``x[indices[i]:indices[i + 1]]`` (to the end for the last), or ``x[indices[i]]`` where
+  the next index is not larger (numpy's rule); segments of one length are reduced in
+  one call.
 * ``ufunc.at(a, indices[, b])`` is numpy's unbuffered in-place operation: for every
   index in order, ``a[i] = ufunc(a[i], b)``, an index that repeats seeing the result of
   its earlier occurrences (the embedding gradient's ``np.add.at(dW, ids, dy)``).  It
   runs in rounds, one per repetition, each vectorised over the distinct indices; every
   result is rounded once into a's format.
 
-Anything else (other ufuncs' reductions, ``reduceat``) raises a TypeError naming it.
+Anything else (other ufuncs' reductions) raises a TypeError naming it.
 """
 
 from __future__ import annotations
@@ -24,12 +28,12 @@ from __future__ import annotations
 import numpy as np
 
 from ._array_elementwise import UFUNCS, no_flags
-from ._array_keywords import collapse, expand, reduce_with
+from ._array_keywords import axes_of, collapse, converted, expand, reduce_with
 from ._context import get_context
 from .codec import is_nan
 from .flags import Flags
 
-__all__ = ["PICKS", "accumulate", "at", "not_defined", "pick_reduce", "reduce"]
+__all__ = ["PICKS", "accumulate", "at", "not_defined", "pick_reduce", "reduce", "reduceat"]
 
 #: the exact picks: their reductions and scans never round
 PICKS = (np.maximum, np.minimum, np.fmax, np.fmin)
@@ -103,6 +107,35 @@ def accumulate(A, ufunc, x, kwargs):
     if dtype is not None:
         raise not_defined(ufunc, "accumulate", "dtype= (each result is one of the elements, in their format)")
     return _running_pick(ufunc, x, axis)
+
+
+def reduceat(A, ufunc, x, indices, axis=0, dtype=None):
+    """``ufunc.reduceat(x, indices, axis, dtype)`` without ``out`` (see the module)."""
+    if ufunc is not np.add and ufunc is not np.multiply and ufunc not in PICKS:
+        raise not_defined(ufunc, "reduceat", "only add, multiply, maximum, minimum, fmax and fmin reduce")
+    if dtype is not None:
+        if ufunc in PICKS:
+            raise not_defined(ufunc, "reduceat", "dtype= (each result is one of the elements, in their format)")
+        x = converted(x, f"{ufunc.__name__}.reduceat", dtype)
+    starts = np.asarray(indices)
+    if starts.dtype.kind not in "iu" or starts.ndim != 1:
+        raise TypeError(f"numpy.{ufunc.__name__}.reduceat: indices must be a 1-d array of integers; got "
+                        f"{'an Array' if A.is_array(indices) else f'dtype {starts.dtype}'} of {starts.ndim} "
+                        "dimension(s)")
+    (axis,) = axes_of(x.ndim, axis)
+    terms = np.moveaxis(x, axis, 0)
+    n = terms.shape[0]
+    if starts.size and (starts.min() < 0 or starts.max() >= n):
+        bad = starts[(starts < 0) | (starts >= n)][0]
+        raise IndexError(f"numpy.{ufunc.__name__}.reduceat: index {bad} is out of bounds for axis {axis} "
+                         f"with size {n}")
+    ends = np.r_[starts[1:], n]
+    lengths = np.where(ends > starts, ends - starts, 1)
+    bits = np.empty((starts.size,) + terms.shape[1:], x.format.storage_dtype)
+    for m in np.unique(lengths):
+        chosen = np.flatnonzero(lengths == m)
+        bits[chosen] = ufunc.reduce(terms[starts[chosen, None] + np.arange(m)], axis=1).bits
+    return np.moveaxis(A.wrap(bits, x.format), 0, axis)
 
 
 def _running_pick(ufunc, x, axis):

@@ -135,6 +135,8 @@ def _dispatch(A, ufunc, method, inputs, kwargs):
         return _store(A, ufunc, _METHODS[method](A, ufunc, inputs[0], kwargs), (out, True))
     if method == "at":
         return ufunc_methods.at(A, ufunc, *inputs)
+    if method == "reduceat" and A.is_array(inputs[0]):
+        return _store(A, ufunc, ufunc_methods.reduceat(A, ufunc, *inputs, **kwargs), (out, True))
     if method == "outer" and len(inputs) == 2 and not kwargs:
         a, b = inputs
         return getattr(ufunc, "__call__")(_expanded(A, a, np.ndim(b)), b, **({} if out is None else {"out": out}))

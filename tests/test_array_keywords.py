@@ -7,6 +7,7 @@ divisions of ``mean``."""
 
 from __future__ import annotations
 
+import functools
 from fractions import Fraction
 
 import numpy as np
@@ -182,6 +183,36 @@ def test_accumulate_equals_numpy_float16s_running_results(x, data):
     assert np.array_equal(np.add.accumulate(A(x), axis=axis).bits, np.cumsum(A(x), axis=axis).bits)
 
 
+@st.composite
+def segments(draw):
+    x = draw(np_arrays(np.float16, st.sampled_from([(9,), (7, 3), (2, 8)]), elements=ANY16))
+    axis = draw(st.sampled_from(range(-x.ndim, x.ndim)))
+    n = x.shape[axis]
+    return x, axis, draw(st.lists(st.integers(0, n - 1), min_size=1, max_size=6))
+
+
+@settings(max_examples=100, deadline=None)
+@given(case=segments())
+def test_reduceat_reduces_numpys_segments(case):
+    """Each segment's sum in an fp64 accumulator is the exact float64 sum of its fp16
+    terms rounded once; its product the left-to-right float16 products (each correctly
+    rounded: 24 >= 2 * 11 + 2; numpy's own float16 multiply.reduce keeps a float32
+    running product instead); the picks numpy float16's own reduceat (exact)."""
+    x, axis, indices = case
+    terms = np.moveaxis(x, axis, 0)
+    ends = indices[1:] + [terms.shape[0]]
+    segments = [terms[i:e] if e > i else terms[i:i + 1] for i, e in zip(indices, ends)]
+    with np.errstate(all="ignore"):
+        with sf.context(accumulator="fp64"):
+            total = np.add.reduceat(A(x), indices, axis=axis)
+        sums = [np.sum(seg.astype(np.float64), axis=0).astype(np.float16) for seg in segments]
+        same_values(total, np.moveaxis(np.stack(sums), 0, axis))
+        products = [functools.reduce(np.multiply, seg) for seg in segments]
+        same_values(np.multiply.reduceat(A(x), indices, axis=axis), np.moveaxis(np.stack(products), 0, axis))
+        for ufunc in (np.maximum, np.minimum, np.fmax, np.fmin):
+            same_values(ufunc.reduceat(A(x), indices, axis=axis), ufunc.reduceat(x, indices, axis=axis))
+
+
 @settings(max_examples=100, deadline=None)
 @given(data=st.data())
 def test_ufunc_at_is_numpys_unbuffered_operation_on_float16(data):
@@ -216,8 +247,12 @@ def test_ufunc_at_rounds_each_step_and_counts_its_flags():
 
 def test_ufunc_methods_not_defined_say_so():
     x = sf.asarray([1.0, 2.0], "fp16")
-    with pytest.raises(TypeError, match=r"numpy.add.reduceat on a softfloat.Array is not defined"):
-        np.add.reduceat(x, [0])
+    with pytest.raises(TypeError, match=r"numpy.hypot.reduceat on a softfloat.Array is not defined"):
+        np.hypot.reduceat(x, [0])
+    with pytest.raises(IndexError, match=r"numpy.add.reduceat: index 2 is out of bounds for axis 0 with size 2"):
+        np.add.reduceat(x, [0, 2])
+    with pytest.raises(TypeError, match=r"reduceat: indices must be a 1-d array of integers; got dtype float64"):
+        np.add.reduceat(x, [0.0])
     with pytest.raises(TypeError, match=r"numpy.hypot.reduce on a softfloat.Array is not defined"):
         np.hypot.reduce(x)
     with pytest.raises(TypeError, match=r"numpy.concatenate on a softfloat.Array is not defined with dtype="):
