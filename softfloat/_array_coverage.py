@@ -56,6 +56,9 @@ NOT_DISPATCHED = {
     for name in ("linspace", "logspace", "geomspace", "arange", "tri", "zeros", "ones", "empty", "full",
                  "eye", "identity", "fromfunction", "frombuffer", "fromiter", "fromstring", "indices")
 }
+NOT_DISPATCHED["lib.stride_tricks.as_strided"] = (
+    "numpy does not hand it over: it reads the Array's values (np.asarray) and returns a plain ndarray; "
+    "sliding_window_view keeps the format")
 
 #: supported functions that round (the rest of the supported ones are exact)
 ROUNDED = frozenset({

@@ -27,7 +27,7 @@ import numpy as np
 
 from . import _fastpaths, codec, ops
 from . import _array_arithmetic, _array_coverage, _array_linalg, _array_ordering, _array_statistics  # noqa: F401 (they register)
-from . import _array_polynomial, _array_structural  # noqa: F401 (they register)
+from . import _array_einsum, _array_polynomial, _array_structural  # noqa: F401 (they register)
 from ._array_keywords import axes_of, collapse, converted, expand, reduce_with
 from ._array_ufunc_methods import pick_reduce
 from ._array_registry import FUNCTIONS, deliver, implements, plain, unsupported
@@ -296,86 +296,6 @@ def _running_sums(terms, acc: Format, ctx):
     steps = AccumulationFlags(**{name: np.stack([np.asarray(getattr(f, name)) for f in masks]) for name in FLAG_NAMES},
                               swamped=swamped.astype(np.int64))
     return running, steps
-
-
-_EINSUM = ("one-operand transposes and sums, and contractions of two or more operands, are defined (no "
-           "index repeated within an operand, no ellipsis, no index summed over one operand of a pair, no "
-           "keywords but optimize=); write the others with np.diagonal, np.sum and matmul")
-
-
-@implements(np.einsum)
-def einsum(A, subscripts, *operands, optimize=False, **kwargs):
-    """Two-operand contractions ("ij,jk->ik", "bij,bjk->bik", "i,i->", ...) as matmul:
-    indices in both inputs and the output are batch axes, in both inputs only are summed.
-    One operand ("ij->ji", "ij->j"): a transpose, then np.sum over the indices left out.
-    More operands: contracted two at a time as numpy's einsum plans them for ``optimize``
-    (its contraction list: which pair, which labels the intermediate keeps, in what
-    order), each pair as above and rounded into the format; ``optimize=False``, numpy's
-    default, takes the pairs left to right (numpy's own float16 einsum computes that case
-    in one float32 pass; an emulation of a framework's einsum takes pairs)."""
-    if kwargs or not isinstance(subscripts, str) or "." in subscripts or not operands:
-        raise unsupported("einsum", _EINSUM)
-    spec = subscripts.replace(" ", "")
-    inputs, _, output = spec.partition("->")
-    parts = inputs.split(",")
-    if len(parts) != len(operands) or any(len(set(p)) != len(p) for p in parts):
-        raise unsupported("einsum", _EINSUM)
-    if len(parts) > 2:
-        return _einsum_pairs(A, spec, operands, optimize)
-    if len(parts) == 1:
-        (s,), x = parts, operands[0]
-        output = output if _ else "".join(sorted(s))
-        if set(output) - set(s) or len(set(output)) != len(output):
-            raise unsupported("einsum", _EINSUM)
-        summed = [c for c in s if c not in output]
-        t = np.transpose(x, [s.index(c) for c in list(output) + summed])
-        return np.sum(t, axis=tuple(range(len(output), len(s)))) if summed else t
-    sa, sb = parts
-    if not _:
-        output = "".join(sorted(c for c in set(sa) ^ set(sb)))
-    fmt, (x, y) = A.common(*operands)
-    summed = [c for c in sa if c in sb and c not in output]
-    batch = [c for c in output if c in sa and c in sb]
-    free_a = [c for c in sa if c not in sb or (c in output and c not in batch)]
-    free_b = [c for c in sb if c not in sa]
-    if set(output) - set(sa) - set(sb) or any(c not in output and c not in sb for c in sa) \
-            or any(c not in output and c not in sa for c in sb):
-        raise unsupported("einsum", _EINSUM)  # sums over one operand alone, or new indices
-    size = {**dict(zip(sa, x.shape)), **dict(zip(sb, y.shape))}
-    xa = np.transpose(x, [sa.index(c) for c in batch + free_a + summed])
-    yb = np.transpose(y, [sb.index(c) for c in batch + summed + free_b])
-    nb = [size[c] for c in batch]
-    k = int(np.prod([size[c] for c in summed], dtype=np.int64))
-    m = int(np.prod([size[c] for c in free_a], dtype=np.int64))
-    n = int(np.prod([size[c] for c in free_b], dtype=np.int64))
-    product = array_matmul(A, A.wrap(xa.reshape(nb + [m, k]), fmt), A.wrap(yb.reshape(nb + [k, n]), fmt))
-    result = product.reshape(nb + [size[c] for c in free_a + free_b])
-    order = batch + free_a + free_b
-    return np.transpose(result, [order.index(c) for c in output])
-
-
-@implements(np.einsum_path)
-def einsum_path(A, subscripts, *operands, optimize="greedy", einsum_call=False):
-    """numpy's plan, made from the operands' shapes alone (nothing is computed)."""
-    return np.einsum_path(subscripts, *_stand_ins(A, operands), optimize=optimize, einsum_call=einsum_call)
-
-
-def _stand_ins(A, operands):
-    """Zero-stride float64 arrays of the operands' shapes (what numpy's planner reads)."""
-    return [np.broadcast_to(np.float64(0), np.shape(x.bits if A.is_array(x) else x)) for x in operands]
-
-
-def _einsum_pairs(A, spec, operands, optimize):
-    """Several operands, two at a time in numpy's plan (``np.einsum_path``'s contraction
-    list, as np.einsum runs it)."""
-    if optimize is False:
-        optimize = ["einsum_path"] + [(0, 1)] * (len(operands) - 1)
-    _, steps = np.einsum_path(spec, *_stand_ins(A, operands), optimize=optimize, einsum_call=True)
-    pending = list(operands)
-    for step in steps:
-        taken = [pending.pop(i) for i in step[0]]
-        pending.append(einsum(A, next(part for part in step if isinstance(part, str)), *taken))
-    return pending[0]
 
 
 @implements(np.max, np.amax)

@@ -64,7 +64,7 @@ _MOVES = (np.reshape, np.transpose, np.take, np.broadcast_to, np.ravel, np.squee
           np.repeat, np.diagonal, np.diag, np.diagflat, np.tril, np.triu, np.resize, np.delete,
           np.take_along_axis, np.split, np.array_split, np.hsplit, np.vsplit, np.dsplit,
           np.matrix_transpose, np.permute_dims, np.unstack, np.asfortranarray, np.ascontiguousarray,
-          np.require)
+          np.require, np.lib.stride_tricks.sliding_window_view)
 for _func in _MOVES:
     FUNCTIONS[_func] = _on_bits(_func)
 

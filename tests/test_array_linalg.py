@@ -206,3 +206,32 @@ def test_einsum_path_plans_from_the_shapes():
     ops = [np.ones(s, np.float16) for s in ((4, 30), (30, 2), (2, 25))]
     assert np.einsum_path("ab,bc,cd->ad", *[A(o) for o in ops], optimize="optimal") == \
         np.einsum_path("ab,bc,cd->ad", *ops, optimize="optimal")
+
+
+ONE_AND_TWO = [("ii->i", [(4, 4)]), ("ii", [(4, 4)]), ("iij->ij", [(3, 3, 4)]), ("iij,j->i", [(3, 3, 4), (4,)]),
+               ("ij->", [(3, 4)]), ("ij,jk->i", [(3, 4), (4, 5)]), ("ijk,k->i", [(2, 3, 4), (4,)]),
+               ("i,i->i", [(5,), (5,)]), ("i,j->ij", [(3,), (4,)]), ("...ij,jk->...ik", [(2, 3, 4, 5), (5, 6)]),
+               ("...ij,...jk->...ik", [(2, 3, 4, 5), (1, 3, 5, 6)]), ("...j,j", [(2, 3, 5), (5,)]),
+               ("ij...,jk...->ik...", [(4, 5, 2), (5, 3, 2)]), ("i...,i...->...", [(4, 3), (4, 1)]),
+               ("...i->...", [(2, 3, 4)]), ("i...->...", [(2, 3, 4)])]
+
+
+@pytest.mark.parametrize("equation, shapes", ONE_AND_TWO)
+def test_einsum_diagonals_sums_and_ellipses_are_numpys(equation, shapes):
+    """Quarters in [-2, 2] (exact float32 sums): numpy float16's einsum is the oracle
+    whatever order it sums in."""
+    rng = np.random.default_rng(len(equation))
+    ops = [(rng.integers(-8, 9, size=s) / 4).astype(np.float16) for s in shapes]
+    with sf.context(accumulator="fp32"):
+        got = np.einsum(equation, *[A(o) for o in ops])
+    assert_same_bits(got, np.einsum(equation, *ops), zeros_by_value=True)
+
+
+def test_einsum_interleaved_form_is_the_same_equation():
+    rng = np.random.default_rng(5)
+    a, b = ((rng.integers(-8, 9, size=s) / 4).astype(np.float16) for s in ((3, 4), (4, 5)))
+    with sf.context(accumulator="fp32"):
+        got = np.einsum(A(a), [0, 1], A(b), [1, 2], [0, 2])
+        trace = np.einsum(A(a[:, :3]), [0, 0])
+    assert_same_bits(got, np.einsum(a, [0, 1], b, [1, 2], [0, 2]), zeros_by_value=True)
+    assert_same_bits(trace, np.einsum(a[:, :3], [0, 0]), zeros_by_value=True)

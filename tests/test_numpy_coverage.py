@@ -20,7 +20,7 @@ from softfloat._array_coverage import NOT_DISPATCHED, REFUSED, ROUNDED
 from softfloat._array_functions import FUNCTIONS
 
 DOC = Path(__file__).resolve().parent.parent / "docs" / "numpy_coverage.md"
-NAMESPACES = {"": np, "linalg.": np.linalg, "fft.": np.fft}
+NAMESPACES = {"": np, "linalg.": np.linalg, "fft.": np.fft, "lib.stride_tricks.": np.lib.stride_tricks}
 #: names that are not numerical functions of an array (modules' helpers, dtype tools, I/O)
 SKIP = {"asarray", "array", "asanyarray", "asarray_chkfinite", "ascontiguousarray", "asfortranarray",
         "isscalar", "iterable", "info", "show_config", "show_runtime", "test", "get_include", "typename",
@@ -36,7 +36,8 @@ SKIP = {"asarray", "array", "asanyarray", "asarray_chkfinite", "ascontiguousarra
 UNDEFINED_VALUES = {"empty_like"}
 SAMPLE = np.array([[2.0, 0.5, 0.25], [0.5, 3.0, 0.5], [0.25, 0.5, 4.0]], dtype=np.float16)
 CALLS = [("a",), ("a", "a"), ("a", 1), ("a", 0), ("seq",), ("a", "a", "a"), ("a", 0.5), ("a", [1]),
-         ("v", "v")]  # "v": the first row, for functions of vectors only (convolve, correlate)
+         ("v", "v"), ("a", (2, 2))]  # "v": the first row, for functions of vectors only (convolve,
+# correlate); a shape last (sliding_window_view)
 
 
 def _args(pattern, a):
