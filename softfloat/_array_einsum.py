@@ -16,8 +16,8 @@ movement around rounded contractions.
   framework's einsum takes pairs).
 
 numpy's interleaved form (``np.einsum(a, [0, 1], b, [1, 2], [0, 2])``) is the same
-equation with integer labels; "..." spans the broadcast axes (one or two operands; with
-more it is refused, a TypeError naming einsum, as are keywords other than ``optimize``).
+equation with integer labels; "..." spans the broadcast axes (written out in unused
+labels first).  Keywords other than ``optimize`` are refused (a TypeError naming einsum).
 """
 
 from __future__ import annotations
@@ -31,15 +31,14 @@ from ._array_ufuncs import matmul as array_matmul
 
 __all__: list = []
 
-_WHY = ("'...' with more than two operands, and keywords other than optimize=, are not defined; "
-        "write the axes out, or use np.moveaxis, np.sum and matmul")
+_WHY = "keywords other than optimize= are not defined (the result is in the operands' format)"
 
 
 @implements(np.einsum)
 def einsum(A, *args, optimize=False, **kwargs):
     """numpy's einsum, step by step (see the module)."""
     spec, operands = _equation(args)
-    if kwargs or ("." in spec and len(operands) > 2):
+    if kwargs:
         raise unsupported("einsum", _WHY)
     if "." in spec:
         spec = _without_ellipsis(A, spec, operands)

@@ -340,8 +340,6 @@ def test_einsum_errors_name_einsum():
     x = sf.asarray(np.ones((2, 2)), "fp16")
     with pytest.raises(ValueError, match="names 1 operand"):
         np.einsum("ii->i", x, x)
-    with pytest.raises(TypeError, match="numpy.einsum on a softfloat.Array: '...' with more than two"):
-        np.einsum("...i,ij,jk->k", x, x, x)
     with pytest.raises(TypeError, match="keywords other than optimize="):
         np.einsum("ij,jk->ik", x, x, dtype=np.float32)
     with pytest.raises(ValueError, match="label 'j' has sizes 2 and 3"):

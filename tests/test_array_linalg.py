@@ -175,7 +175,8 @@ def test_matrix_norm_is_norm_over_the_last_two_axes(x, ord, keepdims):
 
 EINSUMS = [("ij,jk,kl->il", [(3, 4), (4, 5), (5, 2)]), ("ij,jk,kl,lm->im", [(2, 3), (3, 4), (4, 5), (5, 2)]),
            ("bij,bjk,bkl->bil", [(2, 3, 4), (2, 4, 5), (2, 5, 3)]), ("i,ij,j->", [(6,), (6, 7), (7,)]),
-           ("ab,bc,cd,de,ef->af", [(4, 30), (30, 2), (2, 25), (25, 3), (3, 5)]), ("ij,kj,kl", [(3, 4), (5, 4), (5, 6)])]
+           ("ab,bc,cd,de,ef->af", [(4, 30), (30, 2), (2, 25), (25, 3), (3, 5)]), ("ij,kj,kl", [(3, 4), (5, 4), (5, 6)]),
+           ("...ij,...jk,kl->...il", [(2, 3, 4), (1, 4, 5), (5, 6)]), ("iij,jk,k", [(3, 3, 4), (4, 2), (2,)])]
 
 
 @pytest.mark.parametrize("optimize", [False, True, "greedy", "optimal"])
