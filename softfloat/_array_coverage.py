@@ -29,8 +29,6 @@ REFUSED = {
     **{f"linalg.{n}": _LINALG for n in ("cholesky", "det", "eig", "eigh", "eigvals", "eigvalsh", "inv", "lstsq",
                                         "matrix_rank", "pinv", "qr", "slogdet", "solve", "svd", "svdvals",
                                         "tensorinv", "tensorsolve", "cond")},
-    "histogram": "bin edges computed in float64", "histogram2d": "bin edges computed in float64",
-    "histogramdd": "bin edges computed in float64", "histogram_bin_edges": "bin edges computed in float64",
     "polyfit": _LINALG,
     "poly": _COMPLEX, "roots": _COMPLEX, "unwrap": _FLOAT64, "sinc": _FLOAT64, "i0": _FLOAT64,
     "angle": _COMPLEX, "sort_complex": _COMPLEX,

@@ -1,10 +1,13 @@
-"""numpy's polynomial functions on fp16 Arrays, against numpy float16 running the same
-steps: numpy's float16 +, -, *, / compute in float32 and round once into float16, which
-is correctly rounded (float32's 24 bits are at least 2 * 11 + 2, so the double rounding
-is innocuous), and its convolve sums exact float16 products in float32 as the fp32
-accumulator does.  Where numpy itself leaves float16 (polyder's and polyint's integer
-factors promote to float64; vander computes in float64), the oracle is the float16 step
-written with numpy's float16 ufuncs, or the exact float64 value rounded once."""
+"""numpy's polynomial and histogram functions on fp16 Arrays.
+
+Polynomials against numpy float16 running the same steps: numpy's float16 +, -, *, /
+compute in float32 and round once into float16, which is correctly rounded (float32's 24
+bits are at least 2 * 11 + 2, so the double rounding is innocuous), and its convolve sums
+exact float16 products in float32 as the fp32 accumulator does.  Where numpy itself
+leaves float16 (polyder's and polyint's integer factors promote to float64; vander
+computes in float64), the oracle is the float16 step written with numpy's float16 ufuncs,
+or the exact float64 value rounded once.  Histograms against numpy's own histogram of the
+same float16 values; weights' sums against exact float64 sums rounded once."""
 
 from __future__ import annotations
 
@@ -78,3 +81,45 @@ def test_polynomial_errors_name_the_argument():
         np.polyadd(p, np.poly1d([1.0]))
     with pytest.raises(ValueError, match="one-dimensional"):
         np.vander(A(np.ones((2, 2))))
+
+
+# ---- histograms: numpy's own on the exact values; Array weights summed in the format -------
+@settings(max_examples=60, deadline=None)
+@given(x=np_arrays(np.float16, st.integers(1, 40), elements=st.floats(-100, 100, width=16)),
+       bins=st.sampled_from([1, 5, 12, "auto", [-50.0, -1.0, 0.0, 3.5, 90.0]]), density=st.booleans())
+def test_histogram_is_numpys_of_the_exact_values(x, bins, density):
+    counts, edges = np.histogram(A(x), bins=bins, density=density)
+    expected_counts, expected_edges = np.histogram(x, bins=bins, density=density)
+    assert np.array_equal(counts, expected_counts) and counts.dtype == expected_counts.dtype
+    assert np.array_equal(edges, expected_edges) and edges.dtype == expected_edges.dtype
+    assert np.array_equal(np.histogram_bin_edges(A(x), bins=bins), expected_edges)
+
+
+@settings(max_examples=60, deadline=None)
+@given(data=st.data(), bins=st.sampled_from([1, 4, 9, [-50.0, -1.0, 0.0, 3.5, 90.0]]))
+def test_histogram_weights_are_summed_per_bin_in_the_format(data, bins):
+    """In an fp64 accumulator each bin's sum of fp16 weights is exact, then rounded once:
+    numpy's float64 weighted histogram of the same values, cast to float16."""
+    n = data.draw(st.integers(1, 40))
+    x = data.draw(np_arrays(np.float16, n, elements=st.floats(-100, 100, width=16)))
+    w = data.draw(np_arrays(np.float16, n, elements=st.floats(-1000, 1000, width=16)))
+    with sf.context(accumulator="fp64"):
+        sums, edges = np.histogram(A(x), bins=bins, weights=A(w))
+    expected, expected_edges = np.histogram(x, bins=bins, weights=w.astype(np.float64))
+    assert isinstance(sums, sf.Array) and sums.format == sf.fp16
+    assert np.array_equal(edges, expected_edges)
+    assert np.array_equal(sums.to_numpy(), expected.astype(np.float16))  # +0 == -0
+
+
+def test_histograms_of_several_coordinates_and_refusals():
+    rng = np.random.default_rng(4)
+    x, y = (rng.standard_normal(30).astype(np.float16) for _ in range(2))
+    for got, expected in ((np.histogram2d(A(x), A(y), bins=3), np.histogram2d(x, y, bins=3)),
+                          (np.histogramdd([A(x), A(y)], bins=2), np.histogramdd([x, y], bins=2))):
+        assert all(np.array_equal(g, e) for g, e in zip(got[:1] + tuple(got[1]), expected[:1] + tuple(expected[1])))
+    with pytest.raises(TypeError, match="density=True with Array weights"):
+        np.histogram(A(x), weights=A(y), density=True)
+    with pytest.raises(TypeError, match="Array weights: np.histogram takes them"):
+        np.histogram2d(A(x), A(y), weights=A(y))
+    with pytest.raises(ValueError, match="weights of shape"):
+        np.histogram(A(x), weights=A(y[:3]))

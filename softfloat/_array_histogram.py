@@ -1,0 +1,69 @@
+"""Histograms of :class:`~softfloat.Array` values: numpy's own histogram functions on the
+Arrays' exact values, with weights summed in the format.
+
+A histogram counts and compares; nothing in it is arithmetic of the emulated format.  So
+``np.histogram(x)`` is numpy's histogram of ``x.to_numpy()`` -- the exact values in the
+narrowest numpy float that holds them (float16 for fp16 and FP8, float32 for bf16) --
+and returns what numpy returns for them: integer counts and numpy's bin edges (plain
+ndarrays of that dtype, as numpy computes them; ``density=True`` divides in float64, as
+numpy does).  Weights given as an Array are summed per bin in the weights' format, as
+``np.bincount(bins, weights=w)`` sums them (the context's accumulator, in the order the
+values come, rounded once), and returned as an Array; a density of such sums would be a
+float64 computation and is refused.  ``histogram2d`` and ``histogramdd`` take Array
+coordinates (their values) and plain weights.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ._array_registry import implements, unsupported
+
+__all__: list = []
+
+
+def _values(A, x):
+    """An Array's exact values in the narrowest numpy float; anything else as it is."""
+    return x.to_numpy() if A.is_array(x) else x
+
+
+@implements(np.histogram)
+def histogram(A, a, bins=10, range=None, density=None, weights=None):
+    """numpy's histogram of ``a``'s exact values (see the module)."""
+    values = _values(A, a)
+    if not A.is_array(weights):
+        return np.histogram(values, bins=_values(A, bins), range=range, density=density, weights=weights)
+    if density:
+        raise unsupported("histogram", "density=True with Array weights divides their sums in float64; "
+                          "divide the weighted counts with Array operations instead")
+    edges = np.histogram_bin_edges(values, bins=_values(A, bins), range=range)
+    flat = np.ravel(values)
+    if np.shape(weights) != np.shape(values):
+        raise ValueError(f"numpy.histogram: weights of shape {np.shape(weights)} and a of shape "
+                         f"{np.shape(values)} differ")
+    index = np.searchsorted(edges, flat, side="right") - 1
+    index[flat == edges[-1]] = len(edges) - 2  # the last bin holds its right edge
+    inside = (index >= 0) & (index < len(edges) - 1)
+    sums = np.bincount(index[inside], weights=weights.reshape(-1)[inside], minlength=len(edges) - 1)
+    return sums, edges
+
+
+@implements(np.histogram_bin_edges)
+def histogram_bin_edges(A, a, bins=10, range=None, weights=None):
+    return np.histogram_bin_edges(_values(A, a), bins=_values(A, bins), range=range, weights=_values(A, weights))
+
+
+@implements(np.histogram2d)
+def histogram2d(A, x, y, bins=10, range=None, density=None, weights=None):
+    if A.is_array(weights):
+        raise unsupported("histogram2d", "Array weights: np.histogram takes them (summed in their format)")
+    return np.histogram2d(_values(A, x), _values(A, y), bins=_values(A, bins), range=range, density=density,
+                          weights=weights)
+
+
+@implements(np.histogramdd)
+def histogramdd(A, sample, bins=10, range=None, density=None, weights=None):
+    if A.is_array(weights):
+        raise unsupported("histogramdd", "Array weights: np.histogram takes them (summed in their format)")
+    sample = [_values(A, s) for s in sample] if isinstance(sample, (list, tuple)) else _values(A, sample)
+    return np.histogramdd(sample, bins=_values(A, bins), range=range, density=density, weights=weights)
