@@ -117,12 +117,14 @@ def test_rng_generator_is_advanced_reproducibly():
 
 # ---- shapes follow numpy --------------------------------------------------------------
 @pytest.mark.parametrize("sa, sb", [((3, 4), (4, 5)), ((4,), (4, 5)), ((3, 4), (4,)), ((4,), (4,)),
-                                    ((2, 3, 4), (4, 5)), ((2, 1, 3, 4), (5, 4, 2)), ((3, 0), (0, 2))])
-def test_matmul_shapes_and_values_follow_numpy(sa, sb):
+                                    ((2, 3, 4), (4, 5)), ((2, 1, 3, 4), (5, 4, 2)), ((3, 0), (0, 2)),
+                                    ((3, 4), (4, 0)), ((0, 4), (4, 2)), ((2, 3, 4), (4, 0))])
+@pytest.mark.parametrize("accumulator", ["fp32", "fp16", "h100"])
+def test_matmul_shapes_and_values_follow_numpy(sa, sb, accumulator):
     rng = np.random.default_rng(0)
     a = rng.integers(-4, 5, sa).astype(np.float64)
     b = rng.integers(-4, 5, sb).astype(np.float64)
-    got = sf.matmul(sf.encode(a, "fp16"), sf.encode(b, "fp16"), "fp16")
+    got = sf.matmul(sf.encode(a, "fp16"), sf.encode(b, "fp16"), "fp16", accumulator=accumulator, out_format="fp32")
     expected = np.matmul(a, b)  # small integers: every order and format is exact
     assert np.shape(got) == expected.shape
     assert np.array_equal(values(got, "fp32"), expected)

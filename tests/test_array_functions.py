@@ -180,8 +180,8 @@ def test_clip_and_functions_with_out_write_the_arrays_bits():
 def test_refused_functions_say_why():
     with pytest.raises(TypeError, match="LAPACK"):
         np.linalg.solve(sf.asarray(np.eye(2), "fp16"), sf.asarray([1.0, 2.0], "fp16"))
-    with pytest.raises(TypeError, match="bin edges computed in float64"):
-        np.histogram(sf.asarray([1.0, 2.0], "fp16"))
+    with pytest.raises(TypeError, match="complex results"):
+        np.fft.fft(sf.asarray([1.0, 2.0], "fp16"))
 
 
 ALL_FP16 = np.arange(1 << 16, dtype=np.uint16)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import sys
 import threading
+import warnings
 
 import numpy as np
 import pytest
@@ -107,6 +108,46 @@ def test_integer_products_pass_through():
     with sft.emulate("bf16") as em:
         assert torch.equal(a @ a.T, torch.tensor([[5, 14], [14, 50]]))
     assert len(em.telemetry) == 0
+
+
+@pytest.mark.parametrize("sa, sb", [((3, 0), (0, 5)), ((3, 4), (4, 0)), ((0, 4), (4, 5)), ((2, 3, 0), (0, 4)),
+                                    ((2, 3, 4), (2, 4, 0)), ((0, 3, 4), (0, 4, 2))])
+def test_products_with_an_empty_axis_are_torchs_forward_and_backward(sa, sb):
+    """An empty k gives +0 (the empty sum), an empty m or n an empty result; the
+    gradients have the operands' shapes -- torch's own results, exactly."""
+    a = torch.ones(sa, requires_grad=True)
+    b = torch.ones(sb, requires_grad=True)
+    with sft.emulate("bf16"):
+        got = a @ b
+        got.sum().backward()
+    assert torch.equal(got, torch.ones(sa) @ torch.ones(sb))
+    assert a.grad.shape == a.shape and b.grad.shape == b.shape
+    assert not a.grad.any() or a.grad.numel() == 0 or sb[-1] > 0
+
+
+def test_a_torchscript_module_is_out_of_reach_and_says_so():
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)  # torch.jit's own deprecation notices
+        warnings.filterwarnings("ignore", "`torch.jit", UserWarning)
+        scripted = torch.jit.script(torch.nn.Sequential(torch.nn.Linear(4, 4), torch.nn.ReLU()))
+        with pytest.warns(UserWarning, match="RecursiveScriptModule is a TorchScript module") as caught:
+            with sft.emulate("bf16") as em:
+                scripted(torch.ones(2, 4))
+                scripted(torch.ones(2, 4))
+    assert len([w for w in caught if "TorchScript module" in str(w.message)]) == 1  # once per block
+    assert caught[0].filename == __file__
+    assert len(em.telemetry) == 0  # nothing reached the emulation
+
+
+def test_linear_with_no_inputs_is_the_bias_rounded():
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", "Initializing zero-element tensors", UserWarning)
+        layer = torch.nn.Linear(0, 3)
+    with torch.no_grad():
+        layer.bias.copy_(torch.tensor([0.1, -2.0, 3.3]))
+    with sft.emulate("bf16"):
+        got = layer(torch.ones(2, 0))
+    assert torch.equal(got, layer.bias.detach().expand(2, 3).bfloat16().float())
 
 
 def test_bad_tensors_and_names():

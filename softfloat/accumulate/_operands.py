@@ -157,7 +157,7 @@ class _Outer(Layout):
     def tiles(self, size):
         M, N = self.M, self.N
         rows = max(1, size // max(N, 1))
-        cols = min(N, size)
+        cols = max(1, min(N, size))  # (N = 0: no tiles)
         for t, _ in enumerate(self.pairs):
             for i0 in range(0, M, rows):
                 i1 = min(i0 + rows, M)

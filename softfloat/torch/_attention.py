@@ -9,7 +9,7 @@ import math
 import numpy as np
 import torch
 
-from ._products import gemm
+from ._products import batched
 
 __all__ = ["attention", "batched"]
 
@@ -134,15 +134,3 @@ def _safe_softmax(x):
     y = torch.softmax(torch.where(dead, torch.zeros_like(x), x), dim=-1)
     return torch.where(dead, torch.zeros_like(y), y)
 
-
-def batched(run, a, b):
-    """``a @ b`` of (..., M, K) and (..., K, N) tensors: one emulated 2-d product per entry
-    of the broadcast batch axes (a Python loop over the batch entries only)."""
-    batch = torch.broadcast_shapes(a.shape[:-2], b.shape[:-2])
-    m, n = a.shape[-2], b.shape[-1]
-    a3 = a.expand(*batch, *a.shape[-2:]).reshape(-1, *a.shape[-2:])
-    b3 = b.expand(*batch, *b.shape[-2:]).reshape(-1, *b.shape[-2:])
-    parts = [gemm(run, a3[i], b3[i]) for i in range(a3.shape[0])]
-    if not parts:
-        return a.new_zeros(*batch, m, n)
-    return torch.stack(parts).reshape(*batch, m, n)

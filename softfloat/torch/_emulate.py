@@ -64,7 +64,8 @@ def emulate(recipe, *, accumulator=None, elementwise=False, model=None, telemetr
       emulated (``softfloat.torch._recurrent``).  Products computed inside one torch
       kernel (packed sequences' recurrences, ``nn.Bilinear``, negative matrix powers:
       ``softfloat.torch._ops.OPAQUE``) are out of reach: they run as torch runs them,
-      with a UserWarning once per block and function.
+      with a UserWarning once per block and function; so do TorchScript modules
+      (``torch.jit.script``/``trace``), whose operations never reach Python.
     - Integer products pass through to torch unemulated (they are exact); complex
       operands are a TypeError; a tensor on a device without values (meta) a
       ValueError.  On an accelerator (CUDA) the whole product runs on the tensors'

@@ -36,13 +36,15 @@ emulate); complex ones are a TypeError.  ``out=`` receives a copy of the result.
 
 from __future__ import annotations
 
+import math
+
 import torch
 import torch.nn.functional as F
 
-from ._attention import attention, batched
+from ._attention import attention
 from ._conv import convolution, transposed
 from ._einsum import is_permutation, pairwise, plan
-from ._products import gemm
+from ._products import batched, gemm, rows
 from ._tensors import check_device
 
 __all__ = ["FUNCTIONS", "OPAQUE", "dispatch"]
@@ -111,8 +113,7 @@ def _finish(result, bound: dict):
 
 def _linear(run, b):
     x, w, bias = b["input"], b["weight"], b.get("bias")
-    k = x.shape[-1]
-    y = gemm(run, x.reshape(-1, k), w.t(), bias)
+    y = gemm(run, rows(x), w.t(), bias)
     return y.reshape(*x.shape[:-1], w.shape[0])
 
 
@@ -124,22 +125,9 @@ def _matmul(run, a, b):
     if b.dim() == 1:
         return _matmul(run, a, b[:, None]).squeeze(-1)
     if b.dim() == 2:
-        m, k = a.shape[-2:]
-        return gemm(run, a.reshape(-1, k), b).reshape(*a.shape[:-1], b.shape[-1])
-    return _batched(run, a, b, None)
+        return gemm(run, rows(a), b).reshape(*a.shape[:-1], b.shape[-1])
+    return batched(run, a, b, None)
 
-
-def _batched(run, a, b, c):
-    """One product per entry of the broadcast batch axes (c: None or (..., M, N))."""
-    batch = torch.broadcast_shapes(a.shape[:-2], b.shape[:-2])
-    m, n = a.shape[-2], b.shape[-1]
-    a3 = a.expand(*batch, *a.shape[-2:]).reshape(-1, *a.shape[-2:])
-    b3 = b.expand(*batch, *b.shape[-2:]).reshape(-1, *b.shape[-2:])
-    c3 = None if c is None else c.expand(*batch, m, n).reshape(-1, m, n)
-    parts = [gemm(run, a3[i], b3[i], None if c3 is None else c3[i]) for i in range(a3.shape[0])]
-    if not parts:
-        return a.new_zeros(*batch, m, n)
-    return torch.stack(parts).reshape(*batch, m, n)
 
 
 def _scaled(run, b, first: str, second: str, round_again):
@@ -150,8 +138,8 @@ def _scaled(run, b, first: str, second: str, round_again):
     shape = (*x.shape[:-2], m, n)
     if beta == 1 and alpha == 1:
         c = c.expand(shape)
-        return gemm(run, x, y, c) if x.dim() == 2 else _batched(run, x, y, c)
-    product = gemm(run, x, y) if x.dim() == 2 else _batched(run, x, y, None)
+        return gemm(run, x, y, c) if x.dim() == 2 else batched(run, x, y, c)
+    product = gemm(run, x, y) if x.dim() == 2 else batched(run, x, y, None)
     if beta == 0:
         return product if alpha == 1 else round_again(alpha * product)
     return round_again(beta * c + alpha * product)
@@ -162,7 +150,7 @@ HANDLERS = {
     "matmul": lambda run, b, r: _matmul(run, b["input"], b["other"]),
     "rmatmul": lambda run, b, r: _matmul(run, b["other"], b["input"]),
     "mm": lambda run, b, r: gemm(run, b["input"], b["mat2"]),
-    "bmm": lambda run, b, r: _batched(run, b["input"], b["mat2"], None),
+    "bmm": lambda run, b, r: batched(run, b["input"], b["mat2"], None),
     "addmm": lambda run, b, r: _scaled(run, b, "mat1", "mat2", r),
     "baddbmm": lambda run, b, r: _scaled(run, b, "batch1", "batch2", r),
     "addmm_": lambda run, b, r: _in_place(b, _scaled(run, b, "mat1", "mat2", r)),
@@ -313,8 +301,8 @@ def _tensordot(run, a, b, dims):
     k = 1
     for d in dims_a:
         k *= a.shape[d]
-    x = a.permute(free_a + dims_a).reshape(-1, k)
-    y = b.permute(dims_b + free_b).reshape(k, -1)
+    x = a.permute(free_a + dims_a).reshape(math.prod(a.shape[d] for d in free_a), k)
+    y = b.permute(dims_b + free_b).reshape(k, math.prod(b.shape[d] for d in free_b))
     return gemm(run, x, y).reshape([a.shape[d] for d in free_a] + [b.shape[d] for d in free_b])
 
 
@@ -324,8 +312,7 @@ def _in_place(b, result):
 
 
 def _inner(run, a, b):
-    k = a.shape[-1]
-    y = gemm(run, a.reshape(-1, k), b.reshape(-1, k).t())
+    y = gemm(run, rows(a), rows(b).t())
     return y.reshape(a.shape[:-1] + b.shape[:-1])  # () for two vectors
 
 

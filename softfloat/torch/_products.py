@@ -27,12 +27,14 @@ save memory; the values multiplied are the same where the scale is.
 
 from __future__ import annotations
 
+import math
+
 import torch
 
 from . import _accumulate
 from ._tensors import device_values, host_values, to_tensor
 
-__all__ = ["gemm"]
+__all__ = ["batched", "gemm", "rows"]
 
 
 def gemm(run, a, b, bias=None):
@@ -45,6 +47,28 @@ def gemm(run, a, b, bias=None):
     if bias is None:
         return _Gemm.apply(a, b, run)
     return _GemmBias.apply(a, b, bias, run)
+
+
+def batched(run, a, b, c=None):
+    """``a @ b (+ c)`` of (..., M, K) and (..., K, N) tensors (``c`` None or broadcastable
+    to (..., M, N)): one emulated 2-d product per entry of the broadcast batch axes (a
+    Python loop over the batch entries only)."""
+    batch = torch.broadcast_shapes(a.shape[:-2], b.shape[:-2])
+    m, n = a.shape[-2], b.shape[-1]
+    a3 = rows(a.expand(*batch, *a.shape[-2:]), 2)
+    b3 = rows(b.expand(*batch, *b.shape[-2:]), 2)
+    c3 = None if c is None else rows(c.expand(*batch, m, n), 2)
+    parts = [gemm(run, a3[i], b3[i], None if c3 is None else c3[i]) for i in range(a3.shape[0])]
+    if not parts:  # an empty batch: torch's own empty product, which autograd follows
+        return torch.matmul(a, b) if c is None else torch.matmul(a, b) + c
+    return torch.stack(parts).reshape(*batch, m, n)
+
+
+def rows(t, trailing: int = 1):
+    """``t`` with its leading axes (all but the last ``trailing``) merged into one: what
+    ``reshape(-1, ...)`` means, also where a trailing axis has length 0."""
+    lead = t.shape[:t.dim() - trailing]
+    return t.reshape(math.prod(lead), *t.shape[t.dim() - trailing:])
 
 
 def _values(t, name: str):

@@ -6,6 +6,8 @@ While an emulation is active, global forward pre- and post-hooks keep a stack of
 modules being run on the emulating thread (module hooks are global, so calls from other
 threads are ignored); they are removed when it ends.  Names come from
 ``named_modules()`` of the model given, else of the first module called (the root).
+A TorchScript module called in the block gets a UserWarning (once per block): its
+products run inside TorchScript, which the emulation cannot reach.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from __future__ import annotations
 import os
 import sys
 import threading
+import warnings
 from pathlib import Path
 
 import torch
@@ -35,6 +38,7 @@ class Sites:
         self.root = model
         self.places: dict[tuple, int] = {}  # (product, file, line) -> its number
         self.handles = []
+        self.warned_script = False
 
     def install(self) -> None:
         """Register the global forward hooks (removed by :meth:`remove`)."""
@@ -50,6 +54,11 @@ class Sites:
     def _enter(self, module, args):
         if threading.get_ident() != self.thread:
             return
+        if isinstance(module, torch.jit.ScriptModule) and not self.warned_script:
+            self.warned_script = True
+            warnings.warn(f"{type(module).__name__} is a TorchScript module: its operations run in TorchScript, "
+                          "out of softfloat.torch.emulate's reach, so its products are torch's own (not "
+                          "emulated); call the Python module instead", stacklevel=_user_level())
         if self.root is None:
             self.root, self.names = module, _names_of(module)
         self.stack.append([module, 0])
@@ -80,6 +89,15 @@ def _names_of(model) -> dict[int, str]:
     names = {id(m): name for name, m in model.named_modules()}
     names[id(model)] = type(model).__name__
     return names
+
+
+def _user_level() -> int:
+    """warnings.warn's stacklevel of the first frame outside torch and softfloat (its
+    caller's caller being this function's caller)."""
+    frame, level = sys._getframe(2), 2
+    while frame is not None and frame.f_code.co_filename.startswith(_SKIP):
+        frame, level = frame.f_back, level + 1
+    return level
 
 
 def _caller() -> tuple:
