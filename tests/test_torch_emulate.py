@@ -288,19 +288,37 @@ def test_delayed_scaling_backward_uses_the_forwards_scales():
     assert by[("0", "fprop")][0].a.scale == 1.0 != by[("0", "fprop")][1].a.scale
 
 
+class _Nested(torch.nn.Module):
+    """Modules inside modules, the root named by the first call (the hooks that name call
+    sites run inside dynamo's trace of a compiled model)."""
+
+    def __init__(self):
+        super().__init__()
+        self.blocks = torch.nn.ModuleList([torch.nn.Sequential(torch.nn.Linear(8, 8), torch.nn.GELU())
+                                           for _ in range(2)])
+        self.head = torch.nn.Linear(8, 4)
+
+    def forward(self, x):
+        for block in self.blocks:
+            x = x + block(x)
+        return self.head(x)
+
+
 @pytest.mark.filterwarnings("ignore::UserWarning")  # dynamo's notes on what it does not trace
-def test_a_compiled_model_runs_the_same_emulated_products():
+@pytest.mark.parametrize("nested", [False, True])
+def test_a_compiled_model_runs_the_same_emulated_products(nested):
     """torch.compile'd models: dynamo breaks the graph around each emulated product (it
     must not trace softfloat's numpy kernels), so the bits, gradients and telemetry are
     the eager model's."""
     torch._dynamo.reset()
     torch.manual_seed(3)
-    model = torch.nn.Sequential(torch.nn.Linear(8, 16), torch.nn.ReLU(), torch.nn.Linear(16, 4))
+    model = _Nested() if nested else torch.nn.Sequential(torch.nn.Linear(8, 16), torch.nn.ReLU(),
+                                                         torch.nn.Linear(16, 4))
     x = torch.randn(32, 8)
 
     def run(m):
         model.zero_grad()
-        with sft.emulate("bf16", accumulator="fp32", model=model) as em:
+        with sft.emulate("bf16", accumulator="fp32", model=None if nested else model) as em:
             out = m(x)
             out.square().sum().backward()
         return out.detach(), [p.grad.clone() for p in model.parameters()], [(r.site, r.kind) for r in em.telemetry]
@@ -308,7 +326,7 @@ def test_a_compiled_model_runs_the_same_emulated_products():
     eager, compiled = run(model), run(torch.compile(model, backend="eager"))
     assert torch.equal(eager[0], compiled[0])
     assert all(torch.equal(a, b) for a, b in zip(eager[1], compiled[1]))
-    assert eager[2] == compiled[2] and len(eager[2]) == 5
+    assert eager[2] == compiled[2] and len(eager[2]) == (8 if nested else 5)
 
 
 def test_multihead_attention_products_are_the_emulated_steps():

@@ -43,6 +43,7 @@ class Sites:
     def install(self) -> None:
         """Register the global forward hooks (removed by :meth:`remove`)."""
         self.handles = [_module.register_module_forward_pre_hook(self._enter),
+                        _module.register_module_forward_pre_hook(self._script),
                         _module.register_module_forward_hook(self._leave, always_call=True)]
 
     def remove(self) -> None:
@@ -54,14 +55,21 @@ class Sites:
     def _enter(self, module, args):
         if threading.get_ident() != self.thread:
             return
-        if isinstance(module, torch.jit.ScriptModule) and not self.warned_script:
+        if self.root is None:
+            self.root, self.names = module, _names_of(module)
+        self.stack.append([module, 0])
+
+    def _script(self, module, args):
+        """Warns (once) of a TorchScript module; a separate hook that dynamo, tracing a
+        compiled model, sees return at once (where no TorchScript module can be)."""
+        if torch.compiler.is_compiling():
+            return
+        if not self.warned_script and isinstance(module, torch.jit.ScriptModule) \
+                and threading.get_ident() == self.thread:
             self.warned_script = True
             warnings.warn(f"{type(module).__name__} is a TorchScript module: its operations run in TorchScript, "
                           "out of softfloat.torch.emulate's reach, so its products are torch's own (not "
                           "emulated); call the Python module instead", stacklevel=_user_level())
-        if self.root is None:
-            self.root, self.names = module, _names_of(module)
-        self.stack.append([module, 0])
 
     def _leave(self, module, args, output):
         if threading.get_ident() != self.thread:
@@ -86,6 +94,9 @@ class Sites:
 
 
 def _names_of(model) -> dict[int, str]:
+    """Module paths by id; a torch.compile'd model named by the model it wraps (without
+    its ``_orig_mod.`` prefix)."""
+    model = getattr(model, "_orig_mod", model)
     names = {id(m): name for name, m in model.named_modules()}
     names[id(model)] = type(model).__name__
     return names
