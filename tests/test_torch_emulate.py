@@ -3,6 +3,7 @@ bit-level definitions; call sites and telemetry; errors; torch restored on exit.
 
 from __future__ import annotations
 
+import logging
 import sys
 import threading
 import warnings
@@ -327,6 +328,37 @@ def test_a_compiled_model_runs_the_same_emulated_products(nested):
     assert torch.equal(eager[0], compiled[0])
     assert all(torch.equal(a, b) for a, b in zip(eager[1], compiled[1]))
     assert eager[2] == compiled[2] and len(eager[2]) == (8 if nested else 5)
+
+
+class _Attending(torch.nn.Module):
+    """Many kinds of torch call between the products (views, cat, softmax, rsqrt)."""
+
+    def __init__(self):
+        super().__init__()
+        self.a, self.norm, self.b = torch.nn.Linear(8, 8), torch.nn.LayerNorm(8), torch.nn.Linear(8, 8)
+
+    def forward(self, x):
+        q = self.a(self.norm(x)).view(2, 4, 2, 4).transpose(1, 2)
+        k = torch.cat([q, q], 2)
+        y = (torch.softmax(q @ k.transpose(-1, -2) * 0.5, -1) @ k).transpose(1, 2).reshape(2, 4, 8)
+        return x + self.b(F.silu(y)) * torch.rsqrt(y.pow(2).mean(-1, keepdim=True) + 1e-6)
+
+
+@pytest.mark.filterwarnings("ignore::UserWarning")  # dynamo's notes on what it does not trace
+def test_dynamo_does_not_recompile_the_modes_method_as_a_frame(caplog):
+    """After each graph break dynamo would compile the mode's __torch_function__ as a
+    frame of its own, once per argument type, until its recompile limit (a logged
+    warning); the emulation tells it to skip that frame.  The bits stay the eager ones."""
+    torch._dynamo.reset()
+    torch.manual_seed(5)
+    model, x = _Attending(), torch.randn(2, 4, 8)
+    with caplog.at_level(logging.WARNING, logger="torch._dynamo"):
+        with sft.emulate("bf16"):
+            compiled = torch.compile(model, backend="eager")(x)
+    with sft.emulate("bf16"):
+        eager = model(x)
+    assert torch.equal(compiled, eager)
+    assert not [r for r in caplog.records if "recompile" in r.getMessage()]
 
 
 def test_multihead_attention_products_are_the_emulated_steps():

@@ -3,6 +3,7 @@ through a :class:`softfloat.recipes.GemmEngine` while a ``with`` block is active
 
 from __future__ import annotations
 
+import sys
 import threading
 import types
 import warnings
@@ -164,6 +165,7 @@ class Emulation:
             raise RuntimeError("this Emulation is already active; make another with softfloat.torch.emulate")
         self._sites = Sites(self._model)
         self._mode = _Mode(self)
+        _skip_as_frame(_Mode.__torch_function__)
         self._sites.install()
         try:
             self._mode.__enter__()
@@ -270,6 +272,17 @@ def _decomposed(func):
         found.__kwdefaults__ = func.__kwdefaults__
         _DECOMPOSED[func] = found
     return found
+
+
+def _skip_as_frame(method) -> None:
+    """Tell dynamo (where a compiled model may run: it is imported) not to compile
+    ``method`` as a frame of its own.  It inlines the mode's method where it traces a
+    model; compiling it as a frame after each graph break only recompiled it per argument
+    type up to its limit, with a logged warning, for nothing (the bits are the same)."""
+    dynamo = sys.modules.get("torch._dynamo")
+    skip = getattr(getattr(dynamo, "eval_frame", None), "skip_code", None)
+    if skip is not None:
+        skip(method.__code__)
 
 
 class _Mode(TorchFunctionMode):
