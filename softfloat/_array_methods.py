@@ -11,8 +11,9 @@ ndarray has nothing to copy:
   ``.conj()`` / ``.conjugate()`` return the Array itself, as numpy's do for real arrays;
 * ``.flat[i]`` is a 0-d Array (numpy gives a scalar; an Array keeps the format), a slice
   or index array of ``.flat`` a 1-d Array, and ``.flat[i] = v`` rounds ``v`` once;
-* ``.itemsize``, ``.nbytes`` and ``.strides`` are those of the stored bit patterns
-  (``format.storage_dtype``: one byte per FP8/FP6/FP4 value, two per fp16/bf16);
+* ``.itemsize``, ``.nbytes``, ``.strides``, ``.flags``, ``.setflags()`` and
+  ``.tobytes()`` are those of the stored bit patterns (``format.storage_dtype``: one
+  byte per FP8/FP6/FP4 value, two per fp16/bf16);
 * ``.view()`` is refused: reinterpreting bits is ``arr.bits.view(...)``, converting
   values ``arr.astype(fmt)``;
 * ``.ptp()`` is absent, as in numpy 2 (``np.ptp(x)`` is the function).
@@ -130,6 +131,18 @@ class ArrayMethods:
         """Sort in place (IEEE totalOrder), as ``ndarray.sort``: the bits move, the object stays."""
         self.bits[...] = np.sort(self, axis=axis, **_given(kind=kind, order=order, stable=stable)).bits
 
+    def partition(self, kth, axis=-1, kind="introselect", order=None):
+        """Partition in place, as ``ndarray.partition`` (``np.partition``'s result: exact)."""
+        self.bits[...] = np.partition(self, kth, axis=axis).bits
+
+    def argpartition(self, kth, axis=-1, kind="introselect", order=None):
+        """``np.argpartition(self, ...)``: a plain integer ndarray."""
+        return np.argpartition(self, kth, axis=axis)
+
+    def __round__(self, ndigits=None):
+        """``round(x, n)``: ``np.round(x, n)`` (as for an ndarray), an Array of the format."""
+        return np.round(self, 0 if ndigits is None else ndigits)
+
     def searchsorted(self, v, side="left", sorter=None):
         """``np.searchsorted(self, v, ...)``."""
         return np.searchsorted(self, v, side=side, sorter=sorter)
@@ -180,6 +193,20 @@ class ArrayMethods:
     def fill(self, value):
         """Every element set to ``value``, rounded once into the format (flags counted)."""
         self[...] = value
+
+    def tobytes(self, order="C") -> bytes:
+        """The bit patterns' bytes (``format.storage_dtype``, native byte order): what
+        ``Array.from_bits(np.frombuffer(data, fmt.storage_dtype), fmt)`` reads back."""
+        return self.bits.tobytes(order)
+
+    def setflags(self, write=None, align=None, uic=None):
+        """``ndarray.setflags`` on the bit patterns (``write=False``: assignments raise)."""
+        self.bits.setflags(write=write, align=align, uic=uic)
+
+    @property
+    def flags(self):
+        """The bit patterns' ``ndarray.flags`` (contiguity, writeability)."""
+        return self.bits.flags
 
     def view(self, *args, **kwargs):
         raise TypeError("Array.view is not supported: an Array's values are its format's; use "

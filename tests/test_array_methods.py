@@ -125,6 +125,24 @@ def test_sort_is_in_place_and_fill_rounds_once():
     assert np.all(y.bits == sf.encode(0.1, "fp16"))
 
 
+def test_partition_round_tobytes_and_setflags_are_ndarrays():
+    values = np.float16([3.0, -0.0, 0.5, -1.0, 2.5, 7.0])
+    x = sf.Array.from_bits(values.view(np.uint16), "fp16")
+    x.partition(2)
+    assert x.to_numpy()[2] == np.partition(values, 2)[2]  # the kth element in its sorted place
+    assert np.all(x.to_numpy()[:2] <= x.to_numpy()[2]) and np.all(x.to_numpy()[3:] >= x.to_numpy()[2])
+    assert x.to_numpy()[x.argpartition(4)[4]] == np.sort(values)[4]
+    for value, digits in ((2.5, None), (3.5, None), (2.345, 2), (-0.75, 1)):
+        got = round(sf.asarray(value, "fp16"), digits)
+        assert isinstance(got, sf.Array) and np.array_equal(got.to_numpy(), np.round(np.float16(value), digits or 0))
+    assert x.tobytes() == x.bits.tobytes()
+    assert np.array_equal(sf.Array.from_bits(np.frombuffer(x.tobytes(), np.uint16), "fp16").bits, x.bits)
+    x.setflags(write=False)
+    assert not x.flags.writeable
+    with pytest.raises(ValueError, match="read-only"):
+        x[0] = 1.0
+
+
 def test_flat_gives_0d_arrays_and_assigns_rounded():
     x = sf.asarray(np.arange(6.0).reshape(2, 3), "fp8_e4m3")
     f = x.flat[4]
