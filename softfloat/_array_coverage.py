@@ -24,8 +24,6 @@ _LINALG = ("a LAPACK factorisation in float64: no correctly rounded emulation; w
 REFUSED = {
     **{f"fft.{n}": _COMPLEX for n in ("fft", "ifft", "fft2", "ifft2", "fftn", "ifftn", "rfft", "irfft",
                                       "rfft2", "irfft2", "rfftn", "irfftn", "hfft", "ihfft")},
-    "fft.fftshift": "use np.roll on the Array (fftshift is reached only through the fft module)",
-    "fft.ifftshift": "use np.roll on the Array (ifftshift is reached only through the fft module)",
     **{f"linalg.{n}": _LINALG for n in ("cholesky", "det", "eig", "eigh", "eigvals", "eigvalsh", "inv", "lstsq",
                                         "matrix_rank", "pinv", "qr", "slogdet", "solve", "svd", "svdvals",
                                         "tensorinv", "tensorsolve", "cond")},
@@ -36,8 +34,6 @@ REFUSED = {
     "save": "stores float64/float32 values; use softfloat.npy or arr.to_numpy()",
     "savez": "stores float64/float32 values; use softfloat.npy or arr.to_numpy()",
     "savez_compressed": "stores float64/float32 values; use softfloat.npy or arr.to_numpy()",
-    "apply_along_axis": "calls a function on ndarray slices; loop over the Array's slices instead",
-    "apply_over_axes": "calls a function on ndarray slices; loop over the Array's slices instead",
     "frompyfunc": "object arrays", "vectorize": "object arrays",
     "packbits": "packs booleans, not floats", "unpackbits": "unpacks uint8",
     "result_type": "dtype arithmetic: an Array's dtype is a Format (softfloat.promote)",

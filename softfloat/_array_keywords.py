@@ -27,6 +27,8 @@ from .formats import Format, as_format
 __all__ = ["IDENTITY", "axes_of", "check_dtype", "collapse", "converted", "expand", "reduce_with",
            "reduction_operand", "selected_count"]
 
+_AxisError = np.exceptions.AxisError if hasattr(np, "exceptions") else np.AxisError  # numpy 1.24
+
 #: the value a deselected element becomes (a reduction not named has none)
 IDENTITY = {"sum": 0.0, "prod": 1.0}
 
@@ -59,8 +61,14 @@ def axes_of(ndim: int, axis) -> tuple:
     end) as a tuple of axes of an ``ndim``-d array."""
     if axis is None:
         return tuple(range(ndim))
-    axes = axis if isinstance(axis, tuple) else (axis,)
-    return tuple(int(a) % ndim if ndim else int(a) for a in axes)
+    axes = tuple(int(a) for a in (axis if isinstance(axis, (tuple, list)) else (axis,)))
+    for a in axes:
+        if not -max(ndim, 1) <= a < max(ndim, 1):  # (numpy's reductions take 0 and -1 on a 0-d array)
+            raise _AxisError(a, ndim)
+    axes = tuple(a % ndim if ndim else a for a in axes)
+    if len(set(axes)) != len(axes):
+        raise ValueError(f"duplicate value in 'axis': {axis!r}")
+    return axes
 
 
 def collapse(A, a, axis):

@@ -26,6 +26,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import codec
+from ._array_keywords import axes_of
 from ._array_registry import FUNCTIONS, implements, unsupported
 
 __all__ = ["truthy"]
@@ -361,3 +362,59 @@ def isrealobj(A, x):
 @implements(np.iscomplexobj)
 def iscomplexobj(A, x):
     return False
+
+
+@implements(np.fft.fftshift)
+def fftshift(A, x, axes=None):
+    """``np.roll`` by half of each axis (numpy's definition): exact."""
+    return np.roll(x, *_half_shifts(x, axes, 1))
+
+
+@implements(np.fft.ifftshift)
+def ifftshift(A, x, axes=None):
+    return np.roll(x, *_half_shifts(x, axes, -1))
+
+
+def _half_shifts(x, axes, sign: int):
+    if axes is None:
+        axes = tuple(range(x.ndim))
+    if isinstance(axes, (int, np.integer)):
+        return sign * (x.shape[axes] // 2), axes
+    return [sign * (x.shape[ax] // 2) for ax in axes], axes
+
+
+@implements(np.apply_along_axis)
+def apply_along_axis(A, func1d, axis, arr, *args, **kwargs):
+    """numpy's loop: ``func1d`` called on each 1-d slice along ``axis`` (an Array), its
+    results stacked where the axis was -- Arrays stay Arrays (their common format);
+    other results (indices, counts) form a plain ndarray.  A Python loop over the
+    slices, as numpy's own."""
+    (axis,) = axes_of(arr.ndim, axis)
+    moved = np.moveaxis(arr, axis, -1)
+    outer = moved.shape[:-1]
+    if 0 in outer:
+        raise ValueError("Cannot apply_along_axis when any iteration dimensions are 0")
+    results = [func1d(moved[index], *args, **kwargs) for index in np.ndindex(outer)]
+    if not all(A.is_array(r) for r in results):
+        results = [r.to_numpy() if A.is_array(r) else np.asarray(r) for r in results]
+    stacked = np.stack(results)
+    kept = stacked.ndim - 1
+    stacked = stacked.reshape(outer + stacked.shape[1:])
+    return np.moveaxis(stacked, range(len(outer), len(outer) + kept), range(axis, axis + kept))
+
+
+@implements(np.apply_over_axes)
+def apply_over_axes(A, func, a, axes):
+    """numpy's loop: ``func(a, axis)`` for each axis in turn, a dimension put back where
+    ``func`` removed it."""
+    value = a
+    for axis in np.atleast_1d(axes):
+        axis = int(axis) + a.ndim if axis < 0 else int(axis)
+        result = func(value, axis)
+        if np.ndim(result) != np.ndim(value):
+            result = np.expand_dims(result, axis)
+            if np.ndim(result) != np.ndim(value):
+                raise ValueError("numpy.apply_over_axes: function is not returning an array of the correct shape")
+        value = result
+    return value
+

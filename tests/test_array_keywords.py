@@ -273,3 +273,40 @@ def test_a_0d_array_formats_as_its_value():
     assert f"{x}" == str(x)
     with pytest.raises(TypeError, match=r"unsupported format string '.2f' for an Array of shape \(2,\)"):
         f"{x:.2f}"
+
+
+@pytest.mark.parametrize("call", [lambda x: np.sum(x, axis=2), lambda x: np.max(x, axis=2),
+                                  lambda x: np.prod(x, axis=(0, 4)), lambda x: np.linalg.norm(x, axis=3),
+                                  lambda x: np.mean(x, axis=-3), lambda x: np.apply_along_axis(np.sum, 2, x)])
+def test_an_axis_out_of_range_is_numpys_error_not_another_axis(call):
+    x = sf.asarray(np.ones((2, 3)), "fp16")
+    with pytest.raises((np.exceptions.AxisError, ValueError), match="out of bounds"):
+        call(x)
+    with pytest.raises(ValueError, match="duplicate value in 'axis'"):
+        np.max(x, axis=(1, -1))
+
+
+@pytest.mark.parametrize("axes", [None, 0, 1, (0, 2), (-1,)])
+def test_fftshift_and_ifftshift_are_numpys_rolls(axes):
+    x = np.arange(60, dtype=np.float16).reshape(3, 4, 5) - 30
+    for shift in (np.fft.fftshift, np.fft.ifftshift):
+        got = shift(A(x), axes=axes)
+        assert isinstance(got, sf.Array) and np.array_equal(got.bits, shift(x, axes=axes).view(np.uint16))
+
+
+def test_apply_along_and_over_axes_call_the_function_on_arrays():
+    x = np.random.default_rng(2).standard_normal((3, 4, 5)).astype(np.float16)
+    seen = []
+
+    def spread(v):
+        seen.append(type(v))
+        return np.max(v) - np.min(v)  # an Array step: one rounding in fp16
+
+    got = np.apply_along_axis(spread, 1, A(x))
+    assert set(seen) == {sf.Array} and got.shape == (3, 5)
+    assert np.array_equal(got.bits, (x.max(axis=1) - x.min(axis=1)).view(np.uint16))  # fp16 difference
+    assert np.array_equal(np.apply_along_axis(np.argmax, 2, A(x)), np.apply_along_axis(np.argmax, 2, x))
+    outer = np.apply_along_axis(lambda v: np.outer(v, v), 0, A(x[:, :, 0]))
+    assert np.array_equal(outer.to_numpy(), np.apply_along_axis(lambda v: np.outer(v, v), 0, x[:, :, 0]))
+    over = np.apply_over_axes(np.max, A(x), [0, 2])
+    assert np.array_equal(over.bits, np.apply_over_axes(np.max, x, [0, 2]).view(np.uint16))
