@@ -94,7 +94,7 @@ def diff(A, a, n=1, axis=-1, prepend=np._NoValue, append=np._NoValue):
     if n < 0:
         raise ValueError(f"order must be non-negative but got {n!r}")
     x = a
-    axis = axis % np.ndim(a.bits if A.is_array(a) else a)
+    (axis,) = axes_of(np.ndim(a.bits if A.is_array(a) else a), axis)
     parts = []
     for extra in (prepend, append):
         if extra is np._NoValue:

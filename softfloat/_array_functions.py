@@ -60,8 +60,7 @@ def tensordot(A, a, b, axes=2):
     else:
         ax_a, ax_b = ([axes[0]] if np.ndim(axes[0]) == 0 else list(axes[0]),
                       [axes[1]] if np.ndim(axes[1]) == 0 else list(axes[1]))
-    ax_a = [d % x.ndim for d in ax_a]
-    ax_b = [d % y.ndim for d in ax_b]
+    ax_a, ax_b = list(axes_of(x.ndim, tuple(ax_a))), list(axes_of(y.ndim, tuple(ax_b)))
     free_a = [d for d in range(x.ndim) if d not in ax_a]
     free_b = [d for d in range(y.ndim) if d not in ax_b]
     k = int(np.prod([x.shape[d] for d in ax_a], dtype=np.int64))

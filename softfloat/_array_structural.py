@@ -87,7 +87,7 @@ def trim_zeros(A, filt, trim="fb", axis=None):
     """Leading/trailing zeros (+0 and -0) trimmed along each axis (or ``axis``), as numpy
     does on the values: the bounding box of the nonzero elements."""
     keep = truthy(A, filt)
-    axes = range(filt.ndim) if axis is None else [a % filt.ndim for a in np.atleast_1d(axis)]
+    axes = axes_of(filt.ndim, None if axis is None else tuple(int(a) for a in np.atleast_1d(axis)))
     index = [slice(None)] * filt.ndim
     for ax in axes:
         hits = np.flatnonzero(np.any(keep, axis=tuple(d for d in range(filt.ndim) if d != ax)))
