@@ -126,6 +126,17 @@ def test_products_with_an_empty_axis_are_torchs_forward_and_backward(sa, sb):
     assert not a.grad.any() or a.grad.numel() == 0 or sb[-1] > 0
 
 
+@pytest.mark.parametrize("dims", [([2], [0]), ([1], [-3])])
+def test_tensordot_dims_out_of_range_are_torchs_index_error(dims):
+    a, b = torch.ones(2, 3), torch.ones(3, 4)
+    with pytest.raises(IndexError) as theirs:
+        torch.tensordot(a, b, dims=dims)
+    with pytest.raises(IndexError) as ours:
+        with sft.emulate("bf16"):
+            torch.tensordot(a, b, dims=dims)
+    assert str(ours.value) == str(theirs.value)
+
+
 def test_a_torchscript_module_is_out_of_reach_and_says_so():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DeprecationWarning)  # torch.jit's own deprecation notices

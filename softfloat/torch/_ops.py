@@ -295,7 +295,7 @@ def _tensordot(run, a, b, dims):
         return _tensordot(run, a, b, dims.item() if dims.dim() == 0 else dims.tolist())
     else:
         dims_a, dims_b = ([d] if isinstance(d, int) else list(d) for d in dims)
-    dims_a, dims_b = [d % a.dim() for d in dims_a], [d % b.dim() for d in dims_b]
+    dims_a, dims_b = _dims(dims_a, a), _dims(dims_b, b)
     free_a = [d for d in range(a.dim()) if d not in dims_a]
     free_b = [d for d in range(b.dim()) if d not in dims_b]
     k = 1
@@ -304,6 +304,15 @@ def _tensordot(run, a, b, dims):
     x = a.permute(free_a + dims_a).reshape(math.prod(a.shape[d] for d in free_a), k)
     y = b.permute(dims_b + free_b).reshape(k, math.prod(b.shape[d] for d in free_b))
     return gemm(run, x, y).reshape([a.shape[d] for d in free_a] + [b.shape[d] for d in free_b])
+
+
+def _dims(dims, t) -> list:
+    """``dims`` of ``t`` counted from 0, or torch's IndexError for one out of range."""
+    for d in dims:
+        if not -t.dim() <= d < t.dim():
+            raise IndexError(f"Dimension out of range (expected to be in range of [{-t.dim()}, {t.dim() - 1}], "
+                             f"but got {d})")
+    return [d % t.dim() for d in dims]
 
 
 def _in_place(b, result):
