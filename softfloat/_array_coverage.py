@@ -16,7 +16,6 @@ __all__ = ["NOT_DISPATCHED", "REFUSED", "ROUNDED"]
 
 _COMPLEX = "complex results: softfloat has no complex formats"
 _FLOAT64 = "computes in float64 numpy-side with its own roundings; no step-by-step definition here yet"
-_STRINGS = "formats text from float64 values; use arr.to_numpy() first"
 _LINALG = ("a LAPACK factorisation in float64: no correctly rounded emulation; write the algorithm "
            "with Array operations, or use arr.to_numpy()")
 
@@ -30,7 +29,6 @@ REFUSED = {
     "polyfit": _LINALG,
     "poly": _COMPLEX, "roots": _COMPLEX, "unwrap": _FLOAT64, "sinc": _FLOAT64, "i0": _FLOAT64,
     "angle": _COMPLEX, "sort_complex": _COMPLEX,
-    "array2string": _STRINGS, "array_repr": _STRINGS, "array_str": _STRINGS, "savetxt": _STRINGS,
     "save": "stores float64/float32 values; use softfloat.npy or arr.to_numpy()",
     "savez": "stores float64/float32 values; use softfloat.npy or arr.to_numpy()",
     "savez_compressed": "stores float64/float32 values; use softfloat.npy or arr.to_numpy()",

@@ -27,7 +27,7 @@ import numpy as np
 
 from . import _fastpaths, codec, ops
 from . import _array_arithmetic, _array_coverage, _array_linalg, _array_ordering, _array_statistics  # noqa: F401 (they register)
-from . import _array_einsum, _array_histogram, _array_polynomial, _array_structural  # noqa: F401 (they register)
+from . import _array_einsum, _array_polynomial, _array_structural, _array_values  # noqa: F401 (they register)
 from ._array_keywords import axes_of, collapse, converted, expand, reduce_with
 from ._array_ufunc_methods import pick_reduce
 from ._array_registry import FUNCTIONS, deliver, implements, plain, unsupported

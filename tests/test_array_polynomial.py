@@ -123,3 +123,17 @@ def test_histograms_of_several_coordinates_and_refusals():
         np.histogram2d(A(x), A(y), weights=A(y))
     with pytest.raises(ValueError, match="weights of shape"):
         np.histogram(A(x), weights=A(y[:3]))
+
+
+def test_text_functions_format_the_exact_values():
+    import io
+    x = np.float16([0.1, -2.5, 2.0 ** -24, 65504.0])
+    wide = x.astype(np.float64)  # every fp16 value, exactly
+    assert np.array2string(A(x), precision=3) == np.array2string(wide, precision=3)
+    assert np.array_str(A(x)) == np.array_str(wide)
+    assert np.array_repr(A(x)) == repr(A(x))
+    ours, theirs = io.StringIO(), io.StringIO()
+    np.savetxt(ours, A(x))
+    np.savetxt(theirs, wide)
+    assert ours.getvalue() == theirs.getvalue()
+    assert np.array_equal(np.loadtxt(io.StringIO(ours.getvalue())), wide)  # '%.18e' holds them exactly

@@ -34,6 +34,8 @@ SKIP = {"asarray", "array", "asanyarray", "asarray_chkfinite", "ascontiguousarra
         "frompyfunc", "require", "bmat", "asmatrix", "isfortran"}
 #: results that hold no defined values (numpy's uninitialised memory): compared by shape
 UNDEFINED_VALUES = {"empty_like"}
+#: text that names the Array's type and format, not numpy's dtype: compared by type
+OWN_TEXT = {"array_repr": "repr(arr): the Array's own"}
 SAMPLE = np.array([[2.0, 0.5, 0.25], [0.5, 3.0, 0.5], [0.25, 0.5, 4.0]], dtype=np.float16)
 CALLS = [("a",), ("a", "a"), ("a", 1), ("a", 0), ("seq",), ("a", "a", "a"), ("a", 0.5), ("a", [1]),
          ("v", "v"), ("a", (2, 2))]  # "v": the first row, for functions of vectors only (convolve,
@@ -118,6 +120,8 @@ def classify(name, func):
         return "missing", f"{type(error).__name__}: {error}"[:120]
     if name in NOT_DISPATCHED:
         return "plain", NOT_DISPATCHED[name]
+    if name in OWN_TEXT:
+        return ("exact", OWN_TEXT[name]) if isinstance(got, str) else ("wrong", "not text")
     if name in UNDEFINED_VALUES:
         return ("exact", "") if np.shape(got) == np.shape(expected) else ("wrong", "shape")
     if not _agree(_values(expected), _values(got), exact=not rounded):

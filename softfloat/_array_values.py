@@ -1,16 +1,20 @@
-"""Histograms of :class:`~softfloat.Array` values: numpy's own histogram functions on the
-Arrays' exact values, with weights summed in the format.
+"""numpy functions that read an :class:`~softfloat.Array`'s values and compute nothing in
+its format: histograms and text.  Each is numpy's own function on the exact values.
 
-A histogram counts and compares; nothing in it is arithmetic of the emulated format.  So
-``np.histogram(x)`` is numpy's histogram of ``x.to_numpy()`` -- the exact values in the
-narrowest numpy float that holds them (float16 for fp16 and FP8, float32 for bf16) --
-and returns what numpy returns for them: integer counts and numpy's bin edges (plain
-ndarrays of that dtype, as numpy computes them; ``density=True`` divides in float64, as
-numpy does).  Weights given as an Array are summed per bin in the weights' format, as
-``np.bincount(bins, weights=w)`` sums them (the context's accumulator, in the order the
-values come, rounded once), and returned as an Array; a density of such sums would be a
-float64 computation and is refused.  ``histogram2d`` and ``histogramdd`` take Array
-coordinates (their values) and plain weights.
+A histogram counts and compares.  ``np.histogram(x)`` is numpy's histogram of
+``x.to_numpy()`` -- the exact values in the narrowest numpy float that holds them
+(float16 for fp16 and FP8, float32 for bf16) -- and returns what numpy returns for them:
+integer counts and numpy's bin edges (plain ndarrays of that dtype, as numpy computes
+them; ``density=True`` divides in float64, as numpy does).  Weights given as an Array are
+summed per bin in the weights' format, as ``np.bincount(bins, weights=w)`` sums them (the
+context's accumulator, in the order the values come, rounded once), and returned as an
+Array; a density of such sums would be a float64 computation and is refused.
+``histogram2d`` and ``histogramdd`` take Array coordinates (their values) and plain
+weights.
+
+Text: ``np.array2string``, ``np.array_str`` and ``np.savetxt`` format the exact values
+(as float64, every value of every format being one) with numpy's options;
+``np.array_repr(x)`` is ``repr(x)``.
 """
 
 from __future__ import annotations
@@ -67,3 +71,23 @@ def histogramdd(A, sample, bins=10, range=None, density=None, weights=None):
         raise unsupported("histogramdd", "Array weights: np.histogram takes them (summed in their format)")
     sample = [_values(A, s) for s in sample] if isinstance(sample, (list, tuple)) else _values(A, sample)
     return np.histogramdd(sample, bins=_values(A, bins), range=range, density=density, weights=weights)
+
+
+@implements(np.array2string)
+def array2string(A, a, *args, **kwargs):
+    return np.array2string(a.to_numpy(np.float64), *args, **kwargs)
+
+
+@implements(np.array_str)
+def array_str(A, a, *args, **kwargs):
+    return np.array_str(a.to_numpy(np.float64), *args, **kwargs)
+
+
+@implements(np.array_repr)
+def array_repr(A, arr, *args, **kwargs):
+    return repr(arr)
+
+
+@implements(np.savetxt)
+def savetxt(A, fname, X, *args, **kwargs):
+    return np.savetxt(fname, X.to_numpy(np.float64) if A.is_array(X) else X, *args, **kwargs)
