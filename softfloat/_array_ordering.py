@@ -26,20 +26,15 @@ import numpy as np
 from . import codec
 from ._array_registry import implements
 from ._array_structural import truthy
-from .formats import Specials
+from .ops.compare import total_order_keys
 
 __all__ = ["numpy_key", "total_order_key"]
 
 
 def total_order_key(bits, fmt):
-    """Integers that sort like IEEE totalOrder: -NaN < -inf < ... < -0 < +0 < ... < +NaN."""
-    u = np.asarray(bits).astype(fmt.storage_dtype, copy=False)
-    t = u.dtype.type
-    # negatives: all bits flipped (bigger magnitudes come first); positives: the sign bit set
-    key = np.where(u & t(fmt.sign_mask), u ^ t((1 << fmt.bits) - 1), u | t(fmt.sign_mask))
-    if fmt.specials is Specials.FNUZ:  # the one NaN (the "-0" pattern) sorts last
-        key[u == t(fmt.sign_mask)] = np.iinfo(u.dtype).max
-    return key
+    """Integers that sort like IEEE totalOrder: -NaN < -inf < ... < -0 < +0 < ... < +NaN
+    (``softfloat.ops.compare``'s keys)."""
+    return total_order_keys(bits, fmt)
 
 
 def numpy_key(bits, fmt):

@@ -27,11 +27,13 @@ from __future__ import annotations
 
 import numpy as np
 
+from . import _fastpaths
 from ._array_elementwise import UFUNCS, no_flags
 from ._array_keywords import axes_of, collapse, converted, expand, reduce_with
 from ._context import get_context
 from .codec import is_nan
 from .flags import Flags
+from .ops.compare import total_order_keys
 
 __all__ = ["PICKS", "accumulate", "at", "not_defined", "pick_reduce", "reduce", "reduceat"]
 
@@ -67,25 +69,33 @@ def reduce(A, ufunc, x, kwargs):
 def pick_reduce(A, ufunc, x, axis, keepdims, *, where=True, initial=np._NoValue):
     """maximum/minimum/fmax/fmin over ``axis`` (exact), with ``where`` and ``initial``."""
     name = "max" if ufunc in (np.maximum, np.fmax) else "min"
-    return reduce_with(A, lambda t, ax, kd: _halving(A, UFUNCS[ufunc], t, ax, kd), x, name, axis, keepdims,
+    return reduce_with(A, lambda t, ax, kd: _halving(A, ufunc, t, ax, kd), x, name, axis, keepdims,
                        where=where, initial=initial)
 
 
-def _halving(A, impl, x, axis, keepdims):
+def _halving(A, ufunc, x, axis, keepdims):
     """The pick over ``axis`` (several axes, or all for None) by halving it (exact: the
-    order does not matter)."""
+    order does not matter); without a NaN (and with softfloat._fastpaths.ENABLED), the
+    element of largest (smallest) totalOrder key at once -- the same element, since
+    without NaNs every pick is that order's, +0 above -0, and raises no flag."""
     bits = collapse(A, x, axis).bits
     if bits.shape[0] == 0:
         raise ValueError("zero-size array to reduction operation which has no identity")
     ctx = get_context()
+    kept = (lambda r: expand(r, x.ndim, axis)) if keepdims else (lambda r: r)
     flags = no_flags(ctx, bits.shape[1:])
+    if _fastpaths.ENABLED and bits.shape[0] > 1 and not np.any(is_nan(bits, x.format)):
+        keys = total_order_keys(bits, x.format)
+        index = (np.argmax if ufunc in (np.maximum, np.fmax) else np.argmin)(keys, axis=0)
+        bits = np.take_along_axis(bits, index[None], axis=0)
+    impl = UFUNCS[ufunc]
     while bits.shape[0] > 1:
         half = bits.shape[0] // 2
         picked, f = impl(x.format, ctx, bits[:half], bits[half:2 * half])
         if f is not None:
             flags = flags | Flags(*(np.any(m, axis=0) for _, m in f))
         bits = np.concatenate([np.asarray(picked), bits[2 * half:]])
-    result, kept = bits[0], lambda r: expand(r, x.ndim, axis) if keepdims else r
+    result = bits[0]
     ctx.record("reduce", None if flags is None else Flags(*(kept(m) for _, m in flags)))
     return kept(A.wrap(result, x.format))
 

@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays as np_arrays
 
 import softfloat as sf
+from tests.fastpath_checks import general
 from tests.oracle import round_exact
 
 SHAPES = st.sampled_from([(7,), (3, 4), (2, 3, 4)])
@@ -312,3 +313,28 @@ def test_apply_along_and_over_axes_call_the_function_on_arrays():
     assert np.array_equal(outer.to_numpy(), np.apply_along_axis(lambda v: np.outer(v, v), 0, x[:, :, 0]))
     over = np.apply_over_axes(np.max, A(x), [0, 2])
     assert np.array_equal(over.bits, np.apply_over_axes(np.max, x, [0, 2]).view(np.uint16))
+
+
+@settings(max_examples=150, deadline=None)
+@given(x=np_arrays(np.float16, st.sampled_from([(1,), (9,), (4, 5), (2, 3, 4)]),
+                   elements=st.sampled_from([0.0, -0.0, 1.5, -1.5, np.inf, -np.inf, 65504.0, 2.0 ** -24, np.nan])),
+       data=st.data())
+def test_max_min_reductions_take_the_same_element_with_and_without_the_shortcut(x, data):
+    """Without NaNs the pick is the largest (smallest) totalOrder key at once (+0 above
+    -0); the general path halves the axis with IEEE maximum/minimum: same bits, same
+    flags (none), with NaNs too (the shortcut stands aside)."""
+    axis = data.draw(st.sampled_from([None] + list(range(-x.ndim, x.ndim))))
+    for reduce in (np.max, np.min, np.fmax.reduce, np.fmin.reduce, np.maximum.reduce, np.minimum.reduce):
+        kwargs = {"axis": axis} if reduce in (np.max, np.min) or axis is not None else {"axis": None}
+        with sf.context() as fast_ctx:
+            fast = reduce(A(x), **kwargs)
+        with sf.context() as slow_ctx:
+            slow = general(lambda: reduce(A(x), **kwargs))
+        assert np.array_equal(fast.bits, slow.bits)
+        assert (fast_ctx.flags.summary(), fast_ctx.flags.operations) == (slow_ctx.flags.summary(),
+                                                                          slow_ctx.flags.operations)
+    no_nan = np.where(np.isnan(x), np.float16(0), x)
+    biggest, smallest = A(no_nan).max(), A(no_nan).min()
+    assert biggest.to_numpy() == no_nan.max() and smallest.to_numpy() == no_nan.min()
+    if biggest.to_numpy() == 0:  # IEEE maximum: +0 above -0 (numpy's max keeps whichever came first)
+        assert biggest.bits == (0 if (no_nan.view(np.uint16) == 0).any() else 0x8000)

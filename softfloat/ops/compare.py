@@ -475,6 +475,13 @@ def _order_key(x, fmt: Format):
     return np.where(mag != u, -mag, mag)
 
 
+def total_order_keys(bits, fmt: Format):
+    """int64 keys of ``bits`` (patterns of ``fmt``) that sort as IEEE totalOrder: -NaN <
+    -inf < ... < -0 < +0 < ... < +inf < +NaN (fnuz's NaN last).  Not in ``__all__``: the
+    Array layers' one totalOrder key (sorting, and the reductions' pick without NaNs)."""
+    return _total_key(np.asarray(bits).astype(fmt.storage_dtype, copy=False), fmt)
+
+
 def _total_key(x, fmt: Format):
     """The totalOrder rank as int64: +mag, or -mag - 1 for a set sign bit (so -0 < +0);
     fnuz's unsigned NaN goes above everything."""
