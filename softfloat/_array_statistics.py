@@ -39,11 +39,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import codec
+from . import _fastpaths, codec
 from ._array_ordering import numpy_key
 from ._array_keywords import axes_of, converted, selected_count
 from ._array_registry import deliver, implements, plain, unsupported
-from ._array_ufuncs import sum_of
+from ._array_ufuncs import plain_kernel, sum_of
 from ._context import get_context
 from ._flagmasks import FlagMasks
 from ._random import bits_at, key_from
@@ -67,6 +67,9 @@ def divide_by(A, x, n, operation: str):
     """
     ctx = get_context()
     fmt = x.format
+    quotient = _by_a_value(A, x, n, operation, ctx)
+    if quotient is not None:
+        return quotient
     values = np.asarray(codec.decode(x.bits, fmt), dtype=np.float64).reshape(-1)
     divisor = np.broadcast_to(np.asarray(n, dtype=np.float64), x.shape).reshape(-1).copy()
     attrs = ctx.attributes
@@ -85,6 +88,23 @@ def divide_by(A, x, n, operation: str):
                      divide_by_zero=(divisor == 0) & np.isfinite(values) & (values != 0)))
     ctx.record(operation, fl.to_flags(x.shape))
     return A.wrap(out.reshape(x.shape), fmt)
+
+
+def _by_a_value(A, x, n, operation: str, ctx):
+    """The shortcut of :func:`divide_by` where the count ``n`` (one positive int) is a
+    value of x's format and x holds no NaN: then x / n is the format's own division
+    (softfloat.ops.div's kernel, as ``x / y`` on Arrays), the same correctly rounded
+    quotient with the same flags.  None where it does not apply (stochastic rounding
+    draws as the general path does; it stays there), or with softfloat._fastpaths off."""
+    if not _fastpaths.ENABLED or np.ndim(n) or n <= 0 or ctx.rounding.value == "stochastic":
+        return None
+    fmt = x.format
+    pattern = codec.encode(float(n), fmt)
+    if float(codec.decode(pattern, fmt)) != n or np.any(codec.is_nan(x.bits, fmt)):
+        return None
+    result, flags = plain_kernel(np.divide)(fmt, ctx, x.bits, np.asarray(pattern, fmt.storage_dtype))
+    ctx.record(operation, flags)
+    return A.wrap(result, fmt)
 
 
 def _count(a, axis, keepdims=False, where=True):

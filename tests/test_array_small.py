@@ -185,3 +185,40 @@ def test_sum_method_keywords_take_numpys_way():
     assert wide.format is sf.fp32 and wide.item() == 6.0
     with pytest.raises(TypeError, match="dtype=int32 is not a floating-point format"):
         a.sum(dtype=np.int32)
+
+
+@settings(max_examples=120, deadline=None)
+@given(data=st.data(), fmt=st.sampled_from(("fp16", "bf16", "fp8_e4m3", "fp4_e2m1")),
+       mode=st.sampled_from(MODES), shape=st.sampled_from([(1,), (5,), (3, 4), (2, 3, 2)]),
+       track=st.booleans())
+def test_mean_by_a_count_of_the_format_equals_the_general_division(data, fmt, mode, shape, track):
+    """np.mean divides by the count with the format's own division where the count is a
+    value of the format and no NaN is there (softfloat._array_statistics._by_a_value):
+    the same quotient and flags as the general division of the float64 values."""
+    from tests.fastpath_checks import general
+    width = sf.as_format(fmt).bits
+    bits = np.array(data.draw(st.lists(st.integers(0, 2 ** width - 1), min_size=int(np.prod(shape)),
+                                       max_size=int(np.prod(shape)))), dtype=sf.as_format(fmt).storage_dtype)
+    x = sf.Array.from_bits(bits.reshape(shape), fmt)
+    axis = data.draw(st.sampled_from([None, 0, -1]))
+    results = []
+    for call in (lambda f: f(), general):
+        with sf.context(rounding=mode, track_flags=track) as ctx:
+            got = call(lambda: (np.mean(x, axis=axis), np.var(x, axis=axis), np.mean(x, axis=axis, keepdims=True)))
+        results.append(([r.bits for r in got], _flags(ctx)))
+    (fast, fast_flags), (slow, slow_flags) = results
+    assert all(np.array_equal(a, b, equal_nan=False) for a, b in zip(fast, slow))
+    assert fast_flags == slow_flags
+
+
+@settings(max_examples=80, deadline=None)
+@given(data=st.data(), fmt=st.sampled_from(FORMATS), shape=st.sampled_from([(1,), (6,), (2, 3), (2, 2, 2)]),
+       axis=st.sampled_from([None, 0, -1]))
+def test_a_sum_with_keepdims_into_one_output_is_the_general_sum(data, fmt, shape, axis):
+    from tests.fastpath_checks import assert_same, general
+    width = sf.as_format(fmt).bits
+    bits = np.array(data.draw(st.lists(st.integers(0, 2 ** width - 1), min_size=int(np.prod(shape)),
+                                       max_size=int(np.prod(shape)))), dtype=sf.as_format(fmt).storage_dtype)
+    x = bits.reshape(shape)
+    call = lambda: sf.sum(x, fmt, axis=axis, keepdims=True, return_flags=True)  # noqa: E731
+    assert_same(call(), general(call))

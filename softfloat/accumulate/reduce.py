@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from typing import NamedTuple
-
+import dataclasses
 import math
 import threading
+from typing import NamedTuple
 
 import numpy as np
 
@@ -124,12 +124,14 @@ def sum(x, fmt, *, axis=None, keepdims=False, accumulator=None, out_format=None,
     if _dask.any_dask(x, c):
         return _lazy_sum(x, spec, axis, keepdims, c)
     one_d = type(x) is np.ndarray and x.ndim == 1 and axis in (0, -1)
-    if c is None and not keepdims and (axis is None or one_d):
+    if c is None and (axis is None or one_d) and (not keepdims or type(x) is np.ndarray):
+        kept = (1,) * x.ndim if keepdims else None
+        terms = x
         if axis is None and type(x) is np.ndarray and x.ndim != 1 and x.flags.c_contiguous:
-            x = x.reshape(-1)  # a view: all the terms, in the general path's (C) order
-        small = _one_output(spec, x, None)
+            terms = x.reshape(-1)  # a view: all the terms, in the general path's (C) order
+        small = _one_output(spec, terms, None)
         if small is not None:
-            return small
+            return small if kept is None else _reshaped(small, kept)
     layout, signaling = paired_layout(fmt, x, axis=axis, keepdims=keepdims, names=("x", None))
     return _reduce(layout, signaling, spec, c)
 
@@ -265,6 +267,16 @@ def matmul(a, b, fmt, *, b_format=None, accumulator=None, out_format=None, c=Non
 #: floats too (softfloat.accumulate._ieee.Arithmetic.chain).  0 holds off both one-output
 #: shortcuts (this one and softfloat.accumulate._fast.one_output: the tests of the tiles)
 _ONE_OUTPUT_TERMS = 64
+
+
+def _reshaped(result, shape):
+    """A one-output result (bits, or bits and flags) with the shape ``keepdims`` gives."""
+    if not isinstance(result, tuple):
+        return np.reshape(result, shape)
+    bits, flags = result
+    masks = {f.name: np.reshape(getattr(flags, f.name), shape) for f in dataclasses.fields(flags)
+             if getattr(flags, f.name) is not None}
+    return np.reshape(bits, shape), type(flags)(**masks)
 
 
 def _one_output(spec: ReductionSpec, x, y):
