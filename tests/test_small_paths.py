@@ -185,7 +185,9 @@ def one_output_reduction(draw):
               order=draw(st.sampled_from(["sequential", "reverse"])), return_flags=draw(st.booleans()))
     if kw["rounding"] == "stochastic":
         kw["rng"] = draw(st.integers(0, 1000))
-    kind = draw(st.sampled_from(["sum", "vecdot", "vecdot rounded products", "sum with c", "sum of a column"]))
+    kind = draw(st.sampled_from(["sum", "vecdot", "vecdot rounded products", "sum with c", "sum of a column",
+                                 "sum keepdims", "matmul (K)@(K)", "matmul (1,K)@(K,1)", "matmul (1,K)@(K)",
+                                 "matmul (K)@(K,1)"]))
     return kind, sf.encode(x, "fp16"), sf.encode(y, "fp16"), kw
 
 
@@ -196,6 +198,12 @@ def _reduce(kind, x, y, kw):
         return sf.sum(x, "fp16", c=sf.encode(1.5, "fp32"), out_format="fp32", **kw)
     if kind == "sum of a column":  # a (1,) result: the chain of softfloat.accumulate._ieee
         return sf.sum(x[:, None], "fp16", axis=0, **kw)
+    if kind == "sum keepdims":  # a (1, 1) result of a 2-d operand
+        return sf.sum(x.reshape(1, -1), "fp16", keepdims=True, **kw)
+    if kind.startswith("matmul"):  # one output: a dot product
+        a = x if "(K)@" in kind else x[None, :]
+        b = y if kind.endswith("(K)") else y[:, None]
+        return sf.matmul(a, b, "fp16", **kw)
     if kind == "vecdot":
         return sf.vecdot(x, y, "fp16", **kw)
     return sf.vecdot(x, y, "fp16", product="bf16", **kw)

@@ -256,6 +256,13 @@ def matmul(a, b, fmt, *, b_format=None, accumulator=None, out_format=None, c=Non
                          product=product, order=order, block=block, attributes=attrs, want=return_flags).keyed(rng)
     if _dask.any_dask(a, b, c):
         return _lazy_matmul(a, b, spec, c)
+    if c is None and not spec.mixed and type(a) is np.ndarray and type(b) is np.ndarray \
+            and a.ndim in (1, 2) and b.ndim in (1, 2) and a.shape[:-1] in ((), (1,)) \
+            and b.shape[1:] in ((), (1,)) and a.shape[-1] == b.shape[0]:
+        small = _one_output(spec, a.reshape(-1), b.reshape(-1))  # one output: a dot product
+        if small is not None:
+            shape = a.shape[:-1] + b.shape[1:]  # (K)@(K): (); (1, K)@(K, 1): (1, 1); ...
+            return _reshaped(small, shape) if shape else small
     layout, signaling = matmul_layout(fmt, a, b, spec.b_format)
     return _reduce(layout, signaling, spec, c)
 
