@@ -281,6 +281,8 @@ def _reshaped(result, shape):
     if not isinstance(result, tuple):
         return np.reshape(result, shape)
     bits, flags = result
+    if not dataclasses.is_dataclass(flags):  # return_flags="swamped": the count
+        return np.reshape(bits, shape), np.reshape(flags, shape)
     masks = {f.name: np.reshape(getattr(flags, f.name), shape) for f in dataclasses.fields(flags)
              if getattr(flags, f.name) is not None}
     return np.reshape(bits, shape), type(flags)(**masks)
