@@ -66,8 +66,10 @@ def tensordot(A, a, b, axes=2):
     k = int(np.prod([x.shape[d] for d in ax_a], dtype=np.int64))
     if k != int(np.prod([y.shape[d] for d in ax_b], dtype=np.int64)):
         raise ValueError(f"tensordot: shape mismatch for the summed axes: {x.shape} {ax_a} and {y.shape} {ax_b}")
-    x2 = np.transpose(x, free_a + ax_a).reshape(-1, k)
-    y2 = np.transpose(y, ax_b + free_b).reshape(k, -1)
+    rows = int(np.prod([x.shape[d] for d in free_a], dtype=np.int64))  # (not -1: a length may be 0)
+    cols = int(np.prod([y.shape[d] for d in free_b], dtype=np.int64))
+    x2 = np.transpose(x, free_a + ax_a).reshape(rows, k)
+    y2 = np.transpose(y, ax_b + free_b).reshape(k, cols)
     out = matmul(A, A.wrap(x2, fmt), A.wrap(y2, fmt))
     return out.reshape([x.shape[d] for d in free_a] + [y.shape[d] for d in free_b])
 
@@ -92,7 +94,7 @@ def inner(A, a, b):
 @implements(np.vdot)
 def vdot(A, a, b):
     fmt, (x, y) = A.common(a, b)
-    return matmul(A, A.wrap(x.reshape(1, -1), fmt), A.wrap(y.reshape(-1, 1), fmt)).reshape(())
+    return matmul(A, A.wrap(x.reshape(1, x.size), fmt), A.wrap(y.reshape(y.size, 1), fmt)).reshape(())
 
 
 # ---- reductions ------------------------------------------------------------------------

@@ -41,9 +41,9 @@ def multi_dot(A, arrays, *, out=None):
         mats = [A.wrap(b, fmt) for b in bits]
         first, last = mats[0].ndim, mats[-1].ndim
         if first == 1:
-            mats[0] = mats[0].reshape(1, -1)
+            mats[0] = mats[0].reshape(1, mats[0].size)
         if last == 1:
-            mats[-1] = mats[-1].reshape(-1, 1)
+            mats[-1] = mats[-1].reshape(mats[-1].size, 1)
         for m in mats:
             if m.ndim != 2:
                 raise np.linalg.LinAlgError(f"{m.ndim}-dimensional array given. Array must be two-dimensional")
@@ -134,7 +134,8 @@ def vector_norm(A, x, /, *, axis=None, keepdims=False, ord=2):
     ``np.linalg.norm``'s vector norm of ``ord`` along it."""
     axes = axes_of(x.ndim, axis)
     rest = [d for d in range(x.ndim) if d not in axes]
-    flat = np.transpose(x, list(axes) + rest).reshape((-1, *[x.shape[d] for d in rest]))
+    count = int(np.prod([x.shape[d] for d in axes], dtype=np.int64))
+    flat = np.transpose(x, list(axes) + rest).reshape((count, *[x.shape[d] for d in rest]))
     result = np.linalg.norm(flat, ord=ord, axis=0)
     if keepdims:
         result = result.reshape([1 if d in axes else x.shape[d] for d in range(x.ndim)])

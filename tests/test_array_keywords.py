@@ -338,3 +338,28 @@ def test_max_min_reductions_take_the_same_element_with_and_without_the_shortcut(
     assert biggest.to_numpy() == no_nan.max() and smallest.to_numpy() == no_nan.min()
     if biggest.to_numpy() == 0:  # IEEE maximum: +0 above -0 (numpy's max keeps whichever came first)
         assert biggest.bits == (0 if (no_nan.view(np.uint16) == 0).any() else 0x8000)
+
+
+EMPTY_CALLS = [lambda x: np.sum(x, axis=0), lambda x: np.sum(x, axis=1), lambda x: np.max(x, axis=0),
+               lambda x: np.prod(x, axis=0), lambda x: np.cumsum(x, axis=1), lambda x: np.dot(x[0, :0], x[0, :0]),
+               lambda x: np.inner(x[:, :0], x[:, :0]), lambda x: np.vdot(x[:0], x[:0]),
+               lambda x: np.tensordot(x, x.T, axes=1), lambda x: np.tensordot(x.T, x, axes=1),
+               lambda x: np.linalg.vector_norm(x, axis=0), lambda x: np.sort(x, axis=0), lambda x: np.diff(x, axis=0)]
+
+
+@pytest.mark.parametrize("shape", [(3, 0), (0, 3)])
+@pytest.mark.parametrize("call", EMPTY_CALLS)
+def test_an_empty_axis_gives_numpys_shape_and_values(shape, call):
+    """Reshapes with -1 beside a zero length are ambiguous in numpy; every one of these
+    gives numpy float16's result (or its error type)."""
+    x = np.zeros(shape, np.float16)
+    try:
+        with np.errstate(all="ignore"):
+            expected = call(x)
+    except (ValueError, IndexError) as error:
+        with pytest.raises(type(error)):
+            call(A(x))
+        return
+    got = call(A(x))
+    assert got.shape == np.shape(expected)
+    assert np.array_equal(got.to_numpy(), expected)
