@@ -3,17 +3,19 @@ table (``FUNCTIONS``, filled with ``implements``) and the contractions and reduc
 
 * Contractions go through :mod:`softfloat.accumulate` with the context's accumulator and
   order, and are rounded once into the operands' format at the end (as torch does for
-  an fp16 matmul with fp32 accumulation): matmul, dot, vdot, inner, tensordot, einsum
-  (contractions, several operands in numpy's pairs), sum, linalg.norm (then a sqrt); cumsum keeps the
-  accumulator's running sums, each rounded into the format; prod is left-to-right
-  correctly rounded multiplication; max/min are exact (IEEE maximum/minimum); clip is
-  IEEE maximum then minimum (exact).
+  an fp16 matmul with fp32 accumulation): matmul, dot, vdot, inner, tensordot, sum,
+  linalg.norm (then a sqrt); cumsum keeps the accumulator's running sums, each rounded
+  into the format; prod is left-to-right correctly rounded multiplication; max/min are
+  exact (IEEE maximum/minimum); clip is IEEE maximum then minimum (exact).
 * The rest of the table lives beside this module, one job each: structural functions
   (``softfloat._array_structural``: bits move, the format kept), order, search and truth
   (``softfloat._array_ordering``), statistics (``softfloat._array_statistics``: mean,
   var, std, the nan- functions, median and quantiles, step by step), compositions
-  (``softfloat._array_arithmetic``: trace, outer, diff, cumprod, round) and the refusals
-  with their reasons (``softfloat._array_coverage``, also the data of
+  (``softfloat._array_arithmetic``: trace, outer, diff, cumprod, round), einsum
+  (``softfloat._array_einsum``), numpy.linalg's chains and norms
+  (``softfloat._array_linalg``), polynomials (``softfloat._array_polynomial``),
+  histograms and text of the exact values (``softfloat._array_values``) and the
+  refusals with their reasons (``softfloat._array_coverage``, also the data of
   docs/numpy_coverage.md).
 
 Anything not in the table returns NotImplemented: numpy raises its TypeError naming the

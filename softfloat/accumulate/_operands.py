@@ -20,6 +20,7 @@ its running sums in block-sized buffers.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import operator
 from dataclasses import dataclass
@@ -32,7 +33,7 @@ from .._workspace import BLOCK_SIZE, Workspace
 from ..formats import Format, Specials
 
 __all__ = ["Layout", "Tile", "addition_swamped", "initial_values", "invalid_products", "matmul_layout",
-           "paired_layout", "steps_swamped"]
+           "paired_layout", "reshaped", "steps_swamped"]
 
 
 @dataclass
@@ -423,3 +424,16 @@ def initial_values(c, out_format: Format, shape):
         raise ValueError(f"c of shape {bits.shape} does not broadcast to the result shape {tuple(shape)}") from None
     flat = np.ascontiguousarray(np.broadcast_to(bits, shape)).reshape(-1)
     return _decode(flat, out_format, "initial-values"), _signaling(flat, out_format)
+
+
+def reshaped(result, shape):
+    """A result (bits, or bits and its flags or swamped counts) in ``shape`` (a
+    one-output reduction's with the shape ``keepdims`` or a matmul's layout gives)."""
+    if not isinstance(result, tuple):
+        return np.reshape(result, shape)
+    bits, flags = result
+    if not dataclasses.is_dataclass(flags):  # return_flags="swamped": the count
+        return np.reshape(bits, shape), np.reshape(flags, shape)
+    masks = {f.name: np.reshape(getattr(flags, f.name), shape) for f in dataclasses.fields(flags)
+             if getattr(flags, f.name) is not None}
+    return np.reshape(bits, shape), type(flags)(**masks)

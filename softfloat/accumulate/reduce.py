@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import math
 import threading
 from typing import NamedTuple
@@ -23,7 +22,7 @@ from ..formats import as_format, native_format
 from ..ops.kernels import is_narrow
 from . import _draws, _fast, _fused, _ieee, _orders, _scalar_chain
 from ._operands import _axes as normal_axes
-from ._operands import initial_values, matmul_layout, paired_layout
+from ._operands import initial_values, matmul_layout, paired_layout, reshaped
 from ._spec import ReductionSpec, default_accumulator
 
 __all__ = ["default_accumulator", "matmul", "sum", "vecdot"]
@@ -131,7 +130,7 @@ def sum(x, fmt, *, axis=None, keepdims=False, accumulator=None, out_format=None,
             terms = x.reshape(-1)  # a view: all the terms, in the general path's (C) order
         small = _one_output(spec, terms, None)
         if small is not None:
-            return small if kept is None else _reshaped(small, kept)
+            return small if kept is None else reshaped(small, kept)
     layout, signaling = paired_layout(fmt, x, axis=axis, keepdims=keepdims, names=("x", None))
     return _reduce(layout, signaling, spec, c)
 
@@ -262,7 +261,7 @@ def matmul(a, b, fmt, *, b_format=None, accumulator=None, out_format=None, c=Non
         small = _one_output(spec, a.reshape(-1), b.reshape(-1))  # one output: a dot product
         if small is not None:
             shape = a.shape[:-1] + b.shape[1:]  # (K)@(K): (); (1, K)@(K, 1): (1, 1); ...
-            return _reshaped(small, shape) if shape else small
+            return reshaped(small, shape) if shape else small
     layout, signaling = matmul_layout(fmt, a, b, spec.b_format)
     return _reduce(layout, signaling, spec, c)
 
@@ -274,18 +273,6 @@ def matmul(a, b, fmt, *, b_format=None, accumulator=None, out_format=None, c=Non
 #: floats too (softfloat.accumulate._ieee.Arithmetic.chain).  0 holds off both one-output
 #: shortcuts (this one and softfloat.accumulate._fast.one_output: the tests of the tiles)
 _ONE_OUTPUT_TERMS = 64
-
-
-def _reshaped(result, shape):
-    """A one-output result (bits, or bits and flags) with the shape ``keepdims`` gives."""
-    if not isinstance(result, tuple):
-        return np.reshape(result, shape)
-    bits, flags = result
-    if not dataclasses.is_dataclass(flags):  # return_flags="swamped": the count
-        return np.reshape(bits, shape), np.reshape(flags, shape)
-    masks = {f.name: np.reshape(getattr(flags, f.name), shape) for f in dataclasses.fields(flags)
-             if getattr(flags, f.name) is not None}
-    return np.reshape(bits, shape), type(flags)(**masks)
 
 
 def _one_output(spec: ReductionSpec, x, y):

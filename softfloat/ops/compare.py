@@ -41,7 +41,7 @@ __all__ = [
     "eq", "ne", "lt", "le", "gt", "ge", "unordered", "total_order", "total_order_mag",
     "minimum", "maximum", "minimum_number", "maximum_number",
     "minimum_magnitude", "maximum_magnitude", "minimum_magnitude_number", "maximum_magnitude_number",
-    "next_up", "next_down", "ulp",
+    "next_up", "next_down", "ulp", "total_order_keys",
 ]
 
 
@@ -475,10 +475,15 @@ def _order_key(x, fmt: Format):
     return np.where(mag != u, -mag, mag)
 
 
-def total_order_keys(bits, fmt: Format):
+def total_order_keys(bits, fmt):
     """int64 keys of ``bits`` (patterns of ``fmt``) that sort as IEEE totalOrder: -NaN <
-    -inf < ... < -0 < +0 < ... < +inf < +NaN (fnuz's NaN last).  Not in ``__all__``: the
-    Array layers' one totalOrder key (sorting, and the reductions' pick without NaNs)."""
+    -inf < ... < -0 < +0 < ... < +inf < +NaN (fnuz's NaN last): the Array layers' one
+    totalOrder key (sorting, and the reductions' pick without NaNs).
+
+    >>> total_order_keys([0xFC00, 0x8000, 0x0000, 0x7E00], "fp16").argsort().tolist()
+    [0, 1, 2, 3]
+    """
+    fmt = as_format(fmt)
     return _total_key(np.asarray(bits).astype(fmt.storage_dtype, copy=False), fmt)
 
 
