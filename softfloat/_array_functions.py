@@ -25,6 +25,8 @@ implementation takes the Array type's adapter ``A`` first (see ``softfloat._arra
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from . import _fastpaths, codec, ops
@@ -68,8 +70,8 @@ def tensordot(A, a, b, axes=2):
     k = int(np.prod([x.shape[d] for d in ax_a], dtype=np.int64))
     if k != int(np.prod([y.shape[d] for d in ax_b], dtype=np.int64)):
         raise ValueError(f"tensordot: shape mismatch for the summed axes: {x.shape} {ax_a} and {y.shape} {ax_b}")
-    rows = int(np.prod([x.shape[d] for d in free_a], dtype=np.int64))  # (not -1: a length may be 0)
-    cols = int(np.prod([y.shape[d] for d in free_b], dtype=np.int64))
+    rows = math.prod(x.shape[d] for d in free_a)  # (not -1: a length may be 0)
+    cols = math.prod(y.shape[d] for d in free_b)
     x2 = np.transpose(x, free_a + ax_a).reshape(rows, k)
     y2 = np.transpose(y, ax_b + free_b).reshape(k, cols)
     out = matmul(A, A.wrap(x2, fmt), A.wrap(y2, fmt))

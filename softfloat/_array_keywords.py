@@ -20,6 +20,8 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from .formats import Format, as_format
@@ -76,7 +78,7 @@ def collapse(A, a, axis):
     order in which a reduction over several axes takes the terms."""
     axes = axes_of(a.ndim, axis)
     rest = [d for d in range(a.ndim) if d not in axes]
-    count = int(np.prod([a.shape[d] for d in axes], dtype=np.int64))  # (not -1: a length may be 0)
+    count = math.prod(a.shape[d] for d in axes)  # (not -1: a length may be 0)
     bits = np.transpose(a.bits, list(axes) + rest).reshape((count,) + tuple(a.shape[d] for d in rest))
     return A.wrap(bits, a.format)
 
