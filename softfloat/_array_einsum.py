@@ -40,6 +40,8 @@ def einsum(A, *args, optimize=False, **kwargs):
     spec, operands = _equation(args)
     if kwargs:
         raise unsupported("einsum", _WHY)
+    fmt, bits = A.common(*operands)  # ndarray operands are weak: rounded into the format first
+    operands = [A.wrap(b, fmt) for b in bits]
     if "." in spec:
         spec = _without_ellipsis(A, spec, operands)
     inputs, arrow, output = spec.partition("->")
