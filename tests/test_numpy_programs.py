@@ -104,3 +104,29 @@ def test_kahan_summation_beats_naive_summation_in_fp16():
     exact = float(np.sum(sf.asarray(values, "fp16").to_numpy(np.float64)))
     xs = list(sf.asarray(values, "fp16"))
     assert abs(float(kahan(xs)) - exact) < abs(float(naive(xs)) - exact) / 10
+
+
+def multi_head_scores(x, w, n_head):
+    """Multi-head attention weights written with einsum, as einops-style code does."""
+    q = np.einsum("td,hde->hte", x, w[0])
+    k = np.einsum("td,hde->hte", x, w[1])
+    scores = np.einsum("hqe,hke->hqk", q, k) / np.sqrt(q.shape[-1])
+    return softmax(scores)
+
+
+def test_einsum_attention_polyval_and_histograms_run_unchanged():
+    rng = np.random.default_rng(4)
+    x, w = rng.standard_normal((5, 8)) * 0.5, rng.standard_normal((2, 2, 8, 4)) * 0.3
+    got = multi_head_scores(sf.asarray(x, "fp16"), sf.asarray(w, "fp16"), 2)
+    assert got.format == sf.fp16 and got.shape == (2, 5, 5)
+    assert np.allclose(got.to_numpy(np.float64), multi_head_scores(x, w, 2), atol=4e-3)
+    assert np.allclose(np.sum(got, axis=-1).to_numpy(np.float64), 1.0, atol=4e-3)
+    taylor = [1 / 24, 1 / 6, 1 / 2, 1.0, 1.0]  # exp(t) near 0, highest power first
+    t = np.linspace(-0.5, 0.5, 11)
+    approx = np.polyval(taylor, sf.asarray(t, "bf16"))
+    assert approx.format == sf.bf16
+    assert np.allclose(approx.to_numpy(np.float64), np.exp(t), rtol=2 ** -6)
+    counts, edges = np.histogram(sf.asarray(t, "bf16") - sf.asarray(t, "fp16"), bins=4)
+    assert counts.sum() == t.size and edges.dtype == np.float32  # bf16 - fp16 promotes to fp32
+    rotation = sf.asarray([[0.0, -1.0], [1.0, 0.0]], "fp8_e4m3")
+    assert np.array_equal(np.linalg.matrix_power(rotation, 4).to_numpy(), np.eye(2))
