@@ -48,13 +48,32 @@ def test_einsum_contractions_are_the_products():
 def test_einsum_outside_the_products():
     a = _t((4, 4), 6)
     with sft.emulate("bf16") as em:
-        for eq, n in (("ii->i", 1), ("ij->i", 1), ("ij,ij->ij", 2), ("...ij,...jk,...kl->il", 3)):
-            with pytest.raises(NotImplementedError, match=f"einsum '{eq}'"):
-                torch.einsum(eq, *[a] * n)
+        with pytest.raises(NotImplementedError, match="einsum '...ij,...jk,...kl->il'"):
+            torch.einsum("...ij,...jk,...kl->il", a, a, a)
+        for eq, n in (("ii->i", 1), ("ij->i", 1), ("ij,ij->ij", 2), ("ii", 1)):  # torch's own, as torch.sum, a * b
+            assert torch.equal(torch.einsum(eq, *[a] * n), _unemulated(lambda: torch.einsum(eq, *[a] * n)))
         assert torch.equal(torch.einsum("ij->ji", a), a.T)                         # a permutation
         ints = torch.arange(4).reshape(2, 2)
         assert torch.equal(torch.einsum("ij,jk->ik", ints, ints), ints @ ints)      # integers: torch
     assert len(em.telemetry) == 0
+
+
+def _unemulated(call):
+    """``call()`` with torch's own arithmetic (the emulation's mode off the stack)."""
+    with torch._C.DisableTorchFunction():
+        return call()
+
+
+def test_einsum_diagonals_and_lone_labels_before_the_product():
+    """A diagonal is taken (exact) and a label of one operand alone summed by torch
+    first; the product that is left is the emulated one."""
+    a, b = _t((3, 3, 4), 30), _t((4, 5, 2), 31)
+    with sft.emulate("bf16", accumulator="fp32") as em:
+        got = torch.einsum("iij,jkl->ik", a, b)
+    diag = _unemulated(lambda: torch.diagonal(a, dim1=0, dim2=1).T)   # (i, j)
+    lone = _unemulated(lambda: b.sum(dim=2))                          # (j, k)
+    assert np.array_equal(_np(got), _prod(_np(diag), _np(lone)))
+    assert len(em.telemetry) == 1
 
 
 def test_mv_dot_inner():
@@ -94,9 +113,10 @@ def test_einsum_of_several_operands_is_torchs_pairs():
         three = torch.einsum("ij,jk,kl->il", a, b, c)
         four = torch.einsum("ij,jk,kl,lm", [a, b, c, d])   # implicit output "im"
         chained = ((a @ b) @ c) @ d
-        with pytest.raises(NotImplementedError, match="'ij,jk,kl->i': its step"):
-            torch.einsum("ij,jk,kl->i", a, b, c)             # l summed within c alone
+        lone = torch.einsum("ij,jk,kl->i", a, b, c)        # l summed within c alone, by torch, first
     assert np.array_equal(_np(three), _prod(_prod(_np(a), _np(b)), _np(c)))
+    c_sums = _unemulated(lambda: c.sum(dim=1))
+    assert np.array_equal(_np(lone), _prod(_prod(_np(a), _np(b)), _np(c_sums)[:, None])[:, 0])
     assert torch.equal(four, chained)
     assert sum(r.kind == "fprop" for r in em.telemetry) >= 5
 

@@ -1,9 +1,12 @@
 """Two-operand ``torch.einsum`` contractions rewritten as one batched matrix product
-(see :func:`plan`)."""
+(see :func:`plan`), after the exact moves and torch's own sums that make an equation one
+(:func:`simplified`); several operands as torch pairs them (:func:`pairwise`)."""
 
 from __future__ import annotations
 
-__all__ = ["is_permutation", "pairwise", "plan"]
+import torch
+
+__all__ = ["pairwise", "plan", "simplified"]
 
 
 def plan(equation: str, a, b):
@@ -109,13 +112,44 @@ def pairwise(equation: str, count: int, path=None):
     return steps
 
 
-def is_permutation(equation: str, ndim: int) -> bool:
-    """Whether a one-operand ``equation`` only reorders axes (exact: torch may run it)."""
+def simplified(equation: str, a, b):
+    """``(equation, a, b)`` of a two-operand einsum without "..." made a contraction
+    :func:`plan` takes: a label repeated within an operand takes its diagonal
+    (``torch.diagonal``, exact), a label in one operand only and not in the output is
+    summed there first (``torch.sum``: torch's own sum, as any sum under the emulation).
+    None where what is left is an elementwise product (no label summed, none in one
+    operand only): torch runs it, as it runs ``a * b``.  Equations with "..." come back
+    as they are (:func:`plan` says what it does not take)."""
     eq = equation.replace(" ", "")
     lhs, arrow, out = eq.partition("->")
-    if "," in lhs or "..." in lhs or not arrow or len(lhs) != ndim:
-        return False
-    return len(set(lhs)) == len(lhs) and sorted(lhs) == sorted(out)
+    specs = lhs.split(",")
+    if "." in eq or len(specs) != 2 or any(not c.isalpha() for c in "".join(specs) + out):
+        return equation, a, b
+    if not arrow:
+        out = "".join(sorted(c for c in set(lhs) if c != "," and lhs.count(c) == 1))
+    (a, sa), (b, sb) = _diagonals(a, specs[0]), _diagonals(b, specs[1])
+    a, sa = _summed_alone(a, sa, sb + out)
+    b, sb = _summed_alone(b, sb, sa + out)
+    if set(sa) == set(sb) and set(sa) <= set(out):
+        return None  # the same labels in both, none summed: elementwise
+    return f"{sa},{sb}->{out}", a, b
+
+
+def _diagonals(t, labels: str):
+    while len(set(labels)) != len(labels):
+        c = next(c for c in labels if labels.count(c) > 1)
+        i = labels.index(c)
+        j = labels.index(c, i + 1)
+        t = torch.diagonal(t, dim1=i, dim2=j)  # the diagonal goes last
+        labels = labels[:i] + labels[i + 1:j] + labels[j + 1:] + c
+    return t, labels
+
+
+def _summed_alone(t, labels: str, elsewhere: str):
+    alone = [c for c in labels if c not in elsewhere]
+    if not alone:
+        return t, labels
+    return t.sum(dim=[labels.index(c) for c in alone]), "".join(c for c in labels if c not in alone)
 
 
 def _expand(spec: str, t, equation: str):

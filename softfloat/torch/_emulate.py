@@ -88,10 +88,10 @@ def emulate(recipe, *, accumulator=None, elementwise=False, model=None, telemetr
       softmax (torch's float32 softmax, then rounded into the activations format) and the
       backward of its scale, mask, softmax and dropout (torch's arithmetic); the
       additions of col2im in a convolution's input gradient where windows overlap (torch's
-      float32 additions of emulated values); ``einsum`` diagonals, one-operand
-      reductions, elementwise products and "..." with more than two operands
-      (NotImplementedError naming the equation); products inside ``torch.func``
-      transforms (``vmap``, ``grad``: NotImplementedError).
+      float32 additions of emulated values); ``einsum``'s one-operand equations and
+      elementwise products (torch's, as ``torch.sum`` and ``a * b``), and "..." with
+      more than two operands (NotImplementedError naming the equation); products inside
+      ``torch.func`` transforms (``vmap``, ``grad``: NotImplementedError).
 
     Parameters
     ----------

@@ -22,9 +22,11 @@ expands and stacks, whose gradients torch's autograd takes care of:
   ``linalg.multi_dot`` is ATen's chain of products in ATen's order; ``matrix_power``
   ATen's products by the bits of n (a negative power, an inverse, is torch's own);
   ``cdist`` with p = 2, where ATen takes a product for it, is its ``_euclidean_dist``;
-- ``einsum`` with two operands: one batched product (:func:`softfloat.torch._einsum.plan`;
-  other equations raise NotImplementedError naming them, one-operand permutations and
-  equations with no float operand run in torch);
+- ``einsum`` with two operands: one batched product (:func:`softfloat.torch._einsum.plan`),
+  diagonals taken and labels of one operand alone summed first in torch
+  (:func:`softfloat.torch._einsum.simplified`); one-operand equations, elementwise
+  products and equations with no float operand run in torch, as ``torch.sum`` and
+  ``a * b`` do; "..." with three or more operands raises NotImplementedError;
 - ``conv1d``/``2d``/``3d``: :func:`softfloat.torch._conv.convolution`;
   ``conv_transpose1d``/``2d``/``3d``: :func:`softfloat.torch._conv.transposed` (a
   convolution of the zero-stuffed input);
@@ -43,7 +45,7 @@ import torch.nn.functional as F
 
 from ._attention import attention
 from ._conv import convolution, transposed
-from ._einsum import is_permutation, pairwise, plan
+from ._einsum import pairwise, plan, simplified
 from ._products import batched, gemm, rows
 from ._tensors import check_device
 
@@ -345,8 +347,8 @@ def _einsum(args, run_for):
         return NotImplemented
     if not any(t.dtype.is_floating_point or t.dtype.is_complex for t in operands):
         return NotImplemented  # integer/bool: exact, torch's own
-    if len(operands) == 1 and is_permutation(equation, operands[0].dim()):
-        return NotImplemented  # axes reordered: exact
+    if len(operands) == 1:
+        return NotImplemented  # moves (exact) and sums: torch's own, as torch.sum
     if len(operands) > 2:  # torch's own way: pairs (opt_einsum's path where torch takes it)
         if len({t.dtype for t in operands}) > 1 or not operands[0].dtype.is_floating_point:
             return NotImplemented  # torch's own error, or its integer product
@@ -363,7 +365,10 @@ def _einsum(args, run_for):
     bound = {"input": operands[0], "other": operands[1]}
     if _operands("einsum", bound) == "torch":
         return NotImplemented
-    big_a, big_b, finish = plan(equation, *operands)
+    found = simplified(equation, *operands)
+    if found is None:
+        return NotImplemented  # an elementwise product: torch's own, as a * b
+    big_a, big_b, finish = plan(*found)
     run = run_for("einsum")
     product = gemm(run, big_a[0], big_b[0])[None] if big_a.shape[0] == 1 else batched(run, big_a, big_b)
     return finish(product)
