@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import codec, ops
+from . import _fastpaths, codec, ops
 from ._array_libm import libm, rounded_once as _rounded_once
 from ._context import get_context
 from ._encode import encode_significands
@@ -47,11 +47,30 @@ def _no_flags(ctx, shape):
 
 def _integral(rounding):
     """round_to_integral in a fixed direction (which wins over the context's rounding; the
-    context's platform still chooses NaN results)."""
+    context's platform still chooses NaN results).
+
+    The shortcut (softfloat._fastpaths.ENABLED): in a format numpy stores as itself
+    (fp16, fp32, fp64) and with no NaN, numpy's own floor/ceil/trunc/rint of the values --
+    exact there, as round_to_integral is: an integral value of an IEEE format is a value
+    of it (|x| >= 2**(p - 1) is integral already), zeros keep their sign, infinities stay,
+    and only a signalling NaN would raise a flag."""
+    native_op = _NATIVE_INTEGRAL[rounding]
+
     def call(fmt, ctx, bits):
+        native = fmt.native_dtype
+        if _fastpaths.ENABLED and native is not None:
+            values = np.asarray(bits).view(native)
+            if not np.isnan(values).any():
+                result = native_op(values).view(fmt.storage_dtype)
+                return (result[()] if result.ndim == 0 else result), _no_flags(ctx, result.shape)
         return ctx.split(ops.round_to_integral(bits, fmt, rounding, attributes=ctx.attributes,
                                                return_flags=ctx.track_flags))
     return call
+
+
+#: numpy's rounding to integral values in each direction (exact in its own dtypes)
+_NATIVE_INTEGRAL = {Rounding.DOWNWARD: np.floor, Rounding.UPWARD: np.ceil, Rounding.TOWARD_ZERO: np.trunc,
+                    Rounding.NEAREST_EVEN: np.rint}
 
 
 def _square(fmt, ctx, bits):

@@ -222,3 +222,40 @@ def test_a_sum_with_keepdims_into_one_output_is_the_general_sum(data, fmt, shape
     x = bits.reshape(shape)
     call = lambda: sf.sum(x, fmt, axis=axis, keepdims=True, return_flags=True)  # noqa: E731
     assert_same(call(), general(call))
+
+
+ALL_FP16 = np.arange(1 << 16, dtype=np.uint16)
+
+
+@pytest.mark.parametrize("ufunc", [np.floor, np.ceil, np.trunc, np.rint, np.fix])
+def test_integral_values_by_numpy_equal_round_to_integral_on_every_fp16_pattern(ufunc):
+    """floor/ceil/trunc/rint in fp16, fp32 and fp64 without a NaN are numpy's own on the
+    values (softfloat._array_elementwise._integral's shortcut): every fp16 pattern, NaN-free
+    and with the NaNs (which take round_to_integral), equals the general path, flags too."""
+    from tests.fastpath_checks import general
+    everything = sf.Array.from_bits(ALL_FP16, "fp16")
+    for x in (everything[~np.isnan(everything.to_numpy())], everything):
+        with sf.context() as fast_ctx:
+            fast = ufunc(x)
+        with sf.context() as slow_ctx:
+            slow = general(lambda: ufunc(x))
+        assert np.array_equal(fast.bits, slow.bits)
+        assert _flags(fast_ctx) == _flags(slow_ctx)
+
+
+@settings(max_examples=100, deadline=None)
+@given(data=st.data(), fmt=st.sampled_from(["fp32", "fp64", "fp16"]), shape=st.sampled_from([(), (1,), (7,)]),
+       ufunc=st.sampled_from([np.floor, np.ceil, np.trunc, np.rint]), track=st.booleans())
+def test_integral_values_in_wide_formats_equal_the_general_path(data, fmt, shape, ufunc, track):
+    from tests.fastpath_checks import general
+    width = sf.as_format(fmt).bits
+    size = int(np.prod(shape))
+    bits = np.array(data.draw(st.lists(st.integers(0, 2 ** width - 1), min_size=size, max_size=size)),
+                    dtype=sf.as_format(fmt).storage_dtype).reshape(shape)
+    x = sf.Array.from_bits(bits, fmt)
+    with sf.context(track_flags=track) as fast_ctx:
+        fast = ufunc(x)
+    with sf.context(track_flags=track) as slow_ctx:
+        slow = general(lambda: ufunc(x))
+    assert fast.shape == slow.shape and np.array_equal(fast.bits, slow.bits)
+    assert _flags(fast_ctx) == _flags(slow_ctx)
