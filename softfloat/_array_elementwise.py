@@ -19,6 +19,8 @@ from ._exact import FAR_ABOVE, FAR_BELOW, SIG_TOP
 from ._options import resolve_attributes
 from ._random import GOLDEN, mix
 from .flags import Flags
+from .ops.compare import total_order_keys
+from .ops.kernels import nan_mask
 from .rounding import Rounding
 
 __all__ = ["LIBM", "MAX_REPEATED_POWER", "UFUNCS", "ldexp", "libm", "no_flags", "repeated_power"]
@@ -37,6 +39,23 @@ def _exact(op, flags=True):
             return ctx.split(op(*bits, fmt, return_flags=ctx.track_flags))
         result = op(*bits, fmt)
         return result, _no_flags(ctx, np.shape(result))
+    return call
+
+
+def _pick(op, prefer):
+    """IEEE maximum/minimum (and their Number forms): ``op``; the shortcut
+    (softfloat._fastpaths.ENABLED) where neither operand holds a NaN: the operand of
+    larger (``prefer`` greater_equal) or smaller totalOrder key, which is what all four
+    pick without NaNs (+0 above -0), raising no flag."""
+    exact = _exact(op)
+
+    def call(fmt, ctx, a, b):
+        if _fastpaths.ENABLED:
+            x, y = np.asarray(a), np.asarray(b)
+            if x.dtype == y.dtype == fmt.storage_dtype and not (nan_mask(x, fmt).any() or nan_mask(y, fmt).any()):
+                result = np.where(prefer(total_order_keys(x, fmt), total_order_keys(y, fmt)), x, y)
+                return (result[()] if result.ndim == 0 else result), _no_flags(ctx, result.shape)
+        return exact(fmt, ctx, a, b)
     return call
 
 
@@ -405,8 +424,8 @@ UFUNCS = {
     np.negative: _exact(ops.neg, flags=False), np.positive: _positive,
     np.absolute: _exact(ops.abs, flags=False), np.fabs: _exact(ops.abs, flags=False),
     np.copysign: _exact(ops.copysign, flags=False),
-    np.maximum: _exact(ops.maximum), np.minimum: _exact(ops.minimum),
-    np.fmax: _exact(ops.maximum_number), np.fmin: _exact(ops.minimum_number),
+    np.maximum: _pick(ops.maximum, np.greater_equal), np.minimum: _pick(ops.minimum, np.less_equal),
+    np.fmax: _pick(ops.maximum_number, np.greater_equal), np.fmin: _pick(ops.minimum_number, np.less_equal),
 }
 _COMPARISONS = {np.equal: ops.eq, np.not_equal: ops.ne, np.less: ops.lt, np.less_equal: ops.le,
                 np.greater: ops.gt, np.greater_equal: ops.ge}

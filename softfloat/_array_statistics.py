@@ -49,7 +49,7 @@ from ._flagmasks import FlagMasks
 from ._random import bits_at, key_from
 from ._workspace import Workspace
 from .formats import fp64
-from .ops.kernels import Target, default_nan, div_exact, div_kernel, round_block
+from .ops.kernels import Target, default_nan, div_exact, div_kernel, nan_mask, round_block
 
 __all__ = ["divide_by"]
 
@@ -100,7 +100,7 @@ def _by_a_value(A, x, n, operation: str, ctx):
         return None
     fmt = x.format
     pattern = codec.encode(float(n), fmt)
-    if float(codec.decode(pattern, fmt)) != n or np.any(codec.is_nan(x.bits, fmt)):
+    if float(codec.decode(pattern, fmt)) != n or nan_mask(x.bits, fmt).any():
         return None
     result, flags = plain_kernel(np.divide)(fmt, ctx, x.bits, np.asarray(pattern, fmt.storage_dtype))
     ctx.record(operation, flags)

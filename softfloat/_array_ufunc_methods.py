@@ -34,6 +34,7 @@ from ._context import get_context
 from .codec import is_nan
 from .flags import Flags
 from .ops.compare import total_order_keys
+from .ops.kernels import nan_mask
 
 __all__ = ["PICKS", "accumulate", "at", "not_defined", "pick_reduce", "reduce", "reduceat"]
 
@@ -84,7 +85,7 @@ def _halving(A, ufunc, x, axis, keepdims):
     ctx = get_context()
     kept = (lambda r: expand(r, x.ndim, axis)) if keepdims else (lambda r: r)
     flags = no_flags(ctx, bits.shape[1:])
-    if _fastpaths.ENABLED and bits.shape[0] > 1 and not np.any(is_nan(bits, x.format)):
+    if _fastpaths.ENABLED and bits.shape[0] > 1 and not nan_mask(bits, x.format).any():
         keys = total_order_keys(bits, x.format)
         index = (np.argmax if ufunc in (np.maximum, np.fmax) else np.argmin)(keys, axis=0)
         bits = np.take_along_axis(bits, index[None], axis=0)

@@ -259,3 +259,25 @@ def test_integral_values_in_wide_formats_equal_the_general_path(data, fmt, shape
         slow = general(lambda: ufunc(x))
     assert fast.shape == slow.shape and np.array_equal(fast.bits, slow.bits)
     assert _flags(fast_ctx) == _flags(slow_ctx)
+
+
+@pytest.mark.parametrize("fmt", ["fp8_e4m3", "fp8_e5m2", "fp8_e4m3fnuz", "fp4_e2m1"])
+@pytest.mark.parametrize("ufunc", [np.maximum, np.minimum, np.fmax, np.fmin])
+def test_picks_without_nans_equal_the_general_path_on_every_pair(fmt, ufunc):
+    """maximum/minimum/fmax/fmin pick by totalOrder keys where no NaN is there
+    (softfloat._array_elementwise._pick's shortcut): every pair of the format, all of them
+    (NaNs take the general path) and the NaN-free ones, broadcast and 0-d, equal the
+    general path, flags too."""
+    from tests.fastpath_checks import general
+    f = sf.as_format(fmt)
+    n = 1 << f.bits
+    a = sf.Array.from_bits(np.repeat(np.arange(n), n).astype(f.storage_dtype), fmt)
+    b = sf.Array.from_bits(np.tile(np.arange(n), n).astype(f.storage_dtype), fmt)
+    numbers = ~(np.isnan(a.to_numpy(np.float64)) | np.isnan(b.to_numpy(np.float64)))
+    for x, y in ((a, b), (a[numbers], b[numbers]), (a[numbers][:1], b[numbers][:9]), (a[numbers][3], b[numbers][5])):
+        with sf.context() as fast_ctx:
+            fast = ufunc(x, y)
+        with sf.context() as slow_ctx:
+            slow = general(lambda: ufunc(x, y))
+        assert fast.shape == slow.shape and np.array_equal(fast.bits, slow.bits)
+        assert _flags(fast_ctx) == _flags(slow_ctx)

@@ -9,8 +9,8 @@ import numpy as np
 from ..formats import Format, Specials
 from ..platforms import PLATFORMS, NanPropagation, Platform
 
-__all__ = ["NAN_POLICY", "default_nan", "describe_nan_rules", "is_signaling", "nan_propagation", "propagated",
-           "quieted", "resolve_nans"]
+__all__ = ["NAN_POLICY", "default_nan", "describe_nan_rules", "is_signaling", "nan_mask", "nan_propagation",
+           "propagated", "quieted", "resolve_nans"]
 
 _PAYLOAD_WORDS = {"quiet": "canonical quiet NaN", "all_ones": "quiet NaN with every payload bit set"}
 _PROPAGATION_WORDS = {NanPropagation.SIGNALING_FIRST: "signaling first, then first operand",
@@ -113,6 +113,20 @@ def default_nan(fmt: Format, attrs=None):
     trailing = fmt.mantissa_mask if platform.default_nan_payload == "all_ones" else 1 << (fmt.mantissa_bits - 1)
     sign = fmt.sign_mask if platform.default_nan_sign else 0
     return dt(sign | fmt.exponent_mask | trailing)
+
+
+def nan_mask(b, fmt: Format):
+    """Which of the patterns ``b`` (an array of ``fmt.storage_dtype``, checked already)
+    are NaNs: the bit tests alone, for the hot paths (codec.is_nan decomposes and checks
+    its input first)."""
+    dt = b.dtype.type
+    if fmt.specials is Specials.IEEE:
+        return (b & dt(fmt.sign_mask - 1)) > dt(fmt.exponent_mask)
+    if fmt.specials is Specials.FN:
+        return (b & dt(fmt.sign_mask - 1)) == dt(fmt.nan_bits)
+    if fmt.specials is Specials.FNUZ:
+        return b == dt(fmt.nan_bits)
+    return np.zeros(np.shape(b), dtype=bool)
 
 
 def is_signaling(b, fmt: Format):

@@ -34,7 +34,7 @@ import numpy as np
 from .. import _dask, _validate
 from ..flags import Flags
 from ..formats import Format, Specials, as_format
-from ._nan import is_signaling, quieted
+from ._nan import is_signaling, nan_mask, quieted
 from ._operands import operand_patterns
 
 __all__ = [
@@ -89,7 +89,7 @@ def _comparison(name, relation, *, symbol, ieee, unordered_result, examples):
         signaling = _validate.boolean("signaling", signaling)
         return_flags = _validate.boolean("return_flags", return_flags)
         (x, y), _ = operand_patterns(fmt, [("a", a), ("b", b)])
-        nan_x, nan_y = _is_nan(x, fmt), _is_nan(y, fmt)
+        nan_x, nan_y = nan_mask(x, fmt), nan_mask(y, fmt)
         either_nan = nan_x | nan_y
         result = relation(_order_key(x, fmt), _order_key(y, fmt))
         result = (result | either_nan) if unordered_result else (result & ~either_nan)
@@ -148,7 +148,7 @@ def unordered(a, b, fmt, *, return_flags=False):
                           return_flags is True)
     return_flags = _validate.boolean("return_flags", return_flags)
     (x, y), _ = operand_patterns(fmt, [("a", a), ("b", b)])
-    nan_x, nan_y = _is_nan(x, fmt), _is_nan(y, fmt)
+    nan_x, nan_y = nan_mask(x, fmt), nan_mask(y, fmt)
     invalid = (nan_x & is_signaling(x, fmt)) | (nan_y & is_signaling(y, fmt))
     return _predicate_result(nan_x | nan_y, invalid, return_flags)
 
@@ -252,7 +252,7 @@ def _minmax(name, prefer, *, by_magnitude, number_wins, summary, ieee, examples,
                               return_flags is True)
         return_flags = _validate.boolean("return_flags", return_flags)
         (x, y), _ = operand_patterns(fmt, [("a", a), ("b", b)])
-        nan_x, nan_y = _is_nan(x, fmt), _is_nan(y, fmt)
+        nan_x, nan_y = nan_mask(x, fmt), nan_mask(y, fmt)
         kx, ky = _total_key(x, fmt), _total_key(y, fmt)
         take_x = prefer(kx, ky)
         if by_magnitude:  # |a| vs |b|; equal magnitudes fall back to the signed order
@@ -423,7 +423,7 @@ def ulp(a, fmt, *, return_flags=False):
     # (E - m).000..0; both give 1 << m at E = m + 1
     e = np.maximum(biased, np.uint64(1))
     result = np.where(e <= m + np.uint64(1), np.uint64(1) << (e - np.uint64(1)), (e - m) << m)
-    nan = _is_nan(x, fmt)
+    nan = nan_mask(x, fmt)
     if fmt.has_infinity:
         result = np.where(_magnitude(x, fmt) == fmt.infinity_bits, np.uint64(fmt.infinity_bits), result)
     result = np.where(nan, quieted(x, fmt).astype(np.uint64), result)
@@ -451,7 +451,7 @@ def _step(a, fmt, direction, return_flags):
         sign_bit = np.where(key == 0, np.uint64(0), sign_bit)
     negative = np.where(key == 0, sign_bit, np.where(key < 0, np.uint64(fmt.sign_mask), np.uint64(0)))
     result = (mag | negative).astype(fmt.storage_dtype)
-    nan = _is_nan(x, fmt)
+    nan = nan_mask(x, fmt)
     result = np.where(nan, quieted(x, fmt), result)
     return _bits_result(result, fmt, nan & is_signaling(x, fmt), return_flags)
 
@@ -496,17 +496,6 @@ def _total_key(x, fmt: Format):
     if fmt.specials is Specials.FNUZ:
         key = np.where(u == fmt.sign_mask, np.int64(fmt.sign_mask), key)
     return key
-
-
-def _is_nan(x, fmt: Format):
-    dt = x.dtype.type
-    if fmt.specials is Specials.IEEE:
-        return (x & dt(fmt.sign_mask - 1)) > dt(fmt.exponent_mask)
-    if fmt.specials is Specials.FN:
-        return (x & dt(fmt.sign_mask - 1)) == dt(fmt.nan_bits)
-    if fmt.specials is Specials.FNUZ:
-        return x == dt(fmt.nan_bits)
-    return np.zeros(np.shape(x), dtype=bool)
 
 
 def _propagate_nan(x, y, nan_x, nan_y, fmt: Format):

@@ -45,13 +45,16 @@ The contract
     The pattern an invalid operation gives on ``attrs.platform`` (None: the default
     platform): its sign and payload in IEEE formats, the one NaN of fn/fnuz formats, +0
     in FP6/FP4 (see :mod:`softfloat.platforms`).
+``nan_mask(b, fmt)``
+    Which patterns (an array of the storage dtype, checked already) are NaNs, by their
+    bits alone: the hot paths' test (``codec.is_nan`` decomposes and checks first).
 """
 
 from __future__ import annotations
 
 from ._eft import is_narrow, safe_magnitude, sums_are_exact
 from ._kernel import Exact
-from ._nan import default_nan
+from ._nan import default_nan, nan_mask
 from ._round_block import Target, round_block
 from .add import add_exact, add_kernel, addition_flags
 from .div import div_exact, div_kernel
@@ -60,6 +63,6 @@ from .mul import mul_exact, mul_kernel
 
 __all__ = [
     "Exact", "Target", "add_exact", "add_kernel", "addition_flags", "default_nan", "div_exact", "div_kernel",
-    "fma_exact", "fma_kernel", "is_narrow", "mul_exact", "mul_kernel", "round_block",
+    "fma_exact", "fma_kernel", "is_narrow", "mul_exact", "mul_kernel", "nan_mask", "round_block",
     "safe_magnitude", "sums_are_exact",
 ]
