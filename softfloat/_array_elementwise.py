@@ -9,6 +9,8 @@ rounded.
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from . import _fastpaths, codec, ops
@@ -384,13 +386,22 @@ def _truth(fmt, bits):
 
 
 def _sign_like(fmt, x, values):
-    """``values`` (negative, zero, positive) chosen by x's class; a NaN stays itself."""
-    neg, zero, pos = (np.asarray(codec.encode(v, fmt), dtype=fmt.storage_dtype) if np.ndim(v) == 0 else v
-                      for v in values)
-    nan = np.asarray(codec.is_nan(x, fmt))
-    minus = np.asarray(codec.is_sign_minus(x, fmt))
-    result = np.where(np.asarray(codec.is_zero(x, fmt)), zero, np.where(minus, neg, pos))
+    """``values`` (negative, zero, positive) chosen by x's class; a NaN stays itself.  By
+    the bits: the sign bit, and a zero magnitude that is no NaN (fnuz's NaN is "-0")."""
+    neg, zero, pos = (_pattern(v, fmt) if np.ndim(v) == 0 else v for v in values)
+    x = np.asarray(x)
+    nan = nan_mask(x, fmt)
+    dt = x.dtype.type
+    minus = (x & dt(fmt.sign_mask)) != 0
+    is_zero = ((x & dt(fmt.sign_mask - 1)) == 0) & ~nan
+    result = np.where(is_zero, zero, np.where(minus, neg, pos))
     return np.where(nan, x, result).astype(fmt.storage_dtype)
+
+
+@functools.lru_cache(maxsize=256)
+def _pattern(value: float, fmt):
+    """The pattern of an exact constant (-1, 0, +1) in ``fmt``, made once per format."""
+    return np.asarray(codec.encode(value, fmt), dtype=fmt.storage_dtype)
 
 
 def _sign(fmt, ctx, x):

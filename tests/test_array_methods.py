@@ -371,6 +371,15 @@ def test_sign_heaviside_logical_equal_numpys_float16():
     bits = np.arange(2 ** 16, dtype=np.uint16)
     x, h = sf.Array.from_bits(bits, "fp16"), bits.view(np.float16)
     assert np.array_equal(np.sign(x).to_numpy(), np.sign(h), equal_nan=True)
+    numbers = ~np.isnan(h)
+    assert np.array_equal(np.sign(x).bits[numbers], np.sign(h).view(np.uint16)[numbers])  # +0 for -0 too
+    assert np.array_equal(np.sign(x).bits[~numbers], bits[~numbers])  # a NaN stays itself
+    for fmt in ("fp8_e4m3", "fp8_e4m3fnuz", "fp8_e5m2fnuz", "fp4_e2m1"):  # by the bits: fn, fnuz, no NaN
+        patterns = np.arange(2 ** sf.as_format(fmt).bits, dtype=np.uint8)
+        values = sf.Array.from_bits(patterns, fmt).to_numpy(np.float64)
+        got = np.sign(sf.Array.from_bits(patterns, fmt))
+        assert np.array_equal(got.to_numpy(np.float64), np.sign(values), equal_nan=True)
+        assert np.array_equal(got.bits[np.isnan(values)], patterns[np.isnan(values)])
     with np.errstate(invalid="ignore"):
         want = np.heaviside(h, np.float16(0.5))
     assert np.array_equal(np.heaviside(x, 0.5).to_numpy(), want, equal_nan=True)
