@@ -70,23 +70,37 @@ def _integral(rounding):
     """round_to_integral in a fixed direction (which wins over the context's rounding; the
     context's platform still chooses NaN results).
 
-    The shortcut (softfloat._fastpaths.ENABLED): in a format numpy stores as itself
-    (fp16, fp32, fp64) and with no NaN, numpy's own floor/ceil/trunc/rint of the values --
-    exact there, as round_to_integral is: an integral value of an IEEE format is a value
-    of it (|x| >= 2**(p - 1) is integral already), zeros keep their sign, infinities stay,
-    and only a signalling NaN would raise a flag."""
+    The shortcut (softfloat._fastpaths.ENABLED), where no NaN is there: numpy's own
+    floor/ceil/trunc/rint of the values, exact, as round_to_integral is -- in a format
+    numpy stores as itself (fp16, fp32, fp64) on the values in place, in any other whose
+    integers up to 2**precision are values of it (bf16, FP8, FP4; not FP6 E2M3, whose
+    ceil(7.5) overflows) on the exact float64 values, encoded back exactly.  An integral
+    result is a value of the format (|x| >= 2**(p - 1) is integral already, and a
+    non-integral x rounds to an integer of at most 2**(p - 1)), zeros keep their sign (+0
+    in fnuz formats, which have no -0), infinities stay, and only a signalling NaN would
+    raise a flag."""
     native_op = _NATIVE_INTEGRAL[rounding]
 
     def call(fmt, ctx, bits):
-        native = fmt.native_dtype
-        if _fastpaths.ENABLED and native is not None:
-            values = np.asarray(bits).view(native)
-            if not np.isnan(values).any():
-                result = native_op(values).view(fmt.storage_dtype)
+        if _fastpaths.ENABLED:
+            result = _integral_values(fmt, np.asarray(bits), native_op)
+            if result is not None:
                 return (result[()] if result.ndim == 0 else result), _no_flags(ctx, result.shape)
         return ctx.split(ops.round_to_integral(bits, fmt, rounding, attributes=ctx.attributes,
                                                return_flags=ctx.track_flags))
     return call
+
+
+def _integral_values(fmt, x, native_op):
+    """:func:`_integral`'s shortcut: the result patterns, or None (a NaN, another format)."""
+    native = fmt.native_dtype
+    if native is not None and x.dtype == fmt.storage_dtype:
+        values = x.view(native)
+        return None if np.isnan(values).any() else native_op(values).view(fmt.storage_dtype)
+    if 2 ** fmt.precision > fmt.max_finite or x.dtype != fmt.storage_dtype or nan_mask(x, fmt).any():
+        return None
+    return np.asarray(codec.encode(native_op(np.asarray(codec.decode(x, fmt), dtype=np.float64)), fmt),
+                      dtype=fmt.storage_dtype)
 
 
 #: numpy's rounding to integral values in each direction (exact in its own dtypes)

@@ -224,17 +224,18 @@ def test_a_sum_with_keepdims_into_one_output_is_the_general_sum(data, fmt, shape
     assert_same(call(), general(call))
 
 
-ALL_FP16 = np.arange(1 << 16, dtype=np.uint16)
 
-
+@pytest.mark.parametrize("fmt", ["fp16", "bf16", "fp8_e4m3", "fp8_e5m2fnuz", "fp6_e2m3", "fp6_e3m2", "fp4_e2m1"])
 @pytest.mark.parametrize("ufunc", [np.floor, np.ceil, np.trunc, np.rint, np.fix])
-def test_integral_values_by_numpy_equal_round_to_integral_on_every_fp16_pattern(ufunc):
-    """floor/ceil/trunc/rint in fp16, fp32 and fp64 without a NaN are numpy's own on the
-    values (softfloat._array_elementwise._integral's shortcut): every fp16 pattern, NaN-free
-    and with the NaNs (which take round_to_integral), equals the general path, flags too."""
+def test_integral_values_by_numpy_equal_round_to_integral_on_every_pattern(fmt, ufunc):
+    """floor/ceil/trunc/rint without a NaN are numpy's own on the values
+    (softfloat._array_elementwise._integral's shortcut; FP6 E2M3, whose ceil(7.5)
+    overflows, keeps the general path): every pattern of the format, NaN-free and with
+    the NaNs (which take round_to_integral), equals the general path, flags too."""
     from tests.fastpath_checks import general
-    everything = sf.Array.from_bits(ALL_FP16, "fp16")
-    for x in (everything[~np.isnan(everything.to_numpy())], everything):
+    f = sf.as_format(fmt)
+    everything = sf.Array.from_bits(np.arange(1 << f.bits).astype(f.storage_dtype), fmt)
+    for x in (everything[~np.isnan(everything.to_numpy(np.float64))], everything):
         with sf.context() as fast_ctx:
             fast = ufunc(x)
         with sf.context() as slow_ctx:
