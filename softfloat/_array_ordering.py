@@ -28,22 +28,16 @@ from ._array_registry import implements
 from ._array_structural import truthy
 from .ops.compare import total_order_keys
 
-__all__ = ["numpy_key", "total_order_key"]
-
-
-def total_order_key(bits, fmt):
-    """Integers that sort like IEEE totalOrder: -NaN < -inf < ... < -0 < +0 < ... < +NaN
-    (``softfloat.ops.compare``'s keys)."""
-    return total_order_keys(bits, fmt)
+__all__ = ["numpy_key"]
 
 
 def numpy_key(bits, fmt):
     """Integers that compare as numpy compares floats, with NaNs as one value above +inf:
     totalOrder's key with -0 sent to +0 and every NaN to the largest integer."""
     bits = np.asarray(bits)
-    key = total_order_key(bits, fmt).astype(np.int64)
+    key = total_order_keys(bits, fmt)  # (int64)
     zero = np.asarray(codec.is_zero(bits, fmt))
-    key[zero] = int(total_order_key(np.zeros((), fmt.storage_dtype), fmt))
+    key[zero] = int(total_order_keys(np.zeros((), fmt.storage_dtype), fmt))
     key[np.asarray(codec.is_nan(bits, fmt))] = np.iinfo(np.int64).max
     return key
 
@@ -56,7 +50,7 @@ def _key_of(A, fmt, x, operation):
 @implements(np.argsort)
 def argsort(A, a, axis=-1, kind=None, order=None, *, stable=None):
     """Indices that sort ``a`` by IEEE totalOrder (stable)."""
-    return np.argsort(total_order_key(a.bits, a.format), axis=axis, kind="stable")
+    return np.argsort(total_order_keys(a.bits, a.format), axis=axis, kind="stable")
 
 
 @implements(np.sort)

@@ -37,6 +37,8 @@ gives NaN with invalid counted (0 / 0), where numpy warns.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from . import _fastpaths, codec
@@ -111,7 +113,7 @@ def _count(a, axis, keepdims=False, where=True):
     """How many elements each slice along ``axis`` holds (selects, with ``where``)."""
     if where is not True:
         return selected_count(a, axis, where, keepdims)
-    return int(np.prod([a.shape[ax] for ax in axes_of(a.ndim, axis)], dtype=np.int64))
+    return math.prod(a.shape[ax] for ax in axes_of(a.ndim, axis))
 
 
 @implements(np.mean)

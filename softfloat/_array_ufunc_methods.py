@@ -31,7 +31,6 @@ from . import _fastpaths
 from ._array_elementwise import UFUNCS, no_flags
 from ._array_keywords import axes_of, collapse, converted, expand, reduce_with
 from ._context import get_context
-from .codec import is_nan
 from .flags import Flags
 from .ops.compare import total_order_keys
 from .ops.kernels import nan_mask
@@ -154,7 +153,7 @@ def _running_pick(ufunc, x, axis):
     terms = np.moveaxis(x, axis, 0)
     n = terms.shape[0]
     running = terms.copy()
-    if not np.any(is_nan(x.bits, x.format)):  # associative: r[k] = pick(r[k - step], r[k]), doubling
+    if not nan_mask(x.bits, x.format).any():  # associative: r[k] = pick(r[k - step], r[k]), doubling
         step = 1
         while step < n:
             running[step:] = ufunc(running[:-step], running[step:])
