@@ -103,17 +103,22 @@ def _names_of(model) -> dict[int, str]:
 
 
 def _user_level() -> int:
-    """warnings.warn's stacklevel of the first frame outside torch and softfloat (its
-    caller's caller being this function's caller)."""
-    frame, level = sys._getframe(2), 2
-    while frame is not None and frame.f_code.co_filename.startswith(_SKIP):
-        frame, level = frame.f_back, level + 1
-    return level
+    """warnings.warn's stacklevel of the first frame outside torch and softfloat (level 2
+    being the caller of this function's caller)."""
+    _, steps = _outside(sys._getframe(2))
+    return 2 + steps
 
 
 def _caller() -> tuple:
     """(file, line) of the first frame outside torch and softfloat."""
-    frame = sys._getframe(2)
-    while frame is not None and frame.f_code.co_filename.startswith(_SKIP):
-        frame = frame.f_back
+    frame, _ = _outside(sys._getframe(2))
     return ("?", 0) if frame is None else (frame.f_code.co_filename, frame.f_lineno)
+
+
+def _outside(frame):
+    """The first frame from ``frame`` outwards that is neither torch's nor softfloat's
+    (None if none is), and how many frames out it lies."""
+    steps = 0
+    while frame is not None and frame.f_code.co_filename.startswith(_SKIP):
+        frame, steps = frame.f_back, steps + 1
+    return frame, steps
