@@ -165,7 +165,7 @@ def test_numpy_float16_addition_is_one_correct_rounding():
 
 @pytest.mark.parametrize("n", [1, 2, 7, 8, 9, 64, 1000, 1 << 14])
 def test_numpy_reduction_down_axis_0_is_row_after_row(n):
-    # _fast._sum_rows relies on it: rows of alternately huge and tiny terms, where any
+    # _fast.sum_rows relies on it: rows of alternately huge and tiny terms, where any
     # other order (pairwise, or blocks of 8 partial sums) keeps tiny terms it should lose
     rng = np.random.default_rng(n)
     K = 300
@@ -174,9 +174,9 @@ def test_numpy_reduction_down_axis_0_is_row_after_row(n):
     expected = rows[0].copy()
     for row in rows[1:]:
         expected = (expected.astype(np.float64) + row.astype(np.float64)).astype(np.float32)  # one rounding
-    got = _fast._sum_rows(rows)
+    got = _fast.sum_rows(rows)
     assert np.array_equal(got.view(np.uint32), expected.view(np.uint32))
-    assert np.array_equal(_fast._sum_rows(np.full((3, n), -0.0, np.float32)).view(np.uint32),
+    assert np.array_equal(_fast.sum_rows(np.full((3, n), -0.0, np.float32)).view(np.uint32),
                           np.full(n, 0x80000000, np.uint32))  # -0 + -0 + -0 stays -0
 
 

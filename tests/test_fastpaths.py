@@ -948,8 +948,8 @@ def test_the_off_switch_turns_off_the_accumulation_shortcuts(monkeypatch):
     monkeypatch.setattr(_fast, "Native", counting_native)
     monkeypatch.setattr(_array_functions, "_native_running_sums", counting_running)
     rng = np.random.default_rng(5)
-    a = sf.encode(rng.standard_normal((16, 64)), "fp16")
-    b = sf.encode(rng.standard_normal((64, 8)), "fp16")
+    a = sf.encode(rng.standard_normal((32, 64)), "fp16")  # more terms than the tiles' shortcut
+    b = sf.encode(rng.standard_normal((64, 64)), "fp16")  # takes (softfloat.accumulate._few.TERMS)
     x = sf.encode(rng.standard_normal(300) * 1e3, "fp32")
     arr = sf.asarray(rng.standard_normal(300), "fp32")
 

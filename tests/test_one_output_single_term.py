@@ -1,5 +1,5 @@
 """A sum or dot product of one term into one output: softfloat.accumulate.reduce's
-``_one_output`` hands it to ``softfloat.accumulate._fast.one_output`` (numpy's arithmetic
+``_one_output`` hands it to ``softfloat.accumulate._few.one_output`` (numpy's arithmetic
 in the accumulator's dtype), which must give the general path's bits, flags and swamped
 count (every fast path switched off) -- for every fp16 and fp8 pattern, in accumulators
 that hold the format and into narrower output formats (the one rounding)."""
@@ -14,10 +14,10 @@ from tests.fastpath_checks import assert_same, general
 
 
 def _spy(monkeypatch):
-    from softfloat.accumulate import _fast
+    from softfloat.accumulate import _few
     found = []
-    original = _fast.one_output
-    monkeypatch.setattr(_fast, "one_output", lambda *a: found.append(original(*a)) or found[-1])
+    original = _few.one_output
+    monkeypatch.setattr(_few, "one_output", lambda *a: found.append(original(*a)) or found[-1])
     return found
 
 

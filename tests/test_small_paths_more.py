@@ -154,7 +154,7 @@ def test_the_cache_is_bounded(fill_at_once, monkeypatch):
                 general(lambda: sf.add(a, a, "fp4_e2m1", "nearest_even", return_flags=True)))
 
 
-# ---- sums and dot products into one output (softfloat.accumulate._fast.one_output) -------
+# ---- sums and dot products into one output (softfloat.accumulate._few.one_output) -------
 def _patterns(fmt, values):
     return np.asarray(sf.encode(values, fmt))
 
@@ -200,10 +200,10 @@ def test_swamped_sums_count_as_the_general_path(acc):
 
 
 def _spy_one_output(monkeypatch):
-    from softfloat.accumulate import _fast
+    from softfloat.accumulate import _few
     found = []
-    original = _fast.one_output
-    monkeypatch.setattr(_fast, "one_output", lambda *a: found.append(original(*a)) or found[-1])
+    original = _few.one_output
+    monkeypatch.setattr(_few, "one_output", lambda *a: found.append(original(*a)) or found[-1])
     return found
 
 

@@ -34,33 +34,37 @@ Every fast result is checked bit for bit against the general path in the tests.
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
 from .. import _fastpaths, _scratch
 from .._encode import encode_block
 from .._flagmasks import FlagMasks
 from .._workspace import Workspace
-from ..flags import AccumulationFlags
 from ..formats import Format, fp32, fp64
-from ..ops.kernels import addition_flags, is_narrow, sums_are_exact
+from ..ops.kernels import addition_flags, is_narrow
 from ..rounding import Rounding
-from ._operands import _decode, addition_swamped, invalid_products, steps_swamped
+from ._operands import addition_swamped, invalid_products, steps_swamped
 
-__all__ = ["ONE_OUTPUT_TERMS", "Native", "one_output", "plan"]
+__all__ = ["Native", "inexact_any", "plan", "products_fit_by_format", "running_sums", "sum_rows"]
 
 
-def _products_fit(fmt: Format, acc: Format, layout) -> bool:
-    """Are all products of the inputs exactly values of ``acc``?"""
+def products_fit_by_format(fmt: Format, acc: Format) -> bool:
+    """Is every product of two ``fmt`` values exactly a value of ``acc`` (by the formats)?"""
     if acc == fp64:
         return is_narrow(fmt)
     if 2 * fmt.precision > acc.precision:
         return False
     lowest = 2 * (fmt.emin - fmt.mantissa_bits)  # exponent of the smallest product's last bit
-    largest = fmt.max_finite ** 2
-    if lowest >= acc.emin - acc.mantissa_bits and largest <= acc.max_finite:
+    return lowest >= acc.emin - acc.mantissa_bits and fmt.max_finite ** 2 <= acc.max_finite
+
+
+def _products_fit(fmt: Format, acc: Format, layout) -> bool:
+    """Are all products of the inputs exactly values of ``acc`` (by the formats, or by the
+    smallest and largest magnitudes of the data)?"""
+    if products_fit_by_format(fmt, acc):
         return True
+    if acc == fp64 or 2 * fmt.precision > acc.precision:
+        return False
     ranges = layout.magnitude_ranges()  # per operand: smallest non-zero, largest |value|
     if ranges is None:  # an infinity or NaN among the inputs
         return False
@@ -157,8 +161,8 @@ class Native:
             rows[0] = s
         if not self.want:  # only the last running sum is wanted: one reduction down k
             rows[first:] = t
-            return _sum_rows(rows)
-        _running_sums(rows, t, first)  # row after row: s = s + t_k
+            return sum_rows(rows)
+        running_sums(rows, t, first)  # row after row: s = s + t_k
         finite = np.isfinite(rows[-1]).all()  # every term and running sum finite (see _steps_flags)
         if self.only:  # the swamped counts alone (see softfloat.accumulate._operands.steps_swamped)
             b = t[1 - first:]
@@ -178,7 +182,7 @@ class Native:
 
     def _outer_chain(self, s, tile, c0, c1, reverse):
         """Matrix products: s + a_k * b_k for each k in turn, the products of the chunk at
-        once and their running sum by one reduction down its k axis (:func:`_sum_rows`).
+        once and their running sum by one reduction down its k axis (:func:`sum_rows`).
 
         A tile narrower than it is tall (a product with few columns) is worked on
         transposed, so that numpy's inner loops run along its rows, not its few columns."""
@@ -200,7 +204,7 @@ class Native:
         # the products, each one exact multiplication (einsum with no summed index; its
         # loops beat a broadcast multiply's by a third)
         np.einsum("ki,kj->kij", X, Y, out=terms[first:].reshape((c1 - c0, X.shape[1], Y.shape[1])))
-        total = _sum_rows(terms)
+        total = sum_rows(terms)
         total = total.reshape(cols, rows_).T.reshape(-1) if transposed else total
         return _negative_zeros(total, start, *factors)
 
@@ -219,7 +223,7 @@ class Native:
             rows[0] = s
         shape = (c1 - c0, X.shape[1], Y.shape[1])
         np.einsum("ki,kj->kij", X, Y, out=rows[first:].reshape(shape))  # exact products
-        _running_sums(rows)  # row after row: s = s + t_k
+        running_sums(rows)  # row after row: s = s + t_k
         if np.isfinite(rows[-1]).all():  # every term and running sum finite (see _steps_flags)
             swamped = steps_swamped(rows, None, (X[1 - first:], Y[1 - first:]))
         else:
@@ -274,7 +278,7 @@ class Native:
 _ROW_WISE = 64
 
 
-def _running_sums(buf, t=None, first=0):
+def running_sums(buf, t=None, first=0):
     """buf[k] = buf[k-1] + buf[k] for k = 1, 2, ..., in place: each row one rounding.
 
     With ``t`` (the terms, as rows, left as they are): buf[first:] is first t, that is
@@ -375,7 +379,7 @@ def _inexact_columns(a, b, r, todo):
             ra, aa, bb = r[k0:k1], a[k0:k1], b[k0:k1]
         else:  # (np.take: several times faster than fancy indexing [:, idx])
             ra, aa, bb = (np.take(x[k0:k1], idx, axis=1) for x in (r, a, b))
-        hit = _inexact_any(ra, aa, bb)
+        hit = inexact_any(ra, aa, bb)
         if whole:
             hit &= todo
             found |= hit
@@ -387,7 +391,7 @@ def _inexact_columns(a, b, r, todo):
     return found
 
 
-def _inexact_any(r, a, b):
+def inexact_any(r, a, b):
     """Per column of the (steps, m) rows, whether any step r = a + b is inexact:
     (r - a != b) | (r - b != a) at some step.
 
@@ -417,11 +421,11 @@ def _any_down(mask):
     return mask.any(axis=0)
 
 
-#: columns from which numpy's reduction down axis 0 is row after row (see _sum_rows)
+#: columns from which numpy's reduction down axis 0 is row after row (see sum_rows)
 _REDUCE_COLUMNS = 8
 
 
-def _sum_rows(rows):
+def sum_rows(rows):
     """((rows[0] + rows[1]) + rows[2]) + ..., each addition rounded: the last running sum.
 
     numpy reduces axis 0 of a C-contiguous (K, n) array, n > 1, as K - 1 whole-row
@@ -433,157 +437,6 @@ def _sum_rows(rows):
     be overwritten.
     """
     if rows.shape[1] < _REDUCE_COLUMNS:
-        _running_sums(rows)
+        running_sums(rows)
         return rows[-1].copy()
     return np.add.reduce(rows, axis=0, initial=-0.0)
-
-
-# ---- one output: a sum or dot product of 1-D operands, without the tiles ---------------
-#: terms up to which :func:`one_output` takes a reduction (its arrays are of the terms'
-#: size; longer ones take the tiles of the general path, within their memory bound)
-ONE_OUTPUT_TERMS = 1 << 16
-
-
-def one_output(spec, x, y=None):
-    """The sum (``y`` None) or dot product of the C-contiguous 1-D pattern arrays ``x``
-    (and ``y``) of ``spec.fmt`` (a softfloat.accumulate._spec.ReductionSpec) into one
-    output, by numpy's arithmetic in the accumulator's dtype; or None (the general path).
-
-    The conditions are :func:`plan`'s (module docstring), checked from the formats alone
-    (products: exact in the accumulator by the format), for the sequential and reverse
-    orders without ``c``, ``block`` or ``product``, and an out_format equal to the
-    accumulator or held by it.  Why the bits, flags and swamped count are the general
-    path's:
-
-    * the running sums ``s = np.add.accumulate(t)`` are the definition's steps, each one
-      IEEE addition in the accumulator (numpy's accumulate of a 1-D array runs in order);
-    * non-finite values are absorbing here (inf + finite = inf, NaN stays NaN, inf - inf
-      = NaN), so all terms and running sums are finite iff the last running sum is; a
-      non-finite one is declined (its invalid, overflow and NaN rules are the general
-      path's), so no step overflows or is invalid, and none underflows (a sum landing
-      below the smallest normal is exact);
-    * inexact and swamped are those of :func:`addition_flags` on each step, ORed and
-      counted over the steps: a step r = a + b is exact iff r - a == b and r - b == a
-      (Fast2Sum, whichever operand is larger), so the first pass that finds an inexact
-      step settles the flag; in an accumulator whose sums are exact in float64 (fp16),
-      iff r == a + b in float64 (the same values, widened exactly);
-    * the first term starts the sum exactly (it is a value of the accumulator), and
-      products of the terms are exact in the accumulator's dtype;
-    * a narrower out_format (no ``block``; the general path's :meth:`Native.finish` and
-      its store): the last running sum, a finite value, rounded once to nearest even
-      into it, with that rounding's flags ORed in -- by softfloat._fastpaths' scalar
-      rounding (its proof there), the same rounding of the same value; a zero is exact
-      (its sign kept; +0 in a format without -0), and an overflow, which that rounding
-      declines, is declined here too.
-    """
-    acc, attrs = spec.ieee_accumulator, spec.attributes
-    out = spec.out_format
-    if (not _fastpaths.ENABLED or spec.key is not None or spec.block is not None or spec.product is not None
-            or spec.order == "pairwise" or attrs.rounding is not Rounding.NEAREST_EVEN or not attrs.subnormals
-            or attrs.saturate or spec.hardware):
-        return None
-    fmt = spec.fmt
-    found = _one_output_plan(fmt, acc, out, y is None)
-    if found is None:
-        return None
-    dtype, raw, narrow, widen = found
-    for patterns in ((x,) if y is None else (x, y)):
-        if (type(patterns) is not np.ndarray or patterns.ndim != 1 or patterns.dtype != fmt.storage_dtype
-                or not 0 < patterns.size <= ONE_OUTPUT_TERMS or not patterns.flags.c_contiguous):
-            return None
-        if fmt.bits < 8 * patterns.itemsize and (patterns >> fmt.bits).any():
-            return None  # the general path says what is wrong
-    with np.errstate(all="ignore"):  # NaNs cast and overflowing sums (they are declined below)
-        terms = [patterns.view(dtype) if raw else _values(patterns, fmt, dtype)
-                 for patterns in ((x,) if y is None else (x, y))]
-        t = terms[0] if y is None else np.multiply(terms[0], terms[1])  # exact: the format fits
-        if spec.order == "reverse":
-            t = t[::-1]
-        s = np.add.accumulate(t, dtype=dtype)
-        last = s[-1]
-        if not np.isfinite(last):
-            return None
-        code = 0
-        if narrow:  # the one rounding into out_format (a finite value)
-            value = float(last)
-            if value == 0.0:
-                negative = math.copysign(1.0, value) < 0 and out.has_negative_zero
-                bits = out.storage_dtype.type((1 << (out.bits - 1)) if negative else 0)
-            else:
-                found = _fastpaths.scalar_float(value, out, attrs)
-                if found is None:
-                    return None  # overflow: the general path
-                bits, code = out.storage_dtype.type(found[0]), found[1]
-        else:
-            bits = s[-1:].view(acc.storage_dtype)[0]
-        if not spec.want:
-            return bits
-        if spec.swamped_only:  # the count alone: no inexact test
-            return bits, np.int64(_one_output_swamped(s, t))
-        if s.size == 1:
-            inexact, swamped = False, 0
-        elif widen:  # fp16: its arithmetic is slow, float64's exact
-            s, t = s.astype(np.float64), t.astype(np.float64)
-            a, r, b = s[:-1], s[1:], t[1:]
-            inexact = bool(np.not_equal(a + b, r).any())
-        else:
-            a, r, b = s[:-1], s[1:], t[1:]
-            inexact = bool(np.not_equal(r - a, b).any() or np.not_equal(r - b, a).any())
-        if s.size > 1:
-            swamped = _one_output_swamped(s, t)
-    # what FlagMasks.to_flags((), swamped=...).squeezed() makes, without its 0-d arrays
-    clear = np.False_
-    return bits, AccumulationFlags(clear, clear, clear, np.bool_(code & _fastpaths.SCALAR_UNDERFLOW),
-                                   np.bool_(inexact or code & _fastpaths.SCALAR_INEXACT),
-                                   swamped=np.int64(swamped))
-
-
-def _one_output_swamped(s, t) -> int:
-    """The steps s[k] = s[k-1] + t[k] (finite) with s[k] == s[k-1] and t[k] != 0."""
-    if s.size < 2:
-        return 0
-    kept = s[1:] == s[:-1]
-    return int(np.count_nonzero(kept & (t[1:] != 0))) if kept.any() else 0
-
-
-_ONE_OUTPUT_PLANS: dict = {}  # (id(fmt), id(acc), id(out), sum?) -> (plan or None, the formats)
-
-
-def _one_output_plan(fmt: Format, acc: Format, out: Format, is_sum: bool):
-    """``(dtype, raw, narrow, widen)`` where :func:`one_output` takes these formats --
-    the accumulator's numpy dtype (it holds every term, by the format), whether the
-    terms' patterns are that dtype's (a sum in the accumulator's own format), whether
-    out_format (the accumulator, or a format it holds) is another format, whether the
-    steps are checked in float64 (exact there, and faster than the dtype's) -- else None; worked out
-    once per formats (comparing Formats costs microseconds)."""
-    key = (id(fmt), id(acc), id(out), is_sum)
-    found = _ONE_OUTPUT_PLANS.get(key)
-    if found is not None and found[1] == (fmt, acc, out):  # the formats kept: the ids stay theirs
-        return found[0]
-    plan = None
-    if acc.native_dtype is not None and (out == acc or acc.holds(out)) \
-            and (acc.holds(fmt) if is_sum else _products_fit_by_format(fmt, acc)):
-        plan = (acc.native_dtype, is_sum and fmt == acc, out != acc,
-                sums_are_exact(acc) and acc.native_dtype != np.float64)
-    if len(_ONE_OUTPUT_PLANS) > 64:
-        _ONE_OUTPUT_PLANS.clear()
-    _ONE_OUTPUT_PLANS[key] = (plan, (fmt, acc, out))
-    return plan
-
-
-def _products_fit_by_format(fmt: Format, acc: Format) -> bool:
-    """Is every product of two ``fmt`` values exactly a value of ``acc`` (by the formats)?"""
-    if acc == fp64:
-        return is_narrow(fmt)
-    if 2 * fmt.precision > acc.precision:
-        return False
-    lowest = 2 * (fmt.emin - fmt.mantissa_bits)  # exponent of the smallest product's last bit
-    return lowest >= acc.emin - acc.mantissa_bits and fmt.max_finite ** 2 <= acc.max_finite
-
-
-def _values(patterns, fmt: Format, dtype):
-    """The exact values of ``fmt`` patterns as ``dtype`` (which holds them): numpy's
-    widening cast where fmt is a numpy float, else the codec's decoder."""
-    if fmt.native_dtype is not None:
-        return patterns.view(fmt.native_dtype).astype(dtype)
-    return _decode(patterns, fmt, dtype=dtype)

@@ -20,7 +20,7 @@ from .._blocks import resolve_workers, stream_blocks
 from .._workspace import BLOCK_SIZE, Workspace
 from ..formats import as_format, native_format
 from ..ops.kernels import is_narrow
-from . import _draws, _fast, _fused, _ieee, _orders, _scalar_chain
+from . import _draws, _fast, _few, _fused, _ieee, _orders, _scalar_chain
 from ._operands import _axes as normal_axes
 from ._operands import initial_values, matmul_layout, paired_layout, reshaped
 from ._spec import ReductionSpec, default_accumulator
@@ -131,6 +131,10 @@ def sum(x, fmt, *, axis=None, keepdims=False, accumulator=None, out_format=None,
         small = _one_output(spec, terms, None)
         if small is not None:
             return small if kept is None else reshaped(small, kept)
+    if c is None and type(x) is np.ndarray and _ONE_OUTPUT_TERMS:
+        small = _few.axis_sum(spec, x, normal_axes(axis, x.ndim), keepdims)  # a few terms, without the tiles
+        if small is not None:
+            return small
     layout, signaling = paired_layout(fmt, x, axis=axis, keepdims=keepdims, names=("x", None))
     return _reduce(layout, signaling, spec, c)
 
@@ -262,6 +266,10 @@ def matmul(a, b, fmt, *, b_format=None, accumulator=None, out_format=None, c=Non
         if small is not None:
             shape = a.shape[:-1] + b.shape[1:]  # (K)@(K): (); (1, K)@(K, 1): (1, 1); ...
             return reshaped(small, shape) if shape else small
+    if c is None and not spec.mixed and _ONE_OUTPUT_TERMS:
+        small = _few.matrix_product(spec, a, b)  # a few multiply-adds, without the tiles
+        if small is not None:
+            return small
     layout, signaling = matmul_layout(fmt, a, b, spec.b_format)
     return _reduce(layout, signaling, spec, c)
 
@@ -270,14 +278,14 @@ def matmul(a, b, fmt, *, b_format=None, accumulator=None, out_format=None, c=Non
 #: (about 2 us a step, against 100-200 us of set-up on the general path).  Longer ones
 #: take the general path, whose native plans (an fp16 or fp32 accumulator in nearest
 #: even) run at numpy's speed, and whose other chains into one output step on Python
-#: floats too (softfloat.accumulate._ieee.Arithmetic.chain).  0 holds off both one-output
-#: shortcuts (this one and softfloat.accumulate._fast.one_output: the tests of the tiles)
+#: floats too (softfloat.accumulate._ieee.Arithmetic.chain).  0 holds off every shortcut
+#: past the tiles (this one and softfloat.accumulate._few's: the tests of the tiles)
 _ONE_OUTPUT_TERMS = 64
 
 
 def _one_output(spec: ReductionSpec, x, y):
     """sum (``y`` None) or vecdot of 1-D bit-pattern arrays into one output: by numpy's
-    arithmetic where softfloat.accumulate._fast.one_output shows it exact (any length),
+    arithmetic where softfloat.accumulate._few.one_output shows it exact (any length),
     else step by step on Python floats (softfloat.accumulate._scalar_chain, up to
     _ONE_OUTPUT_TERMS terms); or None: the general path (switched off, another layout or
     option, a special value or any step the scalar rounding declines).  Same bits, flags
@@ -285,7 +293,7 @@ def _one_output(spec: ReductionSpec, x, y):
     if not _ONE_OUTPUT_TERMS:
         return None
     if type(x) is np.ndarray and x.size >= 1:  # one_output takes one term too
-        small = _fast.one_output(spec, x, y)
+        small = _few.one_output(spec, x, y)
         if small is not None:
             return small
     fmt, acc, out = spec.fmt, spec.ieee_accumulator, spec.out_format

@@ -1,0 +1,275 @@
+"""Reductions into few outputs without the tiles: a sum or dot product into one output and
+small matrix products, by numpy's arithmetic in the accumulator's dtype where that is the
+definition (the conditions of softfloat.accumulate._fast's module docstring).
+
+The general path's tiles cost 100-250 us of set-up at any size.  Here the terms of every
+output are made at once, a (K, n) array for K steps into n outputs, and run down in a few
+numpy calls.  Each entry returns None where it does not apply (another option or order, a
+non-finite sum, more than :data:`TERMS` terms): the general path runs.  Why the bits, flags
+and swamped counts are the general path's:
+
+* the running sums are the definition's steps, each one IEEE addition in the accumulator:
+  numpy's ``add.accumulate`` down axis 0 (or row after row, softfloat.accumulate._fast's
+  ``running_sums``) adds in order, each output in its own column;
+* non-finite values are absorbing here (inf + finite = inf, NaN stays NaN, inf - inf =
+  NaN), so every term and running sum of an output is finite iff its last running sum
+  is; a non-finite one is declined (its invalid, overflow and NaN rules are the general
+  path's), so no step overflows or is invalid, and none underflows (a sum landing below
+  the smallest normal is exact);
+* inexact and swamped are those of :func:`softfloat.ops.kernels.addition_flags` on each
+  step, ORed and counted down each column: a step r = a + b is exact iff r - a == b and
+  r - b == a (Fast2Sum, whichever operand is larger); in an accumulator whose sums are
+  exact in float64 (fp16), iff r == a + b in float64 (the same values, widened exactly);
+  swamped: r == a with b != 0;
+* the first term starts the sum exactly (a value of the accumulator), and the terms are
+  exact values of the accumulator: a sum's by the format; products by the formats
+  (:func:`softfloat.accumulate._fast.products_fit_by_format`) or, for bf16 and tf32 (and
+  the like) whose products may leave the accumulator's range, by the data -- each product
+  made in float64 (exact: the format is narrow) and taken only if every one is a value
+  of the accumulator's dtype;
+* a narrower out_format (the general path's :meth:`Native.finish` and its store): each
+  last running sum, a finite value, rounded once to nearest even into it with that
+  rounding's flags -- for a matrix by the same encode_block call as the general path's,
+  for one output by softfloat._fastpaths' scalar rounding (its proof there; a zero keeps
+  its sign, +0 in a format without -0, and an overflow, which it declines, is declined).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .. import _fastpaths
+from .._encode import encode_block
+from .._flagmasks import FlagMasks
+from .._workspace import Workspace
+from ..flags import AccumulationFlags
+from ..formats import Format, fp64
+from ..ops.kernels import is_narrow, sums_are_exact
+from ..rounding import Rounding
+from ._fast import inexact_any, products_fit_by_format, running_sums, sum_rows
+from ._operands import _decode
+
+__all__ = ["TERMS", "axis_sum", "matrix_product", "one_output"]
+
+#: terms (steps times outputs) up to which these take a reduction (their arrays are of the
+#: terms' size; longer ones take the tiles of the general path, within their memory bound)
+TERMS = 1 << 16
+
+
+def one_output(spec, x, y=None):
+    """The sum (``y`` None) or dot product of the 1-D pattern arrays ``x``
+    (and ``y``) of ``spec.fmt`` (a softfloat.accumulate._spec.ReductionSpec) into one
+    output, for the sequential and reverse orders without ``c``, ``block`` or
+    ``product``; or None (the general path).  The result and flags as the general path
+    gives them for a 0-d result."""
+    found = _plan(spec, y is None)
+    operands = (x,) if y is None else (x, y)
+    if found is None or not all(_operand(spec.fmt, p) and p.ndim == 1 and p.size <= TERMS for p in operands):
+        return None
+    with np.errstate(all="ignore"):  # NaNs cast and overflowing sums (they are declined below)
+        t = _terms(spec, found, x, y)
+        if t is None:
+            return None
+        s = np.add.accumulate(t[::-1] if spec.order == "reverse" else t)
+        last = s[-1]
+        if not np.isfinite(last):
+            return None
+        code = 0
+        out = spec.out_format
+        if found.narrow:  # the one rounding into out_format (a finite value)
+            value = float(last)
+            if value == 0.0:
+                negative = math.copysign(1.0, value) < 0 and out.has_negative_zero
+                bits = out.storage_dtype.type((1 << (out.bits - 1)) if negative else 0)
+            else:
+                rounded = _fastpaths.scalar_float(value, out, spec.attributes)
+                if rounded is None:
+                    return None  # overflow: the general path
+                bits, code = out.storage_dtype.type(rounded[0]), rounded[1]
+        else:
+            bits = s[-1:].view(out.storage_dtype)[0]
+        if not spec.want:
+            return bits
+        inexact, swamped = _steps(s, t[::-1] if spec.order == "reverse" else t, found.widen,
+                                  not spec.swamped_only)
+        if spec.swamped_only:
+            return bits, swamped
+    # what FlagMasks.to_flags((), swamped=...).squeezed() makes, without its 0-d arrays
+    clear = np.False_
+    return bits, AccumulationFlags(clear, clear, clear, np.bool_(code & _fastpaths.SCALAR_UNDERFLOW),
+                                   np.bool_(inexact or code & _fastpaths.SCALAR_INEXACT), swamped=swamped)
+
+
+def matrix_product(spec, a, b):
+    """numpy's ``matmul`` of the pattern arrays ``a`` (M, K) or (K,) and ``b`` (K, N) or
+    (K,) of ``spec.fmt`` with at most :data:`TERMS` multiply-adds, under
+    :func:`one_output`'s conditions; or None (the general path).  The result and flags
+    of shape a.shape[:-1] + b.shape[1:], as the general path gives them."""
+    found = _plan(spec, False)
+    if (found is None or type(a) is not np.ndarray or type(b) is not np.ndarray or a.ndim not in (1, 2)
+            or b.ndim not in (1, 2) or a.shape[-1] != b.shape[0]):
+        return None
+    shape = a.shape[:-1] + b.shape[1:]
+    K, n = b.shape[0], math.prod(shape)
+    if not 0 < K * n <= TERMS or not (_operand(spec.fmt, a) and _operand(spec.fmt, b)):
+        return None
+    with np.errstate(all="ignore"):  # NaNs cast (declined in _columns)
+        t = _terms(spec, found, a.reshape(-1, K).T, b.reshape(K, -1))  # (K, M, N): the outer products
+    return None if t is None else _columns(spec, found, t.reshape(K, n), shape)
+
+
+def axis_sum(spec, x, axes: tuple, keepdims: bool):
+    """The sum over ``axes`` (normalised: distinct, sorted) of the pattern array ``x`` of
+    ``spec.fmt``, the terms of each output in C order, for at most :data:`TERMS` terms,
+    under :func:`one_output`'s conditions; or None (the general path).  The result and
+    flags as the general path gives them."""
+    found = _plan(spec, True)
+    if found is None or not _operand(spec.fmt, x) or x.size > TERMS:
+        return None
+    keep = tuple(d for d in range(x.ndim) if d not in axes)
+    K = math.prod([x.shape[d] for d in axes])
+    shape = tuple(1 if d in axes else x.shape[d] for d in range(x.ndim)) if keepdims else \
+        tuple(x.shape[d] for d in keep)
+    with np.errstate(all="ignore"):
+        t = _terms(spec, found, np.transpose(x, axes + keep).reshape(K, -1), None)
+    return _columns(spec, found, t.copy() if found.raw else t, shape)  # (raw: a view of x)
+
+
+def _columns(spec, found: _Plan, t, shape):
+    """The reduction of the (K, n) terms ``t`` (exact values of the accumulator's dtype,
+    made here: they may be overwritten) down each column into the n outputs, shaped
+    ``shape``; None where an output is not finite."""
+    K, n = t.shape
+    with np.errstate(all="ignore"):  # NaNs and overflowing sums (declined)
+        if spec.order == "reverse":
+            t = np.ascontiguousarray(t[::-1])
+        if spec.want:
+            s = np.empty_like(t)
+            running_sums(s, t)
+            last = s[-1]
+        else:  # the last running sums alone
+            s, last = None, sum_rows(t)
+        if not np.isfinite(last).all():
+            return None
+        out = spec.out_format
+        bits = np.empty(n, dtype=out.storage_dtype)
+        masks = None
+        if found.narrow:  # each output rounded once into out_format, as the general path's store
+            masks = encode_block(np.ascontiguousarray(last), out, spec.attributes, None, spec.want, bits,
+                                 Workspace(n))
+        else:
+            np.copyto(bits, last.view(out.storage_dtype))
+        bits = bits.reshape(shape)
+        result = bits[()] if bits.ndim == 0 else bits
+        if not spec.want:
+            return result
+        inexact, swamped = _steps(s, t, found.widen, not spec.swamped_only)
+    swamped = swamped.reshape(shape)
+    if spec.swamped_only:
+        return result, swamped[()] if swamped.ndim == 0 else swamped
+    if masks is None:
+        masks = FlagMasks.zeros(n)
+    masks.or_(FlagMasks(inexact=inexact))
+    return result, masks.to_flags(shape, swamped=swamped).squeezed()
+
+
+def _steps(s, t, widen: bool, inexact: bool):
+    """Per column of the running sums ``s`` of the terms ``t`` ((K, n), or (K,) for one
+    output): whether any step s[k] = s[k-1] + t[k] is inexact (only where ``inexact``,
+    else None), and how many are swamped (s[k] == s[k-1], t[k] != 0), as int64 (numpy
+    scalars for one output)."""
+    a, r, b = s[:-1], s[1:], t[1:]
+    kept = r == a
+    swamped = np.int64(0) if s.ndim == 1 else np.zeros(s.shape[1], dtype=np.int64)
+    if kept.any():
+        swamped += np.count_nonzero(kept & (b != 0), axis=0)
+    if not inexact:
+        return None, swamped
+    if widen:  # fp16: its arithmetic is slow, float64's exact
+        found = np.not_equal(a.astype(np.float64) + b, r).any(axis=0)
+    elif s.ndim == 1:
+        found = np.not_equal(r - a, b).any() or np.not_equal(r - b, a).any()
+    else:
+        found = inexact_any(r, a, b)
+    return found, swamped
+
+
+class _Plan:
+    """How these formats take the short path: the accumulator's numpy ``dtype``, whether
+    the terms' patterns are that dtype's (``raw``: a sum in the accumulator's own format),
+    whether products are checked on the data (``by_data``), whether out_format is another
+    (narrower) format, whether the steps are checked in float64 (``widen``: exact there,
+    and faster than fp16's arithmetic)."""
+
+    __slots__ = ("dtype", "raw", "by_data", "narrow", "widen")
+
+    def __init__(self, dtype, raw, by_data, narrow, widen):
+        self.dtype, self.raw, self.by_data, self.narrow, self.widen = dtype, raw, by_data, narrow, widen
+
+
+_PLANS: dict = {}  # (id(fmt), id(acc), id(out), sum?) -> (plan or None, the formats)
+
+
+def _plan(spec, is_sum: bool):
+    """The :class:`_Plan` for the spec's options and formats, or None; worked out once per
+    formats (comparing Formats costs microseconds)."""
+    attrs = spec.attributes
+    if (not _fastpaths.ENABLED or spec.key is not None or spec.block is not None or spec.product is not None
+            or spec.order == "pairwise" or attrs.rounding is not Rounding.NEAREST_EVEN or not attrs.subnormals
+            or attrs.saturate or spec.hardware):
+        return None
+    fmt, acc, out = spec.fmt, spec.ieee_accumulator, spec.out_format
+    key = (id(fmt), id(acc), id(out), is_sum)
+    found = _PLANS.get(key)
+    if found is not None and found[1] == (fmt, acc, out):  # the formats kept: the ids stay theirs
+        return found[0]
+    plan = None
+    if acc.native_dtype is not None and (out == acc or acc.holds(out)):
+        by_format = acc.holds(fmt) if is_sum else products_fit_by_format(fmt, acc)
+        by_data = not is_sum and not by_format and acc != fp64 and is_narrow(fmt) \
+            and 2 * fmt.precision <= acc.precision
+        if by_format or by_data:
+            plan = _Plan(acc.native_dtype, is_sum and fmt == acc, by_data, out != acc,
+                         sums_are_exact(acc) and acc.native_dtype != np.float64)
+    if len(_PLANS) > 64:
+        _PLANS.clear()
+    _PLANS[key] = (plan, (fmt, acc, out))
+    return plan
+
+
+def _operand(fmt: Format, patterns) -> bool:
+    """Are these bit patterns of ``fmt`` an operand the short path takes (a non-empty
+    array of the storage dtype, no stray high bits: the general path says what is wrong)?"""
+    if type(patterns) is not np.ndarray or patterns.dtype != fmt.storage_dtype or not patterns.size:
+        return False
+    return fmt.bits == 8 * patterns.itemsize or not (patterns >> fmt.bits).any()
+
+
+def _terms(spec, found: _Plan, x, y):
+    """The terms in the accumulator's dtype, exact: ``x``'s values (a sum) or the products
+    x * y (broadcast); None where a product is not a value of the dtype (``by_data``)."""
+    fmt, dtype = spec.fmt, found.dtype
+    if y is None:
+        return x.view(dtype) if found.raw else _values(x, fmt, dtype)
+    if not found.by_data:
+        return np.multiply(*_factors(x, y, fmt, dtype))  # exact: the formats fit
+    wide = np.multiply(*_factors(x, y, fmt, np.float64))  # exact: fmt is narrow
+    t = wide.astype(dtype)
+    return t if np.array_equal(t, wide) else None  # (a NaN product is unequal: declined)
+
+
+def _factors(x, y, fmt, dtype):
+    """The values of ``x`` and ``y`` as ``dtype``, shaped to broadcast: 1-D operands as
+    they are, matrices (K, M) and (K, N) as (K, M, 1) and (K, 1, N)."""
+    X, Y = _values(x, fmt, dtype), _values(y, fmt, dtype)
+    return (X, Y) if X.ndim == 1 else (X[:, :, None], Y[:, None, :])
+
+
+def _values(patterns, fmt: Format, dtype):
+    """The exact values of ``fmt`` patterns as ``dtype`` (which holds them): numpy's
+    widening cast where fmt is a numpy float, else the codec's decoder."""
+    if fmt.native_dtype is not None:
+        return patterns.view(fmt.native_dtype).astype(dtype)
+    return _decode(patterns, fmt, dtype=dtype)

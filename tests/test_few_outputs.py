@@ -1,0 +1,170 @@
+"""Small matrix products without the tiles (softfloat.accumulate._few.matrix_product) and
+dot products of bf16 and tf32 vectors whose products the data shows exact in fp32
+(softfloat.accumulate._few.one_output): the same bits, flags and swamped counts as the
+general path with every shortcut off; and numpy's own float16 matmul (an fp32 running
+sum, rounded once to float16) as an oracle outside the code."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import softfloat as sf
+from softfloat.accumulate import _few
+
+from tests.fastpath_checks import assert_same, general
+
+FORMATS = ["fp16", "bf16", "tf32", "fp8_e4m3", "fp8_e5m2", "fp4_e2m1", "fp32"]
+SPECIALS = [np.inf, -np.inf, np.nan, 0.0, -0.0]
+
+
+def _spy(monkeypatch, name):
+    """The answers softfloat.accumulate._few.<name> gives from now on (None: declined)."""
+    found = []
+    original = getattr(_few, name)
+    monkeypatch.setattr(_few, name, lambda *a: found.append(original(*a)) or found[-1])
+    return found
+
+
+@st.composite
+def small_products(draw):
+    fmt = draw(st.sampled_from(FORMATS))
+    M, K, N = (draw(st.integers(1, 9)) for _ in range(3))
+    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
+    scale = draw(st.sampled_from([1e-30, 1e-6, 1.0, 1e3, 3e4, 1e20]))
+    values = [rng.standard_normal(shape) * scale for shape in ((M, K), (K, N))]
+    if draw(st.booleans()):  # small integers: exact steps, swamping, cancellation, zeros
+        values = [np.round(v / scale * 4) for v in values]
+    if draw(st.integers(0, 3)) == 0:  # an infinity or NaN (declined: the general path's rules)
+        values[0].flat[rng.integers(0, M * K)] = draw(st.sampled_from(SPECIALS))
+    if draw(st.booleans()):  # all-zero products of both signs: the sign of a zero sum
+        values[1][:, 0] = draw(st.sampled_from([0.0, -0.0]))
+    a, b = (np.asarray(sf.encode(v, fmt)) for v in values)
+    a = a[0] if draw(st.booleans()) else a  # a row vector (K,) @ (K, N)
+    b = b[:, 0] if draw(st.booleans()) else b  # (M, K) @ a column vector (K,)
+    kw = dict(accumulator=draw(st.sampled_from([None, "fp32", "fp16", "fp64"])),
+              order=draw(st.sampled_from(["sequential", "sequential", "reverse", "pairwise"])),
+              return_flags=draw(st.sampled_from([False, True, "swamped"])))
+    kw.update(draw(st.sampled_from([{}, {}, {}, {"tininess": "before"}, {"saturate": True}, {"subnormals": False},
+                                    {"rounding": "toward_zero"}])))
+    if fmt in ("fp32", "tf32") and kw["accumulator"] == "fp16":
+        kw["accumulator"] = "fp32"
+    if draw(st.booleans()):  # a narrower result: each last running sum rounded once into it
+        kw["out_format"] = draw(st.sampled_from(["fp16", "bf16", "fp8_e4m3", "fp8_e4m3fnuz"]))
+    return a, b, fmt, kw
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(small_products())
+def test_small_matrix_products_equal_the_general_path(case):
+    a, b, fmt, kw = case
+    call = (lambda: sf.matmul(a, b, fmt, **kw))
+    assert_same(call(), general(call))
+
+
+@pytest.mark.parametrize("fmt", ["fp16", "fp8_e4m3", "bf16"])
+def test_the_short_path_ran_and_the_switch_turns_it_off(monkeypatch, fmt):
+    found = _spy(monkeypatch, "matrix_product")
+    rng = np.random.default_rng(3)
+    a, b = (np.asarray(sf.encode(rng.standard_normal(s), fmt)) for s in ((5, 7), (7, 3)))
+    for flags in (False, True, "swamped"):
+        sf.matmul(a, b, fmt, return_flags=flags)
+    assert len(found) == 3 and all(f is not None for f in found)
+    found.clear()
+    general(lambda: sf.matmul(a, b, fmt))
+    assert found == [None]
+
+
+def test_bf16_products_outside_fp32_take_the_general_path(monkeypatch):
+    """A product below fp32's smallest subnormal (2**-130 * 2**-30) is not a value of the
+    accumulator: declined, and the general path's answer (flags included) stands."""
+    found = _spy(monkeypatch, "matrix_product")
+    a = np.asarray(sf.encode([[2.0**-130, 1.0], [3.0, 2.0**-100]], "bf16"))
+    b = np.asarray(sf.encode([[2.0**-30, 1.5], [0.25, 2.0**-40]], "bf16"))
+    call = (lambda: sf.matmul(a, b, "bf16", return_flags=True))
+    bits, flags = call()
+    assert found == [None]
+    assert_same((bits, flags), general(call))
+    assert flags.inexact[0, 0]  # 2**-160 lost beside 0.25
+
+
+@pytest.mark.parametrize("shape", [(1, 1, 1), (3, 5, 2), (4, 4, 4), (8, 16, 8), (2, 64, 3), (16, 16, 16)])
+def test_fp16_products_equal_numpys_float16_matmul(shape):
+    """numpy's float16 matmul sums each output's products in float32 in order and rounds
+    once to float16 (the products are exact in float32): the definition with an fp32
+    accumulator and an fp16 result, where no output is a sum of zeros only (numpy starts
+    from +0)."""
+    M, K, N = shape
+    rng = np.random.default_rng(M * 100 + K)
+    x = rng.standard_normal((M, K)).astype(np.float16)
+    y = (rng.standard_normal((K, N)) * 2.0 ** rng.integers(-12, 12, (K, N))).astype(np.float16)
+    got = sf.matmul(x.view(np.uint16), y.view(np.uint16), "fp16", accumulator="fp32", out_format="fp16")
+    np.testing.assert_array_equal(got, (x @ y).view(np.uint16))
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.sampled_from(["bf16", "tf32"]), st.integers(1, 3000), st.sampled_from([1e-20, 1.0, 1e15, 1e30]),
+       st.integers(0, 2**32 - 1), st.sampled_from([False, True]))
+def test_bf16_and_tf32_dot_products_equal_the_general_path(fmt, n, scale, seed, flags):
+    rng = np.random.default_rng(seed)
+    x, y = (np.asarray(sf.encode(rng.standard_normal(n) * scale, fmt)) for _ in range(2))
+    call = (lambda: sf.vecdot(x, y, fmt, return_flags=flags))
+    assert_same(call(), general(call))
+
+
+def test_bf16_dot_products_in_fp32_range_take_the_short_path(monkeypatch):
+    found = _spy(monkeypatch, "one_output")
+    x = np.asarray(sf.encode(np.linspace(-3, 5, 1000), "bf16"))
+    sf.vecdot(x, x[::-1].copy(), "bf16", return_flags=True)
+    tiny = np.asarray(sf.encode(np.full(10, 2.0**-100), "bf16"))
+    sf.vecdot(tiny, tiny, "bf16")  # 2**-200: no fp32 value
+    assert found[0] is not None and found[1] is None
+
+
+@st.composite
+def small_sums(draw):
+    fmt = draw(st.sampled_from(["fp16", "bf16", "fp32", "fp8_e5m2", "fp4_e2m1"]))
+    shape = tuple(draw(st.lists(st.integers(1, 6), min_size=1, max_size=3)))
+    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
+    values = rng.standard_normal(shape) * draw(st.sampled_from([1e-30, 1e-6, 1.0, 3e4, 1e30]))
+    if draw(st.booleans()):  # halves and integers: exact steps, swamping, cancellation
+        values = np.round(values * 2) / 2
+    if draw(st.integers(0, 3)) == 0:
+        values.flat[rng.integers(0, values.size)] = draw(st.sampled_from(SPECIALS))
+    if draw(st.booleans()):
+        values[..., 0] = draw(st.sampled_from([0.0, -0.0]))  # zero sums of both signs
+    axes = draw(st.lists(st.integers(-len(shape), len(shape) - 1), min_size=1, max_size=len(shape), unique_by=lambda
+                         a: a % len(shape)))
+    axis = axes[0] if len(axes) == 1 and draw(st.booleans()) else tuple(axes)
+    kw = dict(axis=axis, keepdims=draw(st.booleans()),
+              accumulator=draw(st.sampled_from([None, "fp32", "fp16", "fp64", fmt])),
+              order=draw(st.sampled_from(["sequential", "sequential", "reverse", "pairwise"])),
+              return_flags=draw(st.sampled_from([False, True, "swamped"])))
+    kw.update(draw(st.sampled_from([{}, {}, {}, {"tininess": "before"}, {"saturate": True}, {"rounding": "upward"}])))
+    if fmt == "fp32" and kw["accumulator"] == "fp16":
+        kw["accumulator"] = "fp32"
+    if draw(st.booleans()):
+        kw["out_format"] = draw(st.sampled_from(["fp16", "bf16", "fp8_e4m3", "fp8_e4m3fnuz"]))
+    return np.asarray(sf.encode(values, fmt)), fmt, kw
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(small_sums())
+def test_sums_over_axes_equal_the_general_path(case):
+    x, fmt, kw = case
+    call = (lambda: sf.sum(x, fmt, **kw))
+    assert_same(call(), general(call))
+
+
+def test_axis_sums_take_the_short_path_and_leave_the_input_alone(monkeypatch):
+    found = _spy(monkeypatch, "axis_sum")
+    x = np.asarray(sf.encode(np.arange(24.0).reshape(2, 3, 4) - 7.5, "fp32"))
+    before = x.copy()
+    for kw in ({"axis": 0}, {"axis": (0, 2), "keepdims": True}, {"axis": -1, "order": "reverse"}):
+        sf.sum(x, "fp32", return_flags=False, **kw)  # fp32 into fp32: the patterns read in place
+    assert len(found) == 3 and all(f is not None for f in found)
+    np.testing.assert_array_equal(x, before)
+    np.testing.assert_array_equal(sf.decode(found[1], "fp32"), (np.arange(24.0).reshape(2, 3, 4) - 7.5).sum(
+        axis=(0, 2), keepdims=True))  # exact sums of halves
