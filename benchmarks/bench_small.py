@@ -13,6 +13,9 @@ script prints, in one run,
   ``a.sum()``, ``a + 1.0``, ``a + 0.1``, ``a.max()``, ``a.mean()``, ``a.std()`` and
   ``np.dot(a, b)`` on Arrays made by ``sf.asarray(..., "fp16")``
   and ``"fp32"``, beside numpy's float16 and float32 doing the same;
+* products of small matrices (``A @ B``, ``A @ v``) and reductions along an axis
+  (``X.sum(axis=0)``, ``X.mean(axis=0)``, ``np.linalg.norm(X, axis=1)``) on fp16, bf16 and
+  fp32 Arrays beside numpy float16, ml_dtypes bfloat16 and numpy float32 (``--only matrices``);
 * ``sf.sum`` and ``sf.vecdot`` of 4096 fp16 terms into one output with fp16, bf16 and
   fp8_e4m3 accumulators, in nearest_even, toward_zero and stochastic rounding (us per
   term).
@@ -176,6 +179,51 @@ def array_level(repeat, fmt="fp16"):
         _row(name, cells)
 
 
+def _native_dtype(fmt):
+    """numpy's own type for ``fmt`` (ml_dtypes' bfloat16 for bf16 where it is installed)."""
+    if fmt == "bf16":
+        try:
+            import ml_dtypes
+        except ImportError:
+            return None
+        return ml_dtypes.bfloat16
+    return {"fp16": np.float16, "fp32": np.float32}[fmt]
+
+
+#: small matrix and axis operations: (label, the call on (A, B, v, X)); A, B are 4x4 or
+#: 16x16, v a vector of 4 or 16, X 10x3
+MATRIX_CASES = (("A @ B, 4x4", 4, lambda A, B, v, X: A @ B), ("A @ v, 4x4", 4, lambda A, B, v, X: A @ v),
+                ("A @ B, 16x16", 16, lambda A, B, v, X: A @ B), ("X.sum(axis=0), 10x3", 4, lambda A, B, v, X: X.sum(axis=0)),
+                ("X.mean(axis=0), 10x3", 4, lambda A, B, v, X: X.mean(axis=0)),
+                ("np.linalg.norm(X, axis=1)", 4, lambda A, B, v, X: np.linalg.norm(X, axis=1)))
+
+
+def small_matrices(repeat):
+    """Products of small matrices and reductions along an axis of a small array (us per
+    call), on Arrays and on numpy's (or ml_dtypes') own type."""
+    print("small matrices and axis reductions, default context (us per call)")
+    _row("", [f"Array {fmt}" for fmt in ("fp16", "bf16", "fp32")] + ["np f16", "ml bf16", "np f32"])
+    rng = np.random.default_rng(4)
+    for name, n, fn in MATRIX_CASES:
+        values = (rng.standard_normal((n, n)), rng.standard_normal((n, n)), rng.standard_normal(n),
+                  rng.standard_normal((10, 3)))
+        cells = []
+        for fmt in ("fp16", "bf16", "fp32"):
+            args = [sf.asarray(v, fmt) for v in values]
+            cells.append(f"{per_call(lambda: fn(*args), repeat):.1f}")
+        for fmt in ("fp16", "bf16", "fp32"):
+            dtype = _native_dtype(fmt)
+            if dtype is None:
+                cells.append("n/a")
+                continue
+            args = [v.astype(dtype) for v in values]
+            try:
+                cells.append(f"{per_call(lambda: fn(*args), repeat):.2f}")
+            except TypeError:  # (ml_dtypes' bfloat16 lacks some of numpy's loops)
+                cells.append("n/a")
+        _row(name, cells)
+
+
 def accumulation(repeat, n=4096):
     print(f"sequential accumulation of {n} fp16 terms into one output (us per term)")
     modes = ("nearest_even", "toward_zero", "stochastic")
@@ -201,7 +249,7 @@ def accumulation(repeat, n=4096):
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=7)
-    parser.add_argument("--only", choices=("bits", "narrow", "array", "accumulate"), default=None)
+    parser.add_argument("--only", choices=("bits", "narrow", "array", "matrices", "accumulate"), default=None)
     parser.add_argument("--stat", choices=sorted(STATISTIC), default="median")
     args = parser.parse_args()
     global _summary
@@ -215,6 +263,8 @@ def main() -> None:
     if args.only in (None, "array"):
         for fmt in ARRAY_FORMATS:
             array_level(args.repeat, fmt)
+    if args.only in (None, "matrices"):
+        small_matrices(args.repeat)
     if args.only in (None, "accumulate"):
         accumulation(args.repeat)
 

@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 import softfloat as sf
 from softfloat.accumulate import _few
 
+from tests.accumulate_checks import check, random_patterns
 from tests.fastpath_checks import assert_same, general
 
 FORMATS = ["fp16", "bf16", "tf32", "fp8_e4m3", "fp8_e5m2", "fp4_e2m1", "fp32"]
@@ -168,3 +169,103 @@ def test_axis_sums_take_the_short_path_and_leave_the_input_alone(monkeypatch):
     np.testing.assert_array_equal(x, before)
     np.testing.assert_array_equal(sf.decode(found[1], "fp32"), (np.arange(24.0).reshape(2, 3, 4) - 7.5).sum(
         axis=(0, 2), keepdims=True))  # exact sums of halves
+
+
+@st.composite
+def paired_products(draw):
+    fmt = draw(st.sampled_from(["fp16", "bf16", "fp8_e4m3", "fp8_e5m2", "fp32"]))
+    shape = tuple(draw(st.lists(st.integers(1, 6), min_size=1, max_size=3)))
+    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
+    scale = draw(st.sampled_from([1e-30, 1e-4, 1.0, 1e3, 1e20]))
+    values = [rng.standard_normal(shape) * scale for _ in range(2)]
+    if draw(st.booleans()):
+        values = [np.round(v / scale * 4) for v in values]
+    if draw(st.integers(0, 3)) == 0:
+        values[1].flat[rng.integers(0, values[1].size)] = draw(st.sampled_from(SPECIALS))
+    axis = draw(st.integers(-len(shape), len(shape) - 1))
+    kw = dict(axis=axis, accumulator=draw(st.sampled_from([None, "fp32", "fp16", "fp64"])),
+              order=draw(st.sampled_from(["sequential", "sequential", "reverse", "pairwise"])),
+              return_flags=draw(st.sampled_from([False, True, "swamped"])))
+    kw.update(draw(st.sampled_from([{}, {}, {}, {"tininess": "before"}, {"subnormals": False}])))
+    if fmt == "fp32" and kw["accumulator"] == "fp16":
+        kw["accumulator"] = "fp32"
+    if draw(st.booleans()):
+        kw["out_format"] = draw(st.sampled_from(["fp16", "bf16", "fp8_e4m3", "fp8_e4m3fnuz"]))
+    a, b = (np.asarray(sf.encode(v, fmt)) for v in values)
+    return a, b, fmt, kw
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(paired_products())
+def test_dot_products_along_an_axis_equal_the_general_path(case):
+    a, b, fmt, kw = case
+    call = (lambda: sf.vecdot(a, b, fmt, **kw))
+    assert_same(call(), general(call))
+
+
+def test_dot_products_along_an_axis_take_the_short_path(monkeypatch):
+    found = _spy(monkeypatch, "paired_product")
+    rng = np.random.default_rng(11)
+    a, b = (np.asarray(sf.encode(rng.standard_normal((3, 5, 4)), "fp16")) for _ in range(2))
+    for axis in (0, 1, -1):
+        assert_same(sf.vecdot(a, b, "fp16", axis=axis, return_flags=True),
+                    general(lambda: sf.vecdot(a, b, "fp16", axis=axis, return_flags=True)))
+    assert [f is not None for f in found] == [True, False] * 3  # (the general path's call declines)
+    with pytest.raises(ValueError, match="out of bounds"):
+        sf.vecdot(a, b, "fp16", axis=3)  # the general path explains a bad axis
+
+
+# ---- products that round (softfloat.accumulate._odd): the exact reference too -------------
+def _spy_odd(monkeypatch):
+    from softfloat.accumulate import _odd
+    found = []
+    original = _odd.running_sums
+    monkeypatch.setattr(_odd, "running_sums", lambda *a: found.append(original(*a)) or found[-1])
+    return found
+
+
+@pytest.mark.parametrize("fmt, acc", [("fp32", "fp32"), ("fp16", "fp16"), ("bf16", "fp32"), ("tf32", "fp32")])
+@pytest.mark.parametrize("seed", range(4))
+def test_rounded_products_equal_the_exact_reference(monkeypatch, fmt, acc, seed):
+    """Terms aimed at the double rounding round-to-odd prevents (significands with few
+    trailing zeros, exponents within a few bits of each other, ties, cancellations,
+    zeros of both signs), checked element by element against tests/accumulate_oracle.py
+    (MPFR for every rounding), flags and swamped counts included."""
+    found = _spy_odd(monkeypatch)
+    rng = np.random.default_rng(seed)
+    f = sf.as_format(fmt)
+    spread = 6 if fmt == acc else 100  # bf16, tf32: some products below fp32's range ...
+    a = random_patterns(rng, f, (5, 12), spread=spread, zeros=0.05)
+    b = random_patterns(rng, f, (12, 7), spread=spread, zeros=0.05)
+    a[:, 0] = random_patterns(rng, f, 5, spread=6, zeros=0)  # ... beside running sums of normal size
+    b[0] = random_patterns(rng, f, 7, spread=6, zeros=0)
+    for kw in ({}, {"order": "reverse"}, {"out_format": "fp8_e5m2" if acc == "fp16" else "bf16"}):
+        check("matmul", a, b, fmt, accumulator=acc, **kw)
+    assert any(r is not None for r in found)
+
+
+def test_a_tie_that_float64_makes_is_not_a_tie(monkeypatch):
+    """(1 + 2**-23) + (1 + 2**-18) * -(2**-24 * (1 - 2**-18)) in fp32: the exact sum is
+    1 + 2**-24 + 2**-60, above the midpoint of 1 and 1 + 2**-23, so nearest is 1 + 2**-23;
+    float64 rounds it to the midpoint 1 + 2**-24 (2**-60 is below half its ulp), and a
+    second rounding to nearest even would give 1 -- the trap rounding to odd avoids."""
+    found = _spy_odd(monkeypatch)
+    x = np.array([[1 + 2.0**-23, 1 + 2.0**-18]], dtype=np.float32)
+    y = np.array([[1.0, 1.0], [-(2.0**-24) * (1 - 2.0**-18), 0.5]], dtype=np.float32)  # (two outputs)
+    p = np.float64(x[0, 1]) * np.float64(y[1, 0])  # exact: -2**-24 * (1 - 2**-36)
+    assert np.float32(np.float64(x[0, 0]) + p) == 1.0  # twice rounded: the wrong answer
+    got = sf.matmul(x.view(np.uint32), y.view(np.uint32), "fp32")
+    assert found and found[0] is not None  # (the running sums softfloat.accumulate._odd makes)
+    assert sf.decode(got, "fp32")[0, 0] == np.float32(1 + 2.0**-23)
+
+
+def test_rounded_products_with_tiny_sums_take_the_general_path(monkeypatch):
+    """An inexact step ending in fp32's subnormal range would raise underflow: with flags
+    asked for, the odd path declines and the general path's flags stand."""
+    found = _spy_odd(monkeypatch)
+    x = np.array([[2.0**-70, 3.0 * 2.0**-70]], dtype=np.float32)
+    y = np.array([[2.0**-70 * (1 + 2.0**-20), 1.0], [2.0**-70, 1.0]], dtype=np.float32)
+    call = (lambda: sf.matmul(x.view(np.uint32), y.view(np.uint32), "fp32", return_flags=True))
+    bits, flags = call()
+    assert found[0] is None and flags.underflow[0, 0] and not flags.underflow[0, 1]
+    assert_same((bits, flags), general(call))

@@ -45,13 +45,14 @@ from .._encode import encode_block
 from .._flagmasks import FlagMasks
 from .._workspace import Workspace
 from ..flags import AccumulationFlags
-from ..formats import Format, fp64
+from ..formats import Format
 from ..ops.kernels import is_narrow, sums_are_exact
 from ..rounding import Rounding
+from . import _odd
 from ._fast import inexact_any, products_fit_by_format, running_sums, sum_rows
 from ._operands import _decode
 
-__all__ = ["TERMS", "axis_sum", "matrix_product", "one_output"]
+__all__ = ["TERMS", "axis_sum", "matrix_product", "one_output", "paired_product"]
 
 #: terms (steps times outputs) up to which these take a reduction (their arrays are of the
 #: terms' size; longer ones take the tiles of the general path, within their memory bound)
@@ -69,9 +70,9 @@ def one_output(spec, x, y=None):
     if found is None or not all(_operand(spec.fmt, p) and p.ndim == 1 and p.size <= TERMS for p in operands):
         return None
     with np.errstate(all="ignore"):  # NaNs cast and overflowing sums (they are declined below)
-        t = _terms(spec, found, x, y)
-        if t is None:
-            return None
+        t, rounded = _terms(spec, found, x, y)
+        if rounded:
+            return None  # (long chains of rounded steps: the general path's Python floats)
         s = np.add.accumulate(t[::-1] if spec.order == "reverse" else t)
         last = s[-1]
         if not np.isfinite(last):
@@ -116,8 +117,27 @@ def matrix_product(spec, a, b):
     if not 0 < K * n <= TERMS or not (_operand(spec.fmt, a) and _operand(spec.fmt, b)):
         return None
     with np.errstate(all="ignore"):  # NaNs cast (declined in _columns)
-        t = _terms(spec, found, a.reshape(-1, K).T, b.reshape(K, -1))  # (K, M, N): the outer products
-    return None if t is None else _columns(spec, found, t.reshape(K, n), shape)
+        t, rounded = _terms(spec, found, a.reshape(-1, K).T, b.reshape(K, -1), outer=True)  # (K, M, N)
+    return _columns(spec, found, t.reshape(K, n), rounded, shape)
+
+
+def paired_product(spec, a, b, axis):
+    """``vecdot`` of the pattern arrays ``a`` and ``b`` of ``spec.fmt`` and of one shape
+    along ``axis`` (an int), for at most :data:`TERMS` products, under
+    :func:`one_output`'s conditions; or None (the general path: also for broadcasting
+    operands and a bad axis, which it explains).  The result and flags as the general
+    path gives them."""
+    found = _plan(spec, False)
+    if (found is None or type(a) is not np.ndarray or type(b) is not np.ndarray or a.shape != b.shape
+            or not 0 < a.size <= TERMS or type(axis) is not int or not -a.ndim <= axis < a.ndim):
+        return None
+    if not (_operand(spec.fmt, a) and _operand(spec.fmt, b)):
+        return None
+    K = a.shape[axis]
+    X, Y = (np.moveaxis(p, axis, 0).reshape(K, -1) for p in (a, b))
+    with np.errstate(all="ignore"):
+        t, rounded = _terms(spec, found, X, Y)
+    return _columns(spec, found, t, rounded, a.shape[:axis % a.ndim] + a.shape[axis % a.ndim + 1:])
 
 
 def axis_sum(spec, x, axes: tuple, keepdims: bool):
@@ -133,24 +153,39 @@ def axis_sum(spec, x, axes: tuple, keepdims: bool):
     shape = tuple(1 if d in axes else x.shape[d] for d in range(x.ndim)) if keepdims else \
         tuple(x.shape[d] for d in keep)
     with np.errstate(all="ignore"):
-        t = _terms(spec, found, np.transpose(x, axes + keep).reshape(K, -1), None)
-    return _columns(spec, found, t.copy() if found.raw else t, shape)  # (raw: a view of x)
+        t, _ = _terms(spec, found, np.transpose(x, axes + keep).reshape(K, -1), None)
+    return _columns(spec, found, t.copy() if found.raw else t, False, shape)  # (raw: a view of x)
 
 
-def _columns(spec, found: _Plan, t, shape):
-    """The reduction of the (K, n) terms ``t`` (exact values of the accumulator's dtype,
-    made here: they may be overwritten) down each column into the n outputs, shaped
-    ``shape``; None where an output is not finite."""
+#: steps up to which products that round run here (softfloat.accumulate._odd: a dozen
+#: numpy calls a step over all outputs) whatever the outputs; longer chains only with at
+#: least ODD_OUTPUTS outputs (the general path steps a few outputs on Python floats)
+ODD_STEPS, ODD_OUTPUTS = 64, 16
+
+
+def _columns(spec, found: _Plan, t, rounded: bool, shape):
+    """The reduction of the (K, n) terms ``t`` (made here: they may be overwritten) down
+    each column into the n outputs, shaped ``shape``: exact values of the accumulator's
+    dtype, or (``rounded``) float64 products that are not all such values; None where an
+    output is not finite (or softfloat.accumulate._odd declines)."""
     K, n = t.shape
+    if rounded and K > ODD_STEPS and n < ODD_OUTPUTS:
+        return None
     with np.errstate(all="ignore"):  # NaNs and overflowing sums (declined)
         if spec.order == "reverse":
             t = np.ascontiguousarray(t[::-1])
-        if spec.want:
+        s = inexact = swamped = None
+        if rounded:
+            found_ = _odd.running_sums(t, found.dtype, spec.want, spec.ieee_accumulator.min_normal)
+            if found_ is None:
+                return None
+            last, inexact, swamped = found_
+        elif spec.want:
             s = np.empty_like(t)
             running_sums(s, t)
             last = s[-1]
         else:  # the last running sums alone
-            s, last = None, sum_rows(t)
+            last = sum_rows(t)
         if not np.isfinite(last).all():
             return None
         out = spec.out_format
@@ -165,7 +200,8 @@ def _columns(spec, found: _Plan, t, shape):
         result = bits[()] if bits.ndim == 0 else bits
         if not spec.want:
             return result
-        inexact, swamped = _steps(s, t, found.widen, not spec.swamped_only)
+        if not rounded:
+            inexact, swamped = _steps(s, t, found.widen, not spec.swamped_only)
     swamped = swamped.reshape(shape)
     if spec.swamped_only:
         return result, swamped[()] if swamped.ndim == 0 else swamped
@@ -199,14 +235,16 @@ def _steps(s, t, widen: bool, inexact: bool):
 class _Plan:
     """How these formats take the short path: the accumulator's numpy ``dtype``, whether
     the terms' patterns are that dtype's (``raw``: a sum in the accumulator's own format),
-    whether products are checked on the data (``by_data``), whether out_format is another
-    (narrower) format, whether the steps are checked in float64 (``widen``: exact there,
-    and faster than fp16's arithmetic)."""
+    whether products are made in float64 and checked on the data (``by_data``), whether
+    products that are no values of the dtype run through softfloat.accumulate._odd
+    (``odd``), whether out_format is another (narrower) format, whether the steps are
+    checked in float64 (``widen``: exact there, and faster than fp16's arithmetic)."""
 
-    __slots__ = ("dtype", "raw", "by_data", "narrow", "widen")
+    __slots__ = ("dtype", "raw", "by_data", "odd", "narrow", "widen")
 
-    def __init__(self, dtype, raw, by_data, narrow, widen):
-        self.dtype, self.raw, self.by_data, self.narrow, self.widen = dtype, raw, by_data, narrow, widen
+    def __init__(self, dtype, raw, by_data, odd, narrow, widen):
+        self.dtype, self.raw, self.by_data, self.odd = dtype, raw, by_data, odd
+        self.narrow, self.widen = narrow, widen
 
 
 _PLANS: dict = {}  # (id(fmt), id(acc), id(out), sum?) -> (plan or None, the formats)
@@ -228,10 +266,10 @@ def _plan(spec, is_sum: bool):
     plan = None
     if acc.native_dtype is not None and (out == acc or acc.holds(out)):
         by_format = acc.holds(fmt) if is_sum else products_fit_by_format(fmt, acc)
-        by_data = not is_sum and not by_format and acc != fp64 and is_narrow(fmt) \
-            and 2 * fmt.precision <= acc.precision
-        if by_format or by_data:
-            plan = _Plan(acc.native_dtype, is_sum and fmt == acc, by_data, out != acc,
+        odd = not is_sum and not by_format and acc.native_dtype in (np.float32, np.float16) and is_narrow(fmt)
+        by_data = odd and 2 * fmt.precision <= acc.precision
+        if by_format or odd:
+            plan = _Plan(acc.native_dtype, is_sum and fmt == acc, by_data or odd, odd, out != acc,
                          sums_are_exact(acc) and acc.native_dtype != np.float64)
     if len(_PLANS) > 64:
         _PLANS.clear()
@@ -247,24 +285,23 @@ def _operand(fmt: Format, patterns) -> bool:
     return fmt.bits == 8 * patterns.itemsize or not (patterns >> fmt.bits).any()
 
 
-def _terms(spec, found: _Plan, x, y):
-    """The terms in the accumulator's dtype, exact: ``x``'s values (a sum) or the products
-    x * y (broadcast); None where a product is not a value of the dtype (``by_data``)."""
+def _terms(spec, found: _Plan, x, y, outer=False):
+    """``(terms, rounded)``: ``x``'s values (a sum) or the products x * y, elementwise or
+    (``outer``: x (K, M), y (K, N)) the outer products (K, M, N) -- in the accumulator's
+    dtype, exact (``rounded`` False), or exact in float64 where some product is not a
+    value of the dtype (``rounded``: each step rounds, softfloat.accumulate._odd)."""
     fmt, dtype = spec.fmt, found.dtype
     if y is None:
-        return x.view(dtype) if found.raw else _values(x, fmt, dtype)
+        return (x.view(dtype) if found.raw else _values(x, fmt, dtype)), False
+    wide = np.float64 if found.by_data else dtype  # float64 products: exact, fmt is narrow
+    X, Y = _values(x, fmt, wide), _values(y, fmt, wide)
+    t = np.multiply(X[:, :, None], Y[:, None, :]) if outer else np.multiply(X, Y)
     if not found.by_data:
-        return np.multiply(*_factors(x, y, fmt, dtype))  # exact: the formats fit
-    wide = np.multiply(*_factors(x, y, fmt, np.float64))  # exact: fmt is narrow
-    t = wide.astype(dtype)
-    return t if np.array_equal(t, wide) else None  # (a NaN product is unequal: declined)
-
-
-def _factors(x, y, fmt, dtype):
-    """The values of ``x`` and ``y`` as ``dtype``, shaped to broadcast: 1-D operands as
-    they are, matrices (K, M) and (K, N) as (K, M, 1) and (K, 1, N)."""
-    X, Y = _values(x, fmt, dtype), _values(y, fmt, dtype)
-    return (X, Y) if X.ndim == 1 else (X[:, :, None], Y[:, None, :])
+        return t, False  # exact: the formats fit
+    narrow = t.astype(dtype)
+    if np.array_equal(narrow, t):  # (a NaN product is unequal)
+        return narrow, False
+    return t, True
 
 
 def _values(patterns, fmt: Format, dtype):

@@ -202,6 +202,10 @@ def vecdot(a, b, fmt, *, b_format=None, axis=-1, accumulator=None, out_format=No
         small = _one_output(spec, a, b)
         if small is not None:
             return small
+    if c is None and not spec.mixed and _ONE_OUTPUT_TERMS:
+        small = _few.paired_product(spec, a, b, axis)  # a few products, without the tiles
+        if small is not None:
+            return small
     layout, signaling = paired_layout(fmt, a, b, axis=axis, names=("a", "b"), y_fmt=spec.b_format)
     return _reduce(layout, signaling, spec, c)
 

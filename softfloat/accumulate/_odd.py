@@ -1,0 +1,82 @@
+"""Running sums of products that are not values of the accumulator -- fp32 x fp32 into
+fp32, fp16 x fp16 into fp16, bf16 products below fp32's range -- by float64 arithmetic
+rounded to odd, then once to the accumulator by numpy's cast.
+
+Each step of the definition is s_k = RN(s_{k-1} + p_k), one rounding to nearest even of
+the exact sum, where p_k is the exact product (a float64 value: the inputs' format is
+narrow, softfloat.ops.kernels.is_narrow).  In float64, r = s + p is rounded and
+e = (s + p) - r is exact (Knuth's TwoSum).  Where e != 0 and r's last significand bit is
+even, r is moved one float64 step towards e: that is s + p rounded to odd (the
+neighbour of s + p with an odd last bit), which carries the sticky information.
+Rounding to odd in a format of at least p + 2 bits and then to nearest even in p bits is
+the single rounding to nearest even (Boldo and Melquiond, "Emulation of FMA and
+correctly-rounded sums: proved algorithms using rounding to odd", IEEE TC 2008): float64
+has 53 >= 24 + 2 bits, and subnormal results round onto a grid coarser still.  numpy's
+float64 -> float32/float16 casts round to nearest even, once.
+
+Flags, as the general path (softfloat.accumulate._ieee) raises them for each fused
+step: inexact where the rounded s_k is not s + p (e != 0, or the cast moved r); swamped
+where s_k == s_{k-1} and p_k != 0 (a product of non-zero factors, exact in float64, is
+non-zero).  Underflow would be raised by an inexact step whose result is tiny: where
+flags are asked for and any inexact step ends at or below the smallest normal magnitude
+(only then can the unrounded sum be below it, by either tininess rule) the caller is
+told to take the general path; so is any non-finite sum (its overflow and invalid rules
+are the general path's).  Zeros: s + p in float64 is an IEEE addition of the exact
+values, so an exact zero sum has IEEE's sign; the first term is the product rounded
+once (a -0 product stays -0), as the general path's first step.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["running_sums"]
+
+
+def running_sums(P, dtype, flags: bool, min_normal: float):
+    """The last running sums of the (K, n) float64 products ``P`` (each column an
+    output's terms in order, K >= 1) in the accumulator's numpy ``dtype`` (float32 or
+    float16), with, where ``flags``, the per-output inexact mask and swamped counts:
+    ``(last, inexact, swamped)`` (None, None for the flags when not asked), or None where
+    the general path must run (a non-finite sum; with ``flags``, a tiny inexact step)."""
+    s = P[0].astype(dtype)
+    n = s.shape[0]
+    inexact = s != P[0] if flags else None
+    tiny = (inexact & (np.abs(s) <= min_normal)).any() if flags else False
+    swamped = np.zeros(n, dtype=np.int64) if flags else None
+    a = np.empty(n)
+    r = np.empty(n)
+    e = np.empty(n)
+    scratch = np.empty(n)
+    for p in P[1:]:
+        np.copyto(a, s)  # exact: float64 holds the accumulator
+        np.add(a, p, out=r)
+        # TwoSum: e = (a + p) - r exactly
+        np.subtract(r, a, out=scratch)  # b' = r - a
+        np.subtract(p, scratch, out=e)  # p - b'
+        np.subtract(r, scratch, out=scratch)  # a' = r - b'
+        np.subtract(a, scratch, out=scratch)  # a - a'
+        np.add(e, scratch, out=e)
+        step = _to_odd(r, e)
+        new = step.astype(dtype)
+        if flags:
+            lost = (e != 0) | (new != step)
+            inexact |= lost
+            if not tiny and lost.any():
+                tiny = bool((lost & (np.abs(new) <= min_normal)).any())
+            swamped += (new == s) & (p != 0)
+        s = new
+    if not np.isfinite(s).all() or tiny:
+        return None
+    return s, inexact, swamped
+
+
+def _to_odd(r, e):
+    """r (the rounded sum) moved one float64 step towards the error e where e != 0 and
+    r's last bit is even: the exact sum r + e rounded to odd (r != 0 where e != 0)."""
+    bits = r.view(np.int64)
+    even = (e != 0) & ((bits & 1) == 0)
+    if not even.any():
+        return r
+    towards = np.where(np.signbit(e) == np.signbit(r), 1, -1)  # magnitude up or down
+    return (bits + np.where(even, towards, 0)).view(np.float64)
