@@ -157,20 +157,14 @@ def axis_sum(spec, x, axes: tuple, keepdims: bool):
     return _columns(spec, found, t.copy() if found.raw else t, False, shape)  # (raw: a view of x)
 
 
-#: steps up to which products that round run here (softfloat.accumulate._odd: a dozen
-#: numpy calls a step over all outputs) whatever the outputs; longer chains only with at
-#: least ODD_OUTPUTS outputs (the general path steps a few outputs on Python floats)
-ODD_STEPS, ODD_OUTPUTS = 64, 16
-
-
 def _columns(spec, found: _Plan, t, rounded: bool, shape):
     """The reduction of the (K, n) terms ``t`` (made here: they may be overwritten) down
     each column into the n outputs, shaped ``shape``: exact values of the accumulator's
     dtype, or (``rounded``) float64 products that are not all such values; None where an
     output is not finite (or softfloat.accumulate._odd declines)."""
     K, n = t.shape
-    if rounded and K > ODD_STEPS and n < ODD_OUTPUTS:
-        return None
+    if rounded and n == 1:  # (a dozen numpy calls a step: one output steps faster on Python
+        return None  # floats, the general path's, about 3 us a step; two outputs, slower)
     with np.errstate(all="ignore"):  # NaNs and overflowing sums (declined)
         if spec.order == "reverse":
             t = np.ascontiguousarray(t[::-1])
