@@ -27,7 +27,11 @@ rounded steps in the format (sums in the context's accumulator, as ``np.sum``).
   divided by the square roots of its diagonal, clipped to [-1, 1].
 
 A slice holding a NaN gives that NaN (the plain functions); an empty or all-NaN slice
-gives NaN with invalid counted (0 / 0), where numpy warns.
+gives NaN with invalid counted (0 / 0), and numpy's RuntimeWarning ("Mean of empty
+slice", "Degrees of freedom <= 0 for slice", "All-NaN slice encountered") as numpy's own
+functions give it; ``quantile``/``percentile`` of an empty slice raise IndexError, as
+numpy's do.  (numpy's floating-point warnings, "invalid value encountered in divide",
+are the context's flags here.)
 
 >>> import numpy as np, softfloat as sf
 >>> x = sf.asarray([1.0, 2.0, 4.0, 8.0], "fp16")
@@ -38,6 +42,9 @@ gives NaN with invalid counted (0 / 0), where numpy warns.
 from __future__ import annotations
 
 import math
+import os
+import sys
+import warnings
 
 import numpy as np
 
@@ -109,6 +116,23 @@ def _by_a_value(A, x, n, operation: str, ctx):
     return A.wrap(result, fmt)
 
 
+#: the folders whose frames a warning skips, to point at the user's call (numpy's
+#: dispatch and softfloat's layers between them)
+_INSIDE = (os.path.dirname(os.path.abspath(codec.__file__)), os.path.dirname(os.path.abspath(np.__file__)))
+
+
+def _slice_warning(condition, message: str) -> None:
+    """numpy's RuntimeWarning ``message`` where any slice meets ``condition`` (empty, no
+    degrees of freedom, all NaN), attributed to the first caller outside softfloat and
+    numpy, as numpy's own warning is."""
+    if not np.any(condition):
+        return
+    frame, level = sys._getframe(), 1
+    while frame.f_back is not None and frame.f_code.co_filename.startswith(_INSIDE):
+        frame, level = frame.f_back, level + 1
+    warnings.warn(message, RuntimeWarning, stacklevel=level)
+
+
 def _count(a, axis, keepdims=False, where=True):
     """How many elements each slice along ``axis`` holds (selects, with ``where``)."""
     if where is not True:
@@ -121,8 +145,14 @@ def mean(A, a, axis=None, dtype=None, out=None, keepdims=False, *, where=True):
     """The sum in the context's accumulator, then one division by the count (of the
     selected elements, with ``where=``); ``dtype=`` converts first."""
     a = converted(a, "mean", dtype)
-    total = np.sum(a, axis=axis, keepdims=keepdims, where=where)
-    return deliver(A, divide_by(A, total, _count(a, axis, keepdims, where), "mean"), out, "mean")
+    count = _count(a, axis, keepdims, where)
+    _slice_warning(np.equal(count, 0), "Mean of empty slice")
+    return deliver(A, _mean(A, a, axis, keepdims, where, count), out, "mean")
+
+
+def _mean(A, a, axis, keepdims, where, count):
+    """The sum, then one division by ``count`` (no warning: the callers give their own)."""
+    return divide_by(A, np.sum(a, axis=axis, keepdims=keepdims, where=where), count, "mean")
 
 
 @implements(np.var)
@@ -133,10 +163,13 @@ def var(A, a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=
     (numpy's precomputed mean, keepdims-shaped) replaces the first step."""
     a = converted(a, "var", dtype)
     ddof = correction if correction not in (None, np._NoValue) else ddof
-    m = np.mean(a, axis=axis, keepdims=True, where=where) if mean is np._NoValue or mean is None else mean
+    count = _count(a, axis, keepdims, where)
+    _slice_warning(np.less_equal(count - ddof, 0), "Degrees of freedom <= 0 for slice")
+    m = _mean(A, a, axis, True, where, _count(a, axis, True, where)) if mean is np._NoValue or mean is None \
+        else mean
     d = a - m
     total = np.sum(d * d, axis=axis, keepdims=keepdims, where=where)
-    return deliver(A, divide_by(A, total, _count(a, axis, keepdims, where) - ddof, "var"), out, "var")
+    return deliver(A, divide_by(A, total, count - ddof, "var"), out, "var")
 
 
 @implements(np.std)
@@ -177,12 +210,16 @@ def nancumprod(A, a, axis=None, dtype=None, out=None):
 
 @implements(np.nanmax)
 def nanmax(A, a, axis=None, out=None, keepdims=False, initial=np._NoValue, where=True):
-    return deliver(A, np.fmax.reduce(a, axis=axis, keepdims=keepdims, initial=initial, where=where), out, "nanmax")
+    result = np.fmax.reduce(a, axis=axis, keepdims=keepdims, initial=initial, where=where)
+    _slice_warning(_nan(result), "All-NaN slice encountered")
+    return deliver(A, result, out, "nanmax")
 
 
 @implements(np.nanmin)
 def nanmin(A, a, axis=None, out=None, keepdims=False, initial=np._NoValue, where=True):
-    return deliver(A, np.fmin.reduce(a, axis=axis, keepdims=keepdims, initial=initial, where=where), out, "nanmin")
+    result = np.fmin.reduce(a, axis=axis, keepdims=keepdims, initial=initial, where=where)
+    _slice_warning(_nan(result), "All-NaN slice encountered")
+    return deliver(A, result, out, "nanmin")
 
 
 def _numbers(a, where):
@@ -243,7 +280,11 @@ def _quantile(A, a, q, spec, method):
     srt = _lanes(a, axis)
     nan = np.asarray(codec.is_nan(srt, a.format))
     length = srt.shape[-1]
+    if not length and not skip_nan and math.prod(srt.shape[:-1]):
+        raise IndexError(f"{name}: the slices along axis={axis} have no elements to take a quantile of "
+                         f"(shape {a.shape}); numpy raises IndexError here too")
     count = (~nan).sum(axis=-1) if skip_nan else np.full(srt.shape[:-1], length)
+    _empty_or_all_nan(length, count, skip_nan)
     qa = np.asarray(q, dtype=np.float64)
     pos = np.full(qa.shape + count.shape, np.nan)
     for n in np.unique(count):
@@ -295,11 +336,21 @@ def nanpercentile(A, a, q, axis=None, out=None, overwrite_input=False, method="l
     return _quantile(A, a, q, (axis, keepdims, True, {"weights": weights}, out, "nanpercentile"), method)
 
 
+def _empty_or_all_nan(length: int, count, skip_nan: bool) -> None:
+    """numpy's warnings for order statistics: "Mean of empty slice" for empty slices, "All-NaN
+    slice encountered" for the nan- functions' slices of NaNs only."""
+    if not length:
+        _slice_warning(count.size, "Mean of empty slice")
+    elif skip_nan:
+        _slice_warning(np.equal(count, 0), "All-NaN slice encountered")
+
+
 def _median(A, a, spec):
     (axis, keepdims, skip_nan, _, out, name) = spec
     srt = _lanes(a, axis)
     count = (~np.asarray(codec.is_nan(srt, a.format))).sum(axis=-1) if skip_nan \
         else np.full(srt.shape[:-1], srt.shape[-1])
+    _empty_or_all_nan(srt.shape[-1], count, skip_nan)
     if srt.shape[-1] == 0:
         srt = np.zeros(srt.shape[:-1] + (1,), dtype=srt.dtype)
     i0, i1 = np.maximum((count - 1) // 2, 0), np.maximum(count // 2, 0)
