@@ -41,6 +41,7 @@ import math
 import numpy as np
 
 from .. import _fastpaths
+from .._decode import decode_block
 from .._encode import encode_block
 from .._flagmasks import FlagMasks
 from .._workspace import Workspace
@@ -48,11 +49,11 @@ from ..flags import AccumulationFlags
 from ..formats import Format
 from ..ops.kernels import is_narrow, sums_are_exact
 from ..rounding import Rounding
-from . import _odd
+from . import _draws, _odd, _scalar_chain
 from ._fast import inexact_any, products_fit_by_format, running_sums, sum_rows
 from ._operands import _decode
 
-__all__ = ["TERMS", "axis_sum", "matrix_product", "one_output", "paired_product"]
+__all__ = ["TERMS", "axis_sum", "matrix_product", "one_output", "paired_product", "short_chain"]
 
 #: terms (steps times outputs) up to which these take a reduction (their arrays are of the
 #: terms' size; longer ones take the tiles of the general path, within their memory bound)
@@ -101,6 +102,53 @@ def one_output(spec, x, y=None):
     clear = np.False_
     return bits, AccumulationFlags(clear, clear, clear, np.bool_(code & _fastpaths.SCALAR_UNDERFLOW),
                                    np.bool_(inexact or code & _fastpaths.SCALAR_INEXACT), swamped=swamped)
+
+
+def short_chain(spec, x, y, limit: int):
+    """The sum (``y`` None) or dot product of 1-D bit-pattern arrays of at most ``limit``
+    terms into one output, step by step on Python floats (softfloat.accumulate.
+    _scalar_chain: any mode, stochastic draws as the general path's); or None (another
+    layout or option, a special value, a step the scalar rounding declines)."""
+    fmt, acc, out = spec.fmt, spec.ieee_accumulator, spec.out_format
+    if (spec.hardware or spec.block is not None or spec.product is not None or spec.order == "pairwise"
+            or type(x) is not np.ndarray or x.dtype.kind not in "ui" or x.size == 0
+            or x.size > limit or (y is not None and not is_narrow(fmt))):
+        return None
+    table = _fastpaths.scalar_values(fmt, lambda p: decode_block(p, fmt, np.empty(p.size)))
+    if table is None:
+        return None
+    terms = []
+    for patterns in ((x,) if y is None else (x, y)):
+        if y is not None and patterns.dtype.kind not in "ui":
+            return None
+        flat = patterns.reshape(-1).tolist()
+        if min(flat) < 0 or max(flat) >= len(table):
+            return None  # the general path says what is wrong
+        terms.append([table[p] for p in flat])
+    terms = terms[0] if y is None else [u * v for u, v in zip(*terms)]  # exact: is_narrow(fmt)
+    ks = np.arange(len(terms))
+    if spec.order == "reverse":
+        terms, ks = terms[::-1], ks[::-1]
+    rands = final = None
+    if spec.key is not None:
+        rands = _draws.draws(spec.key, _draws.ADD, ks, 0, 1).reshape(-1).tolist()
+        final = int(_draws.draws(spec.key, _draws.FINAL, 0, 0, 1)[0])
+
+    def values(f):
+        return _fastpaths.scalar_values(f, lambda p: decode_block(p, f, np.empty(p.size)), finite=True)
+    found = _scalar_chain.one_output(terms, rands, final, acc, out, spec.attributes, values)
+    if found is None:
+        return None
+    pattern, code, swamped = found
+    bits = out.storage_dtype.type(pattern)
+    if not spec.want:
+        return bits
+    if spec.swamped_only:
+        return bits, np.int64(swamped)
+    # what FlagMasks.to_flags((), swamped=...).squeezed() makes, without its 0-d arrays
+    clear = np.False_
+    return bits, AccumulationFlags(clear, clear, clear, np.bool_(code & _fastpaths.SCALAR_UNDERFLOW),
+                                   np.bool_(code & _fastpaths.SCALAR_INEXACT), swamped=np.int64(swamped))
 
 
 def matrix_product(spec, a, b):

@@ -9,18 +9,15 @@ from typing import NamedTuple
 import numpy as np
 
 from .. import _dask, _fastpaths, _validate
-from .._decode import decode_block
 from .._encode import encode_block
 from .._flagmasks import FlagMasks
-from ..flags import AccumulationFlags
 from .._random import Positions
 from .._options import resolve_attributes
 from ..attributes import RoundingAttributes
 from .._blocks import resolve_workers, stream_blocks
 from .._workspace import BLOCK_SIZE, Workspace
 from ..formats import as_format, native_format
-from ..ops.kernels import is_narrow
-from . import _draws, _fast, _few, _fused, _ieee, _orders, _scalar_chain
+from . import _fast, _few, _fused, _ieee, _orders
 from ._operands import _axes as normal_axes
 from ._operands import initial_values, matmul_layout, paired_layout, reshaped
 from ._spec import ReductionSpec, default_accumulator
@@ -300,46 +297,7 @@ def _one_output(spec: ReductionSpec, x, y):
         small = _few.one_output(spec, x, y)
         if small is not None:
             return small
-    fmt, acc, out = spec.fmt, spec.ieee_accumulator, spec.out_format
-    if (spec.hardware or spec.block is not None or spec.product is not None or spec.order == "pairwise"
-            or type(x) is not np.ndarray or x.dtype.kind not in "ui" or x.size == 0
-            or x.size > _ONE_OUTPUT_TERMS or (y is not None and not is_narrow(fmt))):
-        return None
-    table = _fastpaths.scalar_values(fmt, lambda p: decode_block(p, fmt, np.empty(p.size)))
-    if table is None:
-        return None
-    terms = []
-    for patterns in ((x,) if y is None else (x, y)):
-        if y is not None and patterns.dtype.kind not in "ui":
-            return None
-        flat = patterns.reshape(-1).tolist()
-        if min(flat) < 0 or max(flat) >= len(table):
-            return None  # the general path says what is wrong
-        terms.append([table[p] for p in flat])
-    terms = terms[0] if y is None else [u * v for u, v in zip(*terms)]  # exact: is_narrow(fmt)
-    ks = np.arange(len(terms))
-    if spec.order == "reverse":
-        terms, ks = terms[::-1], ks[::-1]
-    rands = final = None
-    if spec.key is not None:
-        rands = _draws.draws(spec.key, _draws.ADD, ks, 0, 1).reshape(-1).tolist()
-        final = int(_draws.draws(spec.key, _draws.FINAL, 0, 0, 1)[0])
-
-    def values(f):
-        return _fastpaths.scalar_values(f, lambda p: decode_block(p, f, np.empty(p.size)), finite=True)
-    found = _scalar_chain.one_output(terms, rands, final, acc, out, spec.attributes, values)
-    if found is None:
-        return None
-    pattern, code, swamped = found
-    bits = out.storage_dtype.type(pattern)
-    if not spec.want:
-        return bits
-    if spec.swamped_only:
-        return bits, np.int64(swamped)
-    # what FlagMasks.to_flags((), swamped=...).squeezed() makes, without its 0-d arrays
-    clear = np.False_
-    return bits, AccumulationFlags(clear, clear, clear, np.bool_(code & _fastpaths.SCALAR_UNDERFLOW),
-                                   np.bool_(code & _fastpaths.SCALAR_INEXACT), swamped=np.int64(swamped))
+    return _few.short_chain(spec, x, y, _ONE_OUTPUT_TERMS)
 
 
 #: outputs times terms from which a reduction's tiles run on the streaming threads
