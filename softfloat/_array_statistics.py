@@ -108,9 +108,11 @@ def _by_a_value(A, x, n, operation: str, ctx):
     if not _fastpaths.ENABLED or np.ndim(n) or n <= 0 or ctx.rounding.value == "stochastic":
         return None
     fmt = x.format
+    n = int(n)
+    significand = n >> ((n & -n).bit_length() - 1)  # n without its trailing zero bits
+    if significand.bit_length() > fmt.precision or n > fmt.max_finite or nan_mask(x.bits, fmt).any():
+        return None  # n is no value of the format (a positive integer is one iff it fits both)
     pattern = codec.encode(float(n), fmt)
-    if float(codec.decode(pattern, fmt)) != n or nan_mask(x.bits, fmt).any():
-        return None
     result, flags = plain_kernel(np.divide)(fmt, ctx, x.bits, np.asarray(pattern, fmt.storage_dtype))
     ctx.record(operation, flags)
     return A.wrap(result, fmt)

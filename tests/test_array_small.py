@@ -136,7 +136,7 @@ def _sum_with_context(arr, options, call=lambda a: a.sum()):
 
 
 @settings(max_examples=150, deadline=None)
-@given(data=st.data(), fmt=st.sampled_from(FORMATS + ("fp8_e4m3fnuz", "fp4_e2m1")),
+@given(data=st.data(), fmt=st.sampled_from(FORMATS + ("fp8_e4m3fnuz", "fp4_e2m1", "fp64")),
        shape=st.sampled_from([(), (1,), (1, 1)]),
        axis=st.sampled_from([None, None, 0, -1]),
        options=st.sampled_from([{}, {"rounding": "toward_zero"}, {"rounding": "downward"}, {"rounding": "upward"},
@@ -171,6 +171,9 @@ def test_a_one_element_sum_takes_the_shortcut(monkeypatch):
         assert a.sum().bits == 0x8000 and a.sum(axis=0).shape == ()
     assert len(calls) == 2 and all(c is not None for c in calls)
     assert ctx.flags.operations == 2 and ctx.flags.values == 2 and not ctx.flags.raised()
+    for fmt in ("fp32", "fp64"):  # (their values through numpy's view: no table of 2**32 patterns)
+        assert sf.asarray([-2.5], fmt).sum().item() == -2.5 and calls[-1] is not None
+    assert sf.asarray([np.inf], "fp32").sum().item() == np.inf and calls[-1] is None
     with sf.context(rounding="stochastic", rng=0):
         a.sum()
     assert calls[-1] is None  # the general path draws its key from the context's generator
