@@ -85,6 +85,8 @@ def dot(A, a, b, out=None):
     na, nb = np.ndim(_bits(A, a)), np.ndim(_bits(A, b))
     if na == 0 or nb == 0:
         return np.multiply(a, b)
+    if na <= 2 and nb <= 2:  # numpy's dot is its matmul here (1-d operands as matmul takes them)
+        return array_matmul(A, a, b)
     if nb == 1 or na == 1 and nb == 2:
         return tensordot(A, a, b, axes=([-1], [0 if nb <= 2 else -2]))
     return tensordot(A, a, b, axes=([-1], [-2]))

@@ -328,3 +328,17 @@ def test_interp_arguments():
         np.interp(A([1.0]), xp, A([1.0]))
     with pytest.raises(TypeError, match="period="):
         np.interp(A([1.0]), xp, fp, period=2.0)
+
+
+@pytest.mark.parametrize("shapes", [((7,), (7,)), ((3, 7), (7,)), ((7,), (7, 4)), ((3, 7), (7, 4)), ((1, 1), (1, 1)),
+                                    ((2, 3, 7), (7,)), ((7,), (2, 7, 4))])
+def test_dot_is_numpy_float16s_dot(shapes):
+    """numpy's float16 dot sums each output's products in float32, in order, and rounds
+    once: the fp32 accumulator's definition (data without all-zero sums, whose sign
+    numpy's +0 start decides)."""
+    rng = np.random.default_rng(len(shapes[0]) * 10 + shapes[1][-1])
+    x, y = ((rng.standard_normal(s) * 2.0 ** rng.integers(-8, 8, s)).astype(np.float16) for s in shapes)
+    got = np.dot(sf.asarray(x, "fp16"), sf.asarray(y, "fp16"))
+    want = np.dot(x, y)
+    assert got.shape == want.shape
+    np.testing.assert_array_equal(np.asarray(got.bits).view(np.uint16), want.view(np.uint16))
