@@ -78,16 +78,18 @@ def test_the_short_path_ran_and_the_switch_turns_it_off(monkeypatch, fmt):
     assert found == [None]
 
 
-def test_bf16_products_outside_fp32_take_the_general_path(monkeypatch):
-    """A product below fp32's smallest subnormal (2**-130 * 2**-30) is not a value of the
-    accumulator: declined, and the general path's answer (flags included) stands."""
+def test_bf16_products_outside_fp32_round_in_each_step(monkeypatch):
+    """A product below fp32's smallest subnormal (2**-130 * 2**-30) is no value of the
+    accumulator: the steps round (softfloat.accumulate._odd), with the general path's
+    bits and flags and the exact reference's."""
     found = _spy(monkeypatch, "matrix_product")
     a = np.asarray(sf.encode([[2.0**-130, 1.0], [3.0, 2.0**-100]], "bf16"))
     b = np.asarray(sf.encode([[2.0**-30, 1.5], [0.25, 2.0**-40]], "bf16"))
     call = (lambda: sf.matmul(a, b, "bf16", return_flags=True))
     bits, flags = call()
-    assert found == [None]
+    assert found[0] is not None
     assert_same((bits, flags), general(call))
+    check("matmul", a, b, "bf16")
     assert flags.inexact[0, 0]  # 2**-160 lost beside 0.25
 
 
@@ -259,13 +261,27 @@ def test_a_tie_that_float64_makes_is_not_a_tie(monkeypatch):
     assert sf.decode(got, "fp32")[0, 0] == np.float32(1 + 2.0**-23)
 
 
-def test_rounded_products_with_tiny_sums_take_the_general_path(monkeypatch):
-    """An inexact step ending in fp32's subnormal range would raise underflow: with flags
-    asked for, the odd path declines and the general path's flags stand."""
+@pytest.mark.parametrize("tininess", ["after", "before"])
+def test_rounded_products_with_tiny_sums_raise_underflow_as_the_reference(monkeypatch, tininess):
+    """Each output m + 2**-75 * y with m = 2**-126, the smallest normal fp32 value: with
+    y = -1.5 * 2**-74 the sum m - 1.5 * 2**-149 is tiny by either rule and inexact on the
+    subnormal grid; with y = -2**-77 it is m * (1 - 2**-26), above the midpoint
+    m * (1 - 2**-25) under m, so tiny before rounding but not after (rounded with an
+    unbounded exponent it is m), and inexact; 1 + 2**-135 is inexact, not tiny."""
     found = _spy_odd(monkeypatch)
-    x = np.array([[2.0**-70, 3.0 * 2.0**-70]], dtype=np.float32)
-    y = np.array([[2.0**-70 * (1 + 2.0**-20), 1.0], [2.0**-70, 1.0]], dtype=np.float32)
-    call = (lambda: sf.matmul(x.view(np.uint32), y.view(np.uint32), "fp32", return_flags=True))
+    m = 2.0**-126
+    x = np.array([[1.0, 2.0**-75]], dtype=np.float32)
+    y = np.array([[m, m, 1.0], [-1.5 * 2.0**-74, -(2.0**-77), 2.0**-60]], dtype=np.float32)
+    call = (lambda: sf.matmul(x.view(np.uint32), y.view(np.uint32), "fp32", tininess=tininess, return_flags=True))
     bits, flags = call()
-    assert found[0] is None and flags.underflow[0, 0] and not flags.underflow[0, 1]
+    assert found and found[0] is not None
+    assert flags.underflow[0].tolist() == [True, tininess == "before", False]
+    assert flags.inexact[0].tolist() == [True, True, True]
     assert_same((bits, flags), general(call))
+    check("matmul", x.view(np.uint32), y.view(np.uint32), "fp32", tininess=tininess)
+    rng = np.random.default_rng(5)  # an fp16 accumulator: sums on both sides of 2**-14
+    a, b = (np.asarray(sf.encode(rng.uniform(-1, 1, shape) * 2.0**-5, "fp16")) for shape in ((6, 16), (16, 5)))
+    check("matmul", a, b, "fp16", accumulator="fp16", tininess=tininess)
+    assert found[-1] is not None
+    underflow = sf.matmul(a, b, "fp16", accumulator="fp16", tininess=tininess, return_flags=True)[1].underflow
+    assert underflow.any() and not underflow.all()

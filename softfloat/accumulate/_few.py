@@ -216,12 +216,13 @@ def _columns(spec, found: _Plan, t, rounded: bool, shape):
     with np.errstate(all="ignore"):  # NaNs and overflowing sums (declined)
         if spec.order == "reverse":
             t = np.ascontiguousarray(t[::-1])
-        s = inexact = swamped = None
+        s = inexact = underflow = swamped = None
         if rounded:
-            found_ = _odd.running_sums(t, found.dtype, spec.want, spec.ieee_accumulator.min_normal)
+            found_ = _odd.running_sums(t, found.dtype, spec.want,
+                                       _odd.tiny_below(spec.ieee_accumulator, spec.attributes.tininess))
             if found_ is None:
                 return None
-            last, inexact, swamped = found_
+            last, inexact, underflow, swamped = found_
         elif spec.want:
             s = np.empty_like(t)
             running_sums(s, t)
@@ -249,7 +250,7 @@ def _columns(spec, found: _Plan, t, rounded: bool, shape):
         return result, swamped[()] if swamped.ndim == 0 else swamped
     if masks is None:
         masks = FlagMasks.zeros(n)
-    masks.or_(FlagMasks(inexact=inexact))
+    masks.or_(FlagMasks(inexact=inexact, underflow=underflow))
     return result, masks.to_flags(shape, swamped=swamped).squeezed()
 
 

@@ -17,11 +17,10 @@ float64 -> float32/float16 casts round to nearest even, once.
 Flags, as the general path (softfloat.accumulate._ieee) raises them for each fused
 step: inexact where the rounded s_k is not s + p (e != 0, or the cast moved r); swamped
 where s_k == s_{k-1} and p_k != 0 (a product of non-zero factors, exact in float64, is
-non-zero).  Underflow would be raised by an inexact step whose result is tiny: where
-flags are asked for and any inexact step ends at or below the smallest normal magnitude
-(only then can the unrounded sum be below it, by either tininess rule) the caller is
-told to take the general path; so is any non-finite sum (its overflow and invalid rules
-are the general path's).  Zeros: s + p in float64 is an IEEE addition of the exact
+non-zero); underflow where a step is inexact and its exact sum x = r + e is tiny,
+|x| < t (:func:`tiny_below` gives t, a float64 value, by the tininess rule): as rounding
+to float64 is monotone, |x| < t iff |r| < t, or |r| == t and e points towards zero.  A
+non-finite sum is left to the general path (its overflow and invalid rules).  Zeros: s + p in float64 is an IEEE addition of the exact
 values, so an exact zero sum has IEEE's sign; the first term is the product rounded
 once (a -0 product stays -0), as the general path's first step.
 """
@@ -30,26 +29,30 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["running_sums"]
+from ..rounding import Tininess
+
+__all__ = ["running_sums", "tiny_below"]
 
 
-def running_sums(P, dtype, flags: bool, min_normal: float):
+def running_sums(P, dtype, flags: bool, tiny_below: float):
     """The last running sums of the (K, n) float64 products ``P`` (each column an
     output's terms in order, K >= 1) in the accumulator's numpy ``dtype`` (float32 or
-    float16), with, where ``flags``, the per-output inexact mask and swamped counts:
-    ``(last, inexact, swamped)`` (None, None for the flags when not asked), or None where
-    the general path must run (a non-finite sum; with ``flags``, a tiny inexact step)."""
+    float16), with, where ``flags``, the per-output inexact and underflow masks and
+    swamped counts: ``(last, inexact, underflow, swamped)`` (None for the flags when not
+    asked), or None where an output is not finite (the general path's rules).
+    ``tiny_below``: the magnitude below which an exact sum is tiny (:func:`tiny_below`)."""
     s = P[0].astype(dtype)
     n = s.shape[0]
-    inexact = s != P[0] if flags else None
-    tiny = (inexact & (np.abs(s) <= min_normal)).any() if flags else False
-    swamped = np.zeros(n, dtype=np.int64) if flags else None
-    a = np.empty(n)
+    a = s.astype(np.float64)  # the running sum, exactly (float64 holds the accumulator)
+    inexact = underflow = swamped = None
+    if flags:
+        inexact = a != P[0]
+        underflow = inexact & (np.abs(P[0]) < tiny_below)
+        swamped = np.zeros(n, dtype=np.int64)
     r = np.empty(n)
     e = np.empty(n)
     scratch = np.empty(n)
     for p in P[1:]:
-        np.copyto(a, s)  # exact: float64 holds the accumulator
         np.add(a, p, out=r)
         # TwoSum: e = (a + p) - r exactly
         np.subtract(r, a, out=scratch)  # b' = r - a
@@ -58,17 +61,31 @@ def running_sums(P, dtype, flags: bool, min_normal: float):
         np.subtract(a, scratch, out=scratch)  # a - a'
         np.add(e, scratch, out=e)
         step = _to_odd(r, e)
-        new = step.astype(dtype)
+        s = step.astype(dtype)
+        new = s.astype(np.float64)  # (comparisons in float64: numpy's float16 arithmetic is slow)
         if flags:
             lost = (e != 0) | (new != step)
             inexact |= lost
-            if not tiny and lost.any():
-                tiny = bool((lost & (np.abs(new) <= min_normal)).any())
-            swamped += (new == s) & (p != 0)
-        s = new
-    if not np.isfinite(s).all() or tiny:
+            np.abs(r, out=scratch)
+            if (scratch <= tiny_below).any():  # |r + e| < tiny_below, r a float64 rounding of it
+                below = (scratch < tiny_below) | ((scratch == tiny_below) & (e != 0)
+                                                  & (np.signbit(e) != np.signbit(r)))
+                underflow |= lost & below
+            swamped += (new == a) & (p != 0)
+        a = new
+    if not np.isfinite(a).all():
         return None
-    return s, inexact, swamped
+    return s, inexact, underflow, swamped
+
+
+def tiny_below(fmt, tininess) -> float:
+    """The magnitude below which a non-zero exact result is tiny in ``fmt`` (precision p,
+    smallest normal m): m before rounding; after rounding (IEEE: the result rounded to
+    nearest even as though the exponent range were unbounded lies below m), below the
+    midpoint m * (1 - 2**-(p + 1)) of m and the p-bit number under it, the midpoint
+    itself rounding up to m (an even significand)."""
+    m = float(fmt.min_normal)
+    return m if tininess is Tininess.BEFORE else m * (1.0 - 2.0 ** -(fmt.precision + 1))
 
 
 def _to_odd(r, e):
