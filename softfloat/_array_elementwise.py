@@ -400,9 +400,10 @@ def _truth(fmt, bits):
 
 
 def _sign_like(fmt, x, values):
-    """``values`` (negative, zero, positive) chosen by x's class; a NaN stays itself.  By
-    the bits: the sign bit, and a zero magnitude that is no NaN (fnuz's NaN is "-0")."""
-    neg, zero, pos = (_pattern(v, fmt) if np.ndim(v) == 0 else v for v in values)
+    """``values`` (negative, zero, positive: exact constants as floats, or bit patterns as
+    arrays) chosen by x's class; a NaN stays itself.  By the bits: the sign bit, and a
+    zero magnitude that is no NaN (fnuz's NaN is "-0")."""
+    neg, zero, pos = (_pattern(v, fmt) if isinstance(v, float) else v for v in values)
     x = np.asarray(x)
     nan = nan_mask(x, fmt)
     dt = x.dtype.type

@@ -389,6 +389,18 @@ def test_sign_heaviside_logical_equal_numpys_float16():
     assert np.array_equal(np.logical_not(x), np.logical_not(h))
 
 
+@pytest.mark.parametrize("x_shape, h_shape", [((), ()), ((), (3,)), ((3,), ()), ((2, 3), (3,))])
+def test_heaviside_takes_any_shapes_of_x_and_h0(x_shape, h_shape):
+    """h0 is bit patterns to pick, of any shape that broadcasts (a 0-d x and h0 crashed)."""
+    rng = np.random.default_rng(1)
+    x = rng.choice(np.array([-2.0, -0.0, 0.0, 3.0], dtype=np.float16), x_shape)
+    h = rng.choice(np.array([0.5, -0.0, 7.0], dtype=np.float16), h_shape)
+    got = np.heaviside(sf.asarray(x, "fp16"), sf.asarray(h, "fp16"))
+    want = np.heaviside(x, h)
+    assert got.shape == np.shape(want)
+    assert np.array_equal(np.asarray(got.bits).view(np.uint16), np.asarray(want).view(np.uint16))
+
+
 def test_integer_ufuncs_are_refused_with_the_reason():
     x = sf.asarray([1.0], "fp16")
     for f in (np.bitwise_and, np.left_shift, np.gcd):
