@@ -102,6 +102,19 @@ def test_nextafter_and_spacing_step_one_value():
     assert np.spacing(sf.asarray([1.0, -2.0], "fp16")).tolist() == [2.0**-10, -(2.0**-9)]
 
 
+def test_spacing_points_away_from_zero_for_every_fp16_pattern():
+    """numpy float32's and float64's convention, x's neighbour away from zero less x
+    (numpy float16's own points to +inf for negative x too: numpy issue 15331); from
+    numpy float16's nextafter and its exact subtraction of neighbours."""
+    h = np.arange(2**16, dtype=np.uint16).view(np.float16)
+    with np.errstate(all="ignore"):
+        want = np.nextafter(h, np.copysign(np.float16(np.inf), h)) - h
+    got = np.spacing(sf.Array.from_bits(h.view(np.uint16), "fp16")).to_numpy()
+    assert np.array_equal(got, want, equal_nan=True)
+    numbers = ~np.isnan(want)
+    assert np.array_equal(np.signbit(got[numbers]), np.signbit(want[numbers]))  # -0 and +0 apart
+
+
 # ---- real numpy programs, unchanged --------------------------------------------------
 def layer(x, w, b):
     return np.maximum(x @ w + b, 0)
