@@ -123,6 +123,12 @@ class Array(ArrayMethods, np.lib.mixins.NDArrayOperatorsMixin):
     def shape(self) -> tuple[int, ...]:
         return self._bits.shape
 
+    @shape.setter
+    def shape(self, value) -> None:
+        """``arr.shape = ...``: numpy's in-place reshape (no copy; numpy's error where the
+        bit patterns' layout does not allow it)."""
+        self._bits.shape = value
+
     @property
     def ndim(self) -> int:
         return self._bits.ndim
@@ -178,6 +184,16 @@ class Array(ArrayMethods, np.lib.mixins.NDArrayOperatorsMixin):
                              "array; use np.asarray(arr) (copy=None) or arr.to_numpy()")
         values = self.to_numpy()
         return values if dtype is None else values.astype(dtype)
+
+    def __dlpack__(self, **kwargs):
+        """DLPack export (``torch.as_tensor(arr)``, ``np.from_dlpack(arr)``): the exact values
+        as :meth:`to_numpy` gives them (float16/float32/float64, a new array), as for
+        ``np.asarray``.  For a torch tensor of the format's own dtype (torch.bfloat16,
+        float8_e4m3fn, ...) sharing the bit patterns, use ``softfloat.interop.to_torch``."""
+        return self.to_numpy().__dlpack__(**kwargs)
+
+    def __dlpack_device__(self):
+        return self._bits.__dlpack_device__()
 
     def __float__(self) -> float:
         return self.item()

@@ -471,3 +471,25 @@ def test_asarray_takes_decimal_strings_rounded_once_from_the_decimal():
     assert sf.asarray("0x1.8p-3", "bf16").item() == 0.1875
     with pytest.raises(TypeError, match="'Array', 'str'"):  # a string is never an operand
         sf.asarray([1.0], "fp16") + "1"
+
+
+@pytest.mark.parametrize("fmt", ["fp16", "bf16", "fp8_e4m3", "fp32"])
+def test_dlpack_exports_the_exact_values(fmt):
+    """np.from_dlpack and torch.as_tensor read an Array as np.asarray does: its exact
+    values in numpy's dtype (a new array), not its bit patterns."""
+    a = sf.asarray(np.linspace(-3, 3, 12).reshape(3, 4) / 7, fmt)
+    got = np.from_dlpack(a)
+    assert got.dtype == a.to_numpy().dtype and np.array_equal(got, a.to_numpy())
+    torch = pytest.importorskip("torch", reason="torch is an optional extra")
+    t = torch.as_tensor(a)
+    assert np.array_equal(t.numpy(), a.to_numpy()) and t.shape == a.shape
+
+
+def test_setting_the_shape_reshapes_in_place_as_numpy():
+    a = sf.asarray(np.arange(6.0), "fp16")
+    b = a[:]
+    b.shape = (2, 3)
+    assert b.shape == (2, 3) and a.shape == (6,) and b[1, 2].item() == 5.0
+    with pytest.raises(AttributeError, match="Incompatible shape"):
+        c = b.T
+        c.shape = (6,)  # a transposed view: numpy's own refusal
