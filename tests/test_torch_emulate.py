@@ -431,6 +431,8 @@ def test_more_of_the_matmul_family_against_the_definition():
     lambda: torch.nn.GRU(2, 3)(torch.nn.utils.rnn.pack_sequence([torch.randn(3, 2)])),
     lambda: torch.linalg.matrix_power(torch.randn(3, 3), -3),
     lambda: torch.nn.Bilinear(3, 4, 5)(torch.randn(2, 3), torch.randn(2, 4)),
+    lambda: torch.matrix_exp(torch.randn(3, 3)),
+    lambda: torch.randn(2, 3, 3).matrix_exp(),
 ])
 def test_other_products_run_in_torch_and_say_so(call):
     with sft.emulate("bf16") as em, pytest.warns(UserWarning, match="not emulated under softfloat.torch.emulate"):

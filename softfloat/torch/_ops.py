@@ -409,7 +409,9 @@ OPAQUE = {torch.lstm: "torch.lstm of a packed sequence (nn.LSTM)",
           torch.linalg.matrix_power: "torch.linalg.matrix_power of a negative power (an inverse)",
           torch.matrix_power: "torch.matrix_power of a negative power (an inverse)",
           torch.Tensor.matrix_power: "Tensor.matrix_power of a negative power (an inverse)",
-          torch.linalg.vecdot: "torch.linalg.vecdot"}
+          torch.linalg.vecdot: "torch.linalg.vecdot",
+          torch.matrix_exp: "torch.matrix_exp", torch.linalg.matrix_exp: "torch.linalg.matrix_exp",
+          torch.Tensor.matrix_exp: "Tensor.matrix_exp"}
 
 
 def dispatch(name: str, args, kwargs, run_for, round_again):
