@@ -480,7 +480,7 @@ def _stream(job, arrays, out, flags, workers=1, positions=None):
     flat_ops = [a.reshape(-1) if a.shape == shape and a.flags.c_contiguous else np.broadcast_to(a, shape)
                 for a in arrays]
     want = flags is not None
-    native = block_kernel(job)  # softfloat.ops._native: fp16/bf16 add, sub, mul
+    native = block_kernel(job)  # softfloat.ops._native: fp16/bf16 add, sub, mul; sqrt
 
     def block(start, stop, rand, ws):
         m = stop - start

@@ -1,5 +1,6 @@
 """Per-block native shortcuts of add, sub and mul into fp16 and bf16: the exact result
-(or its rounding to odd) in float32, then the codec's float32 encoding.
+(or its rounding to odd) in float32, then the codec's float32 encoding; and of sqrt into
+fp32 and tf32: float64's root, then the codec's encoding (:func:`_sqrt`, its proof there).
 
 The general kernels work in float64 and hand the exact float64 result to the codec,
 whose float64 -> 16-bit kernels are slower than its float32 ones (a table lookup for
@@ -82,6 +83,8 @@ def block_kernel(job):
     fmt, attrs = target.fmt, target.attrs
     if ufunc is None or job.key is not None or job.daz_inputs or not _fastpaths.ENABLED:
         return None
+    if ufunc is np.sqrt:
+        return _sqrt(fmt) if _sqrt_applies(fmt, attrs) else None
     if ufunc is np.add or ufunc is np.subtract:
         if _fastpaths.float16_block_applies(ufunc, fmt, attrs):
             return _float16_sum(ufunc, fmt)
@@ -171,3 +174,36 @@ def _sum(fmt, attrs, x, y, ws):
         np.add(u, step, out=u)
     exact_zero_sign(s, None, x, y, attrs)
     return s
+
+
+# ---- square roots ----------------------------------------------------------------------
+def _sqrt_applies(fmt, attrs) -> bool:
+    """Formats of more than 16 bits (narrower ones look their roots up in a table made
+    once, softfloat._fastpaths) and at most 24 bits of precision whose square roots are
+    never tiny (the root of the smallest subnormal, 2**((emin - m) / 2), is normal:
+    emin <= -m) -- fp32, tf32 -- in a deterministic mode (see :func:`_sqrt`)."""
+    return (16 < fmt.bits and fmt.precision <= 24 and fmt.emin <= -fmt.mantissa_bits and fmt.exponent_bits <= 11
+            and attrs.rounding is not Rounding.STOCHASTIC)
+
+
+def _sqrt(fmt):
+    """sqrt into ``fmt`` (:func:`_sqrt_applies`) from float64's correctly rounded root hi:
+    the codec's rounding of hi is the root's, bits and flags, in every deterministic mode.
+
+    Why: where sqrt(x) is no float64 value, no p-bit value and no midpoint of two (a
+    (p+1)-bit value) lies between sqrt(x) and hi, nor at hi.  Such a v != sqrt(x) has
+    v**2 of at most 2(p + 1) <= 50 significant bits and x at most p, so x - v**2 is a
+    non-zero multiple of 2**-50 * v**2 or more, and |sqrt(x) - v| >= 2**-52 * v, more
+    than hi's distance 2**-53 * |hi| from sqrt(x).  So every rounding of hi, to nearest
+    (either tie rule), directed or to odd, picks the value sqrt(x)'s picks, and hi is a
+    p-bit value iff sqrt(x) is (the inexact flag).  No root overflows (sqrt(max) < max)
+    or is tiny (the condition); sqrt(+0) = +0, sqrt(-0) = -0 and sqrt(+inf) = +inf are
+    exact as numpy gives them.  A block holding a NaN or a negative operand (invalid,
+    the platform's NaN) takes the general kernel."""
+    def run(x, attrs, want, out, ws):
+        if not (x >= 0).all():  # (-0 >= 0; a NaN is not)
+            return None
+        hi = np.sqrt(x, out=ws.get("nat.sqrt", np.float64, x.size))
+        return [encode_block(hi, fmt, attrs, None, want, out, ws)]
+
+    return run
