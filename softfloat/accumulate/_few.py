@@ -1,6 +1,9 @@
-"""Reductions into few outputs without the tiles: a sum or dot product into one output and
-small matrix products, by numpy's arithmetic in the accumulator's dtype where that is the
-definition (the conditions of softfloat.accumulate._fast's module docstring).
+"""Reductions into few outputs without the tiles: a sum or dot product into one output
+(:func:`one_output`, and :func:`short_chain` on Python floats in any mode), small matrix
+products (:func:`matrix_product`), dot products along an axis (:func:`paired_product`)
+and sums over axes (:func:`axis_sum`), by numpy's arithmetic in the accumulator's dtype
+where that is the definition (the conditions of softfloat.accumulate._fast's module
+docstring).
 
 The general path's tiles cost 100-250 us of set-up at any size.  Here the terms of every
 output are made at once, a (K, n) array for K steps into n outputs, and run down in a few
@@ -26,7 +29,10 @@ and swamped counts are the general path's:
   (:func:`softfloat.accumulate._fast.products_fit_by_format`) or, for bf16 and tf32 (and
   the like) whose products may leave the accumulator's range, by the data -- each product
   made in float64 (exact: the format is narrow) and taken only if every one is a value
-  of the accumulator's dtype;
+  of the accumulator's dtype.  Where some product is not (fp32 x fp32 into fp32, fp16
+  into an fp16 accumulator, bf16 below fp32's range), every step rounds: the float64
+  products run through softfloat.accumulate._odd (its proof and flags there), for two
+  outputs or more (one output: :func:`short_chain`, or the general path);
 * a narrower out_format (the general path's :meth:`Native.finish` and its store): each
   last running sum, a finite value, rounded once to nearest even into it with that
   rounding's flags -- for a matrix by the same encode_block call as the general path's,
@@ -86,10 +92,10 @@ def one_output(spec, x, y=None):
                 negative = math.copysign(1.0, value) < 0 and out.has_negative_zero
                 bits = out.storage_dtype.type((1 << (out.bits - 1)) if negative else 0)
             else:
-                rounded = _fastpaths.scalar_float(value, out, spec.attributes)
-                if rounded is None:
+                scalar = _fastpaths.scalar_float(value, out, spec.attributes)
+                if scalar is None:
                     return None  # overflow: the general path
-                bits, code = out.storage_dtype.type(rounded[0]), rounded[1]
+                bits, code = out.storage_dtype.type(scalar[0]), scalar[1]
         else:
             bits = s[-1:].view(out.storage_dtype)[0]
         if not spec.want:
@@ -98,10 +104,7 @@ def one_output(spec, x, y=None):
                                   not spec.swamped_only)
         if spec.swamped_only:
             return bits, swamped
-    # what FlagMasks.to_flags((), swamped=...).squeezed() makes, without its 0-d arrays
-    clear = np.False_
-    return bits, AccumulationFlags(clear, clear, clear, np.bool_(code & _fastpaths.SCALAR_UNDERFLOW),
-                                   np.bool_(inexact or code & _fastpaths.SCALAR_INEXACT), swamped=swamped)
+    return bits, _scalar_flags(code, inexact, swamped)
 
 
 def short_chain(spec, x, y, limit: int):
@@ -145,10 +148,16 @@ def short_chain(spec, x, y, limit: int):
         return bits
     if spec.swamped_only:
         return bits, np.int64(swamped)
-    # what FlagMasks.to_flags((), swamped=...).squeezed() makes, without its 0-d arrays
+    return bits, _scalar_flags(code, False, swamped)
+
+
+def _scalar_flags(code: int, inexact: bool, swamped) -> AccumulationFlags:
+    """The flags of one output from the scalar rounding's ``code`` (underflow, inexact)
+    and the steps' inexact and swamped count: what FlagMasks.to_flags((), swamped=...)
+    .squeezed() makes, without its 0-d arrays."""
     clear = np.False_
-    return bits, AccumulationFlags(clear, clear, clear, np.bool_(code & _fastpaths.SCALAR_UNDERFLOW),
-                                   np.bool_(code & _fastpaths.SCALAR_INEXACT), swamped=np.int64(swamped))
+    return AccumulationFlags(clear, clear, clear, np.bool_(code & _fastpaths.SCALAR_UNDERFLOW),
+                             np.bool_(inexact or code & _fastpaths.SCALAR_INEXACT), swamped=np.int64(swamped))
 
 
 def matrix_product(spec, a, b):
