@@ -16,6 +16,10 @@ Why the steps are the vectorised ones:
   ``add_kernel`` gives it; the first step rounds the term alone;
 * the flags are the rounding's (inexact, underflow); a swamped step is one whose
   non-zero term left ``s`` unchanged (values compared as floats, as there);
+* in round to nearest even (gradual underflow, no saturation), a step whose result is
+  normal and finite in the accumulator is taken on float64 alone (:class:`_Nearest`: the
+  sum rounded to odd, then its pattern to nearest at the accumulator's last bit -- three
+  times faster than the ratio of integers); the others go the exact way above;
 * every step the scalar rounding declines -- an infinite or NaN operand, an overflow,
   flush-to-zero of a tiny value, a stochastic rounding of a sum that float64 does not
   hold (where the vectorised step sees a truncated significand with a sticky bit) --
@@ -25,6 +29,7 @@ Why the steps are the vectorised ones:
 from __future__ import annotations
 
 import math
+import struct
 
 from .. import _fastpaths
 from ..rounding import Rounding
@@ -55,7 +60,17 @@ def steps(s, terms, rands, acc, attrs, values):
     negative_zero = (1 << (acc.bits - 1)) if acc.has_negative_zero else 0
     code = swamped = 0
     rand = pattern = None
+    nearest = _Nearest.of(acc, attrs)
     for i, t in enumerate(terms):
+        if nearest is not None and s is not None and t - t == 0.0 and s - s == 0.0:
+            found = nearest.step(s, t)
+            if found is not None:  # (else the exact step below, which knows every case)
+                value, inexact = found
+                if t != 0.0 and value == s:
+                    swamped += 1
+                s, pattern = value, _LATER
+                code |= _fastpaths.SCALAR_INEXACT if inexact else 0
+                continue
         if t - t != 0.0:  # an infinite or NaN term: the vectorised step's rules
             return s, code, swamped, i, pattern
         if rands is not None:
@@ -87,7 +102,80 @@ def steps(s, terms, rands, acc, attrs, values):
             swamped += 1
         s = value
         code |= step_code
+    if pattern is _LATER:  # the last step was a nearest one: its pattern from its value (exact)
+        pattern = nearest.pattern(s)
     return s, code, swamped, len(terms), pattern
+
+
+_LATER = object()  # a step's pattern, worked out only if it is the last step's
+
+
+class _Nearest:
+    """One step s + t rounded to nearest even into an accumulator of p <= 51 bits, on
+    float64: r = s + t and its exact error e (TwoSum), r rounded to odd (where e != 0 and
+    r's last bit is even, one float64 step towards e), then r's 64-bit pattern rounded
+    to nearest even at the accumulator's last bit.  Rounding to odd at 53 >= p + 2 bits,
+    then to nearest at p, is the single rounding to nearest (Boldo and Melquiond, IEEE TC
+    2008).  Taken where the result is normal and finite in the accumulator: |r| above its
+    smallest normal value m (then the exact sum is too, rounding to float64 being
+    monotone, so no tininess by either rule) and the rounded value at most its largest;
+    every other step -- tiny, overflowing, exact zero sums and special operands -- takes
+    the exact path.  Inexact: e != 0 or bits were dropped.  Any p-bit value is a float64
+    value and the pattern's rounding carries into the exponent as the format's does."""
+
+    __slots__ = ("shift", "smallest", "largest", "acc", "attrs")
+    _CACHE: dict = {}
+
+    def __init__(self, acc, attrs):
+        self.shift = 53 - acc.precision  # float64's bits below the accumulator's last one
+        self.smallest, self.largest = float(acc.min_normal), float(acc.max_finite)
+        self.acc, self.attrs = acc, attrs
+
+    @classmethod
+    def of(cls, acc, attrs):
+        """The step for ``acc`` under ``attrs``, or None (another mode, flush-to-zero,
+        saturation, an accumulator wider than 51 bits or than float64's exponents)."""
+        if (attrs.rounding is not Rounding.NEAREST_EVEN or not attrs.subnormals or attrs.saturate
+                or acc.precision > 51 or acc.exponent_bits > 11 or not _fastpaths.ENABLED):
+            return None
+        key = (id(acc), id(attrs))
+        found = cls._CACHE.get(key)
+        if found is None or found.acc is not acc or found.attrs is not attrs:
+            if len(cls._CACHE) > 64:
+                cls._CACHE.clear()
+            found = cls._CACHE[key] = cls(acc, attrs)
+        return found
+
+    def step(self, s: float, t: float):
+        """``(value, inexact)`` of the rounded s + t, or None (the exact path's step)."""
+        r = s + t
+        if not abs(r) > self.smallest:
+            return None
+        b = r - s
+        e = (s - (r - b)) + (t - b)
+        bits = _BITS.unpack(_FLOAT.pack(r))[0]
+        if e != 0.0 and not bits & 1:
+            bits += 1 if (e > 0.0) == (r > 0.0) else -1  # to odd: the neighbour towards e
+        shift = self.shift
+        if shift:
+            low = bits & ((1 << shift) - 1)
+            bits -= low
+            half = 1 << (shift - 1)
+            if low > half or (low == half and bits >> shift & 1):
+                bits += 1 << shift
+        else:
+            low = 0
+        value = _FLOAT.unpack(_BITS.pack(bits))[0]
+        if abs(value) > self.largest:
+            return None
+        return value, e != 0.0 or low != 0
+
+    def pattern(self, value: float) -> int:
+        """The accumulator's pattern of one of its (finite, normal) values."""
+        return _fastpaths.scalar_float(value, self.acc, self.attrs)[0]
+
+
+_FLOAT, _BITS = struct.Struct("<d"), struct.Struct("<Q")
 
 
 def one_output(terms, rands, final_rand, acc, out, attrs, values):
