@@ -16,10 +16,10 @@ Why the steps are the vectorised ones:
   ``add_kernel`` gives it; the first step rounds the term alone;
 * the flags are the rounding's (inexact, underflow); a swamped step is one whose
   non-zero term left ``s`` unchanged (values compared as floats, as there);
-* in round to nearest even (gradual underflow, no saturation), a step whose result is
-  normal and finite in the accumulator is taken on float64 alone (:class:`_Nearest`: the
-  sum rounded to odd, then its pattern to nearest at the accumulator's last bit -- three
-  times faster than the ratio of integers); the others go the exact way above;
+* in a deterministic mode (gradual underflow, no saturation), a step whose result is
+  normal and finite in the accumulator is taken on float64 alone (:class:`_Float64Step`:
+  the sum rounded to odd, then its pattern rounded at the accumulator's last bit -- two
+  to three times faster than the ratio of integers); the others go the exact way above;
 * every step the scalar rounding declines -- an infinite or NaN operand, an overflow,
   flush-to-zero of a tiny value, a stochastic rounding of a sum that float64 does not
   hold (where the vectorised step sees a truncated significand with a sticky bit) --
@@ -60,10 +60,10 @@ def steps(s, terms, rands, acc, attrs, values):
     negative_zero = (1 << (acc.bits - 1)) if acc.has_negative_zero else 0
     code = swamped = 0
     rand = pattern = None
-    nearest = _Nearest.of(acc, attrs)
+    fast = _Float64Step.of(acc, attrs)
     for i, t in enumerate(terms):
-        if nearest is not None and s is not None and t - t == 0.0 and s - s == 0.0:
-            found = nearest.step(s, t)
+        if fast is not None and s is not None and t - t == 0.0 and s - s == 0.0:
+            found = fast.step(s, t)
             if found is not None:  # (else the exact step below, which knows every case)
                 value, inexact = found
                 if t != 0.0 and value == s:
@@ -102,40 +102,42 @@ def steps(s, terms, rands, acc, attrs, values):
             swamped += 1
         s = value
         code |= step_code
-    if pattern is _LATER:  # the last step was a nearest one: its pattern from its value (exact)
-        pattern = nearest.pattern(s)
+    if pattern is _LATER:  # the last step was a float64 one: its pattern from its value (exact)
+        pattern = fast.pattern(s)
     return s, code, swamped, len(terms), pattern
 
 
 _LATER = object()  # a step's pattern, worked out only if it is the last step's
 
 
-class _Nearest:
-    """One step s + t rounded to nearest even into an accumulator of p <= 51 bits, on
-    float64: r = s + t and its exact error e (TwoSum), r rounded to odd (where e != 0 and
-    r's last bit is even, one float64 step towards e), then r's 64-bit pattern rounded
-    to nearest even at the accumulator's last bit.  Rounding to odd at 53 >= p + 2 bits,
-    then to nearest at p, is the single rounding to nearest (Boldo and Melquiond, IEEE TC
-    2008).  Taken where the result is normal and finite in the accumulator: |r| above its
-    smallest normal value m (then the exact sum is too, rounding to float64 being
-    monotone, so no tininess by either rule) and the rounded value at most its largest;
+class _Float64Step:
+    """One step s + t rounded into an accumulator of p <= 51 bits in a deterministic
+    mode, on float64: r = s + t and its exact error e (TwoSum), r rounded to odd (where
+    e != 0 and r's last bit is even, one float64 step towards e), then r's 64-bit
+    pattern rounded at the accumulator's last bit in the mode.  Rounding to odd at
+    53 >= p + 2 bits, then in any mode at p bits, is the single rounding of the exact sum
+    (Boldo and Melquiond, IEEE TC 2008).  Taken where the result is normal and finite in
+    the accumulator: |r| above its smallest normal value m (then the exact sum is too,
+    rounding to float64 being monotone, so no tininess by either rule) and the rounded
+    value at most its largest (no overflow: the rounding with an unbounded exponent);
     every other step -- tiny, overflowing, exact zero sums and special operands -- takes
-    the exact path.  Inexact: e != 0 or bits were dropped.  Any p-bit value is a float64
-    value and the pattern's rounding carries into the exponent as the format's does."""
+    the exact path.  Inexact: e != 0 or bits were dropped.  Every p-bit value is a
+    float64 value and a carry out of the pattern's fraction goes into its exponent, as
+    the format's does."""
 
-    __slots__ = ("shift", "smallest", "largest", "acc", "attrs")
+    __slots__ = ("shift", "smallest", "largest", "acc", "attrs", "mode")
     _CACHE: dict = {}
 
     def __init__(self, acc, attrs):
         self.shift = 53 - acc.precision  # float64's bits below the accumulator's last one
         self.smallest, self.largest = float(acc.min_normal), float(acc.max_finite)
-        self.acc, self.attrs = acc, attrs
+        self.acc, self.attrs, self.mode = acc, attrs, attrs.rounding
 
     @classmethod
     def of(cls, acc, attrs):
-        """The step for ``acc`` under ``attrs``, or None (another mode, flush-to-zero,
-        saturation, an accumulator wider than 51 bits or than float64's exponents)."""
-        if (attrs.rounding is not Rounding.NEAREST_EVEN or not attrs.subnormals or attrs.saturate
+        """The step for ``acc`` under ``attrs``, or None (stochastic rounding, flush-to-
+        zero, saturation, an accumulator wider than 51 bits or than float64's exponents)."""
+        if (attrs.rounding is Rounding.STOCHASTIC or not attrs.subnormals or attrs.saturate
                 or acc.precision > 51 or acc.exponent_bits > 11 or not _fastpaths.ENABLED):
             return None
         key = (id(acc), id(attrs))
@@ -157,18 +159,33 @@ class _Nearest:
         if e != 0.0 and not bits & 1:
             bits += 1 if (e > 0.0) == (r > 0.0) else -1  # to odd: the neighbour towards e
         shift = self.shift
-        if shift:
-            low = bits & ((1 << shift) - 1)
-            bits -= low
-            half = 1 << (shift - 1)
-            if low > half or (low == half and bits >> shift & 1):
-                bits += 1 << shift
-        else:
-            low = 0
+        low = bits & ((1 << shift) - 1) if shift else 0
+        if low:
+            bits -= low  # towards zero; then one step away from zero where the mode says
+            if self.mode is Rounding.NEAREST_EVEN:  # (the common mode, inline)
+                half = 1 << (shift - 1)
+                if low > half or (low == half and bits >> shift & 1):
+                    bits += 1 << shift
+            else:
+                bits += self._away(bits, low, r > 0.0)
         value = _FLOAT.unpack(_BITS.pack(bits))[0]
         if abs(value) > self.largest:
             return None
         return value, e != 0.0 or low != 0
+
+    def _away(self, bits: int, low: int, positive: bool) -> int:
+        """What a mode other than nearest even adds to the pattern truncated at the
+        accumulator's last bit (its last bit's weight, or 0), ``low`` != 0 the dropped bits."""
+        one, mode = 1 << self.shift, self.mode
+        if mode is Rounding.NEAREST_AWAY:
+            return one if low >= one >> 1 else 0
+        if mode is Rounding.TOWARD_ZERO:
+            return 0
+        if mode is Rounding.UPWARD:
+            return one if positive else 0
+        if mode is Rounding.DOWNWARD:
+            return 0 if positive else one
+        return 0 if bits & one else one  # round to odd: the odd neighbour
 
     def pattern(self, value: float) -> int:
         """The accumulator's pattern of one of its (finite, normal) values."""

@@ -1,7 +1,8 @@
-"""The nearest-even step of one-output chains on Python floats
-(softfloat.accumulate._scalar_chain._Nearest: float64 sum, rounding to odd, then the
-pattern's rounding at the accumulator's last bit) against the exact path (the switch
-off) and the exact reference (Fractions and MPFR), flags and swamped counts included."""
+"""The float64 step of one-output chains on Python floats
+(softfloat.accumulate._scalar_chain._Float64Step: float64 sum, rounding to odd, then the
+pattern's rounding at the accumulator's last bit in the mode) against the exact path (the
+switch off) and the exact reference (Fractions and MPFR), flags and swamped counts
+included, in every deterministic mode."""
 
 from __future__ import annotations
 
@@ -17,14 +18,15 @@ from tests.accumulate_checks import check, random_patterns
 from tests.fastpath_checks import assert_same, general
 
 ACCUMULATORS = ["fp32", "fp16", "bf16", "tf32", "fp8_e4m3", "fp8_e5m2", "fp8_e4m3fnuz", "fp64", "e5m7"]
+MODES = ["nearest_even", "nearest_even", "nearest_away", "toward_zero", "upward", "downward", "odd"]
 
 
 @pytest.fixture
 def steps(monkeypatch):
     """The nearest steps taken (values) and declined (None)."""
     found = []
-    original = _scalar_chain._Nearest.step
-    monkeypatch.setattr(_scalar_chain._Nearest, "step", lambda self, s, t: found.append(original(self, s, t))
+    original = _scalar_chain._Float64Step.step
+    monkeypatch.setattr(_scalar_chain._Float64Step, "step", lambda self, s, t: found.append(original(self, s, t))
                         or found[-1])
     return found
 
@@ -45,7 +47,8 @@ def chains(draw):
     kw = dict(accumulator=acc, order=draw(st.sampled_from(["sequential", "reverse"])),
               return_flags=draw(st.sampled_from([False, True, "swamped"])))
     kw.update(draw(st.sampled_from([{}, {}, {"tininess": "before"}, {"out_format": "fp8_e5m2"},
-                                    {"rounding": "toward_zero"}, {"subnormals": False}])))
+                                    {"subnormals": False}, {"saturate": True}])))
+    kw["rounding"] = draw(st.sampled_from(MODES))
     return draw(st.sampled_from(["sum", "vecdot"])), x, y, fmt, kw
 
 
@@ -67,8 +70,8 @@ def test_chains_equal_the_exact_path(case):
 
 
 @pytest.mark.parametrize("acc", [a for a in ACCUMULATORS if a != "fp64"])  # (fp64: numpy's own sums)
-@pytest.mark.parametrize("seed", range(3))
-def test_chains_equal_the_exact_reference(acc, seed, steps):
+@pytest.mark.parametrize("seed, mode", list(enumerate(sorted(set(MODES)))))
+def test_chains_equal_the_exact_reference(acc, seed, mode, steps):
     """Terms aimed at ties and carries (few significant bits, exponents within a few
     bits), against tests/accumulate_oracle.py element by element; fp32 operands into an
     fp32 accumulator (fp16 products would be its values: numpy's own running sums)."""
@@ -77,9 +80,9 @@ def test_chains_equal_the_exact_reference(acc, seed, steps):
     f = sf.as_format(fmt)
     x = random_patterns(rng, f, 150, spread=8, zeros=0.05)
     y = random_patterns(rng, f, 150, spread=8, zeros=0.05)
-    check("vecdot", x, y, fmt, accumulator=acc)
-    check("vecdot", x, y, fmt, accumulator=acc, tininess="before", order="reverse")
-    check("sum", x, fmt, accumulator=acc)
+    check("vecdot", x, y, fmt, accumulator=acc, rounding=mode)
+    check("vecdot", x, y, fmt, accumulator=acc, rounding=mode, tininess="before", order="reverse")
+    check("sum", x, fmt, accumulator=acc, rounding=mode)
     assert any(s is not None for s in steps)
 
 
