@@ -49,3 +49,12 @@ def spy_on(monkeypatch, name: str) -> list:
 
     monkeypatch.setattr(_fastpaths, name, wrapper)
     return taken
+
+
+def answers_of(monkeypatch, owner, name: str) -> list:
+    """Every answer ``owner.<name>`` (a function of a module or a method of a class) gives
+    from now on in the test, None for a declined call: a shortcut's tests check it ran."""
+    found = []
+    original = getattr(owner, name)
+    monkeypatch.setattr(owner, name, lambda *args: found.append(original(*args)) or found[-1])
+    return found

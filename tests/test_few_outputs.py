@@ -15,7 +15,7 @@ import softfloat as sf
 from softfloat.accumulate import _few
 
 from tests.accumulate_checks import check, random_patterns
-from tests.fastpath_checks import assert_same, general
+from tests.fastpath_checks import answers_of, assert_same, general
 
 FORMATS = ["fp16", "bf16", "tf32", "fp8_e4m3", "fp8_e5m2", "fp4_e2m1", "fp32"]
 SPECIALS = [np.inf, -np.inf, np.nan, 0.0, -0.0]
@@ -23,10 +23,7 @@ SPECIALS = [np.inf, -np.inf, np.nan, 0.0, -0.0]
 
 def _spy(monkeypatch, name):
     """The answers softfloat.accumulate._few.<name> gives from now on (None: declined)."""
-    found = []
-    original = getattr(_few, name)
-    monkeypatch.setattr(_few, name, lambda *a: found.append(original(*a)) or found[-1])
-    return found
+    return answers_of(monkeypatch, _few, name)
 
 
 @st.composite
@@ -220,10 +217,7 @@ def test_dot_products_along_an_axis_take_the_short_path(monkeypatch):
 # ---- products that round (softfloat.accumulate._odd): the exact reference too -------------
 def _spy_odd(monkeypatch):
     from softfloat.accumulate import _odd
-    found = []
-    original = _odd.running_sums
-    monkeypatch.setattr(_odd, "running_sums", lambda *a: found.append(original(*a)) or found[-1])
-    return found
+    return answers_of(monkeypatch, _odd, "running_sums")
 
 
 @pytest.mark.parametrize("fmt, acc", [("fp32", "fp32"), ("fp16", "fp16"), ("bf16", "fp32"), ("tf32", "fp32")])

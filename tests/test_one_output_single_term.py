@@ -10,15 +10,12 @@ import numpy as np
 import pytest
 
 import softfloat as sf
-from tests.fastpath_checks import assert_same, general
+from tests.fastpath_checks import answers_of, assert_same, general
 
 
 def _spy(monkeypatch):
     from softfloat.accumulate import _few
-    found = []
-    original = _few.one_output
-    monkeypatch.setattr(_few, "one_output", lambda *a: found.append(original(*a)) or found[-1])
-    return found
+    return answers_of(monkeypatch, _few, "one_output")
 
 
 @pytest.mark.parametrize("fmt, kw", [

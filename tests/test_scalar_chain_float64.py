@@ -15,7 +15,7 @@ import softfloat as sf
 from softfloat.accumulate import _scalar_chain
 
 from tests.accumulate_checks import check, random_patterns
-from tests.fastpath_checks import assert_same, general
+from tests.fastpath_checks import answers_of, assert_same, general
 
 ACCUMULATORS = ["fp32", "fp16", "bf16", "tf32", "fp8_e4m3", "fp8_e5m2", "fp8_e4m3fnuz", "fp64", "e5m7"]
 MODES = ["nearest_even", "nearest_even", "nearest_away", "toward_zero", "upward", "downward", "odd"]
@@ -24,11 +24,7 @@ MODES = ["nearest_even", "nearest_even", "nearest_away", "toward_zero", "upward"
 @pytest.fixture
 def steps(monkeypatch):
     """The nearest steps taken (values) and declined (None)."""
-    found = []
-    original = _scalar_chain._Float64Step.step
-    monkeypatch.setattr(_scalar_chain._Float64Step, "step", lambda self, s, t: found.append(original(self, s, t))
-                        or found[-1])
-    return found
+    return answers_of(monkeypatch, _scalar_chain._Float64Step, "step")
 
 
 @st.composite
