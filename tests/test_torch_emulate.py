@@ -426,8 +426,28 @@ def test_more_of_the_matmul_family_against_the_definition():
     assert len(em.telemetry) == 2 + 1 + 1 + 1 + 2
 
 
+def test_linalg_vecdot_is_a_dot_product_per_pair():
+    """torch.linalg.vecdot along any dim, with broadcasting: each output the emulated
+    torch.dot of its pair (the engine's product of a row and a column); a dim out of
+    range is torch's own error."""
+    g = torch.Generator().manual_seed(3)
+    x, y = torch.randn(2, 3, 5, generator=g), torch.randn(3, 5, generator=g)
+    with sft.emulate("bf16"):
+        got = torch.linalg.vecdot(x, y)
+        along = torch.linalg.vecdot(x.transpose(1, 2), y.T, dim=1)
+        want = torch.stack([torch.stack([torch.dot(x[i, j], y[j]) for j in range(3)]) for i in range(2)])
+        with pytest.raises((IndexError, RuntimeError)):
+            torch.linalg.vecdot(x, y, dim=3)
+    assert torch.equal(got, want) and torch.equal(along, want)
+    assert not torch.equal(got, torch.linalg.vecdot(x, y))  # (bf16 operands and results)
+    for xs, ys in (((3, 0), (3, 0)), ((0, 4), (0, 4)), ((2, 1, 4), (3, 4))):  # empty axes, broadcasting
+        a, b = torch.randn(*xs, generator=g), torch.randn(*ys, generator=g)
+        with sft.emulate("bf16"):
+            got = torch.linalg.vecdot(a, b)
+        assert got.shape == torch.linalg.vecdot(a, b).shape
+
+
 @pytest.mark.parametrize("call", [
-    lambda: torch.linalg.vecdot(torch.randn(3, 4), torch.randn(3, 4)),
     lambda: torch.nn.GRU(2, 3)(torch.nn.utils.rnn.pack_sequence([torch.randn(3, 2)])),
     lambda: torch.linalg.matrix_power(torch.randn(3, 3), -3),
     lambda: torch.nn.Bilinear(3, 4, 5)(torch.randn(2, 3), torch.randn(2, 4)),

@@ -67,6 +67,7 @@ _SIGNATURES = {
     "vdot": ("input", "other"), "addmv": ("input", "mat", "vec"), "addbmm": ("input", "batch1", "batch2"),
     "tensordot": ("a", "b", "dims"),
     "multi_dot": ("tensors",), "matrix_power": ("input", "n"), "cdist": ("x1", "x2", "p", "compute_mode"),
+    "vecdot": ("x", "y"),
 }
 #: the arguments whose dtypes decide (others, like a boolean attn_mask, are checked by the handler)
 _OPERANDS = {"attention": ("query", "key", "value"), "einsum": ("input", "other")}
@@ -170,6 +171,7 @@ HANDLERS = {
     "multi_dot": lambda run, b, r: _multi_dot(run, list(b["tensors"])),
     "matrix_power": lambda run, b, r: _matrix_power(run, b["input"], b["n"]),
     "cdist": lambda run, b, r: _euclidean(run, b["x1"], b["x2"]),
+    "vecdot": lambda run, b, r: _vecdot(run, b["x"], b["y"], b.get("dim", -1)),
     "conv3d": lambda run, b, r: convolution(run, b, 3),
     "conv_transpose3d": lambda run, b, r: transposed(run, b, 3),
     "conv_transpose1d": lambda run, b, r: transposed(run, b, 1),
@@ -185,6 +187,7 @@ _SHAPES = {
     "addbmm": lambda b: b["batch1"].dim() == 3 and b["batch2"].dim() == 3,
     "matrix_power": lambda b: isinstance(b.get("n"), int) and b["n"] >= 0 and b["input"].dim() >= 2,
     "cdist": lambda b: _cdist_by_product(b),  # (defined below)
+    "vecdot": lambda b: _vecdot_shapes(b["x"], b["y"], b.get("dim", -1)),
 }
 
 
@@ -317,6 +320,23 @@ def _dims(dims, t) -> list:
     return [d % t.dim() for d in dims]
 
 
+def _vecdot_shapes(x, y, dim) -> bool:
+    """linalg.vecdot's operands: broadcasting shapes, ``dim`` (an int) within the
+    broadcast one (else torch raises its own error)."""
+    try:
+        shape = torch.broadcast_shapes(x.shape, y.shape)
+    except RuntimeError:
+        return False
+    return isinstance(dim, int) and len(shape) > 0 and -len(shape) <= dim < len(shape)
+
+
+def _vecdot(run, x, y, dim):
+    """linalg.vecdot of real operands: x and y broadcast, then the dot products along
+    ``dim``, each one product of a row and a column, as ``torch.dot`` of each pair."""
+    x, y = (t.movedim(dim, -1) for t in torch.broadcast_tensors(x, y))
+    return batched(run, rows(x)[:, None, :], rows(y)[:, :, None]).reshape(x.shape[:-1])
+
+
 def _in_place(b, result):
     """``self`` (``input``) overwritten with ``result``, recorded by autograd (copy_)."""
     return b["input"].copy_(result.expand(b["input"].shape))
@@ -395,7 +415,7 @@ FUNCTIONS = {
     F.conv3d: "conv3d", F.conv_transpose3d: "conv_transpose3d",
     torch.linalg.multi_dot: "multi_dot", torch.linalg.matrix_power: "matrix_power",
     torch.matrix_power: "matrix_power", torch.Tensor.matrix_power: "matrix_power",
-    torch.cdist: "cdist",
+    torch.cdist: "cdist", torch.linalg.vecdot: "vecdot",
 }
 
 #: torch functions whose products run inside one kernel, out of the emulation's reach
@@ -409,7 +429,6 @@ OPAQUE = {torch.lstm: "torch.lstm of a packed sequence (nn.LSTM)",
           torch.linalg.matrix_power: "torch.linalg.matrix_power of a negative power (an inverse)",
           torch.matrix_power: "torch.matrix_power of a negative power (an inverse)",
           torch.Tensor.matrix_power: "Tensor.matrix_power of a negative power (an inverse)",
-          torch.linalg.vecdot: "torch.linalg.vecdot",
           torch.matrix_exp: "torch.matrix_exp", torch.linalg.matrix_exp: "torch.linalg.matrix_exp",
           torch.Tensor.matrix_exp: "Tensor.matrix_exp"}
 
