@@ -373,11 +373,10 @@ def _one_term(A, ctx, acc, x):
     if found is None or found[0] is not fmt or found[1] is not acc:
         if not (isinstance(acc, Format) and (acc == fmt or acc.holds(fmt))):
             return None
-        values = _fastpaths.scalar_values(fmt, lambda patterns: decode(patterns, fmt))
-        if values is None:  # switched off, or wider than 16 bits: fp32 and fp64 by numpy's view
-            if not _fastpaths.ENABLED or fmt.native_dtype is None:
-                return None
-            values = _NativeValues(fmt.native_dtype)
+        # (wider than 16 bits: decoded one by one, NaN for an infinity or NaN, declined below)
+        values = _fastpaths.scalar_values(fmt, lambda patterns: decode(patterns, fmt), finite=True)
+        if values is None:  # switched off
+            return None
         if len(_ONE_TERM) > 64:
             _ONE_TERM.clear()
         found = _ONE_TERM[(id(fmt), id(acc))] = (fmt, acc, values)
@@ -392,17 +391,6 @@ def _one_term(A, ctx, acc, x):
         clear = np.False_
         ctx.record("sum", AccumulationFlags(clear, clear, clear, clear, clear, swamped=np.int64(0)))
     return A.wrap(fmt.storage_dtype.type(pattern), fmt)
-
-
-class _NativeValues:
-    """A format's values by pattern through numpy's view as its own float dtype (fp32,
-    fp64), as the one-term sum reads them from the small formats' tables."""
-
-    def __init__(self, dtype):
-        self.dtype = np.dtype(dtype)
-
-    def __getitem__(self, pattern: int) -> float:
-        return float(np.array(pattern, dtype=f"u{self.dtype.itemsize}").view(self.dtype))
 
 
 def _with_axis(A, x, position: int):
