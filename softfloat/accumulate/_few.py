@@ -287,16 +287,16 @@ def _steps(s, t, widen: bool, inexact: bool):
 class _Plan:
     """How these formats take the short path: the accumulator's numpy ``dtype``, whether
     the terms' patterns are that dtype's (``raw``: a sum in the accumulator's own format),
-    whether products are made in float64 and checked on the data (``by_data``), whether
-    products that are no values of the dtype run through softfloat.accumulate._odd
-    (``odd``), whether out_format is another (narrower) format, whether the steps are
-    checked in float64 (``widen``: exact there, and faster than fp16's arithmetic)."""
+    whether products are made in float64 and checked on the data (``by_data``: not every
+    product is a value of the dtype by the formats; those that are not run through
+    softfloat.accumulate._odd), whether out_format is another (narrower) format, whether
+    the steps are checked in float64 (``widen``: exact there, and faster than fp16's
+    arithmetic)."""
 
-    __slots__ = ("dtype", "raw", "by_data", "odd", "narrow", "widen")
+    __slots__ = ("dtype", "raw", "by_data", "narrow", "widen")
 
-    def __init__(self, dtype, raw, by_data, odd, narrow, widen):
-        self.dtype, self.raw, self.by_data, self.odd = dtype, raw, by_data, odd
-        self.narrow, self.widen = narrow, widen
+    def __init__(self, dtype, raw, by_data, narrow, widen):
+        self.dtype, self.raw, self.by_data, self.narrow, self.widen = dtype, raw, by_data, narrow, widen
 
 
 _PLANS: dict = {}  # (id(fmt), id(acc), id(out), sum?) -> (plan or None, the formats)
@@ -318,10 +318,11 @@ def _plan(spec, is_sum: bool):
     plan = None
     if acc.native_dtype is not None and (out == acc or acc.holds(out)):
         by_format = acc.holds(fmt) if is_sum else products_fit_by_format(fmt, acc)
-        odd = not is_sum and not by_format and acc.native_dtype in (np.float32, np.float16) and is_narrow(fmt)
-        by_data = odd and 2 * fmt.precision <= acc.precision
-        if by_format or odd:
-            plan = _Plan(acc.native_dtype, is_sum and fmt == acc, by_data or odd, odd, out != acc,
+        # products exact in float64 (a narrow format) and an accumulator of float32 or float16,
+        # the dtypes softfloat.accumulate._odd rounds into, where the formats do not fit
+        by_data = not is_sum and not by_format and acc.native_dtype in (np.float32, np.float16) and is_narrow(fmt)
+        if by_format or by_data:
+            plan = _Plan(acc.native_dtype, is_sum and fmt == acc, by_data, out != acc,
                          sums_are_exact(acc) and acc.native_dtype != np.float64)
     if len(_PLANS) > 64:
         _PLANS.clear()
