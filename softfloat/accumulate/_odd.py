@@ -29,6 +29,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._workspace import Workspace
+from ..ops.kernels import round_to_odd, two_sum
 from ..rounding import Tininess
 
 __all__ = ["running_sums", "tiny_below"]
@@ -49,27 +51,19 @@ def running_sums(P, dtype, flags: bool, tiny_below: float):
         inexact = a != P[0]
         underflow = inexact & (np.abs(P[0]) < tiny_below)
         swamped = np.zeros(n, dtype=np.int64)
-    r = np.empty(n)
-    e = np.empty(n)
-    scratch = np.empty(n)
+    ws = Workspace(n)  # (the steps' buffers, reused: each step's r, e and odd sum are used up in it)
     for p in P[1:]:
-        np.add(a, p, out=r)
-        # TwoSum: e = (a + p) - r exactly
-        np.subtract(r, a, out=scratch)  # b' = r - a
-        np.subtract(p, scratch, out=e)  # p - b'
-        np.subtract(r, scratch, out=scratch)  # a' = r - b'
-        np.subtract(a, scratch, out=scratch)  # a - a'
-        np.add(e, scratch, out=e)
-        step = _to_odd(r, e)
+        r, e = two_sum(a, p, ws)  # r + e == a + p exactly
+        step = round_to_odd(r, e, ws) if e.any() else r  # (exact sums: often, into fp16)
         s = step.astype(dtype)
         new = s.astype(np.float64)  # (comparisons in float64: numpy's float16 arithmetic is slow)
         if flags:
             lost = (e != 0) | (new != step)
             inexact |= lost
-            np.abs(r, out=scratch)
-            if (scratch <= tiny_below).any():  # |r + e| < tiny_below, r a float64 rounding of it
-                below = (scratch < tiny_below) | ((scratch == tiny_below) & (e != 0)
-                                                  & (np.signbit(e) != np.signbit(r)))
+            magnitude = np.abs(r)
+            if (magnitude <= tiny_below).any():  # |r + e| < tiny_below, r a float64 rounding of it
+                below = (magnitude < tiny_below) | ((magnitude == tiny_below) & (e != 0)
+                                                    & (np.signbit(e) != np.signbit(r)))
                 underflow |= lost & below
             swamped += (new == a) & (p != 0)
         a = new
@@ -86,14 +80,3 @@ def tiny_below(fmt, tininess) -> float:
     itself rounding up to m (an even significand)."""
     m = float(fmt.min_normal)
     return m if tininess is Tininess.BEFORE else m * (1.0 - 2.0 ** -(fmt.precision + 1))
-
-
-def _to_odd(r, e):
-    """r (the rounded sum) moved one float64 step towards the error e where e != 0 and
-    r's last bit is even: the exact sum r + e rounded to odd (r != 0 where e != 0)."""
-    bits = r.view(np.int64)
-    even = (e != 0) & ((bits & 1) == 0)
-    if not even.any():
-        return r
-    towards = np.where(np.signbit(e) == np.signbit(r), 1, -1)  # magnitude up or down
-    return (bits + np.where(even, towards, 0)).view(np.float64)

@@ -38,6 +38,10 @@ The contract
     float64 sum.
 ``safe_magnitude(x)``
     Where Dekker's product of x is exact in float64 (the wide formats' hazard test).
+``two_sum(a, b, ws=None) -> (s, e)``, ``round_to_odd(hi, lo, ws=None)``
+    Knuth's TwoSum of float64 arrays (s = fl(a + b), s + e exactly a + b; e = 0 where s is
+    not finite) and the float64 rounding to odd of hi + lo (|lo| <= ulp(hi)/2): with a
+    Workspace ``ws`` their results live in its buffers, until its next use.
 ``addition_flags(a, b, r, symmetric=False) -> (FlagMasks, swamped)``
     The IEEE flags of ``r = a + b`` rounded to nearest by numpy in a's dtype, read from the
     operands and the result (for the native shortcuts of sums).
@@ -52,7 +56,7 @@ The contract
 
 from __future__ import annotations
 
-from ._eft import is_narrow, safe_magnitude, sums_are_exact
+from ._eft import is_narrow, round_to_odd, safe_magnitude, sums_are_exact, two_sum
 from ._kernel import Exact
 from ._nan import default_nan, nan_mask
 from ._round_block import Target, round_block
@@ -64,5 +68,5 @@ from .mul import mul_exact, mul_kernel
 __all__ = [
     "Exact", "Target", "add_exact", "add_kernel", "addition_flags", "default_nan", "div_exact", "div_kernel",
     "fma_exact", "fma_kernel", "is_narrow", "mul_exact", "mul_kernel", "nan_mask", "round_block",
-    "safe_magnitude", "sums_are_exact",
+    "round_to_odd", "safe_magnitude", "sums_are_exact", "two_sum",
 ]
