@@ -62,42 +62,39 @@ def steps(s, terms, rands, acc, attrs, values):
     rand = pattern = None
     fast = _Float64Step.of(acc, attrs)
     for i, t in enumerate(terms):
+        found = None
         if fast is not None and s is not None and t - t == 0.0 and s - s == 0.0:
-            found = fast.step(s, t)
-            if found is not None:  # (else the exact step below, which knows every case)
-                value, inexact = found
-                if t != 0.0 and value == s:
-                    swamped += 1
-                s, pattern = value, _LATER
-                code |= _fastpaths.SCALAR_INEXACT if inexact else 0
-                continue
-        if t - t != 0.0:  # an infinite or NaN term: the vectorised step's rules
-            return s, code, swamped, i, pattern
-        if rands is not None:
-            rand = rands[i]
-        if s is None:
-            if t == 0.0:
-                found = (negative_zero if math.copysign(1.0, t) < 0 else 0), 0
-            else:
-                num, den = t.as_integer_ratio()
-                found = _fastpaths.scalar_ratio(num < 0, abs(num), den, acc, attrs, rand)
-        elif s == -t:  # an exact zero sum
-            s_negative, t_negative = math.copysign(1.0, s) < 0, math.copysign(1.0, t) < 0
-            negative = s_negative if s_negative == t_negative else downward
-            found = (negative_zero if negative else 0), 0
+            found = fast.step(s, t)  # (None: the exact step below, which knows every case)
+        if found is not None:
+            (value, step_code), pattern = found, _LATER
         else:
-            if s - s != 0.0:
+            if t - t != 0.0:  # an infinite or NaN term: the vectorised step's rules
                 return s, code, swamped, i, pattern
-            n1, d1 = s.as_integer_ratio()
-            n2, d2 = t.as_integer_ratio()
-            num = n1 * d2 + n2 * d1
-            if stochastic and not _exact_in_float64(num):
+            if rands is not None:
+                rand = rands[i]
+            if s is None:
+                if t == 0.0:
+                    found = (negative_zero if math.copysign(1.0, t) < 0 else 0), 0
+                else:
+                    num, den = t.as_integer_ratio()
+                    found = _fastpaths.scalar_ratio(num < 0, abs(num), den, acc, attrs, rand)
+            elif s == -t:  # an exact zero sum
+                s_negative, t_negative = math.copysign(1.0, s) < 0, math.copysign(1.0, t) < 0
+                negative = s_negative if s_negative == t_negative else downward
+                found = (negative_zero if negative else 0), 0
+            else:
+                if s - s != 0.0:
+                    return s, code, swamped, i, pattern
+                n1, d1 = s.as_integer_ratio()
+                n2, d2 = t.as_integer_ratio()
+                num = n1 * d2 + n2 * d1
+                if stochastic and not _exact_in_float64(num):
+                    return s, code, swamped, i, pattern
+                found = _fastpaths.scalar_ratio(num < 0, abs(num), d1 * d2, acc, attrs, rand)
+            if found is None:
                 return s, code, swamped, i, pattern
-            found = _fastpaths.scalar_ratio(num < 0, abs(num), d1 * d2, acc, attrs, rand)
-        if found is None:
-            return s, code, swamped, i, pattern
-        pattern, step_code = found
-        value = values[pattern]
+            pattern, step_code = found
+            value = values[pattern]
         if s is not None and t != 0.0 and value == s:
             swamped += 1
         s = value
@@ -149,7 +146,8 @@ class _Float64Step:
         return found
 
     def step(self, s: float, t: float):
-        """``(value, inexact)`` of the rounded s + t, or None (the exact path's step)."""
+        """``(value, flag code)`` of the rounded s + t (the scalar rounding's code:
+        inexact or nothing), or None (the exact path's step)."""
         r = s + t
         if not abs(r) > self.smallest:
             return None
@@ -171,7 +169,7 @@ class _Float64Step:
         value = _FLOAT.unpack(_BITS.pack(bits))[0]
         if abs(value) > self.largest:
             return None
-        return value, e != 0.0 or low != 0
+        return value, _fastpaths.SCALAR_INEXACT if e != 0.0 or low != 0 else 0
 
     def _away(self, bits: int, low: int, positive: bool) -> int:
         """What a mode other than nearest even adds to the pattern truncated at the
