@@ -55,6 +55,7 @@ from ._array_registry import deliver, implements, plain, unsupported
 from ._array_ufuncs import plain_kernel, sum_of
 from ._context import get_context
 from ._flagmasks import FlagMasks
+from ._frames import outside
 from ._random import bits_at, key_from
 from ._workspace import Workspace
 from .formats import fp64
@@ -129,10 +130,8 @@ def _slice_warning(condition, message: str) -> None:
     numpy, as numpy's own warning is."""
     if not np.any(condition):
         return
-    frame, level = sys._getframe(), 1
-    while frame.f_back is not None and frame.f_code.co_filename.startswith(_INSIDE):
-        frame, level = frame.f_back, level + 1
-    warnings.warn(message, RuntimeWarning, stacklevel=level)
+    _, steps = outside(sys._getframe(), _INSIDE)  # (level 1: this frame)
+    warnings.warn(message, RuntimeWarning, stacklevel=1 + steps)
 
 
 def _count(a, axis, keepdims=False, where=True):

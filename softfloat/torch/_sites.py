@@ -21,6 +21,8 @@ from pathlib import Path
 import torch
 from torch.nn.modules import module as _module
 
+from .._frames import outside
+
 __all__ = ["Sites"]
 
 #: frames in these folders are torch's and softfloat's, not the caller's
@@ -105,20 +107,13 @@ def _names_of(model) -> dict[int, str]:
 def _user_level() -> int:
     """warnings.warn's stacklevel of the first frame outside torch and softfloat (level 2
     being the caller of this function's caller)."""
-    _, steps = _outside(sys._getframe(2))
+    _, steps = outside(sys._getframe(2), _SKIP)
     return 2 + steps
 
 
 def _caller() -> tuple:
     """(file, line) of the first frame outside torch and softfloat."""
-    frame, _ = _outside(sys._getframe(2))
+    frame, _ = outside(sys._getframe(2), _SKIP)
     return ("?", 0) if frame is None else (frame.f_code.co_filename, frame.f_lineno)
 
 
-def _outside(frame):
-    """The first frame from ``frame`` outwards that is neither torch's nor softfloat's
-    (None if none is), and how many frames out it lies."""
-    steps = 0
-    while frame is not None and frame.f_code.co_filename.startswith(_SKIP):
-        frame, steps = frame.f_back, steps + 1
-    return frame, steps
