@@ -34,15 +34,16 @@ def _wide_data(fmt, shape, seed):
     return sf.encode(x, fmt)
 
 
-def _assert_taken(fn, *args, **kwargs):
-    """The call really runs the fast path (so the comparison is not vacuous); the
-    one-output path for short reductions (reduce._ONE_OUTPUT_TERMS) is held off."""
+def _assert_taken(fn, *args, kind=None, **kwargs):
+    """The call really runs the fast path (so the comparison is not vacuous), an arithmetic
+    of exactly the class ``kind`` where given; the one-output path for short reductions
+    (reduce._ONE_OUTPUT_TERMS) is held off."""
     seen = []
     original = _fast.plan
 
     def spy(spec, layout):
         plan = original(spec, layout)
-        seen.append(plan is not None)
+        seen.append(plan is not None and (kind is None or type(plan) is kind))
         return plan
     _fast.plan = spy
     saved, reduce_module._ONE_OUTPUT_TERMS = reduce_module._ONE_OUTPUT_TERMS, 0
@@ -133,12 +134,15 @@ def test_fast_path_takes_the_steps_that_make_overflow_and_nan(general):
     assert int(sf.sum(inf, "fp16")) == 0x7E00  # canonical, positive (x86 would give -NaN)
 
 
-def test_bf16_products_outside_fp32_take_the_general_path():
-    # 2**-70 * 2**-70 = 2**-140 is not an fp32 value with 16 significant bits
+def test_bf16_products_outside_fp32_round_in_each_step(general):
+    # 2**-70 * 2**-70 = 2**-140 is not an fp32 value with 16 significant bits: each step
+    # rounds (softfloat.accumulate._fast.RoundedSteps), not numpy's float32 additions
     tiny = sf.encode(np.array([2.0**-70 * (1 + 2**-7)] * 4), "bf16")
-    assert not _assert_taken(sf.vecdot, tiny, tiny, "bf16")
+    assert _assert_taken(sf.vecdot, tiny, tiny, "bf16", kind=_fast.RoundedSteps)
+    _same(sf.vecdot(tiny, tiny, "bf16", return_flags=True), general(sf.vecdot, tiny, tiny, "bf16", return_flags=True),
+          "tiny")
     ordinary = sf.encode(np.array([1.5, -2.25, 3.0, 0.0]), "bf16")
-    assert _assert_taken(sf.vecdot, ordinary, ordinary, "bf16")
+    assert _assert_taken(sf.vecdot, ordinary, ordinary, "bf16", kind=_fast.Native)
 
 
 def test_other_modes_take_the_general_path():

@@ -25,6 +25,11 @@ Conditions (all of them; ``plan`` checks each and returns None otherwise):
   to it; or narrower without blocks, the final rounding to nearest even then done by the
   rounding point).
 
+Products that are not values of an fp32 or fp16 accumulator (fp32 x fp32 into fp32, fp16
+into fp16, bf16/tf32 below fp32's range) take :class:`RoundedSteps` in the sequential and
+reverse orders without blocks: exact products in float64 (float32 for fp16), each step
+rounded once by softfloat.accumulate._odd.
+
 Where only the swamped counts are asked for (``return_flags="swamped"``), the plans count
 them alone -- per step, r == a less the zero terms (:func:`_steps_flags`) -- without the
 inexact tests or any other mask.
@@ -43,9 +48,11 @@ from .._workspace import Workspace
 from ..formats import Format, fp32, fp64
 from ..ops.kernels import addition_flags, is_narrow
 from ..rounding import Rounding
-from ._operands import addition_swamped, invalid_products, steps_swamped
+from . import _odd
+from ._operands import addition_swamped, any_down, invalid_products, steps_swamped
 
-__all__ = ["Native", "inexact_any", "plan", "products_fit_by_format", "running_sums", "sum_rows"]
+__all__ = ["Declined", "Native", "RoundedSteps", "inexact_any", "plan", "products_fit_by_format",
+           "rounded_products_dtype", "running_sums", "sum_rows"]
 
 
 def products_fit_by_format(fmt: Format, acc: Format) -> bool:
@@ -56,6 +63,14 @@ def products_fit_by_format(fmt: Format, acc: Format) -> bool:
         return False
     lowest = 2 * (fmt.emin - fmt.mantissa_bits)  # exponent of the smallest product's last bit
     return lowest >= acc.emin - acc.mantissa_bits and fmt.max_finite ** 2 <= acc.max_finite
+
+
+def rounded_products_dtype(fmt: Format, dtype):
+    """The dtype in which softfloat.accumulate._odd takes the exact products of ``fmt``
+    values into an accumulator of numpy ``dtype``: float32 for float16 where every product
+    is a float32 value (fp16, FP8: its float16 sums cost ten times float32's), else float64
+    (``fmt`` narrow: softfloat.ops.kernels.is_narrow)."""
+    return np.float32 if dtype == np.float16 and products_fit_by_format(fmt, fp32) else np.float64
 
 
 def _products_fit(fmt: Format, acc: Format, layout) -> bool:
@@ -95,7 +110,12 @@ def plan(spec, layout):
         ok = spec.product == acc and acc in (fp32, fp64) and is_narrow(spec.fmt) and not spec.want
     # a sum of the accumulator's own format reads its bit patterns as the native dtype
     raw = not layout.is_product and spec.fmt == acc
-    return Native(spec, acc.native_dtype, spec.product is not None, raw) if ok else None
+    if ok:
+        return Native(spec, acc.native_dtype, spec.product is not None, raw)
+    if (layout.is_product and spec.product is None and acc.native_dtype in (np.float32, np.float16)
+            and is_narrow(spec.fmt) and spec.block is None and spec.order != "pairwise"):
+        return RoundedSteps(spec, acc.native_dtype, _odd.tiny_below(acc, p.tininess))
+    return None
 
 
 class Native:
@@ -298,6 +318,38 @@ def running_sums(buf, t=None, first=0):
         np.add(buf[k - 1], buf[k], out=buf[k])
 
 
+class Declined(Exception):
+    """A tile :class:`RoundedSteps` leaves to the general path (a sum that is not finite:
+    its overflow and invalid rules, and its NaNs)."""
+
+
+class RoundedSteps(Native):
+    """Sequential chains of products that are not values of the accumulator -- fp32 x fp32
+    into fp32, fp16 x fp16 into fp16, bf16 and tf32 products below fp32's range: each
+    product exact in float64, each step s + p rounded once into the dtype by
+    softfloat.accumulate._odd (its proof there), flags and swamped counts included.
+    Only the sequential and reverse orders without blocks take it (see :func:`plan`);
+    a tile with a sum that is not finite raises :class:`Declined`."""
+
+    def __init__(self, spec, dtype, tiny_below: float):
+        super().__init__(spec, dtype, False)
+        self.tiny_below = tiny_below
+        self.wide = rounded_products_dtype(spec.fmt, dtype)
+
+    def chain(self, s, tile, c0, c1, reverse, flags):
+        X, Y = tile.factors(c0, c1, transient=True, dtype=self.wide)
+        k = c1 - c0
+        P = _scratch.buffer("rounded-products", self.wide, k * tile.n).reshape(k, tile.n)
+        np.multiply(X, Y, out=P.reshape((k,) + tile.shape))  # exact, -0 kept
+        found = _odd.running_sums(P[::-1] if reverse else P, self.dtype, self.want, self.tiny_below, s)
+        if found is None:
+            raise Declined
+        last, inexact, underflow, swamped = found
+        if self.want:
+            flags.add(FlagMasks() if self.only else FlagMasks(inexact=inexact, underflow=underflow), swamped)
+        return last
+
+
 def _negative_zeros(total, s, X, Y):
     """``total`` (flat, the tile's outputs (i, j) in C order), the sums of ``s`` (or none)
     and the products X[k, i] * Y[k, j] as einsum makes them, with -0 where the exact
@@ -401,24 +453,15 @@ def inexact_any(r, a, b):
     diff = _scratch.buffer("inexact-diff", r.dtype, r.size).reshape(r.shape)
     hit = _scratch.buffer("inexact-hit", np.bool_, r.size).reshape(r.shape)
     np.not_equal(np.subtract(r, a, out=diff), b, out=hit)
-    found = _any_down(hit)
+    found = any_down(hit)
     rest = np.flatnonzero(~found)
     if 8 * rest.size > found.size:  # many left (steps mostly exact): whole rows again
         np.not_equal(np.subtract(r, b, out=diff), a, out=hit)
-        found |= _any_down(hit)
+        found |= any_down(hit)
     elif rest.size:
         rr, aa, bb = (np.take(x, rest, axis=1) for x in (r, a, b))
-        found[rest] = _any_down(np.not_equal(rr - bb, aa))
+        found[rest] = any_down(np.not_equal(rr - bb, aa))
     return found
-
-
-def _any_down(mask):
-    """Per column, whether any row of the C-contiguous boolean (rows, n) ``mask`` is True:
-    8 columns a uint64 word where n is a multiple of 8 (each byte 0 or 1, so the OR of
-    the words is, byte by byte, the OR of the columns)."""
-    if mask.shape[1] % 8 == 0 and mask.flags.c_contiguous:  # (a new array: not a view of mask)
-        return np.bitwise_or.reduce(mask.view(np.uint64), axis=0).view(np.bool_)
-    return mask.any(axis=0)
 
 
 #: columns from which numpy's reduction down axis 0 is row after row (see sum_rows)

@@ -56,7 +56,7 @@ from ..formats import Format
 from ..ops.kernels import is_narrow, sums_are_exact
 from ..rounding import Rounding
 from . import _draws, _odd, _scalar_chain
-from ._fast import inexact_any, products_fit_by_format, running_sums, sum_rows
+from ._fast import inexact_any, products_fit_by_format, rounded_products_dtype, running_sums, sum_rows
 from ._operands import _decode
 
 __all__ = ["TERMS", "axis_sum", "matrix_product", "one_output", "paired_product", "short_chain"]
@@ -341,12 +341,13 @@ def _operand(fmt: Format, patterns) -> bool:
 def _terms(spec, found: _Plan, x, y, outer=False):
     """``(terms, rounded)``: ``x``'s values (a sum) or the products x * y, elementwise or
     (``outer``: x (K, M), y (K, N)) the outer products (K, M, N) -- in the accumulator's
-    dtype, exact (``rounded`` False), or exact in float64 where some product is not a
-    value of the dtype (``rounded``: each step rounds, softfloat.accumulate._odd)."""
+    dtype, exact (``rounded`` False), or exact in a wider one (float64, or float32 for
+    float16: softfloat.accumulate._fast.rounded_products_dtype) where some product is not
+    a value of the dtype (``rounded``: each step rounds, softfloat.accumulate._odd)."""
     fmt, dtype = spec.fmt, found.dtype
     if y is None:
         return (x.view(dtype) if found.raw else _values(x, fmt, dtype)), False
-    wide = np.float64 if found.by_data else dtype  # float64 products: exact, fmt is narrow
+    wide = rounded_products_dtype(fmt, dtype) if found.by_data else dtype  # exact products
     X, Y = _values(x, fmt, wide), _values(y, fmt, wide)
     t = np.multiply(X[:, :, None], Y[:, None, :]) if outer else np.multiply(X, Y)
     if not found.by_data:

@@ -23,36 +23,173 @@ to float64 is monotone, |x| < t iff |r| < t, or |r| == t and e points towards ze
 non-finite sum is left to the general path (its overflow and invalid rules).  Zeros: s + p in float64 is an IEEE addition of the exact
 values, so an exact zero sum has IEEE's sign; the first term is the product rounded
 once (a -0 product stays -0), as the general path's first step.
+
+The steps run first without TwoSum: r = s + p rounded to float64, then cast.  That is
+the single rounding unless r is a midpoint of the accumulator's grid: rounding to
+nearest is constant between consecutive midpoints, all of them float64 numbers, so if
+one lay strictly between s + p and r it would be a float64 number nearer s + p than r;
+one equal to s + p makes r exact.  A midpoint of a normal result (the overflow threshold
+included) is a float64 whose bits below the accumulator's last place read 100...0; a
+result below the smallest normal has coarser midpoints and may underflow.  Columns where
+some step's r is such a midpoint or lies in (0, smallest normal] are run again step by
+step with TwoSum and rounding to odd (columns are independent); the others are right,
+and their flags follow from the rows of sums: a step is exact where the cast kept r and
+r - s == p and r - p == s (the exactness test of one float64 addition), none is tiny.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
+from .. import _scratch
 from .._workspace import Workspace
 from ..ops.kernels import round_to_odd, two_sum
 from ..rounding import Tininess
+from ._operands import any_down, steps_swamped
 
 __all__ = ["running_sums", "tiny_below"]
 
 
-def running_sums(P, dtype, flags: bool, tiny_below: float):
-    """The last running sums of the (K, n) float64 products ``P`` (each column an
-    output's terms in order, K >= 1) in the accumulator's numpy ``dtype`` (float32 or
-    float16), with, where ``flags``, the per-output inexact and underflow masks and
-    swamped counts: ``(last, inexact, underflow, swamped)`` (None for the flags when not
-    asked), or None where an output is not finite (the general path's rules).
+def running_sums(P, dtype, flags: bool, tiny_below: float, start=None):
+    """The last running sums of the (K, n) products ``P`` (each column an output's terms
+    in order, K >= 1; exact float64 values, or float32 ones for an fp16 accumulator: see
+    :func:`product_dtype`) in the accumulator's numpy ``dtype`` (float32 or float16), from
+    ``start`` (values of the dtype, one per column; None: the first term rounded), with,
+    where ``flags``, the per-output inexact and underflow masks and swamped counts:
+    ``(last, inexact, underflow, swamped)`` (None for the flags when not asked), or None
+    where an output is not finite (the general path's rules).
     ``tiny_below``: the magnitude below which an exact sum is tiny (:func:`tiny_below`)."""
-    s = P[0].astype(dtype)
-    n = s.shape[0]
+    K, n = P.shape
+    wide = P.dtype
+    terms = P if start is not None else P[1:]
+    steps = terms.shape[0]
+    # the running sums: in the dtype where numpy's cast is fast (float64 -> float32), else
+    # held in the wide dtype and rounded by integer operations (numpy's float16 casts and
+    # mixed additions cost ten times a float32 addition)
+    cast = dtype == np.float32
+    S = _scratch.buffer("odd-rows", dtype if cast else wide, (steps + 1) * n).reshape(steps + 1, n)
+    R = _scratch.buffer("odd-sums", wide, steps * n).reshape(steps, n)
+    with np.errstate(over="ignore", invalid="ignore"):  # (overflows and NaNs: declined below)
+        # the first product rounded once (by numpy's cast), or the start
+        S[0] = start if start is not None else P[0] if cast else P[0].astype(dtype)
+        nearest = None if cast else _Nearest(wide, dtype)
+        for k in range(steps):
+            np.add(S[k], terms[k], out=R[k])  # s + p rounded to the wide dtype
+            if cast:
+                S[k + 1] = R[k]  # and to the accumulator
+            else:
+                nearest(R[k], S[k + 1])
+    last = S[-1].astype(dtype)
+    if not np.isfinite(last).all():  # (non-finite values are absorbing: only the last row)
+        return None
+    redo = _suspect(R, dtype)
+    if redo is None:  # an overflow (held in the wide dtype: not absorbing there)
+        return None
+    inexact = underflow = swamped = None
+    if flags:
+        inexact, underflow = np.zeros(n, dtype=bool), np.zeros(n, dtype=bool)
+        if start is None:
+            inexact |= S[0] != P[0]
+            underflow |= inexact & (np.abs(P[0]) < tiny_below)
+        swamped = steps_swamped(S, terms) if steps else np.zeros(n, dtype=np.int64)
+        if steps:
+            inexact |= any_down(S[1:] != R)  # the second rounding moved r
+            _inexact_steps(S[:-1], terms, R, inexact)
+    redo = np.flatnonzero(redo)
+    if redo.size:  # these columns step by step, exactly
+        found = _stepwise(P[:, redo].astype(np.float64), dtype, flags, tiny_below,
+                          None if start is None else start[redo])
+        if found is None:
+            return None
+        last[redo] = found[0]
+        if flags:
+            inexact[redo], underflow[redo], swamped[redo] = found[1:]
+    return last, inexact, underflow, swamped
+
+
+class _Nearest:
+    """Rounds values of a wide float dtype to the last place of a narrower one by their
+    bits: add half an ulp, clear the bits below (a carry moves into the exponent).  That
+    is rounding to nearest for results in the narrow format's normal range but for ties,
+    which go away from zero; a sum that is a tie (a midpoint) is run again exactly
+    (:func:`_suspect`), as are those below the normal range or past its largest finite
+    value (which come out as finite values of the wide dtype)."""
+
+    def __init__(self, wide, dtype):
+        self.uint = np.dtype(f"u{np.dtype(wide).itemsize}")
+        below = np.finfo(wide).nmant - np.finfo(dtype).nmant
+        self.half = self.uint.type(1 << (below - 1))
+        self.keep = ~self.uint.type((1 << below) - 1)
+
+    def __call__(self, r, out):
+        o = out.view(self.uint)
+        np.add(r.view(self.uint), self.half, out=o)
+        np.bitwise_and(o, self.keep, out=o)
+
+
+def _suspect(R, dtype):
+    """Per column of the sums ``R`` (float64 or float32), whether some step's r may round
+    otherwise than its exact sum or be tiny: a midpoint of a normal result, or
+    0 < |r| <= the smallest normal (see the module docstring); None where some |r| is at
+    or past the overflow threshold (dtype float16 held in a wider dtype)."""
+    wide = R.dtype
+    uint = np.dtype(f"u{wide.itemsize}").type
+    if not R.size:
+        return np.zeros(R.shape[1], dtype=bool)
+    below = np.finfo(wide).nmant - np.finfo(dtype).nmant  # bits below the accumulator's last place
+    U = R.view(uint)
+    W = _scratch.buffer("odd-bits", uint, R.size).reshape(R.shape)
+    hit = _scratch.buffer("odd-hit", np.bool_, R.size).reshape(R.shape)
+    np.bitwise_and(U, uint((1 << below) - 1), out=W)
+    np.equal(W, uint(1 << (below - 1)), out=hit)
+    found = any_down(hit)
+    np.left_shift(U, uint(1), out=W)  # 2|r|: the sign shifted out
+    if dtype != np.float32:  # (float32: an overflow is an infinity, seen already)
+        info = np.finfo(dtype)  # the threshold: the largest finite value plus half its ulp
+        threshold = wide.type(2.0 ** info.maxexp * (1 - 2.0 ** -(info.nmant + 2)))
+        if W.max() >= uint(2) * threshold.view(uint):
+            return None
+    # 0 < |r| <= m: 0 < 2|r| <= 2m, i.e. 2|r| - 1 < 2m (unsigned: 0 - 1 wraps to the largest)
+    np.subtract(W, uint(1), out=W)
+    m = wide.type(np.finfo(dtype).smallest_normal).view(uint)
+    np.less(W, uint(2) * m, out=hit)
+    return found | any_down(hit)
+
+
+def _inexact_steps(A, T, R, found):
+    """OR into ``found`` (per column) whether a float64 addition r = a + t of the rows is
+    inexact: r - a != t or r - t != a at some step.  Only the columns not found yet are
+    looked at, in blocks of steps of growing size: in real data nearly every column is
+    inexact within the first steps."""
+    steps = R.shape[0]
+    k0, size = 0, 4
+    while k0 < steps:
+        idx = np.flatnonzero(~found)
+        if not idx.size:
+            return
+        k1 = min(steps, k0 + size)
+        a, t, r = (np.take(x[k0:k1], idx, axis=1) for x in (A, T, R))
+        found[idx[((r - a) != t).any(axis=0) | ((r - t) != a).any(axis=0)]] = True
+        k0, size = k1, 4 * size
+
+
+def _stepwise(P, dtype, flags: bool, tiny_below: float, start):
+    """:func:`running_sums` one step at a time, each by TwoSum and rounding to odd."""
+    n = P.shape[1]
+    if start is None:
+        s = P[0].astype(dtype)
+        terms = P[1:]
+    else:
+        s = np.array(start, dtype=dtype)
+        terms = P
     a = s.astype(np.float64)  # the running sum, exactly (float64 holds the accumulator)
     inexact = underflow = swamped = None
     if flags:
-        inexact = a != P[0]
+        inexact = a != P[0] if start is None else np.zeros(n, dtype=bool)
         underflow = inexact & (np.abs(P[0]) < tiny_below)
         swamped = np.zeros(n, dtype=np.int64)
     ws = Workspace(n)  # (the steps' buffers, reused: each step's r, e and odd sum are used up in it)
-    for p in P[1:]:
+    for p in terms:
         r, e = two_sum(a, p, ws)  # r + e == a + p exactly
         step = round_to_odd(r, e, ws) if e.any() else r  # (exact sums: often, into fp16)
         s = step.astype(dtype)

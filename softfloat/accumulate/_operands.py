@@ -32,7 +32,7 @@ from .._decode import decode_block
 from .._workspace import BLOCK_SIZE, Workspace
 from ..formats import Format, Specials
 
-__all__ = ["Layout", "Tile", "addition_swamped", "initial_values", "invalid_products", "matmul_layout",
+__all__ = ["Layout", "Tile", "addition_swamped", "any_down", "initial_values", "invalid_products", "matmul_layout",
            "paired_layout", "reshaped", "steps_swamped"]
 
 
@@ -212,6 +212,15 @@ def steps_swamped(rows, b, factors=None):
     if zeros is not None:
         swamped -= zeros
     return swamped
+
+
+def any_down(mask):
+    """Per column, whether any row of the C-contiguous boolean (rows, n) ``mask`` is True:
+    8 columns a uint64 word where n is a multiple of 8 (each byte 0 or 1, so the OR of
+    the words is, byte by byte, the OR of the columns)."""
+    if mask.shape[1] % 8 == 0 and mask.flags.c_contiguous:  # (a new array: not a view of mask)
+        return np.bitwise_or.reduce(mask.view(np.uint64), axis=0).view(np.bool_)
+    return mask.any(axis=0)
 
 
 def _column_counts(mask):

@@ -335,11 +335,17 @@ def _reduce(layout, signaling, spec: ReductionSpec, c, positions=None):
             sl = slice(tile.q0, tile.q0 + tile.n)
             c_tile = None if c_values is None else c_values[sl]
             tile_flags = _ieee.TileFlags(tile.n, want)
+            rounded = isinstance(arith, _ieee.Arithmetic)
             if hardware:
                 values = _fused.accumulate_tile(spec.accumulator, arith_spec, arith, tile, c_tile, tile_flags)
             else:
-                values = _orders.accumulate_tile(arith, arith_spec, tile, arith.start(c_tile), tile_flags)
-            _store(values, out_fmt, bits[sl], local.ws, tile_flags, isinstance(arith, _ieee.Arithmetic))
+                try:
+                    values = _orders.accumulate_tile(arith, arith_spec, tile, arith.start(c_tile), tile_flags)
+                except _fast.Declined:  # (a sum that is not finite: the general path's rules)
+                    general, rounded = _ieee.Arithmetic(arith_spec, layout.is_product), True
+                    tile_flags = _ieee.TileFlags(tile.n, want)
+                    values = _orders.accumulate_tile(general, arith_spec, tile, general.start(c_tile), tile_flags)
+            _store(values, out_fmt, bits[sl], local.ws, tile_flags, rounded)
             if want:
                 masks.set_at(sl, tile_flags.masks, Q, fresh=True)
                 swamped[sl] = tile_flags.swamped

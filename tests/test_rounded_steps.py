@@ -1,0 +1,159 @@
+"""Running sums of products that are not values of the accumulator (fp32 x fp32 into fp32,
+fp16 into an fp16 accumulator, bf16/tf32 below fp32's range): softfloat.accumulate._odd's
+steps without TwoSum -- float64 (or float32) sums rounded again -- and the columns it runs
+again exactly, against the step-by-step TwoSum version, the general path and the exact
+reference (MPFR, tests/accumulate_oracle.py); and the large products that take them
+(softfloat.accumulate._fast.RoundedSteps)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import softfloat as sf
+from softfloat.accumulate import _fast, _odd
+import softfloat.accumulate.reduce as reduce_module
+from softfloat.rounding import Tininess
+
+from tests.accumulate_checks import adversarial_operands, check, random_patterns
+from tests.fastpath_checks import answers_of, assert_same, general
+
+KINDS = ["normal", "integers", "tiny", "powers", "sparse", "ties", "overflow-and-back"]
+
+
+def _terms(kind: str, rng, K: int, n: int, dtype):
+    """(K, n) exact float64 products of two values of the accumulator's format, aimed at
+    what the fast steps must tell apart: sums that float64 rounds onto a midpoint, exact
+    ties, sums on the subnormal grid, zeros, an overflow that later terms bring back."""
+    fp32 = dtype == np.float32
+    x, y = rng.standard_normal((K, n)), rng.standard_normal((K, n))
+    if kind == "integers":
+        x, y = rng.integers(-40, 40, (K, n)) * 1.0, rng.integers(-9000, 9000, (K, n)) * 1.0
+    elif kind == "tiny":
+        x, y = x * 2.0 ** (-75 if fp32 else -12), y * 2.0 ** (-75 if fp32 else -12)
+    elif kind == "powers":
+        x, y = 2.0 ** rng.integers(-20, 20, (K, n)) * rng.choice([-1, 1], (K, n)), 2.0 ** rng.integers(-20, 20, (K, n))
+    elif kind == "sparse":
+        x = x * (rng.random((K, n)) < 0.2)
+    elif kind == "ties":
+        x, y = np.ones((K, n)), np.ones((K, n))
+        halves = [2.0 ** -24, 2.0 ** -25, 3 * 2.0 ** -12, 2.0 ** -30] if fp32 else [2.0 ** -11, 2.0 ** -12, 2.0 ** -20]
+        x[1:] = rng.choice(halves, (K - 1, n)) * rng.choice([1, -1, 1 + 2.0 ** -8], (K - 1, n))
+    elif kind == "overflow-and-back":  # 255 * 255, then +-510 (past fp16's threshold), then back
+        x, y = np.full((K, n), 255.0), np.full((K, n), 255.0)
+        y[1::3], y[2::3] = rng.choice([2.0, -2.0, 0.5], y[1::3].shape), -255.0
+        if fp32:
+            x, y = x * 2.0 ** 60, y * 2.0 ** 60
+    with np.errstate(over="ignore"):
+        return x.astype(dtype).astype(np.float64) * y.astype(dtype).astype(np.float64)
+
+
+def _same_sums(fast, slow):
+    assert (fast is None) == (slow is None)
+    if fast is None:
+        return
+    assert np.array_equal(fast[0].view(np.uint8), slow[0].view(np.uint8))
+    for got, want in zip(fast[1:], slow[1:]):
+        assert (got is None) == (want is None)
+        if want is not None:
+            assert np.array_equal(got, want)
+
+
+@pytest.mark.parametrize("dtype, wide", [(np.float32, np.float64), (np.float16, np.float64),
+                                         (np.float16, np.float32)])
+@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("shape", [(1, 5), (3, 4), (17, 33), (64, 96)])
+def test_the_fast_steps_equal_twosum_and_rounding_to_odd(dtype, wide, kind, shape):
+    """Every column, flag and count as the step-by-step version (TwoSum, rounding to odd:
+    the proof in softfloat.accumulate._odd), from the first product or from a start."""
+    rng = np.random.default_rng([KINDS.index(kind), *shape])
+    P = _terms(kind, rng, *shape, dtype)
+    for tininess in Tininess:
+        tiny = _odd.tiny_below(sf.fp32 if dtype == np.float32 else sf.fp16, tininess)
+        with np.errstate(over="ignore"):
+            starts = [None, P[0].astype(dtype)[::-1].copy()]
+        for start in starts:
+            for flags in (False, True):
+                with np.errstate(all="ignore"):
+                    fast = _odd.running_sums(P.astype(wide), dtype, flags, tiny, start)
+                    slow = _odd._stepwise(P.copy(), dtype, flags, tiny, start)
+                _same_sums(fast, slow)
+
+
+def test_a_sum_that_float64_rounds_onto_a_midpoint_is_run_again():
+    """1 + (1 + 2896 * 2**-23) * 2**-24 * (1 - 2895 * 2**-23) = 1 + 2**-24 + 4688 * 2**-70:
+    float64 rounds it to 1 + 2**-24, the midpoint of 1 and 1 + 2**-23, which numpy's cast
+    takes to 1 (even); the sum is above the midpoint, so fp32 nearest is 1 + 2**-23."""
+    x, y = np.float32(1 + 2896 * 2.0 ** -23), np.float32(2.0 ** -24 * (1 - 2895 * 2.0 ** -23))
+    p = np.float64(x) * np.float64(y)
+    assert np.float32(1.0 + p) == 1.0  # twice rounded: the wrong answer
+    P = np.array([[1.0, 1.0], [p, 2.0 ** -30]])
+    last = _odd.running_sums(P, np.float32, False, 2.0 ** -126)[0]
+    assert last.tolist() == [np.float32(1 + 2.0 ** -23), 1.0]
+
+
+def test_an_fp16_sum_past_the_threshold_is_an_overflow_even_if_later_terms_come_back():
+    """65025 + 510 = 65535 >= 65520 overflows fp16 (then inf - 65025 = inf); held in
+    float32 the sum would round to the finite 65536 and come back to 511."""
+    P = np.array([[65025.0], [510.0], [-65025.0]], dtype=np.float32)
+    assert _odd.running_sums(P, np.float16, True, 2.0 ** -14) is None  # the general path's rules
+    bits = sf.vecdot(sf.encode([255.0, 255.0, 255.0], "fp16"), sf.encode([255.0, 2.0, -255.0], "fp16"), "fp16",
+                     accumulator="fp16")
+    assert int(bits) == 0x7C00
+
+
+# ---- large products: softfloat.accumulate._fast.RoundedSteps on the tiles -------------------
+@pytest.fixture
+def tiles(monkeypatch):
+    """The tiles for every size (the shortcuts for few outputs held off), and a list of
+    the arithmetics their plans gave."""
+    monkeypatch.setattr(reduce_module, "_ONE_OUTPUT_TERMS", 0)
+    return answers_of(monkeypatch, _fast, "plan")
+
+
+@pytest.mark.parametrize("fmt, acc", [("fp32", "fp32"), ("fp16", "fp16"), ("tf32", "fp32"), ("bf16", "fp32"),
+                                      ("fp8_e5m2", "fp16")])
+@pytest.mark.parametrize("seed", range(3))
+def test_tiles_of_rounded_products_equal_the_exact_reference(tiles, fmt, acc, seed):
+    """MPFR for every step, the flags and swamped counts included, in both orders, from c,
+    into a narrower out_format."""
+    rng = np.random.default_rng(seed)
+    f = sf.as_format(fmt)
+    spread = 8 if fmt in ("fp32", "fp16") else 20 if fmt == "fp8_e5m2" else 100
+    a = random_patterns(rng, f, (6, 20), spread=spread, zeros=0.1)
+    b = random_patterns(rng, f, (20, 5), spread=spread, zeros=0.1)
+    a[:, 0], b[0] = random_patterns(rng, f, 6, spread=6, zeros=0), random_patterns(rng, f, 5, spread=6, zeros=0)
+    c = random_patterns(rng, sf.as_format(acc), (6, 5), spread=6)
+    for kw in ({}, {"order": "reverse"}, {"c": c}, {"out_format": "fp8_e5m2" if acc == "fp16" else "bf16"}):
+        check("matmul", a, b, fmt, accumulator=acc, **kw)
+    assert any(type(plan) is _fast.RoundedSteps for plan in tiles)
+
+
+@pytest.mark.parametrize("fmt, acc", [("fp32", "fp32"), ("fp16", "fp16")])
+def test_adversarial_products_equal_the_general_path(tiles, fmt, acc):
+    """Zeros of both signs, swamping, cancellation, overflow, inf - inf, NaN, subnormal
+    sums: the tiles whose sums are not finite go to the general path (Declined)."""
+    rng = np.random.default_rng(11)
+    x, y = adversarial_operands(rng, 9, 40, 12, big=60000.0 if acc == "fp16" else 2.0 ** 70,
+                                tiny=2.0 ** -20 if acc == "fp16" else 2.0 ** -70)
+    with np.errstate(over="ignore"):
+        a, b = sf.encode(x, fmt), sf.encode(y, fmt)
+    for order in ("sequential", "reverse"):
+        call = (lambda: sf.matmul(a, b, fmt, accumulator=acc, order=order, return_flags=True))
+        assert_same(call(), general(call))
+        finite = (lambda: sf.matmul(a[:, :], b[:, 8:], fmt, accumulator=acc, order=order, return_flags=True))
+        assert_same(finite(), general(finite))
+    assert any(type(plan) is _fast.RoundedSteps for plan in tiles)
+
+
+@pytest.mark.parametrize("fmt, acc", [("fp32", "fp32"), ("fp16", "fp16")])
+def test_products_over_many_tiles_and_threads_equal_the_general_path(monkeypatch, fmt, acc):
+    """Tiles of 2**14 outputs, chunks of the k axis, the streaming threads; the swamped
+    counts alone; batched operands."""
+    monkeypatch.setattr(reduce_module, "THREADED_WORK", 1)
+    rng = np.random.default_rng(3)
+    a = sf.encode(rng.standard_normal((2, 150, 70)), fmt)
+    b = sf.encode(rng.standard_normal((70, 130)) * 4, fmt)
+    for flags in (True, "swamped", False):
+        call = (lambda: sf.matmul(a, b, fmt, accumulator=acc, return_flags=flags))
+        assert_same(call(), general(call))
