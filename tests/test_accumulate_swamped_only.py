@@ -295,3 +295,23 @@ def test_gemm_record_counts_the_swamped_additions(recipe, acc):
         total += int(np.sum(original(*args, **kw)[1].swamped))
     assert rec.swamped == rec2.swamped == total
     assert rec.additions == 8 * 256 * 16
+
+
+@pytest.mark.parametrize("fmt", ["fp32", "bf16", "fp16"])
+@pytest.mark.parametrize("order", ORDERS)
+def test_products_rounded_into_fp32_count_on_numpys_arithmetic(monkeypatch, fmt, order):
+    """``product="fp32"`` (the "fp32" recipe: each product rounded, then added) with the
+    swamped counts alone takes numpy's float32 arithmetic (softfloat.accumulate._fast.Native):
+    the counts are the additions' (the addend is the rounded product, zero where a product
+    underflows), the same as every flag's run and the general path's -- products that
+    underflow to zero and overflow included."""
+    from softfloat.accumulate import _fast
+    from tests.fastpath_checks import answers_of
+    plans = answers_of(monkeypatch, _fast, "plan")
+    rng = np.random.default_rng(4)
+    a, b = adversarial_operands(rng, 6, 40, 12, big=2.0 ** 70, tiny=2.0 ** -80)
+    a[1] *= 2.0 ** -70  # products below fp32's subnormals
+    with np.errstate(over="ignore"):
+        A, B = _bits(a, fmt), _bits(b, fmt)
+    check(sf.matmul, A, B, fmt, accumulator="fp32", product="fp32", order=order)
+    assert any(type(p) is _fast.Native for p in plans)

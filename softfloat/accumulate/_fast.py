@@ -20,7 +20,8 @@ Conditions (all of them; ``plan`` checks each and returns None otherwise):
     by the data: every non-zero product lies in [2**(-150 + 2p), max], checked from the
     smallest and largest input magnitudes before any work;
   - ``product`` equal to the accumulator (fp32 or fp64): the product rounded by numpy's
-    own multiply (float64) or its float64 -> float32 cast, both correctly rounded;
+    own multiply (float64) or its float64 -> float32 cast, both correctly rounded -- with
+    no flags or the swamped counts alone (the products' own flags are the general path's);
 * ``c``, ``block`` runs and the final result stay in the accumulator (out_format equal
   to it; or narrower without blocks, the final rounding to nearest even then done by the
   rounding point).
@@ -107,7 +108,7 @@ def plan(spec, layout):
     elif spec.product is None:
         ok = _products_fit(spec.fmt, acc, layout)
     else:  # (rounded products raise flags of their own: the general path counts them)
-        ok = spec.product == acc and acc in (fp32, fp64) and is_narrow(spec.fmt) and not spec.want
+        ok = spec.product == acc and acc in (fp32, fp64) and is_narrow(spec.fmt) and (not spec.want or spec.swamped_only)
     # a sum of the accumulator's own format reads its bit patterns as the native dtype
     raw = not layout.is_product and spec.fmt == acc
     if ok:
