@@ -2,7 +2,9 @@
 rounded steps in the format (sums in the context's accumulator, as ``np.sum``).
 
 * ``mean``: the sum, then one correctly rounded division by the count (which need not be
-  a value of the format).
+  a value of the format) -- in the accumulator's format where it is wider (fp32 for
+  fp16, bf16 and FP8, as numpy's float16 and torch's half-precision means compute),
+  then rounded once into the format.
 * ``var``: the mean (kept with ``keepdims``), the deviations ``a - mean`` and their squares
   (each rounded once), their sum in the accumulator, one division by ``n - ddof``;
   ``std``: ``sqrt(var)`` rounded once more.
@@ -19,8 +21,8 @@ rounded steps in the format (sums in the context's accumulator, as ``np.sum``).
   ``g < 0.5`` and ``a[hi] - d * (1 - g)`` otherwise, with ``g`` and ``1 - g`` rounded into
   the format once (weak scalars) and each product and sum rounded once.
   ``percentile(a, p)`` is ``quantile(a, p / 100)`` with ``p / 100`` in float64, as numpy.
-* ``median``: the middle element exactly, or the mean (sum, then one division by 2) of
-  the two middle ones; ``nanmedian`` over the non-NaN elements of each slice.
+* ``median``: the middle element exactly, or the mean (as ``mean``) of the two middle
+  ones; ``nanmedian`` over the non-NaN elements of each slice.
 * ``average`` with ``weights``: the products, their sum and the weights' sum (each
   rounded once), one division; ``cov``: the means, the deviations, their matrix
   product in the accumulator, one division by ``n - ddof``; ``corrcoef``: ``cov``
@@ -52,13 +54,14 @@ from . import _fastpaths, codec
 from ._array_ordering import numpy_key
 from ._array_keywords import axes_of, converted, selected_count
 from ._array_registry import deliver, implements, plain, unsupported
-from ._array_ufuncs import plain_kernel, sum_of
+from ._array_ufuncs import accumulator_of, plain_kernel
 from ._context import get_context
 from ._flagmasks import FlagMasks
 from ._frames import outside
 from ._random import bits_at, key_from
 from ._workspace import Workspace
-from .formats import fp64
+from .formats import Format, as_format, fp64
+from .ops.convert import convert
 from .ops.kernels import Target, default_nan, div_exact, div_kernel, nan_mask, round_block
 
 __all__ = ["divide_by"]
@@ -151,9 +154,42 @@ def mean(A, a, axis=None, dtype=None, out=None, keepdims=False, *, where=True):
     return deliver(A, _mean(A, a, axis, keepdims, where, count), out, "mean")
 
 
-def _mean(A, a, axis, keepdims, where, count):
-    """The sum, then one division by ``count`` (no warning: the callers give their own)."""
-    return divide_by(A, np.sum(a, axis=axis, keepdims=keepdims, where=where), count, "mean")
+def _mean(A, a, axis, keepdims, where, count, operation="mean"):
+    """The sum in the context's accumulator, one division by ``count``, one rounding into
+    a's format, flags counted under ``operation`` (no warning: the callers give their own).
+
+    Where the accumulator is a format wider than a's (fp32, the default for fp16, bf16
+    and FP8), the sum stays in it and the division is done there, as numpy's float16
+    mean (a float32 sum and division) and torch's half-precision means do: the mean of
+    fp16 40000 and 40000 is 40000, not an overflow of their sum.  Otherwise the sum is
+    rounded into a's format and divided there."""
+    wide = _accumulator_format(a.format)
+    if wide is None:
+        return divide_by(A, np.sum(a, axis=axis, keepdims=keepdims, where=where), count, operation)
+    x = _converted(A, a, wide, operation)  # exact (a signalling NaN is quieted, invalid counted)
+    quotient = divide_by(A, np.sum(x, axis=axis, keepdims=keepdims, where=where), count, operation)
+    return _converted(A, quotient, a.format, operation)
+
+
+def _accumulator_format(fmt):
+    """The context's accumulator for sums of ``fmt`` where it is a Format wider than fmt
+    (one that holds every fmt value), else None."""
+    acc = accumulator_of(get_context(), fmt)
+    if isinstance(acc, str):
+        try:
+            acc = as_format(acc)
+        except ValueError:  # a hardware preset's name: its adder is no format
+            return None
+    return acc if isinstance(acc, Format) and acc != fmt and acc.holds(fmt) else None
+
+
+def _converted(A, x, fmt, operation: str):
+    """The Array ``x`` rounded once into ``fmt`` by the context, its flags counted under
+    ``operation``."""
+    ctx = get_context()
+    bits, flags = ctx.split(convert(x.bits, x.format, fmt, return_flags=ctx.track_flags, **ctx.options()))
+    ctx.record(operation, flags)
+    return A.wrap(np.asarray(bits), fmt)
 
 
 @implements(np.var)
@@ -356,7 +392,7 @@ def _median(A, a, spec):
         srt = np.zeros(srt.shape[:-1] + (1,), dtype=srt.dtype)
     i0, i1 = np.maximum((count - 1) // 2, 0), np.maximum(count // 2, 0)
     pair = A.wrap(np.stack([_gather(srt, i0), _gather(srt, i1)], axis=-1), a.format)
-    two = divide_by(A, sum_of(A, pair, axis=-1), np.where(count == 0, 0, 2), name)
+    two = _mean(A, pair, -1, False, True, np.where(count == 0, 0, 2), name)
     result = A.wrap(np.where(i0 == i1, pair.bits[..., 0], two.bits), a.format)
     if np.any(count == 0):
         result = A.wrap(np.where(count == 0, two.bits, result.bits), a.format)

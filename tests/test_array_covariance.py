@@ -49,7 +49,7 @@ def _sequential(terms) -> float:
 
 def _cov_oracle(x, ddof):
     rows, n = x.shape
-    means = [_divided(_f16(_sequential(r)), n) for r in x]
+    means = [_f16(_sequential(r) / n) for r in x]  # the mean: sum and division in fp64, then into fp16
     d = np.array([[r[j] - means[i] for j in range(n)] for i, r in enumerate(x)], dtype=np.float16)
     c = np.empty((rows, rows), np.float16)
     for i in range(rows):

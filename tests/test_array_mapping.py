@@ -85,19 +85,30 @@ def test_sum_and_mean_equal_sf_sum_then_one_division(fmt, shape, data, mode, ord
     n = x.size // max(np.size(total), 1)
     with sf.context(rounding=mode, accumulator=acc, order=order) as ctx:
         mean = np.mean(X, axis=axis)
-    # one correctly rounded division of the sum by n (n need not be a value of fmt)
-    expected, div_flags = [], []
+    # the sum, then one correctly rounded division by n (n need not be a value of the
+    # format) -- in the accumulator's format where it holds fmt's values, then rounded
+    # once into fmt; else in fmt
+    wide = sf.as_format(accumulator)
+    if wide != fmt and wide.holds(fmt):
+        total, flags = sf.sum(sf.convert(x, fmt, wide), wide, axis=axis, accumulator=accumulator, out_format=wide,
+                              order=order, rounding=mode, return_flags=True)
+    else:
+        wide = fmt
+    expected, step_flags = [], []
     for t in np.atleast_1d(total).ravel():
-        value = sf.decode(t, fmt)
+        value = sf.decode(t, wide)
         if np.isfinite(value):
-            bits, f = sf.encode(Fraction(float(value)) / n, fmt, mode, return_flags=True)
+            bits, f = sf.encode(Fraction(float(value)) / n, wide, mode, return_flags=True)
         else:  # inf / n and NaN / n: the sum's own pattern
             bits, f = t, sf.Flags.none(())
+        step_flags.append(f)
+        if wide != fmt:
+            bits, f = sf.convert(bits, wide, fmt, rounding=mode, return_flags=True)
+            step_flags.append(f)
         expected.append(bits)
-        div_flags.append(f)
     assert np.array_equal(np.atleast_1d(mean.bits).ravel(), np.array(expected, dtype=fmt.storage_dtype))
     for name in ("overflow", "underflow", "inexact"):
-        assert getattr(ctx.flags, name) == flags.count()[name] + sum(bool(getattr(f, name)) for f in div_flags)
+        assert getattr(ctx.flags, name) == flags.count()[name] + sum(bool(getattr(f, name)) for f in step_flags)
 
 
 LIBM = [np.exp, np.log, np.sin, np.tanh, np.expm1, np.log1p, np.arctan, np.cbrt]

@@ -83,6 +83,20 @@ def divided(total_bits, n, fmt, mode):
 
 
 # ---- reductions and statistics: the accumulator's sum, then one division ----
+def mean_of(bits, fmt, accumulator, mode, axis=None):
+    """The sum in the accumulator, one division by the count, one rounding into fmt: in
+    the accumulator's format where it is wider (fp32 here), else in fmt."""
+    wide = sf.as_format(accumulator)
+    n = bits.size if axis is None else bits.shape[axis]
+    if wide == fmt:
+        totals = sf.sum(bits, fmt, axis=axis, accumulator=accumulator, out_format=fmt, rounding=mode)
+        return np.array([divided(t, n, fmt, mode) for t in np.asarray(totals).reshape(-1)])
+    values = sf.convert(bits, fmt, wide)  # exact
+    totals = sf.sum(values, wide, axis=axis, accumulator=accumulator, out_format=wide, rounding=mode)
+    quotients = np.array([divided(t, n, wide, mode) for t in np.asarray(totals).reshape(-1)], dtype=wide.storage_dtype)
+    return np.asarray(sf.convert(quotients, wide, fmt, rounding=mode))
+
+
 @SETTINGS
 @given(case=arrays(finite=True), acc=st.sampled_from([None, "fp32"]), ddof=st.integers(0, 1))
 def test_mean_var_std_are_their_steps(case, acc, ddof):
@@ -92,8 +106,7 @@ def test_mean_var_std_are_their_steps(case, acc, ddof):
     with sf.context(rounding=mode, accumulator=accumulator):
         x = A(bits, fmt)
         got_mean, got_var, got_std = np.mean(x), np.var(x, ddof=ddof), np.std(x, ddof=ddof)
-    total = sf.sum(bits, fmt, accumulator=accumulator, out_format=fmt, rounding=mode)
-    m = divided(total, n, fmt, mode)
+    m = mean_of(bits, fmt, accumulator, mode)[0]
     same(got_mean, m, fmt)
     d = sf.sub(bits, np.full(bits.shape, m, dtype=fmt.storage_dtype), fmt, mode)
     squares = sf.mul(d, d, fmt, mode)
@@ -109,8 +122,7 @@ def test_mean_along_an_axis_is_the_sums_divided(case, acc):
     accumulator = fmt if acc is None else acc
     with sf.context(rounding=mode, accumulator=accumulator):
         got = np.mean(A(bits, fmt), axis=0)
-    totals = sf.sum(bits, fmt, axis=0, accumulator=accumulator, out_format=fmt, rounding=mode)
-    same(got, [divided(t, 3, fmt, mode) for t in np.asarray(totals)], fmt)
+    same(got, mean_of(bits, fmt, accumulator, mode, axis=0), fmt)
 
 
 @SETTINGS
@@ -334,3 +346,23 @@ def test_hypot_is_float64_libm_rounded_once(case, data):
 def test_var_of_a_constant_is_zero_in_every_mode(mode):
     with sf.context(rounding=mode):
         assert np.var(sf.asarray([3.0] * 5, "bf16")).tolist() == 0.0
+
+
+def test_fp16_means_and_medians_equal_numpys_float16():
+    """numpy's float16 mean sums in float32 and divides there, then rounds once into
+    float16, as Arrays with the default fp32 accumulator do; for slices of fewer than 8
+    elements numpy's sum is sequential, as ours, so the bits agree -- including sums past
+    fp16's range (40000 + 40000) and medians of two middle values near the top."""
+    rng = np.random.default_rng(8)
+    data = [rng.standard_normal((5, 7)) * 3000.0, np.full((2, 6), 40000.0), rng.uniform(-65504, 65504, (7, 3))]
+    data.append(np.array([[60000.0, 62000.0, -1.0, 65504.0]]))
+    for values in data:
+        x = values.astype(np.float16)
+        y = sf.asarray(x, "fp16")
+        for axis in (0, 1, -1):
+            if x.shape[axis] >= 8:
+                continue
+            want = np.mean(x, axis=axis)
+            assert np.array_equal(np.mean(y, axis=axis).bits, want.view(np.uint16)), (values, axis)
+            assert np.array_equal(np.median(y, axis=axis).bits, np.median(x, axis=axis).view(np.uint16))
+    assert float(np.mean(sf.asarray([40000.0, 40000.0], "fp16"))) == 40000.0
