@@ -1,5 +1,6 @@
 """Running sums of products that are not values of the accumulator (fp32 x fp32 into fp32,
-fp16 into an fp16 accumulator, bf16/tf32 below fp32's range): softfloat.accumulate._odd's
+fp16 into an fp16 accumulator, bf16 into bf16, bf16/tf32 below fp32's range):
+softfloat.accumulate._odd's
 steps without TwoSum -- float64 (or float32) sums rounded again -- and the columns it runs
 again exactly, against the step-by-step TwoSum version, the general path and the exact
 reference (MPFR, tests/accumulate_oracle.py); and the large products that take them
@@ -21,11 +22,11 @@ from tests.fastpath_checks import answers_of, assert_same, general
 KINDS = ["normal", "integers", "tiny", "powers", "sparse", "ties", "overflow-and-back"]
 
 
-def _terms(kind: str, rng, K: int, n: int, dtype):
+def _terms(kind: str, rng, K: int, n: int, fmt):
     """(K, n) exact float64 products of two values of the accumulator's format, aimed at
     what the fast steps must tell apart: sums that float64 rounds onto a midpoint, exact
     ties, sums on the subnormal grid, zeros, an overflow that later terms bring back."""
-    fp32 = dtype == np.float32
+    fp32 = fmt.emax > 15
     x, y = rng.standard_normal((K, n)), rng.standard_normal((K, n))
     if kind == "integers":
         x, y = rng.integers(-40, 40, (K, n)) * 1.0, rng.integers(-9000, 9000, (K, n)) * 1.0
@@ -44,8 +45,7 @@ def _terms(kind: str, rng, K: int, n: int, dtype):
         y[1::3], y[2::3] = rng.choice([2.0, -2.0, 0.5], y[1::3].shape), -255.0
         if fp32:
             x, y = x * 2.0 ** 60, y * 2.0 ** 60
-    with np.errstate(over="ignore"):
-        return x.astype(dtype).astype(np.float64) * y.astype(dtype).astype(np.float64)
+    return sf.quantize(x, fmt, saturate=True) * sf.quantize(y, fmt, saturate=True)
 
 
 def _same_sums(fast, slow):
@@ -59,24 +59,25 @@ def _same_sums(fast, slow):
             assert np.array_equal(got, want)
 
 
-@pytest.mark.parametrize("dtype, wide", [(np.float32, np.float64), (np.float16, np.float64),
-                                         (np.float16, np.float32)])
+@pytest.mark.parametrize("acc, wide", [("fp32", np.float64), ("fp16", np.float64), ("fp16", np.float32),
+                                       ("bf16", np.float64)])
 @pytest.mark.parametrize("kind", KINDS)
 @pytest.mark.parametrize("shape", [(1, 5), (3, 4), (17, 33), (64, 96)])
-def test_the_fast_steps_equal_twosum_and_rounding_to_odd(dtype, wide, kind, shape):
+def test_the_fast_steps_equal_twosum_and_rounding_to_odd(acc, wide, kind, shape):
     """Every column, flag and count as the step-by-step version (TwoSum, rounding to odd:
     the proof in softfloat.accumulate._odd), from the first product or from a start."""
     rng = np.random.default_rng([KINDS.index(kind), *shape])
-    P = _terms(kind, rng, *shape, dtype)
+    grid = _odd.Grid.of(sf.as_format(acc))
+    P = _terms(kind, rng, *shape, grid.fmt)
     for tininess in Tininess:
-        tiny = _odd.tiny_below(sf.fp32 if dtype == np.float32 else sf.fp16, tininess)
+        tiny = _odd.tiny_below(grid.fmt, tininess)
         with np.errstate(over="ignore"):
-            starts = [None, P[0].astype(dtype)[::-1].copy()]
+            starts = [None, grid.round(P[0])[::-1].copy()]
         for start in starts:
             for flags in (False, True):
                 with np.errstate(all="ignore"):
-                    fast = _odd.running_sums(P.astype(wide), dtype, flags, tiny, start)
-                    slow = _odd._stepwise(P.copy(), dtype, flags, tiny, start)
+                    fast = _odd.running_sums(P.astype(wide), grid, flags, tiny, start)
+                    slow = _odd._stepwise(P.copy(), grid, flags, tiny, start)
                 _same_sums(fast, slow)
 
 
@@ -88,15 +89,28 @@ def test_a_sum_that_float64_rounds_onto_a_midpoint_is_run_again():
     p = np.float64(x) * np.float64(y)
     assert np.float32(1.0 + p) == 1.0  # twice rounded: the wrong answer
     P = np.array([[1.0, 1.0], [p, 2.0 ** -30]])
-    last = _odd.running_sums(P, np.float32, False, 2.0 ** -126)[0]
+    last = _odd.running_sums(P, _odd.Grid.of(sf.fp32), False, 2.0 ** -126)[0]
     assert last.tolist() == [np.float32(1 + 2.0 ** -23), 1.0]
+
+
+def test_a_midpoint_that_swallowed_a_smaller_running_sum_is_inexact():
+    """2**-60 + (1 + 2**-12)**2: float64 gives the product, 1 + 2**-11 + 2**-24, a midpoint
+    of fp32 (r - s == p holds: s is below half r's ulp); the sum is above it, so nearest
+    is 1 + 2**-11 + 2**-23, where the tie would go to the even 1 + 2**-11.  Both halves
+    of the exactness test are needed to see that r is not the sum."""
+    x = np.float32(1 + 2.0 ** -12)
+    P = np.array([[2.0 ** -60], [np.float64(x) * np.float64(x)]])
+    assert np.float32(P[0, 0] + P[1, 0]) == np.float32(1 + 2.0 ** -11)  # twice rounded: the tie's even side
+    assert _odd.running_sums(P, _odd.Grid.of(sf.fp32), False, 2.0 ** -126)[0][0] == np.float32(1 + 2.0 ** -11 + 2.0 ** -23)
+    got = sf.vecdot(sf.encode([2.0 ** -30, float(x)], "fp32"), sf.encode([2.0 ** -30, float(x)], "fp32"), "fp32")
+    assert float(sf.decode(got, "fp32")) == 1 + 2.0 ** -11 + 2.0 ** -23
 
 
 def test_an_fp16_sum_past_the_threshold_is_an_overflow_even_if_later_terms_come_back():
     """65025 + 510 = 65535 >= 65520 overflows fp16 (then inf - 65025 = inf); held in
     float32 the sum would round to the finite 65536 and come back to 511."""
     P = np.array([[65025.0], [510.0], [-65025.0]], dtype=np.float32)
-    assert _odd.running_sums(P, np.float16, True, 2.0 ** -14) is None  # the general path's rules
+    assert _odd.running_sums(P, _odd.Grid.of(sf.fp16), True, 2.0 ** -14) is None  # the general path's rules
     bits = sf.vecdot(sf.encode([255.0, 255.0, 255.0], "fp16"), sf.encode([255.0, 2.0, -255.0], "fp16"), "fp16",
                      accumulator="fp16")
     assert int(bits) == 0x7C00
@@ -112,7 +126,7 @@ def tiles(monkeypatch):
 
 
 @pytest.mark.parametrize("fmt, acc", [("fp32", "fp32"), ("fp16", "fp16"), ("tf32", "fp32"), ("bf16", "fp32"),
-                                      ("fp8_e5m2", "fp16")])
+                                      ("fp8_e5m2", "fp16"), ("bf16", "bf16"), ("fp8_e4m3", "bf16")])
 @pytest.mark.parametrize("seed", range(3))
 def test_tiles_of_rounded_products_equal_the_exact_reference(tiles, fmt, acc, seed):
     """MPFR for every step, the flags and swamped counts included, in both orders, from c,
@@ -124,12 +138,13 @@ def test_tiles_of_rounded_products_equal_the_exact_reference(tiles, fmt, acc, se
     b = random_patterns(rng, f, (20, 5), spread=spread, zeros=0.1)
     a[:, 0], b[0] = random_patterns(rng, f, 6, spread=6, zeros=0), random_patterns(rng, f, 5, spread=6, zeros=0)
     c = random_patterns(rng, sf.as_format(acc), (6, 5), spread=6)
-    for kw in ({}, {"order": "reverse"}, {"c": c}, {"out_format": "fp8_e5m2" if acc == "fp16" else "bf16"}):
+    narrower = {"fp16": "fp8_e5m2", "fp32": "bf16", "bf16": "fp8_e5m2"}[acc]
+    for kw in ({}, {"order": "reverse"}, {"c": c}, {"out_format": narrower}):
         check("matmul", a, b, fmt, accumulator=acc, **kw)
     assert any(type(plan) is _fast.RoundedSteps for plan in tiles)
 
 
-@pytest.mark.parametrize("fmt, acc", [("fp32", "fp32"), ("fp16", "fp16")])
+@pytest.mark.parametrize("fmt, acc", [("fp32", "fp32"), ("fp16", "fp16"), ("bf16", "bf16")])
 def test_adversarial_products_equal_the_general_path(tiles, fmt, acc):
     """Zeros of both signs, swamping, cancellation, overflow, inf - inf, NaN, subnormal
     sums: the tiles whose sums are not finite go to the general path (Declined)."""
@@ -146,7 +161,7 @@ def test_adversarial_products_equal_the_general_path(tiles, fmt, acc):
     assert any(type(plan) is _fast.RoundedSteps for plan in tiles)
 
 
-@pytest.mark.parametrize("fmt, acc", [("fp32", "fp32"), ("fp16", "fp16")])
+@pytest.mark.parametrize("fmt, acc", [("fp32", "fp32"), ("fp16", "fp16"), ("bf16", "bf16")])
 def test_products_over_many_tiles_and_threads_equal_the_general_path(monkeypatch, fmt, acc):
     """Tiles of 2**14 outputs, chunks of the k axis, the streaming threads; the swamped
     counts alone; batched operands."""

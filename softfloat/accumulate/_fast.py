@@ -26,10 +26,10 @@ Conditions (all of them; ``plan`` checks each and returns None otherwise):
   to it; or narrower without blocks, the final rounding to nearest even then done by the
   rounding point).
 
-Products that are not values of an fp32 or fp16 accumulator (fp32 x fp32 into fp32, fp16
-into fp16, bf16/tf32 below fp32's range) take :class:`RoundedSteps` in the sequential and
-reverse orders without blocks: exact products in float64 (float32 for fp16), each step
-rounded once by softfloat.accumulate._odd.
+Products that are not values of an fp32, fp16 or bf16 accumulator (fp32 x fp32 into fp32,
+fp16 into fp16, bf16 into bf16, bf16/tf32 below fp32's range) take :class:`RoundedSteps`
+in the sequential and reverse orders without blocks: exact products in float64 (float32
+for fp16), each step rounded once by softfloat.accumulate._odd.
 
 Where only the swamped counts are asked for (``return_flags="swamped"``), the plans count
 them alone -- per step, r == a less the zero terms (:func:`_steps_flags`) -- without the
@@ -95,7 +95,7 @@ def plan(spec, layout):
     False)."""
     acc = spec.acc
     p = spec.attrs
-    if not _fastpaths.ENABLED or acc.native_dtype is None:
+    if not _fastpaths.ENABLED:
         return None
     if p.rounding is not Rounding.NEAREST_EVEN or not p.subnormals or p.saturate or spec.key is not None:
         return None
@@ -103,6 +103,8 @@ def plan(spec, layout):
     # one rounding point; c (a value of out_format) then is exactly a value of acc
     if spec.out != acc and (spec.block is not None or not acc.holds(spec.out)):
         return None
+    if acc.native_dtype is None:
+        return _rounded_steps(spec, layout)
     if not layout.is_product:
         ok = acc.holds(spec.fmt)
     elif spec.product is None:
@@ -111,12 +113,18 @@ def plan(spec, layout):
         ok = spec.product == acc and acc in (fp32, fp64) and is_narrow(spec.fmt) and (not spec.want or spec.swamped_only)
     # a sum of the accumulator's own format reads its bit patterns as the native dtype
     raw = not layout.is_product and spec.fmt == acc
-    if ok:
-        return Native(spec, acc.native_dtype, spec.product is not None, raw)
-    if (layout.is_product and spec.product is None and acc.native_dtype in (np.float32, np.float16)
-            and is_narrow(spec.fmt) and spec.block is None and spec.order != "pairwise"):
-        return RoundedSteps(spec, acc.native_dtype, _odd.tiny_below(acc, p.tininess))
-    return None
+    return Native(spec, acc.native_dtype, spec.product is not None, raw) if ok else _rounded_steps(spec, layout)
+
+
+def _rounded_steps(spec, layout):
+    """:class:`RoundedSteps` where it applies (products of a narrow format, exact, into an
+    fp32, fp16 or bf16 accumulator, in the sequential or reverse order without blocks),
+    else None."""
+    grid = _odd.Grid.of(spec.acc)
+    if (grid is None or not layout.is_product or spec.product is not None or not is_narrow(spec.fmt)
+            or spec.block is not None or spec.order == "pairwise"):
+        return None
+    return RoundedSteps(spec, grid, _odd.tiny_below(spec.acc, spec.attrs.tininess))
 
 
 class Native:
@@ -326,23 +334,24 @@ class Declined(Exception):
 
 class RoundedSteps(Native):
     """Sequential chains of products that are not values of the accumulator -- fp32 x fp32
-    into fp32, fp16 x fp16 into fp16, bf16 and tf32 products below fp32's range: each
-    product exact in float64, each step s + p rounded once into the dtype by
+    into fp32, fp16 x fp16 into fp16, any narrow products into bf16, bf16 and tf32
+    products below fp32's range: each product exact in float64 (float32 for fp16
+    accumulators: :func:`rounded_products_dtype`), each step s + p rounded once by
     softfloat.accumulate._odd (its proof there), flags and swamped counts included.
     Only the sequential and reverse orders without blocks take it (see :func:`plan`);
     a tile with a sum that is not finite raises :class:`Declined`."""
 
-    def __init__(self, spec, dtype, tiny_below: float):
-        super().__init__(spec, dtype, False)
-        self.tiny_below = tiny_below
-        self.wide = rounded_products_dtype(spec.fmt, dtype)
+    def __init__(self, spec, grid, tiny_below: float):
+        super().__init__(spec, grid.dtype, False)
+        self.grid, self.tiny_below = grid, tiny_below
+        self.wide = rounded_products_dtype(spec.fmt, grid.dtype)
 
     def chain(self, s, tile, c0, c1, reverse, flags):
         X, Y = tile.factors(c0, c1, transient=True, dtype=self.wide)
         k = c1 - c0
         P = _scratch.buffer("rounded-products", self.wide, k * tile.n).reshape(k, tile.n)
         np.multiply(X, Y, out=P.reshape((k,) + tile.shape))  # exact, -0 kept
-        found = _odd.running_sums(P[::-1] if reverse else P, self.dtype, self.want, self.tiny_below, s)
+        found = _odd.running_sums(P[::-1] if reverse else P, self.grid, self.want, self.tiny_below, s)
         if found is None:
             raise Declined
         last, inexact, underflow, swamped = found

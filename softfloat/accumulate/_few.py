@@ -227,7 +227,7 @@ def _columns(spec, found: _Plan, t, rounded: bool, shape):
             t = np.ascontiguousarray(t[::-1])
         s = inexact = underflow = swamped = None
         if rounded:
-            found_ = _odd.running_sums(t, found.dtype, spec.want,
+            found_ = _odd.running_sums(t, _odd.Grid(spec.ieee_accumulator), spec.want,
                                        _odd.tiny_below(spec.ieee_accumulator, spec.attributes.tininess))
             if found_ is None:
                 return None

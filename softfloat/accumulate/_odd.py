@@ -1,6 +1,6 @@
 """Running sums of products that are not values of the accumulator -- fp32 x fp32 into
-fp32, fp16 x fp16 into fp16, bf16 products below fp32's range -- by float64 arithmetic
-rounded to odd, then once to the accumulator by numpy's cast.
+fp32, fp16 x fp16 into fp16, narrow products into bf16, bf16 products below fp32's range
+-- by float64 arithmetic rounded to odd, then once to the accumulator.
 
 Each step of the definition is s_k = RN(s_{k-1} + p_k), one rounding to nearest even of
 the exact sum, where p_k is the exact product (a float64 value: the inputs' format is
@@ -12,7 +12,7 @@ Rounding to odd in a format of at least p + 2 bits and then to nearest even in p
 the single rounding to nearest even (Boldo and Melquiond, "Emulation of FMA and
 correctly-rounded sums: proved algorithms using rounding to odd", IEEE TC 2008): float64
 has 53 >= 24 + 2 bits, and subnormal results round onto a grid coarser still.  numpy's
-float64 -> float32/float16 casts round to nearest even, once.
+float64 -> float32/float16 casts round to nearest even, once (bf16: the codec's rounding).
 
 Flags, as the general path (softfloat.accumulate._ieee) raises them for each fused
 step: inexact where the rounded s_k is not s + p (e != 0, or the cast moved r); swamped
@@ -28,13 +28,17 @@ The steps run first without TwoSum: r = s + p rounded to float64, then cast.  Th
 the single rounding unless r is a midpoint of the accumulator's grid: rounding to
 nearest is constant between consecutive midpoints, all of them float64 numbers, so if
 one lay strictly between s + p and r it would be a float64 number nearer s + p than r;
-one equal to s + p makes r exact.  A midpoint of a normal result (the overflow threshold
-included) is a float64 whose bits below the accumulator's last place read 100...0; a
-result below the smallest normal has coarser midpoints and may underflow.  Columns where
-some step's r is such a midpoint or lies in (0, smallest normal] are run again step by
-step with TwoSum and rounding to odd (columns are independent); the others are right,
-and their flags follow from the rows of sums: a step is exact where the cast kept r and
+one equal to s + p makes r exact, a true tie that rounding to nearest even takes right.
+A midpoint of a normal result (the overflow threshold included) is a float64 whose bits
+below the accumulator's last place read 100...0; a result below the smallest normal has
+coarser midpoints and may underflow.  Columns where some step's r is such a midpoint and
+not the exact sum, or lies in (0, smallest normal], are run again step by step with
+TwoSum and rounding to odd (columns are independent); the others are right, and their
+flags follow from the rows of sums: a step is exact where the second rounding kept r and
 r - s == p and r - p == s (the exactness test of one float64 addition), none is tiny.
+fp16 and bf16 sums are held in the wide dtype (float32 for fp16 products, float64) and
+rounded by their bits (:class:`_Nearest`): numpy's float16 casts cost ten times a float32
+addition, and numpy has no bf16.
 """
 
 from __future__ import annotations
@@ -42,19 +46,57 @@ from __future__ import annotations
 import numpy as np
 
 from .. import _scratch
+from .._decode import decode_block
+from .._encode import encode_block
 from .._workspace import Workspace
+from ..attributes import RoundingAttributes
+from ..formats import Format, bf16, fp16, fp32
 from ..ops.kernels import round_to_odd, two_sum
 from ..rounding import Tininess
 from ._operands import any_down, steps_swamped
 
-__all__ = ["running_sums", "tiny_below"]
+__all__ = ["Grid", "running_sums", "tiny_below"]
 
 
-def running_sums(P, dtype, flags: bool, tiny_below: float, start=None):
+class Grid:
+    """What the steps need of an accumulator format -- fp32, fp16 or bf16 (:meth:`of`):
+    the numpy dtype of its values (float32 for bf16, whose values are float32 values),
+    its significand bits, smallest normal and overflow threshold (its largest finite
+    value plus half an ulp), and its rounding of float64 values to nearest even."""
+
+    FORMATS = (fp32, fp16, bf16)
+
+    def __init__(self, fmt: Format):
+        self.fmt = fmt
+        self.dtype = np.dtype(fmt.native_dtype or np.float32)
+        self.mantissa_bits = fmt.mantissa_bits
+        self.min_normal = float(fmt.min_normal)
+        self.threshold = 2.0 ** (fmt.emax + 1) * (1 - 2.0 ** -(fmt.precision + 1))
+        self.cast = fmt == fp32  # numpy's float64 -> float32 cast: fast, one rounding
+
+    @classmethod
+    def of(cls, fmt: Format):
+        """The grid of ``fmt``, or None for a format the steps do not take."""
+        return cls(fmt) if fmt in cls.FORMATS else None
+
+    def round(self, values):
+        """Float64 ``values`` rounded once to nearest even, as the dtype (numpy's cast for
+        fp32 and fp16; the codec for bf16)."""
+        if self.fmt.native_dtype is not None:
+            return values.astype(self.dtype)
+        values = np.ascontiguousarray(values, dtype=np.float64)
+        n = values.size
+        bits = np.empty(n, dtype=self.fmt.storage_dtype)
+        encode_block(values.reshape(-1), self.fmt, RoundingAttributes(), None, False, bits, Workspace(n))
+        return decode_block(bits, self.fmt, np.empty(n, dtype=self.dtype)).reshape(values.shape)
+
+
+def running_sums(P, grid: Grid, flags: bool, tiny_below: float, start=None):
     """The last running sums of the (K, n) products ``P`` (each column an output's terms
     in order, K >= 1; exact float64 values, or float32 ones for an fp16 accumulator: see
-    :func:`product_dtype`) in the accumulator's numpy ``dtype`` (float32 or float16), from
-    ``start`` (values of the dtype, one per column; None: the first term rounded), with,
+    softfloat.accumulate._fast.rounded_products_dtype) in the accumulator ``grid``
+    (values of its dtype), from ``start`` (values of the accumulator, one per column; None:
+    the first term rounded), with,
     where ``flags``, the per-output inexact and underflow masks and swamped counts:
     ``(last, inexact, underflow, swamped)`` (None for the flags when not asked), or None
     where an output is not finite (the general path's rules).
@@ -66,23 +108,23 @@ def running_sums(P, dtype, flags: bool, tiny_below: float, start=None):
     # the running sums: in the dtype where numpy's cast is fast (float64 -> float32), else
     # held in the wide dtype and rounded by integer operations (numpy's float16 casts and
     # mixed additions cost ten times a float32 addition)
-    cast = dtype == np.float32
-    S = _scratch.buffer("odd-rows", dtype if cast else wide, (steps + 1) * n).reshape(steps + 1, n)
+    cast = grid.cast
+    S = _scratch.buffer("odd-rows", grid.dtype if cast else wide, (steps + 1) * n).reshape(steps + 1, n)
     R = _scratch.buffer("odd-sums", wide, steps * n).reshape(steps, n)
     with np.errstate(over="ignore", invalid="ignore"):  # (overflows and NaNs: declined below)
         # the first product rounded once (by numpy's cast), or the start
-        S[0] = start if start is not None else P[0] if cast else P[0].astype(dtype)
-        nearest = None if cast else _Nearest(wide, dtype)
+        S[0] = start if start is not None else P[0] if cast else grid.round(P[0])
+        nearest = None if cast else _Nearest(wide, grid.mantissa_bits, n)
         for k in range(steps):
             np.add(S[k], terms[k], out=R[k])  # s + p rounded to the wide dtype
             if cast:
                 S[k + 1] = R[k]  # and to the accumulator
             else:
                 nearest(R[k], S[k + 1])
-    last = S[-1].astype(dtype)
+    last = S[-1].astype(grid.dtype)
     if not np.isfinite(last).all():  # (non-finite values are absorbing: only the last row)
         return None
-    redo = _suspect(R, dtype)
+    redo = _suspect(R, grid, S[:-1], terms)
     if redo is None:  # an overflow (held in the wide dtype: not absorbing there)
         return None
     inexact = underflow = swamped = None
@@ -97,8 +139,9 @@ def running_sums(P, dtype, flags: bool, tiny_below: float, start=None):
             _inexact_steps(S[:-1], terms, R, inexact)
     redo = np.flatnonzero(redo)
     if redo.size:  # these columns step by step, exactly
-        found = _stepwise(P[:, redo].astype(np.float64), dtype, flags, tiny_below,
-                          None if start is None else start[redo])
+        with np.errstate(over="ignore", invalid="ignore"):  # (as above)
+            found = _stepwise(P[:, redo].astype(np.float64), grid, flags, tiny_below,
+                              None if start is None else start[redo])
         if found is None:
             return None
         last[redo] = found[0]
@@ -108,51 +151,59 @@ def running_sums(P, dtype, flags: bool, tiny_below: float, start=None):
 
 
 class _Nearest:
-    """Rounds values of a wide float dtype to the last place of a narrower one by their
-    bits: add half an ulp, clear the bits below (a carry moves into the exponent).  That
-    is rounding to nearest for results in the narrow format's normal range but for ties,
-    which go away from zero; a sum that is a tie (a midpoint) is run again exactly
-    (:func:`_suspect`), as are those below the normal range or past its largest finite
-    value (which come out as finite values of the wide dtype)."""
+    """Rounds values of a wide float dtype to nearest even at the last place of a narrower
+    one by their bits: add half an ulp less one, plus the last kept bit, then clear the
+    bits below (a carry moves into the exponent).  Right for results in the narrow
+    format's normal range; the others (below it, or past its largest finite value, which
+    come out as finite values of the wide dtype) are told apart afterwards
+    (:func:`_suspect`)."""
 
-    def __init__(self, wide, dtype):
+    def __init__(self, wide, mantissa_bits: int, n: int):
         self.uint = np.dtype(f"u{np.dtype(wide).itemsize}")
-        below = np.finfo(wide).nmant - np.finfo(dtype).nmant
-        self.half = self.uint.type(1 << (below - 1))
+        below = np.finfo(wide).nmant - mantissa_bits
+        self.below, self.one = self.uint.type(below), self.uint.type(1)
+        self.half = self.uint.type((1 << (below - 1)) - 1)
         self.keep = ~self.uint.type((1 << below) - 1)
+        self.t = np.empty(n, dtype=self.uint)
 
     def __call__(self, r, out):
-        o = out.view(self.uint)
-        np.add(r.view(self.uint), self.half, out=o)
+        u, o, t = r.view(self.uint), out.view(self.uint), self.t
+        np.right_shift(u, self.below, out=t)
+        np.bitwise_and(t, self.one, out=t)  # the last kept bit: ties go to the even neighbour
+        np.add(t, self.half, out=t)
+        np.add(u, t, out=o)
         np.bitwise_and(o, self.keep, out=o)
 
 
-def _suspect(R, dtype):
-    """Per column of the sums ``R`` (float64 or float32), whether some step's r may round
-    otherwise than its exact sum or be tiny: a midpoint of a normal result, or
-    0 < |r| <= the smallest normal (see the module docstring); None where some |r| is at
-    or past the overflow threshold (dtype float16 held in a wider dtype)."""
+def _suspect(R, grid: Grid, A, T):
+    """Per column of the sums ``R`` (float64 or float32) of the steps r = a + t (rows of
+    ``A`` and ``T``), whether some step's r may round otherwise than its exact sum or be
+    tiny: an inexact sum that is a midpoint of a normal result (an exact one is a tie,
+    which the rounding to nearest even takes right), or 0 < |r| <= the smallest normal
+    (see the module docstring); None where some |r| is at or past the overflow threshold
+    (held in a wider dtype: not an infinity there)."""
     wide = R.dtype
     uint = np.dtype(f"u{wide.itemsize}").type
     if not R.size:
         return np.zeros(R.shape[1], dtype=bool)
-    below = np.finfo(wide).nmant - np.finfo(dtype).nmant  # bits below the accumulator's last place
+    below = np.finfo(wide).nmant - grid.mantissa_bits  # bits below the accumulator's last place
     U = R.view(uint)
     W = _scratch.buffer("odd-bits", uint, R.size).reshape(R.shape)
     hit = _scratch.buffer("odd-hit", np.bool_, R.size).reshape(R.shape)
     np.bitwise_and(U, uint((1 << below) - 1), out=W)
     np.equal(W, uint(1 << (below - 1)), out=hit)
-    found = any_down(hit)
+    found = np.zeros(R.shape[1], dtype=bool)
+    at = np.flatnonzero(hit)  # (few: a midpoint is an exact tie, or float64 rounded onto one)
+    if at.size:
+        k, j = np.divmod(at, R.shape[1])
+        r, a, t = R[k, j], A[k, j], T[k, j]
+        found[j[((r - a) != t) | ((r - t) != a)]] = True  # inexact (the test of one addition)
     np.left_shift(U, uint(1), out=W)  # 2|r|: the sign shifted out
-    if dtype != np.float32:  # (float32: an overflow is an infinity, seen already)
-        info = np.finfo(dtype)  # the threshold: the largest finite value plus half its ulp
-        threshold = wide.type(2.0 ** info.maxexp * (1 - 2.0 ** -(info.nmant + 2)))
-        if W.max() >= uint(2) * threshold.view(uint):
-            return None
+    if not grid.cast and W.max() >= uint(2) * wide.type(grid.threshold).view(uint):
+        return None  # (fp32 from float64: an overflow is an infinity, seen already)
     # 0 < |r| <= m: 0 < 2|r| <= 2m, i.e. 2|r| - 1 < 2m (unsigned: 0 - 1 wraps to the largest)
     np.subtract(W, uint(1), out=W)
-    m = wide.type(np.finfo(dtype).smallest_normal).view(uint)
-    np.less(W, uint(2) * m, out=hit)
+    np.less(W, uint(2) * wide.type(grid.min_normal).view(uint), out=hit)
     return found | any_down(hit)
 
 
@@ -173,14 +224,14 @@ def _inexact_steps(A, T, R, found):
         k0, size = k1, 4 * size
 
 
-def _stepwise(P, dtype, flags: bool, tiny_below: float, start):
+def _stepwise(P, grid: Grid, flags: bool, tiny_below: float, start):
     """:func:`running_sums` one step at a time, each by TwoSum and rounding to odd."""
     n = P.shape[1]
     if start is None:
-        s = P[0].astype(dtype)
+        s = grid.round(P[0])
         terms = P[1:]
     else:
-        s = np.array(start, dtype=dtype)
+        s = np.array(start, dtype=grid.dtype)
         terms = P
     a = s.astype(np.float64)  # the running sum, exactly (float64 holds the accumulator)
     inexact = underflow = swamped = None
@@ -192,7 +243,7 @@ def _stepwise(P, dtype, flags: bool, tiny_below: float, start):
     for p in terms:
         r, e = two_sum(a, p, ws)  # r + e == a + p exactly
         step = round_to_odd(r, e, ws) if e.any() else r  # (exact sums: often, into fp16)
-        s = step.astype(dtype)
+        s = grid.round(step)
         new = s.astype(np.float64)  # (comparisons in float64: numpy's float16 arithmetic is slow)
         if flags:
             lost = (e != 0) | (new != step)
