@@ -6,7 +6,10 @@ and ml_dtypes' bfloat16 ``matmul`` where installed, for
 
     fp32 accumulator, sequential, nearest_even    (the native float32 fast path)
     fp32 accumulator, toward_zero / stochastic    (the general, correctly rounded path)
-    fp16 and bf16 accumulators, nearest_even      (the general path)
+    fp16 and bf16 accumulators, nearest_even      (each step rounded once: float64 sums
+                                                   rounded again, exact steps for ties)
+    fp32 x fp32 into fp32, bf16 into bf16         (likewise), and the "fp32" recipe's
+                                                   products rounded into fp32
     pairwise order, fp32 accumulator
     the "h100" and "v100" tensor-core models, and FP8 (e4m3) on "h100"
     block=128 promotion with the h100 FP8 model (DeepSeek-V3's recipe)
@@ -61,6 +64,7 @@ def main() -> None:
     e4 = sf.encode(a16, "fp8_e4m3"), sf.encode(b16, "fp8_e4m3")
     e5 = sf.encode(b16, "fp8_e5m2")
     bf = sf.encode(a16, "bf16"), sf.encode(b16, "bf16")
+    f32 = sf.encode(rng.standard_normal((n, n)), "fp32"), sf.encode(rng.standard_normal((n, n)), "fp32")
     rows += [
         ("fp32 acc, sequential, nearest_even", lambda: sf.matmul(a, b, "fp16")),
         ("fp32 acc, pairwise, nearest_even", lambda: sf.matmul(a, b, "fp16", order="pairwise")),
@@ -81,6 +85,13 @@ def main() -> None:
         ("fp8 e4m3, h100-mma (via fp16)", lambda: sf.matmul(*e4, "fp8_e4m3", accumulator="h100-mma")),
         ("bf16 inputs, h100 model", lambda: sf.matmul(*bf, "bf16", accumulator="h100")),
         ("bf16 inputs, fp32 acc, return_flags", lambda: sf.matmul(*bf, "bf16", return_flags=True)),
+        ("fp16 acc, nearest_even, return_flags", lambda: sf.matmul(a, b, "fp16", accumulator="fp16",
+                                                                   return_flags=True)),
+        ("bf16 inputs, bf16 acc", lambda: sf.matmul(*bf, "bf16", accumulator="bf16")),
+        ("fp32 inputs, fp32 acc", lambda: sf.matmul(*f32, "fp32")),
+        ("fp32 inputs, fp32 acc, return_flags", lambda: sf.matmul(*f32, "fp32", return_flags=True)),
+        ("fp32 inputs, product='fp32', swamped", lambda: sf.matmul(*f32, "fp32", product="fp32",
+                                                                    return_flags="swamped")),
     ]
     print(f"{'':40s} {'s':>8s} {'ns/MAC':>8s} {'x numpy f16':>12s}")
     for label, fn in rows:
