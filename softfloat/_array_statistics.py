@@ -52,9 +52,9 @@ import numpy as np
 
 from . import _fastpaths, codec
 from ._array_ordering import numpy_key
-from ._array_keywords import axes_of, converted, selected_count
+from ._array_keywords import axes_of, converted, reduce_with, selected_count
 from ._array_registry import deliver, implements, plain, unsupported
-from ._array_ufuncs import accumulator_of, plain_kernel
+from ._array_ufuncs import accumulator_of, plain_kernel, sum_of
 from ._context import get_context
 from ._flagmasks import FlagMasks
 from ._frames import outside
@@ -166,9 +166,9 @@ def _mean(A, a, axis, keepdims, where, count, operation="mean"):
     wide = _accumulator_format(a.format)
     if wide is None:
         return divide_by(A, np.sum(a, axis=axis, keepdims=keepdims, where=where), count, operation)
-    x = _converted(A, a, wide, operation)  # exact (a signalling NaN is quieted, invalid counted)
-    quotient = divide_by(A, np.sum(x, axis=axis, keepdims=keepdims, where=where), count, operation)
-    return _converted(A, quotient, a.format, operation)
+    total = reduce_with(A, lambda x, ax, kd: sum_of(A, x, axis=ax, keepdims=kd, out_format=wide), a, "sum", axis,
+                        keepdims, where=where)  # (np.sum's keywords, the sum kept in the accumulator)
+    return _converted(A, divide_by(A, total, count, operation), a.format, operation)
 
 
 def _accumulator_format(fmt):

@@ -337,19 +337,21 @@ def matmul(A, a, b):
     return A.wrap(bits, fmt)
 
 
-def sum_of(A, x, axis=None, keepdims=False):
-    """:func:`softfloat.sum` with the context's accumulator and order, rounded into x's format."""
+def sum_of(A, x, axis=None, keepdims=False, out_format=None):
+    """:func:`softfloat.sum` with the context's accumulator and order, rounded into x's
+    format (or ``out_format``)."""
     ctx = get_context()
     acc = accumulator_of(ctx, x.format)
-    if x.size == 1 and not keepdims and (axis is None or (axis in (0, -1) and x.ndim == 1)):
+    out = x.format if out_format is None else out_format
+    if out is x.format and x.size == 1 and not keepdims and (axis is None or (axis in (0, -1) and x.ndim == 1)):
         one = _one_term(A, ctx, acc, x)
         if one is not None:
             return one
     bits, flags = ctx.split(accumulate_sum(x.bits, x.format, axis=axis, keepdims=keepdims, accumulator=acc,
-                                           out_format=x.format, order=ctx.order, return_flags=ctx.track_flags,
+                                           out_format=out, order=ctx.order, return_flags=ctx.track_flags,
                                            **ctx.options()))
     ctx.record("sum", flags)
-    return A.wrap(bits, x.format)
+    return A.wrap(bits, out)
 
 
 #: (id(fmt), id(acc)) -> (fmt, acc, every value of fmt in a list) where acc holds fmt
