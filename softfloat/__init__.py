@@ -195,6 +195,9 @@ from .attributes import RoundingAttributes
 from .platforms import PLATFORMS, NanPropagation, Platform
 from .scaled import DelayedScaling, ScaledTensor, scaled_decode, scaled_encode
 from . import recipes  # noqa: F401 - softfloat.recipes, the precision recipes (a subpackage, not in __all__)
+from . import _context as _context_module
+
+_context_module.ACCUMULATOR_CHECK = recipes.check_accumulator  # context(accumulator=...) checked on entry
 from . import training  # noqa: F401 - softfloat.training, the lab (a subpackage, not in __all__)
 
 from ._version import __version__

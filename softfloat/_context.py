@@ -353,7 +353,8 @@ def _checked(base: Context, **changes) -> Context:
             raise ValueError(f"order must be one of {', '.join(map(repr, _ORDERS))}; got {changes['order']!r}")
         kw["order"] = changes["order"]
     if "accumulator" in changes:
-        kw["accumulator"] = changes["accumulator"]
+        acc = changes["accumulator"]
+        kw["accumulator"] = acc if acc is None else ACCUMULATOR_CHECK(acc, "accumulator")
     if "rng" in changes:
         rng = changes["rng"]
         _validate.rng_argument(rng)
@@ -369,6 +370,17 @@ def _checked(base: Context, **changes) -> Context:
     if ctx.traps and not ctx.track_flags:
         raise ValueError(f"traps={set(ctx.traps)} need the flags: they cannot be set with track_flags=False")
     return ctx
+
+
+def _any_accumulator(value, name: str):
+    return value
+
+
+#: checks a context's ``accumulator`` (a format, format name, hardware preset or fused
+#: adder) and returns it, or raises a TypeError/ValueError naming ``name``: the package
+#: installs softfloat.recipes.check_accumulator here (those names live in the layers
+#: above this one); until then any value passes, and the first reduction checks it
+ACCUMULATOR_CHECK = _any_accumulator
 
 
 @contextlib.contextmanager

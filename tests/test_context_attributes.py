@@ -249,3 +249,19 @@ def test_threads_see_their_own_platform():
     for t in threads:
         t.join()
     assert seen == {p: DEFAULT_NAN_FP32[p] for p in ("default", "x86-sse", "cuda")}
+
+
+@pytest.mark.parametrize("value, error, shown", [("fp33", ValueError, "accumulator='fp33' is neither a format"),
+                                                 (3, TypeError, "accumulator must be a format"),
+                                                 (np.float32(1), TypeError, "accumulator must be a format")])
+def test_a_bad_accumulator_is_named_when_the_context_is_made(value, error, shown):
+    """Not at the first reduction inside it: context() checks the accumulator on entry."""
+    with pytest.raises(error, match=shown):
+        with sf.context(accumulator=value):
+            pass  # (nothing reduced)
+
+
+@pytest.mark.parametrize("value", ["fp32", "bf16", "h100", sf.fp16, None])
+def test_accumulators_a_context_takes(value):
+    with sf.context(accumulator=value) as ctx:
+        assert ctx.accumulator is value or ctx.accumulator == value
