@@ -14,12 +14,13 @@ import pytest
 import softfloat as sf
 from softfloat.accumulate import _fast, _odd
 import softfloat.accumulate.reduce as reduce_module
-from softfloat.rounding import Tininess
+from softfloat.rounding import Rounding, Tininess
 
 from tests.accumulate_checks import adversarial_operands, check, random_patterns
 from tests.fastpath_checks import answers_of, assert_same, general
 
 KINDS = ["normal", "integers", "tiny", "powers", "sparse", "ties", "overflow-and-back"]
+MODES = [Rounding.NEAREST_EVEN, Rounding.NEAREST_AWAY, Rounding.TOWARD_ZERO, Rounding.UPWARD, Rounding.DOWNWARD]
 
 
 def _terms(kind: str, rng, K: int, n: int, fmt):
@@ -63,14 +64,15 @@ def _same_sums(fast, slow):
                                        ("bf16", np.float64)])
 @pytest.mark.parametrize("kind", KINDS)
 @pytest.mark.parametrize("shape", [(1, 5), (3, 4), (17, 33), (64, 96)])
-def test_the_fast_steps_equal_twosum_and_rounding_to_odd(acc, wide, kind, shape):
+@pytest.mark.parametrize("rounding", MODES)
+def test_the_fast_steps_equal_twosum_and_rounding_to_odd(acc, wide, kind, shape, rounding):
     """Every column, flag and count as the step-by-step version (TwoSum, rounding to odd:
     the proof in softfloat.accumulate._odd), from the first product or from a start."""
     rng = np.random.default_rng([KINDS.index(kind), *shape])
-    grid = _odd.Grid.of(sf.as_format(acc))
+    grid = _odd.Grid.of(sf.as_format(acc), rounding)
     P = _terms(kind, rng, *shape, grid.fmt)
     for tininess in Tininess:
-        tiny = _odd.tiny_below(grid.fmt, tininess)
+        tiny = _odd.tiny_below(grid.fmt, tininess, rounding)
         with np.errstate(over="ignore"):
             starts = [None, grid.round(P[0])[::-1].copy()]
         for start in starts:
@@ -89,7 +91,7 @@ def test_a_sum_that_float64_rounds_onto_a_midpoint_is_run_again():
     p = np.float64(x) * np.float64(y)
     assert np.float32(1.0 + p) == 1.0  # twice rounded: the wrong answer
     P = np.array([[1.0, 1.0], [p, 2.0 ** -30]])
-    last = _odd.running_sums(P, _odd.Grid.of(sf.fp32), False, 2.0 ** -126)[0]
+    last = _odd.running_sums(P, _odd.Grid.of(sf.fp32), False, (2.0 ** -126,) * 2)[0]
     assert last.tolist() == [np.float32(1 + 2.0 ** -23), 1.0]
 
 
@@ -101,7 +103,7 @@ def test_a_midpoint_that_swallowed_a_smaller_running_sum_is_inexact():
     x = np.float32(1 + 2.0 ** -12)
     P = np.array([[2.0 ** -60], [np.float64(x) * np.float64(x)]])
     assert np.float32(P[0, 0] + P[1, 0]) == np.float32(1 + 2.0 ** -11)  # twice rounded: the tie's even side
-    assert _odd.running_sums(P, _odd.Grid.of(sf.fp32), False, 2.0 ** -126)[0][0] == np.float32(1 + 2.0 ** -11 + 2.0 ** -23)
+    assert _odd.running_sums(P, _odd.Grid.of(sf.fp32), False, (2.0 ** -126,) * 2)[0][0] == np.float32(1 + 2.0 ** -11 + 2.0 ** -23)
     got = sf.vecdot(sf.encode([2.0 ** -30, float(x)], "fp32"), sf.encode([2.0 ** -30, float(x)], "fp32"), "fp32")
     assert float(sf.decode(got, "fp32")) == 1 + 2.0 ** -11 + 2.0 ** -23
 
@@ -110,7 +112,7 @@ def test_an_fp16_sum_past_the_threshold_is_an_overflow_even_if_later_terms_come_
     """65025 + 510 = 65535 >= 65520 overflows fp16 (then inf - 65025 = inf); held in
     float32 the sum would round to the finite 65536 and come back to 511."""
     P = np.array([[65025.0], [510.0], [-65025.0]], dtype=np.float32)
-    assert _odd.running_sums(P, _odd.Grid.of(sf.fp16), True, 2.0 ** -14) is None  # the general path's rules
+    assert _odd.running_sums(P, _odd.Grid.of(sf.fp16), True, (2.0 ** -14,) * 2) is None  # the general path's rules
     bits = sf.vecdot(sf.encode([255.0, 255.0, 255.0], "fp16"), sf.encode([255.0, 2.0, -255.0], "fp16"), "fp16",
                      accumulator="fp16")
     assert int(bits) == 0x7C00
@@ -128,9 +130,11 @@ def tiles(monkeypatch):
 @pytest.mark.parametrize("fmt, acc", [("fp32", "fp32"), ("fp16", "fp16"), ("tf32", "fp32"), ("bf16", "fp32"),
                                       ("fp8_e5m2", "fp16"), ("bf16", "bf16"), ("fp8_e4m3", "bf16")])
 @pytest.mark.parametrize("seed", range(3))
-def test_tiles_of_rounded_products_equal_the_exact_reference(tiles, fmt, acc, seed):
+@pytest.mark.parametrize("rounding", MODES)
+def test_tiles_of_rounded_products_equal_the_exact_reference(tiles, fmt, acc, seed, rounding):
     """MPFR for every step, the flags and swamped counts included, in both orders, from c,
-    into a narrower out_format."""
+    into a narrower out_format (to nearest even: other modes leave that to the general
+    path), both tininess rules."""
     rng = np.random.default_rng(seed)
     f = sf.as_format(fmt)
     spread = 8 if fmt in ("fp32", "fp16") else 20 if fmt == "fp8_e5m2" else 100
@@ -139,13 +143,14 @@ def test_tiles_of_rounded_products_equal_the_exact_reference(tiles, fmt, acc, se
     a[:, 0], b[0] = random_patterns(rng, f, 6, spread=6, zeros=0), random_patterns(rng, f, 5, spread=6, zeros=0)
     c = random_patterns(rng, sf.as_format(acc), (6, 5), spread=6)
     narrower = {"fp16": "fp8_e5m2", "fp32": "bf16", "bf16": "fp8_e5m2"}[acc]
-    for kw in ({}, {"order": "reverse"}, {"c": c}, {"out_format": narrower}):
-        check("matmul", a, b, fmt, accumulator=acc, **kw)
+    for kw in ({}, {"order": "reverse"}, {"c": c}, {"out_format": narrower}, {"tininess": "before"}):
+        check("matmul", a, b, fmt, accumulator=acc, rounding=rounding.value, **kw)
     assert any(type(plan) is _fast.RoundedSteps for plan in tiles)
 
 
 @pytest.mark.parametrize("fmt, acc", [("fp32", "fp32"), ("fp16", "fp16"), ("bf16", "bf16")])
-def test_adversarial_products_equal_the_general_path(tiles, fmt, acc):
+@pytest.mark.parametrize("rounding", MODES)
+def test_adversarial_products_equal_the_general_path(tiles, fmt, acc, rounding):
     """Zeros of both signs, swamping, cancellation, overflow, inf - inf, NaN, subnormal
     sums: the tiles whose sums are not finite go to the general path (Declined)."""
     rng = np.random.default_rng(11)
@@ -154,9 +159,10 @@ def test_adversarial_products_equal_the_general_path(tiles, fmt, acc):
     with np.errstate(over="ignore"):
         a, b = sf.encode(x, fmt), sf.encode(y, fmt)
     for order in ("sequential", "reverse"):
-        call = (lambda: sf.matmul(a, b, fmt, accumulator=acc, order=order, return_flags=True))
+        call = (lambda: sf.matmul(a, b, fmt, accumulator=acc, order=order, rounding=rounding, return_flags=True))
         assert_same(call(), general(call))
-        finite = (lambda: sf.matmul(a[:, :], b[:, 8:], fmt, accumulator=acc, order=order, return_flags=True))
+        finite = (lambda: sf.matmul(a[:, :], b[:, 8:], fmt, accumulator=acc, order=order, rounding=rounding,
+                                    return_flags=True))
         assert_same(finite(), general(finite))
     assert any(type(plan) is _fast.RoundedSteps for plan in tiles)
 
@@ -172,3 +178,21 @@ def test_products_over_many_tiles_and_threads_equal_the_general_path(monkeypatch
     for flags in (True, "swamped", False):
         call = (lambda: sf.matmul(a, b, fmt, accumulator=acc, return_flags=flags))
         assert_same(call(), general(call))
+
+
+@pytest.mark.parametrize("rounding, underflow", [("upward", [False, True]), ("downward", [True, False]),
+                                                 ("toward_zero", [True, True]), ("nearest_even", [False, False])])
+def test_tininess_after_rounding_depends_on_the_direction_and_the_sign(tiles, rounding, underflow):
+    """m - 2**-151 and its negation, m = 2**-126 the smallest normal fp32: each lies
+    between m and the 24-bit number m * (1 - 2**-24) under it, and is inexact on the
+    subnormal grid.  Rounded with an unbounded exponent it is m (not tiny) where the
+    rounding goes away from zero -- upward for the positive sum, downward for the negative
+    one -- and that number under m (tiny, so underflow) towards zero; to nearest, m."""
+    m = 2.0 ** -126
+    a = np.array([[1.0, 2.0 ** -75]], dtype=np.float32)
+    b = np.array([[m, -m], [-(2.0 ** -76), 2.0 ** -76]], dtype=np.float32)
+    A, B = a.view(np.uint32), b.view(np.uint32)
+    bits, flags = sf.matmul(A, B, "fp32", rounding=rounding, tininess="after", return_flags=True)
+    assert flags.underflow[0].tolist() == underflow and flags.inexact.all()
+    assert any(type(plan) is _fast.RoundedSteps for plan in tiles)
+    check("matmul", A, B, "fp32", rounding=rounding, tininess="after")

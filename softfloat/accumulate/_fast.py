@@ -29,7 +29,8 @@ Conditions (all of them; ``plan`` checks each and returns None otherwise):
 Products that are not values of an fp32, fp16 or bf16 accumulator (fp32 x fp32 into fp32,
 fp16 into fp16, bf16 into bf16, bf16/tf32 below fp32's range) take :class:`RoundedSteps`
 in the sequential and reverse orders without blocks: exact products in float64 (float32
-for fp16), each step rounded once by softfloat.accumulate._odd.
+for fp16), each step rounded once by softfloat.accumulate._odd -- in every deterministic
+mode but round-to-odd, the native plans being for nearest even only.
 
 Where only the swamped counts are asked for (``return_flags="swamped"``), the plans count
 them alone -- per step, r == a less the zero terms (:func:`_steps_flags`) -- without the
@@ -95,15 +96,13 @@ def plan(spec, layout):
     False)."""
     acc = spec.acc
     p = spec.attrs
-    if not _fastpaths.ENABLED:
-        return None
-    if p.rounding is not Rounding.NEAREST_EVEN or not p.subnormals or p.saturate or spec.key is not None:
+    if not _fastpaths.ENABLED or not p.subnormals or p.saturate or spec.key is not None:
         return None
     # the final result may be rounded (to nearest even) into a narrower out_format, by the
     # one rounding point; c (a value of out_format) then is exactly a value of acc
     if spec.out != acc and (spec.block is not None or not acc.holds(spec.out)):
         return None
-    if acc.native_dtype is None:
+    if acc.native_dtype is None or p.rounding is not Rounding.NEAREST_EVEN:
         return _rounded_steps(spec, layout)
     if not layout.is_product:
         ok = acc.holds(spec.fmt)
@@ -118,13 +117,16 @@ def plan(spec, layout):
 
 def _rounded_steps(spec, layout):
     """:class:`RoundedSteps` where it applies (products of a narrow format, exact, into an
-    fp32, fp16 or bf16 accumulator, in the sequential or reverse order without blocks),
+    fp32, fp16 or bf16 accumulator, in the sequential or reverse order without blocks, in
+    a deterministic mode; other than to nearest even with out_format the accumulator),
     else None."""
-    grid = _odd.Grid.of(spec.acc)
+    rounding = spec.attrs.rounding
+    grid = _odd.Grid.of(spec.acc, rounding)
     if (grid is None or not layout.is_product or spec.product is not None or not is_narrow(spec.fmt)
-            or spec.block is not None or spec.order == "pairwise"):
+            or spec.block is not None or spec.order == "pairwise"
+            or (rounding is not Rounding.NEAREST_EVEN and spec.out != spec.acc)):  # (the store: to nearest even)
         return None
-    return RoundedSteps(spec, grid, _odd.tiny_below(spec.acc, spec.attrs.tininess))
+    return RoundedSteps(spec, grid, _odd.tiny_below(spec.acc, spec.attrs.tininess, rounding))
 
 
 class Native:
@@ -341,7 +343,7 @@ class RoundedSteps(Native):
     Only the sequential and reverse orders without blocks take it (see :func:`plan`);
     a tile with a sum that is not finite raises :class:`Declined`."""
 
-    def __init__(self, spec, grid, tiny_below: float):
+    def __init__(self, spec, grid, tiny_below: tuple):
         super().__init__(spec, grid.dtype, False)
         self.grid, self.tiny_below = grid, tiny_below
         self.wide = rounded_products_dtype(spec.fmt, grid.dtype)

@@ -37,8 +37,17 @@ TwoSum and rounding to odd (columns are independent); the others are right, and 
 flags follow from the rows of sums: a step is exact where the second rounding kept r and
 r - s == p and r - p == s (the exactness test of one float64 addition), none is tiny.
 fp16 and bf16 sums are held in the wide dtype (float32 for fp16 products, float64) and
-rounded by their bits (:class:`_Nearest`): numpy's float16 casts cost ten times a float32
+rounded by their bits (:class:`_Rounder`): numpy's float16 casts cost ten times a float32
 addition, and numpy has no bf16.
+
+The directed modes and ties away (:class:`Grid`) take the same steps: rounding to odd at
+53 bits and then in any mode at p bits is the single rounding in that mode (Boldo and
+Melquiond), and the fast steps' second rounding, now by bits in the mode, is right unless
+r is a value of the format (directed: the exact sum may lie on either side of it) or a
+midpoint (away) and not the exact sum, or r is tiny or past the largest finite value --
+those columns run step by step.  An exact zero sum is -0 rounding downward (IEEE 754
+6.3), where numpy's addition gives +0: those columns too.  Tininess after rounding
+depends on the direction and the sign there (:func:`tiny_below`).
 """
 
 from __future__ import annotations
@@ -52,46 +61,56 @@ from .._workspace import Workspace
 from ..attributes import RoundingAttributes
 from ..formats import Format, bf16, fp16, fp32
 from ..ops.kernels import round_to_odd, two_sum
-from ..rounding import Tininess
+from ..rounding import Rounding, Tininess
 from ._operands import any_down, steps_swamped
 
 __all__ = ["Grid", "running_sums", "tiny_below"]
 
 
 class Grid:
-    """What the steps need of an accumulator format -- fp32, fp16 or bf16 (:meth:`of`):
-    the numpy dtype of its values (float32 for bf16, whose values are float32 values),
-    its significand bits, smallest normal and overflow threshold (its largest finite
-    value plus half an ulp), and its rounding of float64 values to nearest even."""
+    """What the steps need of an accumulator format -- fp32, fp16 or bf16 -- and a
+    deterministic rounding mode (:meth:`of`): the numpy dtype of its values (float32 for
+    bf16, whose values are float32 values), its significand bits, smallest and largest
+    normal, and its rounding of float64 values."""
 
     FORMATS = (fp32, fp16, bf16)
+    MODES = (Rounding.NEAREST_EVEN, Rounding.NEAREST_AWAY, Rounding.TOWARD_ZERO, Rounding.UPWARD,
+             Rounding.DOWNWARD)
 
-    def __init__(self, fmt: Format):
-        self.fmt = fmt
+    def __init__(self, fmt: Format, rounding: Rounding = Rounding.NEAREST_EVEN):
+        self.fmt, self.rounding = fmt, rounding
         self.dtype = np.dtype(fmt.native_dtype or np.float32)
         self.mantissa_bits = fmt.mantissa_bits
-        self.min_normal = float(fmt.min_normal)
-        self.threshold = 2.0 ** (fmt.emax + 1) * (1 - 2.0 ** -(fmt.precision + 1))
-        self.cast = fmt == fp32  # numpy's float64 -> float32 cast: fast, one rounding
+        self.min_normal, self.max_finite = float(fmt.min_normal), float(fmt.max_finite)
+        self.nearest = rounding in (Rounding.NEAREST_EVEN, Rounding.NEAREST_AWAY)
+        # to nearest, a sum at or past the largest finite value plus half an ulp overflows;
+        # in a directed mode one past the largest finite value overflows or (towards zero)
+        # gives that value: its column runs step by step
+        self.overflow = 2.0 ** (fmt.emax + 1) * (1 - 2.0 ** -(fmt.precision + 1)) if self.nearest \
+            else self.max_finite
+        # numpy's float64 -> float32 cast: fast, one rounding to nearest even
+        self.cast = fmt == fp32 and rounding is Rounding.NEAREST_EVEN
 
     @classmethod
-    def of(cls, fmt: Format):
-        """The grid of ``fmt``, or None for a format the steps do not take."""
-        return cls(fmt) if fmt in cls.FORMATS else None
+    def of(cls, fmt: Format, rounding: Rounding = Rounding.NEAREST_EVEN):
+        """The grid of ``fmt`` in ``rounding``, or None for a format or mode the steps do
+        not take."""
+        return cls(fmt, rounding) if fmt in cls.FORMATS and rounding in cls.MODES else None
 
     def round(self, values):
-        """Float64 ``values`` rounded once to nearest even, as the dtype (numpy's cast for
-        fp32 and fp16; the codec for bf16)."""
-        if self.fmt.native_dtype is not None:
+        """Float64 ``values`` rounded once, as the dtype (numpy's cast to nearest even for
+        fp32 and fp16; else the codec)."""
+        if self.fmt.native_dtype is not None and self.rounding is Rounding.NEAREST_EVEN:
             return values.astype(self.dtype)
         values = np.ascontiguousarray(values, dtype=np.float64)
         n = values.size
         bits = np.empty(n, dtype=self.fmt.storage_dtype)
-        encode_block(values.reshape(-1), self.fmt, RoundingAttributes(), None, False, bits, Workspace(n))
+        encode_block(values.reshape(-1), self.fmt, RoundingAttributes(rounding=self.rounding), None, False, bits,
+                     Workspace(n))
         return decode_block(bits, self.fmt, np.empty(n, dtype=self.dtype)).reshape(values.shape)
 
 
-def running_sums(P, grid: Grid, flags: bool, tiny_below: float, start=None):
+def running_sums(P, grid: Grid, flags: bool, tiny_below: tuple, start=None):
     """The last running sums of the (K, n) products ``P`` (each column an output's terms
     in order, K >= 1; exact float64 values, or float32 ones for an fp16 accumulator: see
     softfloat.accumulate._fast.rounded_products_dtype) in the accumulator ``grid``
@@ -100,7 +119,8 @@ def running_sums(P, grid: Grid, flags: bool, tiny_below: float, start=None):
     where ``flags``, the per-output inexact and underflow masks and swamped counts:
     ``(last, inexact, underflow, swamped)`` (None for the flags when not asked), or None
     where an output is not finite (the general path's rules).
-    ``tiny_below``: the magnitude below which an exact sum is tiny (:func:`tiny_below`)."""
+    ``tiny_below``: the magnitudes below which a positive and a negative exact sum are tiny
+    (:func:`tiny_below`)."""
     K, n = P.shape
     wide = P.dtype
     terms = P if start is not None else P[1:]
@@ -114,25 +134,26 @@ def running_sums(P, grid: Grid, flags: bool, tiny_below: float, start=None):
     with np.errstate(over="ignore", invalid="ignore"):  # (overflows and NaNs: declined below)
         # the first product rounded once (by numpy's cast), or the start
         S[0] = start if start is not None else P[0] if cast else grid.round(P[0])
-        nearest = None if cast else _Nearest(wide, grid.mantissa_bits, n)
+        nearest = None if cast else _Rounder(wide, grid, n)
         for k in range(steps):
             np.add(S[k], terms[k], out=R[k])  # s + p rounded to the wide dtype
             if cast:
                 S[k + 1] = R[k]  # and to the accumulator
             else:
                 nearest(R[k], S[k + 1])
-    last = S[-1].astype(grid.dtype)
-    if not np.isfinite(last).all():  # (non-finite values are absorbing: only the last row)
+    if not np.isfinite(S[-1]).all():  # (non-finite values are absorbing: only the last row)
         return None
     redo = _suspect(R, grid, S[:-1], terms)
     if redo is None:  # an overflow (held in the wide dtype: not absorbing there)
         return None
+    with np.errstate(over="ignore"):  # (a column past the format's range: run again below)
+        last = S[-1].astype(grid.dtype)
     inexact = underflow = swamped = None
     if flags:
         inexact, underflow = np.zeros(n, dtype=bool), np.zeros(n, dtype=bool)
         if start is None:
             inexact |= S[0] != P[0]
-            underflow |= inexact & (np.abs(P[0]) < tiny_below)
+            underflow |= inexact & _below(P[0], P[0], tiny_below)
         swamped = steps_swamped(S, terms) if steps else np.zeros(n, dtype=np.int64)
         if steps:
             inexact |= any_down(S[1:] != R)  # the second rounding moved r
@@ -150,38 +171,53 @@ def running_sums(P, grid: Grid, flags: bool, tiny_below: float, start=None):
     return last, inexact, underflow, swamped
 
 
-class _Nearest:
-    """Rounds values of a wide float dtype to nearest even at the last place of a narrower
-    one by their bits: add half an ulp less one, plus the last kept bit, then clear the
-    bits below (a carry moves into the exponent).  Right for results in the narrow
-    format's normal range; the others (below it, or past its largest finite value, which
-    come out as finite values of the wide dtype) are told apart afterwards
-    (:func:`_suspect`)."""
+class _Rounder:
+    """Rounds values of a wide float dtype at the last place of a narrower format by their
+    bits, in the grid's mode: to nearest even, add half an ulp less one plus the last kept
+    bit; to nearest away, half an ulp; towards +-inf, an ulp less one where the sign
+    points that way; then clear the bits below (a carry moves into the exponent).  Right
+    for results in the format's normal range; the others (below it, or past its largest
+    finite value, which come out as finite values of the wide dtype) are told apart
+    afterwards (:func:`_suspect`)."""
 
-    def __init__(self, wide, mantissa_bits: int, n: int):
+    def __init__(self, wide, grid: Grid, n: int):
         self.uint = np.dtype(f"u{np.dtype(wide).itemsize}")
-        below = np.finfo(wide).nmant - mantissa_bits
-        self.below, self.one = self.uint.type(below), self.uint.type(1)
-        self.half = self.uint.type((1 << (below - 1)) - 1)
-        self.keep = ~self.uint.type((1 << below) - 1)
+        below = np.finfo(wide).nmant - grid.mantissa_bits
+        u = self.uint.type
+        self.mode = grid.rounding
+        self.below, self.one, self.sign = u(below), u(1), u(8 * self.uint.itemsize - 1)
+        self.half, self.low = u(1 << (below - 1)), u((1 << below) - 1)
+        self.keep = ~self.low
         self.t = np.empty(n, dtype=self.uint)
 
     def __call__(self, r, out):
-        u, o, t = r.view(self.uint), out.view(self.uint), self.t
-        np.right_shift(u, self.below, out=t)
-        np.bitwise_and(t, self.one, out=t)  # the last kept bit: ties go to the even neighbour
-        np.add(t, self.half, out=t)
-        np.add(u, t, out=o)
+        u, o, t, mode = r.view(self.uint), out.view(self.uint), self.t, self.mode
+        if mode is Rounding.NEAREST_EVEN:
+            np.right_shift(u, self.below, out=t)
+            np.bitwise_and(t, self.one, out=t)  # the last kept bit: ties go to the even neighbour
+            np.add(t, self.half - self.one, out=t)
+            np.add(u, t, out=o)
+        elif mode is Rounding.NEAREST_AWAY:
+            np.add(u, self.half, out=o)
+        elif mode is Rounding.TOWARD_ZERO:
+            np.copyto(o, u)
+        else:  # up for positive values towards +inf, for negative ones towards -inf
+            np.right_shift(u, self.sign, out=t)  # 1 for negative values
+            if mode is Rounding.UPWARD:
+                np.bitwise_xor(t, self.one, out=t)
+            np.multiply(t, self.low, out=t)
+            np.add(u, t, out=o)
         np.bitwise_and(o, self.keep, out=o)
 
 
 def _suspect(R, grid: Grid, A, T):
     """Per column of the sums ``R`` (float64 or float32) of the steps r = a + t (rows of
     ``A`` and ``T``), whether some step's r may round otherwise than its exact sum or be
-    tiny: an inexact sum that is a midpoint of a normal result (an exact one is a tie,
-    which the rounding to nearest even takes right), or 0 < |r| <= the smallest normal
-    (see the module docstring); None where some |r| is at or past the overflow threshold
-    (held in a wider dtype: not an infinity there)."""
+    tiny: an inexact sum that is a midpoint of a normal result (to nearest; an exact one
+    is a tie the rounding takes right) or a value of the format (directed modes: the sum
+    may lie on either side of it), or 0 < |r| <= the smallest normal (see the module
+    docstring), or (directed modes) |r| is past the largest finite value; None where some
+    |r| overflows to nearest (held in a wider dtype: not an infinity there)."""
     wide = R.dtype
     uint = np.dtype(f"u{wide.itemsize}").type
     if not R.size:
@@ -191,16 +227,23 @@ def _suspect(R, grid: Grid, A, T):
     W = _scratch.buffer("odd-bits", uint, R.size).reshape(R.shape)
     hit = _scratch.buffer("odd-hit", np.bool_, R.size).reshape(R.shape)
     np.bitwise_and(U, uint((1 << below) - 1), out=W)
-    np.equal(W, uint(1 << (below - 1)), out=hit)
+    np.equal(W, uint(1 << (below - 1)) if grid.nearest else uint(0), out=hit)
     found = np.zeros(R.shape[1], dtype=bool)
-    at = np.flatnonzero(hit)  # (few: a midpoint is an exact tie, or float64 rounded onto one)
-    if at.size:
+    at = np.flatnonzero(hit)  # (to nearest, few: an exact tie, or float64 rounded onto a midpoint)
+    if 8 * at.size > R.size:  # many (directed modes: exact sums on the grid): whole rows
+        found = any_down(hit & (((R - A) != T) | ((R - T) != A)))  # inexact (the test of one addition)
+    elif at.size:  # (a gather costs several times the arithmetic)
         k, j = np.divmod(at, R.shape[1])
         r, a, t = R[k, j], A[k, j], T[k, j]
-        found[j[((r - a) != t) | ((r - t) != a)]] = True  # inexact (the test of one addition)
+        found[j[((r - a) != t) | ((r - t) != a)]] = True
+    if grid.rounding is Rounding.DOWNWARD:  # an exact zero sum is -0 there (but +0 + +0): numpy's is +0
+        found |= any_down(R == 0)
     np.left_shift(U, uint(1), out=W)  # 2|r|: the sign shifted out
-    if not grid.cast and W.max() >= uint(2) * wide.type(grid.threshold).view(uint):
-        return None  # (fp32 from float64: an overflow is an infinity, seen already)
+    limit = uint(2) * wide.type(grid.overflow).view(uint)
+    if grid.nearest and not grid.cast and W.max() >= limit:
+        return None  # (fp32 from float64 to nearest even: an overflow is an infinity, seen already)
+    if not grid.nearest:  # past the largest finite value: an overflow, or (towards zero) that value
+        found |= any_down(np.greater(W, limit, out=hit))
     # 0 < |r| <= m: 0 < 2|r| <= 2m, i.e. 2|r| - 1 < 2m (unsigned: 0 - 1 wraps to the largest)
     np.subtract(W, uint(1), out=W)
     np.less(W, uint(2) * wide.type(grid.min_normal).view(uint), out=hit)
@@ -224,7 +267,7 @@ def _inexact_steps(A, T, R, found):
         k0, size = k1, 4 * size
 
 
-def _stepwise(P, grid: Grid, flags: bool, tiny_below: float, start):
+def _stepwise(P, grid: Grid, flags: bool, tiny_below: tuple, start):
     """:func:`running_sums` one step at a time, each by TwoSum and rounding to odd."""
     n = P.shape[1]
     if start is None:
@@ -237,21 +280,23 @@ def _stepwise(P, grid: Grid, flags: bool, tiny_below: float, start):
     inexact = underflow = swamped = None
     if flags:
         inexact = a != P[0] if start is None else np.zeros(n, dtype=bool)
-        underflow = inexact & (np.abs(P[0]) < tiny_below)
+        underflow = inexact & _below(P[0], P[0], tiny_below)
         swamped = np.zeros(n, dtype=np.int64)
     ws = Workspace(n)  # (the steps' buffers, reused: each step's r, e and odd sum are used up in it)
     for p in terms:
         r, e = two_sum(a, p, ws)  # r + e == a + p exactly
         step = round_to_odd(r, e, ws) if e.any() else r  # (exact sums: often, into fp16)
         s = grid.round(step)
+        if grid.rounding is Rounding.DOWNWARD:  # (IEEE 754 6.3: x - x is -0 there, so is +0 + -0)
+            s[(step == 0) & ~((a == 0) & ~np.signbit(a) & (p == 0) & ~np.signbit(p))] = -0.0  # (exact zeros)
         new = s.astype(np.float64)  # (comparisons in float64: numpy's float16 arithmetic is slow)
         if flags:
             lost = (e != 0) | (new != step)
             inexact |= lost
             magnitude = np.abs(r)
-            if (magnitude <= tiny_below).any():  # |r + e| < tiny_below, r a float64 rounding of it
-                below = (magnitude < tiny_below) | ((magnitude == tiny_below) & (e != 0)
-                                                    & (np.signbit(e) != np.signbit(r)))
+            limit = np.where(np.signbit(r), tiny_below[1], tiny_below[0])
+            if (magnitude <= limit).any():  # |r + e| < limit, r a float64 rounding of it
+                below = (magnitude < limit) | ((magnitude == limit) & (e != 0) & (np.signbit(e) != np.signbit(r)))
                 underflow |= lost & below
             swamped += (new == a) & (p != 0)
         a = new
@@ -260,11 +305,24 @@ def _stepwise(P, grid: Grid, flags: bool, tiny_below: float, start):
     return s, inexact, underflow, swamped
 
 
-def tiny_below(fmt, tininess) -> float:
-    """The magnitude below which a non-zero exact result is tiny in ``fmt`` (precision p,
-    smallest normal m): m before rounding; after rounding (IEEE: the result rounded to
-    nearest even as though the exponent range were unbounded lies below m), below the
-    midpoint m * (1 - 2**-(p + 1)) of m and the p-bit number under it, the midpoint
-    itself rounding up to m (an even significand)."""
+def _below(x, sign, limits):
+    """|x| below the limit of its sign (``limits``: positive, negative; ``sign``: the
+    values whose sign picks it)."""
+    return np.abs(x) < np.where(np.signbit(sign), limits[1], limits[0])
+
+
+def tiny_below(fmt, tininess, rounding=Rounding.NEAREST_EVEN) -> tuple:
+    """The magnitudes below which a positive and a negative non-zero exact result are
+    tiny in ``fmt`` (precision p, smallest normal m).  Before rounding: m.  After rounding
+    (IEEE: the result rounded as though the exponent range were unbounded lies below m):
+    to nearest, below the midpoint m * (1 - 2**-(p + 1)) of m and the p-bit number under
+    it (the midpoint itself rounds up to m: an even significand, or away); towards zero, m;
+    away from zero (upward for positive results, downward for negative ones), the p-bit
+    number m * (1 - 2**-p) under m, anything above it rounding up to m."""
     m = float(fmt.min_normal)
-    return m if tininess is Tininess.BEFORE else m * (1.0 - 2.0 ** -(fmt.precision + 1))
+    if tininess is Tininess.BEFORE or rounding is Rounding.TOWARD_ZERO:
+        return m, m
+    if rounding in (Rounding.NEAREST_EVEN, Rounding.NEAREST_AWAY):
+        return (m * (1.0 - 2.0 ** -(fmt.precision + 1)),) * 2
+    under = m * (1.0 - 2.0 ** -fmt.precision)
+    return (under, m) if rounding is Rounding.UPWARD else (m, under)
