@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import functools
 import operator
+import warnings
 
 import numpy as np
 import pytest
@@ -144,6 +145,79 @@ def test_median_mean_of_the_middle_two_and_nan_functions():
     assert np.nanmean(x, axis=1).tolist() == [2.0, 5.75]
     assert np.nansum(x).tolist() == 29.0 and np.nanmax(x).tolist() == 8.0 and np.nanmin(x).tolist() == 1.0
     assert np.nanvar(x[0]).tolist() == pytest.approx(np.nanvar([1.0, np.nan, 3.0, 2.0]), rel=2 ** -10)
+
+
+AXES = [(0, 2), (2, 0), (1,), (-1, 0), [0, 1], (0, 1, 2), ()]
+
+
+def _slice_warnings(call):
+    """call()'s result and the messages of the RuntimeWarnings it gave."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        result = call()
+    return result, [str(w.message) for w in caught]
+
+
+@pytest.mark.parametrize("axis", AXES)
+@pytest.mark.parametrize("keepdims", [False, True])
+def test_median_over_several_axes_is_numpy_float16s(axis, keepdims):
+    """numpy takes a tuple of axes (one slice of them all); numpy float16's median is the
+    middle element or the mean of the two middle ones, as the Array's (exact here:
+    float32 holds the sum of two fp16 values of this range)."""
+    x = np.random.default_rng(5).standard_normal((3, 4, 5)).astype(np.float16)
+    x[0, 1, 2] = np.nan
+    for func in (np.median, np.nanmedian):
+        expected, numpy_warned = _slice_warnings(lambda: func(x, axis=axis, keepdims=keepdims))
+        got, warned = _slice_warnings(lambda: func(A(x), axis=axis, keepdims=keepdims))
+        assert got.shape == expected.shape and warned == numpy_warned
+        assert np.array_equal(got.to_numpy(), expected, equal_nan=True), (func, axis)
+
+
+def _documented_quantile(lane, q):
+    """The documented steps of ``quantile`` (method "linear") on one float16 lane: the
+    sorted values, numpy's virtual index, then numpy's lerp in float16 steps."""
+    if np.isnan(lane).any():
+        return np.float16(np.nan)
+    flat = np.sort(lane.astype(np.float64), kind="stable")
+    v = np.quantile(np.arange(flat.size, dtype=np.float64), q)
+    lo = int(np.floor(v))
+    hi, g, f16 = min(lo + 1, flat.size - 1), v - lo, np.float16
+    if g == 0:
+        return f16(flat[lo])
+    d = f16(f16(flat[hi]) - f16(flat[lo]))
+    return f16(f16(flat[lo]) + f16(d * f16(g))) if g < 0.5 else f16(f16(flat[hi]) - f16(d * f16(1 - g)))
+
+
+@pytest.mark.parametrize("axis", AXES)
+@pytest.mark.parametrize("keepdims", [False, True])
+def test_quantiles_over_several_axes_take_numpys_slices_and_shapes(axis, keepdims):
+    """numpy's shapes for a tuple of axes, q's axes first (keepdims: the reduced axes kept
+    as length 1); each slice (numpy's moveaxis and reshape of the float16 data) is the
+    documented steps' quantile."""
+    x = np.random.default_rng(6).standard_normal((3, 4, 5)).astype(np.float16)
+    x[2, 3, 4] = np.nan
+    q = [0.1, 0.5, 0.75]
+    for func, qs in ((np.quantile, q), (np.percentile, [100 * v for v in q]), (np.nanquantile, q)):
+        expected, numpy_warned = _slice_warnings(lambda: func(x, qs, axis=axis, keepdims=keepdims))
+        got, warned = _slice_warnings(lambda: func(A(x), qs, axis=axis, keepdims=keepdims))
+        assert got.shape == expected.shape and warned == numpy_warned, func
+    axes = tuple(d % x.ndim for d in axis)
+    kept = x.ndim - len(axes)
+    lanes = np.moveaxis(x, axes, tuple(range(kept, x.ndim)))
+    lanes = lanes.reshape(lanes.shape[:kept] + (-1,))
+    got = np.quantile(A(x), q, axis=axis)
+    for k, v in enumerate(q):
+        expected = np.vectorize(lambda *i: _documented_quantile(lanes[i], v), otypes=[np.float16])(
+            *np.indices(lanes.shape[:-1])) if kept else _documented_quantile(lanes, v)
+        same(got[k], expected)
+
+
+def test_order_statistics_refuse_a_repeated_or_missing_axis_as_numpy():
+    x = A(np.ones((2, 3)))
+    with pytest.raises(ValueError, match="duplicate"):
+        np.median(x, axis=(0, 0))
+    with pytest.raises(np.exceptions.AxisError):
+        np.quantile(x, 0.5, axis=(0, 2))
 
 
 def test_like_constructors_keep_the_format_and_fill_values_round_once():
