@@ -11,10 +11,11 @@ from __future__ import annotations
 import numpy as np
 
 from ._array_registry import FUNCTIONS, refusal
+from ._validate import NO_COMPLEX
 
 __all__ = ["NOT_DISPATCHED", "REFUSED", "ROUNDED"]
 
-_COMPLEX = "complex results: softfloat has no complex formats"
+_COMPLEX = NO_COMPLEX
 _FLOAT64 = "computes in float64 numpy-side with its own roundings; no step-by-step definition here yet"
 _LINALG = ("a LAPACK factorisation in float64: no correctly rounded emulation; write the algorithm "
            "with Array operations, or use arr.to_numpy()")

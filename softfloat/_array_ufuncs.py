@@ -36,7 +36,9 @@ The table (kernels in ``softfloat._array_elementwise``):
 Operands: Array with Array promotes by :func:`softfloat.promote`; Python scalars, numpy
 scalars and ndarrays (float64 ones included) are weak -- rounded once into the Array's
 format, so an emulated program stays in its format (numpy's NEP 50 instead keeps a
-float64 ndarray strong and would compute in float64).
+float64 ndarray strong and would compute in float64).  A complex operand is a TypeError
+(softfloat has no complex formats); ``x == None`` is all False and ``x != None`` all
+True, numpy's comparison with an object.
 
 ``out=``: an Array whose bits are written (in-place operators ``+=``, ``//=``, ``@=``
 ... are ``out=self``: the object and any view of its bits see the new values).  The
@@ -66,6 +68,7 @@ from . import _array_ufunc_methods as ufunc_methods
 from . import _fastpaths
 from ._context import get_context
 from ._fpenv import require_subnormals
+from ._validate import NO_COMPLEX, describe
 from .codec import decode
 from .flags import AccumulationFlags
 from .formats import Format
@@ -118,9 +121,14 @@ def dispatch(A, ufunc, method, inputs, kwargs):
     does not define is NotImplemented where another operand's type may define it, else
     a TypeError that names the call."""
     result = _dispatch(A, ufunc, method, inputs, dict(kwargs))
-    if result is NotImplemented and all(A.is_array(a) or isinstance(a, _OPERANDS) for a in inputs):
-        raise ufunc_methods.not_defined(ufunc, method, f"{', '.join(k + '=' for k in kwargs)} not taken here"
-                                        if kwargs else "")
+    if result is NotImplemented:
+        complex_operand = next((a for a in inputs if isinstance(a, complex)), None)
+        if complex_operand is not None:  # (a complex ndarray or numpy scalar: refused as an operand)
+            raise TypeError(f"numpy.{ufunc.__name__} on a softfloat.Array: got {describe(complex_operand)}; "
+                            f"{NO_COMPLEX}; compute the real and imaginary parts as two real Arrays")
+        if all(A.is_array(a) or isinstance(a, _OPERANDS) for a in inputs):
+            raise ufunc_methods.not_defined(ufunc, method, f"{', '.join(k + '=' for k in kwargs)} not taken "
+                                            f"here" if kwargs else "")
     return result
 
 
@@ -141,6 +149,8 @@ def _dispatch(A, ufunc, method, inputs, kwargs):
         a, b = inputs
         return getattr(ufunc, "__call__")(_expanded(A, a, np.ndim(b)), b, **({} if out is None else {"out": out}))
     where = kwargs.pop("where", True)
+    if method == "__call__" and ufunc in _EQUALITY and any(a is None for a in inputs):
+        return _store(A, ufunc, _equal_as_objects(A, ufunc, inputs), (out, where))
     if method != "__call__" or not all(A.is_array(a) or isinstance(a, _OPERANDS) for a in inputs):
         return NotImplemented
     core = _core_axes(ufunc, kwargs) if ufunc in _CORE_DIMS else None
@@ -172,6 +182,18 @@ def _dispatch(A, ufunc, method, inputs, kwargs):
         wrapped = tuple(r if r.dtype.kind == "i" else A.wrap(r, fmt) for r in result)
         return _store(A, ufunc, wrapped, (out, where))
     return _store(A, ufunc, A.wrap(result, fmt), (out, where))
+
+
+#: the comparisons numpy defines for None (Python's == and !=, element by element)
+_EQUALITY = (np.equal, np.not_equal)
+
+
+def _equal_as_objects(A, ufunc, inputs):
+    """``x == None``: numpy's own comparison of the exact values with None (its object
+    loop, Python's ``==`` element by element): all False (``!=``: all True), a plain bool
+    ndarray, as numpy gives for a float array."""
+    operands = [np.asarray(decode(a.bits, a.format)) if A.is_array(a) else a for a in inputs]
+    return ufunc(*operands)
 
 
 def plain_call(A, ufunc, impl, inputs, checked=False):

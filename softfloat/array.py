@@ -403,7 +403,8 @@ def _bits_in(value, fmt: Format, operation: str, ctx=None) -> np.ndarray:
     else:
         if isinstance(value, (complex, np.complexfloating)) or (isinstance(value, np.ndarray)
                                                                 and value.dtype.kind == "c"):
-            raise TypeError(f"an Array of {fmt} holds real numbers; got {_validate.describe(value)}")
+            raise TypeError(f"an Array of {fmt} holds real numbers ({_validate.NO_COMPLEX}); got "
+                            f"{_validate.describe(value)}")
         if isinstance(value, (str, bytes)) or (isinstance(value, np.ndarray) and value.dtype.kind in "OUS"):
             raise TypeError(f"an Array of {fmt} takes numbers (or Arrays); got {_validate.describe(value)}")
         if isinstance(value, (bool, np.bool_)) or (isinstance(value, np.ndarray) and value.dtype.kind == "b"):

@@ -419,6 +419,38 @@ def test_scalars_and_ndarrays_are_weak():
     assert (x + sf.asarray([1.0], "bf16")).format == sf.fp32
 
 
+@pytest.mark.parametrize("shape", [(), (2,), (2, 3)])
+def test_comparison_with_none_is_numpys(shape):
+    """numpy float16: ``x == None`` all False, ``x != None`` all True (a plain bool array,
+    a numpy bool for a 0-d one), either side, and ``np.equal`` with out= as well."""
+    x = np.full(shape, 1.5, np.float16)
+    a = sf.asarray(x, "fp16")
+    for got, expected in ((a == None, x == None), (a != None, x != None),  # noqa: E711 (numpy's ==)
+                          (None == a, None == x), (np.not_equal(None, a), np.not_equal(None, x))):  # noqa: E711
+        assert type(got) is type(expected) and np.array_equal(got, expected)
+    out = np.ones(shape, bool)
+    assert np.equal(a, None, out=out) is out and not out.any()
+    with pytest.raises(TypeError):
+        a < None  # noqa: B015 (numpy refuses too)
+
+
+@pytest.mark.parametrize("operation", [lambda x: x * 1j, lambda x: 1j + x, lambda x: np.subtract(x, 2 + 0j),
+                                       lambda x: np.multiply(x, 1j, out=x)])
+def test_a_complex_operand_says_there_are_no_complex_formats(operation):
+    x = sf.asarray([1.0], "fp16")
+    with pytest.raises(TypeError, match=r"on a softfloat.Array: got .* \(complex\); complex results: softfloat "
+                                        r"has no complex formats") as caught:
+        operation(x)
+    assert len(str(caught.value)) < 200
+    for value in (np.complex64(1j), np.array([1j])):  # numpy's complex operands, as assignment refuses them
+        with pytest.raises(TypeError, match="no complex formats"):
+            x * value
+    x += 1.0
+    with pytest.raises(TypeError, match="no complex formats"):
+        x += 1j
+    assert x.tolist() == [2.0]
+
+
 # ---- training idioms from the issue ------------------------------------------------------
 def test_adagrad_step_with_inplace_operators_and_clip_out():
     rng = np.random.default_rng(0)
