@@ -44,8 +44,10 @@ True, numpy's comparison with an object.
 ... are ``out=self``: the object and any view of its bits see the new values).  The
 result must broadcast to out's shape (else ValueError); an out of another format gets
 the result rounded into it, a second rounding with flags counted (numpy's same_kind
-cast); a plain ndarray out for an Array result is a TypeError (boolean results take a
-plain ndarray out); ``where=`` with ``out=`` writes the selected elements.
+cast); a plain float ndarray out (``p += x`` with ``p`` an ndarray) gets the result's
+exact values cast by numpy (same_kind: an integer or bool ndarray is a TypeError, as in
+numpy), computed in the Array's format all the same; boolean results take a plain ndarray
+out; ``where=`` with ``out=`` writes the selected elements.
 
 Anything else returns NotImplemented, and numpy raises its TypeError.
 
@@ -75,7 +77,7 @@ from .formats import Format
 from .rounding import Rounding
 
 __all__ = ["REFUSED_UFUNCS", "UFUNCS", "accumulator_of", "dispatch", "matmul", "plain_call", "plain_kernel",
-           "sum_of"]
+           "sum_of", "write_out"]
 
 _INTEGER_ONLY = ("an integer operation: floating-point values have no integer bits to combine "
                  "(arr.bits holds the bit patterns)")
@@ -307,15 +309,29 @@ def _store(A, ufunc, result, target):
         raise ValueError(f"{name} has {len(results)} output(s); out= gave {len(outs)}")
     for k, (o, r) in enumerate(zip(outs, results)):
         if o is not None:
-            _write(A, f"{name}: out{'' if single else f'[{k}]'}=", o, (r, where))
+            write_out(A, f"{name}: out{'' if single else f'[{k}]'}=", o, (r, where))
     stored = tuple(r if o is None else o for o, r in zip(outs, results))
     return stored[0] if single else stored
 
 
-def _write(A, what: str, out, value):
+def write_out(A, what: str, out, value):
+    """Write ``value`` (a result and numpy's ``where``) into ``out``: an Array's bits
+    (rounded into out's format where it differs, flags counted), or for a plain result a
+    plain ndarray (numpy's same_kind cast).  An Array result into a plain float ndarray is
+    numpy's ``p += x`` (``np.add(p, x, out=p)``): the result, computed in the format, is
+    stored as its exact values, cast by numpy as it casts into ``out`` (same_kind: a float
+    or complex ndarray; an integer or bool one is refused, as numpy refuses it)."""
     result, where = value
-    if A.is_array(result) != A.is_array(out):
-        want = "a softfloat.Array (its bits are written)" if A.is_array(result) else "a numpy ndarray"
+    if A.is_array(result) and isinstance(out, np.ndarray):
+        fmt = result.format
+        if not np.can_cast(fmt.dtype, out.dtype, "same_kind"):
+            raise TypeError(f"{what} is an ndarray of {out.dtype}, which cannot take the {fmt.name} results "
+                            f"(numpy's casting='same_kind' from {fmt.dtype} refuses it); give an Array or a "
+                            f"float ndarray")
+        result = np.asarray(decode(result.bits, fmt, fmt.value_dtype(out.dtype)))
+    elif A.is_array(result) != A.is_array(out):
+        want = "a softfloat.Array (its bits are written) or a float ndarray" if A.is_array(result) \
+            else "a numpy ndarray"
         raise TypeError(f"{what} must be {want}; got {type(out).__name__}"
                         + ("; call without out= and convert with to_numpy()" if A.is_array(result) else ""))
     shape = np.shape(result.bits if A.is_array(result) else result)

@@ -246,7 +246,9 @@ def test_clip_and_functions_with_out_write_the_arrays_bits():
     bits = g.bits
     assert np.clip(g, -5, 5, out=g) is g and g.tolist() == [-5.0, 0.5, 5.0] and g.bits is bits
     with pytest.raises(TypeError, match="out="):
-        np.clip(g, -1, 1, out=np.empty(3))
+        np.clip(g, -1, 1, out=np.empty(3, int))
+    values = np.empty(3)
+    assert np.clip(g, -1, 1, out=values) is values and values.tolist() == [-1.0, 0.5, 1.0]
     with pytest.raises(ValueError, match="shape"):
         np.sum(g, out=sf.asarray([0.0, 0.0], "fp16"))
 
