@@ -1,12 +1,15 @@
 """Order, search and truth on :class:`~softfloat.Array`: exact, decided on integer keys
 made from the bit patterns, never on rounded values.
 
-* ``sort``/``argsort`` follow IEEE 754 totalOrder (-NaN < -inf < ... < -0 < +0 < ... <
-  +NaN): numpy's order except that -0 sorts before +0 and negative NaNs first.
-* Everything else uses numpy's comparison semantics: -0 equals +0 and every NaN is one
-  value larger than +inf (``unique``, ``searchsorted``, ``isin``, the set functions,
-  ``lexsort``, ``digitize``); ``argmax``/``argmin`` return the first NaN where there is
-  one, ``nanargmax``/``nanargmin`` skip NaNs and raise on an all-NaN slice, as numpy does.
+* Order is numpy's comparison: -0 equals +0 and every NaN, whatever its sign, is one
+  value larger than +inf.  Every sort is stable (``sort``, ``argsort``, ``partition``,
+  ``argpartition``, ``lexsort``, whatever ``kind`` says): equal elements -- -0 and +0,
+  NaNs -- keep their order, numpy's ``kind="stable"`` result bit for bit (its other kinds
+  leave that order to the algorithm and the machine).  ``unique``, ``searchsorted``,
+  ``isin``, the set functions and ``digitize`` compare so too; ``argmax``/``argmin``
+  return the first NaN where there is one, ``nanargmax``/``nanargmin`` skip NaNs and
+  raise on an all-NaN slice, as numpy does.  (IEEE totalOrder, -0 before +0, is
+  ``softfloat.total_order``.)
 * Truth is numpy's: nonzero, NaN included (``any``, ``all``, ``nonzero``,
   ``flatnonzero``, ``argwhere``, ``count_nonzero``).
 
@@ -49,13 +52,14 @@ def _key_of(A, fmt, x, operation):
 # ---- sorting -------------------------------------------------------------------------------
 @implements(np.argsort)
 def argsort(A, a, axis=-1, kind=None, order=None, *, stable=None):
-    """Indices that sort ``a`` by IEEE totalOrder (stable)."""
-    return np.argsort(total_order_keys(a.bits, a.format), axis=axis, kind="stable")
+    """Indices that sort ``a`` in numpy's order, stably (-0 and +0, and NaNs, keep their
+    order): numpy's ``kind="stable"`` indices."""
+    return np.argsort(numpy_key(a.bits, a.format), axis=axis, kind="stable")
 
 
 @implements(np.sort)
 def sort(A, a, axis=-1, kind=None, order=None, *, stable=None):
-    """``a`` sorted by IEEE totalOrder (stable): the bit patterns move."""
+    """``a`` sorted in numpy's order, stably: the bit patterns move."""
     if axis is None:
         return sort(A, A.wrap(a.bits.reshape(-1), a.format))
     index = argsort(A, a, axis=axis)
@@ -64,7 +68,7 @@ def sort(A, a, axis=-1, kind=None, order=None, *, stable=None):
 
 @implements(np.argpartition)
 def argpartition(A, a, kth, axis=-1, kind="introselect", order=None):
-    """argsort's indices (a full sort by totalOrder is a valid partition; deterministic)."""
+    """argsort's indices (a full stable sort is a valid partition; deterministic)."""
     return argsort(A, a, axis=axis)
 
 

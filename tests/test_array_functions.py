@@ -5,6 +5,7 @@ bit-level operations they are defined as (numpy float16 where that is the same t
 from __future__ import annotations
 
 import functools
+import itertools
 import operator
 import warnings
 
@@ -81,6 +82,40 @@ def test_argmax_argmin_unique_and_truth_follow_numpy(x):
     assert np.array_equal(np.any(a, axis=0), np.any(x, axis=0))
     s = np.sort(x.reshape(-1))
     assert np.array_equal(np.searchsorted(A(s), a.reshape(-1)), np.searchsorted(s, x.reshape(-1)))
+
+
+#: the values whose order numpy leaves to stability: -0 == +0, and NaNs of either sign
+SIGNED = np.array([0.0, -0.0, 1.0, -1.0, np.nan, -np.nan])
+
+
+@pytest.mark.parametrize("n", range(1, 7))
+@pytest.mark.parametrize("fmt, dtype", [("fp16", np.float16), ("bf16", np.float32)])
+def test_sorting_every_small_array_of_signed_zeros_ones_and_nans_is_numpys_stable_sort(n, fmt, dtype):
+    """Every array of n values from SIGNED, one per row: numpy's stable sort (float16, and
+    float32 holding the bf16 values exactly, NaN signs kept) is the oracle, indices and
+    bit patterns; the other kinds give numpy's values (numpy leaves the order of equal
+    elements to its algorithm) and are the same stable sort; lexsort and the sorted
+    values' searchsorted are numpy's."""
+    rows = np.array(list(itertools.product(range(SIGNED.size), repeat=n)))
+    x = SIGNED.astype(dtype)[rows]
+    a = sf.asarray(x, fmt)
+    assert np.array_equal(a.to_numpy(dtype).view(f"u{x.itemsize}"), x.view(f"u{x.itemsize}"))  # the NaNs' signs
+    order = np.argsort(x, axis=-1, kind="stable")
+    expected = sf.asarray(np.take_along_axis(x, order, axis=-1), fmt).bits
+    for keywords in ({"kind": "stable"}, {"kind": "mergesort"}, {"stable": True}, {}, {"kind": "quicksort"}):
+        assert np.array_equal(np.argsort(a, axis=-1, **keywords), order), keywords
+        assert np.array_equal(np.sort(a, axis=-1, **keywords).bits, expected), keywords
+        assert np.array_equal(np.sort(a, **keywords).to_numpy(dtype), np.sort(x, **keywords), equal_nan=True)
+    in_place = a.copy()
+    in_place.sort(kind="stable")
+    assert np.array_equal(in_place.bits, expected)
+    assert np.array_equal(np.argsort(a.T, axis=0, kind="stable"), np.argsort(x.T, axis=0, kind="stable"))
+    keys = (x[:, ::-1], x)  # primary: the values, then the values reversed
+    assert np.array_equal(np.lexsort(tuple(sf.asarray(k, fmt) for k in keys), axis=-1), np.lexsort(keys, axis=-1))
+    for row in np.unique(np.take_along_axis(x, order, axis=-1), axis=0)[:60]:
+        for side in ("left", "right"):
+            got = np.searchsorted(sf.asarray(row, fmt), sf.asarray(SIGNED, fmt), side=side)
+            assert np.array_equal(got, np.searchsorted(row, SIGNED.astype(dtype), side=side)), (row, side)
 
 
 def test_minus_zero_is_false_and_equal_to_zero():
