@@ -24,6 +24,8 @@ operands' (promoted) format.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from . import codec
@@ -121,14 +123,21 @@ def digitize(A, x, bins, right=False):
 @implements(np.unique)
 def unique(A, ar, return_index=False, return_inverse=False, return_counts=False, axis=None, *,
            equal_nan=True, sorted=True):
-    """numpy's unique on numpy's keys (-0 equals +0; NaNs one value, as numpy 2's
-    ``equal_nan=True``); each unique value is the bit pattern of its first occurrence."""
+    """numpy's unique on numpy's keys (-0 equals +0); each unique value (or slice) is the
+    bit patterns of its first occurrence, and the values come sorted (``sorted=False``
+    leaves numpy the order: this is one).  NaNs as numpy takes them: of a flattened or 1-d
+    array one value with ``equal_nan`` (after +inf), else each its own, in their order;
+    with ``axis`` on more dimensions numpy compares slices element by element, so a slice
+    holding a NaN equals no other, whatever ``equal_nan`` says."""
     key = numpy_key(ar.bits, ar.format)
-    if not equal_nan and axis is None:  # every NaN its own value, after +inf
-        nan = np.asarray(codec.is_nan(ar.bits, ar.format))
-        key[nan] = np.iinfo(np.int64).max - np.arange(int(nan.sum()))
-    _, index, inverse, counts = np.unique(key, return_index=True, return_inverse=True, return_counts=True,
-                                          axis=axis)
+    nan = np.asarray(codec.is_nan(ar.bits, ar.format))
+    if axis is None or ar.ndim == 1:
+        if not equal_nan:  # every NaN its own value, after +inf, in their order
+            key[nan] = np.iinfo(np.int64).max - np.arange(int(nan.sum()))[::-1]
+        _, index, inverse, counts = np.unique(key, return_index=True, return_inverse=True, return_counts=True,
+                                              axis=axis)
+    else:
+        index, inverse, counts = _unique_slices(key, nan, axis)
     bits = ar.bits.reshape(-1) if axis is None else ar.bits
     values = A.wrap(np.take(bits, index, axis=0 if axis is None else axis), ar.format)
     extra = [r for r, wanted in zip((index, inverse, counts), (return_index, return_inverse, return_counts))
@@ -136,26 +145,42 @@ def unique(A, ar, return_index=False, return_inverse=False, return_counts=False,
     return (values, *extra) if extra else values
 
 
+def _unique_slices(key, nan, axis):
+    """numpy's unique along ``axis`` of a multi-dimensional array of keys (its index,
+    inverse and counts): slices compared element by element, so one that holds a NaN
+    equals no other -- a last key column, 0 for a slice without NaN and its rank among
+    those with one, keeps them apart in their order."""
+    rows = np.moveaxis(key, axis, 0)
+    rows = rows.reshape(rows.shape[0], math.prod(rows.shape[1:]))
+    has_nan = np.moveaxis(nan, axis, 0).reshape(rows.shape).any(axis=1)
+    tie = np.where(has_nan, np.cumsum(has_nan), 0)
+    _, index, inverse, counts = np.unique(np.concatenate([rows, tie[:, None]], axis=1), return_index=True,
+                                          return_inverse=True, return_counts=True, axis=0)
+    return index, inverse.reshape(-1), counts
+
+
 @implements(np.unique_values)
 def unique_values(A, x):
-    return unique(A, x)
+    """numpy's: unique with ``equal_nan=False`` (each NaN its own value)."""
+    return unique(A, x, equal_nan=False)
 
 
 @implements(np.unique_counts)
 def unique_counts(A, x):
-    values, counts = unique(A, x, return_counts=True)
+    values, counts = unique(A, x, return_counts=True, equal_nan=False)
     return type(np.unique_counts(np.zeros(1)))(values, counts)
 
 
 @implements(np.unique_inverse)
 def unique_inverse(A, x):
-    values, inverse = unique(A, x, return_inverse=True)
+    values, inverse = unique(A, x, return_inverse=True, equal_nan=False)
     return type(np.unique_inverse(np.zeros(1)))(values, inverse.reshape(x.shape))
 
 
 @implements(np.unique_all)
 def unique_all(A, x):
-    values, index, inverse, counts = unique(A, x, return_index=True, return_inverse=True, return_counts=True)
+    values, index, inverse, counts = unique(A, x, return_index=True, return_inverse=True, return_counts=True,
+                                            equal_nan=False)
     return type(np.unique_all(np.zeros(1)))(values, index, inverse.reshape(x.shape), counts)
 
 

@@ -84,6 +84,65 @@ def test_argmax_argmin_unique_and_truth_follow_numpy(x):
     assert np.array_equal(np.searchsorted(A(s), a.reshape(-1)), np.searchsorted(s, x.reshape(-1)))
 
 
+def _bits16(values):
+    return np.asarray(values, np.float16).view(np.uint16)
+
+
+#: zeros of both signs, repeats, and NaNs of both signs and several payloads
+WITH_NANS = np.array([0x4200, 0x7E00, 0x3C00, 0x8000, 0x0000, 0x7E01, 0x4000, 0x3C00, 0xFE00, 0x7E00],
+                     np.uint16).view(np.float16)
+
+
+@settings(max_examples=60, deadline=None)
+@given(x=st.one_of(F16_NAN, st.just(WITH_NANS), st.just(WITH_NANS.reshape(2, 5))))
+def test_array_api_unique_functions_are_numpy_float16s_each_nan_its_own(x):
+    """numpy's unique_values/counts/inverse/all are unique with equal_nan=False: every NaN
+    its own value.  Indices, inverse indices and counts bit for bit; values by value where
+    numpy sorts unstably (its NaNs come back as one pattern), bit for bit where it keeps
+    the first occurrence (return_index: a stable sort)."""
+    a = A(x)
+    got, expected = np.unique_values(a), np.unique_values(x)
+    assert np.array_equal(got.to_numpy(), expected, equal_nan=True)
+    got, expected = np.unique_counts(a), np.unique_counts(x)
+    assert np.array_equal(got.values.to_numpy(), expected.values, equal_nan=True)
+    assert np.array_equal(got.counts, expected.counts)
+    got, expected = np.unique_inverse(a), np.unique_inverse(x)
+    assert np.array_equal(got.values.to_numpy(), expected.values, equal_nan=True)
+    assert np.array_equal(got.inverse_indices, expected.inverse_indices)
+    got, expected = np.unique_all(a), np.unique_all(x)
+    assert np.array_equal(got.values.bits, _bits16(expected.values))
+    for field in ("indices", "inverse_indices", "counts"):
+        assert np.array_equal(getattr(got, field), getattr(expected, field)), field
+    for equal_nan in (True, False):
+        got = np.unique(a, return_index=True, return_inverse=True, return_counts=True, equal_nan=equal_nan)
+        expected = np.unique(x, return_index=True, return_inverse=True, return_counts=True, equal_nan=equal_nan)
+        assert np.array_equal(got[0].bits, _bits16(expected[0]))
+        assert all(np.array_equal(g, e) for g, e in zip(got[1:], expected[1:]))
+        assert np.array_equal(np.unique(a, equal_nan=equal_nan).to_numpy(), np.unique(x, equal_nan=equal_nan),
+                              equal_nan=True)
+
+
+@pytest.mark.parametrize("axis", [0, 1, -1])
+@pytest.mark.parametrize("equal_nan", [True, False])
+def test_unique_slices_holding_a_nan_equal_no_other_as_in_numpy(axis, equal_nan):
+    """numpy compares slices element by element (NaN != NaN, -0 == +0) whatever
+    equal_nan says.  The oracle is numpy float32 on the same values: numpy float16 orders
+    the slices holding a NaN first (its generic float16 comparison), float32 and float64
+    last, as numpy sorts; the Array keeps numpy's sort order."""
+    rows = np.array([[1, np.nan], [np.nan, 1], [1, np.nan], [1, 2], [1, 2], [0, -0.0], [-np.inf, 0],
+                     [np.inf, 0], [-0.0, 0]], np.float32)
+    x = rows if axis == 0 else rows.T
+    got = np.unique(sf.asarray(x, "fp16"), axis=axis, equal_nan=equal_nan, return_index=True,
+                    return_inverse=True, return_counts=True)
+    expected = np.unique(x, axis=axis, equal_nan=equal_nan, return_index=True, return_inverse=True,
+                         return_counts=True)
+    assert np.array_equal(got[0].to_numpy(np.float32).view(np.uint32), expected[0].view(np.uint32))
+    assert all(np.array_equal(g, e) for g, e in zip(got[1:], expected[1:]))
+    one_d = A([np.nan, 1.0, np.nan])  # one dimension: numpy's equal_nan applies along axis=0 too
+    assert np.unique(one_d, axis=0, equal_nan=equal_nan).size == np.unique(one_d.to_numpy(), axis=0,
+                                                                            equal_nan=equal_nan).size
+
+
 #: the values whose order numpy leaves to stability: -0 == +0, and NaNs of either sign
 SIGNED = np.array([0.0, -0.0, 1.0, -1.0, np.nan, -np.nan])
 
