@@ -512,3 +512,69 @@ def test_dot_is_numpy_float16s_dot(shapes):
     want = np.dot(x, y)
     assert got.shape == want.shape
     np.testing.assert_array_equal(np.asarray(got.bits).view(np.uint16), want.view(np.uint16))
+
+
+def test_may_share_memory_and_shares_memory_are_numpys_on_the_bits():
+    """An Array's memory is its bit patterns: here a float16 ndarray's own memory, so
+    numpy's answers for that ndarray and its views are the oracle."""
+    b = np.arange(6, dtype=np.float16).reshape(3, 2)
+    x = sf.Array(b.view(np.uint16), "fp16")
+    pairs = [((x, x[1]), (b, b[1])), ((x[0], x[1]), (b[0], b[1])), ((x[:, 0], x[:, 1]), (b[:, 0], b[:, 1])),
+             ((x, x.copy()), (b, b.copy())), ((x, b), (b, b)), ((np.zeros(2), x), (np.zeros(2), b))]
+    for func in (np.may_share_memory, np.shares_memory):
+        for (p, q), (e, f) in pairs:
+            assert func(p, q) == func(e, f), (func, e, f)
+    assert np.may_share_memory(x[:, 0], x[:, 1]) and not np.shares_memory(x[:, 0], x[:, 1])
+    with pytest.raises(np.exceptions.TooHardError):  # numpy's, for max_work=0 on interleaved views
+        np.shares_memory(x[:, 0], x[:, 1], max_work=0)
+
+
+def test_random_generators_read_an_arrays_values_and_the_documented_spellings_keep_it():
+    """numpy's Generator never hands an Array to the dispatch (softfloat._array_coverage.
+    OUTSIDE_DISPATCH): permutation, choice and permuted give plain ndarrays of the exact
+    values, numpy's for the float16 data with the same seed; shuffle of a 1-d Array is
+    numpy's in place (with numpy's warning); the indexing spellings keep the Array."""
+    x16 = np.arange(1.0, 7.0, dtype=np.float16) / 3
+    a = A(x16)
+    rng, same_rng = np.random.default_rng(3), np.random.default_rng(3)
+    for draw in (lambda r, v: r.permutation(v), lambda r, v: r.choice(v, 4), lambda r, v: r.permuted(v)):
+        got, expected = draw(rng, a), draw(same_rng, x16)
+        assert type(got) is np.ndarray and got.dtype == np.float16 and np.array_equal(got, expected)
+    bits = a.bits
+    with pytest.warns(UserWarning, match="not a subclass of 'Sequence'"):
+        rng.shuffle(a)
+    same_rng.shuffle(x16)
+    assert a.bits is bits and np.array_equal(a.bits, x16.view(np.uint16))
+    m16 = np.arange(12.0, dtype=np.float16).reshape(6, 2)
+    m = A(m16)
+    with pytest.warns(UserWarning, match="may contain duplicates"):  # numpy says so: never silent
+        np.random.default_rng(4).shuffle(A(m16))
+    rows = m[np.random.default_rng(5).permutation(len(m))]
+    assert isinstance(rows, sf.Array) and rows.format == sf.fp16
+    same(rows, np.random.default_rng(5).permutation(m16))
+    m[...] = m[np.random.default_rng(5).permutation(len(m))]
+    same(m, np.random.default_rng(5).permutation(m16))
+    picked = m[np.random.default_rng(6).choice(len(m), 3)]
+    same(picked, m.to_numpy()[np.random.default_rng(6).choice(len(m), 3)])
+
+
+def test_np_testing_assert_equal_of_two_arrays_and_its_documented_alternatives():
+    """numpy's assert_equal takes ``not (desired == actual)`` for anything that is no
+    ndarray: two Arrays of several elements give its ValueError (as documented in
+    softfloat._array_coverage.OUTSIDE_DISPATCH); one-element Arrays and an Array against
+    an ndarray work, and the alternatives pass and fail as they should."""
+    from softfloat.testing import assert_bits_equal
+
+    x, y = A([1.0, np.nan, -0.0]), A([1.0, np.nan, 0.0])
+    with pytest.raises(ValueError, match="ambiguous"):
+        np.testing.assert_equal(x, x.copy())
+    np.testing.assert_equal(A(2.0), A(2.0))
+    np.testing.assert_equal(x, x.to_numpy())
+    with pytest.raises(AssertionError):
+        np.testing.assert_equal(A(0.0), A(-0.0))
+    np.testing.assert_array_equal(x, y)  # exact values: NaN equals NaN, -0 equals +0
+    with pytest.raises(AssertionError):
+        np.testing.assert_array_equal(x, A([1.0, np.nan, 1.0]))
+    assert_bits_equal(x.bits, x.copy().bits, x.format)
+    with pytest.raises(AssertionError):
+        assert_bits_equal(x.bits, y.bits, x.format)

@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 import softfloat as sf
-from softfloat._array_coverage import NOT_DISPATCHED, REFUSED, ROUNDED
+from softfloat._array_coverage import NOT_DISPATCHED, OUTSIDE_DISPATCH, REFUSED, ROUNDED
 from softfloat._array_functions import FUNCTIONS
 
 DOC = Path(__file__).resolve().parent.parent / "docs" / "numpy_coverage.md"
@@ -222,6 +222,12 @@ def render(rows) -> str:
         lines += [f"## {titles[status]}", "", "| name | kind | note |", "|---|---|---|"]
         lines += [f"| `{n}` | {'ufunc' if u else 'function'} | {note.replace('|', '/')} |" for n, u, note in entries]
         lines.append("")
+    lines += ["## Outside numpy's dispatch", "",
+              "numpy code that reads an Array without asking it (no `__array_function__` on the way):",
+              "what it does, and the spelling that keeps the Array.", "",
+              "| call | with an Array |", "|---|---|"]
+    lines += [f"| `{name}` | {note.replace('|', '/')} |" for name, note in OUTSIDE_DISPATCH.items()]
+    lines.append("")
     return "\n".join(lines)
 
 
