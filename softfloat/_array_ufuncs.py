@@ -152,6 +152,7 @@ def _dispatch(A, ufunc, method, inputs, kwargs):
         return getattr(ufunc, "__call__")(_expanded(A, a, np.ndim(b)), b, **({} if out is None else {"out": out}))
     where = kwargs.pop("where", True)
     if method == "__call__" and ufunc in _EQUALITY and any(a is None for a in inputs):
+        _check_keywords(ufunc, kwargs)
         return _store(A, ufunc, _equal_as_objects(A, ufunc, inputs), (out, where))
     if method != "__call__" or not all(A.is_array(a) or isinstance(a, _OPERANDS) for a in inputs):
         return NotImplemented

@@ -472,6 +472,8 @@ def test_comparison_with_none_is_numpys(shape):
     assert np.equal(a, None, out=out) is out and not out.any()
     with pytest.raises(TypeError):
         a < None  # noqa: B015 (numpy refuses too)
+    with pytest.raises(TypeError, match="dtype="):
+        np.equal(a, None, dtype=np.float64)
 
 
 @pytest.mark.parametrize("operation", [lambda x: x * 1j, lambda x: 1j + x, lambda x: np.subtract(x, 2 + 0j),
