@@ -1,5 +1,7 @@
 """What the Array does not emulate, and why: the refusal table (each entry raises a
-TypeError giving its reason) and the functions numpy never hands to an Array.
+TypeError giving its reason), the functions numpy never hands to an Array, and numpy
+code that reads an Array without asking it (``OUTSIDE_DISPATCH``: what it does, and the
+spelling that keeps the Array).
 
 This is data for ``tests/test_numpy_coverage.py`` (which walks numpy's namespace and
 fails on a function that accepts a float16 ndarray but neither works on an Array nor is
@@ -11,10 +13,11 @@ from __future__ import annotations
 import numpy as np
 
 from ._array_registry import FUNCTIONS, refusal
+from ._validate import NO_COMPLEX
 
-__all__ = ["NOT_DISPATCHED", "REFUSED", "ROUNDED"]
+__all__ = ["NOT_DISPATCHED", "OUTSIDE_DISPATCH", "REFUSED", "ROUNDED"]
 
-_COMPLEX = "complex results: softfloat has no complex formats"
+_COMPLEX = NO_COMPLEX
 _FLOAT64 = "computes in float64 numpy-side with its own roundings; no step-by-step definition here yet"
 _LINALG = ("a LAPACK factorisation in float64: no correctly rounded emulation; write the algorithm "
            "with Array operations, or use arr.to_numpy()")
@@ -37,7 +40,6 @@ REFUSED = {
     "result_type": "dtype arithmetic: an Array's dtype is a Format (softfloat.promote)",
     "can_cast": "dtype arithmetic: an Array's dtype is a Format (softfloat.promote)",
     "min_scalar_type": "dtype arithmetic: an Array's dtype is a Format",
-    "shares_memory": "compare arr.bits", "may_share_memory": "compare arr.bits",
 "ix_": "index construction: use integer arrays",
 }
 
@@ -51,6 +53,23 @@ NOT_DISPATCHED = {
 NOT_DISPATCHED["lib.stride_tricks.as_strided"] = (
     "numpy does not hand it over: it reads the Array's values (np.asarray) and returns a plain ndarray; "
     "sliding_window_view keeps the format")
+
+#: numpy code that never hands an Array to the dispatch, what it does with one, and the
+#: spelling that keeps it (tests/test_array_functions.py checks each)
+OUTSIDE_DISPATCH = {
+    "random.Generator.permutation, .choice, .permuted (np.random's too)": (
+        "numpy reads the values (np.asarray): a plain ndarray of the exact values, out of emulation; "
+        "`x[rng.permutation(len(x))]` (the same draws as `rng.permutation(x)`) and "
+        "`x[rng.choice(len(x), k)]` are Arrays"),
+    "random.Generator.shuffle": (
+        "a 1-d Array is shuffled in place (numpy warns that an Array is no Sequence); with more dimensions "
+        "numpy swaps rows through views and duplicates some (numpy warns; Python's random.shuffle does the "
+        "same to an ndarray, silently): `x[...] = x[rng.permutation(len(x))]`"),
+    "testing.assert_equal": (
+        "of two Arrays of several elements numpy takes the truth of their elementwise comparison: "
+        "ValueError (ambiguous), as for any array type that is no ndarray; `np.testing.assert_array_equal(a, "
+        "b)` compares the exact values, `softfloat.testing.assert_bits_equal(a.bits, b.bits, fmt)` the bits"),
+}
 
 #: supported functions that round (the rest of the supported ones are exact)
 ROUNDED = frozenset({

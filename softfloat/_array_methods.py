@@ -124,11 +124,11 @@ class ArrayMethods:
         return np.nonzero(self)
 
     def argsort(self, axis=-1, kind=None, order=None, *, stable=None):
-        """``np.argsort(self, ...)``: IEEE totalOrder, a plain integer ndarray."""
+        """``np.argsort(self, ...)``: numpy's order, stable; a plain integer ndarray."""
         return np.argsort(self, axis=axis, **_given(kind=kind, order=order, stable=stable))
 
     def sort(self, axis=-1, kind=None, order=None, *, stable=None):
-        """Sort in place (IEEE totalOrder), as ``ndarray.sort``: the bits move, the object stays."""
+        """Sort in place (numpy's order, stable), as ``ndarray.sort``: the bits move, the object stays."""
         self.bits[...] = np.sort(self, axis=axis, **_given(kind=kind, order=order, stable=stable)).bits
 
     def partition(self, kth, axis=-1, kind="introselect", order=None):

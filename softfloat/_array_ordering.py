@@ -1,12 +1,15 @@
 """Order, search and truth on :class:`~softfloat.Array`: exact, decided on integer keys
 made from the bit patterns, never on rounded values.
 
-* ``sort``/``argsort`` follow IEEE 754 totalOrder (-NaN < -inf < ... < -0 < +0 < ... <
-  +NaN): numpy's order except that -0 sorts before +0 and negative NaNs first.
-* Everything else uses numpy's comparison semantics: -0 equals +0 and every NaN is one
-  value larger than +inf (``unique``, ``searchsorted``, ``isin``, the set functions,
-  ``lexsort``, ``digitize``); ``argmax``/``argmin`` return the first NaN where there is
-  one, ``nanargmax``/``nanargmin`` skip NaNs and raise on an all-NaN slice, as numpy does.
+* Order is numpy's comparison: -0 equals +0 and every NaN, whatever its sign, is one
+  value larger than +inf.  Every sort is stable (``sort``, ``argsort``, ``partition``,
+  ``argpartition``, ``lexsort``, whatever ``kind`` says): equal elements -- -0 and +0,
+  NaNs -- keep their order, numpy's ``kind="stable"`` result bit for bit (its other kinds
+  leave that order to the algorithm and the machine).  ``unique``, ``searchsorted``,
+  ``isin``, the set functions and ``digitize`` compare so too; ``argmax``/``argmin``
+  return the first NaN where there is one, ``nanargmax``/``nanargmin`` skip NaNs and
+  raise on an all-NaN slice, as numpy does.  (IEEE totalOrder, -0 before +0, is
+  ``softfloat.total_order``.)
 * Truth is numpy's: nonzero, NaN included (``any``, ``all``, ``nonzero``,
   ``flatnonzero``, ``argwhere``, ``count_nonzero``).
 
@@ -20,6 +23,8 @@ operands' (promoted) format.
 """
 
 from __future__ import annotations
+
+import math
 
 import numpy as np
 
@@ -49,13 +54,14 @@ def _key_of(A, fmt, x, operation):
 # ---- sorting -------------------------------------------------------------------------------
 @implements(np.argsort)
 def argsort(A, a, axis=-1, kind=None, order=None, *, stable=None):
-    """Indices that sort ``a`` by IEEE totalOrder (stable)."""
-    return np.argsort(total_order_keys(a.bits, a.format), axis=axis, kind="stable")
+    """Indices that sort ``a`` in numpy's order, stably (-0 and +0, and NaNs, keep their
+    order): numpy's ``kind="stable"`` indices."""
+    return np.argsort(numpy_key(a.bits, a.format), axis=axis, kind="stable")
 
 
 @implements(np.sort)
 def sort(A, a, axis=-1, kind=None, order=None, *, stable=None):
-    """``a`` sorted by IEEE totalOrder (stable): the bit patterns move."""
+    """``a`` sorted in numpy's order, stably: the bit patterns move."""
     if axis is None:
         return sort(A, A.wrap(a.bits.reshape(-1), a.format))
     index = argsort(A, a, axis=axis)
@@ -64,7 +70,7 @@ def sort(A, a, axis=-1, kind=None, order=None, *, stable=None):
 
 @implements(np.argpartition)
 def argpartition(A, a, kth, axis=-1, kind="introselect", order=None):
-    """argsort's indices (a full sort by totalOrder is a valid partition; deterministic)."""
+    """argsort's indices (a full stable sort is a valid partition; deterministic)."""
     return argsort(A, a, axis=axis)
 
 
@@ -117,14 +123,21 @@ def digitize(A, x, bins, right=False):
 @implements(np.unique)
 def unique(A, ar, return_index=False, return_inverse=False, return_counts=False, axis=None, *,
            equal_nan=True, sorted=True):
-    """numpy's unique on numpy's keys (-0 equals +0; NaNs one value, as numpy 2's
-    ``equal_nan=True``); each unique value is the bit pattern of its first occurrence."""
+    """numpy's unique on numpy's keys (-0 equals +0); each unique value (or slice) is the
+    bit patterns of its first occurrence, and the values come sorted (``sorted=False``
+    leaves numpy the order: this is one).  NaNs as numpy takes them: of a flattened or 1-d
+    array one value with ``equal_nan`` (after +inf), else each its own, in their order;
+    with ``axis`` on more dimensions numpy compares slices element by element, so a slice
+    holding a NaN equals no other, whatever ``equal_nan`` says."""
     key = numpy_key(ar.bits, ar.format)
-    if not equal_nan and axis is None:  # every NaN its own value, after +inf
-        nan = np.asarray(codec.is_nan(ar.bits, ar.format))
-        key[nan] = np.iinfo(np.int64).max - np.arange(int(nan.sum()))
-    _, index, inverse, counts = np.unique(key, return_index=True, return_inverse=True, return_counts=True,
-                                          axis=axis)
+    nan = np.asarray(codec.is_nan(ar.bits, ar.format))
+    if axis is None or ar.ndim == 1:
+        if not equal_nan:  # every NaN its own value, after +inf, in their order
+            key[nan] = np.iinfo(np.int64).max - np.arange(int(nan.sum()))[::-1]
+        _, index, inverse, counts = np.unique(key, return_index=True, return_inverse=True, return_counts=True,
+                                              axis=axis)
+    else:
+        index, inverse, counts = _unique_slices(key, nan, axis)
     bits = ar.bits.reshape(-1) if axis is None else ar.bits
     values = A.wrap(np.take(bits, index, axis=0 if axis is None else axis), ar.format)
     extra = [r for r, wanted in zip((index, inverse, counts), (return_index, return_inverse, return_counts))
@@ -132,26 +145,42 @@ def unique(A, ar, return_index=False, return_inverse=False, return_counts=False,
     return (values, *extra) if extra else values
 
 
+def _unique_slices(key, nan, axis):
+    """numpy's unique along ``axis`` of a multi-dimensional array of keys (its index,
+    inverse and counts): slices compared element by element, so one that holds a NaN
+    equals no other -- a last key column, 0 for a slice without NaN and its rank among
+    those with one, keeps them apart in their order."""
+    rows = np.moveaxis(key, axis, 0)
+    rows = rows.reshape(rows.shape[0], math.prod(rows.shape[1:]))
+    has_nan = np.moveaxis(nan, axis, 0).reshape(rows.shape).any(axis=1)
+    tie = np.where(has_nan, np.cumsum(has_nan), 0)
+    _, index, inverse, counts = np.unique(np.concatenate([rows, tie[:, None]], axis=1), return_index=True,
+                                          return_inverse=True, return_counts=True, axis=0)
+    return index, inverse.reshape(-1), counts
+
+
 @implements(np.unique_values)
 def unique_values(A, x):
-    return unique(A, x)
+    """numpy's: unique with ``equal_nan=False`` (each NaN its own value)."""
+    return unique(A, x, equal_nan=False)
 
 
 @implements(np.unique_counts)
 def unique_counts(A, x):
-    values, counts = unique(A, x, return_counts=True)
+    values, counts = unique(A, x, return_counts=True, equal_nan=False)
     return type(np.unique_counts(np.zeros(1)))(values, counts)
 
 
 @implements(np.unique_inverse)
 def unique_inverse(A, x):
-    values, inverse = unique(A, x, return_inverse=True)
+    values, inverse = unique(A, x, return_inverse=True, equal_nan=False)
     return type(np.unique_inverse(np.zeros(1)))(values, inverse.reshape(x.shape))
 
 
 @implements(np.unique_all)
 def unique_all(A, x):
-    values, index, inverse, counts = unique(A, x, return_index=True, return_inverse=True, return_counts=True)
+    values, index, inverse, counts = unique(A, x, return_index=True, return_inverse=True, return_counts=True,
+                                            equal_nan=False)
     return type(np.unique_all(np.zeros(1)))(values, index, inverse.reshape(x.shape), counts)
 
 

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from ._array_ufuncs import write_out
+
 __all__ = ["FUNCTIONS", "deliver", "implements", "not_defined", "plain", "refusal", "unsupported"]
 
 FUNCTIONS: dict = {}
@@ -57,15 +59,13 @@ def refusal(name: str, why: str):
 
 
 def deliver(A, result, out, name: str):
-    """``result``, or written into ``out`` (an Array: its own bits, rounded into its format
-    where that differs, flags counted) and ``out`` returned."""
+    """``result``, or written into ``out`` and ``out`` returned: an Array's own bits
+    (rounded into its format where that differs, flags counted), or a float ndarray's
+    values (numpy's same_kind cast, as ufuncs' out=: ``softfloat._array_ufuncs.write_out``)."""
     if out is None:
         return result
     target = out[0] if isinstance(out, tuple) and len(out) == 1 else out
-    if not A.is_array(target):
-        raise TypeError(f"numpy.{name}: out= must be a softfloat.Array (its bits are written); got "
-                        f"{type(target).__name__}; call without out= and convert with to_numpy()")
-    if np.shape(result) != target.shape:
+    if (A.is_array(target) or isinstance(target, np.ndarray)) and np.shape(result) != target.shape:
         raise ValueError(f"numpy.{name}: out= has shape {target.shape}, the result has shape {np.shape(result)}")
-    np.copyto(target.bits, A.bits_in(result, target.format, name))
+    write_out(A, f"numpy.{name}: out=", target, (result, True))
     return target

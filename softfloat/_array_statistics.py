@@ -22,7 +22,9 @@ rounded steps in the format (sums in the context's accumulator, as ``np.sum``).
   the format once (weak scalars) and each product and sum rounded once.
   ``percentile(a, p)`` is ``quantile(a, p / 100)`` with ``p / 100`` in float64, as numpy.
 * ``median``: the middle element exactly, or the mean (as ``mean``) of the two middle
-  ones; ``nanmedian`` over the non-NaN elements of each slice.
+  ones; ``nanmedian`` over the non-NaN elements of each slice.  For these order
+  statistics a slice runs along ``axis``: one axis, or a tuple of axes taken as one (as
+  numpy's), or all of them.
 * ``average`` with ``weights``: the products, their sum and the weights' sum (each
   rounded once), one division; ``cov``: the means, the deviations, their matrix
   product in the accumulator, one division by ``n - ddof``; ``corrcoef``: ``cov``
@@ -286,8 +288,15 @@ def nanstd(A, a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, **kwar
 
 # ---- order statistics ---------------------------------------------------------------------
 def _lanes(a, axis):
-    """The slices along ``axis`` as the last axis, sorted with NaNs last (numpy's order)."""
-    bits = a.bits.reshape(-1) if axis is None else np.moveaxis(a.bits, axis, -1)
+    """The slices along ``axis`` (an int, a tuple of axes as numpy takes, or None: all) as
+    one last axis, sorted with NaNs last (numpy's order)."""
+    if axis is None:
+        bits = a.bits.reshape(-1)
+    else:
+        axes = axes_of(a.ndim, axis)
+        kept = a.ndim - len(axes)
+        moved = np.moveaxis(a.bits, axes, tuple(range(kept, a.ndim)))
+        bits = moved.reshape(moved.shape[:kept] + (math.prod(a.shape[d] for d in axes),))
     order = np.argsort(numpy_key(bits, a.format), axis=-1, kind="stable")
     return np.take_along_axis(bits, order, axis=-1)
 
@@ -305,7 +314,8 @@ def _finish(A, a, result, spec):
         has_nan = np.asarray(codec.is_nan(srt[..., -1], a.format)) if srt.shape[-1] else False
         result = A.wrap(np.where(has_nan, srt[..., -1] if srt.shape[-1] else 0, result.bits), a.format)
     if keepdims:
-        lanes = (1,) * a.ndim if axis is None else np.expand_dims(np.empty(srt.shape[:-1]), axis).shape
+        lanes = (1,) * a.ndim if axis is None else np.expand_dims(np.empty(srt.shape[:-1]),
+                                                                   axes_of(a.ndim, axis)).shape
         result = result.reshape(result.shape[:result.ndim - len(srt.shape[:-1])] + tuple(lanes))
     return deliver(A, result, out, name)
 

@@ -11,6 +11,9 @@ once into the format with the context's attributes, flags counted.  Zeros that n
 creates (``tril``, ``triu``, ``diag``, ``pad``'s default) are the all-zero pattern, +0 in
 every format.
 
+``np.may_share_memory`` and ``np.shares_memory`` answer for an Array's memory, its bit
+patterns.
+
 ``np.tri(n, dtype=fmt)`` and ``np.zeros(shape, dtype=fmt)`` take no Array, so numpy never
 asks this module: they give plain ndarrays (see ``softfloat._array_coverage``).
 
@@ -98,6 +101,20 @@ def trim_zeros(A, filt, trim="fb", axis=None):
         hi = hits[-1] + 1 if "b" in trim.lower() else filt.shape[ax]
         index[ax] = slice(lo, hi)
     return A.wrap(filt.bits[tuple(index)], filt.format)
+
+
+def _memory(func):
+    """numpy's ``may_share_memory`` / ``shares_memory`` on an Array's memory, its bit
+    patterns (an ndarray operand as it is): numpy's own code asks it (``rng.permutation``)."""
+    def impl(A, a, b, max_work=None):
+        return func(_bits(A, a), _bits(A, b), **({} if max_work is None else {"max_work": max_work}))
+    impl.__name__ = impl.__qualname__ = func.__name__
+    impl.__doc__ = f"numpy.{func.__name__} on the bit patterns (an Array's memory)."
+    return impl
+
+
+for _func in (np.may_share_memory, np.shares_memory):
+    FUNCTIONS[_func] = _memory(_func)
 
 
 @implements(np.partition)

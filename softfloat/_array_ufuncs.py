@@ -36,14 +36,18 @@ The table (kernels in ``softfloat._array_elementwise``):
 Operands: Array with Array promotes by :func:`softfloat.promote`; Python scalars, numpy
 scalars and ndarrays (float64 ones included) are weak -- rounded once into the Array's
 format, so an emulated program stays in its format (numpy's NEP 50 instead keeps a
-float64 ndarray strong and would compute in float64).
+float64 ndarray strong and would compute in float64).  A complex operand is a TypeError
+(softfloat has no complex formats); ``x == None`` is all False and ``x != None`` all
+True, numpy's comparison with an object.
 
 ``out=``: an Array whose bits are written (in-place operators ``+=``, ``//=``, ``@=``
 ... are ``out=self``: the object and any view of its bits see the new values).  The
 result must broadcast to out's shape (else ValueError); an out of another format gets
 the result rounded into it, a second rounding with flags counted (numpy's same_kind
-cast); a plain ndarray out for an Array result is a TypeError (boolean results take a
-plain ndarray out); ``where=`` with ``out=`` writes the selected elements.
+cast); a plain float ndarray out (``p += x`` with ``p`` an ndarray) gets the result's
+exact values cast by numpy (same_kind: an integer or bool ndarray is a TypeError, as in
+numpy), computed in the Array's format all the same; boolean results take a plain ndarray
+out; ``where=`` with ``out=`` writes the selected elements.
 
 Anything else returns NotImplemented, and numpy raises its TypeError.
 
@@ -66,13 +70,14 @@ from . import _array_ufunc_methods as ufunc_methods
 from . import _fastpaths
 from ._context import get_context
 from ._fpenv import require_subnormals
+from ._validate import NO_COMPLEX, describe
 from .codec import decode
 from .flags import AccumulationFlags
 from .formats import Format
 from .rounding import Rounding
 
 __all__ = ["REFUSED_UFUNCS", "UFUNCS", "accumulator_of", "dispatch", "matmul", "plain_call", "plain_kernel",
-           "sum_of"]
+           "sum_of", "write_out"]
 
 _INTEGER_ONLY = ("an integer operation: floating-point values have no integer bits to combine "
                  "(arr.bits holds the bit patterns)")
@@ -118,9 +123,14 @@ def dispatch(A, ufunc, method, inputs, kwargs):
     does not define is NotImplemented where another operand's type may define it, else
     a TypeError that names the call."""
     result = _dispatch(A, ufunc, method, inputs, dict(kwargs))
-    if result is NotImplemented and all(A.is_array(a) or isinstance(a, _OPERANDS) for a in inputs):
-        raise ufunc_methods.not_defined(ufunc, method, f"{', '.join(k + '=' for k in kwargs)} not taken here"
-                                        if kwargs else "")
+    if result is NotImplemented:
+        complex_operand = next((a for a in inputs if isinstance(a, complex)), None)
+        if complex_operand is not None:  # (a complex ndarray or numpy scalar: refused as an operand)
+            raise TypeError(f"numpy.{ufunc.__name__} on a softfloat.Array: got {describe(complex_operand)}; "
+                            f"{NO_COMPLEX}; compute the real and imaginary parts as two real Arrays")
+        if all(A.is_array(a) or isinstance(a, _OPERANDS) for a in inputs):
+            raise ufunc_methods.not_defined(ufunc, method, f"{', '.join(k + '=' for k in kwargs)} not taken "
+                                            f"here" if kwargs else "")
     return result
 
 
@@ -141,6 +151,9 @@ def _dispatch(A, ufunc, method, inputs, kwargs):
         a, b = inputs
         return getattr(ufunc, "__call__")(_expanded(A, a, np.ndim(b)), b, **({} if out is None else {"out": out}))
     where = kwargs.pop("where", True)
+    if method == "__call__" and ufunc in _EQUALITY and any(a is None for a in inputs):
+        _check_keywords(ufunc, kwargs)
+        return _store(A, ufunc, _equal_as_objects(A, ufunc, inputs), (out, where))
     if method != "__call__" or not all(A.is_array(a) or isinstance(a, _OPERANDS) for a in inputs):
         return NotImplemented
     core = _core_axes(ufunc, kwargs) if ufunc in _CORE_DIMS else None
@@ -172,6 +185,18 @@ def _dispatch(A, ufunc, method, inputs, kwargs):
         wrapped = tuple(r if r.dtype.kind == "i" else A.wrap(r, fmt) for r in result)
         return _store(A, ufunc, wrapped, (out, where))
     return _store(A, ufunc, A.wrap(result, fmt), (out, where))
+
+
+#: the comparisons numpy defines for None (Python's == and !=, element by element)
+_EQUALITY = (np.equal, np.not_equal)
+
+
+def _equal_as_objects(A, ufunc, inputs):
+    """``x == None``: numpy's own comparison of the exact values with None (its object
+    loop, Python's ``==`` element by element): all False (``!=``: all True), a plain bool
+    ndarray, as numpy gives for a float array."""
+    operands = [np.asarray(decode(a.bits, a.format)) if A.is_array(a) else a for a in inputs]
+    return ufunc(*operands)
 
 
 def plain_call(A, ufunc, impl, inputs, checked=False):
@@ -285,15 +310,29 @@ def _store(A, ufunc, result, target):
         raise ValueError(f"{name} has {len(results)} output(s); out= gave {len(outs)}")
     for k, (o, r) in enumerate(zip(outs, results)):
         if o is not None:
-            _write(A, f"{name}: out{'' if single else f'[{k}]'}=", o, (r, where))
+            write_out(A, f"{name}: out{'' if single else f'[{k}]'}=", o, (r, where))
     stored = tuple(r if o is None else o for o, r in zip(outs, results))
     return stored[0] if single else stored
 
 
-def _write(A, what: str, out, value):
+def write_out(A, what: str, out, value):
+    """Write ``value`` (a result and numpy's ``where``) into ``out``: an Array's bits
+    (rounded into out's format where it differs, flags counted), or for a plain result a
+    plain ndarray (numpy's same_kind cast).  An Array result into a plain float ndarray is
+    numpy's ``p += x`` (``np.add(p, x, out=p)``): the result, computed in the format, is
+    stored as its exact values, cast by numpy as it casts into ``out`` (same_kind: a float
+    or complex ndarray; an integer or bool one is refused, as numpy refuses it)."""
     result, where = value
-    if A.is_array(result) != A.is_array(out):
-        want = "a softfloat.Array (its bits are written)" if A.is_array(result) else "a numpy ndarray"
+    if A.is_array(result) and isinstance(out, np.ndarray):
+        fmt = result.format
+        if not np.can_cast(fmt.dtype, out.dtype, "same_kind"):
+            raise TypeError(f"{what} is an ndarray of {out.dtype}, which cannot take the {fmt.name} results "
+                            f"(numpy's casting='same_kind' from {fmt.dtype} refuses it); give an Array or a "
+                            f"float ndarray")
+        result = np.asarray(decode(result.bits, fmt, fmt.value_dtype(out.dtype)))
+    elif A.is_array(result) != A.is_array(out):
+        want = "a softfloat.Array (its bits are written) or a float ndarray" if A.is_array(result) \
+            else "a numpy ndarray"
         raise TypeError(f"{what} must be {want}; got {type(out).__name__}"
                         + ("; call without out= and convert with to_numpy()" if A.is_array(result) else ""))
     shape = np.shape(result.bits if A.is_array(result) else result)

@@ -14,16 +14,45 @@ weights.
 
 Text: ``np.array2string``, ``np.array_str`` and ``np.savetxt`` format the exact values
 (as float64, every value of every format being one) with numpy's options;
-``np.array_repr(x)`` is ``repr(x)``.
+``np.array_repr(x)`` is ``repr(x)``, whose values :func:`text` writes: each exact value
+as Python's repr while numpy's float print options are at their defaults (numpy's
+default would write 0.0999755859375 as 0.09997559), numpy's own writing once one is set
+(``np.printoptions(precision=3)``, ``suppress``, ``floatmode``, ``sign``, ``formatter``,
+...); more than 20 elements are summarised unless numpy's ``threshold`` is set.
 """
 
 from __future__ import annotations
+
+import sys
 
 import numpy as np
 
 from ._array_registry import implements, unsupported
 
-__all__: list = []
+__all__ = ["text"]
+
+#: numpy's print options that decide how one float is written, at numpy's defaults
+#: (``legacy``: False, or sys.maxsize in older numpy)
+_FLOAT_DEFAULTS = {"precision": (8,), "floatmode": ("maxprec",), "suppress": (False,), "sign": ("-",),
+                   "formatter": (None,), "nanstr": ("nan",), "infstr": ("inf",), "legacy": (False, sys.maxsize)}
+#: numpy's default threshold, and the elements an Array shows in full while it holds
+_NUMPY_THRESHOLD, _THRESHOLD = 1000, 20
+
+
+def text(values: np.ndarray) -> str:
+    """The values of an Array's repr (its exact values as a float64 ndarray) as text with
+    numpy's print options: each value as Python's repr (exact, shortest) while numpy's
+    float options are its defaults, numpy's formatting once one is set; summarised above
+    20 elements unless numpy's ``threshold`` is set (``edgeitems`` and ``linewidth`` are
+    numpy's)."""
+    options = np.get_printoptions()
+    threshold = _THRESHOLD if options["threshold"] == _NUMPY_THRESHOLD else options["threshold"]
+    if any(options.get(name, defaults[0]) not in defaults for name, defaults in _FLOAT_DEFAULTS.items()):
+        return np.array2string(values, separator=", ", threshold=threshold)
+    if values.ndim == 0:
+        return repr(float(values))
+    return np.array2string(values, separator=", ", threshold=threshold,
+                           formatter={"float_kind": lambda v: repr(float(v))})
 
 
 def _values(A, x):

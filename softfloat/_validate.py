@@ -101,6 +101,10 @@ def unknown_accumulator(value: str, presets: list[str], aliases: dict[str, str],
 DISTRIBUTION = "softfloat-emu"
 
 
+#: why an Array takes no complex value, in every message that refuses one
+NO_COMPLEX = "complex results: softfloat has no complex formats"
+
+
 def install_hint(extra: str) -> str:
     """How to install an optional extra: ``pip install "softfloat-emu[dask]"`` (in a checkout
     of the repository: ``pip install -e ".[dask]"``)."""

@@ -20,6 +20,7 @@ from ._array_methods import ArrayMethods
 from ._array_functions import FUNCTIONS
 from ._array_registry import not_defined
 from ._array_ufuncs import dispatch, plain_call, plain_kernel, sum_of
+from ._array_values import text
 from .codec import decode, encode
 from ._context import get_context
 from ._fpenv import require_subnormals
@@ -263,10 +264,9 @@ class Array(ArrayMethods, np.lib.mixins.NDArrayOperatorsMixin):
         return _wrap(self._bits.transpose(*axes), self._format)
 
     def __repr__(self) -> str:
-        values = np.asarray(decode(self._bits, self._format))
-        body = np.array2string(values, separator=", ", threshold=20,
-                               formatter={"float_kind": lambda v: repr(float(v))}) if self.ndim else repr(float(values))
-        return f"Array({body}, fmt={self._format.name})"
+        """``Array([...], fmt=...)``: the exact values, with numpy's print options
+        (``np.printoptions(precision=3)``: see ``softfloat._array_values.text``)."""
+        return f"Array({text(np.asarray(decode(self._bits, self._format)))}, fmt={self._format.name})"
 
     # ---- indexing ----------------------------------------------------------------------
     def __getitem__(self, index) -> "Array":
@@ -403,7 +403,8 @@ def _bits_in(value, fmt: Format, operation: str, ctx=None) -> np.ndarray:
     else:
         if isinstance(value, (complex, np.complexfloating)) or (isinstance(value, np.ndarray)
                                                                 and value.dtype.kind == "c"):
-            raise TypeError(f"an Array of {fmt} holds real numbers; got {_validate.describe(value)}")
+            raise TypeError(f"an Array of {fmt} holds real numbers ({_validate.NO_COMPLEX}); got "
+                            f"{_validate.describe(value)}")
         if isinstance(value, (str, bytes)) or (isinstance(value, np.ndarray) and value.dtype.kind in "OUS"):
             raise TypeError(f"an Array of {fmt} takes numbers (or Arrays); got {_validate.describe(value)}")
         if isinstance(value, (bool, np.bool_)) or (isinstance(value, np.ndarray) and value.dtype.kind == "b"):

@@ -313,6 +313,22 @@ class Format:
         """
         return self.value_dtype(np.float16)
 
+    @property
+    def kind(self) -> str:
+        """``"f"``, numpy's kind letter of a float dtype: code that checks an array's
+        ``x.dtype.kind == "f"`` takes an :class:`~softfloat.Array` for a float array."""
+        return "f"
+
+    @property
+    def itemsize(self) -> int:
+        """Bytes per stored bit pattern (``storage_dtype``: 1 for FP8/FP6/FP4, 2 for fp16
+        and bf16), as ``Array.itemsize``; ml_dtypes' types store these formats in as many.
+
+        >>> fp16.kind, fp16.itemsize, fp8_e4m3.itemsize, tf32.itemsize
+        ('f', 2, 1, 4)
+        """
+        return self.storage_dtype.itemsize
+
     @functools.cached_property  # asked on every call of the small-array paths
     def _narrowest_value_dtype(self) -> np.dtype:
         """value_dtype() without a preference: float32 where it holds the format, else float64."""

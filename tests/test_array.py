@@ -7,6 +7,7 @@ run unchanged and equal the same computation spelled out by hand.
 
 from __future__ import annotations
 
+import sys
 import threading
 
 import ml_dtypes
@@ -271,6 +272,45 @@ def test_repr_shape_indexing_and_conversion():
         bool(x)
 
 
+#: numpy's print options that write a float, and those that lay the array out
+FLOAT_OPTIONS = [{"precision": 3}, {"precision": 2, "floatmode": "fixed"}, {"sign": "+"}, {"suppress": True},
+                 {"formatter": {"float_kind": "<{:.1f}>".format}}, {"nanstr": "NaN", "infstr": "Inf"}]
+LAYOUT_OPTIONS = [{"threshold": 3, "edgeitems": 1}, {"linewidth": 20}, {}]
+
+
+def _exactly(v):
+    return repr(float(v))
+
+
+@pytest.mark.parametrize("options", FLOAT_OPTIONS + LAYOUT_OPTIONS, ids=lambda o: ",".join(o) or "defaults")
+def test_repr_writes_the_exact_values_with_numpys_print_options(options):
+    """Each exact value as Python's repr while numpy's float options are its defaults
+    (numpy's default precision would round 0.0999755859375); once one is set, numpy's own
+    writing of the exact values.  The oracle is numpy's array2string of the float64
+    values, laid out with the same options; repr and str alike, 0-d too."""
+    x16 = np.array([0.1, 1 / 3, 2.5, -7.0, 1e-5, np.nan, -np.inf], np.float16)
+    x = sf.Array(x16.view(np.uint16), "fp16")
+    values = x16.astype(np.float64)
+    with np.printoptions(**options):
+        own = {} if options in FLOAT_OPTIONS else {"formatter": {"float_kind": _exactly}}
+        expected = np.array2string(values, separator=", ", **own)
+        assert repr(x) == str(x) == f"Array({expected}, fmt=fp16)"
+        assert repr(x[1]) == f"Array({np.array2string(values[1], **own) if not own else _exactly(values[1])}, fmt=fp16)"
+    assert repr(x) == "Array([0.0999755859375, 0.333251953125, 2.5, -7.0, 1.0013580322265625e-05, nan,\n -inf], fmt=fp16)"
+
+
+def test_repr_takes_numpy_float16s_digits_and_a_threshold_that_is_set():
+    x16 = np.array([0.1, 1 / 3, 2.5, -7.0], np.float16)
+    x = sf.Array(x16.view(np.uint16), "fp16")
+    with np.printoptions(precision=3):  # at 3 digits float16's and its exact values' writing agree
+        assert repr(x) == f"Array({np.array2string(x16, separator=', ')}, fmt=fp16)" == \
+            "Array([ 0.1  ,  0.333,  2.5  , -7.   ], fmt=fp16)"
+    long = sf.asarray(np.arange(21.0), "fp16")
+    assert "..." in repr(long) and "..." not in repr(long[:20])  # 20 in full unless numpy's threshold is set
+    with np.printoptions(threshold=sys.maxsize):
+        assert "..." not in repr(long) and repr(long).count(".0") == 21
+
+
 def test_assignment_rounds_once_and_reports():
     x = sf.asarray(np.zeros(3), "fp8_e4m3")
     with sf.context() as ctx:
@@ -296,7 +336,9 @@ def test_structural_functions_move_bits_without_rounding():
     assert np.array_equal(np.stack([x, x], axis=1).bits, np.stack([x.bits, x.bits], axis=1))
     assert np.array_equal(np.transpose(x).bits, x.bits.T)
     assert np.array_equal(np.sort(x).to_numpy(), np.sort(x.to_numpy()))
-    assert np.sort(sf.asarray([0.0, -0.0, -1.0], "fp16")).bits.tolist() == [0xBC00, 0x8000, 0x0000]
+    signed = np.array([0.0, -0.0, -1.0, -0.0], np.float16)  # -0 == +0: a stable sort keeps their order
+    assert np.sort(sf.Array(signed.view(np.uint16), "fp16")).bits.tolist() == \
+        np.sort(signed, kind="stable").view(np.uint16).tolist() == [0xBC00, 0x0000, 0x8000, 0x8000]
     assert np.array_equal(np.clip(x, -1, 1).to_numpy(), np.clip(x.to_numpy(), -1, 1))
     assert np.array_equal(np.where(x > 0, x, 0).to_numpy(), np.where(x.to_numpy() > 0, x.to_numpy(), 0))
     assert np.array_equal(np.zeros_like(x).bits, np.zeros((2, 3), np.uint16))

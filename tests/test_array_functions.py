@@ -5,7 +5,9 @@ bit-level operations they are defined as (numpy float16 where that is the same t
 from __future__ import annotations
 
 import functools
+import itertools
 import operator
+import warnings
 
 import numpy as np
 import pytest
@@ -82,6 +84,99 @@ def test_argmax_argmin_unique_and_truth_follow_numpy(x):
     assert np.array_equal(np.searchsorted(A(s), a.reshape(-1)), np.searchsorted(s, x.reshape(-1)))
 
 
+def _bits16(values):
+    return np.asarray(values, np.float16).view(np.uint16)
+
+
+#: zeros of both signs, repeats, and NaNs of both signs and several payloads
+WITH_NANS = np.array([0x4200, 0x7E00, 0x3C00, 0x8000, 0x0000, 0x7E01, 0x4000, 0x3C00, 0xFE00, 0x7E00],
+                     np.uint16).view(np.float16)
+
+
+@settings(max_examples=60, deadline=None)
+@given(x=st.one_of(F16_NAN, st.just(WITH_NANS), st.just(WITH_NANS.reshape(2, 5))))
+def test_array_api_unique_functions_are_numpy_float16s_each_nan_its_own(x):
+    """numpy's unique_values/counts/inverse/all are unique with equal_nan=False: every NaN
+    its own value.  Indices, inverse indices and counts bit for bit; values by value where
+    numpy sorts unstably (its NaNs come back as one pattern), bit for bit where it keeps
+    the first occurrence (return_index: a stable sort)."""
+    a = A(x)
+    got, expected = np.unique_values(a), np.unique_values(x)
+    assert np.array_equal(got.to_numpy(), expected, equal_nan=True)
+    got, expected = np.unique_counts(a), np.unique_counts(x)
+    assert np.array_equal(got.values.to_numpy(), expected.values, equal_nan=True)
+    assert np.array_equal(got.counts, expected.counts)
+    got, expected = np.unique_inverse(a), np.unique_inverse(x)
+    assert np.array_equal(got.values.to_numpy(), expected.values, equal_nan=True)
+    assert np.array_equal(got.inverse_indices, expected.inverse_indices)
+    got, expected = np.unique_all(a), np.unique_all(x)
+    assert np.array_equal(got.values.bits, _bits16(expected.values))
+    for field in ("indices", "inverse_indices", "counts"):
+        assert np.array_equal(getattr(got, field), getattr(expected, field)), field
+    for equal_nan in (True, False):
+        got = np.unique(a, return_index=True, return_inverse=True, return_counts=True, equal_nan=equal_nan)
+        expected = np.unique(x, return_index=True, return_inverse=True, return_counts=True, equal_nan=equal_nan)
+        assert np.array_equal(got[0].bits, _bits16(expected[0]))
+        assert all(np.array_equal(g, e) for g, e in zip(got[1:], expected[1:]))
+        assert np.array_equal(np.unique(a, equal_nan=equal_nan).to_numpy(), np.unique(x, equal_nan=equal_nan),
+                              equal_nan=True)
+
+
+@pytest.mark.parametrize("axis", [0, 1, -1])
+@pytest.mark.parametrize("equal_nan", [True, False])
+def test_unique_slices_holding_a_nan_equal_no_other_as_in_numpy(axis, equal_nan):
+    """numpy compares slices element by element (NaN != NaN, -0 == +0) whatever
+    equal_nan says.  The oracle is numpy float32 on the same values: numpy float16 orders
+    the slices holding a NaN first (its generic float16 comparison), float32 and float64
+    last, as numpy sorts; the Array keeps numpy's sort order."""
+    rows = np.array([[1, np.nan], [np.nan, 1], [1, np.nan], [1, 2], [1, 2], [0, -0.0], [-np.inf, 0],
+                     [np.inf, 0], [-0.0, 0]], np.float32)
+    x = rows if axis == 0 else rows.T
+    got = np.unique(sf.asarray(x, "fp16"), axis=axis, equal_nan=equal_nan, return_index=True,
+                    return_inverse=True, return_counts=True)
+    expected = np.unique(x, axis=axis, equal_nan=equal_nan, return_index=True, return_inverse=True,
+                         return_counts=True)
+    assert np.array_equal(got[0].to_numpy(np.float32).view(np.uint32), expected[0].view(np.uint32))
+    assert all(np.array_equal(g, e) for g, e in zip(got[1:], expected[1:]))
+    one_d = A([np.nan, 1.0, np.nan])  # one dimension: numpy's equal_nan applies along axis=0 too
+    assert np.unique(one_d, axis=0, equal_nan=equal_nan).size == np.unique(one_d.to_numpy(), axis=0,
+                                                                            equal_nan=equal_nan).size
+
+
+#: the values whose order numpy leaves to stability: -0 == +0, and NaNs of either sign
+SIGNED = np.array([0.0, -0.0, 1.0, -1.0, np.nan, -np.nan])
+
+
+@pytest.mark.parametrize("n", range(1, 7))
+@pytest.mark.parametrize("fmt, dtype", [("fp16", np.float16), ("bf16", np.float32)])
+def test_sorting_every_small_array_of_signed_zeros_ones_and_nans_is_numpys_stable_sort(n, fmt, dtype):
+    """Every array of n values from SIGNED, one per row: numpy's stable sort (float16, and
+    float32 holding the bf16 values exactly, NaN signs kept) is the oracle, indices and
+    bit patterns; the other kinds give numpy's values (numpy leaves the order of equal
+    elements to its algorithm) and are the same stable sort; lexsort and the sorted
+    values' searchsorted are numpy's."""
+    rows = np.array(list(itertools.product(range(SIGNED.size), repeat=n)))
+    x = SIGNED.astype(dtype)[rows]
+    a = sf.asarray(x, fmt)
+    assert np.array_equal(a.to_numpy(dtype).view(f"u{x.itemsize}"), x.view(f"u{x.itemsize}"))  # the NaNs' signs
+    order = np.argsort(x, axis=-1, kind="stable")
+    expected = sf.asarray(np.take_along_axis(x, order, axis=-1), fmt).bits
+    for keywords in ({"kind": "stable"}, {"kind": "mergesort"}, {"stable": True}, {}, {"kind": "quicksort"}):
+        assert np.array_equal(np.argsort(a, axis=-1, **keywords), order), keywords
+        assert np.array_equal(np.sort(a, axis=-1, **keywords).bits, expected), keywords
+        assert np.array_equal(np.sort(a, **keywords).to_numpy(dtype), np.sort(x, **keywords), equal_nan=True)
+    in_place = a.copy()
+    in_place.sort(kind="stable")
+    assert np.array_equal(in_place.bits, expected)
+    assert np.array_equal(np.argsort(a.T, axis=0, kind="stable"), np.argsort(x.T, axis=0, kind="stable"))
+    keys = (x[:, ::-1], x)  # primary: the values, then the values reversed
+    assert np.array_equal(np.lexsort(tuple(sf.asarray(k, fmt) for k in keys), axis=-1), np.lexsort(keys, axis=-1))
+    for row in np.unique(np.take_along_axis(x, order, axis=-1), axis=0)[:60]:
+        for side in ("left", "right"):
+            got = np.searchsorted(sf.asarray(row, fmt), sf.asarray(SIGNED, fmt), side=side)
+            assert np.array_equal(got, np.searchsorted(row, SIGNED.astype(dtype), side=side)), (row, side)
+
+
 def test_minus_zero_is_false_and_equal_to_zero():
     a = sf.asarray([-0.0, 0.0, np.nan], "fp16")
     assert np.count_nonzero(a) == 1 and not np.all(a) and np.any(a)
@@ -146,6 +241,79 @@ def test_median_mean_of_the_middle_two_and_nan_functions():
     assert np.nanvar(x[0]).tolist() == pytest.approx(np.nanvar([1.0, np.nan, 3.0, 2.0]), rel=2 ** -10)
 
 
+AXES = [(0, 2), (2, 0), (1,), (-1, 0), [0, 1], (0, 1, 2), ()]
+
+
+def _slice_warnings(call):
+    """call()'s result and the messages of the RuntimeWarnings it gave."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        result = call()
+    return result, [str(w.message) for w in caught]
+
+
+@pytest.mark.parametrize("axis", AXES)
+@pytest.mark.parametrize("keepdims", [False, True])
+def test_median_over_several_axes_is_numpy_float16s(axis, keepdims):
+    """numpy takes a tuple of axes (one slice of them all); numpy float16's median is the
+    middle element or the mean of the two middle ones, as the Array's (exact here:
+    float32 holds the sum of two fp16 values of this range)."""
+    x = np.random.default_rng(5).standard_normal((3, 4, 5)).astype(np.float16)
+    x[0, 1, 2] = np.nan
+    for func in (np.median, np.nanmedian):
+        expected, numpy_warned = _slice_warnings(lambda: func(x, axis=axis, keepdims=keepdims))
+        got, warned = _slice_warnings(lambda: func(A(x), axis=axis, keepdims=keepdims))
+        assert got.shape == expected.shape and warned == numpy_warned
+        assert np.array_equal(got.to_numpy(), expected, equal_nan=True), (func, axis)
+
+
+def _documented_quantile(lane, q):
+    """The documented steps of ``quantile`` (method "linear") on one float16 lane: the
+    sorted values, numpy's virtual index, then numpy's lerp in float16 steps."""
+    if np.isnan(lane).any():
+        return np.float16(np.nan)
+    flat = np.sort(lane.astype(np.float64), kind="stable")
+    v = np.quantile(np.arange(flat.size, dtype=np.float64), q)
+    lo = int(np.floor(v))
+    hi, g, f16 = min(lo + 1, flat.size - 1), v - lo, np.float16
+    if g == 0:
+        return f16(flat[lo])
+    d = f16(f16(flat[hi]) - f16(flat[lo]))
+    return f16(f16(flat[lo]) + f16(d * f16(g))) if g < 0.5 else f16(f16(flat[hi]) - f16(d * f16(1 - g)))
+
+
+@pytest.mark.parametrize("axis", AXES)
+@pytest.mark.parametrize("keepdims", [False, True])
+def test_quantiles_over_several_axes_take_numpys_slices_and_shapes(axis, keepdims):
+    """numpy's shapes for a tuple of axes, q's axes first (keepdims: the reduced axes kept
+    as length 1); each slice (numpy's moveaxis and reshape of the float16 data) is the
+    documented steps' quantile."""
+    x = np.random.default_rng(6).standard_normal((3, 4, 5)).astype(np.float16)
+    x[2, 3, 4] = np.nan
+    q = [0.1, 0.5, 0.75]
+    for func, qs in ((np.quantile, q), (np.percentile, [100 * v for v in q]), (np.nanquantile, q)):
+        expected, numpy_warned = _slice_warnings(lambda: func(x, qs, axis=axis, keepdims=keepdims))
+        got, warned = _slice_warnings(lambda: func(A(x), qs, axis=axis, keepdims=keepdims))
+        assert got.shape == expected.shape and warned == numpy_warned, func
+    axes = tuple(d % x.ndim for d in axis)
+    kept = x.ndim - len(axes)
+    lanes = np.moveaxis(x, axes, tuple(range(kept, x.ndim)))
+    lanes = lanes.reshape(lanes.shape[:kept] + (-1,))
+    got = np.quantile(A(x), q, axis=axis)
+    for k, v in enumerate(q):
+        expected = np.vectorize(lambda *i: _documented_quantile(lanes[i], v), otypes=[np.float16])(
+            *np.indices(lanes.shape[:-1])) if kept else _documented_quantile(lanes, v)
+        same(got[k], expected)
+
+
+def test_order_statistics_refuse_a_repeated_or_missing_axis_as_numpy():
+    x = A(np.ones((2, 3)))
+    with pytest.raises(ValueError, match="duplicate"):
+        np.median(x, axis=(0, 0))
+    with pytest.raises(np.exceptions.AxisError):
+        np.quantile(x, 0.5, axis=(0, 2))
+
+
 def test_like_constructors_keep_the_format_and_fill_values_round_once():
     x = sf.asarray([1.0, 2.0], "bf16")
     for f in (np.zeros_like, np.ones_like, np.empty_like):
@@ -172,7 +340,9 @@ def test_clip_and_functions_with_out_write_the_arrays_bits():
     bits = g.bits
     assert np.clip(g, -5, 5, out=g) is g and g.tolist() == [-5.0, 0.5, 5.0] and g.bits is bits
     with pytest.raises(TypeError, match="out="):
-        np.clip(g, -1, 1, out=np.empty(3))
+        np.clip(g, -1, 1, out=np.empty(3, int))
+    values = np.empty(3)
+    assert np.clip(g, -1, 1, out=values) is values and values.tolist() == [-1.0, 0.5, 1.0]
     with pytest.raises(ValueError, match="shape"):
         np.sum(g, out=sf.asarray([0.0, 0.0], "fp16"))
 
@@ -342,3 +512,69 @@ def test_dot_is_numpy_float16s_dot(shapes):
     want = np.dot(x, y)
     assert got.shape == want.shape
     np.testing.assert_array_equal(np.asarray(got.bits).view(np.uint16), want.view(np.uint16))
+
+
+def test_may_share_memory_and_shares_memory_are_numpys_on_the_bits():
+    """An Array's memory is its bit patterns: here a float16 ndarray's own memory, so
+    numpy's answers for that ndarray and its views are the oracle."""
+    b = np.arange(6, dtype=np.float16).reshape(3, 2)
+    x = sf.Array(b.view(np.uint16), "fp16")
+    pairs = [((x, x[1]), (b, b[1])), ((x[0], x[1]), (b[0], b[1])), ((x[:, 0], x[:, 1]), (b[:, 0], b[:, 1])),
+             ((x, x.copy()), (b, b.copy())), ((x, b), (b, b)), ((np.zeros(2), x), (np.zeros(2), b))]
+    for func in (np.may_share_memory, np.shares_memory):
+        for (p, q), (e, f) in pairs:
+            assert func(p, q) == func(e, f), (func, e, f)
+    assert np.may_share_memory(x[:, 0], x[:, 1]) and not np.shares_memory(x[:, 0], x[:, 1])
+    with pytest.raises(np.exceptions.TooHardError):  # numpy's, for max_work=0 on interleaved views
+        np.shares_memory(x[:, 0], x[:, 1], max_work=0)
+
+
+def test_random_generators_read_an_arrays_values_and_the_documented_spellings_keep_it():
+    """numpy's Generator never hands an Array to the dispatch (softfloat._array_coverage.
+    OUTSIDE_DISPATCH): permutation, choice and permuted give plain ndarrays of the exact
+    values, numpy's for the float16 data with the same seed; shuffle of a 1-d Array is
+    numpy's in place (with numpy's warning); the indexing spellings keep the Array."""
+    x16 = np.arange(1.0, 7.0, dtype=np.float16) / 3
+    a = A(x16)
+    rng, same_rng = np.random.default_rng(3), np.random.default_rng(3)
+    for draw in (lambda r, v: r.permutation(v), lambda r, v: r.choice(v, 4), lambda r, v: r.permuted(v)):
+        got, expected = draw(rng, a), draw(same_rng, x16)
+        assert type(got) is np.ndarray and got.dtype == np.float16 and np.array_equal(got, expected)
+    bits = a.bits
+    with pytest.warns(UserWarning, match="not a subclass of 'Sequence'"):
+        rng.shuffle(a)
+    same_rng.shuffle(x16)
+    assert a.bits is bits and np.array_equal(a.bits, x16.view(np.uint16))
+    m16 = np.arange(12.0, dtype=np.float16).reshape(6, 2)
+    m = A(m16)
+    with pytest.warns(UserWarning, match="may contain duplicates"):  # numpy says so: never silent
+        np.random.default_rng(4).shuffle(A(m16))
+    rows = m[np.random.default_rng(5).permutation(len(m))]
+    assert isinstance(rows, sf.Array) and rows.format == sf.fp16
+    same(rows, np.random.default_rng(5).permutation(m16))
+    m[...] = m[np.random.default_rng(5).permutation(len(m))]
+    same(m, np.random.default_rng(5).permutation(m16))
+    picked = m[np.random.default_rng(6).choice(len(m), 3)]
+    same(picked, m.to_numpy()[np.random.default_rng(6).choice(len(m), 3)])
+
+
+def test_np_testing_assert_equal_of_two_arrays_and_its_documented_alternatives():
+    """numpy's assert_equal takes ``not (desired == actual)`` for anything that is no
+    ndarray: two Arrays of several elements give its ValueError (as documented in
+    softfloat._array_coverage.OUTSIDE_DISPATCH); one-element Arrays and an Array against
+    an ndarray work, and the alternatives pass and fail as they should."""
+    from softfloat.testing import assert_bits_equal
+
+    x, y = A([1.0, np.nan, -0.0]), A([1.0, np.nan, 0.0])
+    with pytest.raises(ValueError, match="ambiguous"):
+        np.testing.assert_equal(x, x.copy())
+    np.testing.assert_equal(A(2.0), A(2.0))
+    np.testing.assert_equal(x, x.to_numpy())
+    with pytest.raises(AssertionError):
+        np.testing.assert_equal(A(0.0), A(-0.0))
+    np.testing.assert_array_equal(x, y)  # exact values: NaN equals NaN, -0 equals +0
+    with pytest.raises(AssertionError):
+        np.testing.assert_array_equal(x, A([1.0, np.nan, 1.0]))
+    assert_bits_equal(x.bits, x.copy().bits, x.format)
+    with pytest.raises(AssertionError):
+        assert_bits_equal(x.bits, y.bits, x.format)

@@ -210,10 +210,16 @@ def test_copysign_nextafter_and_sorting_move_bits_exactly(fmt, data):
         assert np.array_equal(np.copysign(X, Y).bits, sf.copysign(x, y, fmt))
         assert np.array_equal(np.negative(X).bits, sf.neg(x, fmt))
     assert ctx.flags.inexact == ctx.flags.overflow == ctx.flags.underflow == 0
-    # sort: IEEE 754 totalOrder, which the bit level's total_order decides pairwise
-    s = np.sort(X).bits
-    assert all(sf.total_order(s[i], s[i + 1], fmt) for i in range(len(s) - 1))
-    assert sorted(s.tolist()) == sorted(x.tolist())
+    # sort: numpy's order (the bit level's le, NaNs last), stable: equal neighbours (eq, or
+    # two NaNs) keep their places' order
+    index = np.argsort(X)
+    s = x[index]
+    assert np.array_equal(np.sort(X).bits, s)
+    nan = np.asarray(sf.is_nan(s, fmt))
+    for i in range(len(s) - 1):
+        assert nan[i + 1] or (not nan[i] and sf.le(s[i], s[i + 1], fmt))
+        if (nan[i] and nan[i + 1]) or (not nan[i] and sf.eq(s[i], s[i + 1], fmt)):
+            assert index[i] < index[i + 1]
 
 
 @settings(max_examples=60, deadline=None)

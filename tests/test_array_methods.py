@@ -259,8 +259,8 @@ def test_matmul_in_place():
 
 def test_out_must_be_an_array_of_a_shape_the_result_fits():
     a = sf.asarray([1.0, 2.0], "fp16")
-    with pytest.raises(TypeError, match="out= must be a softfloat.Array"):
-        np.add(a, 1, out=np.zeros(2))
+    with pytest.raises(TypeError, match="out= must be a softfloat.Array .* or a float ndarray; got list"):
+        np.add(a, 1, out=[0.0, 0.0])
     with pytest.raises(ValueError, match=r"out= has shape \(3,\)"):
         np.add(a, 1, out=sf.asarray(np.zeros(3), "fp16"))
     with pytest.raises(TypeError, match="dtype="):
@@ -273,6 +273,46 @@ def test_out_must_be_an_array_of_a_shape_the_result_fits():
     assert a.tolist() == [1.0, 20.0]
     mask = np.zeros(2, bool)
     assert np.less(a, 5, out=mask) is mask and mask.tolist() == [True, False]
+
+
+@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64])
+def test_a_plain_float_ndarray_out_gets_the_emulated_results_cast_by_numpy(dtype):
+    """``p += x`` with p an ndarray is numpy's ``np.add(p, x, out=p)``: computed in x's
+    format (p weak, rounded into it), stored by numpy's same_kind cast.  Oracles: numpy
+    float16's correctly rounded add and ml_dtypes' bfloat16 add, cast by numpy."""
+    import ml_dtypes
+
+    start = np.array([0.1, 1e-8, 3.0, 70000.0])
+    x = np.array([1.0, 2.0, -0.5, 1.0], np.float16)
+    with np.errstate(over="ignore"):  # 70000 is inf in float16: numpy's casts say so
+        p = start.astype(dtype)
+        view = p
+        p += sf.asarray(x, "fp16")
+        expected = (start.astype(dtype).astype(np.float16) + x).astype(dtype)
+    assert view is p and p.dtype == dtype and np.array_equal(p, expected)
+    y = np.array([0.1, 300.5, -2.0], np.float32)
+    p = np.zeros(3, dtype)
+    assert np.multiply(sf.asarray(y, "bf16"), 3, out=p) is p
+    expected = (y.astype(ml_dtypes.bfloat16) * ml_dtypes.bfloat16(3)).astype(np.float32).astype(dtype)
+    assert np.array_equal(p, expected)
+    p = np.full(3, 7.0, dtype)
+    np.add(sf.asarray([1.0, 2.0, 3.0], "fp16"), 1, out=p, where=[True, False, True])
+    assert p.tolist() == [2.0, 7.0, 4.0]
+    q = np.zeros(2, dtype)
+    assert np.mean(sf.asarray([[1.0, 2.0], [3.0, 5.0]], "fp16"), axis=1, out=q) is q and q.tolist() == [1.5, 4.0]
+
+
+@pytest.mark.parametrize("dtype", [np.int64, np.int8, np.bool_])
+def test_an_ndarray_out_that_cannot_hold_floats_is_refused_as_numpy_refuses_it(dtype):
+    p = np.zeros(2, dtype)
+    with pytest.raises(TypeError, match="same_kind"):  # numpy float16's own refusal
+        np.add(p, np.ones(2, np.float16), out=p)
+    with pytest.raises(TypeError, match=f"numpy.add: out= is an ndarray of {np.dtype(dtype)}, which cannot take "
+                                        f"the fp16 results .*same_kind"):
+        p += sf.asarray([1.0, 2.0], "fp16")
+    with pytest.raises(TypeError, match=f"numpy.mean: out= is an ndarray of {np.dtype(dtype)}"):
+        np.mean(sf.asarray([[1.0, 2.0]], "fp16"), axis=0, out=p)
+    assert not p.any()
 
 
 def test_out_of_another_format_gets_the_result_rounded_into_it():
@@ -417,6 +457,40 @@ def test_scalars_and_ndarrays_are_weak():
         assert np.array_equal(got.bits, sf.add(x.bits, sf.encode(other, "fp16"), "fp16"))
     assert (np.float64(0.1) * x).format == sf.fp16 and (x * True).tolist() == [1.0, 2.0]
     assert (x + sf.asarray([1.0], "bf16")).format == sf.fp32
+
+
+@pytest.mark.parametrize("shape", [(), (2,), (2, 3)])
+def test_comparison_with_none_is_numpys(shape):
+    """numpy float16: ``x == None`` all False, ``x != None`` all True (a plain bool array,
+    a numpy bool for a 0-d one), either side, and ``np.equal`` with out= as well."""
+    x = np.full(shape, 1.5, np.float16)
+    a = sf.asarray(x, "fp16")
+    for got, expected in ((a == None, x == None), (a != None, x != None),  # noqa: E711 (numpy's ==)
+                          (None == a, None == x), (np.not_equal(None, a), np.not_equal(None, x))):  # noqa: E711
+        assert type(got) is type(expected) and np.array_equal(got, expected)
+    out = np.ones(shape, bool)
+    assert np.equal(a, None, out=out) is out and not out.any()
+    with pytest.raises(TypeError):
+        a < None  # noqa: B015 (numpy refuses too)
+    with pytest.raises(TypeError, match="dtype="):
+        np.equal(a, None, dtype=np.float64)
+
+
+@pytest.mark.parametrize("operation", [lambda x: x * 1j, lambda x: 1j + x, lambda x: np.subtract(x, 2 + 0j),
+                                       lambda x: np.multiply(x, 1j, out=x)])
+def test_a_complex_operand_says_there_are_no_complex_formats(operation):
+    x = sf.asarray([1.0], "fp16")
+    with pytest.raises(TypeError, match=r"on a softfloat.Array: got .* \(complex\); complex results: softfloat "
+                                        r"has no complex formats") as caught:
+        operation(x)
+    assert len(str(caught.value)) < 200
+    for value in (np.complex64(1j), np.array([1j])):  # numpy's complex operands, as assignment refuses them
+        with pytest.raises(TypeError, match="no complex formats"):
+            x * value
+    x += 1.0
+    with pytest.raises(TypeError, match="no complex formats"):
+        x += 1j
+    assert x.tolist() == [2.0]
 
 
 # ---- training idioms from the issue ------------------------------------------------------

@@ -75,6 +75,7 @@ ORACLE_ATTRIBUTES = {
     "min_subnormal": lambda dt: float(finfo(dt).smallest_subnormal),
     "epsilon": lambda dt: float(finfo(dt).eps),
     "storage_dtype": unsigned_like,
+    "itemsize": lambda dt: np.dtype(dt).itemsize,
 }
 
 
@@ -264,6 +265,21 @@ def test_equality_is_by_layout_and_policy():
     assert Format(4, 3) != softfloat.fp8_e4m3  # same layout, different policy
     assert Format(6, 9) != Format(9, 6)
     assert len({Format(6, 9), Format(6, 9, name="x"), Format(6, 9, "fn")}) == 2
+
+
+def test_kind_and_itemsize_read_as_numpys_and_leave_equality_alone():
+    """numpy's own float dtypes say kind "f" (ml_dtypes' say "V": no oracle there);
+    kind and itemsize are derived, so equal formats stay equal and hash alike."""
+    for fmt in softfloat.catalogue():
+        assert fmt.kind == "f" and type(fmt.kind) is str
+        if fmt.native_dtype is not None:
+            assert fmt.kind == fmt.native_dtype.kind and fmt.itemsize == fmt.native_dtype.itemsize
+    assert softfloat.asarray([1.0], "bf16").dtype.itemsize == softfloat.asarray([1.0], "bf16").itemsize == 2
+    assert Format(6, 9, name="x") == Format(6, 9) and hash(Format(6, 9, name="x")) == hash(Format(6, 9))
+    assert {f.name for f in dataclasses.fields(Format)} == {"exponent_bits", "mantissa_bits", "specials", "name"}
+    for attribute in ("kind", "itemsize"):
+        with pytest.raises(AttributeError):
+            setattr(softfloat.fp16, attribute, 1)
 
 
 def test_specials_accepts_strings_case_insensitively():

@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 import softfloat as sf
-from softfloat._array_coverage import NOT_DISPATCHED, REFUSED, ROUNDED
+from softfloat._array_coverage import NOT_DISPATCHED, OUTSIDE_DISPATCH, REFUSED, ROUNDED
 from softfloat._array_functions import FUNCTIONS
 
 DOC = Path(__file__).resolve().parent.parent / "docs" / "numpy_coverage.md"
@@ -201,7 +201,9 @@ def render(rows) -> str:
              "  the context platform's default NaN (`sf.context(platform=\"x86-sse\")` gives numpy's on",
              "  x86, sign bit set); `spacing` of a negative value is negative (away from zero, numpy",
              "  float32's and float64's convention; numpy float16's points to +inf, numpy issue 15331);",
-             "  `nextafter(+0, -0)` is -0 (C99, numpy float32; numpy float16 gives +0, numpy issue 31472).",
+             "  `nextafter(+0, -0)` is -0 (C99, numpy float32; numpy float16 gives +0, numpy issue 31472);",
+             "  every sort is numpy's `kind=\"stable\"` one, whatever the kind (numpy's others leave the",
+             "  order of equal elements, -0 and +0, NaNs, to the algorithm and the machine).",
              "* **rounded**: one correct rounding per elementary step in the Array's format (sums in the",
              "  context's accumulator), as each function's docstring defines; libm ufuncs are float64",
              "  rounded once (not correctly rounded).",
@@ -222,6 +224,12 @@ def render(rows) -> str:
         lines += [f"## {titles[status]}", "", "| name | kind | note |", "|---|---|---|"]
         lines += [f"| `{n}` | {'ufunc' if u else 'function'} | {note.replace('|', '/')} |" for n, u, note in entries]
         lines.append("")
+    lines += ["## Outside numpy's dispatch", "",
+              "numpy code that reads an Array without asking it (no `__array_function__` on the way):",
+              "what it does, and the spelling that keeps the Array.", "",
+              "| call | with an Array |", "|---|---|"]
+    lines += [f"| `{name}` | {note.replace('|', '/')} |" for name, note in OUTSIDE_DISPATCH.items()]
+    lines.append("")
     return "\n".join(lines)
 
 
