@@ -65,6 +65,12 @@ OUTSIDE_DISPATCH = {
         "a 1-d Array is shuffled in place (numpy warns that an Array is no Sequence); with more dimensions "
         "numpy swaps rows through views and duplicates some (numpy warns; Python's random.shuffle does the "
         "same to an ndarray, silently): `x[...] = x[rng.permutation(len(x))]`"),
+    "errstate, seterr": (
+        "numpy's floating-point error handling never sees Array arithmetic: no RuntimeWarning, no "
+        "FloatingPointError, whatever `np.errstate(all='raise')` says; the IEEE flags are counted in the context "
+        "(`with sf.context() as ctx: ...; ctx.flags`), and `sf.context(traps={'overflow', 'divide_by_zero', "
+        "'invalid'})` raises softfloat.Overflow, DivisionByZero, InvalidOperation (softfloat.FloatingPointSignal, "
+        "an ArithmeticError) where numpy would raise FloatingPointError"),
     "testing.assert_equal": (
         "of two Arrays of several elements numpy takes the truth of their elementwise comparison: "
         "ValueError (ambiguous), as for any array type that is no ndarray; `np.testing.assert_array_equal(a, "

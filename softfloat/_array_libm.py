@@ -50,7 +50,7 @@ def libm(ufunc):
         operands = [np.asarray(codec.decode(b, fmt)) for b in bits]
         with np.errstate(all="ignore"):
             values = ufunc(*operands)
-        return rounded_once(fmt, ctx, values, operands, np.isfinite(values))
+        return rounded_once(fmt, ctx, values, operands, np.isfinite(values), ufunc)
     return call
 
 
@@ -159,9 +159,12 @@ def _libm_one(ufunc, fmt, ctx, bits):
     if flags is None:
         return result, None
     inexact = flags.inexact or math.isfinite(value)  # a finite libm result is taken as inexact
-    if not shape and inexact is flags.inexact:
+    found = _infinite(ufunc, np.float64(value), operands)
+    overflow, pole = (False, False) if found is None else (bool(found[0]), bool(found[1]))
+    if not shape and inexact is flags.inexact and found is None:
         return result, flags
-    masks = (flags.invalid, flags.divide_by_zero, flags.overflow, flags.underflow, inexact)
+    masks = (flags.invalid, flags.divide_by_zero or pole, flags.overflow or overflow, flags.underflow,
+             inexact or overflow)
     return result, Flags(*(np.bool_(m).reshape(shape) for m in masks))
 
 
@@ -213,17 +216,56 @@ def _fill(ufunc, fmt, attrs):
     operand = np.asarray(codec.decode(np.arange(1 << fmt.bits, dtype=fmt.storage_dtype), fmt))
     with np.errstate(all="ignore"):
         values = ufunc(operand)
-    bits, flags = rounded_once(fmt, ctx, values, [operand], np.isfinite(values))
+    bits, flags = rounded_once(fmt, ctx, values, [operand], np.isfinite(values), ufunc)
     codes = sum(np.where(np.asarray(getattr(flags, name)), b, np.uint8(0)) for name, b in FLAG_BITS.items())
     bits.flags.writeable = codes.flags.writeable = False
     return bits, codes, np.isnan(values) | np.isnan(operand)
 
 
-def rounded_once(fmt, ctx, values, operands, inexact=False):
+def _pole(ufunc, operands):
+    """Where the operands are a pole of ``ufunc`` (an exact infinite result: divideByZero,
+    IEEE 754 9.2), for the libm functions that have one; None for the others."""
+    x = operands[0]
+    name = getattr(ufunc, "__name__", "")
+    if ufunc in (np.log, np.log2, np.log10):
+        return x == 0
+    if ufunc is np.log1p:
+        return x == -1
+    if ufunc is np.arctanh or name == "erfinv":
+        return np.abs(x) == 1
+    if ufunc is np.power:
+        return x == 0  # (a negative exponent: the infinite results' only finite cause there)
+    if name in ("gamma", "gammaln", "digamma"):
+        return (x <= 0) & (x == np.floor(x))
+    if name in ("logit", "ndtri"):
+        return (x == 0) | (x == 1)
+    if name == "erfcinv":
+        return (x == 0) | (x == 2)
+    return None
+
+
+def _infinite(ufunc, values, operands):
+    """(overflow, divide_by_zero): the infinite results of finite operands, an overflow
+    (inexact too) but at a pole of the function, where they divide by zero; None where
+    there are none (or no ufunc is named)."""
+    if ufunc is None:
+        return None
+    made = np.isinf(values)
+    if not made.any():
+        return None
+    for x in operands:
+        made &= np.isfinite(x)
+    pole = _pole(ufunc, operands)
+    at_pole = np.zeros_like(made) if pole is None else made & pole
+    return made & ~at_pole, at_pole
+
+
+def rounded_once(fmt, ctx, values, operands, inexact=False, ufunc=None):
     """float64 ``values`` computed from the float64 ``operands`` rounded once into ``fmt``
     (the context's attributes; ``inexact`` OR-ed into the flag): a NaN from operands that
     are not NaNs is invalid and the platform's default NaN, as is every NaN on platforms
-    that always return the default one."""
+    that always return the default one; an infinity from finite operands of the libm
+    ``ufunc`` overflows (inexact), or divides by zero at a pole (:func:`_pole`)."""
     result, flags = ctx.split(codec.encode(values, fmt, return_flags=ctx.track_flags, **ctx.options()))
     nan = np.isnan(values)
     invalid = nan.copy()
@@ -234,4 +276,11 @@ def rounded_once(fmt, ctx, values, operands, inexact=False):
     result[nan if always_default else invalid] = default_nan(fmt, ctx.attributes)
     if flags is None:
         return result, None
-    return result, flags._replace(inexact=np.asarray(flags.inexact | inexact), invalid=np.asarray(flags.invalid | invalid))
+    flags = flags._replace(inexact=np.asarray(flags.inexact | inexact), invalid=np.asarray(flags.invalid | invalid))
+    found = _infinite(ufunc, values, operands)
+    if found is None:
+        return result, flags
+    overflow, pole = found
+    return result, flags._replace(overflow=np.asarray(flags.overflow | overflow),
+                                  divide_by_zero=np.asarray(flags.divide_by_zero | pole),
+                                  inexact=np.asarray(flags.inexact | overflow))

@@ -578,3 +578,46 @@ def test_np_testing_assert_equal_of_two_arrays_and_its_documented_alternatives()
     assert_bits_equal(x.bits, x.copy().bits, x.format)
     with pytest.raises(AssertionError):
         assert_bits_equal(x.bits, y.bits, x.format)
+
+
+def test_numpys_error_state_does_not_reach_arrays_the_contexts_traps_do():
+    """As documented (softfloat._array_coverage.OUTSIDE_DISPATCH): np.errstate neither
+    warns nor raises for Array arithmetic; the context counts the flags, and its traps
+    raise (softfloat.FloatingPointSignal, an ArithmeticError) where numpy float16 raises
+    FloatingPointError under errstate(all='raise')."""
+    x = A([1.0, 60000.0])
+    with np.errstate(all="raise"), sf.context() as ctx:
+        assert np.isinf((x / 0.0).to_numpy()).all()
+        np.exp(x)
+    assert ctx.flags.divide_by_zero == 2 and ctx.flags.overflow >= 1
+    with np.errstate(all="raise"), pytest.raises(FloatingPointError):
+        np.float16([1.0]) / np.float16(0.0)  # numpy's own, for comparison
+    for traps, error in (({"divide_by_zero"}, sf.DivisionByZero), ({"overflow"}, sf.Overflow)):
+        with pytest.raises(error), sf.context(traps=traps):
+            np.exp(x) if "overflow" in traps else x / 0.0
+        assert issubclass(error, sf.FloatingPointSignal) and issubclass(error, ArithmeticError)
+
+
+@pytest.mark.parametrize("ufunc", [np.exp, np.exp2, np.expm1, np.log, np.log2, np.log10, np.log1p, np.sinh,
+                                   np.cosh, np.arctanh, np.tan])
+def test_infinite_libm_results_of_finite_operands_overflow_or_divide_by_zero_as_numpys_float64(ufunc):
+    """An infinite float64 libm result from a finite operand is an overflow (exp(60000)),
+    or a division by zero at a pole (log(0), log1p(-1), arctanh(1)): the flag numpy's own
+    float64 call raises under errstate(all='raise') is the one counted."""
+    values = [0.0, -0.0, 1.0, -1.0, 60000.0, -60000.0, 2.0 ** -24, 0.5, 11.5]
+    for v in values:
+        with np.errstate(all="raise"):
+            try:
+                out = ufunc(np.float64(v))
+                raised = ""
+            except FloatingPointError as error:
+                raised = str(error)
+        with np.errstate(all="ignore"):
+            out = ufunc(np.float64(v))
+        if not np.isinf(out):
+            continue
+        for x in (A(v), A([v, 1.0])):  # one element (numpy scalars' route) and arrays
+            with sf.context() as ctx:
+                ufunc(x)
+            assert bool(ctx.flags.overflow) == ("overflow" in raised), (ufunc, v, raised)
+            assert bool(ctx.flags.divide_by_zero) == ("divide by zero" in raised), (ufunc, v, raised)

@@ -2,7 +2,8 @@
 ufuncs on formats of at most 16 bits, a table of every pattern's bits and flags filled by
 the general route) against the documented composition -- float64 libm on the exact
 values, then one rounding into the format -- computed here with the codec (encode with
-flags; inexact on every finite libm result, invalid where a NaN comes from a non-NaN),
+flags; inexact on every finite libm result, invalid where a NaN comes from a non-NaN, an
+infinity from a finite operand an overflow or, at log's pole, a division by zero),
 and against numpy's own float64 -> float16 cast for the bits: every fp16 pattern through
 1-element and 1,000-element Arrays, flags included, in several contexts."""
 
@@ -35,6 +36,13 @@ def _composition(ufunc, fmt, ctx, patterns):
     masks = {name: np.asarray(getattr(flags, name)) for name in NAMES}
     masks["inexact"] = masks["inexact"] | np.isfinite(values)
     masks["invalid"] = masks["invalid"] | invalid
+    # an infinity from a finite operand: log's pole at 0 divides by zero, the rest
+    # overflow (numpy's float64 errors, checked in tests/test_array_functions.py)
+    made = np.isinf(values) & np.isfinite(x)
+    pole = made & (x == 0) if ufunc in (np.log, np.log2, np.log10) else np.zeros_like(made)
+    masks["divide_by_zero"] = masks["divide_by_zero"] | pole
+    masks["overflow"] = masks["overflow"] | (made & ~pole)
+    masks["inexact"] = masks["inexact"] | (made & ~pole)
     return bits, masks
 
 
