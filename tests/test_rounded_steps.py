@@ -196,3 +196,21 @@ def test_tininess_after_rounding_depends_on_the_direction_and_the_sign(tiles, ro
     assert flags.underflow[0].tolist() == underflow and flags.inexact.all()
     assert any(type(plan) is _fast.RoundedSteps for plan in tiles)
     check("matmul", A, B, "fp32", rounding=rounding, tininess="after")
+
+
+@pytest.mark.parametrize("rounding", MODES)
+@pytest.mark.parametrize("acc", ["fp16", "bf16", "fp32"])
+def test_sums_and_products_past_the_largest_value_overflow_in_every_mode(tiles, rounding, acc):
+    """Toward zero an overflow gives the largest finite value, not an infinity: still an
+    overflow (and inexact), which the general path raises -- for a first product past
+    the range, a running sum that passes it, and one that passes it and comes back."""
+    fmt = sf.as_format(acc)
+    big = float(fmt.max_finite) ** 0.5 * 1.5  # its square is past the range
+    x = np.array([[big, 1.0, 0.5], [1.0, 1.0, 1.0], [big, big, -big]])
+    y = np.array([[big, 2.0, 1.0], [1.0, 1.0, 1.0], [0.5, 0.75, 1.0]]).T
+    with np.errstate(over="ignore"):
+        a, b = sf.encode(x, fmt), sf.encode(y.copy(), fmt)
+    check("matmul", a, b, acc, accumulator=acc, rounding=rounding.value)
+    call = (lambda: sf.matmul(a, b, acc, accumulator=acc, rounding=rounding, return_flags=True))
+    assert_same(call(), general(call))
+    assert call()[1].overflow.any()

@@ -123,6 +123,8 @@ def running_sums(P, grid: Grid, flags: bool, tiny_below: tuple, start=None):
     (:func:`tiny_below`)."""
     K, n = P.shape
     wide = P.dtype
+    if start is None and _past_largest(P[0], grid):
+        return None
     terms = P if start is not None else P[1:]
     steps = terms.shape[0]
     # the running sums: in the dtype where numpy's cast is fast (float64 -> float32), else
@@ -267,9 +269,18 @@ def _inexact_steps(A, T, R, found):
         k0, size = k1, 4 * size
 
 
+def _past_largest(x, grid: Grid) -> bool:
+    """In a directed mode, is some exact value ``x`` past the largest finite value? Its
+    rounding may be that value, an overflow without an infinity: the general path
+    raises it (to nearest, an overflow is an infinity, which the callers see)."""
+    return not grid.nearest and bool((np.abs(x) > grid.max_finite).any())
+
+
 def _stepwise(P, grid: Grid, flags: bool, tiny_below: tuple, start):
     """:func:`running_sums` one step at a time, each by TwoSum and rounding to odd."""
     n = P.shape[1]
+    if start is None and _past_largest(P[0], grid):
+        return None
     if start is None:
         s = grid.round(P[0])
         terms = P[1:]
@@ -286,6 +297,8 @@ def _stepwise(P, grid: Grid, flags: bool, tiny_below: tuple, start):
     for p in terms:
         r, e = two_sum(a, p, ws)  # r + e == a + p exactly
         step = round_to_odd(r, e, ws) if e.any() else r  # (exact sums: often, into fp16)
+        if _past_largest(step, grid):  # (|r + e| > max iff |step| > max: max has a short significand)
+            return None
         s = grid.round(step)
         if grid.rounding is Rounding.DOWNWARD:  # (IEEE 754 6.3: x - x is -0 there, so is +0 + -0)
             s[(step == 0) & ~((a == 0) & ~np.signbit(a) & (p == 0) & ~np.signbit(p))] = -0.0  # (exact zeros)
