@@ -137,8 +137,8 @@ def test_fast_path_takes_the_steps_that_make_overflow_and_nan(general):
 def test_bf16_products_outside_fp32_round_in_each_step(general):
     # 2**-70 * 2**-70 = 2**-140 is not an fp32 value with 16 significant bits: each step
     # rounds (softfloat.accumulate._fast.RoundedSteps), not numpy's float32 additions
-    tiny = sf.encode(np.array([2.0**-70 * (1 + 2**-7)] * 4), "bf16")
-    assert _assert_taken(sf.vecdot, tiny, tiny, "bf16", kind=_fast.RoundedSteps)
+    tiny = sf.encode(np.array([[2.0**-70 * (1 + 2**-7)] * 4, [2.0**-71] * 4]), "bf16")  # (two outputs: one
+    assert _assert_taken(sf.vecdot, tiny, tiny, "bf16", kind=_fast.RoundedSteps)  # steps on Python floats)
     _same(sf.vecdot(tiny, tiny, "bf16", return_flags=True), general(sf.vecdot, tiny, tiny, "bf16", return_flags=True),
           "tiny")
     ordinary = sf.encode(np.array([1.5, -2.25, 3.0, 0.0]), "bf16")

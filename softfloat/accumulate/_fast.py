@@ -41,6 +41,8 @@ Every fast result is checked bit for bit against the general path in the tests.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from .. import _fastpaths, _scratch
@@ -118,12 +120,13 @@ def plan(spec, layout):
 def _rounded_steps(spec, layout):
     """:class:`RoundedSteps` where it applies (products of a narrow format, exact, into an
     fp32, fp16 or bf16 accumulator, in the sequential or reverse order without blocks, in
-    a deterministic mode; other than to nearest even with out_format the accumulator),
-    else None."""
+    a deterministic mode; other than to nearest even with out_format the accumulator;
+    more than one output: one output steps on Python floats, softfloat.accumulate.
+    _scalar_chain, a little faster), else None."""
     rounding = spec.attrs.rounding
     grid = _odd.Grid.of(spec.acc, rounding)
-    if (grid is None or not layout.is_product or spec.product is not None or not is_narrow(spec.fmt)
-            or spec.block is not None or spec.order == "pairwise"
+    if (grid is None or not layout.is_product or math.prod(layout.shape) == 1 or spec.product is not None
+            or not is_narrow(spec.fmt) or spec.block is not None or spec.order == "pairwise"
             or (rounding is not Rounding.NEAREST_EVEN and spec.out != spec.acc)):  # (the store: to nearest even)
         return None
     return RoundedSteps(spec, grid, _odd.tiny_below(spec.acc, spec.attrs.tininess, rounding))
