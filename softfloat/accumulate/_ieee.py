@@ -103,6 +103,10 @@ class Rounder:
         # non-NaN value rounds to (overflow, or an infinity) keeps that value's sign, as
         # in sf.encode, and reaches reduce._store as a float64 NaN of that sign
         self.signed_nan = fmt.specials.value == "fn"
+        # round_block leaves NaN lanes to the caller (the operations' NaN rules): where
+        # a pair goes to the rounding point as significands (fp64, stochastic rounding)
+        # they come back as zeros, so every format with a NaN writes its NaN in them
+        self.has_nan = fmt.has_nan
 
     def __call__(self, res: Exact, exact, xs, rand):
         """(values, FlagMasks or None): res rounded into fmt, NaN lanes flagged invalid
@@ -114,7 +118,7 @@ class Rounder:
         fl = round_block(res, exact, xs, self.target, rand, bits, self.ws)
         values = decode_block(bits, self.fmt, np.empty(n), self.ws)
         nan = np.isnan(res.hi)
-        if self.signed_nan and nan.any():
+        if self.has_nan and nan.any():
             values[nan] = np.nan  # a NaN passed on or made by an operation: canonical (+)
         if not self.want:
             return values, None
