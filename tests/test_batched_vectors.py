@@ -198,3 +198,42 @@ def test_array_calls_equal_numpys_float16(call, scale):
     got = ARRAY_CALLS[call](*(sf.asarray(z, "fp16") for z in (X, Y, v)))
     np.testing.assert_array_equal(got.to_numpy().view(np.uint16), np.asarray(expected).view(np.uint16))
 
+
+MODES = ["nearest_even", "nearest_away", "toward_zero", "upward", "downward", "odd"]
+
+
+@pytest.mark.parametrize("fmt", ["fp16", "bf16", "fp8_e4m3fnuz", "fp32"])
+@pytest.mark.parametrize("order", ["sequential", "reverse"])
+@pytest.mark.parametrize("mode", MODES)
+def test_padded_correlations_equal_the_grouped_ones(fmt, order, mode):
+    """convolve and correlate in one padded call (softfloat._array_arithmetic._padding)
+    against the outputs of equal overlap computed call by call: every mode and order it
+    takes, on data with zeros of both signs, NaN, infinities and overflow."""
+    rng = np.random.default_rng(hash((fmt, order, mode)) % 2 ** 32)
+    for m, n in ((40, 7), (3, 9), (12, 12), (1, 1)):
+        a = sf.Array.from_bits(adversarial(rng, (m,), fmt), fmt)
+        v = sf.Array.from_bits(adversarial(rng, (n,), fmt), fmt)
+        for call in (lambda: np.convolve(a, v), lambda: np.correlate(a, v, "full"), lambda: np.correlate(v, a, "same")):
+            for options in ({}, {"accumulator": fmt if fmt != "fp8_e4m3fnuz" else "bf16"}, {"subnormals": False},
+                            {"track_flags": False}):
+                def run():
+                    with sf.context(rounding=mode, order=order, **options) as ctx:
+                        result = call()
+                    return result.bits, _counts(ctx)
+                (fast, fast_counts), (slow, slow_counts) = run(), general(run)
+                np.testing.assert_array_equal(fast, slow)
+                assert fast_counts == slow_counts
+
+
+def test_padded_correlations_ran_and_trap_as_the_grouped_ones(monkeypatch):
+    from softfloat import _array_arithmetic
+    found = answers_of(monkeypatch, _array_arithmetic, "_padding")
+    a = sf.asarray([1.0, 60000.0, -0.0, 2.0], "fp16")
+    v = sf.asarray([-0.0, 4.0, 1.0], "fp16")
+    messages = []
+    for run in (lambda f: f(), general):
+        with pytest.raises(sf.Overflow) as raised, sf.context(traps=["overflow"]):
+            run(lambda: np.convolve(a, v))
+        messages.append(str(raised.value))
+    assert messages[0] == messages[1] and "convolve" in messages[0]
+    assert [p is not None for p in found] == [True, False]  # padded, then (switched off) grouped
