@@ -234,7 +234,9 @@ CHAIN_CASES = (("np.vecdot(X, v), 500x5", lambda X, Y, v, a, k, p, q: np.vecdot(
                ("einsum('ij,ij->i', X, Y), 500x5", lambda X, Y, v, a, k, p, q: np.einsum("ij,ij->i", X, Y)),
                ("np.convolve(a, k), 500 by 5", lambda X, Y, v, a, k, p, q: np.convolve(a, k)),
                ("np.correlate(a, k), 500 by 5", lambda X, Y, v, a, k, p, q: np.correlate(a, k)),
-               ("np.polymul(p, q), 20x20", lambda X, Y, v, a, k, p, q: np.polymul(p, q)))
+               ("np.polymul(p, q), 20x20", lambda X, Y, v, a, k, p, q: np.polymul(p, q)),
+               ("np.cumprod(a), 500", lambda X, Y, v, a, k, p, q: np.cumprod(a)),
+               ("np.prod(a), 500", lambda X, Y, v, a, k, p, q: np.prod(a)))
 
 
 def chains(repeat):

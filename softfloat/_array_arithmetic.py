@@ -41,6 +41,7 @@ import numpy as np
 
 from . import _fastpaths
 from ._array_keywords import axes_of, converted
+from ._array_products import running_products
 from ._array_registry import deliver, implements, unsupported
 from ._array_ufuncs import accumulator_of
 from ._context import get_context
@@ -134,16 +135,10 @@ def ediff1d(A, ary, to_end=None, to_begin=None):
 
 @implements(np.cumprod)
 def cumprod(A, a, axis=None, dtype=None, out=None):
-    """Running products left to right, each rounded once (vectorised over other axes)."""
+    """Running products left to right, each rounded once (softfloat._array_products)."""
     a = converted(a, "cumprod", dtype)
     bits = a.bits.reshape(-1) if axis is None else np.moveaxis(a.bits, axis, 0)
-    running = np.empty_like(bits)
-    if bits.shape[0]:
-        running[0] = bits[0]
-        p = A.wrap(bits[0], a.format)
-        for k in range(1, bits.shape[0]):
-            p = p * A.wrap(bits[k], a.format)
-            running[k] = p.bits
+    running = running_products(A, bits, a.format) if bits.shape[0] else np.empty_like(bits)
     result = A.wrap(running if axis is None else np.moveaxis(running, 0, axis), a.format)
     return deliver(A, result, out, "cumprod")
 

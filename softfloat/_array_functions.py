@@ -33,6 +33,7 @@ from . import _fastpaths, codec, ops
 from . import _array_arithmetic, _array_coverage, _array_linalg, _array_ordering, _array_statistics  # noqa: F401 (they register)
 from . import _array_einsum, _array_polynomial, _array_structural, _array_values  # noqa: F401 (they register)
 from ._array_keywords import axes_of, collapse, converted, expand, reduce_with
+from ._array_products import running_products
 from ._array_ufunc_methods import pick_reduce
 from ._array_registry import FUNCTIONS, deliver, implements, plain, unsupported
 from ._array_ufuncs import accumulator_of
@@ -195,9 +196,7 @@ def _product(A, a, axis, keepdims):
     if terms.shape[0] == 0:
         result = A.wrap(np.full(terms.shape[1:], codec.encode(1.0, a.format)), a.format)
     else:
-        result = terms[0]
-        for k in range(1, terms.shape[0]):
-            result = result * terms[k]
+        result = A.wrap(running_products(A, terms.bits, a.format)[-1], a.format)
     return expand(result, a.ndim, axis) if keepdims else result
 
 
