@@ -236,7 +236,15 @@ CHAIN_CASES = (("np.vecdot(X, v), 500x5", lambda X, Y, v, a, k, p, q: np.vecdot(
                ("np.correlate(a, k), 500 by 5", lambda X, Y, v, a, k, p, q: np.correlate(a, k)),
                ("np.polymul(p, q), 20x20", lambda X, Y, v, a, k, p, q: np.polymul(p, q)),
                ("np.cumprod(a), 500", lambda X, Y, v, a, k, p, q: np.cumprod(a)),
-               ("np.prod(a), 500", lambda X, Y, v, a, k, p, q: np.prod(a)))
+               ("np.prod(a), 500", lambda X, Y, v, a, k, p, q: np.prod(a)),
+               ("np.cumsum(a), 500, upward", lambda X, Y, v, a, k, p, q: _upward(np.cumsum, a)))
+
+
+def _upward(fn, *args):
+    """``fn(*args)`` in a context rounding upward (numpy's own types ignore it: their
+    figure is to nearest even)."""
+    with sf.context(rounding="upward"):
+        return fn(*args)
 
 
 def chains(repeat):

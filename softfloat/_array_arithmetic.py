@@ -41,7 +41,7 @@ import numpy as np
 
 from . import _fastpaths
 from ._array_keywords import axes_of, converted
-from ._array_products import running_products
+from ._array_chains import running_products
 from ._array_registry import deliver, implements, unsupported
 from ._array_ufuncs import accumulator_of
 from ._context import get_context
@@ -135,7 +135,7 @@ def ediff1d(A, ary, to_end=None, to_begin=None):
 
 @implements(np.cumprod)
 def cumprod(A, a, axis=None, dtype=None, out=None):
-    """Running products left to right, each rounded once (softfloat._array_products)."""
+    """Running products left to right, each rounded once (softfloat._array_chains)."""
     a = converted(a, "cumprod", dtype)
     bits = a.bits.reshape(-1) if axis is None else np.moveaxis(a.bits, axis, 0)
     running = running_products(A, bits, a.format) if bits.shape[0] else np.empty_like(bits)

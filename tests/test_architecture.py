@@ -35,7 +35,7 @@ RANK = {
     "_array_libm": 7.85, "_array_elementwise": 7.9, "_array_keywords": 7.93, "_array_ufunc_methods": 7.95,
     "_array_ufuncs": 8,
     "_array_registry": 8.1, "_array_coverage": 8.2, "_array_structural": 8.4, "_array_ordering": 8.5,
-    "_array_statistics": 8.6, "_array_products": 8.65, "_array_arithmetic": 8.7, "_array_linalg": 8.8, "_array_polynomial": 8.8,
+    "_array_statistics": 8.6, "_array_chains": 8.65, "_array_arithmetic": 8.7, "_array_linalg": 8.8, "_array_polynomial": 8.8,
     "_array_einsum": 8.8, "_array_values": 8.8,
     "_array_functions": 9,
     "_array_methods": 9.5,

@@ -85,7 +85,7 @@ from ._table import TABLE_INDEX_MAX_BITS
 __all__ = ["ENABLED", "BLOCK_FACTOR", "TABLE_INDEX_MAX_BITS", "quantize_block", "TRUNCATING_BLOCK_FACTOR",
            "block_factor", "encode_block", "decode_by_shift", "decode_by_widening", "decode_table", "quantize_small",
            "SCALAR_INEXACT", "SCALAR_UNDERFLOW", "scalar_float", "scalar_ratio", "scalar_sqrt", "scalar_values",
-           "running_products",
+           "running_products", "scalar_sums",
            "float16_arithmetic", "float16_block", "float16_block_applies", "bfloat16_arithmetic", "float32_arithmetic",
            "float32_nearest_even",
            "bfloat16_nearest_even", "value_grid_plan", "value_grid_normal", "value_grid_round"]
@@ -294,6 +294,13 @@ def scalar_float(value: float, fmt: Format, attrs):
 def scalar_sqrt(num: int, k: int, fmt: Format, attrs):
     """:func:`scalar_ratio` of ``sqrt(num * 2**-k)`` (``num`` > 0)."""
     return _scalar.from_sqrt(num, k, fmt, attrs) if ENABLED else None
+
+
+def scalar_sums(s, terms, rands, acc: Format, attrs, values, trace=None):
+    """The chain ``s + terms[0] + terms[1] + ...`` on Python floats rounded into ``acc``,
+    until a step is declined (:func:`._chain.sums`: arguments, results, proof), or None
+    when switched off."""
+    return _chain.sums(s, terms, rands, acc, attrs, values, trace) if ENABLED else None
 
 
 def running_products(p: float, terms, fmt: Format, attrs, values):
