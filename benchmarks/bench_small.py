@@ -17,8 +17,9 @@ script prints, in one run,
   (``X.sum(axis=0)``, ``X.mean(axis=0)``, ``np.linalg.norm(X, axis=1)``) on fp16, bf16 and
   fp32 Arrays beside numpy float16, ml_dtypes bfloat16 and numpy float32 (``--only matrices``);
 * many short dot products in one call (``np.vecdot`` of 500 vectors, einsum "ij,ij->i",
-  ``np.convolve``, ``np.correlate``, ``np.polymul``) and long chains of roundings on fp16
-  Arrays beside numpy float16 (``--only chains``);
+  ``np.convolve``, ``np.correlate``, ``np.polymul``) and long chains of roundings
+  (``np.cumprod``, ``np.prod``, ``np.cumsum`` rounding upward) on fp16 Arrays beside
+  numpy float16, and a 20x20 fp64 matrix product (``--only chains``);
 * ``sf.sum`` and ``sf.vecdot`` of 4096 fp16 terms into one output with fp16, bf16 and
   fp8_e4m3 accumulators, in nearest_even, toward_zero and stochastic rounding (us per
   term).
@@ -259,6 +260,9 @@ def chains(repeat):
         arrays = [sf.asarray(v, "fp16") for v in values]
         natives = [v.astype(np.float16) for v in values]
         _row(name, [f"{per_call(lambda: fn(*arrays), repeat):.1f}", f"{per_call(lambda: fn(*natives), repeat):.2f}"])
+    m = rng.standard_normal((20, 20))  # fused multiply-adds in binary64: no exact float64 product
+    a = sf.asarray(m, "fp64")
+    _row("A @ A, fp64 20x20 (np: float64)", [f"{per_call(lambda: a @ a, repeat):.1f}", f"{per_call(lambda: m @ m, repeat):.2f}"])
 
 
 def accumulation(repeat, n=4096):
