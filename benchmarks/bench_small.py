@@ -16,6 +16,10 @@ script prints, in one run,
 * products of small matrices (``A @ B``, ``A @ v``) and reductions along an axis
   (``X.sum(axis=0)``, ``X.mean(axis=0)``, ``np.linalg.norm(X, axis=1)``) on fp16, bf16 and
   fp32 Arrays beside numpy float16, ml_dtypes bfloat16 and numpy float32 (``--only matrices``);
+* many short dot products in one call (``np.vecdot`` of 500 vectors, einsum "ij,ij->i",
+  ``np.convolve``, ``np.correlate``, ``np.polymul``) and long chains of roundings
+  (``np.cumprod``, ``np.prod``, ``np.cumsum`` rounding upward) on fp16 Arrays beside
+  numpy float16, and a 20x20 fp64 matrix product (``--only chains``);
 * ``sf.sum`` and ``sf.vecdot`` of 4096 fp16 terms into one output with fp16, bf16 and
   fp8_e4m3 accumulators, in nearest_even, toward_zero and stochastic rounding (us per
   term).
@@ -224,6 +228,43 @@ def small_matrices(repeat):
         _row(name, cells)
 
 
+#: calls on Arrays made of many short dot products or of one long chain of roundings:
+#: (label, the call on (X, Y, v, a, k, p, q): X, Y 500x5, v and k 5 values, a 500 values
+#: near 1, p, q 20 polynomial coefficients), each beside numpy float16 doing the same
+CHAIN_CASES = (("np.vecdot(X, v), 500x5", lambda X, Y, v, a, k, p, q: np.vecdot(X, v)),
+               ("einsum('ij,ij->i', X, Y), 500x5", lambda X, Y, v, a, k, p, q: np.einsum("ij,ij->i", X, Y)),
+               ("np.convolve(a, k), 500 by 5", lambda X, Y, v, a, k, p, q: np.convolve(a, k)),
+               ("np.correlate(a, k), 500 by 5", lambda X, Y, v, a, k, p, q: np.correlate(a, k)),
+               ("np.polymul(p, q), 20x20", lambda X, Y, v, a, k, p, q: np.polymul(p, q)),
+               ("np.cumprod(a), 500", lambda X, Y, v, a, k, p, q: np.cumprod(a)),
+               ("np.prod(a), 500", lambda X, Y, v, a, k, p, q: np.prod(a)),
+               ("np.cumsum(a), 500, upward", lambda X, Y, v, a, k, p, q: _upward(np.cumsum, a)))
+
+
+def _upward(fn, *args):
+    """``fn(*args)`` in a context rounding upward (numpy's own types ignore it: their
+    figure is to nearest even)."""
+    with sf.context(rounding="upward"):
+        return fn(*args)
+
+
+def chains(repeat):
+    """Many short dot products in one call, and long chains of roundings (us per call), on
+    fp16 Arrays beside numpy float16."""
+    print("many dot products, long chains: fp16, default context (us per call)")
+    _row("", ["Array fp16", "np f16"])
+    rng = np.random.default_rng(5)
+    values = (rng.standard_normal((500, 5)), rng.standard_normal((500, 5)), rng.standard_normal(5),
+              rng.uniform(0.9, 1.1, 500), rng.standard_normal(5), rng.standard_normal(20), rng.standard_normal(20))
+    for name, fn in CHAIN_CASES:
+        arrays = [sf.asarray(v, "fp16") for v in values]
+        natives = [v.astype(np.float16) for v in values]
+        _row(name, [f"{per_call(lambda: fn(*arrays), repeat):.1f}", f"{per_call(lambda: fn(*natives), repeat):.2f}"])
+    m = rng.standard_normal((20, 20))  # fused multiply-adds in binary64: no exact float64 product
+    a = sf.asarray(m, "fp64")
+    _row("A @ A, fp64 20x20 (np: float64)", [f"{per_call(lambda: a @ a, repeat):.1f}", f"{per_call(lambda: m @ m, repeat):.2f}"])
+
+
 def accumulation(repeat, n=4096):
     print(f"sequential accumulation of {n} fp16 terms into one output (us per term)")
     modes = ("nearest_even", "toward_zero", "stochastic")
@@ -249,7 +290,7 @@ def accumulation(repeat, n=4096):
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=7)
-    parser.add_argument("--only", choices=("bits", "narrow", "array", "matrices", "accumulate"), default=None)
+    parser.add_argument("--only", choices=("bits", "narrow", "array", "matrices", "chains", "accumulate"), default=None)
     parser.add_argument("--stat", choices=sorted(STATISTIC), default="median")
     args = parser.parse_args()
     global _summary
@@ -265,6 +306,8 @@ def main() -> None:
             array_level(args.repeat, fmt)
     if args.only in (None, "matrices"):
         small_matrices(args.repeat)
+    if args.only in (None, "chains"):
+        chains(args.repeat)
     if args.only in (None, "accumulate"):
         accumulation(args.repeat)
 

@@ -12,7 +12,8 @@ context's accumulator):
 * ``correlate``: ``c[k] = sum_n a[n + k] * v[n]`` over the overlapping terms only (n
   ascending), each a dot product in the accumulator (exact products, one rounding into
   the format), as ``np.vecdot``; ``convolve(a, v)`` is ``correlate(a, v[::-1])`` (the
-  longer operand first, as numpy); the modes ``full``, ``same`` and ``valid`` are numpy's;
+  longer operand first, as numpy); the modes ``full``, ``same`` and ``valid`` are numpy's
+  (every c[k] of ``full`` is computed, and its flags counted as one operation);
 * ``gradient``: numpy's steps for a uniform spacing (scalars): interior ``(f[2:] -
   f[:-2]) / (2. * h)``, edges ``(f[1] - f[0]) / h`` (``edge_order=2``: ``a * f0 + b * f1
   + c * f2`` with numpy's coefficients), the scalars computed as numpy computes them and
@@ -38,8 +39,16 @@ from __future__ import annotations
 
 import numpy as np
 
+from . import _fastpaths
 from ._array_keywords import axes_of, converted
+from ._array_chains import running_products
 from ._array_registry import deliver, implements, unsupported
+from ._array_ufuncs import accumulator_of
+from ._context import get_context
+from .accumulate import vecdot as accumulate_vecdot
+from .accumulate.hardware import FusedAccumulator, is_preset
+from .flags import FLAG_NAMES, AccumulationFlags
+from .rounding import Rounding
 
 __all__: list[str] = []
 
@@ -126,16 +135,10 @@ def ediff1d(A, ary, to_end=None, to_begin=None):
 
 @implements(np.cumprod)
 def cumprod(A, a, axis=None, dtype=None, out=None):
-    """Running products left to right, each rounded once (vectorised over other axes)."""
+    """Running products left to right, each rounded once (softfloat._array_chains)."""
     a = converted(a, "cumprod", dtype)
     bits = a.bits.reshape(-1) if axis is None else np.moveaxis(a.bits, axis, 0)
-    running = np.empty_like(bits)
-    if bits.shape[0]:
-        running[0] = bits[0]
-        p = A.wrap(bits[0], a.format)
-        for k in range(1, bits.shape[0]):
-            p = p * A.wrap(bits[k], a.format)
-            running[k] = p.bits
+    running = running_products(A, bits, a.format) if bits.shape[0] else np.empty_like(bits)
     result = A.wrap(running if axis is None else np.moveaxis(running, 0, axis), a.format)
     return deliver(A, result, out, "cumprod")
 
@@ -157,21 +160,70 @@ def fix(A, x, out=None):
     return deliver(A, np.trunc(x), out, "fix")
 
 
-def _full_correlation(A, a, v):
-    """Every c[k] of ``correlate(a, v, "full")`` (k = -(N - 1) .. M - 1), the outputs of
-    equal overlap computed together as one batch of dot products."""
+def _full_correlation(A, a, v, name: str):
+    """Every c[k] of ``correlate(a, v, "full")`` (k = -(N - 1) .. M - 1): dot products of
+    the overlapping terms, as np.vecdot makes them (:func:`softfloat.vecdot`, the
+    context's accumulator, order and options, rounded once into the format), counted in
+    the context as one operation ``name``.  The outputs of equal overlap are computed
+    together; where padding is exact (:func:`_padding`), every output in one call."""
     m, n = a.shape[0], v.shape[0]
     ks = np.arange(-(n - 1), m)
     lo, hi = np.maximum(0, -ks), np.minimum(n, m - ks)  # n runs over [lo, hi)
     fmt, (abits, vbits) = A.common(a, v)
-    out = np.empty(ks.size, dtype=fmt.storage_dtype)
-    for length in np.unique(hi - lo):
-        rows = np.flatnonzero(hi - lo == length)
-        terms = lo[rows, None] + np.arange(length)
-        x = A.wrap(abits[terms + ks[rows, None]], fmt)
-        y = A.wrap(vbits[terms], fmt)
-        out[rows] = np.vecdot(x, y).bits
+    ctx = get_context()
+    acc = accumulator_of(ctx, fmt)
+
+    def dot(x, y):
+        return ctx.split(accumulate_vecdot(x, y, fmt, accumulator=acc, out_format=fmt, order=ctx.order,
+                                           return_flags=ctx.track_flags, **ctx.options()))
+    pad = _padding(ctx, acc, fmt)
+    if pad is not None:  # each output's terms, then (last in the chain) the products pad * +0
+        j = np.arange(n) if ctx.order == "sequential" else np.arange(n) - n + (hi - lo)[:, None]
+        inside = (j >= 0) & (j < (hi - lo)[:, None])
+        terms = np.where(inside, lo[:, None] + j, 0)
+        x = np.where(inside, abits[np.where(inside, terms + ks[:, None], 0)], fmt.storage_dtype.type(pad))
+        y = np.where(inside, vbits[terms], fmt.storage_dtype.type(0))
+        out, flags = dot(x, y)
+    else:
+        out = np.empty(ks.size, dtype=fmt.storage_dtype)
+        masks = {f: np.zeros(ks.size, bool) for f in FLAG_NAMES} if ctx.track_flags else None
+        swamped = np.zeros(ks.size, np.int64)
+        for length in np.unique(hi - lo):
+            rows = np.flatnonzero(hi - lo == length)
+            terms = lo[rows, None] + np.arange(length)
+            out[rows], found = dot(abits[terms + ks[rows, None]], vbits[terms])
+            if found is not None:
+                for f in FLAG_NAMES:
+                    masks[f][rows] = getattr(found, f)
+                swamped[rows] = found.swamped
+        flags = None if masks is None else AccumulationFlags(**masks, swamped=swamped)
+    ctx.record(name, flags)
     return A.wrap(out, fmt)
+
+
+def _padding(ctx, acc, fmt):
+    """The pattern of a zero that adds nothing to a running sum, or None where padding
+    each dot product with such zeros after its terms is not exactly the dot product
+    without them (also where softfloat._fastpaths.ENABLED, the shortcuts' switch, is off).
+
+    Why the padded chain is the same: in a sequential chain of IEEE additions in a
+    deterministic mode (reverse order: the pads come first in memory, last in the
+    chain), s + z for the zero z = -0 (+0 under downward, and in formats without -0) is
+    exactly s, for every running sum s -- a non-zero or non-finite s is unchanged, and
+    the zero sums follow IEEE 754-2019 6.3: -0 + -0 = -0 and +0 + -0 = +0, but under
+    downward +0 + +0 = +0 and -0 + +0 = -0.  s is a value of the accumulator already, so
+    its rounding is exact in every mode (flushing subnormals or not) and raises no flag;
+    a zero addend is never swamped; the product z * (+0) is z, exact, and no signalling
+    NaN; the final rounding into the format sees the same s.  Not taken for pairwise
+    order (the tree changes), a hardware accumulator (its groups of terms change) or
+    stochastic rounding (each call draws a key from the context's generator, and the
+    draws are numbered by k)."""
+    if (not _fastpaths.ENABLED or ctx.order not in ("sequential", "reverse") or isinstance(acc, FusedAccumulator)
+            or is_preset(acc) or ctx.rounding is Rounding.STOCHASTIC):
+        return None
+    if ctx.rounding is Rounding.DOWNWARD or not fmt.has_negative_zero:
+        return 0
+    return fmt.sign_mask
 
 
 def _correlation(A, a, v, mode: str, name: str):
@@ -182,7 +234,7 @@ def _correlation(A, a, v, mode: str, name: str):
     if mode not in ("full", "same", "valid"):
         raise ValueError(f"numpy.{name}: mode must be one of 'full', 'same' or 'valid'; got {mode!r}")
     m, n = np.shape(a)[0], np.shape(v)[0]
-    full = _full_correlation(A, a, v)
+    full = _full_correlation(A, a, v, name)
     if mode == "full":
         return full
     if mode == "valid":

@@ -29,10 +29,11 @@ import math
 
 import numpy as np
 
-from . import _fastpaths, codec, ops
+from . import codec, ops
 from . import _array_arithmetic, _array_coverage, _array_linalg, _array_ordering, _array_statistics  # noqa: F401 (they register)
 from . import _array_einsum, _array_polynomial, _array_structural, _array_values  # noqa: F401 (they register)
 from ._array_keywords import axes_of, collapse, converted, expand, reduce_with
+from ._array_chains import running_products, running_sums
 from ._array_ufunc_methods import pick_reduce
 from ._array_registry import FUNCTIONS, deliver, implements, plain, unsupported
 from ._array_ufuncs import accumulator_of
@@ -42,10 +43,7 @@ from ._context import get_context
 from .accumulate import vecdot as accumulate_vecdot
 from .accumulate.hardware import FusedAccumulator, is_preset
 from .accumulate.reduce import default_accumulator
-from .flags import FLAG_NAMES, AccumulationFlags
-from .formats import Format, as_format
-from .ops.kernels import addition_flags
-from .rounding import Rounding
+from .formats import as_format
 
 __all__ = ["FUNCTIONS", "implements"]
 
@@ -195,9 +193,7 @@ def _product(A, a, axis, keepdims):
     if terms.shape[0] == 0:
         result = A.wrap(np.full(terms.shape[1:], codec.encode(1.0, a.format)), a.format)
     else:
-        result = terms[0]
-        for k in range(1, terms.shape[0]):
-            result = result * terms[k]
+        result = A.wrap(running_products(A, terms.bits, a.format)[-1], a.format)
     return expand(result, a.ndim, axis) if keepdims else result
 
 
@@ -209,9 +205,7 @@ def cumsum(A, a, axis=None, dtype=None, out=None):
     units, so with one the running sums use the default accumulator, fp32 for narrower
     formats).  Three operations reach the context: the terms' conversion into the accumulator, the
     K - 1 additions (flags per addition, swamped ones counted), and the rounding of the
-    running sums into the format.  To nearest even in an fp16/fp32/fp64 accumulator the
-    chain is numpy's own (strictly sequential) add.accumulate; other modes and
-    accumulators take the K steps one at a time, each vectorised over the other axes.
+    running sums into the format.  The chain: softfloat._array_chains.running_sums.
     """
     if out is not None:
         return deliver(A, cumsum(A, a, axis=axis, dtype=dtype), out, "cumsum")
@@ -226,9 +220,7 @@ def cumsum(A, a, axis=None, dtype=None, out=None):
     terms, flags = ctx.split(ops.convert(bits, fmt, acc, return_flags=ctx.track_flags, **ctx.options()))
     ctx.record("cumsum", flags)
     terms = np.asarray(terms)
-    running, steps = _native_running_sums(terms, acc, ctx) if terms.shape[0] > 1 else (terms.copy(), None)
-    if running is None:
-        running, steps = _running_sums(terms, acc, ctx)
+    running, steps = running_sums(terms, acc, ctx)
     ctx.record("cumsum", steps)
     result, flags = ctx.split(ops.convert(running, acc, fmt, return_flags=ctx.track_flags, **ctx.options()))
     ctx.record("cumsum", flags)
@@ -259,50 +251,6 @@ def bincount(A, x, weights=None, minlength=0):
         terms = A.wrap(weights.bits[order[starts[chosen, None] + np.arange(m)]], weights.format)
         out[bins[chosen]] = np.sum(terms, axis=1).bits
     return A.wrap(out, weights.format)
-
-
-def _native_running_sums(terms, acc: Format, ctx):
-    """numpy's add.accumulate (strictly sequential) where it is the correctly rounded chain:
-    nearest_even, no saturation or flushing (a sum that lands below the smallest normal is
-    exact anyway), and no NaN anywhere (NaN results follow the platform's rules, not the FPU).
-    Returns (None, None) where that does not hold, or where softfloat._fastpaths.ENABLED
-    (the one off switch of the shortcuts) is False."""
-    native = acc.native_dtype  # numpy's addition in it is correctly rounded to nearest even
-    if native is None or not _fastpaths.ENABLED:
-        return None, None
-    if ctx.rounding is not Rounding.NEAREST_EVEN or ctx.saturate or not ctx.subnormals:
-        return None, None
-    t = terms.view(native)
-    with np.errstate(all="ignore"):
-        running = np.add.accumulate(t, axis=0)
-        if np.isnan(running).any():
-            return None, None
-        if not ctx.track_flags:
-            return running.view(terms.dtype), None
-        fl, swamped = addition_flags(running[:-1], t[1:], running[1:])
-    steps = fl.to_flags(running[1:].shape, swamped=swamped.astype(np.int64))
-    return running.view(terms.dtype), steps
-
-
-def _running_sums(terms, acc: Format, ctx):
-    """The chain one correctly rounded addition at a time along axis 0 (vectorised over
-    the other axes): the path for directed and stochastic modes, other accumulators, NaNs."""
-    running = np.empty_like(terms)
-    running[0] = terms[0]
-    masks = []
-    for k in range(1, terms.shape[0]):
-        running[k], f = ctx.split(ops.add(running[k - 1], terms[k], acc, return_flags=ctx.track_flags,
-                                          **ctx.options()))
-        masks.append(f)
-    if not ctx.track_flags or not masks:
-        return running, None
-    values = np.asarray(codec.decode(running, acc, dtype=np.float64))
-    term_values = np.asarray(codec.decode(terms[1:], acc, dtype=np.float64))
-    swamped = (running[1:] == running[:-1]) & np.isfinite(term_values) & (term_values != 0) \
-        & np.isfinite(values[:-1])
-    steps = AccumulationFlags(**{name: np.stack([np.asarray(getattr(f, name)) for f in masks]) for name in FLAG_NAMES},
-                              swamped=swamped.astype(np.int64))
-    return running, steps
 
 
 @implements(np.max, np.amax)

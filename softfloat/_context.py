@@ -24,6 +24,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from . import _validate
+from ._flagmasks import flags_of_code
 from .attributes import DEFAULT_ATTRIBUTES, RoundingAttributes, as_attributes
 from .flags import FLAG_NAMES, FLAG_VERBS, Flags
 from .platforms import Platform
@@ -204,6 +205,20 @@ class StickyFlags:
         self.operations += 1
         self.last = flags
 
+    def record_codes(self, codes) -> None:
+        """``record`` of one operation per row of ``codes`` (packed flag bytes, bit j the
+        j-th flag of FLAG_NAMES, for each element of a row): the same counts and ``last``
+        as a record per row, without a call each (a chain of scalar steps)."""
+        if not len(codes):
+            return
+        for j, name in enumerate(FLAG_NAMES):
+            n = np.count_nonzero(codes & (1 << j))
+            if n:
+                setattr(self, name, getattr(self, name) + int(n))
+        self.values += codes.size
+        self.operations += len(codes)
+        self.last = _flags_of(codes[-1])
+
     def clear(self) -> None:
         for name in (*FLAG_NAMES, "swamped", "values", "operations"):
             setattr(self, name, 0)
@@ -294,6 +309,21 @@ class Context:
         (flags None when they are not tracked)."""
         return out if self.track_flags else (out, None)
 
+    def record_steps(self, operation: str, codes) -> None:
+        """:meth:`record` of one operation per row of ``codes`` in turn (packed flag bytes,
+        bit j the j-th flag of FLAG_NAMES, for each element of a row), raising for the
+        first row with a trapped flag as that row's record would; nothing where flags are
+        not tracked."""
+        if not self.track_flags:
+            return
+        if self.traps:
+            trapped = sum(1 << j for j, name in enumerate(FLAG_NAMES) if name in self.traps)
+            hit = np.flatnonzero(np.any((np.asarray(codes) & trapped).reshape(len(codes), -1), axis=1))
+            if hit.size:
+                self.flags.record_codes(codes[:hit[0]])
+                self.record(operation, _flags_of(codes[hit[0]]))  # raises
+        self.flags.record_codes(codes)
+
     def record(self, operation: str, flags: Flags | None) -> None:
         """Count one operation's flags, then raise for the first trapped one (nothing to
         count when flags are not tracked)."""
@@ -308,6 +338,14 @@ class Context:
                 if mask.any():
                     index = tuple(int(i) for i in np.unravel_index(int(np.argmax(mask)), mask.shape))
                     raise SIGNALS[name](operation, index, int(np.count_nonzero(mask)))
+
+
+def _flags_of(codes) -> Flags:
+    """The Flags of one operation from its packed flag bytes (numpy bools for a 0-d one,
+    as the operations give them)."""
+    if np.ndim(codes) == 0:
+        return flags_of_code(int(codes))
+    return Flags(*(np.bitwise_and(codes, 1 << j) != 0 for j in range(len(FLAG_NAMES))))
 
 
 _CURRENT: contextvars.ContextVar[Context] = contextvars.ContextVar("softfloat_context")

@@ -15,6 +15,7 @@ import pytest
 
 import softfloat as sf
 from softfloat.accumulate import _orders, reduce
+from tests.fastpath_checks import general
 
 ONE16 = 0x3C00  # fp16 1.0: 0 01111 0000000000
 
@@ -216,3 +217,23 @@ def test_bad_input_gets_a_clear_error(call, exc, words):
         call()
     for word in words:
         assert word in str(info.value)
+
+
+
+@pytest.mark.parametrize("fmt, acc, mode", [("fp32", "fp32", "stochastic"), ("fp16", "fp64", "nearest_even"),
+                                            ("fp64", "fp64", "upward"), ("bf16", "bf16", "stochastic")])
+@pytest.mark.parametrize("kind", ["sum", "vecdot"])
+def test_a_nan_lane_stays_nan_beside_a_lane_rounded_from_significands(fmt, acc, mode, kind):
+    """A step whose exact sum is a pair hi + lo (lo != 0: huge + tiny) goes to the rounding
+    point as significands in fp64 and in stochastic rounding, which leaves NaN lanes to
+    the caller: the NaN column must still sum to NaN (no invalid: a NaN passed on), and
+    the other column be what it is alone, with the shortcuts on and off."""
+    huge, tiny = {"fp16": (60000.0, 2.0 ** -24), "fp64": (1e300, 1e-300)}.get(fmt, (2.0 ** 100, 2.0 ** -100))
+    x = np.asarray(sf.encode(np.array([[huge, huge], [np.nan, tiny], [1.0, 1.0]]), fmt))
+    kw = dict(accumulator=acc, rounding=mode, rng=1, return_flags=True)
+    func = sf.sum if kind == "sum" else (lambda x, fmt, **kw: sf.vecdot(x, x, fmt, **kw))
+    alone = general(lambda: func(x[:, 1], fmt, **kw))[0]
+    for run in (lambda f: f(), general):
+        bits, flags = run(lambda: func(x, fmt, axis=0, **kw))
+        assert np.isnan(values(bits[:1], acc)[0])
+        assert bits[1] == alone and not flags.invalid[0]

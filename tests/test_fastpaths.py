@@ -930,11 +930,11 @@ def test_declined_long_blocks_take_the_general_path_in_pieces(dtype, monkeypatch
 def test_the_off_switch_turns_off_the_accumulation_shortcuts(monkeypatch):
     """With ``_fastpaths.ENABLED`` False no native accumulation plan is made and the array
     layer's native cumsum declines; bits, flags and swamped counts equal the fast path's."""
-    from softfloat import _array_functions
+    from softfloat import _array_chains
     from softfloat.accumulate import _fast
 
     made, running = [], []
-    real_native, real_running = _fast.Native, _array_functions._native_running_sums
+    real_native, real_running = _fast.Native, _array_chains._native_running_sums
 
     def counting_native(*args, **kwargs):
         made.append(1)
@@ -946,7 +946,7 @@ def test_the_off_switch_turns_off_the_accumulation_shortcuts(monkeypatch):
         return result
 
     monkeypatch.setattr(_fast, "Native", counting_native)
-    monkeypatch.setattr(_array_functions, "_native_running_sums", counting_running)
+    monkeypatch.setattr(_array_chains, "_native_running_sums", counting_running)
     rng = np.random.default_rng(5)
     a = sf.encode(rng.standard_normal((32, 64)), "fp16")  # more terms than the tiles' shortcut
     b = sf.encode(rng.standard_normal((64, 64)), "fp16")  # takes (softfloat.accumulate._few.TERMS)

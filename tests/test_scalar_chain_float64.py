@@ -1,5 +1,5 @@
 """The float64 step of one-output chains on Python floats
-(softfloat.accumulate._scalar_chain._Float64Step: float64 sum, rounding to odd, then the
+(softfloat._fastpaths._chain._Float64Step: float64 sum, rounding to odd, then the
 pattern's rounding at the accumulator's last bit in the mode) against the exact path (the
 switch off) and the exact reference (Fractions and MPFR), flags and swamped counts
 included, in every deterministic mode."""
@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import softfloat as sf
-from softfloat.accumulate import _scalar_chain
+from softfloat._fastpaths import _chain
 
 from tests.accumulate_checks import check, random_patterns
 from tests.fastpath_checks import answers_of, assert_same, general
@@ -24,7 +24,7 @@ MODES = ["nearest_even", "nearest_even", "nearest_away", "toward_zero", "upward"
 @pytest.fixture
 def steps(monkeypatch):
     """The nearest steps taken (values) and declined (None)."""
-    return answers_of(monkeypatch, _scalar_chain._Float64Step, "step")
+    return answers_of(monkeypatch, _chain._Float64Step, "step")
 
 
 @st.composite

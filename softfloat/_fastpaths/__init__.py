@@ -79,12 +79,13 @@ from .._flagmasks import FlagMasks
 from .._workspace import BLOCK_SIZE
 from ..formats import Format, fp16, fp32
 from ..rounding import Rounding
-from . import _bfloat16, _decoding, _float16, _float32, _native16, _odd32, _plan, _scalar, _table, _truncate, _value_grid
+from . import _bfloat16, _chain, _decoding, _float16, _float32, _native16, _odd32, _plan, _scalar, _table, _truncate, _value_grid
 from ._table import TABLE_INDEX_MAX_BITS
 
 __all__ = ["ENABLED", "BLOCK_FACTOR", "TABLE_INDEX_MAX_BITS", "quantize_block", "TRUNCATING_BLOCK_FACTOR",
            "block_factor", "encode_block", "decode_by_shift", "decode_by_widening", "decode_table", "quantize_small",
            "SCALAR_INEXACT", "SCALAR_UNDERFLOW", "scalar_float", "scalar_ratio", "scalar_sqrt", "scalar_values",
+           "running_products", "scalar_sums",
            "float16_arithmetic", "float16_block", "float16_block_applies", "bfloat16_arithmetic", "float32_arithmetic",
            "float32_nearest_even",
            "bfloat16_nearest_even", "value_grid_plan", "value_grid_normal", "value_grid_round"]
@@ -293,6 +294,22 @@ def scalar_float(value: float, fmt: Format, attrs):
 def scalar_sqrt(num: int, k: int, fmt: Format, attrs):
     """:func:`scalar_ratio` of ``sqrt(num * 2**-k)`` (``num`` > 0)."""
     return _scalar.from_sqrt(num, k, fmt, attrs) if ENABLED else None
+
+
+def scalar_sums(s, terms, rands, acc: Format, attrs, values, trace=None):
+    """The chain ``s + terms[0] + terms[1] + ...`` on Python floats rounded into ``acc``,
+    until a step is declined (:func:`._chain.sums`: arguments, results, proof), or None
+    when switched off."""
+    return _chain.sums(s, terms, rands, acc, attrs, values, trace) if ENABLED else None
+
+
+def running_products(p: float, terms, fmt: Format, attrs, values):
+    """The chain ``p = round(p * t)`` over the Python floats ``terms`` of a narrow format
+    (softfloat.ops.kernels.is_narrow), step by step until one it hands back (an overflow,
+    a NaN, 0 * inf, a declined rounding): ``(values after each step, their flag codes,
+    steps done)`` (:mod:`._chain`: the proof), or None when switched off.  ``values``:
+    :func:`scalar_values` of the format (``finite=True``)."""
+    return _chain.products(p, terms, fmt, attrs, values) if ENABLED else None
 
 
 _VALUES: dict = {}  # id(fmt) -> (fmt, its values): the entry holds fmt, so the id stays its own

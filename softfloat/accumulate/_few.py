@@ -179,16 +179,26 @@ def matrix_product(spec, a, b):
 
 
 def paired_product(spec, a, b, axis):
-    """``vecdot`` of the pattern arrays ``a`` and ``b`` of ``spec.fmt`` and of one shape
-    along ``axis`` (an int), for at most :data:`TERMS` products, under
-    :func:`one_output`'s conditions; or None (the general path: also for broadcasting
-    operands and a bad axis, which it explains).  The result and flags as the general
-    path gives them."""
+    """``vecdot`` of the pattern arrays ``a`` and ``b`` of ``spec.fmt`` along ``axis``
+    (an int), the other axes broadcast as softfloat.accumulate._operands.paired_layout
+    broadcasts them (each operand's axis moved last), for at most :data:`TERMS`
+    products, under :func:`one_output`'s conditions; or None (the general path: also for
+    a bad axis or shapes, which it explains).  The result and flags as the general path
+    gives them."""
     found = _plan(spec, False)
-    if (found is None or type(a) is not np.ndarray or type(b) is not np.ndarray or a.shape != b.shape
-            or not 0 < a.size <= TERMS or type(axis) is not int or not -a.ndim <= axis < a.ndim):
+    if (found is None or type(a) is not np.ndarray or type(b) is not np.ndarray or not a.ndim or not b.ndim
+            or type(axis) is not int or not (-a.ndim <= axis < a.ndim and -b.ndim <= axis < b.ndim)):
         return None
-    if not (_operand(spec.fmt, a) and _operand(spec.fmt, b)):
+    if a.shape != b.shape:
+        x, y = np.moveaxis(a, axis, -1), np.moveaxis(b, axis, -1)
+        try:
+            shape = np.broadcast_shapes(x.shape[:-1], y.shape[:-1])
+        except ValueError:
+            return None
+        if x.shape[-1] != y.shape[-1]:
+            return None
+        a, b, axis = np.broadcast_to(x, shape + x.shape[-1:]), np.broadcast_to(y, shape + y.shape[-1:]), -1
+    if not (0 < a.size <= TERMS and _operand(spec.fmt, a) and _operand(spec.fmt, b)):
         return None
     K = a.shape[axis]
     X, Y = (np.moveaxis(p, axis, 0).reshape(K, -1) for p in (a, b))

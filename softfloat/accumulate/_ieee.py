@@ -21,6 +21,7 @@ from .._flagmasks import FlagMasks
 from ..attributes import RoundingAttributes
 from .._workspace import Workspace
 from ..formats import Format, fp64
+from ..rounding import Rounding
 from ..ops.kernels import (
     Exact,
     Target,
@@ -103,10 +104,22 @@ class Rounder:
         # non-NaN value rounds to (overflow, or an infinity) keeps that value's sign, as
         # in sf.encode, and reaches reduce._store as a float64 NaN of that sign
         self.signed_nan = fmt.specials.value == "fn"
+        # round_block leaves NaN lanes to the caller (the operations' NaN rules): where
+        # a pair goes to the rounding point as significands (fp64, stochastic rounding)
+        # they come back as zeros, so every format with a NaN writes its NaN in them
+        self.has_nan = fmt.has_nan
+        # binary64 to nearest even: a pair's hi is the rounded result (see _binary64)
+        self.binary64 = (fmt.precision == 53 and fmt.exponent_bits == 11 and fmt.specials.value == "ieee"
+                         and attrs.rounding is Rounding.NEAREST_EVEN)
+        self.normal = (float(fmt.min_normal), float(fmt.max_finite))
 
     def __call__(self, res: Exact, exact, xs, rand):
         """(values, FlagMasks or None): res rounded into fmt, NaN lanes flagged invalid
         where no operand was a NaN, and cleared of the other flags."""
+        if self.binary64 and res.lo is not None and _fastpaths.ENABLED:
+            found = self._binary64(res)
+            if found is not None:
+                return found
         n = res.hi.size
         if self.ws.size < n:
             self.ws = Workspace(n)
@@ -114,7 +127,7 @@ class Rounder:
         fl = round_block(res, exact, xs, self.target, rand, bits, self.ws)
         values = decode_block(bits, self.fmt, np.empty(n), self.ws)
         nan = np.isnan(res.hi)
-        if self.signed_nan and nan.any():
+        if self.has_nan and nan.any():
             values[nan] = np.nan  # a NaN passed on or made by an operation: canonical (+)
         if not self.want:
             return values, None
@@ -129,6 +142,31 @@ class Rounder:
         elif res.invalid is not None:  # the kernel's invalid (inf - inf, 0 * inf) beside
             fl.or_(FlagMasks(invalid=res.invalid))  # the rounding's (inf into a format without inf)
         return values, fl
+
+
+    def _binary64(self, res: Exact):
+        """The rounding into a binary64 format to nearest even of an add, mul or fma
+        kernel's pair (hi, lo) where every lane is finite, no hazard, and |hi| above the
+        smallest normal value: ``(hi, inexact where lo != 0)``; else None (the rounding
+        point's significand path).
+
+        Why: hi is the float64 (binary64) nearest-even rounding of the exact result V.
+        add and mul give an exact pair (TwoSum, Dekker's product: hi = fl(V)); fma gives
+        hi = fl(sh + RO(sl + pl)), which is RN(V) (Boldo and Melquiond's emulated FMA).
+        |hi| > the smallest normal makes V at least the midpoint above it: no tininess by
+        either rule; hi finite and at most max_finite: no overflow.  Inexact iff lo != 0,
+        exactly what the significand path reads from the pair: there hi + lo rounds to hi
+        (lo the TwoSum error of hi), inexact iff it is no float64; and for fma, V is a
+        float64 iff the tail sl + pl was exact and lo == 0 (an inexact tail has 53 bits
+        below sh's last place with an odd last bit, which no float64 near sh holds)."""
+        hi, lo = res.hi, res.lo
+        if (res.hazard is not None and res.hazard.any()) or (res.invalid is not None and res.invalid.any()):
+            return None
+        mag = np.abs(hi)
+        smallest, largest = self.normal
+        if not ((mag > smallest) & (mag <= largest)).all():
+            return None
+        return hi.copy(), (FlagMasks(inexact=lo != 0) if self.want else None)
 
 
 class Arithmetic:

@@ -33,7 +33,7 @@ from .._workspace import BLOCK_SIZE, Workspace
 from ..formats import Format, Specials
 
 __all__ = ["Layout", "Tile", "addition_swamped", "any_down", "initial_values", "invalid_products", "matmul_layout",
-           "paired_layout", "reshaped", "steps_swamped"]
+           "matmul_as_paired", "paired_layout", "reshaped", "steps_swamped"]
 
 
 @dataclass
@@ -418,6 +418,39 @@ def matmul_layout(fmt: Format, a, b, b_fmt=None):
     a_bits_t = np.ascontiguousarray(np.swapaxes(a3, 1, 2))
     layout = _Outer(shape, (fmt, b_fmt), a_bits_t, np.ascontiguousarray(b3), list(zip(ia.tolist(), ib.tolist())), M, N)
     return layout, signaling
+
+
+def matmul_as_paired(a, b):
+    """A batched matmul of pattern arrays whose dot products, laid out paired, take no more
+    room than the operands -- rows or columns of vectors, (..., 1, K) @ (..., K, N) or
+    (..., M, K) @ (..., K, 1), as np.vecdot, np.matvec and einsum's "ij,ij->i" make --
+    as the operands of a vecdot along the last axis: ``(x, y)``, broadcast views of shape
+    ``result shape + (K,)``, where ``x[..., q, :]`` is row i of a's batch element and
+    ``y[..., q, :]`` column j of b's, for each output q = (batch, i, j) in C order.  So
+    every output has the same terms a_ik * b_kj in the same order (k ascending) and the
+    same flat index as in the outer layout, which makes a tile of each batch element
+    (tens of microseconds for a few outputs each): the paired layout cuts the whole batch
+    into tiles of BLOCK_SIZE outputs.  None for anything else (a single batch element,
+    K = 0, an empty result, more room than the operands, and any operand matmul_layout
+    would refuse: it says why)."""
+    if type(a) is not np.ndarray or type(b) is not np.ndarray or a.dtype.kind not in "ui" \
+            or b.dtype.kind not in "ui" or not a.ndim or not b.ndim or max(a.ndim, b.ndim) < 3:
+        return None
+    a2 = a[None, :] if a.ndim == 1 else a
+    b2 = b[:, None] if b.ndim == 1 else b
+    (M, K), (K2, N) = a2.shape[-2:], b2.shape[-2:]
+    try:
+        batch = np.broadcast_shapes(a2.shape[:-2], b2.shape[:-2])
+    except ValueError:
+        return None
+    Q = math.prod(batch) * M * N
+    if K != K2 or not K or not Q or math.prod(batch) < 2 or Q * K > a.size + b.size:
+        return None
+    shape = batch + ((M,) if a.ndim > 1 else ()) + ((N,) if b.ndim > 1 else ())  # matmul's: 1-d axes removed
+    full = batch + (M, N, K)
+    x = np.broadcast_to(a2[..., :, None, :], full).reshape(shape + (K,))
+    y = np.broadcast_to(np.swapaxes(b2, -1, -2)[..., None, :, :], full).reshape(shape + (K,))
+    return x, y
 
 
 def initial_values(c, out_format: Format, shape):

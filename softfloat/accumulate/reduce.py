@@ -19,7 +19,7 @@ from .._workspace import BLOCK_SIZE, Workspace
 from ..formats import as_format, native_format
 from . import _fast, _few, _fused, _ieee, _orders
 from ._operands import _axes as normal_axes
-from ._operands import initial_values, matmul_layout, paired_layout, reshaped
+from ._operands import initial_values, matmul_as_paired, matmul_layout, paired_layout, reshaped
 from ._spec import ReductionSpec, default_accumulator
 
 __all__ = ["default_accumulator", "matmul", "sum", "vecdot"]
@@ -194,6 +194,11 @@ def vecdot(a, b, fmt, *, b_format=None, axis=-1, accumulator=None, out_format=No
                          product=product, order=order, block=block, attributes=attrs, want=return_flags).keyed(rng)
     if _dask.any_dask(a, b, c):
         return _lazy_vecdot(a, b, spec, axis, c)
+    return _paired(spec, a, b, axis, c)
+
+
+def _paired(spec: ReductionSpec, a, b, axis, c):
+    """vecdot in memory (and a batched matmul of vectors, as matmul_as_paired lays it out)."""
     if c is None and not spec.mixed and axis in (0, -1) and type(a) is np.ndarray and type(b) is np.ndarray \
             and a.ndim == b.ndim == 1 and a.shape == b.shape:
         small = _one_output(spec, a, b)
@@ -203,7 +208,7 @@ def vecdot(a, b, fmt, *, b_format=None, axis=-1, accumulator=None, out_format=No
         small = _few.paired_product(spec, a, b, axis)  # a few products, without the tiles
         if small is not None:
             return small
-    layout, signaling = paired_layout(fmt, a, b, axis=axis, names=("a", "b"), y_fmt=spec.b_format)
+    layout, signaling = paired_layout(spec.fmt, a, b, axis=axis, names=("a", "b"), y_fmt=spec.b_format)
     return _reduce(layout, signaling, spec, c)
 
 
@@ -271,6 +276,9 @@ def matmul(a, b, fmt, *, b_format=None, accumulator=None, out_format=None, c=Non
         small = _few.matrix_product(spec, a, b)  # a few multiply-adds, without the tiles
         if small is not None:
             return small
+    vectors = matmul_as_paired(a, b) if _fastpaths.ENABLED else None  # (a shortcut: a tile per batch element
+    if vectors is not None:  # of the outer layout against tiles of the whole batch)
+        return _paired(spec, *vectors, -1, c)
     layout, signaling = matmul_layout(fmt, a, b, spec.b_format)
     return _reduce(layout, signaling, spec, c)
 
