@@ -42,7 +42,11 @@ def emulate(recipe, *, accumulator=None, elementwise=False, model=None, telemetr
     ("fprop") and backward products ("dgrad" = grad_output x weights^T, "wgrad" =
     inputs^T x grad_output) run through one :class:`softfloat.recipes.GemmEngine`:
     operands quantised as the recipe says (scaled FP8 with per-site amax history for
-    delayed scaling), products and sums in ``accumulator``, results rounded into the
+    delayed scaling; a batched call -- bmm, a batched matmul or einsum, baddbmm,
+    attention's heads, a grouped convolution's groups -- is one product of its site: a
+    per-tensor scale is one per operand over the whole call, from the history as it was
+    before the call, which then gains the call's amax once; row tiles, blocks and MX
+    blocks stay within each matrix), products and sums in ``accumulator``, results rounded into the
     recipe's ``activations`` format (forward) or ``gradients`` format (backward).  A
     bias (``F.linear``'s, ``addmm``'s ``input``) is added in the accumulator after the
     products and the sum rounded once into the output format, as cuBLAS's epilogue does.
@@ -218,7 +222,8 @@ class Emulation:
         def run(a, b, kind, *, bias=None, part=""):  # part: a sub-site, e.g. ".qk" of an attention
             got = engine.gemm(a, b, kind, site + part, bias=bias, out=outputs[kind], record=record)
             values, rec = got if record else (got, None)
-            telemetry.append(GemmTelemetry(site + part, kind, op, (a.shape[0], a.shape[1], b.shape[1]), rec))
+            batch = a.shape[0] if a.ndim == 3 else 1
+            telemetry.append(GemmTelemetry(site + part, kind, op, tuple(a.shape[-2:]) + (b.shape[-1],), rec, batch))
             return values
         return run
 

@@ -9,8 +9,9 @@ expands and stacks, whose gradients torch's autograd takes care of:
 - ``linear(x, w, b)`` over (..., K) inputs is one (M, K) x (K, N) product, M the
   product of the leading axes, the bias added in the accumulator;
 - ``matmul`` follows torch's rules (1-d operands become a row or a column, batch axes
-  broadcast); a 2-d right operand makes it one product, else one product per batch
-  entry (a Python loop over the batch axis only);
+  broadcast); a 2-d right operand makes it one product, else one batched call: a
+  stack of one product per batch entry (:func:`softfloat.torch._products.batched`; a
+  per-tensor scale covers the whole call, as for bmm, baddbmm and einsum's batches);
 - ``addmm``/``baddbmm`` with ``beta == alpha == 1`` add ``input`` in the accumulator; with
   other factors the product is scaled and added in the caller's dtype and the sum
   rounded again into the output format; ``beta == 0`` ignores ``input`` (as torch does);

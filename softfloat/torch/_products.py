@@ -1,7 +1,10 @@
 """One emulated matrix product as a torch autograd Function: the forward product and,
 in the backward pass, the dgrad and wgrad products, each run by the emulation's engine.
 
-Shapes: ``a`` (M, K), ``b`` (K, N), ``bias`` None or broadcastable to (M, N):
+Shapes: ``a`` (M, K), ``b`` (K, N), ``bias`` None or broadcastable to (M, N) -- or a
+batched call's stacks (B, M, K), (B, K, N) and a bias broadcastable to (B, M, N), one
+engine call each way for the whole stack (``^T`` below then exchanges each matrix's
+axes), so that a per-tensor scale covers the call's whole operand:
 
     fprop   y  = a @ b (+ bias in the accumulator)   engine.gemm(a,   b,   "fprop")
     dgrad   da = dy @ b^T                             engine.gemm(dy,  b^T, "dgrad")
@@ -38,7 +41,8 @@ __all__ = ["batched", "gemm", "rows"]
 
 
 def gemm(run, a, b, bias=None):
-    """``a @ b (+ bias)`` of 2-d tensors, emulated forward and backward.
+    """``a @ b (+ bias)`` of 2-d tensors (or of stacks of as many: 3-d tensors, one
+    call's products), emulated forward and backward.
 
     ``run(A, B, kind, bias=C)`` computes one product (the emulation's engine call, bound
     to a call site) of the operands as :func:`_values` gives them -- numpy arrays, or
@@ -51,17 +55,18 @@ def gemm(run, a, b, bias=None):
 
 def batched(run, a, b, c=None):
     """``a @ b (+ c)`` of (..., M, K) and (..., K, N) tensors (``c`` None or broadcastable
-    to (..., M, N)): one emulated 2-d product per entry of the broadcast batch axes (a
-    Python loop over the batch entries only)."""
+    to (..., M, N)): the 2-d product of each entry of the broadcast batch axes, all of
+    them one emulated call (a stack of B = the batch's size products, see
+    :class:`softfloat.recipes.GemmEngine`: one per-tensor scale per operand over the
+    call, one telemetry record)."""
     batch = torch.broadcast_shapes(a.shape[:-2], b.shape[:-2])
     m, n = a.shape[-2], b.shape[-1]
+    if math.prod(batch) == 0:  # an empty batch: torch's own empty product, which autograd follows
+        return torch.matmul(a, b) if c is None else torch.matmul(a, b) + c
     a3 = rows(a.expand(*batch, *a.shape[-2:]), 2)
     b3 = rows(b.expand(*batch, *b.shape[-2:]), 2)
     c3 = None if c is None else rows(c.expand(*batch, m, n), 2)
-    parts = [gemm(run, a3[i], b3[i], None if c3 is None else c3[i]) for i in range(a3.shape[0])]
-    if not parts:  # an empty batch: torch's own empty product, which autograd follows
-        return torch.matmul(a, b) if c is None else torch.matmul(a, b) + c
-    return torch.stack(parts).reshape(*batch, m, n)
+    return gemm(run, a3, b3, c3).reshape(*batch, m, n)
 
 
 def rows(t, trailing: int = 1):
@@ -94,9 +99,9 @@ def _backward(ctx, grad):
     grad_a = grad_b = None
     with torch._C.DisableTorchFunction():  # backward() may run inside an active emulation
         if ctx.needs_input_grad[0]:
-            grad_a = to_tensor(ctx.run(g, _values(b, "other").T, "dgrad"), a.dtype, a.device)
+            grad_a = to_tensor(ctx.run(g, _values(b, "other").swapaxes(-1, -2), "dgrad"), a.dtype, a.device)
         if ctx.needs_input_grad[1]:
-            grad_b = to_tensor(ctx.run(_values(a, "input").T, g, "wgrad"), b.dtype, b.device)
+            grad_b = to_tensor(ctx.run(_values(a, "input").swapaxes(-1, -2), g, "wgrad"), b.dtype, b.device)
     return grad_a, grad_b
 
 
