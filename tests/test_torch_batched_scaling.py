@@ -112,3 +112,45 @@ def test_attention_heads_and_groups_are_one_call_each():
         F.conv2d(x, w, groups=2)
     assert [(r.site, r.batch) for r in em.telemetry] == [("attention#1.qk", 8), ("attention#1.pv", 8),
                                                          ("conv2d#2", 2)]
+
+
+@pytest.mark.parametrize("beta, alpha", [(1, 1), (0.5, 2.0), (0, 1)])
+def test_addbmm_is_atens_loop_over_one_call_of_products(beta, alpha):
+    a, b, c = tensor((3, 4, 16), 13, 6), tensor((3, 16, 5), 14, 2), tensor((4, 5), 15, 2)
+    with sft.emulate("fp8-current", accumulator="fp32") as em:
+        y = torch.addbmm(c, a, b, beta=beta, alpha=alpha)
+    sa = sf.scaled_encode(_np(a), "e4m3", amax_epsilon=1e-12)   # one scale per operand
+    sb = sf.scaled_encode(_np(b), "e4m3", amax_epsilon=1e-12)
+    factor = np.float32(sa.scale_inv) * np.float32(sb.scale_inv)
+    running, step_beta = _np(c), beta
+    for i in range(3):  # addmm_ of each entry in turn, rounded into bf16 each time
+        acc = sf.decode(sf.matmul(sa.bits[i], sb.bits[i], "e4m3", accumulator="fp32", out_format="fp32"),
+                        "fp32").astype(np.float32) * factor
+        if step_beta == 1 and alpha == 1:
+            running = sf.quantize((acc + running).astype(np.float32), "bf16")
+        else:
+            product = sf.quantize(acc, "bf16")
+            running = product if (step_beta, alpha) == (0, 1) else sf.quantize(
+                (alpha * product if step_beta == 0 else step_beta * running + alpha * product).astype(np.float32),
+                "bf16")
+        step_beta = 1
+    assert np.array_equal(_np(y), running)
+    y.sum().backward()  # the gradient of every entry: the one (broadcast) gradient, one call each
+    assert [(r.kind, r.batch) for r in em.telemetry] == [("fprop", 3), ("dgrad", 3), ("wgrad", 3)]
+    assert a.grad.shape == a.shape and torch.isfinite(b.grad).all()
+
+
+def test_a_chains_products_are_sub_sites_each_scaled_by_its_own_history():
+    a, b, c = tensor((4, 8), 16, 6).detach(), tensor((8, 3), 17, 6).detach(), tensor((3, 5), 18, 6).detach()
+    with sft.emulate("fp8", accumulator="fp32") as em:
+        for _ in range(2):
+            torch.linalg.multi_dot([a, b, c])
+    sites = [r.site for r in em.telemetry]
+    assert len(set(sites)) == 2 and all(s.endswith((".1", ".2")) for s in sites)
+    # the second call's first product is scaled by the history of the first call's
+    # first product alone (not by the amaxes of the chain's other product)
+    assert em.telemetry[2].site == em.telemetry[0].site
+    for side in ("a", "b"):
+        hist = sf.DelayedScaling("e4m3")
+        hist.update(getattr(em.telemetry[0].record, side).amax)
+        assert getattr(em.telemetry[2].record, side).scale == hist.scale

@@ -219,8 +219,9 @@ class Emulation:
         engine, record, telemetry = self.engine, self.record, self.telemetry
         outputs = {kind: getattr(self.recipe, field) for kind, field in _OUTPUT.items()}
 
-        def run(a, b, kind, *, bias=None, part=""):  # part: a sub-site, e.g. ".qk" of an attention
-            got = engine.gemm(a, b, kind, site + part, bias=bias, out=outputs[kind], record=record)
+        def run(a, b, kind, *, bias=None, part="", rounded=True):  # part: a sub-site, e.g. ".qk"
+            got = engine.gemm(a, b, kind, site + part, bias=bias, out=outputs[kind] if rounded else None,
+                              record=record)
             values, rec = got if record else (got, None)
             batch = a.shape[0] if a.ndim == 3 else 1
             telemetry.append(GemmTelemetry(site + part, kind, op, tuple(a.shape[-2:]) + (b.shape[-1],), rec, batch))

@@ -19,9 +19,11 @@ expands and stacks, whose gradients torch's autograd takes care of:
 - ``mv``, ``dot`` and ``vdot`` are ``matmul``'s 1-d cases; ``inner(a, b)`` of (..., K)
   tensors and ``tensordot`` are one (M, K) x (K, N) product (0-d operands of ``inner``:
   torch's own multiplication); ``addmv`` is ``addmm`` with a column; ``addbmm`` is
-  ATen's loop of ``addmm_`` over the batch, each step rounded into the output;
-  ``linalg.multi_dot`` is ATen's chain of products in ATen's order; ``matrix_power``
-  ATen's products by the bits of n (a negative power, an inverse, is torch's own);
+  ATen's loop of ``addmm_`` over the batch, each step rounded into the output (the
+  entries' products one batched call); ``linalg.multi_dot`` is ATen's chain of products
+  in ATen's order; ``matrix_power`` ATen's products by the bits of n (a negative power,
+  an inverse, is torch's own) -- a chain's products (and einsum's pairs) are sub-sites
+  ``<site>.1``, ``<site>.2``, ... in the order they run, each with its own scaling state;
   ``cdist`` with p = 2, where ATen takes a product for it, is its ``_euclidean_dist``;
 - ``einsum`` with two operands: one batched product (:func:`softfloat.torch._einsum.plan`),
   diagonals taken and labels of one operand alone summed first in torch
@@ -39,6 +41,8 @@ emulate); complex ones are a TypeError.  ``out=`` receives a copy of the result.
 
 from __future__ import annotations
 
+import functools
+import itertools
 import math
 
 import torch
@@ -201,13 +205,23 @@ def _addmv(run, b, round_again):
 
 def _addbmm(run, b, round_again):
     """addbmm as ATen computes it: ``addmm_`` of each batch entry into the result in
-    turn (beta on the first only), each rounded into the output."""
-    result, beta = b["input"].expand(b["batch1"].shape[1], b["batch2"].shape[2]), b.get("beta", 1)
-    if b["batch1"].shape[0] == 0:
+    turn (beta on the first only), each rounded into the output.  The entries' products
+    are one call (a stack: one per-tensor scale per operand over the batch), left in the
+    accumulator's fp32; each step then ends as :func:`_scaled` ends one addmm: with
+    beta == alpha == 1 the running result added in fp32 (the epilogue) and the sum
+    rounded once, else the product rounded, scaled, added and rounded again."""
+    x, y = b["batch1"], b["batch2"]
+    result, beta, alpha = b["input"].expand(x.shape[1], y.shape[2]), b.get("beta", 1), b.get("alpha", 1)
+    if x.shape[0] == 0:
         return result * beta
-    for x, y in zip(b["batch1"], b["batch2"]):
-        result = _scaled(run, {"input": result, "mat1": x, "mat2": y, "beta": beta, "alpha": b.get("alpha", 1)},
-                         "mat1", "mat2", round_again)
+    dtype = result.dtype
+    for acc in gemm(run, x, y, rounded=False):
+        if beta == 1 and alpha == 1:
+            result = round_again(acc.to(torch.float32) + result.to(torch.float32)).to(dtype)  # fp32(acc + c)
+        else:
+            product = round_again(acc).to(dtype)
+            result = product if beta == 0 and alpha == 1 else round_again(
+                alpha * product if beta == 0 else beta * result + alpha * product)
         beta = 1
     return result
 
@@ -238,11 +252,14 @@ def _multi_dot(run, ts):
                     if cost[(i, j)] is None or q < cost[(i, j)]:
                         cost[(i, j)], split[(i, j)] = q, k
 
+    step = _numbered(run)
+
     def chain(i, j):
         if i == j:
             return ts[i]
         k = split.get((i, j), i)  # two matrices: one product
-        return gemm(run, chain(i, k), chain(k + 1, j))
+        left, right = chain(i, k), chain(k + 1, j)
+        return gemm(step(), left, right)
     result = chain(0, n - 1)
     if row:
         result = result[0]
@@ -258,16 +275,25 @@ def _matrix_power(run, a, n: int):
     if n < 2:
         return torch.eye(a.shape[-1], dtype=a.dtype, device=a.device).expand_as(a).clone() if n == 0 \
             else a.clone()
+    step = _numbered(run)
     if n in (2, 3):
-        square = _matmul(run, a, a)
-        return square if n == 2 else _matmul(run, square, a)
+        square = _matmul(step(), a, a)
+        return square if n == 2 else _matmul(step(), square, a)
     z = result = None
     while n:
         n, bit = divmod(n, 2)
-        z = a if z is None else _matmul(run, z, z)
+        z = a if z is None else _matmul(step(), z, z)
         if bit:
-            result = z if result is None else _matmul(run, result, z)
+            result = z if result is None else _matmul(step(), result, z)
     return result
+
+
+def _numbered(run):
+    """A function giving the engine call of a chain's next product: sub-sites ".1",
+    ".2", ... in the order the products run, so that each product of a chain (whose
+    operands differ) keeps its own scaling state, updated once per call."""
+    count = itertools.count(1)
+    return lambda: functools.partial(run, part=f".{next(count)}")
 
 
 def _cdist_by_product(b) -> bool:
@@ -373,9 +399,11 @@ def _einsum(args, run_for):
     if len(operands) > 2:  # torch's own way: pairs (opt_einsum's path where torch takes it)
         if len({t.dtype for t in operands}) > 1 or not operands[0].dtype.is_floating_point:
             return NotImplemented  # torch's own error, or its integer product
+        step_run = _numbered(run_for("einsum"))  # one site, a sub-site per pair
         for i, j, step in pairwise(equation, len(operands), _opt_einsum_path(equation, operands)):
             try:
-                pair = _einsum((step, operands[i], operands[j]), run_for)
+                run = step_run()
+                pair = _einsum((step, operands[i], operands[j]), lambda _name, run=run: run)
             except NotImplementedError as exc:
                 raise NotImplementedError(f"einsum {equation!r}: its step {step!r} is not emulated ({exc})") from None
             operands = [t for k, t in enumerate(operands) if k not in (i, j)] + [pair]

@@ -40,17 +40,20 @@ from ._tensors import device_values, host_values, to_tensor
 __all__ = ["batched", "gemm", "rows"]
 
 
-def gemm(run, a, b, bias=None):
+def gemm(run, a, b, bias=None, *, rounded=True):
     """``a @ b (+ bias)`` of 2-d tensors (or of stacks of as many: 3-d tensors, one
     call's products), emulated forward and backward.
 
-    ``run(A, B, kind, bias=C)`` computes one product (the emulation's engine call, bound
-    to a call site) of the operands as :func:`_values` gives them -- numpy arrays, or
-    tensors on a device that takes the torch path -- and returns values of the same kind.
+    ``run(A, B, kind, bias=C, rounded=...)`` computes one product (the emulation's
+    engine call, bound to a call site) of the operands as :func:`_values` gives them --
+    numpy arrays, or tensors on a device that takes the torch path -- and returns values
+    of the same kind.  ``rounded=False`` leaves the forward result in the accumulator's
+    fp32 (a float32 tensor, float64 for float64 operands) for the caller to finish, as
+    ATen's addbmm loop does; the backward products are rounded as always.
     """
     if bias is None:
-        return _Gemm.apply(a, b, run)
-    return _GemmBias.apply(a, b, bias, run)
+        return _Gemm.apply(a, b, run, rounded)
+    return _GemmBias.apply(a, b, bias, run, rounded)
 
 
 def batched(run, a, b, c=None):
@@ -85,12 +88,13 @@ def _values(t, name: str):
     return host_values(t, name)
 
 
-def _forward(ctx, a, b, bias, run):
+def _forward(ctx, a, b, bias, run, rounded):
     ctx.run = run
     ctx.save_for_backward(a, b)
     values = run(_values(a, "input"), _values(b, "other"), "fprop",
-                 bias=None if bias is None else _values(bias, "bias"))
-    return to_tensor(values, a.dtype, a.device)
+                 bias=None if bias is None else _values(bias, "bias"), rounded=rounded)
+    dtype = a.dtype if rounded or a.dtype == torch.float64 else torch.float32  # fp32 sums: kept whole
+    return to_tensor(values, dtype, a.device)
 
 
 def _backward(ctx, grad):
@@ -107,20 +111,20 @@ def _backward(ctx, grad):
 
 class _Gemm(torch.autograd.Function):
     @staticmethod
-    def forward(ctx, a, b, run):  # noqa: D102 - torch's protocol
-        return _forward(ctx, a, b, None, run)
+    def forward(ctx, a, b, run, rounded):  # noqa: D102 - torch's protocol
+        return _forward(ctx, a, b, None, run, rounded)
 
     @staticmethod
     @torch.autograd.function.once_differentiable
     def backward(ctx, grad):  # noqa: D102
-        return (*_backward(ctx, grad), None)
+        return (*_backward(ctx, grad), None, None)
 
 
 class _GemmBias(torch.autograd.Function):
     @staticmethod
-    def forward(ctx, a, b, bias, run):  # noqa: D102
+    def forward(ctx, a, b, bias, run, rounded):  # noqa: D102
         ctx.bias_shape, ctx.bias_dtype = bias.shape, bias.dtype
-        return _forward(ctx, a, b, bias, run)
+        return _forward(ctx, a, b, bias, run, rounded)
 
     @staticmethod
     @torch.autograd.function.once_differentiable
@@ -130,7 +134,7 @@ class _GemmBias(torch.autograd.Function):
         if ctx.needs_input_grad[2]:
             with torch._C.DisableTorchFunction():
                 grad_bias = _sum_to(grad, ctx.bias_shape).to(ctx.bias_dtype)
-        return grad_a, grad_b, grad_bias, None
+        return grad_a, grad_b, grad_bias, None, None
 
 
 def _sum_to(grad, shape):
