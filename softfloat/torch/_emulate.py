@@ -109,7 +109,10 @@ def emulate(recipe, *, accumulator=None, elementwise=False, model=None, telemetr
         with a straight-through gradient.
     model : torch.nn.Module, optional
         The module whose ``named_modules()`` name the call sites; default: the first
-        module called inside the block.
+        module called inside the emulation (its first block).  Modules outside it are
+        named by type and instance, numbered in the order they first ran (``Linear[1]``,
+        ``Linear[2]``): each module instance is its own call site (its own FP8 scaling
+        state), whether or not it is in the model.
     telemetry : True, False or "operands", default True
         Record the engine's counts of every product; "operands" leaves out the
         accumulator's swamped additions, which cost several times the product itself.
@@ -160,14 +163,13 @@ class Emulation:
         self.telemetry = Telemetry()
         self._model = model
         self._mode = None
-        self._sites = None
+        self._sites = Sites(model)  # the names hold over every block, as the engine's state does
         self._lock = threading.Lock()
 
     # ---- the context ----------------------------------------------------------------
     def __enter__(self) -> "Emulation":
         if self._mode is not None:
             raise RuntimeError("this Emulation is already active; make another with softfloat.torch.emulate")
-        self._sites = Sites(self._model)
         self._mode = _Mode(self)
         _skip_as_frame(_Mode.__torch_function__)
         self._sites.install()
