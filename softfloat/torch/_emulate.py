@@ -65,8 +65,10 @@ def emulate(recipe, *, accumulator=None, elementwise=False, model=None, telemetr
     - Tensors keep their dtype: a float32 model stays float32 and its tensors hold
       values of the emulated formats (a float16/bfloat16 tensor receives the result cast
       into its dtype, exact when that dtype holds the output format).
-    - ``nn.LSTM``/``GRU``/``RNN`` are written out in torch calls whose products are
-      emulated (``softfloat.torch._recurrent``).  Products computed inside one torch
+    - ``nn.LSTM``/``GRU``/``RNN`` and their cells (``nn.LSTMCell``/``GRUCell``/
+      ``RNNCell``) are written out in torch calls whose products are emulated
+      (``softfloat.torch._recurrent``: the input's and the hidden state's products,
+      then PyTorch's gate equations in the tensors' dtype).  Products computed inside one torch
       kernel (packed sequences' recurrences, ``nn.Bilinear``, negative matrix powers:
       ``softfloat.torch._ops.OPAQUE``) are out of reach: they run as torch runs them,
       with a UserWarning once per block and function; so do TorchScript modules
@@ -317,6 +319,9 @@ class _Mode(TorchFunctionMode):
                 result = _recurrent.run(func, args, kwargs)
             if result is not None:
                 return result
+        elif func in _recurrent.CELLS:
+            with self:
+                return _recurrent.cell(func, args, kwargs)
         if func in _ops.OPAQUE and func not in self.warned:  # (a packed sequence's recurrence too)
             self.warned.add(func)
             warnings.warn(f"{_ops.OPAQUE[func]} runs its matrix products inside one torch kernel: they are not "
