@@ -13,6 +13,7 @@ from torch.overrides import TorchFunctionMode
 
 from ..recipes import GemmEngine, as_recipe
 from . import _ops, _recurrent
+from ._elementwise import ELEMENTWISE, Steps, in_place
 from ._engine_kernels import TORCH_KERNELS
 from ._sites import Sites
 from ._tensors import check_device
@@ -106,9 +107,18 @@ def emulate(recipe, *, accumulator=None, elementwise=False, model=None, telemetr
     accumulator : str, Format or FusedAccumulator, optional
         None: the recipe's own.  A format ("fp32") or a tensor-core model ("h100").
     elementwise : bool, default False
-        Also round the results of elementwise operations (layer_norm, gelu, softmax,
-        additions, ...) into the recipe's ``activations`` format, in the forward pass,
-        with a straight-through gradient.
+        Also round the results of elementwise operations into the recipe's
+        ``activations`` format, in the forward pass, with a straight-through gradient:
+        ``+ - * /`` in every spelling (functions, methods, operators, reflected,
+        in place -- the tensor rounded in place -- and ``out=``), ``pow``, ``sqrt``,
+        ``rsqrt``, ``exp``, ``log``, ``sigmoid``, ``tanh``, ``relu``, ``gelu``, ``silu``,
+        ``softplus``, ``mish``, ``elu``, ``leaky_relu``, ``hardswish``, ``hardsigmoid``,
+        ``softmax``, ``log_softmax``, ``layer_norm``, ``rms_norm``, ``group_norm``,
+        ``batch_norm``, ``instance_norm``, ``dropout`` (each computed by torch in the
+        tensors' dtype, then rounded once), and so the modules calling them; not
+        reductions (``sum``, ``mean``) or other functions.  Nothing is rounded inside an
+        optimizer's ``step()`` (its updates are not activations).  The list:
+        ``softfloat.torch._elementwise``.
     model : torch.nn.Module, optional
         The module whose ``named_modules()`` name the call sites; default: the first
         module called inside the emulation (its first block).  Modules outside it are
@@ -166,6 +176,7 @@ class Emulation:
         self._model = model
         self._mode = None
         self._sites = Sites(model)  # the names hold over every block, as the engine's state does
+        self._steps = Steps()
         self._lock = threading.Lock()
 
     # ---- the context ----------------------------------------------------------------
@@ -175,10 +186,12 @@ class Emulation:
         self._mode = _Mode(self)
         _skip_as_frame(_Mode.__torch_function__)
         self._sites.install()
+        self._steps.install()
         try:
             self._mode.__enter__()
         except BaseException:
             self._sites.remove()
+            self._steps.remove()
             self._mode = None
             raise
         return self
@@ -189,6 +202,7 @@ class Emulation:
             mode.__exit__(*exc)
         finally:
             self._sites.remove()
+            self._steps.remove()
 
     def report(self) -> str:
         """The per-site table of :meth:`Telemetry.report`, headed by the recipe."""
@@ -249,17 +263,6 @@ def _named(argname: str, make, value):
         if text.startswith(argname):
             raise
         raise type(exc)(f"{argname}={value!r}: {text}") from None
-
-
-#: elementwise functions whose results ``elementwise=True`` rounds into the activations format
-_ELEMENTWISE = frozenset({
-    torch.nn.functional.layer_norm, torch.nn.functional.gelu, torch.nn.functional.softmax,
-    torch.nn.functional.relu, torch.nn.functional.silu, torch.nn.functional.rms_norm,
-    torch.nn.functional.dropout, torch.softmax, torch.tanh, torch.add, torch.sub, torch.mul,
-    torch.Tensor.__add__, torch.Tensor.__radd__, torch.Tensor.__sub__, torch.Tensor.__rsub__,
-    torch.Tensor.__mul__, torch.Tensor.__rmul__, torch.Tensor.__truediv__, torch.Tensor.add,
-    torch.Tensor.mul, torch.Tensor.softmax, torch.Tensor.tanh,
-})
 
 
 #: Python-level torch functions that hand themselves whole to a function mode: run
@@ -327,9 +330,9 @@ class _Mode(TorchFunctionMode):
             warnings.warn(f"{_ops.OPAQUE[func]} runs its matrix products inside one torch kernel: they are not "
                           f"emulated under softfloat.torch.emulate (torch's own arithmetic)", stacklevel=2)
         result = func(*args, **kwargs)
-        if em.elementwise and func in _ELEMENTWISE and isinstance(result, torch.Tensor) \
-                and result.dtype.is_floating_point and result.device.type != "meta":
-            result = _rounded(result, em)
+        if em.elementwise and func in ELEMENTWISE and isinstance(result, torch.Tensor) \
+                and result.dtype.is_floating_point and result.device.type != "meta" and not em._steps.active:
+            result = _rounded(result, em, in_place(args, kwargs, result))
         return result
 
 
@@ -343,6 +346,9 @@ def _emulated(name, args, kwargs, em):
 
 
 @torch.compiler.disable
-def _rounded(result, em):
+def _rounded(result, em, written: bool):
+    """``result`` rounded (straight-through); a tensor an in-place call wrote into is
+    overwritten with its rounding (autograd records the copy)."""
     with torch._C.DisableTorchFunction():
-        return em._round(result)
+        rounded = em._round(result)
+        return result.copy_(rounded) if written else rounded
