@@ -75,8 +75,14 @@ def emulate(recipe, *, accumulator=None, elementwise=False, model=None, telemetr
       with a UserWarning once per block and function; so do TorchScript modules
       (``torch.jit.script``/``trace``), whose operations never reach Python.
     - Integer products pass through to torch unemulated (they are exact); complex
-      operands are a TypeError; a tensor on a device without values (meta) a
-      ValueError.  On an accelerator (CUDA) the whole product runs on the tensors'
+      and sparse operands are a TypeError (a RuntimeError with the same message from
+      ``Tensor.matmul``, which the ``@`` operator calls and whose TypeErrors it turns
+      into "unsupported operand"); ``torch.sparse.mm`` and torch's other sparse products
+      run as torch runs them, with a UserWarning (below); a tensor on a device without
+      values (meta) is a ValueError.
+    - Second derivatives are not emulated: differentiating a gradient of an emulated
+      product (``create_graph=True``, then backward again, as a gradient penalty does)
+      raises a RuntimeError that says so.  On an accelerator (CUDA) the whole product runs on the tensors'
       device, in torch operations with the same bits as the numpy reference: the
       operands' quantisation (softfloat.torch._scaled, ._kernels), the products and
       their accumulation (softfloat.torch._accumulate), the scaling and the output
@@ -265,6 +271,9 @@ def _named(argname: str, make, value):
         raise type(exc)(f"{argname}={value!r}: {text}") from None
 
 
+#: the methods the @ operator reaches, whose TypeErrors it would turn into NotImplemented
+_OPERATORS = frozenset({torch.Tensor.matmul, torch.Tensor.__matmul__, torch.Tensor.__rmatmul__})
+
 #: Python-level torch functions that hand themselves whole to a function mode: run
 #: decomposed (:func:`_decomposed`), their products reach the emulation
 _COMPOSITES = frozenset({torch.nn.functional.multi_head_attention_forward})
@@ -311,7 +320,14 @@ class _Mode(TorchFunctionMode):
         name = _ops.FUNCTIONS.get(func)
         em = self.emulation
         if name is not None:
-            result = _emulated(name, args, kwargs, em)
+            try:
+                result = _emulated(name, args, kwargs, em)
+            except TypeError as exc:
+                if func not in _OPERATORS:
+                    raise
+                # a @ b hands Tensor.matmul (b.__rmatmul__ its own) to the mode, and torch's
+                # operator turns a TypeError into "unsupported operand type(s) for @": keep the message
+                raise RuntimeError(str(exc)) from exc
             if result is not NotImplemented:
                 return result
         elif func in _COMPOSITES:

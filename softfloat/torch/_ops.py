@@ -36,7 +36,8 @@ expands and stacks, whose gradients torch's autograd takes care of:
 - ``scaled_dot_product_attention``: :func:`softfloat.torch._attention.attention`.
 
 Integer operands are passed to torch unchanged (integer products are exact; nothing to
-emulate); complex ones are a TypeError.  ``out=`` receives a copy of the result.
+emulate); complex and sparse ones are a TypeError (torch.sparse's own products are
+out of reach: :data:`OPAQUE`).  ``out=`` receives a copy of the result.
 """
 
 from __future__ import annotations
@@ -52,7 +53,7 @@ from ._attention import attention
 from ._conv import convolution, transposed
 from ._einsum import pairwise, plan, simplified
 from ._products import batched, gemm, rows
-from ._tensors import check_device
+from ._tensors import check_dense, check_device
 
 __all__ = ["FUNCTIONS", "OPAQUE", "dispatch"]
 
@@ -98,6 +99,7 @@ def _operands(name: str, bound: dict) -> str:
         tensors = [(f"{_LISTS[name]}[{i}]", t) for i, t in enumerate(bound[_LISTS[name]])
                    if isinstance(t, torch.Tensor)]
     for key, t in tensors:
+        check_dense(f"{key} of {name}", t)
         if t.dtype.is_complex:
             raise TypeError(f"{key} of {name} must be a real float tensor under softfloat.torch.emulate; "
                             f"got a complex tensor of dtype {t.dtype} (complex products are not emulated)")
@@ -447,6 +449,13 @@ FUNCTIONS = {
     torch.cdist: "cdist", torch.linalg.vecdot: "vecdot",
 }
 
+def _attribute(root, dotted: str):
+    """``root.a.b`` for "a.b", or None where torch has no such function."""
+    for part in dotted.split("."):
+        root = getattr(root, part, None)
+    return root
+
+
 #: torch functions whose products run inside one kernel, out of the emulation's reach
 #: (their names for the warning that says so)
 OPAQUE = {torch.lstm: "torch.lstm of a packed sequence (nn.LSTM)",
@@ -459,7 +468,12 @@ OPAQUE = {torch.lstm: "torch.lstm of a packed sequence (nn.LSTM)",
           torch.matrix_power: "torch.matrix_power of a negative power (an inverse)",
           torch.Tensor.matrix_power: "Tensor.matrix_power of a negative power (an inverse)",
           torch.matrix_exp: "torch.matrix_exp", torch.linalg.matrix_exp: "torch.linalg.matrix_exp",
-          torch.Tensor.matrix_exp: "Tensor.matrix_exp"}
+          torch.Tensor.matrix_exp: "Tensor.matrix_exp",
+          **{f: f"torch.{n} (a sparse product)" for n in ("sparse.mm", "sparse.addmm", "sparse.sampled_addmm",
+                                                             "hspmm", "smm", "sspaddmm")
+             if (f := _attribute(torch, n)) is not None},
+          **{f: f"Tensor.{n} (a sparse product)" for n in ("hspmm", "smm", "sspaddmm")
+             if (f := getattr(torch.Tensor, n, None)) is not None}}
 
 
 def dispatch(name: str, args, kwargs, run_for, round_again):

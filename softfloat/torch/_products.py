@@ -30,6 +30,7 @@ save memory; the values multiplied are the same where the scale is.
 
 from __future__ import annotations
 
+import functools
 import math
 
 import torch
@@ -109,13 +110,38 @@ def _backward(ctx, grad):
     return grad_a, grad_b
 
 
+#: what differentiating an emulated product's gradient raises
+SECOND_DERIVATIVE = ("softfloat.torch.emulate: an emulated product has no second derivative (its backward "
+                     "products run in softfloat's kernels, outside autograd), so a double backward -- "
+                     "gradients taken with create_graph=True, then differentiated again -- is not supported; "
+                     "take higher derivatives outside the emulation")
+
+
+def _first_order(backward):
+    """torch's ``once_differentiable`` with this emulation's message: the backward runs
+    without a graph; where a graph is being built (create_graph=True) and a gradient
+    or an operand requires grad, its results get a node that raises
+    :data:`SECOND_DERIVATIVE` when differentiated (never a silently missing term)."""
+    @functools.wraps(backward)
+    def wrapper(ctx, *grads):
+        tracked = torch.is_grad_enabled() and any(
+            isinstance(t, torch.Tensor) and t.requires_grad for t in (*grads, *ctx.saved_tensors))
+        with torch.no_grad():
+            outputs = backward(ctx, *grads)
+        if not tracked:
+            return outputs
+        error = torch._C._functions.DelayedError(SECOND_DERIVATIVE.encode(), len(outputs))
+        return error(*[o.detach().requires_grad_() if isinstance(o, torch.Tensor) else o for o in outputs])
+    return wrapper
+
+
 class _Gemm(torch.autograd.Function):
     @staticmethod
     def forward(ctx, a, b, run, rounded):  # noqa: D102 - torch's protocol
         return _forward(ctx, a, b, None, run, rounded)
 
     @staticmethod
-    @torch.autograd.function.once_differentiable
+    @_first_order
     def backward(ctx, grad):  # noqa: D102
         return (*_backward(ctx, grad), None, None)
 
@@ -127,7 +153,7 @@ class _GemmBias(torch.autograd.Function):
         return _forward(ctx, a, b, bias, run, rounded)
 
     @staticmethod
-    @torch.autograd.function.once_differentiable
+    @_first_order
     def backward(ctx, grad):  # noqa: D102
         grad_a, grad_b = _backward(ctx, grad)
         grad_bias = None
