@@ -72,7 +72,7 @@ def convolution(run, bound: dict, dims: int):
         y = y.squeeze(2)
     if unbatched:
         y = y.squeeze(0)
-    return y.contiguous()
+    return _layout(y, bound["input"], bound["weight"])
 
 
 def _convolution3d(run, bound: dict):
@@ -109,7 +109,7 @@ def _convolution3d(run, bound: dict):
     a = x.permute(0, 2, 3, 4, 1, 5, 6, 7).reshape(n * od * oh * ow, -1)
     out, k = w.shape[0], a.shape[1] // groups
     y = _grouped(run, a, w.reshape(out, k), bias, groups).reshape(n, od, oh, ow, out).permute(0, 4, 1, 2, 3)
-    return (y.squeeze(0) if unbatched else y).contiguous()
+    return _layout(y.squeeze(0) if unbatched else y, bound["input"], w)
 
 
 def _grouped(run, a, wmat, bias, groups: int):
@@ -210,7 +210,20 @@ def transposed(run, bound: dict, dims: int):
     w = w.reshape(groups, c_in // groups, og, *kernel).transpose(1, 2).reshape(groups * og, c_in // groups, *kernel)
     conv = {"input": F.pad(stuffed, pads), "weight": w.flip(list(range(2, 2 + dims))), "bias": bias,
             "stride": 1, "padding": 0, "dilation": tuple(dilation) if dims > 1 else dilation[0], "groups": groups}
-    return convolution(run, conv, dims)
+    return _layout(convolution(run, conv, dims), x, bound["weight"])
+
+
+def _layout(y, x, w):
+    """``y`` in the memory format torch's convolution gives it: channels-last where the
+    input or the weight is channels-last (4-d; channels_last_3d for 5-d), else contiguous
+    -- but for a 3-d convolution of one sample on the CPU, whose kernel there (torch
+    2.x) returns it contiguous."""
+    fmt = {4: torch.channels_last, 5: torch.channels_last_3d}.get(y.dim())
+    if fmt is None or (y.dim() == 5 and y.shape[0] == 1 and y.device.type == "cpu"):
+        return y.contiguous()
+    if any(t.dim() == y.dim() and t.is_contiguous(memory_format=fmt) and not t.is_contiguous() for t in (x, w)):
+        return y.contiguous(memory_format=fmt)
+    return y.contiguous()
 
 
 def _values(value, name: str, dims: int, op: str) -> tuple:

@@ -65,7 +65,12 @@ def emulate(recipe, *, accumulator=None, elementwise=False, model=None, telemetr
     ---------------------------
     - Tensors keep their dtype: a float32 model stays float32 and its tensors hold
       values of the emulated formats (a float16/bfloat16 tensor receives the result cast
-      into its dtype, exact when that dtype holds the output format).
+      into its dtype, exact when that dtype holds the output format).  Inside
+      ``torch.autocast`` a product torch would run in autocast's dtype has its float
+      operands cast into it first, as autocast casts them, and returns that dtype
+      (``softfloat.torch._autocast`` asks torch which products those are).
+      Convolutions return torch's memory format (channels-last where the input or the
+      weight is).
     - ``nn.LSTM``/``GRU``/``RNN`` and their cells (``nn.LSTMCell``/``GRUCell``/
       ``RNNCell``) are written out in torch calls whose products are emulated
       (``softfloat.torch._recurrent``: the input's and the hidden state's products,

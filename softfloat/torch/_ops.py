@@ -50,6 +50,7 @@ import torch
 import torch.nn.functional as F
 
 from ._attention import attention
+from ._autocast import lowered
 from ._conv import convolution, transposed
 from ._einsum import pairwise, plan, simplified
 from ._products import batched, gemm, rows
@@ -151,8 +152,24 @@ def _scaled(run, b, first: str, second: str, round_again):
         return gemm(run, x, y, c) if x.dim() == 2 else batched(run, x, y, c)
     product = gemm(run, x, y) if x.dim() == 2 else batched(run, x, y, None)
     if beta == 0:
-        return product if alpha == 1 else round_again(alpha * product)
+        result = product if alpha == 1 else round_again(alpha * product)
+        return _Ignored.apply(result, c) if c.requires_grad else result
     return round_again(beta * c + alpha * product)
+
+
+class _Ignored(torch.autograd.Function):
+    """``result`` unchanged, with ``ignored`` in the graph with a zero gradient: torch's
+    addmm/baddbmm with beta = 0 ignore ``input``'s values (even NaNs) and give it a
+    gradient of zeros."""
+
+    @staticmethod
+    def forward(ctx, result, ignored):  # noqa: D102 - torch's protocol
+        ctx.shape, ctx.dtype = ignored.shape, ignored.dtype
+        return result.view_as(result)
+
+    @staticmethod
+    def backward(ctx, grad):  # noqa: D102
+        return grad, grad.new_zeros(ctx.shape, dtype=ctx.dtype)
 
 
 HANDLERS = {
@@ -186,6 +203,11 @@ HANDLERS = {
 }
 #: shapes each handler takes; other shapes go to torch, which raises its own error
 _SHAPES = {
+    **{name: (lambda b, k=keys, d=dims: all(isinstance(b.get(key), torch.Tensor) and b[key].dim() == d
+                                            for key in k)) for name, keys, dims in (
+        ("mm", ("input", "mat2"), 2), ("addmm", ("mat1", "mat2"), 2), ("addmm_", ("mat1", "mat2"), 2),
+        ("bmm", ("input", "mat2"), 3), ("baddbmm", ("batch1", "batch2"), 3),
+        ("baddbmm_", ("batch1", "batch2"), 3))},
     "mv": lambda b: b["input"].dim() == 2 and b["vec"].dim() == 1,
     "dot": lambda b: b["input"].dim() == 1 and b["tensor"].dim() == 1,
     "inner": lambda b: b["input"].dim() >= 1 and b["other"].dim() >= 1,
@@ -480,6 +502,9 @@ def dispatch(name: str, args, kwargs, run_for, round_again):
     """The emulated result of torch function ``name``, or NotImplemented where torch
     should run it itself (integer operands).  ``run_for(name)`` gives the engine call
     bound to the product's call site."""
+    lower = lowered(name, _device_of(args, kwargs))
+    if lower is not None:  # inside torch.autocast: its casts of the float operands first
+        args, kwargs = _cast(args, lower), _cast(kwargs, lower)
     if name == "einsum":
         return _einsum(args, run_for)
     bound = _bind(name, args, kwargs)
@@ -489,3 +514,24 @@ def dispatch(name: str, args, kwargs, run_for, round_again):
         return NotImplemented
     result = HANDLERS[name](run_for(_SITE.get(name, name)), bound, round_again)
     return _finish(result, bound)
+
+
+def _device_of(args, kwargs):
+    """The device of the first tensor among the arguments (lists included), or the CPU."""
+    for value in (*args, *kwargs.values()):
+        for t in (value if isinstance(value, (list, tuple)) else (value,)):
+            if isinstance(t, torch.Tensor):
+                return t.device
+    return torch.device("cpu")
+
+
+def _cast(value, dtype):
+    """``value`` with every float tensor in it (in lists, tuples and dicts too) cast to
+    ``dtype``, as autocast casts the arguments of its lower-precision operations."""
+    if isinstance(value, torch.Tensor):
+        return value.to(dtype) if value.dtype.is_floating_point else value
+    if isinstance(value, (list, tuple)):
+        return type(value)(_cast(v, dtype) for v in value)
+    if isinstance(value, dict):
+        return {k: (v if k == "out" else _cast(v, dtype)) for k, v in value.items()}
+    return value

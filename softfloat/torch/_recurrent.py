@@ -68,6 +68,8 @@ def run(func, args, kwargs):
         h0, c0 = hx, None
     if batch_first:
         x = x.transpose(0, 1)
+    if x.shape[0] == 0:  # torch's own rule (its kernel raises it)
+        raise RuntimeError("Expected sequence length to be larger than 0 in RNN")
     directions = 2 if bidirectional else 1
     per = len(params) // (num_layers * directions)
     h_n, c_n = [], []
