@@ -1,7 +1,8 @@
 """softfloat.torch.emulate's documented limits say what they are: sparse operands (a
 TypeError naming the argument; torch.sparse's own products warn), complex operands
 through the @ operator (the message kept), and second derivatives (a RuntimeError that
-names the emulation, not a silently missing term)."""
+names the emulation, not a silently missing term); telemetry=False keeps nothing per
+product (bounded memory)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,8 @@ import pytest
 from tests.conftest import import_torch
 
 torch = import_torch()
+
+import torch.nn.functional as F  # noqa: E402
 
 import softfloat.torch as sft  # noqa: E402
 
@@ -63,3 +66,18 @@ def test_first_derivatives_with_create_graph_are_still_the_emulated_ones():
         plain, = torch.autograd.grad(y, x, retain_graph=True)
         graphed, = torch.autograd.grad(y, x, create_graph=True)
     assert torch.equal(plain, graphed.detach())
+
+
+def test_telemetry_false_keeps_nothing_per_product_and_clear_forgets():
+    x, w = torch.randn(4, 8, requires_grad=True), torch.randn(3, 8, requires_grad=True)
+    with sft.emulate("bf16", telemetry=False) as off:
+        for _ in range(3):
+            F.linear(x, w).sum().backward()
+            torch.bmm(x[None], w.T[None])
+    assert len(off.telemetry) == 0  # bounded memory: nothing grows with the steps
+    with sft.emulate("bf16", telemetry="operands") as on:
+        F.linear(x, w).sum().backward()
+        assert len(on.telemetry) == 3
+        on.telemetry.clear()
+        torch.bmm(x[None], w.T[None])
+    assert [(r.op, r.batch) for r in on.telemetry] == [("bmm", 1)]

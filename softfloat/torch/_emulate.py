@@ -139,6 +139,10 @@ def emulate(recipe, *, accumulator=None, elementwise=False, model=None, telemetr
     telemetry : True, False or "operands", default True
         Record the engine's counts of every product; "operands" leaves out the
         accumulator's swamped additions, which cost several times the product itself.
+        Either keeps one record per product (a batched call is one) until
+        ``em.telemetry.clear()``: a few hundred bytes each, so a long run grows by
+        about that times the products per step.  False records nothing
+        (``em.telemetry`` stays empty): memory stays bounded however long the run.
 
     Returns
     -------
@@ -251,7 +255,9 @@ class Emulation:
         def run(a, b, kind, *, bias=None, part="", rounded=True):  # part: a sub-site, e.g. ".qk"
             got = engine.gemm(a, b, kind, site + part, bias=bias, out=outputs[kind] if rounded else None,
                               record=record)
-            values, rec = got if record else (got, None)
+            if not record:  # telemetry=False keeps nothing per product
+                return got
+            values, rec = got
             batch = a.shape[0] if a.ndim == 3 else 1
             telemetry.append(GemmTelemetry(site + part, kind, op, tuple(a.shape[-2:]) + (b.shape[-1],), rec, batch))
             return values

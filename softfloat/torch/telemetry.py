@@ -76,13 +76,21 @@ _KINDS = {"fprop": 0, "dgrad": 1, "wgrad": 2}
 class Telemetry(Sequence):
     """The products an emulation ran, in order: a read-only sequence of
     :class:`GemmTelemetry` that stays readable after the emulation has ended (backward
-    products run later are added as they run)."""
+    products run later are added as they run).
+
+    It keeps every record (one per product, a few hundred bytes each with the engine's
+    counts) until :meth:`clear`: in a long run, read or summarise it per step and clear
+    it, or start the emulation with ``telemetry=False``, which records nothing."""
 
     def __init__(self):
         self._records: list[GemmTelemetry] = []
 
     def append(self, record: GemmTelemetry) -> None:  # the emulation's, not the user's
         self._records.append(record)
+
+    def clear(self) -> None:
+        """Forget the records so far (later products are recorded as before)."""
+        self._records = []
 
     def __getitem__(self, index):
         return self._records[index]
