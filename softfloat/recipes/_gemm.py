@@ -180,7 +180,8 @@ class GemmEngine:
             self.states[state_key].update(self._pending.pop(state_key))
 
     # ---- the product ------------------------------------------------------------------------
-    def gemm(self, a, b, kind: str, key: str, *, bias=None, out=None, formats=None, record=False):
+    def gemm(self, a, b, kind: str, key: str, *, bias=None, out=None, formats=None, record=False,
+             recompute=False):
         """``a @ b`` by the recipe (see the class notes for each family's composition).
 
         Parameters
@@ -205,6 +206,10 @@ class GemmEngine:
             accumulator's swamped count (``additions``/``swamped`` None), which adds to
             the product's cost (matmul's ``return_flags="swamped"``: about a fifth with
             FP8 on "h100", three quarters for bf16 into fp32, on this project's CPU).
+        recompute : bool, default False
+            A forward product run again within its iteration (activation
+            checkpointing's recompute in the backward pass): with ``history="site"``
+            it starts no new iteration, so it takes the scales its first run took.
 
         Returns
         -------
@@ -220,7 +225,7 @@ class GemmEngine:
             c = None if bias is None or bias_epilogue else _bias_as_c(k, bias, self.recipe.matmul_inputs)
             acc = self._unscaled(a, b, formats, c, ops)
         elif scaling in ("delayed", "current"):
-            if self.history == "site" and kind == "fprop":
+            if self.history == "site" and kind == "fprop" and not recompute:
                 self._new_iteration(key)
             acc = self._per_tensor(a, b, kind, key, ops)
         elif scaling == "blocks":

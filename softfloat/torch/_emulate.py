@@ -98,6 +98,14 @@ def emulate(recipe, *, accumulator=None, elementwise=False, model=None, telemetr
     - Backward products of tensors made inside the block are emulated even when
       ``backward()`` runs after it (each product keeps the engine), and the telemetry
       stays readable after it.
+    - A backward pass started inside the block runs its Python code under the
+      emulation too: activation checkpointing's recompute
+      (``torch.utils.checkpoint``, reentrant or not) gives the forward's bits --
+      its products take the scales of their iteration (no new delayed-scaling
+      iteration) -- and so the gradients of the model without checkpointing; the
+      products of a custom Function's Python backward are emulated as forward
+      products.  (A backward started after the block runs that Python code in
+      torch's arithmetic.)
     - Leaving the block restores torch exactly: the TorchFunctionMode is popped and the
       global module hooks are removed.  Nested blocks: the innermost one runs the
       products while it is active.  The mode is per thread (as every TorchFunctionMode):
@@ -253,8 +261,10 @@ class Emulation:
         outputs = {kind: getattr(self.recipe, field) for kind, field in _OUTPUT.items()}
 
         def run(a, b, kind, *, bias=None, part="", rounded=True):  # part: a sub-site, e.g. ".qk"
+            # a forward product inside a backward pass: a checkpoint's recompute (same scales)
+            again = kind == "fprop" and torch._C._current_graph_task_id() != -1
             got = engine.gemm(a, b, kind, site + part, bias=bias, out=outputs[kind] if rounded else None,
-                              record=record)
+                              record=record, recompute=again)
             if not record:  # telemetry=False keeps nothing per product
                 return got
             values, rec = got
@@ -284,6 +294,9 @@ def _named(argname: str, make, value):
 
 #: the methods the @ operator reaches, whose TypeErrors it would turn into NotImplemented
 _OPERATORS = frozenset({torch.Tensor.matmul, torch.Tensor.__matmul__, torch.Tensor.__rmatmul__})
+
+#: the functions that run a backward pass, whose Python code stays under the emulation
+_BACKWARDS = frozenset({torch.Tensor.backward, torch.autograd.backward, torch.autograd.grad})
 
 #: Python-level torch functions that hand themselves whole to a function mode: run
 #: decomposed (:func:`_decomposed`), their products reach the emulation
@@ -343,6 +356,13 @@ class _Mode(TorchFunctionMode):
                 return result
         elif func in _COMPOSITES:
             with self:  # back on the stack for the calls inside
+                return _decomposed(func)(*args, **kwargs)
+        elif func in _BACKWARDS:
+            # a backward started by Tensor.backward would run with the mode popped (as
+            # during any __torch_function__): Python code autograd runs -- activation
+            # checkpointing's recompute, custom Functions' backward -- would leave the
+            # emulation.  Back on the stack, autograd's thread-local state carries it there.
+            with self:
                 return _decomposed(func)(*args, **kwargs)
         elif func in _recurrent.KINDS:
             with self:
