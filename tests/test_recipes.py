@@ -4,6 +4,8 @@ the records against counts computed independently with numpy and ml_dtypes."""
 
 from __future__ import annotations
 
+import dataclasses
+
 import ml_dtypes
 import numpy as np
 import pytest
@@ -106,6 +108,48 @@ def test_every_product_is_its_bit_level_composition(name, kind):
     got_out = GemmEngine(name).gemm(a, b, kind, "layer0", bias=bias, out=r.activations)
     assert same(got_out, rounded(reference(r, a, b, kind, acc=r.accumulator, bias=bias, scales=scales),
                                  r.activations))
+
+
+@pytest.mark.parametrize("name", list(RECIPES))
+@pytest.mark.parametrize("kind", ["fprop", "wgrad"])
+def test_a_stack_is_one_call_of_its_entries_products(name, kind):
+    # entry i of a stack is the 2-d composition of (a[i], b[i]); a per-tensor scale is
+    # the stack's one (its amax over every entry), row tiles and blocks stay per matrix
+    r = RECIPES[name]
+    pairs = [operands(kind) for _ in range(3)]
+    a = np.stack([p[0] * np.float32(4.0 ** i) for i, p in enumerate(pairs)])
+    b = np.stack([p[1] for p in pairs])
+    bias = (RNG.standard_normal((3, 1, b.shape[2])) * 3).astype(np.float32)
+    got, rec = GemmEngine(name, bias_epilogue=True).gemm(a, b, kind, "l", bias=bias, record=True)
+    ref_r, scales = r, None
+    if r.fp8 in ("delayed", "current"):  # the stack's scales (delayed: the first call's, 1)
+        fa, fb, _, _ = roles(r, kind)
+        scales = (1.0, 1.0) if r.fp8 == "delayed" else tuple(
+            float(sf.scaled_encode(x, f, amax_epsilon=1e-12).scales) for x, f in ((a, fa), (b, fb)))
+        ref_r = dataclasses.replace(r, fp8="delayed")
+    for i in range(3):
+        want = reference(ref_r, a[i], b[i], kind, acc=r.accumulator, bias=bias[i], scales=scales, epilogue=True)
+        assert same(got[i], want), i
+    assert rec.a.elements == a.size and rec.b.elements == b.size
+
+
+def test_a_stack_gives_a_delayed_history_the_calls_amax_once():
+    eng = GemmEngine("fp8", history="site")
+    a = np.stack([np.full((2, 4), 0.01, np.float32), np.full((2, 4), 100.0, np.float32)])
+    b = np.ones((2, 4, 3), np.float32)
+    for _ in range(2):
+        eng.gemm(a, b, "fprop", "l")
+    assert eng.states["l", "input"].amax_history.tolist() == [100.0]  # one call's amax joined
+
+
+def test_a_recompute_takes_the_scales_of_its_iteration():
+    eng = GemmEngine("fp8", history="site")
+    a, b = np.full((2, 4), 3.0, np.float32), np.ones((4, 3), np.float32)
+    first = eng.gemm(a, b, "fprop", "l")
+    again = eng.gemm(a * 2, b, "fprop", "l", recompute=True)   # no new iteration: scale 1 still
+    assert np.array_equal(again, 2 * first) and eng.states["l", "input"].amax_history.tolist() == []
+    eng.gemm(a, b, "fprop", "l")                                # the next iteration
+    assert eng.states["l", "input"].amax_history.tolist() == [6.0]
 
 
 @pytest.mark.parametrize("name, acc", [("bf16", "h100"), ("O2", "fp16"), ("fp8-current", "h100"),
@@ -314,6 +358,8 @@ def test_custom_recipes_by_keyword():
     (lambda: GemmEngine("bf16", history="epoch"), ValueError, "history"),
     (lambda: GemmEngine("bf16", bias_epilogue="yes"), TypeError, "bias_epilogue"),
     (lambda: GemmEngine("bf16").gemm(np.ones((2, 3)), np.ones((2, 3)), "fprop", "l"), ValueError, "a and b"),
+    (lambda: GemmEngine("bf16").gemm(np.ones((2, 2, 3)), np.ones((3, 3, 1)), "fprop", "l"), ValueError,
+     r"stacks of as many \(B, M, K\)"),
     (lambda: GemmEngine("bf16").gemm(np.ones((2, 3)), np.ones((3, 1)), "forward", "l"), ValueError, "kind"),
     (lambda: GemmEngine("bf16").gemm(np.ones((2, 3)), np.ones((3, 1)), "fprop", "l", out="fp7"), ValueError, "out"),
     (lambda: GemmEngine("bf16").gemm(np.ones((2, 3)), np.ones((3, 1)), "fprop", "l", record=1), ValueError,

@@ -102,7 +102,7 @@ def test_in_place_addmm_and_baddbmm():
     for i in range(2):
         assert np.array_equal(_np(c3[i]), eng.gemm(_np(a3[i]), _np(b3[i]), "fprop", "s", bias=_np(c30[i]),
                                                    out="bf16"))
-    assert [r.op for r in em.telemetry] == ["addmm", "baddbmm", "baddbmm"]
+    assert [(r.op, r.batch) for r in em.telemetry] == [("addmm", 1), ("baddbmm", 2)]  # the batch: one call
 
 
 def test_einsum_of_several_operands_is_torchs_pairs():

@@ -91,6 +91,19 @@ def test_torch_kernels_give_the_numpy_engines_bits(recipe, kind, data):
         assert states[0] == states[1]
 
 
+@pytest.mark.parametrize("recipe", sorted(RECIPES))
+@pytest.mark.parametrize("kind", KINDS)
+def test_stacks_of_one_call_give_the_numpy_engines_bits(recipe, kind):
+    a, b, bias = _operands("random")
+    a3 = np.stack([a, a[::-1] * np.float32(2.0**20)])  # a per-tensor scale over both entries
+    b3 = np.stack([b, b[:, ::-1]])
+    out = getattr(RECIPES[recipe], _OUT[kind])
+    want, want_rec = GemmEngine(recipe, bias_epilogue=True).gemm(a3, b3, kind, "s", bias=bias, out=out, record=True)
+    have, have_rec = GemmEngine(recipe, bias_epilogue=True, kernels=TORCH_KERNELS).gemm(
+        torch.from_numpy(a3), torch.from_numpy(b3), kind, "s", bias=torch.from_numpy(bias), out=out, record=True)
+    assert _same_bits(_host(have), want) and same_record(have_rec, want_rec)
+
+
 def test_torch_kernels_override_every_numpy_operation():
     # a method left to the numpy base class would run numpy on tensors (or on host copies)
     names = {n for n, v in vars(Kernels).items() if callable(v) and not n.startswith("_")} - {"replace"}

@@ -59,7 +59,13 @@ class GemmEngine:
 
     Notes
     -----
-    ``gemm(a, b, kind, key)`` multiplies a (M, K) by b (K, N).  ``kind`` picks the formats
+    ``gemm(a, b, kind, key)`` multiplies a (M, K) by b (K, N), or a stack of B such
+    matrices by a stack of B: the products of one batched call, each entry the 2-d
+    product stated below, with one difference of the stack being one tensor: a
+    per-tensor scale ("delayed", "current") is one per operand over the whole stack (its
+    amax is the stack's; a delayed history gains one amax per call), while the row
+    tiles, 128 x 128 blocks and MX blocks of the other scalings lie within each matrix,
+    as they do for one.  ``kind`` picks the formats
     and scaling roles of the operands: "fprop" (activations x weights: forward, forward,
     roles "input", "weight"), "dgrad" (gradients x weights^T: backward, forward, "grad",
     "weight"), "wgrad" (activations^T x gradients: forward, backward, "input", "grad");
@@ -174,20 +180,22 @@ class GemmEngine:
             self.states[state_key].update(self._pending.pop(state_key))
 
     # ---- the product ------------------------------------------------------------------------
-    def gemm(self, a, b, kind: str, key: str, *, bias=None, out=None, formats=None, record=False):
+    def gemm(self, a, b, kind: str, key: str, *, bias=None, out=None, formats=None, record=False,
+             recompute=False):
         """``a @ b`` by the recipe (see the class notes for each family's composition).
 
         Parameters
         ----------
         a, b : array_like
-            (M, K) and (K, N) float values (float32 as the lab holds them).
+            (M, K) and (K, N) float values (float32 as the lab holds them), or stacks
+            (B, M, K) and (B, K, N) of one call's B products (class notes).
         kind : {"fprop", "dgrad", "wgrad"}
             Which operand formats and scaling roles apply (class notes).
         key : str
             The call site (a layer's name): delayed scaling keeps one history per key and role.
         bias : array_like, optional
-            (N,) values added to every row: as each family says, or after the products
-            with the engine's ``bias_epilogue``.
+            (N,) values added to every row (or values broadcast to the result): as each
+            family says, or after the products with the engine's ``bias_epilogue``.
         out : Format or str, optional
             The format the result is rounded into (nearest even); None: fp32 values.
         formats : (Format or None, Format or None), optional
@@ -198,6 +206,10 @@ class GemmEngine:
             accumulator's swamped count (``additions``/``swamped`` None), which adds to
             the product's cost (matmul's ``return_flags="swamped"``: about a fifth with
             FP8 on "h100", three quarters for bf16 into fp32, on this project's CPU).
+        recompute : bool, default False
+            A forward product run again within its iteration (activation
+            checkpointing's recompute in the backward pass): with ``history="site"``
+            it starts no new iteration, so it takes the scales its first run took.
 
         Returns
         -------
@@ -213,7 +225,7 @@ class GemmEngine:
             c = None if bias is None or bias_epilogue else _bias_as_c(k, bias, self.recipe.matmul_inputs)
             acc = self._unscaled(a, b, formats, c, ops)
         elif scaling in ("delayed", "current"):
-            if self.history == "site" and kind == "fprop":
+            if self.history == "site" and kind == "fprop" and not recompute:
                 self._new_iteration(key)
             acc = self._per_tensor(a, b, kind, key, ops)
         elif scaling == "blocks":
@@ -234,9 +246,10 @@ class GemmEngine:
         if kind not in KINDS:
             raise ValueError(f"kind must be one of {', '.join(map(repr, KINDS))}; got {kind!r}")
         a, b = (k.operand(x) for x in operands)
-        if a.ndim != 2 or b.ndim != 2 or a.shape[1] != b.shape[0]:
-            raise ValueError(f"a and b must be matrices (M, K) and (K, N); got shapes {tuple(a.shape)} and "
-                             f"{tuple(b.shape)}")
+        if not (a.ndim == b.ndim and a.ndim in (2, 3) and a.shape[-1] == b.shape[-2]
+                and a.shape[:-2] == b.shape[:-2]):
+            raise ValueError(f"a and b must be matrices (M, K) and (K, N), or stacks of as many (B, M, K) and "
+                             f"(B, K, N); got shapes {tuple(a.shape)} and {tuple(b.shape)}")
         if not (k.is_float(a) and k.is_float(b)):
             raise TypeError(f"a and b must hold float values; got {a.dtype} and {b.dtype}")
         if not (record is False or record is True or (isinstance(record, str) and record == "operands")):
@@ -271,7 +284,7 @@ class GemmEngine:
                           return_flags="swamped" if counted else False, **options)
         if counted:
             result, swamped = result
-            ops["additions"] += int(bits_a.shape[0] * bits_a.shape[1] * bits_b.shape[1])
+            ops["additions"] += int(np.prod(bits_a.shape, dtype=np.int64) * bits_b.shape[-1])
             ops["swamped"] += k.total(swamped)
         return k.decode(result, fp32)
 
@@ -320,17 +333,17 @@ class GemmEngine:
 
     def _blocks(self, a, b, kind, ops):
         fa, fb, _, role_b = self._roles(kind)
-        K = a.shape[1]
+        K = a.shape[-1]
         b_block = (128, 128) if role_b == "weight" else (128, 1)
         sta = self._scaled(a, fa, ops, scaling="blocks", block=(1, 128))
         stb = self._scaled(b, fb, ops, scaling="blocks", block=b_block)
         k = ops["kernels"]
-        da = sta.scale_inv  # (M, K/128)
-        db_cols = k.repeat(stb.scale_inv, b_block[1], 1)[:, :b.shape[1]]  # (K/128, N)
+        da = sta.scale_inv  # ([B,] M, K/128)
+        db_cols = k.repeat(stb.scale_inv, b_block[1], -1)[..., :b.shape[-1]]  # ([B,] K/128, N)
         total = None
         for j, k0 in enumerate(range(0, K, 128)):
-            part = self._matmul(sta.bits[:, k0:k0 + 128], fa, stb.bits[k0:k0 + 128], fb, ops)
-            term = k.multiply(part, k.multiply(da[:, j:j + 1], db_cols[j:j + 1, :]))
+            part = self._matmul(sta.bits[..., k0:k0 + 128], fa, stb.bits[..., k0:k0 + 128, :], fb, ops)
+            term = k.multiply(part, k.multiply(da[..., j:j + 1], db_cols[..., j:j + 1, :]))
             total = term if total is None else k.add(total, term)
         return total
 

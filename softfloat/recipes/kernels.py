@@ -77,8 +77,9 @@ class Kernels:
         return np.asarray(x)
 
     def transpose(self, x):
-        """The transpose of the matrix ``x``, contiguous."""
-        return np.ascontiguousarray(np.asarray(x).T)
+        """The transpose of the matrix ``x`` (of each matrix of a stack: its last two
+        axes exchanged), contiguous."""
+        return np.ascontiguousarray(np.swapaxes(np.asarray(x), -1, -2))
 
     def repeat(self, x, count: int, axis: int):
         """Each element of ``x`` repeated ``count`` times along ``axis`` (``numpy.repeat``)."""

@@ -24,7 +24,8 @@ def attention(run, bound: dict, round_act):
 
     Pencil-and-paper definition, per entry i of the broadcast batch axes (batch x heads),
     with Q (L, E), K (S, E), V (S, Ev) its matrices, ``rnd_A`` one rounding into A of the
-    exact value, ``fp32(x)`` one IEEE binary32 rounding::
+    exact value, ``fp32(x)`` one IEEE binary32 rounding (the products of every entry are
+    one batched call of their sub-site: an FP8 per-tensor scale covers all heads)::
 
         K, V  = K, V with each head repeated q_heads // kv_heads times (enable_gqa,
                 torch's repeat_interleave along the head axis)

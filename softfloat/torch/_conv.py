@@ -32,7 +32,8 @@ def convolution(run, bound: dict, dims: int):
 
     The k order of each product (the engine's sequential order) is unfold's layout:
     channel-major, then kernel row, then kernel column (conv1d: channel, then kernel
-    position).  Every product of a call is one engine call per group under the call site.
+    position).  The groups' products are one engine call under the call site (a stack of
+    G products: one per-tensor scale per operand over the groups, one record).
 
     Backward: each group's dgrad (dA_g = dY_g W_g) and wgrad (dW_g^T = A_g^T dY_g) run
     through the engine; the bias gradient is torch's sum of dY.  The input gradient is
@@ -65,17 +66,13 @@ def convolution(run, bound: dict, dims: int):
     cols = F.unfold(x, (kh, kw), dilation=dilation, stride=stride)  # (N, C*kh*kw, L)
     k = cols.shape[1] // groups
     a = cols.transpose(1, 2).reshape(n * oh * ow, cols.shape[1])
-    og = out // groups
-    wmat = w.reshape(out, k)
-    parts = [gemm(run, a[:, g * k:(g + 1) * k], wmat[g * og:(g + 1) * og].t(),
-                  None if bias is None else bias[g * og:(g + 1) * og]) for g in range(groups)]
-    y = parts[0] if groups == 1 else torch.cat(parts, dim=1)
+    y = _grouped(run, a, w.reshape(out, k), bias, groups)
     y = y.reshape(n, oh, ow, out).permute(0, 3, 1, 2)
     if dims == 1:
         y = y.squeeze(2)
     if unbatched:
         y = y.squeeze(0)
-    return y.contiguous()
+    return _layout(y, bound["input"], bound["weight"])
 
 
 def _convolution3d(run, bound: dict):
@@ -111,12 +108,22 @@ def _convolution3d(run, bound: dict):
                          f"{tuple(bound['input'].shape)}, kernel {tuple(w.shape)}")
     a = x.permute(0, 2, 3, 4, 1, 5, 6, 7).reshape(n * od * oh * ow, -1)
     out, k = w.shape[0], a.shape[1] // groups
-    og = out // groups
-    wmat = w.reshape(out, k)
-    parts = [gemm(run, a[:, g * k:(g + 1) * k], wmat[g * og:(g + 1) * og].t(),
-                  None if bias is None else bias[g * og:(g + 1) * og]) for g in range(groups)]
-    y = (parts[0] if groups == 1 else torch.cat(parts, dim=1)).reshape(n, od, oh, ow, out).permute(0, 4, 1, 2, 3)
-    return (y.squeeze(0) if unbatched else y).contiguous()
+    y = _grouped(run, a, w.reshape(out, k), bias, groups).reshape(n, od, oh, ow, out).permute(0, 4, 1, 2, 3)
+    return _layout(y.squeeze(0) if unbatched else y, bound["input"], w)
+
+
+def _grouped(run, a, wmat, bias, groups: int):
+    """The products of every group, one call: A (R, G*K) by each group's filters
+    ``wmat`` (G*Og, K) transposed, as a stack of G products (R, K) x (K, Og) -- one
+    per-tensor scale per operand over all groups, as for one product -- then (R, G*Og)."""
+    if groups == 1:
+        return gemm(run, a, wmat.t(), bias)
+    r, k = a.shape[0], wmat.shape[1]
+    og = wmat.shape[0] // groups
+    a3 = a.reshape(r, groups, k).transpose(0, 1)  # (G, R, K)
+    w3 = wmat.reshape(groups, og, k).transpose(1, 2)  # (G, K, Og)
+    y = gemm(run, a3, w3, None if bias is None else bias.reshape(groups, 1, og))
+    return y.transpose(0, 1).reshape(r, groups * og)
 
 
 def _check(x, w, bias, groups, dims) -> None:
@@ -203,7 +210,20 @@ def transposed(run, bound: dict, dims: int):
     w = w.reshape(groups, c_in // groups, og, *kernel).transpose(1, 2).reshape(groups * og, c_in // groups, *kernel)
     conv = {"input": F.pad(stuffed, pads), "weight": w.flip(list(range(2, 2 + dims))), "bias": bias,
             "stride": 1, "padding": 0, "dilation": tuple(dilation) if dims > 1 else dilation[0], "groups": groups}
-    return convolution(run, conv, dims)
+    return _layout(convolution(run, conv, dims), x, bound["weight"])
+
+
+def _layout(y, x, w):
+    """``y`` in the memory format torch's convolution gives it: channels-last where the
+    input or the weight is channels-last (4-d; channels_last_3d for 5-d), else contiguous
+    -- but for a 3-d convolution of one sample on the CPU, whose kernel there (torch
+    2.x) returns it contiguous."""
+    fmt = {4: torch.channels_last, 5: torch.channels_last_3d}.get(y.dim())
+    if fmt is None or (y.dim() == 5 and y.shape[0] == 1 and y.device.type == "cpu"):
+        return y.contiguous()
+    if any(t.dim() == y.dim() and t.is_contiguous(memory_format=fmt) and not t.is_contiguous() for t in (x, w)):
+        return y.contiguous(memory_format=fmt)
+    return y.contiguous()
 
 
 def _values(value, name: str, dims: int, op: str) -> tuple:

@@ -13,6 +13,7 @@ from torch.overrides import TorchFunctionMode
 
 from ..recipes import GemmEngine, as_recipe
 from . import _ops, _recurrent
+from ._elementwise import ELEMENTWISE, Steps, in_place
 from ._engine_kernels import TORCH_KERNELS
 from ._sites import Sites
 from ._tensors import check_device
@@ -42,7 +43,11 @@ def emulate(recipe, *, accumulator=None, elementwise=False, model=None, telemetr
     ("fprop") and backward products ("dgrad" = grad_output x weights^T, "wgrad" =
     inputs^T x grad_output) run through one :class:`softfloat.recipes.GemmEngine`:
     operands quantised as the recipe says (scaled FP8 with per-site amax history for
-    delayed scaling), products and sums in ``accumulator``, results rounded into the
+    delayed scaling; a batched call -- bmm, a batched matmul or einsum, baddbmm,
+    attention's heads, a grouped convolution's groups -- is one product of its site: a
+    per-tensor scale is one per operand over the whole call, from the history as it was
+    before the call, which then gains the call's amax once; row tiles, blocks and MX
+    blocks stay within each matrix), products and sums in ``accumulator``, results rounded into the
     recipe's ``activations`` format (forward) or ``gradients`` format (backward).  A
     bias (``F.linear``'s, ``addmm``'s ``input``) is added in the accumulator after the
     products and the sum rounded once into the output format, as cuBLAS's epilogue does.
@@ -60,16 +65,29 @@ def emulate(recipe, *, accumulator=None, elementwise=False, model=None, telemetr
     ---------------------------
     - Tensors keep their dtype: a float32 model stays float32 and its tensors hold
       values of the emulated formats (a float16/bfloat16 tensor receives the result cast
-      into its dtype, exact when that dtype holds the output format).
-    - ``nn.LSTM``/``GRU``/``RNN`` are written out in torch calls whose products are
-      emulated (``softfloat.torch._recurrent``).  Products computed inside one torch
+      into its dtype, exact when that dtype holds the output format).  Inside
+      ``torch.autocast`` a product torch would run in autocast's dtype has its float
+      operands cast into it first, as autocast casts them, and returns that dtype
+      (``softfloat.torch._autocast`` asks torch which products those are).
+      Convolutions return torch's memory format (channels-last where the input or the
+      weight is).
+    - ``nn.LSTM``/``GRU``/``RNN`` and their cells (``nn.LSTMCell``/``GRUCell``/
+      ``RNNCell``) are written out in torch calls whose products are emulated
+      (``softfloat.torch._recurrent``: the input's and the hidden state's products,
+      then PyTorch's gate equations in the tensors' dtype).  Products computed inside one torch
       kernel (packed sequences' recurrences, ``nn.Bilinear``, negative matrix powers:
       ``softfloat.torch._ops.OPAQUE``) are out of reach: they run as torch runs them,
       with a UserWarning once per block and function; so do TorchScript modules
       (``torch.jit.script``/``trace``), whose operations never reach Python.
     - Integer products pass through to torch unemulated (they are exact); complex
-      operands are a TypeError; a tensor on a device without values (meta) a
-      ValueError.  On an accelerator (CUDA) the whole product runs on the tensors'
+      and sparse operands are a TypeError (a RuntimeError with the same message from
+      ``Tensor.matmul``, which the ``@`` operator calls and whose TypeErrors it turns
+      into "unsupported operand"); ``torch.sparse.mm`` and torch's other sparse products
+      run as torch runs them, with a UserWarning (below); a tensor on a device without
+      values (meta) is a ValueError.
+    - Second derivatives are not emulated: differentiating a gradient of an emulated
+      product (``create_graph=True``, then backward again, as a gradient penalty does)
+      raises a RuntimeError that says so.  On an accelerator (CUDA) the whole product runs on the tensors'
       device, in torch operations with the same bits as the numpy reference: the
       operands' quantisation (softfloat.torch._scaled, ._kernels), the products and
       their accumulation (softfloat.torch._accumulate), the scaling and the output
@@ -80,6 +98,14 @@ def emulate(recipe, *, accumulator=None, elementwise=False, model=None, telemetr
     - Backward products of tensors made inside the block are emulated even when
       ``backward()`` runs after it (each product keeps the engine), and the telemetry
       stays readable after it.
+    - A backward pass started inside the block runs its Python code under the
+      emulation too: activation checkpointing's recompute
+      (``torch.utils.checkpoint``, reentrant or not) gives the forward's bits --
+      its products take the scales of their iteration (no new delayed-scaling
+      iteration) -- and so the gradients of the model without checkpointing; the
+      products of a custom Function's Python backward are emulated as forward
+      products.  (A backward started after the block runs that Python code in
+      torch's arithmetic.)
     - Leaving the block restores torch exactly: the TorchFunctionMode is popped and the
       global module hooks are removed.  Nested blocks: the innermost one runs the
       products while it is active.  The mode is per thread (as every TorchFunctionMode):
@@ -100,15 +126,31 @@ def emulate(recipe, *, accumulator=None, elementwise=False, model=None, telemetr
     accumulator : str, Format or FusedAccumulator, optional
         None: the recipe's own.  A format ("fp32") or a tensor-core model ("h100").
     elementwise : bool, default False
-        Also round the results of elementwise operations (layer_norm, gelu, softmax,
-        additions, ...) into the recipe's ``activations`` format, in the forward pass,
-        with a straight-through gradient.
+        Also round the results of elementwise operations into the recipe's
+        ``activations`` format, in the forward pass, with a straight-through gradient:
+        ``+ - * /`` in every spelling (functions, methods, operators, reflected,
+        in place -- the tensor rounded in place -- and ``out=``), ``pow``, ``sqrt``,
+        ``rsqrt``, ``exp``, ``log``, ``sigmoid``, ``tanh``, ``relu``, ``gelu``, ``silu``,
+        ``softplus``, ``mish``, ``elu``, ``leaky_relu``, ``hardswish``, ``hardsigmoid``,
+        ``softmax``, ``log_softmax``, ``layer_norm``, ``rms_norm``, ``group_norm``,
+        ``batch_norm``, ``instance_norm``, ``dropout`` (each computed by torch in the
+        tensors' dtype, then rounded once), and so the modules calling them; not
+        reductions (``sum``, ``mean``) or other functions.  Nothing is rounded inside an
+        optimizer's ``step()`` (its updates are not activations).  The list:
+        ``softfloat.torch._elementwise``.
     model : torch.nn.Module, optional
         The module whose ``named_modules()`` name the call sites; default: the first
-        module called inside the block.
+        module called inside the emulation (its first block).  Modules outside it are
+        named by type and instance, numbered in the order they first ran (``Linear[1]``,
+        ``Linear[2]``): each module instance is its own call site (its own FP8 scaling
+        state), whether or not it is in the model.
     telemetry : True, False or "operands", default True
         Record the engine's counts of every product; "operands" leaves out the
         accumulator's swamped additions, which cost several times the product itself.
+        Either keeps one record per product (a batched call is one) until
+        ``em.telemetry.clear()``: a few hundred bytes each, so a long run grows by
+        about that times the products per step.  False records nothing
+        (``em.telemetry`` stays empty): memory stays bounded however long the run.
 
     Returns
     -------
@@ -156,21 +198,23 @@ class Emulation:
         self.telemetry = Telemetry()
         self._model = model
         self._mode = None
-        self._sites = None
+        self._sites = Sites(model)  # the names hold over every block, as the engine's state does
+        self._steps = Steps()
         self._lock = threading.Lock()
 
     # ---- the context ----------------------------------------------------------------
     def __enter__(self) -> "Emulation":
         if self._mode is not None:
             raise RuntimeError("this Emulation is already active; make another with softfloat.torch.emulate")
-        self._sites = Sites(self._model)
         self._mode = _Mode(self)
         _skip_as_frame(_Mode.__torch_function__)
         self._sites.install()
+        self._steps.install()
         try:
             self._mode.__enter__()
         except BaseException:
             self._sites.remove()
+            self._steps.remove()
             self._mode = None
             raise
         return self
@@ -181,6 +225,7 @@ class Emulation:
             mode.__exit__(*exc)
         finally:
             self._sites.remove()
+            self._steps.remove()
 
     def report(self) -> str:
         """The per-site table of :meth:`Telemetry.report`, headed by the recipe."""
@@ -215,10 +260,16 @@ class Emulation:
         engine, record, telemetry = self.engine, self.record, self.telemetry
         outputs = {kind: getattr(self.recipe, field) for kind, field in _OUTPUT.items()}
 
-        def run(a, b, kind, *, bias=None, part=""):  # part: a sub-site, e.g. ".qk" of an attention
-            got = engine.gemm(a, b, kind, site + part, bias=bias, out=outputs[kind], record=record)
-            values, rec = got if record else (got, None)
-            telemetry.append(GemmTelemetry(site + part, kind, op, (a.shape[0], a.shape[1], b.shape[1]), rec))
+        def run(a, b, kind, *, bias=None, part="", rounded=True):  # part: a sub-site, e.g. ".qk"
+            # a forward product inside a backward pass: a checkpoint's recompute (same scales)
+            again = kind == "fprop" and torch._C._current_graph_task_id() != -1
+            got = engine.gemm(a, b, kind, site + part, bias=bias, out=outputs[kind] if rounded else None,
+                              record=record, recompute=again)
+            if not record:  # telemetry=False keeps nothing per product
+                return got
+            values, rec = got
+            batch = a.shape[0] if a.ndim == 3 else 1
+            telemetry.append(GemmTelemetry(site + part, kind, op, tuple(a.shape[-2:]) + (b.shape[-1],), rec, batch))
             return values
         return run
 
@@ -241,16 +292,11 @@ def _named(argname: str, make, value):
         raise type(exc)(f"{argname}={value!r}: {text}") from None
 
 
-#: elementwise functions whose results ``elementwise=True`` rounds into the activations format
-_ELEMENTWISE = frozenset({
-    torch.nn.functional.layer_norm, torch.nn.functional.gelu, torch.nn.functional.softmax,
-    torch.nn.functional.relu, torch.nn.functional.silu, torch.nn.functional.rms_norm,
-    torch.nn.functional.dropout, torch.softmax, torch.tanh, torch.add, torch.sub, torch.mul,
-    torch.Tensor.__add__, torch.Tensor.__radd__, torch.Tensor.__sub__, torch.Tensor.__rsub__,
-    torch.Tensor.__mul__, torch.Tensor.__rmul__, torch.Tensor.__truediv__, torch.Tensor.add,
-    torch.Tensor.mul, torch.Tensor.softmax, torch.Tensor.tanh,
-})
+#: the methods the @ operator reaches, whose TypeErrors it would turn into NotImplemented
+_OPERATORS = frozenset({torch.Tensor.matmul, torch.Tensor.__matmul__, torch.Tensor.__rmatmul__})
 
+#: the functions that run a backward pass, whose Python code stays under the emulation
+_BACKWARDS = frozenset({torch.Tensor.backward, torch.autograd.backward, torch.autograd.grad})
 
 #: Python-level torch functions that hand themselves whole to a function mode: run
 #: decomposed (:func:`_decomposed`), their products reach the emulation
@@ -298,25 +344,42 @@ class _Mode(TorchFunctionMode):
         name = _ops.FUNCTIONS.get(func)
         em = self.emulation
         if name is not None:
-            result = _emulated(name, args, kwargs, em)
+            try:
+                result = _emulated(name, args, kwargs, em)
+            except TypeError as exc:
+                if func not in _OPERATORS:
+                    raise
+                # a @ b hands Tensor.matmul (b.__rmatmul__ its own) to the mode, and torch's
+                # operator turns a TypeError into "unsupported operand type(s) for @": keep the message
+                raise RuntimeError(str(exc)) from exc
             if result is not NotImplemented:
                 return result
         elif func in _COMPOSITES:
             with self:  # back on the stack for the calls inside
+                return _decomposed(func)(*args, **kwargs)
+        elif func in _BACKWARDS:
+            # a backward started by Tensor.backward would run with the mode popped (as
+            # during any __torch_function__): Python code autograd runs -- activation
+            # checkpointing's recompute, custom Functions' backward -- would leave the
+            # emulation.  Back on the stack, autograd's thread-local state carries it there.
+            with self:
                 return _decomposed(func)(*args, **kwargs)
         elif func in _recurrent.KINDS:
             with self:
                 result = _recurrent.run(func, args, kwargs)
             if result is not None:
                 return result
+        elif func in _recurrent.CELLS:
+            with self:
+                return _recurrent.cell(func, args, kwargs)
         if func in _ops.OPAQUE and func not in self.warned:  # (a packed sequence's recurrence too)
             self.warned.add(func)
             warnings.warn(f"{_ops.OPAQUE[func]} runs its matrix products inside one torch kernel: they are not "
                           f"emulated under softfloat.torch.emulate (torch's own arithmetic)", stacklevel=2)
         result = func(*args, **kwargs)
-        if em.elementwise and func in _ELEMENTWISE and isinstance(result, torch.Tensor) \
-                and result.dtype.is_floating_point and result.device.type != "meta":
-            result = _rounded(result, em)
+        if em.elementwise and func in ELEMENTWISE and isinstance(result, torch.Tensor) \
+                and result.dtype.is_floating_point and result.device.type != "meta" and not em._steps.active:
+            result = _rounded(result, em, in_place(args, kwargs, result))
         return result
 
 
@@ -330,6 +393,9 @@ def _emulated(name, args, kwargs, em):
 
 
 @torch.compiler.disable
-def _rounded(result, em):
+def _rounded(result, em, written: bool):
+    """``result`` rounded (straight-through); a tensor an in-place call wrote into is
+    overwritten with its rounding (autograd records the copy)."""
     with torch._C.DisableTorchFunction():
-        return em._round(result)
+        rounded = em._round(result)
+        return result.copy_(rounded) if written else rounded

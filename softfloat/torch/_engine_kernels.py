@@ -122,7 +122,7 @@ class TorchKernels(Kernels):
         return x.detach().cpu().numpy() if isinstance(x, torch.Tensor) else np.asarray(x)
 
     def transpose(self, x):
-        return x.t().contiguous()
+        return x.transpose(-2, -1).contiguous()
 
     def repeat(self, x, count: int, axis: int):
         return torch.repeat_interleave(x, count, dim=axis)

@@ -9,8 +9,9 @@ expands and stacks, whose gradients torch's autograd takes care of:
 - ``linear(x, w, b)`` over (..., K) inputs is one (M, K) x (K, N) product, M the
   product of the leading axes, the bias added in the accumulator;
 - ``matmul`` follows torch's rules (1-d operands become a row or a column, batch axes
-  broadcast); a 2-d right operand makes it one product, else one product per batch
-  entry (a Python loop over the batch axis only);
+  broadcast); a 2-d right operand makes it one product, else one batched call: a
+  stack of one product per batch entry (:func:`softfloat.torch._products.batched`; a
+  per-tensor scale covers the whole call, as for bmm, baddbmm and einsum's batches);
 - ``addmm``/``baddbmm`` with ``beta == alpha == 1`` add ``input`` in the accumulator; with
   other factors the product is scaled and added in the caller's dtype and the sum
   rounded again into the output format; ``beta == 0`` ignores ``input`` (as torch does);
@@ -18,9 +19,11 @@ expands and stacks, whose gradients torch's autograd takes care of:
 - ``mv``, ``dot`` and ``vdot`` are ``matmul``'s 1-d cases; ``inner(a, b)`` of (..., K)
   tensors and ``tensordot`` are one (M, K) x (K, N) product (0-d operands of ``inner``:
   torch's own multiplication); ``addmv`` is ``addmm`` with a column; ``addbmm`` is
-  ATen's loop of ``addmm_`` over the batch, each step rounded into the output;
-  ``linalg.multi_dot`` is ATen's chain of products in ATen's order; ``matrix_power``
-  ATen's products by the bits of n (a negative power, an inverse, is torch's own);
+  ATen's loop of ``addmm_`` over the batch, each step rounded into the output (the
+  entries' products one batched call); ``linalg.multi_dot`` is ATen's chain of products
+  in ATen's order; ``matrix_power`` ATen's products by the bits of n (a negative power,
+  an inverse, is torch's own) -- a chain's products (and einsum's pairs) are sub-sites
+  ``<site>.1``, ``<site>.2``, ... in the order they run, each with its own scaling state;
   ``cdist`` with p = 2, where ATen takes a product for it, is its ``_euclidean_dist``;
 - ``einsum`` with two operands: one batched product (:func:`softfloat.torch._einsum.plan`),
   diagonals taken and labels of one operand alone summed first in torch
@@ -33,21 +36,25 @@ expands and stacks, whose gradients torch's autograd takes care of:
 - ``scaled_dot_product_attention``: :func:`softfloat.torch._attention.attention`.
 
 Integer operands are passed to torch unchanged (integer products are exact; nothing to
-emulate); complex ones are a TypeError.  ``out=`` receives a copy of the result.
+emulate); complex and sparse ones are a TypeError (torch.sparse's own products are
+out of reach: :data:`OPAQUE`).  ``out=`` receives a copy of the result.
 """
 
 from __future__ import annotations
 
+import functools
+import itertools
 import math
 
 import torch
 import torch.nn.functional as F
 
 from ._attention import attention
+from ._autocast import lowered
 from ._conv import convolution, transposed
 from ._einsum import pairwise, plan, simplified
 from ._products import batched, gemm, rows
-from ._tensors import check_device
+from ._tensors import check_dense, check_device
 
 __all__ = ["FUNCTIONS", "OPAQUE", "dispatch"]
 
@@ -93,6 +100,7 @@ def _operands(name: str, bound: dict) -> str:
         tensors = [(f"{_LISTS[name]}[{i}]", t) for i, t in enumerate(bound[_LISTS[name]])
                    if isinstance(t, torch.Tensor)]
     for key, t in tensors:
+        check_dense(f"{key} of {name}", t)
         if t.dtype.is_complex:
             raise TypeError(f"{key} of {name} must be a real float tensor under softfloat.torch.emulate; "
                             f"got a complex tensor of dtype {t.dtype} (complex products are not emulated)")
@@ -144,8 +152,24 @@ def _scaled(run, b, first: str, second: str, round_again):
         return gemm(run, x, y, c) if x.dim() == 2 else batched(run, x, y, c)
     product = gemm(run, x, y) if x.dim() == 2 else batched(run, x, y, None)
     if beta == 0:
-        return product if alpha == 1 else round_again(alpha * product)
+        result = product if alpha == 1 else round_again(alpha * product)
+        return _Ignored.apply(result, c) if c.requires_grad else result
     return round_again(beta * c + alpha * product)
+
+
+class _Ignored(torch.autograd.Function):
+    """``result`` unchanged, with ``ignored`` in the graph with a zero gradient: torch's
+    addmm/baddbmm with beta = 0 ignore ``input``'s values (even NaNs) and give it a
+    gradient of zeros."""
+
+    @staticmethod
+    def forward(ctx, result, ignored):  # noqa: D102 - torch's protocol
+        ctx.shape, ctx.dtype = ignored.shape, ignored.dtype
+        return result.view_as(result)
+
+    @staticmethod
+    def backward(ctx, grad):  # noqa: D102
+        return grad, grad.new_zeros(ctx.shape, dtype=ctx.dtype)
 
 
 HANDLERS = {
@@ -179,6 +203,11 @@ HANDLERS = {
 }
 #: shapes each handler takes; other shapes go to torch, which raises its own error
 _SHAPES = {
+    **{name: (lambda b, k=keys, d=dims: all(isinstance(b.get(key), torch.Tensor) and b[key].dim() == d
+                                            for key in k)) for name, keys, dims in (
+        ("mm", ("input", "mat2"), 2), ("addmm", ("mat1", "mat2"), 2), ("addmm_", ("mat1", "mat2"), 2),
+        ("bmm", ("input", "mat2"), 3), ("baddbmm", ("batch1", "batch2"), 3),
+        ("baddbmm_", ("batch1", "batch2"), 3))},
     "mv": lambda b: b["input"].dim() == 2 and b["vec"].dim() == 1,
     "dot": lambda b: b["input"].dim() == 1 and b["tensor"].dim() == 1,
     "inner": lambda b: b["input"].dim() >= 1 and b["other"].dim() >= 1,
@@ -200,13 +229,23 @@ def _addmv(run, b, round_again):
 
 def _addbmm(run, b, round_again):
     """addbmm as ATen computes it: ``addmm_`` of each batch entry into the result in
-    turn (beta on the first only), each rounded into the output."""
-    result, beta = b["input"].expand(b["batch1"].shape[1], b["batch2"].shape[2]), b.get("beta", 1)
-    if b["batch1"].shape[0] == 0:
+    turn (beta on the first only), each rounded into the output.  The entries' products
+    are one call (a stack: one per-tensor scale per operand over the batch), left in the
+    accumulator's fp32; each step then ends as :func:`_scaled` ends one addmm: with
+    beta == alpha == 1 the running result added in fp32 (the epilogue) and the sum
+    rounded once, else the product rounded, scaled, added and rounded again."""
+    x, y = b["batch1"], b["batch2"]
+    result, beta, alpha = b["input"].expand(x.shape[1], y.shape[2]), b.get("beta", 1), b.get("alpha", 1)
+    if x.shape[0] == 0:
         return result * beta
-    for x, y in zip(b["batch1"], b["batch2"]):
-        result = _scaled(run, {"input": result, "mat1": x, "mat2": y, "beta": beta, "alpha": b.get("alpha", 1)},
-                         "mat1", "mat2", round_again)
+    dtype = result.dtype
+    for acc in gemm(run, x, y, rounded=False):
+        if beta == 1 and alpha == 1:
+            result = round_again(acc.to(torch.float32) + result.to(torch.float32)).to(dtype)  # fp32(acc + c)
+        else:
+            product = round_again(acc).to(dtype)
+            result = product if beta == 0 and alpha == 1 else round_again(
+                alpha * product if beta == 0 else beta * result + alpha * product)
         beta = 1
     return result
 
@@ -237,11 +276,14 @@ def _multi_dot(run, ts):
                     if cost[(i, j)] is None or q < cost[(i, j)]:
                         cost[(i, j)], split[(i, j)] = q, k
 
+    step = _numbered(run)
+
     def chain(i, j):
         if i == j:
             return ts[i]
         k = split.get((i, j), i)  # two matrices: one product
-        return gemm(run, chain(i, k), chain(k + 1, j))
+        left, right = chain(i, k), chain(k + 1, j)
+        return gemm(step(), left, right)
     result = chain(0, n - 1)
     if row:
         result = result[0]
@@ -257,16 +299,25 @@ def _matrix_power(run, a, n: int):
     if n < 2:
         return torch.eye(a.shape[-1], dtype=a.dtype, device=a.device).expand_as(a).clone() if n == 0 \
             else a.clone()
+    step = _numbered(run)
     if n in (2, 3):
-        square = _matmul(run, a, a)
-        return square if n == 2 else _matmul(run, square, a)
+        square = _matmul(step(), a, a)
+        return square if n == 2 else _matmul(step(), square, a)
     z = result = None
     while n:
         n, bit = divmod(n, 2)
-        z = a if z is None else _matmul(run, z, z)
+        z = a if z is None else _matmul(step(), z, z)
         if bit:
-            result = z if result is None else _matmul(run, result, z)
+            result = z if result is None else _matmul(step(), result, z)
     return result
+
+
+def _numbered(run):
+    """A function giving the engine call of a chain's next product: sub-sites ".1",
+    ".2", ... in the order the products run, so that each product of a chain (whose
+    operands differ) keeps its own scaling state, updated once per call."""
+    count = itertools.count(1)
+    return lambda: functools.partial(run, part=f".{next(count)}")
 
 
 def _cdist_by_product(b) -> bool:
@@ -372,9 +423,11 @@ def _einsum(args, run_for):
     if len(operands) > 2:  # torch's own way: pairs (opt_einsum's path where torch takes it)
         if len({t.dtype for t in operands}) > 1 or not operands[0].dtype.is_floating_point:
             return NotImplemented  # torch's own error, or its integer product
+        step_run = _numbered(run_for("einsum"))  # one site, a sub-site per pair
         for i, j, step in pairwise(equation, len(operands), _opt_einsum_path(equation, operands)):
             try:
-                pair = _einsum((step, operands[i], operands[j]), run_for)
+                run = step_run()
+                pair = _einsum((step, operands[i], operands[j]), lambda _name, run=run: run)
             except NotImplementedError as exc:
                 raise NotImplementedError(f"einsum {equation!r}: its step {step!r} is not emulated ({exc})") from None
             operands = [t for k, t in enumerate(operands) if k not in (i, j)] + [pair]
@@ -418,6 +471,13 @@ FUNCTIONS = {
     torch.cdist: "cdist", torch.linalg.vecdot: "vecdot",
 }
 
+def _attribute(root, dotted: str):
+    """``root.a.b`` for "a.b", or None where torch has no such function."""
+    for part in dotted.split("."):
+        root = getattr(root, part, None)
+    return root
+
+
 #: torch functions whose products run inside one kernel, out of the emulation's reach
 #: (their names for the warning that says so)
 OPAQUE = {torch.lstm: "torch.lstm of a packed sequence (nn.LSTM)",
@@ -430,13 +490,21 @@ OPAQUE = {torch.lstm: "torch.lstm of a packed sequence (nn.LSTM)",
           torch.matrix_power: "torch.matrix_power of a negative power (an inverse)",
           torch.Tensor.matrix_power: "Tensor.matrix_power of a negative power (an inverse)",
           torch.matrix_exp: "torch.matrix_exp", torch.linalg.matrix_exp: "torch.linalg.matrix_exp",
-          torch.Tensor.matrix_exp: "Tensor.matrix_exp"}
+          torch.Tensor.matrix_exp: "Tensor.matrix_exp",
+          **{f: f"torch.{n} (a sparse product)" for n in ("sparse.mm", "sparse.addmm", "sparse.sampled_addmm",
+                                                             "hspmm", "smm", "sspaddmm")
+             if (f := _attribute(torch, n)) is not None},
+          **{f: f"Tensor.{n} (a sparse product)" for n in ("hspmm", "smm", "sspaddmm")
+             if (f := getattr(torch.Tensor, n, None)) is not None}}
 
 
 def dispatch(name: str, args, kwargs, run_for, round_again):
     """The emulated result of torch function ``name``, or NotImplemented where torch
     should run it itself (integer operands).  ``run_for(name)`` gives the engine call
     bound to the product's call site."""
+    lower = lowered(name, _device_of(args, kwargs))
+    if lower is not None:  # inside torch.autocast: its casts of the float operands first
+        args, kwargs = _cast(args, lower), _cast(kwargs, lower)
     if name == "einsum":
         return _einsum(args, run_for)
     bound = _bind(name, args, kwargs)
@@ -446,3 +514,24 @@ def dispatch(name: str, args, kwargs, run_for, round_again):
         return NotImplemented
     result = HANDLERS[name](run_for(_SITE.get(name, name)), bound, round_again)
     return _finish(result, bound)
+
+
+def _device_of(args, kwargs):
+    """The device of the first tensor among the arguments (lists included), or the CPU."""
+    for value in (*args, *kwargs.values()):
+        for t in (value if isinstance(value, (list, tuple)) else (value,)):
+            if isinstance(t, torch.Tensor):
+                return t.device
+    return torch.device("cpu")
+
+
+def _cast(value, dtype):
+    """``value`` with every float tensor in it (in lists, tuples and dicts too) cast to
+    ``dtype``, as autocast casts the arguments of its lower-precision operations."""
+    if isinstance(value, torch.Tensor):
+        return value.to(dtype) if value.dtype.is_floating_point else value
+    if isinstance(value, (list, tuple)):
+        return type(value)(_cast(v, dtype) for v in value)
+    if isinstance(value, dict):
+        return {k: (v if k == "out" else _cast(v, dtype)) for k, v in value.items()}
+    return value

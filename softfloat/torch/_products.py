@@ -1,7 +1,10 @@
 """One emulated matrix product as a torch autograd Function: the forward product and,
 in the backward pass, the dgrad and wgrad products, each run by the emulation's engine.
 
-Shapes: ``a`` (M, K), ``b`` (K, N), ``bias`` None or broadcastable to (M, N):
+Shapes: ``a`` (M, K), ``b`` (K, N), ``bias`` None or broadcastable to (M, N) -- or a
+batched call's stacks (B, M, K), (B, K, N) and a bias broadcastable to (B, M, N), one
+engine call each way for the whole stack (``^T`` below then exchanges each matrix's
+axes), so that a per-tensor scale covers the call's whole operand:
 
     fprop   y  = a @ b (+ bias in the accumulator)   engine.gemm(a,   b,   "fprop")
     dgrad   da = dy @ b^T                             engine.gemm(dy,  b^T, "dgrad")
@@ -27,6 +30,7 @@ save memory; the values multiplied are the same where the scale is.
 
 from __future__ import annotations
 
+import functools
 import math
 
 import torch
@@ -37,31 +41,36 @@ from ._tensors import device_values, host_values, to_tensor
 __all__ = ["batched", "gemm", "rows"]
 
 
-def gemm(run, a, b, bias=None):
-    """``a @ b (+ bias)`` of 2-d tensors, emulated forward and backward.
+def gemm(run, a, b, bias=None, *, rounded=True):
+    """``a @ b (+ bias)`` of 2-d tensors (or of stacks of as many: 3-d tensors, one
+    call's products), emulated forward and backward.
 
-    ``run(A, B, kind, bias=C)`` computes one product (the emulation's engine call, bound
-    to a call site) of the operands as :func:`_values` gives them -- numpy arrays, or
-    tensors on a device that takes the torch path -- and returns values of the same kind.
+    ``run(A, B, kind, bias=C, rounded=...)`` computes one product (the emulation's
+    engine call, bound to a call site) of the operands as :func:`_values` gives them --
+    numpy arrays, or tensors on a device that takes the torch path -- and returns values
+    of the same kind.  ``rounded=False`` leaves the forward result in the accumulator's
+    fp32 (a float32 tensor, float64 for float64 operands) for the caller to finish, as
+    ATen's addbmm loop does; the backward products are rounded as always.
     """
     if bias is None:
-        return _Gemm.apply(a, b, run)
-    return _GemmBias.apply(a, b, bias, run)
+        return _Gemm.apply(a, b, run, rounded)
+    return _GemmBias.apply(a, b, bias, run, rounded)
 
 
 def batched(run, a, b, c=None):
     """``a @ b (+ c)`` of (..., M, K) and (..., K, N) tensors (``c`` None or broadcastable
-    to (..., M, N)): one emulated 2-d product per entry of the broadcast batch axes (a
-    Python loop over the batch entries only)."""
+    to (..., M, N)): the 2-d product of each entry of the broadcast batch axes, all of
+    them one emulated call (a stack of B = the batch's size products, see
+    :class:`softfloat.recipes.GemmEngine`: one per-tensor scale per operand over the
+    call, one telemetry record)."""
     batch = torch.broadcast_shapes(a.shape[:-2], b.shape[:-2])
     m, n = a.shape[-2], b.shape[-1]
+    if math.prod(batch) == 0:  # an empty batch: torch's own empty product, which autograd follows
+        return torch.matmul(a, b) if c is None else torch.matmul(a, b) + c
     a3 = rows(a.expand(*batch, *a.shape[-2:]), 2)
     b3 = rows(b.expand(*batch, *b.shape[-2:]), 2)
     c3 = None if c is None else rows(c.expand(*batch, m, n), 2)
-    parts = [gemm(run, a3[i], b3[i], None if c3 is None else c3[i]) for i in range(a3.shape[0])]
-    if not parts:  # an empty batch: torch's own empty product, which autograd follows
-        return torch.matmul(a, b) if c is None else torch.matmul(a, b) + c
-    return torch.stack(parts).reshape(*batch, m, n)
+    return gemm(run, a3, b3, c3).reshape(*batch, m, n)
 
 
 def rows(t, trailing: int = 1):
@@ -80,12 +89,13 @@ def _values(t, name: str):
     return host_values(t, name)
 
 
-def _forward(ctx, a, b, bias, run):
+def _forward(ctx, a, b, bias, run, rounded):
     ctx.run = run
     ctx.save_for_backward(a, b)
     values = run(_values(a, "input"), _values(b, "other"), "fprop",
-                 bias=None if bias is None else _values(bias, "bias"))
-    return to_tensor(values, a.dtype, a.device)
+                 bias=None if bias is None else _values(bias, "bias"), rounded=rounded)
+    dtype = a.dtype if rounded or a.dtype == torch.float64 else torch.float32  # fp32 sums: kept whole
+    return to_tensor(values, dtype, a.device)
 
 
 def _backward(ctx, grad):
@@ -94,38 +104,63 @@ def _backward(ctx, grad):
     grad_a = grad_b = None
     with torch._C.DisableTorchFunction():  # backward() may run inside an active emulation
         if ctx.needs_input_grad[0]:
-            grad_a = to_tensor(ctx.run(g, _values(b, "other").T, "dgrad"), a.dtype, a.device)
+            grad_a = to_tensor(ctx.run(g, _values(b, "other").swapaxes(-1, -2), "dgrad"), a.dtype, a.device)
         if ctx.needs_input_grad[1]:
-            grad_b = to_tensor(ctx.run(_values(a, "input").T, g, "wgrad"), b.dtype, b.device)
+            grad_b = to_tensor(ctx.run(_values(a, "input").swapaxes(-1, -2), g, "wgrad"), b.dtype, b.device)
     return grad_a, grad_b
+
+
+#: what differentiating an emulated product's gradient raises
+SECOND_DERIVATIVE = ("softfloat.torch.emulate: an emulated product has no second derivative (its backward "
+                     "products run in softfloat's kernels, outside autograd), so a double backward -- "
+                     "gradients taken with create_graph=True, then differentiated again -- is not supported; "
+                     "take higher derivatives outside the emulation")
+
+
+def _first_order(backward):
+    """torch's ``once_differentiable`` with this emulation's message: the backward runs
+    without a graph; where a graph is being built (create_graph=True) and a gradient
+    or an operand requires grad, its results get a node that raises
+    :data:`SECOND_DERIVATIVE` when differentiated (never a silently missing term)."""
+    @functools.wraps(backward)
+    def wrapper(ctx, *grads):
+        tracked = torch.is_grad_enabled() and any(
+            isinstance(t, torch.Tensor) and t.requires_grad for t in (*grads, *ctx.saved_tensors))
+        with torch.no_grad():
+            outputs = backward(ctx, *grads)
+        if not tracked:
+            return outputs
+        error = torch._C._functions.DelayedError(SECOND_DERIVATIVE.encode(), len(outputs))
+        return error(*[o.detach().requires_grad_() if isinstance(o, torch.Tensor) else o for o in outputs])
+    return wrapper
 
 
 class _Gemm(torch.autograd.Function):
     @staticmethod
-    def forward(ctx, a, b, run):  # noqa: D102 - torch's protocol
-        return _forward(ctx, a, b, None, run)
+    def forward(ctx, a, b, run, rounded):  # noqa: D102 - torch's protocol
+        return _forward(ctx, a, b, None, run, rounded)
 
     @staticmethod
-    @torch.autograd.function.once_differentiable
+    @_first_order
     def backward(ctx, grad):  # noqa: D102
-        return (*_backward(ctx, grad), None)
+        return (*_backward(ctx, grad), None, None)
 
 
 class _GemmBias(torch.autograd.Function):
     @staticmethod
-    def forward(ctx, a, b, bias, run):  # noqa: D102
+    def forward(ctx, a, b, bias, run, rounded):  # noqa: D102
         ctx.bias_shape, ctx.bias_dtype = bias.shape, bias.dtype
-        return _forward(ctx, a, b, bias, run)
+        return _forward(ctx, a, b, bias, run, rounded)
 
     @staticmethod
-    @torch.autograd.function.once_differentiable
+    @_first_order
     def backward(ctx, grad):  # noqa: D102
         grad_a, grad_b = _backward(ctx, grad)
         grad_bias = None
         if ctx.needs_input_grad[2]:
             with torch._C.DisableTorchFunction():
                 grad_bias = _sum_to(grad, ctx.bias_shape).to(ctx.bias_dtype)
-        return grad_a, grad_b, grad_bias, None
+        return grad_a, grad_b, grad_bias, None, None
 
 
 def _sum_to(grad, shape):

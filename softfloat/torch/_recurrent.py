@@ -14,6 +14,10 @@ emulation active; products are emulated, everything else is ordinary torch arith
 
 Packed sequences (the ``batch_sizes`` overloads) are not written out: None, and the
 caller lets torch run them, with its warning.
+
+The cells (``torch.lstm_cell``, ``gru_cell``, ``rnn_tanh_cell``, ``rnn_relu_cell``:
+nn.LSTMCell, nn.GRUCell, nn.RNNCell) are one step of the same: ``F.linear(x, w_ih,
+b_ih)``, then ``F.linear(h, w_hh, b_hh)``, then the same gates (:func:`cell`).
 """
 
 from __future__ import annotations
@@ -21,11 +25,30 @@ from __future__ import annotations
 import torch
 import torch.nn.functional as F
 
-__all__ = ["KINDS", "run"]
+__all__ = ["CELLS", "KINDS", "cell", "run"]
 
 #: torch function -> (kind, gates per hidden unit)
 KINDS = {torch.lstm: ("lstm", 4), torch.gru: ("gru", 3), torch.rnn_tanh: ("tanh", 1),
          torch.rnn_relu: ("relu", 1)}
+
+
+#: torch's cell functions -> kind
+CELLS = {torch.lstm_cell: "lstm", torch.gru_cell: "gru", torch.rnn_tanh_cell: "tanh",
+         torch.rnn_relu_cell: "relu"}
+_CELL_ARGS = ("input", "hx", "w_ih", "w_hh", "b_ih", "b_hh")
+
+
+def cell(func, args, kwargs):
+    """One step of a cell function of :data:`CELLS` written out: the input's product,
+    the hidden state's, then the layer's gates (LSTM: (h', c'); the others: h')."""
+    bound = dict(zip(_CELL_ARGS, args), **kwargs)
+    kind = CELLS[func]
+    x, hx = bound["input"], bound["hx"]
+    h, c = (hx[0], hx[1]) if kind == "lstm" else (hx, None)
+    projected = F.linear(x, bound["w_ih"], bound.get("b_ih"))
+    recurrent = F.linear(h, bound["w_hh"], bound.get("b_hh"))
+    h, c = _step(kind, projected, recurrent, h, c)
+    return (h, c) if kind == "lstm" else h
 
 
 def run(func, args, kwargs):
@@ -45,6 +68,8 @@ def run(func, args, kwargs):
         h0, c0 = hx, None
     if batch_first:
         x = x.transpose(0, 1)
+    if x.shape[0] == 0:  # torch's own rule (its kernel raises it)
+        raise RuntimeError("Expected sequence length to be larger than 0 in RNN")
     directions = 2 if bidirectional else 1
     per = len(params) // (num_layers * directions)
     h_n, c_n = [], []
@@ -76,22 +101,25 @@ def _direction(kind, x, weights, h, c):
     projected = F.linear(x, w_ih, b_ih)  # every time step's input product at once
     outputs = []
     for t in range(x.shape[0]):
-        recurrent = F.linear(h, w_hh, b_hh)
-        if kind == "lstm":
-            i, f, g, o = (projected[t] + recurrent).chunk(4, dim=-1)
-            c = torch.sigmoid(f) * c + torch.sigmoid(i) * torch.tanh(g)
-            h = torch.sigmoid(o) * torch.tanh(c)
-            if w_hr is not None:
-                h = F.linear(h, w_hr)
-        elif kind == "gru":
-            xr, xz, xn = projected[t].chunk(3, dim=-1)
-            hr, hz, hn = recurrent.chunk(3, dim=-1)
-            r, z = torch.sigmoid(xr + hr), torch.sigmoid(xz + hz)
-            n = torch.tanh(xn + r * hn)
-            h = (1 - z) * n + z * h
-        else:
-            pre = projected[t] + recurrent
-            h = torch.tanh(pre) if kind == "tanh" else torch.relu(pre)
+        h, c = _step(kind, projected[t], F.linear(h, w_hh, b_hh), h, c)
+        if w_hr is not None:
+            h = F.linear(h, w_hr)
         outputs.append(h)
     stacked = torch.stack(outputs) if outputs else x.new_zeros(0, *h.shape)
     return stacked, h, c
+
+
+def _step(kind, projected, recurrent, h, c):
+    """The gates of one step from its two products (PyTorch's equations): (h', c')."""
+    if kind == "lstm":
+        i, f, g, o = (projected + recurrent).chunk(4, dim=-1)
+        c = torch.sigmoid(f) * c + torch.sigmoid(i) * torch.tanh(g)
+        return torch.sigmoid(o) * torch.tanh(c), c
+    if kind == "gru":
+        xr, xz, xn = projected.chunk(3, dim=-1)
+        hr, hz, hn = recurrent.chunk(3, dim=-1)
+        r, z = torch.sigmoid(xr + hr), torch.sigmoid(xz + hz)
+        n = torch.tanh(xn + r * hn)
+        return (1 - z) * n + z * h, c
+    pre = projected + recurrent
+    return (torch.tanh(pre) if kind == "tanh" else torch.relu(pre)), c

@@ -6,8 +6,13 @@ While an emulation is active, global forward pre- and post-hooks keep a stack of
 modules being run on the emulating thread (module hooks are global, so calls from other
 threads are ignored); they are removed when it ends.  Names come from
 ``named_modules()`` of the model given, else of the first module called (the root).
-A TorchScript module called in the block gets a UserWarning (once per block): its
-products run inside TorchScript, which the emulation cannot reach.
+A module outside that model (another model's, one made on the fly) is named by its
+type and its number among that type's unnamed instances in the order they first ran
+(``Linear[1]``, ``Linear[2]``): each instance is a call site of its own, so that two
+models' layers never share delayed-scaling state.  The names (root and instance
+numbers) hold for the emulation's lifetime, over all its ``with`` blocks, as its
+scaling state does.  A TorchScript module called in the block gets a UserWarning (once
+per block): its products run inside TorchScript, which the emulation cannot reach.
 """
 
 from __future__ import annotations
@@ -16,6 +21,7 @@ import os
 import sys
 import threading
 import warnings
+import weakref
 from pathlib import Path
 
 import torch
@@ -39,11 +45,16 @@ class Sites:
         self.names: dict[int, str] = {} if model is None else _names_of(model)
         self.root = model
         self.places: dict[tuple, int] = {}  # (product, file, line) -> its number
+        self.unnamed: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # module -> "Linear[2]"
+        self.counts: dict[str, int] = {}  # type name -> unnamed instances numbered so far
         self.handles = []
         self.warned_script = False
 
     def install(self) -> None:
-        """Register the global forward hooks (removed by :meth:`remove`)."""
+        """Register the global forward hooks on the calling thread (removed by
+        :meth:`remove`); the names given so far are kept."""
+        self.thread = threading.get_ident()
+        self.warned_script = False
         self.handles = [_module.register_module_forward_pre_hook(self._enter),
                         _module.register_module_forward_pre_hook(self._script),
                         _module.register_module_forward_hook(self._leave, always_call=True)]
@@ -88,11 +99,21 @@ class Sites:
             entry = self.stack[-1]
             entry[1] += 1
             module = entry[0]
-            path = self.names.get(id(module)) or type(module).__name__
+            path = self.names.get(id(module)) or self._unnamed(module)
             return path if entry[1] == 1 else f"{path}#{entry[1]}"
         place = (product,) + _caller()
         number = self.places.setdefault(place, len(self.places) + 1)
         return f"{product}#{number}"
+
+
+    def _unnamed(self, module) -> str:
+        """``Type[n]``: a module outside the naming model, numbered among its type's."""
+        found = self.unnamed.get(module)
+        if found is None:
+            kind = type(module).__name__
+            self.counts[kind] = self.counts.get(kind, 0) + 1
+            found = self.unnamed[module] = f"{kind}[{self.counts[kind]}]"
+        return found
 
 
 def _names_of(model) -> dict[int, str]:

@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-__all__ = ["FLOATS", "check_float", "check_device", "device_values", "host_values", "to_tensor"]
+__all__ = ["FLOATS", "check_dense", "check_float", "check_device", "device_values", "host_values", "to_tensor"]
 
 #: the tensor dtypes whose products and roundings are emulated
 FLOATS = (torch.float16, torch.bfloat16, torch.float32, torch.float64)
@@ -31,9 +31,20 @@ def check_float(name: str, t, what: str = "a float tensor") -> None:
                         f"{kind} tensor of dtype {t.dtype}")
 
 
+def check_dense(name: str, t) -> None:
+    """TypeError for a tensor that is not dense (strided): sparse (COO, CSR, ...) and
+    other layouts are not emulated."""
+    if t.layout != torch.strided:
+        raise TypeError(f"{name} must be a dense (strided) tensor under softfloat.torch.emulate; got a tensor of "
+                        f"layout {t.layout}: sparse tensors are not emulated. Densify it (t.to_dense()) to emulate "
+                        "the product, or leave it to torch (torch.sparse.mm, or outside the emulation)")
+
+
 def check_device(name: str, t) -> None:
     """ValueError for a tensor whose device holds no data (meta) or that torch cannot
-    copy to the host; NotImplementedError for one inside a ``torch.func`` transform."""
+    copy to the host; NotImplementedError for one inside a ``torch.func`` transform;
+    TypeError for one that is not dense (:func:`check_dense`)."""
+    check_dense(name, t)
     if torch._C._functorch.is_functorch_wrapped_tensor(t):
         raise NotImplementedError(
             f"{name} is a tensor inside a torch.func transform (vmap, grad, jacrev, ...): softfloat's "

@@ -28,12 +28,16 @@ class GemmTelemetry:
         (``F.scaled_dot_product_attention``, whose two products carry the site suffixes
         ".qk" for Q K^T and ".pv" for P V: ``"h.0.attn.qk"``).
     shape : tuple of int
-        (M, K, N) of the product.
+        (M, K, N) of the product (of each product of a batched call).
     record : softfloat.recipes.GemmRecord or None
         The engine's counts (per operand: underflows to zero, subnormals,
         overflows/saturations, non-finite values, amax, scale; the accumulator's
         swamped additions); None when the emulation was started with
         ``telemetry=False``.
+    batch : int, default 1
+        How many products of ``shape`` the call ran as one (bmm, a batched matmul,
+        the heads of an attention, the groups of a grouped convolution): the record
+        counts them all, and a per-tensor scale was one for all of them.
     """
 
     site: str
@@ -41,11 +45,12 @@ class GemmTelemetry:
     op: str
     shape: tuple
     record: object = None
+    batch: int = 1
 
     def row(self) -> dict:
         """The record as one flat dict (nested fields joined with ``_``)."""
         m, k, n = self.shape
-        row = {"site": self.site, "kind": self.kind, "op": self.op, "m": m, "k": k, "n": n}
+        row = {"site": self.site, "kind": self.kind, "op": self.op, "batch": self.batch, "m": m, "k": k, "n": n}
         if self.record is not None:
             row.update(_flat(self.record))
         return row
@@ -71,13 +76,21 @@ _KINDS = {"fprop": 0, "dgrad": 1, "wgrad": 2}
 class Telemetry(Sequence):
     """The products an emulation ran, in order: a read-only sequence of
     :class:`GemmTelemetry` that stays readable after the emulation has ended (backward
-    products run later are added as they run)."""
+    products run later are added as they run).
+
+    It keeps every record (one per product, a few hundred bytes each with the engine's
+    counts) until :meth:`clear`: in a long run, read or summarise it per step and clear
+    it, or start the emulation with ``telemetry=False``, which records nothing."""
 
     def __init__(self):
         self._records: list[GemmTelemetry] = []
 
     def append(self, record: GemmTelemetry) -> None:  # the emulation's, not the user's
         self._records.append(record)
+
+    def clear(self) -> None:
+        """Forget the records so far (later products are recorded as before)."""
+        self._records = []
 
     def __getitem__(self, index):
         return self._records[index]

@@ -1,0 +1,99 @@
+"""The elementwise operations whose results ``emulate(..., elementwise=True)`` rounds into
+the recipe's activations format, in every spelling torch hands a function mode, and the
+optimizer steps during which it rounds nothing.
+
+The operations (:data:`NAMES`): the four arithmetic operations -- ``torch.add``/``sub``/
+``mul``/``div`` and their aliases (``subtract``, ``multiply``, ``divide``,
+``true_divide``, ``rsub``), the Tensor methods, their in-place forms (``add_``, ...),
+Python's operators ``+ - * /`` with their reflected (``3 / x``) and augmented (``x +=
+y``) forms, ``out=`` -- and ``pow`` (``**``), ``sqrt``, ``rsqrt``, ``exp``, ``log``,
+``sigmoid`` (``torch.special.expit``), ``tanh``, ``relu``, ``gelu``, ``silu``,
+``softplus``, ``mish``, ``elu``, ``leaky_relu``, ``hardswish``, ``hardsigmoid``,
+``softmax``, ``log_softmax``, ``layer_norm``, ``rms_norm``, ``group_norm``,
+``batch_norm``, ``instance_norm`` and ``dropout`` as ``torch.X``, ``Tensor.X``,
+``torch.nn.functional.X`` and ``torch.special.X`` spell them (in place too), and so the
+modules that call them (nn.LayerNorm, nn.BatchNorm*, nn.GELU, nn.Softmax, ...).  Other
+operations (reductions such as ``sum``/``mean``, ``neg``/``abs`` and data movement, which
+are exact, the rest of torch's functions) are not rounded.
+
+An in-place operation (``x += y``, ``x.mul_(y)``, ``F.relu(x, inplace=True)``,
+``out=``) has its tensor rounded in place.  Inside an optimizer's ``step()`` (global
+step hooks, on the emulating thread) nothing is rounded: the parameter and state updates
+(``p.add_(...)``) are the optimizer's arithmetic in the parameters' dtype, not
+activations.
+"""
+
+from __future__ import annotations
+
+import threading
+
+import torch
+import torch.nn.functional as F
+from torch.optim import optimizer as _optimizer
+
+__all__ = ["ELEMENTWISE", "NAMES", "Steps", "in_place"]
+
+#: the operations rounded (see the module docstring), by name
+NAMES = ("add", "sub", "subtract", "rsub", "mul", "multiply", "div", "divide", "true_divide", "pow", "sqrt",
+         "rsqrt", "exp", "log", "sigmoid", "expit", "tanh", "relu", "gelu", "silu", "softplus", "mish", "elu",
+         "leaky_relu", "hardswish", "hardsigmoid", "softmax", "log_softmax", "layer_norm", "rms_norm",
+         "group_norm", "batch_norm", "instance_norm", "dropout")
+#: Python's operators: x + y, y + x, x += y for each
+_OPERATORS = ("add", "sub", "mul", "truediv", "div", "pow")
+
+
+def _spellings() -> frozenset:
+    found = set()
+    for name in NAMES:
+        for space in (torch, torch.Tensor, F, torch.special):
+            for spelling in (name, name + "_"):
+                func = getattr(space, spelling, None)
+                if callable(func):
+                    found.add(func)
+    for op in _OPERATORS:
+        for dunder in (f"__{op}__", f"__r{op}__", f"__i{op}__"):
+            func = getattr(torch.Tensor, dunder, None)
+            if callable(func):
+                found.add(func)
+    return frozenset(found)
+
+
+#: every spelling of the operations of :data:`NAMES` a function mode is handed
+ELEMENTWISE = _spellings()
+
+
+def in_place(args, kwargs, result) -> bool:
+    """Whether ``result`` is a tensor the call wrote into (its ``self`` or ``out=``)."""
+    return (bool(args) and result is args[0]) or (kwargs.get("out") is result and result is not None)
+
+
+class Steps:
+    """Whether an optimizer's ``step()`` is running on one thread: global step pre- and
+    post-hooks, installed while an emulation is active."""
+
+    def __init__(self):
+        self.thread = threading.get_ident()
+        self.depth = 0
+        self.handles = []
+
+    @property
+    def active(self) -> bool:
+        return self.depth > 0
+
+    def install(self) -> None:
+        self.thread, self.depth = threading.get_ident(), 0
+        self.handles = [_optimizer.register_optimizer_step_pre_hook(self._begin),
+                        _optimizer.register_optimizer_step_post_hook(self._end)]
+
+    def remove(self) -> None:
+        for handle in self.handles:
+            handle.remove()
+        self.handles, self.depth = [], 0
+
+    def _begin(self, optimizer, args, kwargs):
+        if threading.get_ident() == self.thread:
+            self.depth += 1
+
+    def _end(self, optimizer, args, kwargs):
+        if threading.get_ident() == self.thread and self.depth:
+            self.depth -= 1

@@ -1,0 +1,148 @@
+"""softfloat.torch.emulate(..., elementwise=True): every spelling of + - * / (functions,
+methods, operators, reflected, in place, out=) and the listed transcendental and
+normalisation operations give torch's result rounded into the activations format --
+checked against torch's own cast to bfloat16 -- and nothing inside an optimizer step."""
+
+from __future__ import annotations
+
+import operator
+
+import pytest
+
+from tests.conftest import import_torch
+
+torch = import_torch()
+
+import torch.nn.functional as F  # noqa: E402
+
+import softfloat.torch as sft  # noqa: E402
+
+
+def _bf16(t):
+    """The oracle: torch's float32 result, cast to bfloat16 by torch (nearest even)."""
+    return t.to(torch.bfloat16).float()
+
+
+def _operands():
+    g = torch.Generator().manual_seed(0)
+    x = torch.randn(64, generator=g) * 3 + 0.1
+    y = torch.randn(64, generator=g) + 4.0  # away from 0 (divisors)
+    return x, y
+
+
+def _inplace(op):
+    def run(x, y):
+        z = x.clone()
+        assert op(z, y) is z  # the tensor itself, written (rounded) in place
+        return z
+    return run
+
+
+def _out(func):
+    def run(x, y):
+        out = torch.empty_like(x)
+        func(x, y, out=out)
+        return out
+    return run
+
+
+SPELLINGS = {
+    "x + y": operator.add, "x - y": operator.sub, "x * y": operator.mul, "x / y": operator.truediv,
+    "0.3 + x": lambda x, y: 0.3 + x, "0.3 - x": lambda x, y: 0.3 - x, "0.3 * x": lambda x, y: 0.3 * x,
+    "3 / x": lambda x, y: 3 / y, "x ** 2": lambda x, y: x ** 2, "2 ** x": lambda x, y: 2 ** x,
+    "torch.add": torch.add, "torch.sub": torch.sub, "torch.mul": torch.mul, "torch.div": torch.div,
+    "torch.true_divide": torch.true_divide, "torch.subtract": torch.subtract, "torch.multiply": torch.multiply,
+    "torch.divide": torch.divide, "torch.rsub": torch.rsub, "torch.add alpha": lambda x, y: torch.add(x, y, alpha=0.3),
+    "Tensor.add": lambda x, y: x.add(y), "Tensor.sub": lambda x, y: x.sub(y), "Tensor.mul": lambda x, y: x.mul(y),
+    "Tensor.div": lambda x, y: x.div(y), "x += y": _inplace(operator.iadd), "x -= y": _inplace(operator.isub),
+    "x *= y": _inplace(operator.imul), "x /= y": _inplace(operator.itruediv),
+    "add_": _inplace(lambda z, y: z.add_(y)), "sub_": _inplace(lambda z, y: z.sub_(y)),
+    "mul_": _inplace(lambda z, y: z.mul_(y)), "div_": _inplace(lambda z, y: z.div_(y)),
+    "torch.add out=": _out(torch.add), "torch.div out=": _out(torch.div),
+}
+
+
+@pytest.mark.parametrize("spelling", list(SPELLINGS))
+def test_every_arithmetic_spelling_is_rounded(spelling):
+    x, y = _operands()
+    want = SPELLINGS[spelling](x, y)
+    with sft.emulate("bf16", elementwise=True):
+        got = SPELLINGS[spelling](x, y)
+    assert not torch.equal(want, _bf16(want))  # torch's float32 result is off the bf16 grid
+    assert torch.equal(got, _bf16(want))
+    with sft.emulate("bf16"):  # elementwise=False: torch's own
+        assert torch.equal(SPELLINGS[spelling](x, y), want)
+
+
+def test_the_issues_example():
+    x = torch.tensor([1 + 2.0**-12])
+    with sft.emulate("bf16", elementwise=True):
+        got = [x + 0, x - 0, x / 1, torch.sub(x, 0)]
+    assert [t.item() for t in got] == [1.0] * 4
+
+
+OPERATIONS = {
+    "sigmoid": torch.sigmoid, "Tensor.sigmoid": lambda x: x.sigmoid(), "expit": torch.special.expit,
+    "F.sigmoid": F.sigmoid, "exp": torch.exp, "Tensor.exp": lambda x: x.exp(), "log": lambda x: torch.log(x.abs()),
+    "sqrt": lambda x: x.abs().sqrt(), "rsqrt": lambda x: x.abs().rsqrt(), "tanh": torch.tanh,
+    "relu (in place)": lambda x: F.relu(x.clone(), inplace=True), "gelu": F.gelu, "silu": F.silu,
+    "softplus": F.softplus, "mish": F.mish, "elu": F.elu, "leaky_relu": lambda x: F.leaky_relu(x, 0.3),
+    "hardswish": F.hardswish, "hardsigmoid": F.hardsigmoid,
+    "softmax": lambda x: F.softmax(x.view(8, 8), -1), "log_softmax": lambda x: F.log_softmax(x.view(8, 8), -1),
+    "Tensor.log_softmax": lambda x: x.view(8, 8).log_softmax(-1),
+    "layer_norm": lambda x: F.layer_norm(x.view(8, 8), (8,)), "rms_norm": lambda x: F.rms_norm(x.view(8, 8), (8,)),
+    "nn.GroupNorm": lambda x: torch.nn.GroupNorm(2, 4)(x.view(4, 4, 4)),
+    "nn.BatchNorm1d": lambda x: torch.nn.BatchNorm1d(8)(x.view(8, 8)),
+    "nn.InstanceNorm1d": lambda x: torch.nn.InstanceNorm1d(4)(x.view(4, 4, 4)),
+    "dropout": lambda x: F.dropout(x, 0.3),  # the same draws: the seed set before each
+}
+
+
+@pytest.mark.parametrize("name", list(OPERATIONS))
+def test_transcendental_and_normalisation_results_are_rounded(name):
+    x, _ = _operands()
+    torch.manual_seed(1)
+    want = OPERATIONS[name](x)
+    torch.manual_seed(1)
+    with sft.emulate("bf16", elementwise=True):
+        got = OPERATIONS[name](x)
+    assert torch.equal(got, _bf16(want))
+
+
+def test_reductions_are_not_rounded_as_documented():
+    x, _ = _operands()
+    with sft.emulate("bf16", elementwise=True):
+        total, mean = x.sum(), x.mean()
+    assert torch.equal(total, x.sum()) and torch.equal(mean, x.mean())
+
+
+def test_in_place_rounding_keeps_the_tensor_and_its_gradient():
+    x, y = _operands()
+    w = x.clone().requires_grad_(True)
+    with sft.emulate("bf16", elementwise=True):
+        z = w * 1.0
+        same = z
+        z += y
+        z.mul_(y)
+    assert z is same and torch.equal(z, _bf16(_bf16(_bf16(x) + y) * y))
+    z.sum().backward()
+    assert torch.equal(w.grad, y)  # straight through the roundings: d(z)/dw = y
+
+
+def test_an_optimizer_step_inside_the_block_is_not_rounded():
+    torch.manual_seed(0)
+    model = torch.nn.Linear(8, 1)
+    twin = torch.nn.Linear(8, 1)
+    twin.load_state_dict(model.state_dict())
+    x = torch.randn(4, 8)
+    with sft.emulate("bf16", elementwise=True, model=model):
+        model(x).sum().backward()
+        grads = [p.grad.clone() for p in model.parameters()]
+        torch.optim.SGD(model.parameters(), lr=1e-3, momentum=0.9).step()
+        after = x + 0.1  # rounding resumes after the step
+    for p, g in zip(twin.parameters(), grads):
+        p.grad = g
+    torch.optim.SGD(twin.parameters(), lr=1e-3, momentum=0.9).step()  # outside: torch's own update
+    assert all(torch.equal(a, b) for a, b in zip(model.parameters(), twin.parameters()))
+    assert not torch.equal(model.weight, _bf16(model.weight))  # not on the bf16 grid
+    assert torch.equal(after, _bf16(x + 0.1))
