@@ -127,9 +127,13 @@ def test_libm_functions_are_float64_results_rounded_once(fmt, data, mode, ufunc)
     nan = np.isnan(f64)
     assert np.array_equal(got.bits[~nan], expected[~nan])
     assert np.all(sf.is_nan(got.bits[nan], fmt) | (not fmt.has_nan))
-    # documented: every finite result counts as inexact (float64 libm is faithful, not exact)
-    assert ctx.flags.inexact == int(np.count_nonzero(flags.inexact | np.isfinite(f64)))
-    assert ctx.flags.overflow == flags.count()["overflow"]
+    # documented: every finite result counts as inexact (float64 libm is faithful, not exact);
+    # an infinite result of a finite operand overflows (inexact), but at a pole
+    made = np.isinf(f64) & np.isfinite(values)
+    if ufunc in (np.log, np.log2, np.log10, np.log1p, np.arctanh):  # (each one's infinities: poles)
+        made[:] = False
+    assert ctx.flags.inexact == int(np.count_nonzero(flags.inexact | np.isfinite(f64) | made))
+    assert ctx.flags.overflow == int(np.count_nonzero(np.asarray(flags.overflow) | made))
 
 
 @settings(max_examples=60, deadline=None)

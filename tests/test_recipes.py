@@ -146,7 +146,7 @@ def test_a_recompute_takes_the_scales_of_its_iteration():
     eng = GemmEngine("fp8", history="site")
     a, b = np.full((2, 4), 3.0, np.float32), np.ones((4, 3), np.float32)
     first = eng.gemm(a, b, "fprop", "l")
-    again = eng.gemm(a * 2, b, "fprop", "l", recompute=True)   # no new iteration: scale 1 still
+    again = eng.gemm(a * 2, b, "recompute", "l")   # no new iteration: scale 1 still
     assert np.array_equal(again, 2 * first) and eng.states["l", "input"].amax_history.tolist() == []
     eng.gemm(a, b, "fprop", "l")                                # the next iteration
     assert eng.states["l", "input"].amax_history.tolist() == [6.0]

@@ -180,8 +180,7 @@ class GemmEngine:
             self.states[state_key].update(self._pending.pop(state_key))
 
     # ---- the product ------------------------------------------------------------------------
-    def gemm(self, a, b, kind: str, key: str, *, bias=None, out=None, formats=None, record=False,
-             recompute=False):
+    def gemm(self, a, b, kind: str, key: str, *, bias=None, out=None, formats=None, record=False):
         """``a @ b`` by the recipe (see the class notes for each family's composition).
 
         Parameters
@@ -189,8 +188,12 @@ class GemmEngine:
         a, b : array_like
             (M, K) and (K, N) float values (float32 as the lab holds them), or stacks
             (B, M, K) and (B, K, N) of one call's B products (class notes).
-        kind : {"fprop", "dgrad", "wgrad"}
-            Which operand formats and scaling roles apply (class notes).
+        kind : {"fprop", "dgrad", "wgrad", "recompute"}
+            Which operand formats and scaling roles apply (class notes).  "recompute":
+            a forward product run again within its iteration (activation
+            checkpointing's recompute in the backward pass), fprop's formats and roles;
+            with ``history="site"`` it starts no new iteration, so it takes the scales
+            its first run took.
         key : str
             The call site (a layer's name): delayed scaling keeps one history per key and role.
         bias : array_like, optional
@@ -206,10 +209,6 @@ class GemmEngine:
             accumulator's swamped count (``additions``/``swamped`` None), which adds to
             the product's cost (matmul's ``return_flags="swamped"``: about a fifth with
             FP8 on "h100", three quarters for bf16 into fp32, on this project's CPU).
-        recompute : bool, default False
-            A forward product run again within its iteration (activation
-            checkpointing's recompute in the backward pass): with ``history="site"``
-            it starts no new iteration, so it takes the scales its first run took.
 
         Returns
         -------
@@ -218,6 +217,8 @@ class GemmEngine:
         GemmRecord with ``record`` (the same numbers whatever the kernels).
         """
         k = self.kernels if self.kernels.takes(a) else NUMPY_KERNELS
+        recompute = kind == "recompute"
+        kind = "fprop" if recompute else kind
         a, b, out, formats = self._arguments(k, (a, b), kind, out, formats, record)
         ops = {"record": record, "ops": [], "additions": 0, "swamped": 0, "kernels": k}
         scaling, bias_epilogue = self.recipe.fp8, self.bias_epilogue
@@ -244,7 +245,7 @@ class GemmEngine:
 
     def _arguments(self, k, operands, kind, out, formats, record):
         if kind not in KINDS:
-            raise ValueError(f"kind must be one of {', '.join(map(repr, KINDS))}; got {kind!r}")
+            raise ValueError(f"kind must be one of {', '.join(map(repr, KINDS + ('recompute',)))}; got {kind!r}")
         a, b = (k.operand(x) for x in operands)
         if not (a.ndim == b.ndim and a.ndim in (2, 3) and a.shape[-1] == b.shape[-2]
                 and a.shape[:-2] == b.shape[:-2]):
