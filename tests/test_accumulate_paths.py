@@ -245,3 +245,21 @@ def test_windowed_chains_equal_step_by_step(fmt, rounding, general, monkeypatch)
             _step_by_step(m)
             want = general(sf.vecdot, z, x, fmt, accumulator=fmt, rounding=rounding)
         assert np.array_equal(got, want), (i, got, want)
+
+
+def test_sums_of_rows_in_any_memory_layout_are_sequential(general):
+    """numpy reduces axis 0 of an F-ordered array pairwise (its inner axis): sum_rows
+    copies such rows first.  vecdot along the last axis makes its terms F-ordered; with
+    1 + 2**-24 + 2**-24 + ... in fp32 the sequential sum stays 1 (each step a tie to
+    even), a pairwise one would not."""
+    from softfloat.accumulate._fast import sum_rows
+    rows = np.full((12, 23), 2.0 ** -24, dtype=np.float32)
+    rows[0] = 1.0
+    assert np.array_equal(sum_rows(np.asfortranarray(rows)), np.ones(23, dtype=np.float32))
+    assert not np.array_equal(np.add.reduce(np.asfortranarray(rows), axis=0), np.ones(23, dtype=np.float32))
+    x = np.full((23, 12), 2.0 ** -12)
+    x[:, 0] = 1.0
+    bits = sf.encode(x, "fp16")
+    got = sf.vecdot(bits, bits, "fp16", out_format="fp32")
+    assert np.array_equal(got, general(sf.vecdot, bits, bits, "fp16", out_format="fp32"))
+    assert np.array_equal(sf.decode(got, "fp32"), np.ones(23))

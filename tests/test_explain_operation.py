@@ -13,6 +13,7 @@ from __future__ import annotations
 import decimal
 import json
 import math
+import zlib
 from fractions import Fraction
 
 import gmpy2
@@ -132,7 +133,7 @@ def check_story(e, exact: Fraction, want_value, mode):
 @pytest.mark.parametrize("fmt", FORMATS)
 @pytest.mark.parametrize("name", ["add", "sub", "mul", "div", "fma"])
 def test_operations_against_mpfr(fmt, name):
-    rng = np.random.default_rng(abs(hash((fmt, name))) % 2**32)
+    rng = np.random.default_rng(zlib.crc32(repr((fmt, name)).encode()))
     arity = 3 if name == "fma" else 2
     for _ in range(12):
         values = finite_values(fmt, arity, rng)

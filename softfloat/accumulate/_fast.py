@@ -492,8 +492,11 @@ def sum_rows(rows):
     take the row loop).  The reduction starts from -0.0, the exact identity of addition
     (x + -0.0 is x, signed zeros included), not from numpy's +0.0.
     ``tests/test_accumulate_paths.py`` checks the order on this platform.  ``rows`` may
-    be overwritten.
+    be overwritten; rows in another layout are copied first (numpy would reduce an
+    F-ordered array's axis 0 pairwise, as its inner axis).
     """
+    if not rows.flags.c_contiguous:
+        rows = np.ascontiguousarray(rows)
     if rows.shape[1] < _REDUCE_COLUMNS:
         running_sums(rows)
         return rows[-1].copy()
