@@ -53,9 +53,9 @@ from ..formats import Format, fp32, fp64
 from ..ops.kernels import addition_flags, is_narrow
 from ..rounding import Rounding
 from . import _odd
-from ._operands import addition_swamped, any_down, invalid_products, steps_swamped
+from ._operands import addition_swamped, inexact_columns, invalid_products, steps_swamped
 
-__all__ = ["Declined", "Native", "RoundedSteps", "inexact_any", "plan", "products_fit_by_format",
+__all__ = ["Declined", "Native", "RoundedSteps", "plan", "products_fit_by_format",
            "rounded_products_dtype", "running_sums", "sum_rows"]
 
 
@@ -422,61 +422,7 @@ def _steps_flags(rows, b, flags, factors=None):
         return
     swamped = steps_swamped(rows, b, factors)
     done = flags.masks.inexact  # (every output inexact already: the counts only)
-    flags.add(FlagMasks(inexact=None if done.all() else _inexact_columns(a, b, r, ~done)), swamped)
-
-
-def _inexact_columns(a, b, r, todo):
-    """Per column, whether any step (row) of r = a + b is inexact, looked at only in the
-    columns ``todo`` (the others: False here, already inexact), blocks of rows at a time
-    until none is left (see :func:`_steps_flags`).  Over an eighth of the columns left:
-    whole rows (a gather costs several times the arithmetic), hits masked by ``todo``;
-    fewer: gathered.  Either way the same OR over the steps of the same tests."""
-    steps, n = r.shape
-    found = np.zeros(n, dtype=bool)
-    k0, size = 0, 4
-    while k0 < steps:
-        idx = np.flatnonzero(todo)
-        if not idx.size:
-            break
-        whole = 8 * idx.size > n
-        # the rest at once: many columns left after the first block (steps often exact, as
-        # bf16 products into fp32), or few values to gather (cheaper than another block)
-        k1 = steps if (whole and k0) or idx.size * (steps - k0) <= 4096 else min(steps, k0 + size)
-        if whole:  # many columns: whole rows, no gathering
-            ra, aa, bb = r[k0:k1], a[k0:k1], b[k0:k1]
-        else:  # (np.take: several times faster than fancy indexing [:, idx])
-            ra, aa, bb = (np.take(x[k0:k1], idx, axis=1) for x in (r, a, b))
-        hit = inexact_any(ra, aa, bb)
-        if whole:
-            hit &= todo
-            found |= hit
-        else:
-            hit = idx[hit]
-            found[hit] = True
-        todo[hit] = False
-        k0, size = k1, 4 * size
-    return found
-
-
-def inexact_any(r, a, b):
-    """Per column of the (steps, m) rows, whether any step r = a + b is inexact:
-    (r - a != b) | (r - b != a) at some step.
-
-    An OR over the steps of an OR of two tests is the OR of each test's OR over the
-    steps: the first everywhere (it settles most columns: the running sum is mostly the
-    larger operand), the second in the columns it left (gathered, or whole rows if many)."""
-    diff = _scratch.buffer("inexact-diff", r.dtype, r.size).reshape(r.shape)
-    hit = _scratch.buffer("inexact-hit", np.bool_, r.size).reshape(r.shape)
-    np.not_equal(np.subtract(r, a, out=diff), b, out=hit)
-    found = any_down(hit)
-    rest = np.flatnonzero(~found)
-    if 8 * rest.size > found.size:  # many left (steps mostly exact): whole rows again
-        np.not_equal(np.subtract(r, b, out=diff), a, out=hit)
-        found |= any_down(hit)
-    elif rest.size:
-        rr, aa, bb = (np.take(x, rest, axis=1) for x in (r, a, b))
-        found[rest] = any_down(np.not_equal(rr - bb, aa))
-    return found
+    flags.add(FlagMasks(inexact=None if done.all() else inexact_columns(a, b, r, ~done)), swamped)
 
 
 #: columns from which numpy's reduction down axis 0 is row after row (see sum_rows)

@@ -56,8 +56,8 @@ from ..formats import Format
 from ..ops.kernels import is_narrow, sums_are_exact
 from ..rounding import Rounding
 from . import _draws, _odd, _scalar_chain
-from ._fast import inexact_any, products_fit_by_format, rounded_products_dtype, running_sums, sum_rows
-from ._operands import _decode
+from ._fast import products_fit_by_format, rounded_products_dtype, running_sums, sum_rows
+from ._operands import _decode, inexact_any
 
 __all__ = ["TERMS", "axis_sum", "matrix_product", "one_output", "paired_product", "short_chain"]
 

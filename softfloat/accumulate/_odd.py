@@ -62,7 +62,7 @@ from ..attributes import RoundingAttributes
 from ..formats import Format, bf16, fp16, fp32
 from ..ops.kernels import round_to_odd, two_sum
 from ..rounding import Rounding, Tininess
-from ._operands import any_down, steps_swamped
+from ._operands import any_down, inexact_columns, steps_swamped
 
 __all__ = ["Grid", "running_sums", "tiny_below"]
 
@@ -159,7 +159,7 @@ def running_sums(P, grid: Grid, flags: bool, tiny_below: tuple, start=None):
         swamped = steps_swamped(S, terms) if steps else np.zeros(n, dtype=np.int64)
         if steps:
             inexact |= any_down(S[1:] != R)  # the second rounding moved r
-            _inexact_steps(S[:-1], terms, R, inexact)
+            inexact |= inexact_columns(S[:-1], terms, R, ~inexact)
     redo = np.flatnonzero(redo)
     if redo.size:  # these columns step by step, exactly
         with np.errstate(over="ignore", invalid="ignore"):  # (as above)
@@ -250,23 +250,6 @@ def _suspect(R, grid: Grid, A, T):
     np.subtract(W, uint(1), out=W)
     np.less(W, uint(2) * wide.type(grid.min_normal).view(uint), out=hit)
     return found | any_down(hit)
-
-
-def _inexact_steps(A, T, R, found):
-    """OR into ``found`` (per column) whether a float64 addition r = a + t of the rows is
-    inexact: r - a != t or r - t != a at some step.  Only the columns not found yet are
-    looked at, in blocks of steps of growing size: in real data nearly every column is
-    inexact within the first steps."""
-    steps = R.shape[0]
-    k0, size = 0, 4
-    while k0 < steps:
-        idx = np.flatnonzero(~found)
-        if not idx.size:
-            return
-        k1 = min(steps, k0 + size)
-        a, t, r = (np.take(x[k0:k1], idx, axis=1) for x in (A, T, R))
-        found[idx[((r - a) != t).any(axis=0) | ((r - t) != a).any(axis=0)]] = True
-        k0, size = k1, 4 * size
 
 
 def _past_largest(x, grid: Grid) -> bool:

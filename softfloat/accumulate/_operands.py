@@ -32,8 +32,9 @@ from .._decode import decode_block
 from .._workspace import BLOCK_SIZE, Workspace
 from ..formats import Format, Specials
 
-__all__ = ["Layout", "Tile", "addition_swamped", "any_down", "initial_values", "invalid_products", "matmul_layout",
-           "matmul_as_paired", "paired_layout", "reshaped", "steps_swamped"]
+__all__ = ["Layout", "Tile", "addition_swamped", "any_down", "inexact_any", "inexact_columns",
+           "initial_values", "invalid_products", "matmul_layout", "matmul_as_paired", "paired_layout",
+           "reshaped", "steps_swamped"]
 
 
 @dataclass
@@ -221,6 +222,60 @@ def any_down(mask):
     if mask.shape[1] % 8 == 0 and mask.flags.c_contiguous:  # (a new array: not a view of mask)
         return np.bitwise_or.reduce(mask.view(np.uint64), axis=0).view(np.bool_)
     return mask.any(axis=0)
+
+
+def inexact_columns(a, b, r, todo):
+    """Per column, whether any step (row) of r = a + b is inexact, looked at only in the
+    columns ``todo`` (the others: False here, already inexact), blocks of rows at a time
+    until none is left (softfloat.accumulate._fast._steps_flags, _odd.running_sums).  Over an eighth of the columns left:
+    whole rows (a gather costs several times the arithmetic), hits masked by ``todo``;
+    fewer: gathered.  Either way the same OR over the steps of the same tests."""
+    steps, n = r.shape
+    found = np.zeros(n, dtype=bool)
+    k0, size = 0, 4
+    while k0 < steps:
+        idx = np.flatnonzero(todo)
+        if not idx.size:
+            break
+        whole = 8 * idx.size > n
+        # the rest at once: many columns left after the first block (steps often exact, as
+        # bf16 products into fp32), or few values to gather (cheaper than another block)
+        k1 = steps if (whole and k0) or idx.size * (steps - k0) <= 4096 else min(steps, k0 + size)
+        if whole:  # many columns: whole rows, no gathering
+            ra, aa, bb = r[k0:k1], a[k0:k1], b[k0:k1]
+        else:  # (np.take: several times faster than fancy indexing [:, idx])
+            ra, aa, bb = (np.take(x[k0:k1], idx, axis=1) for x in (r, a, b))
+        hit = inexact_any(ra, aa, bb)
+        if whole:
+            hit &= todo
+            found |= hit
+        else:
+            hit = idx[hit]
+            found[hit] = True
+        todo[hit] = False
+        k0, size = k1, 4 * size
+    return found
+
+
+def inexact_any(r, a, b):
+    """Per column of the (steps, m) rows, whether any step r = a + b is inexact:
+    (r - a != b) | (r - b != a) at some step.
+
+    An OR over the steps of an OR of two tests is the OR of each test's OR over the
+    steps: the first everywhere (it settles most columns: the running sum is mostly the
+    larger operand), the second in the columns it left (gathered, or whole rows if many)."""
+    diff = _scratch.buffer("inexact-diff", r.dtype, r.size).reshape(r.shape)
+    hit = _scratch.buffer("inexact-hit", np.bool_, r.size).reshape(r.shape)
+    np.not_equal(np.subtract(r, a, out=diff), b, out=hit)
+    found = any_down(hit)
+    rest = np.flatnonzero(~found)
+    if 8 * rest.size > found.size:  # many left (steps mostly exact): whole rows again
+        np.not_equal(np.subtract(r, b, out=diff), a, out=hit)
+        found |= any_down(hit)
+    elif rest.size:
+        rr, aa, bb = (np.take(x, rest, axis=1) for x in (r, a, b))
+        found[rest] = any_down(np.not_equal(rr - bb, aa))
+    return found
 
 
 def _column_counts(mask):
