@@ -81,13 +81,14 @@ from ..formats import Format, fp16, fp32
 from ..rounding import Rounding
 from . import _bfloat16, _chain, _decoding, _float16, _float32, _native16, _odd32, _plan, _scalar, _table, _truncate, _value_grid
 from ._table import TABLE_INDEX_MAX_BITS
+from ._words import nearest_even_sum  # (a word pass, no shortcut: the rounded running sums use it)
 
 __all__ = ["ENABLED", "BLOCK_FACTOR", "TABLE_INDEX_MAX_BITS", "quantize_block", "TRUNCATING_BLOCK_FACTOR",
            "block_factor", "encode_block", "decode_by_shift", "decode_by_widening", "decode_table", "quantize_small",
            "SCALAR_INEXACT", "SCALAR_UNDERFLOW", "scalar_float", "scalar_ratio", "scalar_sqrt", "scalar_values",
            "running_products", "scalar_sums",
            "float16_arithmetic", "float16_block", "float16_block_applies", "bfloat16_arithmetic", "float32_arithmetic",
-           "float32_nearest_even",
+           "float32_nearest_even", "nearest_even_sum",
            "bfloat16_nearest_even", "value_grid_plan", "value_grid_normal", "value_grid_round"]
 
 #: False sends every block down the general path (tests compare the two)

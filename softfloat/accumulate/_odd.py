@@ -54,7 +54,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import _scratch
+from .. import _fastpaths, _scratch
 from .._decode import decode_block
 from .._encode import encode_block
 from .._workspace import Workspace
@@ -187,18 +187,16 @@ class _Rounder:
         below = np.finfo(wide).nmant - grid.mantissa_bits
         u = self.uint.type
         self.mode = grid.rounding
-        self.below, self.one, self.sign = u(below), u(1), u(8 * self.uint.itemsize - 1)
-        self.half, self.low = u(1 << (below - 1)), u((1 << below) - 1)
+        self.k_, self.one, self.sign = u(below), u(1), u(8 * self.uint.itemsize - 1)  # (k_, one, rne_add:
+        self.half, self.low = u(1 << (below - 1)), u((1 << below) - 1)  # nearest_even_sum's plan)
+        self.rne_add = self.half - self.one
         self.keep = ~self.low
         self.t = np.empty(n, dtype=self.uint)
 
     def __call__(self, r, out):
         u, o, t, mode = r.view(self.uint), out.view(self.uint), self.t, self.mode
-        if mode is Rounding.NEAREST_EVEN:
-            np.right_shift(u, self.below, out=t)
-            np.bitwise_and(t, self.one, out=t)  # the last kept bit: ties go to the even neighbour
-            np.add(t, self.half - self.one, out=t)
-            np.add(u, t, out=o)
+        if mode is Rounding.NEAREST_EVEN:  # (the encoders' pass: plus the last kept bit, so ties go even)
+            _fastpaths.nearest_even_sum(self, u, o)
         elif mode is Rounding.NEAREST_AWAY:
             np.add(u, self.half, out=o)
         elif mode is Rounding.TOWARD_ZERO:
