@@ -121,7 +121,7 @@ def running_sums(P, grid: Grid, flags: bool, tiny_below: tuple, start=None):
     where an output is not finite (the general path's rules).
     ``tiny_below``: the magnitudes below which a positive and a negative exact sum are tiny
     (:func:`tiny_below`)."""
-    K, n = P.shape
+    n = P.shape[1]
     wide = P.dtype
     if start is None and _past_largest(P[0], grid):
         return None
@@ -136,13 +136,13 @@ def running_sums(P, grid: Grid, flags: bool, tiny_below: tuple, start=None):
     with np.errstate(over="ignore", invalid="ignore"):  # (overflows and NaNs: declined below)
         # the first product rounded once (by numpy's cast), or the start
         S[0] = start if start is not None else P[0] if cast else grid.round(P[0])
-        nearest = None if cast else _Rounder(wide, grid, n)
+        rounder = None if cast else _Rounder(wide, grid, n)
         for k in range(steps):
             np.add(S[k], terms[k], out=R[k])  # s + p rounded to the wide dtype
             if cast:
                 S[k + 1] = R[k]  # and to the accumulator
             else:
-                nearest(R[k], S[k + 1])
+                rounder(R[k], S[k + 1])
     if not np.isfinite(S[-1]).all():  # (non-finite values are absorbing: only the last row)
         return None
     redo = _suspect(R, grid, S[:-1], terms)
@@ -155,7 +155,7 @@ def running_sums(P, grid: Grid, flags: bool, tiny_below: tuple, start=None):
         inexact, underflow = np.zeros(n, dtype=bool), np.zeros(n, dtype=bool)
         if start is None:
             inexact |= S[0] != P[0]
-            underflow |= inexact & _below(P[0], P[0], tiny_below)
+            underflow |= inexact & _below(P[0], tiny_below)
         swamped = steps_swamped(S, terms) if steps else np.zeros(n, dtype=np.int64)
         if steps:
             inexact |= any_down(S[1:] != R)  # the second rounding moved r
@@ -272,7 +272,7 @@ def _stepwise(P, grid: Grid, flags: bool, tiny_below: tuple, start):
     inexact = underflow = swamped = None
     if flags:
         inexact = a != P[0] if start is None else np.zeros(n, dtype=bool)
-        underflow = inexact & _below(P[0], P[0], tiny_below)
+        underflow = inexact & _below(P[0], tiny_below)
         swamped = np.zeros(n, dtype=np.int64)
     ws = Workspace(n)  # (the steps' buffers, reused: each step's r, e and odd sum are used up in it)
     for p in terms:
@@ -288,7 +288,7 @@ def _stepwise(P, grid: Grid, flags: bool, tiny_below: tuple, start):
             lost = (e != 0) | (new != step)
             inexact |= lost
             magnitude = np.abs(r)
-            limit = np.where(np.signbit(r), tiny_below[1], tiny_below[0])
+            limit = _limit(r, tiny_below)
             if (magnitude <= limit).any():  # |r + e| < limit, r a float64 rounding of it
                 below = (magnitude < limit) | ((magnitude == limit) & (e != 0) & (np.signbit(e) != np.signbit(r)))
                 underflow |= lost & below
@@ -299,10 +299,14 @@ def _stepwise(P, grid: Grid, flags: bool, tiny_below: tuple, start):
     return s, inexact, underflow, swamped
 
 
-def _below(x, sign, limits):
-    """|x| below the limit of its sign (``limits``: positive, negative; ``sign``: the
-    values whose sign picks it)."""
-    return np.abs(x) < np.where(np.signbit(sign), limits[1], limits[0])
+def _limit(x, limits):
+    """Per lane, the limit of x's sign (``limits``: for positive, for negative values)."""
+    return np.where(np.signbit(x), limits[1], limits[0])
+
+
+def _below(x, limits):
+    """|x| below the limit of its sign (:func:`_limit`)."""
+    return np.abs(x) < _limit(x, limits)
 
 
 def tiny_below(fmt, tininess, rounding=Rounding.NEAREST_EVEN) -> tuple:
