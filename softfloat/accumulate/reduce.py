@@ -350,7 +350,9 @@ def _reduce(layout, signaling, spec: ReductionSpec, c, positions=None):
                 try:
                     values = _orders.accumulate_tile(arith, arith_spec, tile, arith.start(c_tile), tile_flags)
                 except _fast.Declined:  # (a sum that is not finite: the general path's rules)
-                    general, rounded = _ieee.Arithmetic(arith_spec, layout.is_product), True
+                    if not hasattr(local, "general"):  # (one per thread, as local.arith)
+                        local.general = _ieee.Arithmetic(arith_spec, layout.is_product)
+                    general, rounded = local.general, True
                     tile_flags = _ieee.TileFlags(tile.n, want)
                     values = _orders.accumulate_tile(general, arith_spec, tile, general.start(c_tile), tile_flags)
             _store(values, out_fmt, bits[sl], local.ws, tile_flags, rounded)
