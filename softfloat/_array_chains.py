@@ -25,6 +25,7 @@ import numpy as np
 
 from . import _fastpaths, codec, ops
 from ._context import get_context
+from ._flagmasks import flag_mask
 from .flags import FLAG_NAMES, AccumulationFlags
 from .formats import Format
 from .ops.kernels import addition_flags, is_narrow
@@ -68,7 +69,7 @@ def running_sums(terms, acc: Format, ctx):
         found = _scalar_sums(ctx, terms, acc)
         if found is not None:
             running, codes = found
-            flags = [np.bitwise_and(codes, 1 << j) != 0 for j in range(len(FLAG_NAMES))]
+            flags = [flag_mask(codes, name) for name in FLAG_NAMES]
             return running, _steps_flags(ctx, running, terms, acc, flags)
         running, steps = _running_sums(terms, acc, ctx)
     return running, steps

@@ -14,7 +14,7 @@ import numpy as np
 from . import _fastpaths, codec
 from ._context import Context
 from ._encode import encode_general, encode_scalar
-from ._flagmasks import FLAG_BITS, flags_of_code
+from ._flagmasks import FLAG_BITS, flags_of_code, flags_of_codes
 from ._workspace import Workspace
 from .flags import Flags
 from .formats import fp16, fp32
@@ -207,7 +207,7 @@ def _by_table(ufunc, fmt, ctx, bits):
     result, code = np.take(table, bits), np.take(codes, bits) if ctx.track_flags else None
     if code is None or code.size == 0 or code.min() == code.max():
         return result, None if code is None else flags_of_code(int(code.min()) if code.size else 0, shape)
-    return result, Flags(*(np.bitwise_and(code, b) != 0 for b in FLAG_BITS.values()))
+    return result, flags_of_codes(code)
 
 
 def _fill(ufunc, fmt, attrs):

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from . import _validate
-from ._flagmasks import flags_of_code
+from ._flagmasks import flags_of_code, flags_of_codes
 from .attributes import DEFAULT_ATTRIBUTES, RoundingAttributes, as_attributes
 from .flags import FLAG_NAMES, FLAG_VERBS, Flags
 from .platforms import Platform
@@ -345,7 +345,7 @@ def _flags_of(codes) -> Flags:
     as the operations give them)."""
     if np.ndim(codes) == 0:
         return flags_of_code(int(codes))
-    return Flags(*(np.bitwise_and(codes, 1 << j) != 0 for j in range(len(FLAG_NAMES))))
+    return flags_of_codes(codes)
 
 
 _CURRENT: contextvars.ContextVar[Context] = contextvars.ContextVar("softfloat_context")

@@ -18,7 +18,7 @@ import numpy as np
 
 from .flags import FLAG_NAMES, AccumulationFlags, Flags
 
-__all__ = ["FLAG_BITS", "FlagMasks", "flag_mask", "flags_of_code"]
+__all__ = ["FLAG_BITS", "FlagMasks", "flag_mask", "flags_of_code", "flags_of_codes"]
 
 #: each flag's bit in a packed flag byte (the fast paths' tables, dask's chunks), in the
 #: IEEE order from bit 0:
@@ -31,6 +31,11 @@ _SHIFTS = {name: np.uint8(j) for j, name in enumerate(FLAG_NAMES)}
 def flag_mask(codes, name: str):
     """The mask of flag ``name`` in packed flag bytes (numpy or lazy dask ``codes``)."""
     return np.bitwise_and(codes, FLAG_BITS[name]) != 0
+
+
+def flags_of_codes(codes) -> Flags:
+    """The public Flags of packed flag bytes, element by element (:func:`flag_mask`)."""
+    return Flags(*(flag_mask(codes, name) for name in FLAG_NAMES))
 
 
 _CODE_BITS = tuple(1 << j for j in range(len(FLAG_NAMES)))
