@@ -108,7 +108,7 @@ def test_numpy_defines_oversized_unsigned_shifts_as_zero(dtype):
 
 
 #: inside softfloat/accumulate/: data and helpers, the two arithmetics, the orders, the API
-ACCUMULATE_RANK = {"hardware": 0, "_draws": 0, "_operands": 0, "_binade": 0, "_spec": 1, "_ieee": 1, "_fast": 1,
+ACCUMULATE_RANK = {"hardware": 0, "_draws": 0, "_operands": 0, "_binade": 0, "_spec": 1, "_ieee": 1, "_odd_stochastic": 1.2, "_fast": 1.3,
                    "_orders": 2, "_fused": 2, "reduce": 3, "__init__": 4, "_scalar_chain": 0.5,
                    "_fused_fast": 1, "_fused_maxima": 1.5, "_few": 1.5, "_odd": 0.5}
 #: inside softfloat/training/: numerics and data, the policy's engine, model and optimizer,

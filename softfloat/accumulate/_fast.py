@@ -52,10 +52,10 @@ from .._workspace import Workspace
 from ..formats import Format, fp32, fp64
 from ..ops.kernels import addition_flags, is_narrow
 from ..rounding import Rounding
-from . import _odd
+from . import _draws, _odd, _odd_stochastic
 from ._operands import addition_swamped, inexact_columns, invalid_products, steps_swamped
 
-__all__ = ["Declined", "Native", "RoundedSteps", "plan", "products_fit_by_format",
+__all__ = ["Declined", "Native", "RoundedSteps", "StochasticRoundedSteps", "plan", "products_fit_by_format",
            "rounded_products_dtype", "running_sums", "sum_rows"]
 
 
@@ -98,7 +98,8 @@ def plan(spec, layout):
     False)."""
     acc = spec.acc
     p = spec.attrs
-    if not _fastpaths.ENABLED or not p.subnormals or p.saturate or spec.key is not None:
+    if (not _fastpaths.ENABLED or not p.subnormals or p.saturate
+            or (spec.key is not None and p.rounding is not Rounding.STOCHASTIC)):
         return None
     # the final result may be rounded (to nearest even) into a narrower out_format, by the
     # one rounding point; c (a value of out_format) then is exactly a value of acc
@@ -124,11 +125,15 @@ def _rounded_steps(spec, layout):
     more than one output: one output steps on Python floats, softfloat.accumulate.
     _scalar_chain, a little faster), else None."""
     rounding = spec.attrs.rounding
-    grid = _odd.Grid.of(spec.acc, rounding)
+    stochastic = rounding is Rounding.STOCHASTIC
+    grid = (_odd_stochastic.StochasticSteps.of(spec.acc, spec.attrs, spec.want) if stochastic
+            else _odd.Grid.of(spec.acc, rounding))
     if (grid is None or not layout.is_product or math.prod(layout.shape) == 1 or spec.product is not None
             or not is_narrow(spec.fmt) or spec.block is not None or spec.order == "pairwise"
             or (rounding is not Rounding.NEAREST_EVEN and spec.out != spec.acc)):  # (the store: to nearest even)
         return None
+    if stochastic:
+        return StochasticRoundedSteps(spec, grid)
     return RoundedSteps(spec, grid, _odd.tiny_below(spec.acc, spec.attrs.tininess, rounding))
 
 
@@ -357,6 +362,33 @@ class RoundedSteps(Native):
         P = _scratch.buffer("rounded-products", self.wide, k * tile.n).reshape(k, tile.n)
         np.multiply(X, Y, out=P.reshape((k,) + tile.shape))  # exact, -0 kept
         found = _odd.running_sums(P[::-1] if reverse else P, self.grid, self.want, self.tiny_below, s)
+        if found is None:
+            raise Declined
+        last, inexact, underflow, swamped = found
+        if self.want:
+            flags.add(FlagMasks() if self.only else FlagMasks(inexact=inexact, underflow=underflow), swamped)
+        return last
+
+
+class StochasticRoundedSteps(RoundedSteps):
+    """:class:`RoundedSteps` under stochastic rounding: each product exact in float64,
+    each step's draws those of the general path (softfloat.accumulate._draws, ADD, the
+    term's index k), the steps by softfloat.accumulate._odd_stochastic (its proof there)."""
+
+    def __init__(self, spec, steps):
+        Native.__init__(self, spec, steps.dtype, False)
+        self.steps = steps
+
+    def chain(self, s, tile, c0, c1, reverse, flags):
+        X, Y = tile.factors(c0, c1, transient=True, dtype=np.float64)
+        k = c1 - c0
+        P = _scratch.buffer("stochastic-products", np.float64, k * tile.n).reshape(k, tile.n)
+        np.multiply(X, Y, out=P.reshape((k,) + tile.shape))  # exact, -0 kept
+        ks = np.arange(c0, c1)
+        if reverse:
+            P, ks = P[::-1], ks[::-1]
+        D = _draws.draws(self.spec.key, _draws.ADD, ks, tile.q0, tile.n, 0, self.spec.positions)
+        found = self.steps.running_sums(P, D, s)
         if found is None:
             raise Declined
         last, inexact, underflow, swamped = found
