@@ -212,3 +212,19 @@ def test_hypothesis_products_equal_the_general_path(acc, seed, k, n, spread, rev
                               order="reverse" if reverse else "sequential", return_flags=True))
     with np.errstate(over="ignore"):
         assert_same(call(), general(call))
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_dask_chunks_take_the_draws_of_their_place_in_the_whole(fmt):
+    """A dask product's chunks (their outputs' flat indices in the whole: the draws'
+    positions) give the general path's in-memory bits and flags."""
+    da = pytest.importorskip("dask.array")
+    rng = np.random.default_rng(zlib.crc32(fmt.encode()))
+    a = sf.encode(rng.standard_normal((30, 50)), fmt)
+    b = sf.encode(rng.standard_normal((50, 20)), fmt)
+    kw = dict(accumulator=fmt, rounding="stochastic", rng=5, return_flags=True)
+    ref_bits, ref_flags = general(lambda: sf.matmul(a, b, fmt, **kw))
+    bits, flags = sf.matmul(da.from_array(a, chunks=(10, 50)), da.from_array(b, chunks=(50, 6)), fmt, **kw)
+    assert np.array_equal(bits.compute(), ref_bits)
+    assert flags.count() == ref_flags.count()
+    assert np.array_equal(flags.swamped.compute(), ref_flags.swamped)
