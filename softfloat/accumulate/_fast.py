@@ -387,7 +387,9 @@ class StochasticRoundedSteps(RoundedSteps):
         ks = np.arange(c0, c1)
         if reverse:
             P, ks = P[::-1], ks[::-1]
-        D = _draws.draws(self.spec.key, _draws.ADD, ks, tile.q0, tile.n, 0, self.spec.positions)
+        D = _scratch.buffer("stochastic-draws", np.uint64, k * tile.n).reshape(k, tile.n)
+        tmp = _scratch.buffer("stochastic-mix", np.uint64, k * tile.n).reshape(k, tile.n)
+        _draws.draws(self.spec.key, _draws.ADD, ks, tile.q0, tile.n, 0, self.spec.positions, D, tmp)
         found = self.steps.running_sums(P, D, s)
         if found is None:
             raise Declined
