@@ -28,15 +28,15 @@ key_from = _random.key_from
 _mix = _random.mix
 
 
-def draws(key, kind: int, step, q0: int, n: int, level: int = 0, positions=None, out=None, tmp=None) -> np.ndarray:
+def draws(key, kind: int, step, q0: int, n: int, level: int = 0, positions=None, into=None) -> np.ndarray:
     """64 random bits for each of the output elements q0 .. q0+n-1 at one event.
 
     ``step`` is an int, or an array of ints (one event per row): the result then has shape
     ``(len(step), n)``.  ``positions`` (a softfloat._random.Positions) maps the elements of
     a piece of a larger output (a dask chunk) to their flat indices q in the whole.
-    ``out`` and ``tmp`` (uint64 arrays of the result's shape, with an array ``step``):
-    where to write the bits and scratch for the mixing, instead of new arrays (whose
-    fresh pages cost three times the arithmetic: see softfloat._scratch).
+    ``into``, a pair (out, tmp) of uint64 arrays of the result's shape (with an array
+    ``step``): where to write the bits and scratch for the mixing, instead of new arrays
+    (whose fresh pages cost three times the arithmetic: see softfloat._scratch).
     """
     with np.errstate(over="ignore"):
         event = np.asarray(step, dtype=np.uint64) | np.uint64((kind << 56) | (level << 48))
@@ -44,6 +44,6 @@ def draws(key, kind: int, step, q0: int, n: int, level: int = 0, positions=None,
         q = np.arange(q0 + 1, q0 + n + 1, dtype=np.uint64) if positions is None else \
             positions.take(q0, q0 + n) + np.uint64(1)
         q *= _random.GOLDEN
-        if out is not None:
-            return _mix(np.add.outer(seed, q, out=out), tmp)
+        if into is not None:
+            return _mix(np.add.outer(seed, q, out=into[0]), into[1])
         return _mix(np.add.outer(seed, q) if seed.ndim else q + seed)

@@ -30,7 +30,11 @@ Products that are not values of an fp32, fp16 or bf16 accumulator (fp32 x fp32 i
 fp16 into fp16, bf16 into bf16, bf16/tf32 below fp32's range) take :class:`RoundedSteps`
 in the sequential and reverse orders without blocks: exact products in float64 (float32
 for fp16), each step rounded once by softfloat.accumulate._odd -- in every deterministic
-mode but round-to-odd, the native plans being for nearest even only.
+mode but round-to-odd, the native plans being for nearest even only; under stochastic
+rounding (fp32, fp16, bf16 accumulators), :class:`StochasticRoundedSteps`: each step's
+float64 sum rounded by bits with the general path's draws, softfloat.accumulate.
+_odd_stochastic (the steps it cannot decide from the float64 sum go to the general
+arithmetic).
 
 Where only the swamped counts are asked for (``return_flags="swamped"``), the plans count
 them alone -- per step, r == a less the zero terms (:func:`_steps_flags`) -- without the
@@ -389,7 +393,7 @@ class StochasticRoundedSteps(RoundedSteps):
             P, ks = P[::-1], ks[::-1]
         D = _scratch.buffer("stochastic-draws", np.uint64, k * tile.n).reshape(k, tile.n)
         tmp = _scratch.buffer("stochastic-mix", np.uint64, k * tile.n).reshape(k, tile.n)
-        _draws.draws(self.spec.key, _draws.ADD, ks, tile.q0, tile.n, 0, self.spec.positions, D, tmp)
+        _draws.draws(self.spec.key, _draws.ADD, ks, tile.q0, tile.n, 0, self.spec.positions, (D, tmp))
         found = self.steps.running_sums(P, D, s)
         if found is None:
             raise Declined

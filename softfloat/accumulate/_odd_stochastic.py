@@ -126,10 +126,10 @@ class StochasticSteps:
                 swamped = np.zeros(n, dtype=np.int64)
         return S[-1].astype(self.dtype), inexact, underflow, swamped
 
-    def _steps(self, S, R, O, P, D, first, rows=None, k0=0):
-        """The fast steps k0 .. K-1 in place: R[k] = fl64(S[k] + P[k]), O[k] = its bits
-        plus U_c, S[k + 1] = O[k] with the bits below the cut cleared (``rows``: per
-        column, the step after which it is taken; None: all of them)."""
+    def _steps(self, S, R, O, P, D, first, rows=None):
+        """The fast steps in place: R[k] = fl64(S[k] + P[k]), O[k] = its bits plus U_c,
+        S[k + 1] = O[k] with the bits below the cut cleared (``rows``: per column, the
+        step after which it is taken; None: all of them)."""
         u64 = np.uint64
         RB, SB = R.view(u64), S.view(u64)
         with np.errstate(over="ignore", invalid="ignore"):  # (non-finite sums: declined afterwards)
@@ -141,7 +141,7 @@ class StochasticSteps:
                     np.add(O[k], RB[k], out=O[k])
                     np.bitwise_and(O[k], self.keep, out=SB[k + 1])
                 return
-            for k in range(k0, R.shape[0]):
+            for k in range(int(rows.min()) + 1, R.shape[0]):
                 live = np.flatnonzero(rows < k)
                 if k or not first:
                     R[k, live] = S[k, live] + P[k, live]  # r = fl64(s + p)
@@ -195,7 +195,7 @@ class StochasticSteps:
             if changed.any():  # those columns' later steps again, from the general path's value
                 rows = np.full(m, K)
                 rows[js[changed]] = ks[changed]
-                self._steps(S, R, O, P, D, first, rows, int(ks[changed].min()) + 1)
+                self._steps(S, R, O, P, D, first, rows)
                 again = np.flatnonzero(rows < K)
                 found = self._suspects(S[:, again], R[:, again], O[:, again], P[:, again],
                                        np.empty((K, again.size), dtype=np.uint64), np.empty((K, again.size), dtype=bool))
