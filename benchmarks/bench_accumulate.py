@@ -5,7 +5,10 @@ float16 ``matmul`` (the speed reference the issue names), numpy float32 ``matmul
 and ml_dtypes' bfloat16 ``matmul`` where installed, for
 
     fp32 accumulator, sequential, nearest_even    (the native float32 fast path)
-    fp32 accumulator, toward_zero / stochastic    (the general, correctly rounded path)
+    fp32 accumulator, toward_zero                 (the general, correctly rounded path)
+    fp32 accumulator, stochastic                  (fp16 products: each step's float64 sum
+                                                   rounded by bits, softfloat.accumulate.
+                                                   _odd_stochastic)
     fp16 and bf16 accumulators, nearest_even      (each step rounded once: float64 sums
                                                    rounded again, exact steps for ties)
     fp32 x fp32 into fp32, bf16 into bf16         (likewise), and the "fp32" recipe's
@@ -15,6 +18,10 @@ and ml_dtypes' bfloat16 ``matmul`` where installed, for
     block=128 promotion with the h100 FP8 model (DeepSeek-V3's recipe)
     the h100 FP8 model with flags, e4m3 x e5m2, and the via-fp16 path ("h100-mma")
     bf16 inputs on "h100", and into fp32 with flags (the swamped counts)
+
+Stochastic running sums (``--sr-size``, default 256): fp32 x fp32 into fp32, fp16 into
+fp16, bf16 into bf16, the fast steps beside the general path (every fast path off) in
+the same run, bits checked equal.
 
 Sums: 2**24 fp16 values in an fp16 accumulator (numpy's float16 running sum: the native
 path) and in fp32, beside ``np.copyto`` of the same array and numpy's ``np.sum``.
@@ -32,6 +39,7 @@ import argparse
 import numpy as np
 
 import softfloat as sf
+from softfloat import _fastpaths
 from timing import timeit
 
 try:
@@ -45,6 +53,7 @@ def main() -> None:
     parser.add_argument("--size", type=int, default=512, help="M = K = N of the matrix products")
     parser.add_argument("--sum-log2", type=int, default=24, help="log2 of the sum's length")
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--sr-size", type=int, default=256, help="M = K = N of the stochastic rows")
     args = parser.parse_args()
     n = args.size
     rng = np.random.default_rng(0)
@@ -98,6 +107,8 @@ def main() -> None:
         t = timeit(fn, args.repeat)
         print(f"{label:40s} {t:8.3f} {t / macs * 1e9:8.2f} {t / ref:12.2f}")
 
+    stochastic_rows(args.sr_size, args.repeat, rng)
+
     m = 1 << args.sum_log2
     x16 = rng.standard_normal(m).astype(np.float16)
     x = x16.view(np.uint16)
@@ -115,6 +126,32 @@ def main() -> None:
     ]:
         t = timeit(fn, args.repeat)
         print(f"{label:40s} {t:8.3f} {t / m * 1e9:8.2f} {t / copy:8.1f}")
+
+
+def stochastic_rows(n: int, repeat: int, rng) -> None:
+    """Stochastic rounding of every running sum, fast steps against the general path."""
+    macs = n ** 3
+
+    def general(fn):
+        def call():
+            _fastpaths.ENABLED = False
+            try:
+                return fn()
+            finally:
+                _fastpaths.ENABLED = True
+        return call
+
+    print(f"\nstochastic running sums, {n}x{n} @ {n}x{n}, inputs in the accumulator's format")
+    print(f"{'':40s} {'general':>10s} {'fast':>10s} {'speed-up':>9s}   (ns/MAC)")
+    for fmt in ("fp32", "fp16", "bf16"):
+        a = sf.encode(rng.standard_normal((n, n)), fmt)
+        b = sf.encode(rng.standard_normal((n, n)), fmt)
+        fast = (lambda: sf.matmul(a, b, fmt, accumulator=fmt, rounding="stochastic", rng=0))
+        assert np.array_equal(fast(), general(fast)())
+        t_general = timeit(general(fast), repeat)
+        t_fast = timeit(fast, repeat)
+        print(f"{fmt + ' x ' + fmt + ' into ' + fmt:40s} {t_general / macs * 1e9:10.2f} "
+              f"{t_fast / macs * 1e9:10.2f} {t_general / t_fast:9.1f}")
 
 
 if __name__ == "__main__":

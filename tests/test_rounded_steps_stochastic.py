@@ -241,3 +241,24 @@ def test_dask_chunks_take_the_draws_of_their_place_in_the_whole(fmt):
     assert np.array_equal(bits.compute(), ref_bits)
     assert flags.count() == ref_flags.count()
     assert np.array_equal(flags.swamped.compute(), ref_flags.swamped)
+
+
+@pytest.mark.parametrize("fmt, acc", [("fp32", "fp32"), ("fp16", "fp16"), ("bf16", "bf16"), ("fp16", "fp32"),
+                                      ("fp32", "fp16"), ("fp32", "bf16")])
+@pytest.mark.parametrize("seed", range(2))
+def test_sums_and_dot_products_equal_the_general_path(tiles, fmt, acc, seed):
+    """sf.sum along every axis (terms 60 binades apart: float64 sums that are not exact,
+    terms past the accumulator's range) and sf.vecdot (the paired layout), both orders."""
+    rng = np.random.default_rng([seed, zlib.crc32((fmt + acc).encode())])
+    f = sf.as_format(fmt)
+    x = random_patterns(rng, f, (5, 60, 7), spread=60, zeros=0.1)
+    y = random_patterns(rng, f, (5, 60, 7), spread=8, zeros=0.1)
+    for order in ("sequential", "reverse"):
+        for flags in (True, "swamped", False):
+            kw = dict(accumulator=acc, order=order, rounding="stochastic", rng=seed, return_flags=flags)
+            calls = [lambda axis=axis: sf.sum(x, fmt, axis=axis, **kw) for axis in (0, 1, 2, None)]
+            calls.append(lambda: sf.vecdot(y, y, fmt, axis=1, **kw))
+            for call in calls:
+                with np.errstate(over="ignore"):
+                    assert_same(call(), general(call))
+    assert any(type(plan) is _fast.StochasticRoundedSteps for plan in tiles)

@@ -31,7 +31,8 @@ fp16 into fp16, bf16 into bf16, bf16/tf32 below fp32's range) take :class:`Round
 in the sequential and reverse orders without blocks: exact products in float64 (float32
 for fp16), each step rounded once by softfloat.accumulate._odd -- in every deterministic
 mode but round-to-odd, the native plans being for nearest even only; under stochastic
-rounding (fp32, fp16, bf16 accumulators), :class:`StochasticRoundedSteps`: each step's
+rounding (fp32, fp16, bf16 accumulators; sums of a narrow format too),
+:class:`StochasticRoundedSteps`: each step's
 float64 sum rounded by bits with the general path's draws, softfloat.accumulate.
 _odd_stochastic (the steps it cannot decide from the float64 sum go to the general
 arithmetic).
@@ -125,14 +126,17 @@ def plan(spec, layout):
 def _rounded_steps(spec, layout):
     """:class:`RoundedSteps` where it applies (products of a narrow format, exact, into an
     fp32, fp16 or bf16 accumulator, in the sequential or reverse order without blocks, in
-    a deterministic mode; other than to nearest even with out_format the accumulator;
+    a deterministic mode -- or :class:`StochasticRoundedSteps`, under stochastic rounding,
+    for those products and for sums of a narrow format; other than to nearest even with
+    out_format the accumulator;
     more than one output: one output steps on Python floats, softfloat.accumulate.
     _scalar_chain, a little faster), else None."""
     rounding = spec.attrs.rounding
     stochastic = rounding is Rounding.STOCHASTIC
     grid = (_odd_stochastic.StochasticSteps.of(spec.acc, spec.attrs, spec.want) if stochastic
             else _odd.Grid.of(spec.acc, rounding))
-    if (grid is None or not layout.is_product or math.prod(layout.shape) == 1 or spec.product is not None
+    if (grid is None or not (layout.is_product or stochastic) or math.prod(layout.shape) == 1
+            or spec.product is not None
             or not is_narrow(spec.fmt) or spec.block is not None or spec.order == "pairwise"
             or (rounding is not Rounding.NEAREST_EVEN and spec.out != spec.acc)):  # (the store: to nearest even)
         return None
@@ -387,7 +391,10 @@ class StochasticRoundedSteps(RoundedSteps):
         X, Y = tile.factors(c0, c1, transient=True, dtype=np.float64)
         k = c1 - c0
         P = _scratch.buffer("stochastic-products", np.float64, k * tile.n).reshape(k, tile.n)
-        np.multiply(X, Y, out=P.reshape((k,) + tile.shape))  # exact, -0 kept
+        if Y is None:  # a sum: its terms
+            np.copyto(P.reshape((k,) + tile.shape), X)
+        else:
+            np.multiply(X, Y, out=P.reshape((k,) + tile.shape))  # exact, -0 kept
         ks = np.arange(c0, c1)
         if reverse:
             P, ks = P[::-1], ks[::-1]

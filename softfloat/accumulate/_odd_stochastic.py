@@ -1,5 +1,5 @@
-"""Running sums of exact products rounded stochastically into fp32, fp16 or bf16 at every
-step, by float64 arithmetic and a rounding by bits, with the general path's bits, flags
+"""Running sums of exact products (or terms) rounded stochastically into fp32, fp16 or
+bf16 at every step, by float64 arithmetic and a rounding by bits, with the general path's bits, flags
 and draws.
 
 The definition (softfloat.accumulate._ieee.Arithmetic.add, the rounding point's
