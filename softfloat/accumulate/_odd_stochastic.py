@@ -104,8 +104,8 @@ class StochasticSteps:
             R[0] = P[0]
         self._steps(S, R, O, P, D, first)
         W = _scratch.buffer("sr-bits", np.uint64, K * n).reshape(K, n)
-        hit = _scratch.buffer("sr-hit", np.bool_, K * n).reshape(K, n)
-        suspect = self._suspects(S, R, O, P, W, hit)
+        masks = [_scratch.buffer(name, np.bool_, K * n).reshape(K, n) for name in ("sr-tiny", "sr-hit")]
+        suspect = self._suspects(S, R, O, P, W, masks)
         if suspect is None:
             return None
         underflow = np.zeros(n, dtype=bool) if self.want else None
@@ -148,17 +148,19 @@ class StochasticSteps:
                 O[k, live] = np.right_shift(D[k, live], self.shift) + RB[k, live]  # B + U_c: up iff it carries
                 SB[k + 1, live] = O[k, live] & self.keep
 
-    def _suspects(self, S, R, O, P, W, hit):
+    def _suspects(self, S, R, O, P, W, masks):
         """(K, n) mask of the steps the decision on r alone may take wrongly (the module
         docstring): a rounded sum with 0 < |s| <= the smallest normal, or r inexact with
-        (B + U_c + 1) mod 2**c <= 1; None where a rounded sum overflows (or is a NaN)."""
+        (B + U_c + 1) mod 2**c <= 1; None where a rounded sum overflows (or is a NaN).
+        ``W`` (uint64) and ``masks`` (two boolean arrays), like R: work space."""
         u64 = np.uint64
+        tiny, hit = masks
         np.left_shift(S[1:].view(u64), u64(1), out=W)  # 2|s|: the sign shifted out
         if W.max() > self.huge:
             return None
         # 0 < |s| <= m: 0 < 2|s| <= 2m, i.e. 2|s| - 1 < 2m (unsigned: 0 - 1 wraps to the largest)
         np.subtract(W, u64(1), out=W)
-        tiny = np.less(W, self.tiny)
+        tiny = np.less(W, self.tiny, out=tiny)
         np.add(O, u64(1), out=W)
         np.bitwise_and(W, self.low, out=W)
         np.less_equal(W, u64(1), out=hit)
@@ -197,8 +199,9 @@ class StochasticSteps:
                 rows[js[changed]] = ks[changed]
                 self._steps(S, R, O, P, D, first, rows)
                 again = np.flatnonzero(rows < K)
-                found = self._suspects(S[:, again], R[:, again], O[:, again], P[:, again],
-                                       np.empty((K, again.size), dtype=np.uint64), np.empty((K, again.size), dtype=bool))
+                shape = (K, again.size)
+                found = self._suspects(S[:, again], R[:, again], O[:, again], P[:, again], np.empty(shape, np.uint64),
+                                       (np.empty(shape, bool), np.empty(shape, bool)))
                 if found is None:
                     return None
                 suspect[:, again] = found
