@@ -3,7 +3,7 @@ _odd_stochastic, taken by softfloat.accumulate._fast.StochasticRoundedSteps): bi
 flags, swamped counts and draws equal to the general path's (the definition) for the
 same rng -- on random, adversarial and hypothesis-made products, and on draws made to
 put the random threshold within TwoSum's error of r's remainder, where the decision on r
-alone is wrong and the column must be run again."""
+alone is wrong and the step must go to the general arithmetic."""
 
 from __future__ import annotations
 
@@ -119,10 +119,11 @@ def _rule(x: Fraction, R: int) -> float:
 
 @pytest.mark.parametrize("case", ["up", "down", "grid"])
 @pytest.mark.parametrize("seed", range(4))
-def test_a_threshold_within_twosums_error_runs_the_column_again(case, seed):
+def test_a_threshold_within_twosums_error_goes_to_the_general_arithmetic(case, seed):
     """Draws that put the random threshold within |e| of r's remainder: rounding r alone
     gives the wrong neighbour (checked against the rule written out in exact rational
-    arithmetic); the fast steps see the column and take the general path's answer."""
+    arithmetic, which the general path's rounding point follows); the fast steps see the
+    step and take the general path's answer."""
     P, D, r = _crafted(seed, case)
     x = 1 + Fraction(float(P[1, 0]))
     want = _rule(x, int(D[1, 0]))
@@ -130,6 +131,7 @@ def test_a_threshold_within_twosums_error_runs_the_column_again(case, seed):
     alone = float(np.array([bits], dtype=np.uint64).view(np.float64)[0])
     assert alone != want  # the decision on r alone is wrong here
     steps = _steps("fp32")
+    assert steps._general_step(np.array([1.0]), P[1], D[1], np.array([False]))[0][0] == want
     found = steps.running_sums(P, D)
     assert float(found[0][0]) == want
     assert found[1][0]  # inexact
@@ -143,10 +145,11 @@ def tiles(monkeypatch):
 
 
 def _calls(a, b, fmt, acc, seed, **kw):
+    """sf.matmul in both orders, every return_flags choice, stochastic with rng ``seed``."""
     for order in ("sequential", "reverse"):
         for flags in (True, "swamped", False):
-            yield lambda: sf.matmul(a, b, fmt, accumulator=acc, order=order, rounding="stochastic", rng=seed,
-                                    return_flags=flags, **kw)
+            yield lambda order=order, flags=flags: sf.matmul(a, b, fmt, accumulator=acc, order=order,
+                                                              rounding="stochastic", rng=seed, return_flags=flags, **kw)
 
 
 @pytest.mark.parametrize("fmt, acc", [("fp32", "fp32"), ("fp16", "fp16"), ("bf16", "bf16"), ("fp8_e4m3", "bf16"),

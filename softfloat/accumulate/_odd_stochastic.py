@@ -64,7 +64,7 @@ __all__ = ["StochasticSteps"]
 class StochasticSteps:
     """What the steps need of an accumulator format -- fp32, fp16 or bf16 -- under
     stochastic rounding (:meth:`of`): the cut in float64 bits, the smallest normal and
-    largest finite value, the general arithmetic's rounder for the columns run again."""
+    largest finite value, the general arithmetic's rounder for the steps it takes."""
 
     FORMATS = (fp32, fp16, bf16)
 
