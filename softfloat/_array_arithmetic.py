@@ -143,6 +143,39 @@ def cumprod(A, a, axis=None, dtype=None, out=None):
     return deliver(A, result, out, "cumprod")
 
 
+def _cumulative(A, x, name: str, keywords: dict, identity: float):
+    """numpy's array-API ``cumulative_sum``/``cumulative_prod``: ``cumsum``/``cumprod``
+    along one axis (required beyond one dimension; a 0-d Array counts as 1-d), and with
+    ``include_initial`` the identity first (exact: +0 or 1)."""
+    axis, dtype, out = keywords["axis"], keywords["dtype"], keywords["out"]
+    if x.ndim > 1 and axis is None:
+        raise ValueError(f"numpy.{name}: axis= is required for an Array of more than one dimension; "
+                         f"got shape {x.shape}")
+    x = converted(x, name, dtype).reshape(-1) if x.ndim == 0 else converted(x, name, dtype)
+    axis = axes_of(x.ndim, 0 if axis is None else axis)[0]
+    result = (np.cumsum if identity == 0.0 else np.cumprod)(x, axis=axis)
+    if keywords["include_initial"]:
+        shape = list(result.shape)
+        shape[axis] = 1
+        first = np.full(shape, A.bits_in(identity, x.format, name), dtype=x.format.storage_dtype)
+        result = np.concatenate([A.wrap(first, x.format), result], axis=axis)
+    return deliver(A, result, out, name)
+
+
+if hasattr(np, "cumulative_sum"):  # numpy >= 2.1
+    @implements(np.cumulative_sum)
+    def cumulative_sum(A, x, axis=None, dtype=None, out=None, include_initial=False):
+        """``np.cumsum`` along ``axis``, with ``include_initial`` a +0 first."""
+        keywords = dict(axis=axis, dtype=dtype, out=out, include_initial=include_initial)
+        return _cumulative(A, x, "cumulative_sum", keywords, 0.0)
+
+    @implements(np.cumulative_prod)
+    def cumulative_prod(A, x, axis=None, dtype=None, out=None, include_initial=False):
+        """``np.cumprod`` along ``axis``, with ``include_initial`` a 1 first."""
+        keywords = dict(axis=axis, dtype=dtype, out=out, include_initial=include_initial)
+        return _cumulative(A, x, "cumulative_prod", keywords, 1.0)
+
+
 @implements(np.round, np.around)
 def round_(A, a, decimals=0, out=None):
     """rint at a decimal scale (see the module docstring)."""

@@ -80,6 +80,7 @@ OUTSIDE_DISPATCH = {
 #: supported functions that round (the rest of the supported ones are exact)
 ROUNDED = frozenset({
     "matmul", "dot", "vdot", "inner", "tensordot", "einsum", "linalg.norm", "sum", "prod", "cumsum", "cumprod",
+    "cumulative_sum", "cumulative_prod",
     "mean", "var", "std", "average", "nansum", "nanprod", "nancumsum", "nancumprod", "nanmean", "nanvar",
     "nanstd", "median", "nanmedian", "quantile", "nanquantile", "percentile", "nanpercentile", "trace",
     "outer", "kron", "cross", "diff", "ediff1d", "round", "around", "ptp", "piecewise", "cov", "corrcoef",
