@@ -35,7 +35,6 @@ REFUSED = {
     "save": "stores float64/float32 values; use softfloat.npy or arr.to_numpy()",
     "savez": "stores float64/float32 values; use softfloat.npy or arr.to_numpy()",
     "savez_compressed": "stores float64/float32 values; use softfloat.npy or arr.to_numpy()",
-    "frompyfunc": "object arrays", "vectorize": "object arrays",
     "packbits": "packs booleans, not floats", "unpackbits": "unpacks uint8",
     "result_type": "dtype arithmetic: an Array's dtype is a Format (softfloat.promote)",
     "can_cast": "dtype arithmetic: an Array's dtype is a Format (softfloat.promote)",
@@ -71,6 +70,23 @@ OUTSIDE_DISPATCH = {
         "(`with sf.context() as ctx: ...; ctx.flags`), and `sf.context(traps={'overflow', 'divide_by_zero', "
         "'invalid'})` raises softfloat.Overflow, DivisionByZero, InvalidOperation (softfloat.FloatingPointSignal, "
         "an ArithmeticError) where numpy would raise FloatingPointError"),
+    "vectorize": (
+        "`np.vectorize(f)(x)` calls f on each element as a 0-d Array (numpy asks `np.asarray(x, dtype=object)`, "
+        "which gives the elements as iteration does), so f's arithmetic is emulated, where numpy float16's runs on "
+        "Python floats; numpy gathers the results in a plain ndarray of their exact values (float16 for fp16 and "
+        "FP8, float32 for bf16): `sf.asarray(np.vectorize(f)(x), x.format)` is exact. With `signature=` numpy "
+        "passes plain ndarrays (np.asanyarray), out of emulation: `np.stack([f(row) for row in x])` keeps the Array. "
+        "A ufunc of `np.frompyfunc(f, n, m)` is dispatched: f runs on 0-d Arrays, and numpy's object array holds "
+        "f's results"),
+    "nditer": (
+        "numpy iterates over a copy of the exact values (np.asarray; numpy cannot ask an Array for its memory): "
+        "reading works, but `op_flags=['readwrite']` writes go to the copy and are lost; write by index "
+        "(`for i in np.ndindex(x.shape): x[i] = ...`) or whole-array (`x[...] = f(x)`)"),
+    "polynomial.Polynomial, Chebyshev, ... (calling one, .fit), polynomial.polynomial.polyfit and the other fits": (
+        "numpy takes np.asanyarray of the argument: a plain float64 ndarray, out of emulation (for fp16 data "
+        "the fits raise numpy's 'array type float16 is unsupported in linalg'); the value functions keep the "
+        "Array: `np.polynomial.polynomial.polyval(off + scl * x, p.coef)` with `off, scl = p.mapparms()` "
+        "(chebval, legval, ... for the other kinds) is `p(x)` step by step in the format"),
     "testing.assert_equal": (
         "of two Arrays of several elements numpy takes the truth of their elementwise comparison: "
         "ValueError (ambiguous), as for any array type that is no ndarray; `np.testing.assert_array_equal(a, "

@@ -179,10 +179,19 @@ class Array(ArrayMethods, np.lib.mixins.NDArrayOperatorsMixin):
     def __array__(self, dtype=None, copy=None):
         """``np.asarray(arr)``: :meth:`to_numpy`'s exact values (a new array, always), then
         ``dtype`` if asked for.  Code that calls it leaves emulation: numpy functions
-        called on an Array never do (they are emulated or refused)."""
+        called on an Array never do (they are emulated or refused).  ``dtype=object``
+        gives the elements as iteration does, 0-d Arrays (copies), so that code mapping a
+        Python function over them (``np.vectorize``, ``np.frompyfunc``) stays in emulation
+        where numpy float16's would compute on Python floats."""
         if copy is False:
             raise ValueError("an Array stores bit patterns: its values as a numpy array are always a new "
                              "array; use np.asarray(arr) (copy=None) or arr.to_numpy()")
+        if dtype is not None and np.dtype(dtype) == np.dtype(object):
+            elements = np.empty(self.shape, dtype=object)
+            flat, fmt = elements.reshape(-1), self._format  # (a view: elements is new and contiguous)
+            for i, pattern in enumerate(self._bits.reshape(-1)):
+                flat[i] = _wrap(np.asarray(pattern), fmt)
+            return elements
         values = self.to_numpy()
         return values if dtype is None else values.astype(dtype)
 

@@ -57,3 +57,70 @@ def test_np_astype_is_the_method():
     assert np.astype(x, "fp16", copy=False) is x and np.astype(x, "fp16") is not x
     with pytest.raises(ValueError, match="device="):
         np.astype(x, "fp16", device="cuda")
+
+
+def _scalar_oracle(values, dtype, f):
+    """f on each element as a numpy/ml_dtypes scalar of ``dtype`` with constants of that
+    dtype (numpy float16's scalar + - * / round correctly; bfloat16's go through float32,
+    which holds every + - * / of two bfloat16 values to within one rounding, innocuously)."""
+    k = dtype.type if hasattr(dtype, "type") else dtype
+    return np.array([f(k(v), k) for v in values], dtype=dtype)
+
+
+@pytest.mark.parametrize("fmt, dtype", [("fp16", np.float16), ("bf16", ml_dtypes.bfloat16)])
+def test_vectorize_runs_the_function_on_emulated_elements(fmt, dtype):
+    """np.vectorize took np.asarray(x, dtype=object): Python floats, so the function ran in
+    float64 and rounded once at the end (0.1 * a + 1/3 in float64, not step by step).  Now
+    each element is a 0-d Array, as iteration gives, and every step rounds in the format;
+    numpy gathers the results in a plain ndarray of their exact values."""
+    h = _values(f"vectorize-{fmt}", 9).astype(dtype)
+    x = sf.asarray(h, fmt)
+
+    def f(a, k=float):
+        return a * k(0.1) + k(1 / 3) if a > k(0) else -a / k(3)
+
+    got = np.vectorize(f)(x)
+    expected = _scalar_oracle(h, np.dtype(dtype), f)
+    assert type(got) is np.ndarray
+    np.testing.assert_array_equal(sf.asarray(got, fmt).bits, expected.view(np.uint16))
+    objects = np.asarray(x, dtype=object)
+    assert objects.shape == x.shape and all(isinstance(e, sf.Array) and e.format == x.format for e in objects)
+    objects[0][...] = 7.0  # the elements are copies, as x[0] is
+    assert x.bits[0] == h.view(np.uint16)[0]
+    with sf.context() as ctx:
+        np.vectorize(lambda a: a / 3)(sf.asarray([1.0], fmt))
+    assert ctx.flags.inexact >= 1  # the division was emulated, and counted
+    results = np.frompyfunc(f, 1, 1)(x)  # a ufunc of object loops: f on 0-d Arrays too
+    assert results.dtype == object and all(isinstance(r, sf.Array) for r in results)
+    np.testing.assert_array_equal([r.bits for r in results], expected.view(np.uint16))
+
+
+def test_nditer_and_numpy_polynomial_classes_leave_emulation_as_documented():
+    """As softfloat._array_coverage.OUTSIDE_DISPATCH says: np.nditer reads a copy (its
+    readwrite writes are lost; the index spelling writes), a numpy.polynomial class called
+    on an Array gives a plain float64 ndarray, and polyval at the mapped argument keeps the
+    Array, equal to Horner's rule in numpy float16 with the coefficients rounded once."""
+    h = _values("nditer", (2, 3)).astype(np.float16)
+    x = sf.asarray(h, "fp16")
+    assert [float(t) for t in np.nditer(x)] == h.ravel().tolist()
+    with np.nditer(x, op_flags=["readwrite"]) as it:
+        for t in it:
+            t[...] = 0.0
+    np.testing.assert_array_equal(x.bits, h.view(np.uint16))  # lost, as documented
+    for i in np.ndindex(x.shape):
+        x[i] = x[i] * 3
+    np.testing.assert_array_equal(x.bits, (h * np.float16(3)).view(np.uint16))
+    p = np.polynomial.Chebyshev([0.5, -1.25, 0.3], domain=[-4, 4])
+    assert type(p(x)) is np.ndarray and p(x).dtype == np.float64
+    off, scl = p.mapparms()
+    got = np.polynomial.chebyshev.chebval(off + scl * x, p.coef)
+    assert isinstance(got, sf.Array) and got.format == sf.fp16
+    # numpy's chebval for three coefficients c (float64): c0 = c[0] - c[2] (two numpy
+    # scalars: float64), c1 = c[1] + c[2] * (2 * t), then c0 + c1 * t; in float16, every
+    # float64 scalar rounded once where it meets the float16 array
+    c, f16 = p.coef, np.float16
+    t = f16(off) + f16(scl) * (h * f16(3))
+    expected = f16(c[0] - c[2]) + (f16(c[1]) + f16(c[2]) * (t + t)) * t
+    np.testing.assert_array_equal(got.bits, expected.view(np.uint16))
+    fitted = np.polynomial.polynomial.polyfit(np.arange(4.0), sf.asarray([1.0, 2.5, 3.75, 4.0], "bf16"), 1)
+    assert type(fitted) is np.ndarray and fitted.dtype == np.float64
