@@ -31,6 +31,7 @@ import numpy as np
 from . import codec
 from ._array_keywords import axes_of
 from ._array_registry import FUNCTIONS, implements, unsupported
+from .formats import as_format, fp64
 
 __all__ = ["truthy"]
 
@@ -295,13 +296,34 @@ def nan_to_num(A, x, copy=True, nan=0.0, posinf=None, neginf=None):
 
 # ---- new arrays like an Array -------------------------------------------------------------
 def _like(A, a, value, dtype, shape):
-    """An Array of ``a``'s format (or of ``dtype`` where it is a Format) filled with ``value``
-    rounded once; a numpy dtype gives numpy's own plain ndarray (no Array value is read)."""
-    fmt = a.format if dtype is None else dtype
+    """An Array of ``a``'s format, or of the format ``dtype`` names as ``Array.astype`` reads
+    it (a Format or its name, ``float``, a numpy or ml_dtypes float type: so that
+    ``np.zeros_like(w, dtype=np.float32)`` is an fp32 Array, the program stays emulated),
+    filled with ``value`` rounded once; an integer, bool or other numpy dtype gives numpy's
+    own plain ndarray (no Array value is read)."""
+    fmt = _like_format(a, dtype)
     shape = a.shape if shape is None else shape
-    if not hasattr(fmt, "storage_dtype"):
+    if fmt is None:
         return np.full(shape, value, dtype=dtype)
     return A.wrap(np.full(shape, A.bits_in(value, fmt, "full_like"), dtype=fmt.storage_dtype), fmt)
+
+
+def _like_format(a, dtype):
+    """The Format of a ``*_like`` result (see :func:`_like`), or None for numpy's own."""
+    if dtype is None:
+        return a.format
+    if dtype is float:
+        return fp64
+    try:
+        return as_format(dtype)
+    except (TypeError, ValueError):
+        pass
+    if isinstance(dtype, str):  # numpy's codes that are no format name ('f4')
+        try:
+            return as_format(np.dtype(dtype))
+        except (TypeError, ValueError):
+            pass
+    return None
 
 
 @implements(np.zeros_like)

@@ -124,3 +124,26 @@ def test_nditer_and_numpy_polynomial_classes_leave_emulation_as_documented():
     np.testing.assert_array_equal(got.bits, expected.view(np.uint16))
     fitted = np.polynomial.polynomial.polyfit(np.arange(4.0), sf.asarray([1.0, 2.5, 3.75, 4.0], "bf16"), 1)
     assert type(fitted) is np.ndarray and fitted.dtype == np.float64
+
+
+def test_like_constructors_with_a_float_dtype_give_arrays_of_that_format():
+    """A master-weights program: ``acc = np.zeros_like(w, dtype=np.float32)`` then
+    ``acc += g`` for fp16 gradients.  The float dtype gave a plain float32 ndarray, and
+    ``acc += g`` then rounded every sum into fp16 (the Array's format; the ndarray a weak
+    operand) before storing it in float32; ``dtype='bf16'`` raised numpy's 'data type not
+    understood'.  A float dtype now names the format, as ``Array.astype`` reads it."""
+    grads = _values("master-weights", (6, 5), scale=1e-3).astype(np.float16)
+    w = sf.asarray(np.zeros(5), "fp16")
+    acc = np.zeros_like(w, dtype=np.float32)
+    expected = np.zeros(5, dtype=np.float32)
+    for g in grads:
+        acc += sf.asarray(g, "fp16")
+        expected += g.astype(np.float32)  # numpy float32 + float16: float32, correctly rounded
+    assert isinstance(acc, sf.Array) and acc.format == sf.fp32
+    np.testing.assert_array_equal(acc.bits, expected.view(np.uint32))
+    for dtype, oracle in (("bf16", ml_dtypes.bfloat16), (ml_dtypes.bfloat16, ml_dtypes.bfloat16),
+                          ("f4", np.float32), (float, np.float64), (np.float16, np.float16)):
+        got = np.full_like(w, np.pi, dtype=dtype)
+        assert isinstance(got, sf.Array)
+        np.testing.assert_array_equal(got.to_numpy(np.float64), np.full(5, np.pi).astype(oracle).astype(np.float64))
+    assert type(np.ones_like(w, dtype=np.int8)) is np.ndarray and np.ones_like(w, dtype=bool).dtype == bool
