@@ -115,7 +115,8 @@ def _integer_exponent(y):
 
 #: ufunc keywords an Array call accepts at numpy's default value only
 _DEFAULT_KEYWORDS = {"casting": "same_kind", "order": "K", "dtype": None, "subok": True, "signature": None}
-_OPERANDS = (np.ndarray, int, float, np.number, np.bool_, list, tuple)
+_OPERANDS = (np.ndarray, int, float, np.number, np.bool_, list, tuple, np.generic)  # (ml_dtypes' scalars
+# are np.generic, no np.number)
 
 
 def dispatch(A, ufunc, method, inputs, kwargs):

@@ -147,3 +147,22 @@ def test_like_constructors_with_a_float_dtype_give_arrays_of_that_format():
         assert isinstance(got, sf.Array)
         np.testing.assert_array_equal(got.to_numpy(np.float64), np.full(5, np.pi).astype(oracle).astype(np.float64))
     assert type(np.ones_like(w, dtype=np.int8)) is np.ndarray and np.ones_like(w, dtype=bool).dtype == bool
+
+
+def test_ml_dtypes_scalars_are_weak_operands_like_numpy_scalars():
+    """``x + ml_dtypes.bfloat16(0.1)`` raised numpy's 'operand type(s) all returned
+    NotImplemented' (an ml_dtypes scalar is an np.generic but no np.number), and
+    ``sf.asarray(ml_dtypes.bfloat16(0.1), fmt)`` 'expected a float or integer dtype'; an
+    ml_dtypes array was taken.  The scalar is now read exactly and rounded into the
+    Array's format, as a numpy scalar is."""
+    h = _values("ml-dtypes-scalar", 7).astype(np.float16)
+    x = sf.asarray(h, "fp16")
+    s = ml_dtypes.bfloat16(0.1)
+    k = np.float16(np.float32(s))  # 0.10009765625: exact in float16
+    np.testing.assert_array_equal((x + s).bits, (h + k).view(np.uint16))
+    np.testing.assert_array_equal((s * x).bits, (k * h).view(np.uint16))
+    b = h.astype(ml_dtypes.bfloat16)
+    e = ml_dtypes.float8_e4m3fn(0.3)
+    got = sf.asarray(b, "bf16") / e
+    np.testing.assert_array_equal(got.bits, (b / ml_dtypes.bfloat16(np.float32(e))).view(np.uint16))
+    assert sf.asarray(e, "fp16").tolist() == float(np.float32(e))
