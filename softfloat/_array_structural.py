@@ -29,9 +29,8 @@ from __future__ import annotations
 import numpy as np
 
 from . import codec
-from ._array_keywords import axes_of
+from ._array_keywords import axes_of, format_or_dtype
 from ._array_registry import FUNCTIONS, implements, unsupported
-from .formats import as_format, fp64
 
 __all__ = ["truthy"]
 
@@ -312,18 +311,8 @@ def _like_format(a, dtype):
     """The Format of a ``*_like`` result (see :func:`_like`), or None for numpy's own."""
     if dtype is None:
         return a.format
-    if dtype is float:
-        return fp64
-    try:
-        return as_format(dtype)
-    except (TypeError, ValueError):
-        pass
-    if isinstance(dtype, str):  # numpy's codes that are no format name ('f4')
-        try:
-            return as_format(np.dtype(dtype))
-        except (TypeError, ValueError):
-            pass
-    return None
+    spec = format_or_dtype(dtype)
+    return None if isinstance(spec, np.dtype) else spec
 
 
 @implements(np.zeros_like)

@@ -18,6 +18,7 @@ import numpy as np
 from . import _validate, codec
 from ._array_methods import ArrayMethods
 from ._array_functions import FUNCTIONS
+from ._array_keywords import format_or_dtype
 from ._array_registry import not_defined
 from ._array_ufuncs import dispatch, plain_call, plain_kernel, sum_of
 from ._array_values import text
@@ -242,10 +243,11 @@ class Array(ArrayMethods, np.lib.mixins.NDArrayOperatorsMixin):
         >>> x.astype(float), x.astype(np.int32), x.astype("bf16", rounding="toward_zero")
         (Array([2.5, -0.0999755859375], fmt=fp64), array([2, 0], dtype=int32), Array([2.5, -0.099609375], fmt=bf16))
         """
-        kind = _dtype_kind(fmt)
-        if kind and kind in "iub":
-            return self._to_plain(np.dtype(fmt), rounding)
-        fmt = fp64 if fmt is float else as_format(fmt)
+        fmt = format_or_dtype(fmt, "fmt")  # numpy's spellings too: 'int32', 'f4', 'float', bool
+        if isinstance(fmt, np.dtype):
+            if fmt.kind in "iub":
+                return self._to_plain(fmt, rounding)
+            as_format(fmt)  # (raises: no float format)
         if fmt == self._format and rounding is None:
             return self.copy() if copy else self
         ctx = get_context()
@@ -338,18 +340,6 @@ class Array(ArrayMethods, np.lib.mixins.NDArrayOperatorsMixin):
         if result is NotImplemented:
             raise not_defined(func, kwargs)
         return result
-
-
-def _dtype_kind(fmt) -> str:
-    """numpy's kind letter of ``fmt`` when it is a numpy dtype or scalar type, else ''."""
-    if fmt is float:
-        return "f"
-    if isinstance(fmt, (Format, str)) or fmt is None:
-        return ""
-    try:
-        return np.dtype(fmt).kind
-    except TypeError:
-        return ""
 
 
 def _index(index):

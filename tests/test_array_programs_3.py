@@ -166,3 +166,28 @@ def test_ml_dtypes_scalars_are_weak_operands_like_numpy_scalars():
     got = sf.asarray(b, "bf16") / e
     np.testing.assert_array_equal(got.bits, (b / ml_dtypes.bfloat16(np.float32(e))).view(np.uint16))
     assert sf.asarray(e, "fp16").tolist() == float(np.float32(e))
+
+
+def test_numpy_dtype_strings_convert_as_their_types_do():
+    """``np.round(x).astype('int64')`` (labels), ``(np.clip(x, 0, 1) * 255).astype('uint8')``
+    (an image) and ``x.astype('f4')`` raised "'int64' is not a known format": only
+    softfloat's names and numpy type objects were read.  numpy's strings now name what
+    their types name, and a reduction's ``dtype=`` reads them (and ml_dtypes' types) alike."""
+    h = _values("dtype-strings", 9).astype(np.float16)
+    x = sf.asarray(h, "fp16")
+    labels = np.round(x).astype("int64")
+    assert type(labels) is np.ndarray and labels.dtype == np.int64
+    np.testing.assert_array_equal(labels, np.round(h).astype("int64"))
+    image = (np.clip(x, 0, 1) * 255).astype("uint8")
+    np.testing.assert_array_equal(image, (np.clip(h, 0, 1) * np.float16(255)).astype("uint8"))
+    for spelling, fmt in (("f4", sf.fp32), ("float", sf.fp64), ("d", sf.fp64), ("e", sf.fp16), ("float32", sf.fp32)):
+        got = x.astype(spelling)
+        assert isinstance(got, sf.Array) and got.format == fmt
+        np.testing.assert_array_equal(got.to_numpy(np.float64), h.astype(spelling).astype(np.float64))
+    for spelling in ("bool", "?", "i4", "int"):
+        np.testing.assert_array_equal(x.astype(spelling), h.astype(spelling))
+    assert np.sum(x, dtype=ml_dtypes.bfloat16).format == sf.bf16 and np.mean(x, dtype="f4").format == sf.fp32
+    with pytest.raises(ValueError, match="complex64"):
+        x.astype("complex64")
+    with pytest.raises(ValueError, match="not a known format"):
+        x.astype("bf17")
