@@ -70,6 +70,11 @@ OUTSIDE_DISPATCH = {
         "(`with sf.context() as ctx: ...; ctx.flags`), and `sf.context(traps={'overflow', 'divide_by_zero', "
         "'invalid'})` raises softfloat.Overflow, DivisionByZero, InvalidOperation (softfloat.FloatingPointSignal, "
         "an ArithmeticError) where numpy would raise FloatingPointError"),
+    "array, asarray, mean, ... of a list of Arrays": (
+        "numpy dispatches on arrays, not on what a list holds: `np.array(history)` and `np.mean(losses)` of a list "
+        "of Arrays read their exact values (float16 for fp16 and FP8, float32 for bf16) and compute in numpy, out "
+        "of emulation; `np.stack(losses)` is an Array (`np.mean(np.stack(losses))`), as is "
+        "`sf.asarray(history, fmt)`"),
     "vectorize": (
         "`np.vectorize(f)(x)` calls f on each element as a 0-d Array (numpy asks `np.asarray(x, dtype=object)`, "
         "which gives the elements as iteration does), so f's arithmetic is emulated, where numpy float16's runs on "

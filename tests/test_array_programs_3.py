@@ -191,3 +191,23 @@ def test_numpy_dtype_strings_convert_as_their_types_do():
         x.astype("complex64")
     with pytest.raises(ValueError, match="not a known format"):
         x.astype("bf17")
+
+
+def test_a_list_of_arrays_given_to_numpy_leaves_emulation_as_documented():
+    """As softfloat._array_coverage.OUTSIDE_DISPATCH says: numpy looks for Arrays among a
+    function's array arguments, not inside a list, so np.array and np.mean of a list of
+    bf16 Arrays are numpy's float32 results; np.stack keeps the Array, and its mean is
+    the Array's (the float32 sum of the bf16 values divided in float32, rounded once to bf16)."""
+    b = _values("list-of-arrays", 5).astype(ml_dtypes.bfloat16)
+    losses = [sf.asarray(v, "bf16") for v in b]
+    plain = np.array(losses)
+    assert type(plain) is np.ndarray and plain.dtype == np.float32
+    np.testing.assert_array_equal(plain, b.astype(np.float32))
+    assert type(np.mean(losses)) is np.float32
+    stacked = np.mean(np.stack(losses))
+    assert isinstance(stacked, sf.Array) and stacked.format == sf.bf16
+    total = np.float32(0)
+    for v in b.astype(np.float32):
+        total = np.float32(total + v)
+    expected = np.float32(total / np.float32(len(b))).astype(ml_dtypes.bfloat16)
+    assert stacked.bits == expected.view(np.uint16)
