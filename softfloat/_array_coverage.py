@@ -75,6 +75,15 @@ OUTSIDE_DISPATCH = {
         "of Arrays read their exact values (float16 for fp16 and FP8, float32 for bf16) and compute in numpy, out "
         "of emulation; `np.stack(losses)` is an Array (`np.mean(np.stack(losses))`), as is "
         "`sf.asarray(history, fmt)`"),
+    "ma (masked arrays)": (
+        "`np.ma.array(x, mask=...)`, `masked_invalid`, `masked_where` hold a plain ndarray of the exact values, so "
+        "the masked array computes in numpy's float16/float32, out of emulation; the Array's own spellings keep "
+        "it: `np.nanmean(x)` (NaNs masked), `np.mean(x, where=~mask)`, `np.where(mask, fill, x)`"),
+    "other libraries' functions (scipy, pandas, ...)": (
+        "they read values with np.asarray: `scipy.special.softmax(x)`, `scipy.stats.zscore(x)`, "
+        "`scipy.signal.lfilter(b, a, x)`, `pd.Series(x)` compute in numpy's float16/float32 (or float64), out of "
+        "emulation; scipy.special's one-argument ufuncs (expit, logit, erf, gamma, ... : "
+        "softfloat._array_ufuncs) are dispatched and rounded once like numpy's libm ufuncs"),
     "vectorize": (
         "`np.vectorize(f)(x)` calls f on each element as a 0-d Array (numpy asks `np.asarray(x, dtype=object)`, "
         "which gives the elements as iteration does), so f's arithmetic is emulated, where numpy float16's runs on "

@@ -211,3 +211,22 @@ def test_a_list_of_arrays_given_to_numpy_leaves_emulation_as_documented():
         total = np.float32(total + v)
     expected = np.float32(total / np.float32(len(b))).astype(ml_dtypes.bfloat16)
     assert stacked.bits == expected.view(np.uint16)
+
+
+def test_masked_arrays_and_scipy_functions_leave_emulation_as_documented():
+    """As softfloat._array_coverage.OUTSIDE_DISPATCH says: np.ma and scipy's functions read
+    plain values (numpy's float32 for bf16), scipy.special's ufuncs are dispatched, and the
+    Array's own spelling of a masked mean is the Array's mean of the selected elements."""
+    b = np.array([1.5, np.nan, 1 / 3, -2.25, 0.7], dtype=ml_dtypes.bfloat16)
+    x = sf.asarray(b, "bf16")
+    masked = np.ma.masked_invalid(x)
+    assert masked.data.dtype == np.float32 and not isinstance(masked.data, sf.Array)
+    kept = np.nanmean(x)
+    assert isinstance(kept, sf.Array) and kept.format == sf.bf16
+    assert kept.bits == np.mean(x, where=~np.isnan(x)).bits
+    special = pytest.importorskip("scipy.special")
+    assert type(special.softmax(x)) is np.ndarray
+    expit = special.expit(x)  # a ufunc: float64 libm, rounded once into bf16
+    assert isinstance(expit, sf.Array) and expit.format == sf.bf16
+    expected = special.expit(b.astype(np.float64)).astype(ml_dtypes.bfloat16)
+    np.testing.assert_array_equal(expit.bits, expected.view(np.uint16))
