@@ -233,7 +233,8 @@ class Array(ArrayMethods, np.lib.mixins.NDArrayOperatorsMixin):
 
         ``fmt`` is a Format or name, or a numpy float type: ``float`` and ``np.float64``
         give an fp64 Array, ``np.float32`` fp32 and ``np.float16`` fp16, so that emulated
-        code keeps running in emulation (:meth:`to_numpy` leaves it).  An integer or bool
+        code keeps running in emulation (:meth:`to_numpy` leaves it); numpy's strings name
+        what their types do (``'f4'``, ``'float'``, ``'int64'``, ``'bool'``).  An integer or bool
         dtype gives a plain ndarray as numpy's cast does: integers truncated toward zero
         (NaN and out-of-range values raise invalid, see :func:`softfloat.to_int`), bools
         ``value != 0``.
