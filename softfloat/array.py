@@ -209,6 +209,15 @@ class Array(ArrayMethods, np.lib.mixins.NDArrayOperatorsMixin):
     def __float__(self) -> float:
         return self.item()
 
+    def __hash__(self) -> int:
+        """A 0-d Array (an element, ``x[i]``) hashes as its value, as a numpy scalar does, so
+        ``set(np.round(x))``, ``Counter(...)`` and dict keys work and meet equal floats; an
+        Array with dimensions is unhashable, as an ndarray."""
+        if self.ndim:
+            raise TypeError(f"unhashable type: 'Array' of shape {self.shape} (as an ndarray); an element "
+                            f"(a 0-d Array, x[i]) hashes as its value, and x.tolist() gives floats")
+        return hash(self.item())
+
     def __int__(self) -> int:
         return int(self.item())
 

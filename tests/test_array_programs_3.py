@@ -230,3 +230,19 @@ def test_masked_arrays_and_scipy_functions_leave_emulation_as_documented():
     assert isinstance(expit, sf.Array) and expit.format == sf.bf16
     expected = special.expit(b.astype(np.float64)).astype(ml_dtypes.bfloat16)
     np.testing.assert_array_equal(expit.bits, expected.view(np.uint16))
+
+
+def test_elements_hash_as_numpy_scalars_do():
+    """``collections.Counter(np.round(x))`` and ``set(...)`` raised "unhashable type: 'Array'":
+    an element of an Array is a 0-d Array, where an ndarray's is a hashable numpy scalar.
+    An element now hashes as its value (equal to the float it equals); an Array with
+    dimensions stays unhashable, as an ndarray."""
+    import collections
+
+    h = np.float16([1.4, 2.6, 1.6, -0.0, 0.0, 2.4, 7.5])
+    x = sf.asarray(h, "fp16")
+    counts = collections.Counter(np.round(x))
+    assert {float(k): n for k, n in counts.items()} == {float(k): n for k, n in collections.Counter(np.round(h)).items()}
+    assert x[0] in {float(h[0])} and float(h[0]) in {x[0]} and {x[6]: "a"}[7.5] == "a"
+    with pytest.raises(TypeError, match="unhashable"):
+        hash(x)
