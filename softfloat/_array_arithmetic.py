@@ -17,7 +17,11 @@ context's accumulator):
 * ``gradient``: numpy's steps for a uniform spacing (scalars): interior ``(f[2:] -
   f[:-2]) / (2. * h)``, edges ``(f[1] - f[0]) / h`` (``edge_order=2``: ``a * f0 + b * f1
   + c * f2`` with numpy's coefficients), the scalars computed as numpy computes them and
-  rounded into the format as operands, each step rounded once; ``trapezoid``: ``(d * (y[1:]
+  rounded into the format as operands, each step rounded once; coordinates (1-d, as
+  numpy takes them) give their differences ``dx``, one scalar where all are equal, else
+  numpy's non-uniform coefficients ``a = -dx2 / (dx1 * (dx1 + dx2))``, ... and ``a *
+  f[:-2] + b * f[1:-1] + c * f[2:]``: from Array coordinates every step rounded, from
+  numpy's (float64) numpy's values rounded once as operands; ``trapezoid``: ``(d * (y[1:]
   + y[:-1]) / 2.0)`` step by step, summed as ``np.sum``;
 * ``interp``: numpy's algorithm (``compiled_base.c``) with each step rounded once in the
   operands' common format: ``left``/``right`` outside, ``fp[j]`` where ``x == xp[j]``,
@@ -290,19 +294,17 @@ def convolve(A, a, v, mode="full"):
 
 @implements(np.gradient)
 def gradient(A, f, *varargs, axis=None, edge_order=1):
-    """numpy's uniform-spacing gradient, step by step (module docstring)."""
+    """numpy's gradient, step by step (module docstring): a uniform spacing (a scalar, or
+    coordinates whose differences are all equal) or numpy's non-uniform coefficients."""
     axes = axes_of(f.ndim, axis)
     if not varargs:
         spacing = [1.0] * len(axes)
     elif len(varargs) == 1 and np.ndim(varargs[0]) == 0:
         spacing = list(varargs) * len(axes)
     elif len(varargs) == len(axes):
-        spacing = list(varargs)
+        spacing = [_spacing(A, f, ax, h) for ax, h in zip(axes, varargs)]
     else:
         raise TypeError("numpy.gradient: invalid number of arguments")
-    if any(np.ndim(h) != 0 for h in spacing):
-        raise unsupported("gradient", "coordinates given as arrays (a non-uniform spacing) are not defined "
-                          "step by step here; pass the uniform spacing as a scalar")
     if edge_order not in (1, 2):
         raise ValueError("'edge_order' greater than 2 not supported")
     outs = []
@@ -313,6 +315,9 @@ def gradient(A, f, *varargs, axis=None, edge_order=1):
 
         def part(start, stop):
             return f[tuple(slice(start, stop) if d == ax else slice(None) for d in range(f.ndim))]
+        if np.ndim(h) != 0:
+            outs.append(_nonuniform(part, h, [-1 if d == ax else 1 for d in range(f.ndim)], ax, edge_order))
+            continue
         interior = (part(2, None) - part(None, -2)) / (2. * h)
         if edge_order == 1:
             first = (part(1, 2) - part(0, 1)) / h
@@ -322,6 +327,44 @@ def gradient(A, f, *varargs, axis=None, edge_order=1):
             last = (0.5 / h) * part(-3, -2) + (-2. / h) * part(-2, -1) + (1.5 / h) * part(-1, None)
         outs.append(np.concatenate([first, interior, last], axis=ax))
     return tuple(outs) if len(outs) > 1 else outs[0]
+
+
+def _spacing(A, f, ax, h):
+    """numpy's reading of one axis's spacing: a scalar as it is; 1-d coordinates (an Array,
+    or an array-like read by numpy, integers as float64) become their differences, one
+    scalar where they are all equal."""
+    if np.ndim(h) == 0:
+        return h
+    if not A.is_array(h):
+        h = np.asanyarray(h)
+        h = h.astype(np.float64) if np.issubdtype(h.dtype, np.integer) else h
+    if h.ndim != 1:
+        raise ValueError("numpy.gradient: distances must be either scalars or 1d")
+    if h.shape[0] != f.shape[ax]:
+        raise ValueError("numpy.gradient: when 1d, distances must match the length of the corresponding dimension")
+    d = np.diff(h)
+    return d[0] if bool(np.all(d == d[0])) else d
+
+
+def _nonuniform(part, dx, shape, ax, edge_order):
+    """numpy's non-uniform gradient along ``ax`` from the differences ``dx`` (an Array: each
+    step rounded; numpy's values: computed by numpy, then weak operands), in numpy's order."""
+    dx1, dx2 = dx[:-1], dx[1:]
+    a = np.reshape(-(dx2) / (dx1 * (dx1 + dx2)), shape)
+    b = np.reshape((dx2 - dx1) / (dx1 * dx2), shape)
+    c = np.reshape(dx1 / (dx2 * (dx1 + dx2)), shape)
+    interior = a * part(None, -2) + b * part(1, -1) + c * part(2, None)
+    if edge_order == 1:
+        first = (part(1, 2) - part(0, 1)) / dx[0]
+        last = (part(-1, None) - part(-2, -1)) / dx[-1]
+    else:
+        dx1, dx2 = dx[0], dx[1]
+        first = (-(2. * dx1 + dx2) / (dx1 * (dx1 + dx2)) * part(0, 1) + (dx1 + dx2) / (dx1 * dx2) * part(1, 2)
+                 + -dx1 / (dx2 * (dx1 + dx2)) * part(2, 3))
+        dx1, dx2 = dx[-2], dx[-1]
+        last = (dx2 / (dx1 * (dx1 + dx2)) * part(-3, -2) + -(dx2 + dx1) / (dx1 * dx2) * part(-2, -1)
+                + (2. * dx2 + dx1) / (dx2 * (dx1 + dx2)) * part(-1, None))
+    return np.concatenate([first, interior, last], axis=ax)
 
 
 @implements(np.trapezoid)

@@ -246,3 +246,48 @@ def test_elements_hash_as_numpy_scalars_do():
     assert x[0] in {float(h[0])} and float(h[0]) in {x[0]} and {x[6]: "a"}[7.5] == "a"
     with pytest.raises(TypeError, match="unhashable"):
         hash(x)
+
+
+def _gradient_oracle(f, dx, edge_order, k):
+    """numpy's non-uniform gradient formulas with numpy float16 steps (each correctly
+    rounded); ``k`` rounds a coefficient once into float16 (float64 coordinates: numpy's
+    float64 coefficient; float16 coordinates: already float16, every step rounded)."""
+    dx1, dx2 = dx[:-1], dx[1:]
+    a, b, c = k(-dx2 / (dx1 * (dx1 + dx2))), k((dx2 - dx1) / (dx1 * dx2)), k(dx1 / (dx2 * (dx1 + dx2)))
+    interior = a * f[:-2] + b * f[1:-1] + c * f[2:]
+    if edge_order == 1:
+        first, last = (f[1] - f[0]) / k(dx[0]), (f[-1] - f[-2]) / k(dx[-1])
+    else:
+        d1, d2 = dx[0], dx[1]
+        first = (k(-(2. * d1 + d2) / (d1 * (d1 + d2))) * f[0] + k((d1 + d2) / (d1 * d2)) * f[1]
+                 + k(-d1 / (d2 * (d1 + d2))) * f[2])
+        d1, d2 = dx[-2], dx[-1]
+        last = (k(d2 / (d1 * (d1 + d2))) * f[-3] + k(-(d2 + d1) / (d1 * d2)) * f[-2]
+                + k((2. * d2 + d1) / (d2 * (d1 + d2))) * f[-1])
+    return np.concatenate([[first], interior, [last]]).astype(np.float16)
+
+
+@pytest.mark.parametrize("edge_order", [1, 2])
+def test_gradient_on_a_non_uniform_grid_is_numpys_formula_step_by_step(edge_order):
+    """np.gradient(f, t) with coordinates t (a non-uniform grid) was refused; it is numpy's
+    non-uniform formula: float64 coordinates give numpy's float64 coefficients, each
+    rounded once into fp16 as an operand, then fp16 steps; fp16 Array coordinates round
+    every step.  Coordinates of equal differences are numpy's uniform case."""
+    rng = np.random.default_rng(zlib.crc32(b"gradient-grid"))
+    f = rng.standard_normal(9).astype(np.float16)
+    t = np.cumsum(rng.random(9) + 0.1)
+    x = sf.asarray(f, "fp16")
+    got = np.gradient(x, t, edge_order=edge_order)
+    expected = _gradient_oracle(f, np.diff(t), edge_order, np.float16)
+    np.testing.assert_array_equal(got.bits, expected.view(np.uint16))
+    t16 = t.astype(np.float16)
+    got = np.gradient(x, sf.asarray(t16, "fp16"), edge_order=edge_order)
+    expected = _gradient_oracle(f, np.diff(t16), edge_order, lambda v: v)
+    np.testing.assert_array_equal(got.bits, expected.view(np.uint16))
+    assert np.array_equal(np.gradient(x, np.arange(9) * 0.5, edge_order=edge_order).bits,
+                          np.gradient(x, 0.5, edge_order=edge_order).bits)
+    m = sf.asarray(rng.standard_normal((3, 4)), "bf16")
+    rows, cols = np.gradient(m, [0.0, 1.0, 3.0], np.arange(4.0))
+    assert rows.format == cols.format == sf.bf16 and rows.shape == cols.shape == (3, 4)
+    with pytest.raises(ValueError, match="must match the length"):
+        np.gradient(x, t[:-1])
