@@ -296,6 +296,7 @@ def convolve(A, a, v, mode="full"):
 def gradient(A, f, *varargs, axis=None, edge_order=1):
     """numpy's gradient, step by step (module docstring): a uniform spacing (a scalar, or
     coordinates whose differences are all equal) or numpy's non-uniform coefficients."""
+    f = f if A.is_array(f) else np.asanyarray(f)  # (an Array among the spacings brought numpy here)
     axes = axes_of(f.ndim, axis)
     if not varargs:
         spacing = [1.0] * len(axes)
