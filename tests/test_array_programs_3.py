@@ -284,6 +284,8 @@ def test_gradient_on_a_non_uniform_grid_is_numpys_formula_step_by_step(edge_orde
     got = np.gradient(x, sf.asarray(t16, "fp16"), edge_order=edge_order)
     expected = _gradient_oracle(f, np.diff(t16), edge_order, lambda v: v)
     np.testing.assert_array_equal(got.bits, expected.view(np.uint16))
+    from_list = np.gradient(f.tolist(), sf.asarray(t16, "fp16"), edge_order=edge_order)  # (the Array brings numpy)
+    np.testing.assert_array_equal(from_list.bits, expected.view(np.uint16))
     assert np.array_equal(np.gradient(x, np.arange(9) * 0.5, edge_order=edge_order).bits,
                           np.gradient(x, 0.5, edge_order=edge_order).bits)
     m = sf.asarray(rng.standard_normal((3, 4)), "bf16")
