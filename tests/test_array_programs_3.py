@@ -293,3 +293,39 @@ def test_gradient_on_a_non_uniform_grid_is_numpys_formula_step_by_step(edge_orde
     assert rows.format == cols.format == sf.bf16 and rows.shape == cols.shape == (3, 4)
     with pytest.raises(ValueError, match="must match the length"):
         np.gradient(x, t[:-1])
+
+
+def _running(values):
+    """A float32 sum left to right (numpy's add.accumulate: each addition correctly
+    rounded) rounded once to float16: the default fp32 accumulator of fp16 sums."""
+    return np.add.accumulate(values.astype(np.float32), axis=-1)[..., -1].astype(np.float16)
+
+
+@pytest.mark.parametrize("ddof", [1, 0])
+def test_weighted_covariance_is_numpys_weighted_steps(ddof):
+    """np.cov(x, fweights=..., aweights=...) was refused; it is numpy's weighted algorithm
+    step by step: w = fweights * aweights (numpy's float64), the weighted means and the
+    weights' sum (np.average, returned=True), numpy's normalisation fact, then
+    d @ (d * w).T / fact.  The oracle: numpy float16 steps, float32 running sums (the fp32
+    accumulator; fp16 products are exact in float32) rounded once."""
+    rng = np.random.default_rng(zlib.crc32(b"weighted-cov"))
+    x16 = rng.standard_normal((3, 7)).astype(np.float16)
+    fw, aw = rng.integers(1, 4, 7), rng.random(7)
+    w = fw * aw  # float64, as numpy makes it
+    w16 = w.astype(np.float16)  # a weak operand: rounded once where it meets fp16
+    wsum = _running(w16)
+    avg = _running(x16 * w16) / wsum
+    fact = wsum if ddof == 0 else wsum - np.float16(ddof * np.sum(w * aw)) / wsum
+    d = x16 - avg[:, None]
+    dw = d * w16
+    c = _running(d[:, None, :].astype(np.float32) * dw[None, :, :].astype(np.float32)) / fact
+    got = np.cov(sf.asarray(x16, "fp16"), fweights=fw, aweights=aw, ddof=ddof)
+    assert got.format == sf.fp16 and got.shape == (3, 3)
+    np.testing.assert_array_equal(got.bits, c.view(np.uint16))
+    only_f = np.cov(sf.asarray(x16, "fp16"), fweights=fw)  # fact = w_sum - ddof (ddof 1)
+    np.testing.assert_allclose(only_f.to_numpy(np.float64), np.cov(x16.astype(np.float64), fweights=fw),
+                               rtol=2 ** -6, atol=2 ** -9)
+    with pytest.raises(TypeError, match="fweights must be integer"):
+        np.cov(sf.asarray(x16, "fp16"), fweights=aw)
+    with pytest.raises(ValueError, match="aweights cannot be negative"):
+        np.cov(sf.asarray(x16, "fp16"), aweights=-aw)
