@@ -88,7 +88,8 @@ OUTSIDE_DISPATCH = {
         "`np.vectorize(f)(x)` calls f on each element as a 0-d Array (numpy asks `np.asarray(x, dtype=object)`, "
         "which gives the elements as iteration does), so f's arithmetic is emulated, where numpy float16's runs on "
         "Python floats; numpy gathers the results in a plain ndarray of their exact values (float16 for fp16 and "
-        "FP8, float32 for bf16): `sf.asarray(np.vectorize(f)(x), x.format)` is exact. With `signature=` numpy "
+        "FP8, float32 for bf16): `sf.asarray(np.vectorize(f)(x), x.format)` is exact. Each element costs f's 0-d "
+        "Array operations (tens of µs): whole-Array operations (`np.where`, ...) are far faster. With `signature=` numpy "
         "passes plain ndarrays (np.asanyarray), out of emulation: `np.stack([f(row) for row in x])` keeps the Array. "
         "A ufunc of `np.frompyfunc(f, n, m)` is dispatched: f runs on 0-d Arrays, and numpy's object array holds "
         "f's results"),
