@@ -39,6 +39,7 @@ REFUSED = {
     "result_type": "dtype arithmetic: an Array's dtype is a Format (softfloat.promote)",
     "can_cast": "dtype arithmetic: an Array's dtype is a Format (softfloat.promote)",
     "min_scalar_type": "dtype arithmetic: an Array's dtype is a Format",
+    "common_type": "dtype arithmetic: an Array's dtype is a Format (softfloat.promote)",
 "ix_": "index construction: use integer arrays",
 }
 
@@ -84,6 +85,10 @@ OUTSIDE_DISPATCH = {
         "`scipy.signal.lfilter(b, a, x)`, `pd.Series(x)` compute in numpy's float16/float32 (or float64), out of "
         "emulation; scipy.special's one-argument ufuncs (expit, logit, erf, gamma, ... : "
         "softfloat._array_ufuncs) are dispatched and rounded once like numpy's libm ufuncs"),
+    "isdtype": (
+        "`np.isdtype(x.dtype, 'real floating')` raises numpy's TypeError (it takes numpy dtypes only, and an "
+        "Array's dtype is a Format): `np.isdtype(np.dtype(x.dtype), 'real floating')` (a Format converts to the "
+        "numpy float dtype holding its values) or `x.dtype.kind == 'f'`"),
     "vectorize": (
         "`np.vectorize(f)(x)` calls f on each element as a 0-d Array (numpy asks `np.asarray(x, dtype=object)`, "
         "which gives the elements as iteration does), so f's arithmetic is emulated, where numpy float16's runs on "

@@ -329,3 +329,16 @@ def test_weighted_covariance_is_numpys_weighted_steps(ddof):
         np.cov(sf.asarray(x16, "fp16"), fweights=aw)
     with pytest.raises(ValueError, match="aweights cannot be negative"):
         np.cov(sf.asarray(x16, "fp16"), aweights=-aw)
+
+
+def test_dtype_questions_get_answers_or_clear_refusals():
+    """np.common_type(x) raised numpy's 'no implementation found'; it is refused with the
+    reason, as np.result_type is.  np.isdtype takes numpy dtypes only (documented in
+    OUTSIDE_DISPATCH), and the documented spellings answer."""
+    x = sf.asarray([1.5, -2.25], "bf16")
+    with pytest.raises(TypeError, match="dtype arithmetic"):
+        np.common_type(x)
+    if hasattr(np, "isdtype"):
+        with pytest.raises(TypeError):
+            np.isdtype(x.dtype, "real floating")
+        assert np.isdtype(np.dtype(x.dtype), "real floating") and x.dtype.kind == "f"
