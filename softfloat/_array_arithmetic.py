@@ -41,6 +41,9 @@ context's accumulator):
 
 from __future__ import annotations
 
+import math
+import operator
+
 import numpy as np
 
 from . import _fastpaths
@@ -366,6 +369,45 @@ def _nonuniform(part, dx, shape, ax, edge_order):
         last = (dx2 / (dx1 * (dx1 + dx2)) * part(-3, -2) + -(dx2 + dx1) / (dx1 * dx2) * part(-2, -1)
                 + (2. * dx2 + dx1) / (dx2 * (dx1 + dx2)) * part(-1, None))
     return np.concatenate([first, interior, last], axis=ax)
+
+
+@implements(np.linspace)
+def linspace(A, start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0, *, device=None):
+    """numpy's linspace with an Array endpoint (``np.linspace(x.min(), x.max(), n)``), numpy's
+    steps in the endpoints' format, as numpy float16's are in float16: ``delta = stop -
+    start``, ``step = delta / div``, ``y = arange(num) * step`` (``y / div * delta`` where
+    the step is zero), ``y + start``, the last element ``stop`` with ``endpoint``; each step
+    rounded once (``arange(num)`` and ``div`` rounded into the format as operands)."""
+    num = operator.index(num)
+    if num < 0:
+        raise ValueError(f"Number of samples, {num}, must be non-negative.")
+    div = (num - 1) if endpoint else num
+    fmt, bits = A.common(start, stop)
+    start, stop = (A.wrap(np.asarray(b), fmt) for b in bits)
+    delta = stop - start
+    y = np.reshape(A.wrap(A.bits_in(np.arange(num, dtype=np.float64), fmt, "linspace"), fmt),
+                   (-1,) + (1,) * delta.ndim)
+    step = delta / div if div > 0 else A.wrap(A.bits_in(math.nan, fmt, "linspace"), fmt)
+    if div > 0:
+        y = y / div * delta if np.any(step == 0) else y * step
+    else:
+        y = y * delta
+    y = y + start
+    if endpoint and num > 1:
+        y[-1, ...] = stop
+    if axis != 0:
+        y = np.moveaxis(y, 0, axis)
+    if dtype is not None:
+        y = np.floor(y).astype(dtype) if np.issubdtype(np.dtype(dtype), np.integer) else y.astype(dtype)
+    return (y, step) if retstep else y
+
+
+@implements(np.logspace)
+def logspace(A, start, stop, num=50, endpoint=True, base=10.0, dtype=None, axis=0):
+    """numpy's ``base ** linspace(start, stop, ...)``: the linspace above, then the power
+    (a libm result rounded once, as ``np.power`` on Arrays)."""
+    y = np.power(base, linspace(A, start, stop, num=num, endpoint=endpoint, axis=axis))
+    return y if dtype is None else y.astype(dtype)
 
 
 @implements(np.trapezoid)

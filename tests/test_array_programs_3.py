@@ -342,3 +342,27 @@ def test_dtype_questions_get_answers_or_clear_refusals():
         with pytest.raises(TypeError):
             np.isdtype(x.dtype, "real floating")
         assert np.isdtype(np.dtype(x.dtype), "real floating") and x.dtype.kind == "f"
+
+
+def test_linspace_between_array_values_is_numpy_float16s_own():
+    """``bins = np.linspace(x.min(), x.max(), 10)``: numpy hands the call over for the Array
+    endpoints, and it raised 'no implementation found'.  numpy computes a float16 linspace
+    in float16 (each step rounded): the oracle, bit for bit, as for logspace."""
+    h = _values("linspace", 11).astype(np.float16)
+    x = sf.asarray(h, "fp16")
+    lo, hi = h.min(), h.max()
+    for kwargs in ({"num": 10}, {"num": 7, "endpoint": False}, {"num": 1}, {"num": 0}, {"num": 2}, {"num": 3000}):
+        got = np.linspace(x.min(), x.max(), **kwargs)
+        assert isinstance(got, sf.Array) and got.format == sf.fp16
+        np.testing.assert_array_equal(got.bits, np.linspace(lo, hi, **kwargs).view(np.uint16))
+    got, step = np.linspace(x.min(), hi, 6, retstep=True)
+    expected, expected_step = np.linspace(lo, hi, 6, retstep=True)
+    assert step.bits == np.float16(expected_step).view(np.uint16)
+    starts, stops = h[:2], h[2:4]
+    got = np.linspace(sf.asarray(starts, "fp16"), sf.asarray(stops, "fp16"), 5, axis=1)
+    np.testing.assert_array_equal(got.bits, np.linspace(starts, stops, 5, axis=1).view(np.uint16))
+    np.testing.assert_array_equal(np.logspace(x[0], x[1], 4).bits, np.logspace(h[0], h[1], 4).view(np.uint16))
+    counts, _ = np.histogram(x, bins=np.linspace(x.min(), x.max(), 5))
+    np.testing.assert_array_equal(counts, np.histogram(h, bins=np.linspace(lo, hi, 5))[0])
+    with pytest.raises(TypeError, match="geomspace"):
+        np.geomspace(x[0] * 0 + 1, x.max(), 4)
