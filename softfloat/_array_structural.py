@@ -259,9 +259,15 @@ def putmask(A, a, mask, values):
 
 @implements(np.copyto)
 def copyto(A, dst, src, casting="same_kind", where=True):
-    """``src`` rounded once into ``dst``'s format (flags counted) and written where ``where``."""
+    """``src`` rounded once into ``dst``'s format (flags counted) and written where ``where``.
+    Into a plain ndarray (``np.full_like(ndarray, x[0])`` comes here), the Array's exact
+    values with numpy's own cast and ``casting`` rule, as ``dst[...] = src`` writes them."""
     if not A.is_array(dst):
-        return NotImplemented
+        if not isinstance(dst, np.ndarray):
+            return NotImplemented
+        values = src.to_numpy() if A.is_array(src) else src
+        np.copyto(dst, values, casting=casting, where=truthy(A, where) if A.is_array(where) else where)
+        return None
     np.copyto(dst.bits, A.bits_in(src, dst.format, "copyto"), where=truthy(A, where))
 
 

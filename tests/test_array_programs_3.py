@@ -366,3 +366,20 @@ def test_linspace_between_array_values_is_numpy_float16s_own():
     np.testing.assert_array_equal(counts, np.histogram(h, bins=np.linspace(lo, hi, 5))[0])
     with pytest.raises(TypeError, match="geomspace"):
         np.geomspace(x[0] * 0 + 1, x.max(), 4)
+
+
+def test_copyto_and_full_like_into_plain_ndarrays_write_the_exact_values():
+    """``np.full_like(np.zeros(3), x[0])`` raised "numpy.copyto ... not defined with
+    casting='unsafe'" (numpy's full_like copies the fill value with copyto, and the Array
+    value hands that call over).  Into a plain ndarray copyto writes the exact values with
+    numpy's own cast and casting rule, as ``dst[...] = x`` does."""
+    b = np.array([1.5, -2.25, 1 / 3], dtype=ml_dtypes.bfloat16)
+    x = sf.asarray(b, "bf16")
+    exact = b.astype(np.float64)
+    np.testing.assert_array_equal(np.full_like(np.zeros(3), x[2]), np.full(3, exact[2]))
+    np.testing.assert_array_equal(np.full_like(np.zeros(3, np.float16), x[2]), np.full(3, exact[2]).astype(np.float16))
+    dst = np.zeros(3)
+    np.copyto(dst, x, where=np.array([True, False, True]))
+    np.testing.assert_array_equal(dst, np.where([True, False, True], exact, 0.0))
+    with pytest.raises(TypeError, match="same_kind"):
+        np.copyto(np.zeros(3, np.int64), x)  # numpy's rule, as for a float32 source
