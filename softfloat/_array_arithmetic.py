@@ -116,10 +116,10 @@ def diff(A, a, n=1, axis=-1, prepend=np._NoValue, append=np._NoValue):
         if extra is np._NoValue:
             parts.append(None)
             continue
-        if np.ndim(extra) == 0 and not A.is_array(extra):
+        if np.ndim(extra) == 0:  # (numpy broadcasts a scalar, x[0] as well, along the axis)
             shape = list(np.shape(x))
             shape[axis] = 1
-            extra = np.full(shape, extra, dtype=np.float64)
+            extra = np.broadcast_to(extra, tuple(shape)) if A.is_array(extra) else np.full(shape, extra, np.float64)
         parts.append(extra)
     pieces = [p for p in (parts[0], x, parts[1]) if p is not None]
     if len(pieces) > 1:
@@ -131,7 +131,8 @@ def diff(A, a, n=1, axis=-1, prepend=np._NoValue, append=np._NoValue):
 
 @implements(np.ediff1d)
 def ediff1d(A, ary, to_end=None, to_begin=None):
-    fmt = ary.format
+    fmt, _ = A.common(*(v for v in (ary, to_end, to_begin) if v is not None))
+    ary = A.wrap(A.bits_in(ary, fmt, "ediff1d"), fmt)  # (an ndarray with Array ends: weak, as in h - x)
     parts = [np.diff(np.ravel(ary))]
     if to_begin is not None:
         parts.insert(0, A.wrap(np.ravel(A.bits_in(to_begin, fmt, "ediff1d")), fmt))

@@ -322,6 +322,9 @@ def _finish(A, a, result, spec):
 
 def _quantile(A, a, q, spec, method):
     (axis, keepdims, skip_nan, _, out, name) = spec
+    if not A.is_array(a):  # an Array q brought numpy here: q is a probability, the data numpy's
+        return getattr(np, name)(a, np.asarray(q, dtype=np.float64), axis=axis, out=out, method=method,
+                                 keepdims=keepdims, **spec[3])
     if spec[3] is not None and not plain(spec[3]):
         raise unsupported(name, "weights= makes a weighted quantile: not defined step by step here")
     srt = _lanes(a, axis)
@@ -372,14 +375,18 @@ def nanquantile(A, a, q, axis=None, out=None, overwrite_input=False, method="lin
 @implements(np.percentile)
 def percentile(A, a, q, axis=None, out=None, overwrite_input=False, method="linear", keepdims=False, *,
                weights=None, interpolation=None):
-    q = np.true_divide(np.asarray(q, dtype=np.float64), 100)
+    q = np.asarray(q, dtype=np.float64)
+    if A.is_array(a):
+        q = np.true_divide(q, 100)
     return _quantile(A, a, q, (axis, keepdims, False, {"weights": weights}, out, "percentile"), method)
 
 
 @implements(np.nanpercentile)
 def nanpercentile(A, a, q, axis=None, out=None, overwrite_input=False, method="linear", keepdims=False, *,
                   weights=None, interpolation=None):
-    q = np.true_divide(np.asarray(q, dtype=np.float64), 100)
+    q = np.asarray(q, dtype=np.float64)
+    if A.is_array(a):
+        q = np.true_divide(q, 100)
     return _quantile(A, a, q, (axis, keepdims, True, {"weights": weights}, out, "nanpercentile"), method)
 
 

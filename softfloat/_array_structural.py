@@ -237,24 +237,25 @@ def piecewise(A, x, condlist, funclist, *args, **kw):
 
 
 # ---- writing into an Array (its own bits, in place) -------------------------------------
-@implements(np.put)
-def put(A, a, ind, v, mode="raise"):
-    np.put(a.bits, ind, A.bits_in(v, a.format, "put"), mode=mode)
+def _writer(func):
+    """numpy's writer ``func(target, where, values, ...)`` on an Array target's bits (the
+    values rounded once into its format, flags counted, a mask's truth numpy's); into a
+    plain ndarray target (an Array among the values or the mask brought numpy here) the
+    Array values' exact values, with numpy's own cast, as ``dst[...] = x`` writes them."""
+    name = func.__name__
+
+    def impl(A, target, where, values, *args, **kwargs):
+        if name in ("place", "putmask"):
+            where = truthy(A, where)
+        if not A.is_array(target):
+            return func(target, where, values.to_numpy() if A.is_array(values) else values, *args, **kwargs)
+        return func(target.bits, where, A.bits_in(values, target.format, name), *args, **kwargs)
+    impl.__name__ = name
+    return impl
 
 
-@implements(np.put_along_axis)
-def put_along_axis(A, arr, indices, values, axis):
-    np.put_along_axis(arr.bits, indices, A.bits_in(values, arr.format, "put_along_axis"), axis)
-
-
-@implements(np.place)
-def place(A, arr, mask, vals):
-    np.place(arr.bits, truthy(A, mask), A.bits_in(vals, arr.format, "place"))
-
-
-@implements(np.putmask)
-def putmask(A, a, mask, values):
-    np.putmask(a.bits, truthy(A, mask), A.bits_in(values, a.format, "putmask"))
+for _func in (np.put, np.put_along_axis, np.place, np.putmask):
+    implements(_func)(_writer(_func))
 
 
 @implements(np.copyto)
@@ -273,6 +274,8 @@ def copyto(A, dst, src, casting="same_kind", where=True):
 
 @implements(np.fill_diagonal)
 def fill_diagonal(A, a, val, wrap=False):
+    if not A.is_array(a):  # (an Array value into a plain ndarray: its exact values, numpy's cast)
+        return np.fill_diagonal(a, val.to_numpy() if A.is_array(val) else val, wrap=wrap)
     np.fill_diagonal(a.bits, A.bits_in(val, a.format, "fill_diagonal"), wrap=wrap)
 
 

@@ -383,3 +383,38 @@ def test_copyto_and_full_like_into_plain_ndarrays_write_the_exact_values():
     np.testing.assert_array_equal(dst, np.where([True, False, True], exact, 0.0))
     with pytest.raises(TypeError, match="same_kind"):
         np.copyto(np.zeros(3, np.int64), x)  # numpy's rule, as for a float32 source
+
+
+def test_an_array_in_a_secondary_argument_of_a_numpy_call():
+    """numpy hands a call over when any argument is an Array: ``np.diff(x, prepend=x[0])``
+    failed ('zero-dimensional arrays cannot be concatenated': numpy broadcasts a scalar
+    prepend, x[0] too), and with a plain ndarray first (np.put/place/putmask/
+    put_along_axis/fill_diagonal into an ndarray, np.quantile/percentile of an ndarray at
+    Array probabilities, np.ediff1d of an ndarray with Array ends) the implementations
+    read '.bits' of the ndarray (AttributeError).  Into an ndarray the Array's exact values
+    are written with numpy's cast; the quantiles of ndarray data are numpy's; an ndarray
+    joined to Arrays is weak (rounded into the Array's format), as in ``h - x``."""
+    h16 = _values("secondary", 6).astype(np.float16)
+    x = sf.asarray(h16, "fp16")
+    np.testing.assert_array_equal(np.diff(x, prepend=x[0]).bits, np.diff(h16, prepend=h16[0]).view(np.uint16))
+    np.testing.assert_array_equal(np.diff(x, append=x[-1]).bits, np.diff(h16, append=h16[-1]).view(np.uint16))
+    h = np.linspace(0.1, 0.6, 6)
+    mask = np.array([True, False] * 3)
+    exact = h16.astype(np.float64)
+    for func, args, numpy_args in ((np.put, ([0, 2], x[:2]), ([0, 2], exact[:2])),
+                                   (np.place, (mask, x), (mask, exact)),
+                                   (np.putmask, (mask, x), (mask, exact)),
+                                   (np.put_along_axis, (np.array([1]), x[3], 0), (np.array([1]), exact[3], 0))):
+        got, expected = h.copy(), h.copy()
+        func(got, *args)
+        func(expected, *numpy_args)
+        np.testing.assert_array_equal(got, expected)
+    square = np.zeros((2, 2))
+    np.fill_diagonal(square, x[1])
+    assert square.tolist() == [[exact[1], 0.0], [0.0, exact[1]]]
+    q = sf.asarray([0.25, 0.5], "fp16")
+    np.testing.assert_array_equal(np.quantile(h, q), np.quantile(h, [0.25, 0.5]))
+    np.testing.assert_array_equal(np.percentile(h, q * 100), np.percentile(h, [25.0, 50.0]))
+    got = np.ediff1d(h16.astype(np.float64), to_begin=x[0])
+    assert got.format == sf.fp16
+    np.testing.assert_array_equal(got.bits, np.ediff1d(h16, to_begin=h16[0]).view(np.uint16))
