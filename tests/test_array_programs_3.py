@@ -366,6 +366,12 @@ def test_linspace_between_array_values_is_numpy_float16s_own():
     np.testing.assert_array_equal(counts, np.histogram(h, bins=np.linspace(lo, hi, 5))[0])
     with pytest.raises(TypeError, match="geomspace"):
         np.geomspace(x[0] * 0 + 1, x.max(), 4)
+    bf = ml_dtypes.bfloat16  # bf16: the same steps with ml_dtypes scalars (float32 inside, one rounding)
+    a, b, n = bf(-2.25), bf(1.4), 9
+    step = bf(np.float32(bf(np.float32(b) - np.float32(a))) / np.float32(bf(n - 1)))
+    expected = [bf(np.float32(bf(np.float32(bf(i)) * np.float32(step))) + np.float32(a)) for i in range(n - 1)] + [b]
+    got = np.linspace(sf.asarray(a, "bf16"), sf.asarray(b, "bf16"), n)
+    np.testing.assert_array_equal(got.bits, np.array(expected, dtype=bf).view(np.uint16))
 
 
 def test_copyto_and_full_like_into_plain_ndarrays_write_the_exact_values():
