@@ -17,7 +17,11 @@ context's accumulator):
 * ``gradient``: numpy's steps for a uniform spacing (scalars): interior ``(f[2:] -
   f[:-2]) / (2. * h)``, edges ``(f[1] - f[0]) / h`` (``edge_order=2``: ``a * f0 + b * f1
   + c * f2`` with numpy's coefficients), the scalars computed as numpy computes them and
-  rounded into the format as operands, each step rounded once; ``trapezoid``: ``(d * (y[1:]
+  rounded into the format as operands, each step rounded once; coordinates (1-d, as
+  numpy takes them) give their differences ``dx``, one scalar where all are equal, else
+  numpy's non-uniform coefficients ``a = -dx2 / (dx1 * (dx1 + dx2))``, ... and ``a *
+  f[:-2] + b * f[1:-1] + c * f[2:]``: from Array coordinates every step rounded, from
+  numpy's (float64) numpy's values rounded once as operands; ``trapezoid``: ``(d * (y[1:]
   + y[:-1]) / 2.0)`` step by step, summed as ``np.sum``;
 * ``interp``: numpy's algorithm (``compiled_base.c``) with each step rounded once in the
   operands' common format: ``left``/``right`` outside, ``fp[j]`` where ``x == xp[j]``,
@@ -36,6 +40,9 @@ context's accumulator):
 """
 
 from __future__ import annotations
+
+import math
+import operator
 
 import numpy as np
 
@@ -109,10 +116,10 @@ def diff(A, a, n=1, axis=-1, prepend=np._NoValue, append=np._NoValue):
         if extra is np._NoValue:
             parts.append(None)
             continue
-        if np.ndim(extra) == 0 and not A.is_array(extra):
+        if np.ndim(extra) == 0:  # (numpy broadcasts a scalar, x[0] as well, along the axis)
             shape = list(np.shape(x))
             shape[axis] = 1
-            extra = np.full(shape, extra, dtype=np.float64)
+            extra = np.broadcast_to(extra, tuple(shape)) if A.is_array(extra) else np.full(shape, extra, np.float64)
         parts.append(extra)
     pieces = [p for p in (parts[0], x, parts[1]) if p is not None]
     if len(pieces) > 1:
@@ -124,7 +131,8 @@ def diff(A, a, n=1, axis=-1, prepend=np._NoValue, append=np._NoValue):
 
 @implements(np.ediff1d)
 def ediff1d(A, ary, to_end=None, to_begin=None):
-    fmt = ary.format
+    fmt, _ = A.common(*(v for v in (ary, to_end, to_begin) if v is not None))
+    ary = A.wrap(A.bits_in(ary, fmt, "ediff1d"), fmt)  # (an ndarray with Array ends: weak, as in h - x)
     parts = [np.diff(np.ravel(ary))]
     if to_begin is not None:
         parts.insert(0, A.wrap(np.ravel(A.bits_in(to_begin, fmt, "ediff1d")), fmt))
@@ -141,6 +149,39 @@ def cumprod(A, a, axis=None, dtype=None, out=None):
     running = running_products(A, bits, a.format) if bits.shape[0] else np.empty_like(bits)
     result = A.wrap(running if axis is None else np.moveaxis(running, 0, axis), a.format)
     return deliver(A, result, out, "cumprod")
+
+
+def _cumulative(A, x, name: str, keywords: dict, identity: float):
+    """numpy's array-API ``cumulative_sum``/``cumulative_prod``: ``cumsum``/``cumprod``
+    along one axis (required beyond one dimension; a 0-d Array counts as 1-d), and with
+    ``include_initial`` the identity first (exact: +0 or 1)."""
+    axis, dtype, out = keywords["axis"], keywords["dtype"], keywords["out"]
+    if x.ndim > 1 and axis is None:
+        raise ValueError(f"numpy.{name}: axis= is required for an Array of more than one dimension; "
+                         f"got shape {x.shape}")
+    x = converted(x, name, dtype).reshape(-1) if x.ndim == 0 else converted(x, name, dtype)
+    axis = axes_of(x.ndim, 0 if axis is None else axis)[0]
+    result = (np.cumsum if identity == 0.0 else np.cumprod)(x, axis=axis)
+    if keywords["include_initial"]:
+        shape = list(result.shape)
+        shape[axis] = 1
+        first = np.full(shape, A.bits_in(identity, x.format, name), dtype=x.format.storage_dtype)
+        result = np.concatenate([A.wrap(first, x.format), result], axis=axis)
+    return deliver(A, result, out, name)
+
+
+if hasattr(np, "cumulative_sum"):  # numpy >= 2.1
+    @implements(np.cumulative_sum)
+    def cumulative_sum(A, x, axis=None, dtype=None, out=None, include_initial=False):
+        """``np.cumsum`` along ``axis``, with ``include_initial`` a +0 first."""
+        keywords = dict(axis=axis, dtype=dtype, out=out, include_initial=include_initial)
+        return _cumulative(A, x, "cumulative_sum", keywords, 0.0)
+
+    @implements(np.cumulative_prod)
+    def cumulative_prod(A, x, axis=None, dtype=None, out=None, include_initial=False):
+        """``np.cumprod`` along ``axis``, with ``include_initial`` a 1 first."""
+        keywords = dict(axis=axis, dtype=dtype, out=out, include_initial=include_initial)
+        return _cumulative(A, x, "cumulative_prod", keywords, 1.0)
 
 
 @implements(np.round, np.around)
@@ -257,19 +298,18 @@ def convolve(A, a, v, mode="full"):
 
 @implements(np.gradient)
 def gradient(A, f, *varargs, axis=None, edge_order=1):
-    """numpy's uniform-spacing gradient, step by step (module docstring)."""
+    """numpy's gradient, step by step (module docstring): a uniform spacing (a scalar, or
+    coordinates whose differences are all equal) or numpy's non-uniform coefficients."""
+    f = f if A.is_array(f) else np.asanyarray(f)  # (an Array among the spacings brought numpy here)
     axes = axes_of(f.ndim, axis)
     if not varargs:
         spacing = [1.0] * len(axes)
     elif len(varargs) == 1 and np.ndim(varargs[0]) == 0:
         spacing = list(varargs) * len(axes)
     elif len(varargs) == len(axes):
-        spacing = list(varargs)
+        spacing = [_spacing(A, f, ax, h) for ax, h in zip(axes, varargs)]
     else:
         raise TypeError("numpy.gradient: invalid number of arguments")
-    if any(np.ndim(h) != 0 for h in spacing):
-        raise unsupported("gradient", "coordinates given as arrays (a non-uniform spacing) are not defined "
-                          "step by step here; pass the uniform spacing as a scalar")
     if edge_order not in (1, 2):
         raise ValueError("'edge_order' greater than 2 not supported")
     outs = []
@@ -280,6 +320,9 @@ def gradient(A, f, *varargs, axis=None, edge_order=1):
 
         def part(start, stop):
             return f[tuple(slice(start, stop) if d == ax else slice(None) for d in range(f.ndim))]
+        if np.ndim(h) != 0:
+            outs.append(_nonuniform(part, h, [-1 if d == ax else 1 for d in range(f.ndim)], ax, edge_order))
+            continue
         interior = (part(2, None) - part(None, -2)) / (2. * h)
         if edge_order == 1:
             first = (part(1, 2) - part(0, 1)) / h
@@ -289,6 +332,83 @@ def gradient(A, f, *varargs, axis=None, edge_order=1):
             last = (0.5 / h) * part(-3, -2) + (-2. / h) * part(-2, -1) + (1.5 / h) * part(-1, None)
         outs.append(np.concatenate([first, interior, last], axis=ax))
     return tuple(outs) if len(outs) > 1 else outs[0]
+
+
+def _spacing(A, f, ax, h):
+    """numpy's reading of one axis's spacing: a scalar as it is; 1-d coordinates (an Array,
+    or an array-like read by numpy, integers as float64) become their differences, one
+    scalar where they are all equal."""
+    if np.ndim(h) == 0:
+        return h
+    if not A.is_array(h):
+        h = np.asanyarray(h)
+        h = h.astype(np.float64) if np.issubdtype(h.dtype, np.integer) else h
+    if h.ndim != 1:
+        raise ValueError("numpy.gradient: distances must be either scalars or 1d")
+    if h.shape[0] != f.shape[ax]:
+        raise ValueError("numpy.gradient: when 1d, distances must match the length of the corresponding dimension")
+    d = np.diff(h)
+    return d[0] if bool(np.all(d == d[0])) else d
+
+
+def _nonuniform(part, dx, shape, ax, edge_order):
+    """numpy's non-uniform gradient along ``ax`` from the differences ``dx`` (an Array: each
+    step rounded; numpy's values: computed by numpy, then weak operands), in numpy's order."""
+    dx1, dx2 = dx[:-1], dx[1:]
+    a = np.reshape(-(dx2) / (dx1 * (dx1 + dx2)), shape)
+    b = np.reshape((dx2 - dx1) / (dx1 * dx2), shape)
+    c = np.reshape(dx1 / (dx2 * (dx1 + dx2)), shape)
+    interior = a * part(None, -2) + b * part(1, -1) + c * part(2, None)
+    if edge_order == 1:
+        first = (part(1, 2) - part(0, 1)) / dx[0]
+        last = (part(-1, None) - part(-2, -1)) / dx[-1]
+    else:
+        dx1, dx2 = dx[0], dx[1]
+        first = (-(2. * dx1 + dx2) / (dx1 * (dx1 + dx2)) * part(0, 1) + (dx1 + dx2) / (dx1 * dx2) * part(1, 2)
+                 + -dx1 / (dx2 * (dx1 + dx2)) * part(2, 3))
+        dx1, dx2 = dx[-2], dx[-1]
+        last = (dx2 / (dx1 * (dx1 + dx2)) * part(-3, -2) + -(dx2 + dx1) / (dx1 * dx2) * part(-2, -1)
+                + (2. * dx2 + dx1) / (dx2 * (dx1 + dx2)) * part(-1, None))
+    return np.concatenate([first, interior, last], axis=ax)
+
+
+@implements(np.linspace)
+def linspace(A, start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0, *, device=None):
+    """numpy's linspace with an Array endpoint (``np.linspace(x.min(), x.max(), n)``), numpy's
+    steps in the endpoints' format, as numpy float16's are in float16: ``delta = stop -
+    start``, ``step = delta / div``, ``y = arange(num) * step`` (``y / div * delta`` where
+    the step is zero), ``y + start``, the last element ``stop`` with ``endpoint``; each step
+    rounded once (``arange(num)`` and ``div`` rounded into the format as operands)."""
+    num = operator.index(num)
+    if num < 0:
+        raise ValueError(f"Number of samples, {num}, must be non-negative.")
+    div = (num - 1) if endpoint else num
+    fmt, bits = A.common(start, stop)
+    start, stop = (A.wrap(np.asarray(b), fmt) for b in bits)
+    delta = stop - start
+    y = np.reshape(A.wrap(A.bits_in(np.arange(num, dtype=np.float64), fmt, "linspace"), fmt),
+                   (-1,) + (1,) * delta.ndim)
+    step = delta / div if div > 0 else A.wrap(A.bits_in(math.nan, fmt, "linspace"), fmt)
+    if div > 0:
+        y = y / div * delta if np.any(step == 0) else y * step
+    else:
+        y = y * delta
+    y = y + start
+    if endpoint and num > 1:
+        y[-1, ...] = stop
+    if axis != 0:
+        y = np.moveaxis(y, 0, axis)
+    if dtype is not None:
+        y = np.floor(y).astype(dtype) if np.issubdtype(np.dtype(dtype), np.integer) else y.astype(dtype)
+    return (y, step) if retstep else y
+
+
+@implements(np.logspace)
+def logspace(A, start, stop, num=50, endpoint=True, base=10.0, dtype=None, axis=0):
+    """numpy's ``base ** linspace(start, stop, ...)``: the linspace above, then the power
+    (a libm result rounded once, as ``np.power`` on Arrays)."""
+    y = np.power(base, linspace(A, start, stop, num=num, endpoint=endpoint, axis=axis))
+    return y if dtype is None else y.astype(dtype)
 
 
 @implements(np.trapezoid)

@@ -35,11 +35,14 @@ REFUSED = {
     "save": "stores float64/float32 values; use softfloat.npy or arr.to_numpy()",
     "savez": "stores float64/float32 values; use softfloat.npy or arr.to_numpy()",
     "savez_compressed": "stores float64/float32 values; use softfloat.npy or arr.to_numpy()",
-    "frompyfunc": "object arrays", "vectorize": "object arrays",
     "packbits": "packs booleans, not floats", "unpackbits": "unpacks uint8",
     "result_type": "dtype arithmetic: an Array's dtype is a Format (softfloat.promote)",
     "can_cast": "dtype arithmetic: an Array's dtype is a Format (softfloat.promote)",
     "min_scalar_type": "dtype arithmetic: an Array's dtype is a Format",
+    "common_type": "dtype arithmetic: an Array's dtype is a Format (softfloat.promote)",
+    "geomspace": ("with Array endpoints: numpy's logarithms, powers and sign handling in float64, no step-by-step "
+                  "definition here yet; `np.logspace(np.log10(a), np.log10(b), n)` keeps the Array (plain "
+                  "floats give numpy's plain ndarray)"),
 "ix_": "index construction: use integer arrays",
 }
 
@@ -47,7 +50,7 @@ REFUSED = {
 #: plain ndarray whatever ``dtype=`` says
 NOT_DISPATCHED = {
     name: "no Array operand, so numpy never hands the call over; the result is a plain ndarray"
-    for name in ("linspace", "logspace", "geomspace", "arange", "tri", "zeros", "ones", "empty", "full",
+    for name in ("arange", "tri", "zeros", "ones", "empty", "full",
                  "eye", "identity", "fromfunction", "frombuffer", "fromiter", "fromstring", "indices")
 }
 NOT_DISPATCHED["lib.stride_tricks.as_strided"] = (
@@ -71,6 +74,42 @@ OUTSIDE_DISPATCH = {
         "(`with sf.context() as ctx: ...; ctx.flags`), and `sf.context(traps={'overflow', 'divide_by_zero', "
         "'invalid'})` raises softfloat.Overflow, DivisionByZero, InvalidOperation (softfloat.FloatingPointSignal, "
         "an ArithmeticError) where numpy would raise FloatingPointError"),
+    "array, asarray, mean, ... of a list of Arrays": (
+        "numpy dispatches on arrays, not on what a list holds: `np.array(history)` and `np.mean(losses)` of a list "
+        "of Arrays read their exact values (float16 for fp16 and FP8, float32 for bf16) and compute in numpy, out "
+        "of emulation; `np.stack(losses)` is an Array (`np.mean(np.stack(losses))`), as is "
+        "`sf.asarray(history, fmt)`"),
+    "ma (masked arrays)": (
+        "`np.ma.array(x, mask=...)`, `masked_invalid`, `masked_where` hold a plain ndarray of the exact values, so "
+        "the masked array computes in numpy's float16/float32, out of emulation; the Array's own spellings keep "
+        "it: `np.nanmean(x)` (NaNs masked), `np.mean(x, where=~mask)`, `np.where(mask, fill, x)`"),
+    "other libraries' functions (scipy, pandas, ...)": (
+        "they read values with np.asarray: `scipy.special.softmax(x)`, `scipy.stats.zscore(x)`, "
+        "`scipy.signal.lfilter(b, a, x)`, `pd.Series(x)` compute in numpy's float16/float32 (or float64), out of "
+        "emulation; scipy.special's one-argument ufuncs (expit, logit, erf, gamma, ... : "
+        "softfloat._array_ufuncs) are dispatched and rounded once like numpy's libm ufuncs"),
+    "isdtype": (
+        "`np.isdtype(x.dtype, 'real floating')` raises numpy's TypeError (it takes numpy dtypes only, and an "
+        "Array's dtype is a Format): `np.isdtype(np.dtype(x.dtype), 'real floating')` (a Format converts to the "
+        "numpy float dtype holding its values) or `x.dtype.kind == 'f'`"),
+    "vectorize": (
+        "`np.vectorize(f)(x)` calls f on each element as a 0-d Array (numpy asks `np.asarray(x, dtype=object)`, "
+        "which gives the elements as iteration does), so f's arithmetic is emulated, where numpy float16's runs on "
+        "Python floats; numpy gathers the results in a plain ndarray of their exact values (float16 for fp16 and "
+        "FP8, float32 for bf16): `sf.asarray(np.vectorize(f)(x), x.format)` is exact. Each element costs f's 0-d "
+        "Array operations (tens of µs): whole-Array operations (`np.where`, ...) are far faster. With `signature=` numpy "
+        "passes plain ndarrays (np.asanyarray), out of emulation: `np.stack([f(row) for row in x])` keeps the Array. "
+        "A ufunc of `np.frompyfunc(f, n, m)` is dispatched: f runs on 0-d Arrays, and numpy's object array holds "
+        "f's results"),
+    "nditer": (
+        "numpy iterates over a copy of the exact values (np.asarray; numpy cannot ask an Array for its memory): "
+        "reading works, but `op_flags=['readwrite']` writes go to the copy and are lost; write by index "
+        "(`for i in np.ndindex(x.shape): x[i] = ...`) or whole-array (`x[...] = f(x)`)"),
+    "polynomial.Polynomial, Chebyshev, ... (calling one, .fit), polynomial.polynomial.polyfit and the other fits": (
+        "numpy takes np.asanyarray of the argument: a plain float64 ndarray, out of emulation (for fp16 data "
+        "the fits raise numpy's 'array type float16 is unsupported in linalg'); the value functions keep the "
+        "Array: `np.polynomial.polynomial.polyval(off + scl * x, p.coef)` with `off, scl = p.mapparms()` "
+        "(chebval, legval, ... for the other kinds) is `p(x)` step by step in the format"),
     "testing.assert_equal": (
         "of two Arrays of several elements numpy takes the truth of their elementwise comparison: "
         "ValueError (ambiguous), as for any array type that is no ndarray; `np.testing.assert_array_equal(a, "
@@ -80,12 +119,13 @@ OUTSIDE_DISPATCH = {
 #: supported functions that round (the rest of the supported ones are exact)
 ROUNDED = frozenset({
     "matmul", "dot", "vdot", "inner", "tensordot", "einsum", "linalg.norm", "sum", "prod", "cumsum", "cumprod",
+    "cumulative_sum", "cumulative_prod",
     "mean", "var", "std", "average", "nansum", "nanprod", "nancumsum", "nancumprod", "nanmean", "nanvar",
     "nanstd", "median", "nanmedian", "quantile", "nanquantile", "percentile", "nanpercentile", "trace",
     "outer", "kron", "cross", "diff", "ediff1d", "round", "around", "ptp", "piecewise", "cov", "corrcoef",
     "convolve", "correlate", "bincount", "gradient", "trapezoid", "interp", "linalg.multi_dot",
     "linalg.matrix_power", "linalg.vecdot", "linalg.vector_norm", "linalg.matrix_norm", "polyval", "polyadd",
-    "polysub", "polymul", "polydiv", "polyder", "polyint", "vander",
+    "polysub", "polymul", "polydiv", "polyder", "polyint", "vander", "linspace", "logspace",
 })
 
 

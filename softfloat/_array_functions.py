@@ -275,6 +275,16 @@ def copy(A, a, **kwargs):
     return a.copy()
 
 
+if hasattr(np, "astype"):  # numpy >= 2.1
+    @implements(np.astype)
+    def astype(A, x, dtype, copy=True, device=None):
+        """``x.astype(dtype, copy=copy)``, the array API's spelling (the method's rules:
+        a float dtype or Format gives an Array, an integer or bool dtype a plain ndarray)."""
+        if device not in (None, "cpu"):
+            raise ValueError(f"numpy.astype on a softfloat.Array: device= must be None or 'cpu'; got {device!r}")
+        return x.astype(dtype, copy=copy)
+
+
 @implements(np.shape)
 def shape(A, a):
     return a.shape

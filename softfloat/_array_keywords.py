@@ -24,10 +24,10 @@ import math
 
 import numpy as np
 
-from .formats import Format, as_format
+from .formats import Format, as_format, fp64
 
-__all__ = ["IDENTITY", "axes_of", "check_dtype", "collapse", "converted", "expand", "reduce_with",
-           "reduction_operand", "selected_count"]
+__all__ = ["IDENTITY", "axes_of", "check_dtype", "collapse", "converted", "expand", "format_or_dtype",
+           "reduce_with", "reduction_operand", "selected_count"]
 
 _AxisError = np.exceptions.AxisError if hasattr(np, "exceptions") else np.AxisError  # numpy 1.24
 
@@ -35,21 +35,38 @@ _AxisError = np.exceptions.AxisError if hasattr(np, "exceptions") else np.AxisEr
 IDENTITY = {"sum": 0.0, "prod": 1.0}
 
 
-def check_dtype(name: str, dtype):
-    """``dtype`` as ``Array.astype`` takes it, or a TypeError for a non-float one."""
-    if dtype is None or dtype is float or isinstance(dtype, Format):
-        return dtype
-    if isinstance(dtype, str):
-        return as_format(dtype, "dtype")
+def format_or_dtype(dtype, argname: str = "dtype"):
+    """What a numpy ``dtype`` argument names for an Array (``Array.astype``, the ``*_like``
+    constructors, reductions' ``dtype=`` read it alike): a Format for a Format or its name,
+    ``float``, a numpy or ml_dtypes float type, or numpy's spelling of one (``'f4'``,
+    ``'float'``, ``'d'``); else numpy's own dtype (``'int32'``, ``bool``, ``np.uint8``,
+    complex, ...) for the caller to take or refuse.  A spelling neither softfloat nor
+    numpy reads raises as_format's error."""
+    if dtype is float:
+        return fp64
     try:
-        kind = np.dtype(dtype).kind
+        return as_format(dtype, argname)
+    except (TypeError, ValueError) as error:
+        try:
+            numpy_dtype = np.dtype(dtype)
+        except TypeError:
+            raise error from None
+    return as_format(numpy_dtype, argname) if numpy_dtype.kind == "f" else numpy_dtype
+
+
+def check_dtype(name: str, dtype):
+    """``dtype`` as a Format (see :func:`format_or_dtype`), or a TypeError for a non-float one."""
+    if dtype is None or isinstance(dtype, Format):
+        return dtype
+    try:
+        spec = format_or_dtype(dtype)
     except TypeError:
         raise TypeError(f"numpy.{name} on a softfloat.Array: dtype= must be a float dtype or a softfloat "
                         f"format, got {dtype!r}") from None
-    if kind != "f":
-        raise TypeError(f"numpy.{name} on a softfloat.Array: dtype={np.dtype(dtype)} is not a floating-point "
-                        f"format; convert first (arr.astype({np.dtype(dtype)}) gives plain integers or bools)")
-    return dtype
+    if isinstance(spec, np.dtype):
+        raise TypeError(f"numpy.{name} on a softfloat.Array: dtype={spec} is not a floating-point "
+                        f"format; convert first (arr.astype({spec}) gives plain integers or bools)")
+    return spec
 
 
 def converted(a, name: str, dtype):

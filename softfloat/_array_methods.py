@@ -140,7 +140,12 @@ class ArrayMethods:
         return np.argpartition(self, kth, axis=axis)
 
     def __round__(self, ndigits=None):
-        """``round(x, n)``: ``np.round(x, n)`` (as for an ndarray), an Array of the format."""
+        """``round(x, n)``: ``np.round(x, n)`` (as for an ndarray), an Array of the format;
+        ``round(x)`` of a 0-d Array is a Python int, as for a float or a numpy scalar (so
+        ``range(round(t / dt))`` works): the value rounded to nearest even, exactly
+        (ValueError for a NaN, OverflowError for an infinity, as Python's)."""
+        if ndigits is None and self.ndim == 0:
+            return round(self.item())
         return np.round(self, 0 if ndigits is None else ndigits)
 
     def searchsorted(self, v, side="left", sorter=None):

@@ -322,6 +322,9 @@ def _finish(A, a, result, spec):
 
 def _quantile(A, a, q, spec, method):
     (axis, keepdims, skip_nan, _, out, name) = spec
+    if not A.is_array(a):  # an Array q brought numpy here: q is a probability, the data numpy's
+        return getattr(np, name)(a, np.asarray(q, dtype=np.float64), axis=axis, out=out, method=method,
+                                 keepdims=keepdims, **spec[3])
     if spec[3] is not None and not plain(spec[3]):
         raise unsupported(name, "weights= makes a weighted quantile: not defined step by step here")
     srt = _lanes(a, axis)
@@ -372,14 +375,18 @@ def nanquantile(A, a, q, axis=None, out=None, overwrite_input=False, method="lin
 @implements(np.percentile)
 def percentile(A, a, q, axis=None, out=None, overwrite_input=False, method="linear", keepdims=False, *,
                weights=None, interpolation=None):
-    q = np.true_divide(np.asarray(q, dtype=np.float64), 100)
+    q = np.asarray(q, dtype=np.float64)
+    if A.is_array(a):
+        q = np.true_divide(q, 100)
     return _quantile(A, a, q, (axis, keepdims, False, {"weights": weights}, out, "percentile"), method)
 
 
 @implements(np.nanpercentile)
 def nanpercentile(A, a, q, axis=None, out=None, overwrite_input=False, method="linear", keepdims=False, *,
                   weights=None, interpolation=None):
-    q = np.true_divide(np.asarray(q, dtype=np.float64), 100)
+    q = np.asarray(q, dtype=np.float64)
+    if A.is_array(a):
+        q = np.true_divide(q, 100)
     return _quantile(A, a, q, (axis, keepdims, True, {"weights": weights}, out, "nanpercentile"), method)
 
 
@@ -447,10 +454,10 @@ def average(A, a, axis=None, weights=None, returned=False, *, keepdims=False):
 def cov(A, m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweights=None, *, dtype=None):
     """numpy's steps: each variable's mean (``mean``), the deviations (rounded once), their
     products summed by a matrix product in the accumulator, one division by
-    ``n - ddof`` (``ddof`` 1 unless ``bias``)."""
-    if fweights is not None or aweights is not None:
-        raise unsupported("cov", "fweights= and aweights= are not defined step by step here; weight the "
-                          "deviations with Array operations")
+    ``n - ddof`` (``ddof`` 1 unless ``bias``).  With ``fweights``/``aweights`` (numpy's
+    float64 values, or Arrays), numpy's weighted steps: ``w`` their product, the weighted
+    means and ``w_sum`` by ``np.average(..., returned=True)``, ``fact`` numpy's
+    normalisation from them, ``d @ (d * w).T / fact``, each step rounded."""
     x = np.atleast_2d(converted(m, "cov", dtype) if A.is_array(m) else m)
     if not rowvar and x.shape[0] != 1:
         x = x.T
@@ -460,8 +467,47 @@ def cov(A, m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweight
             y = y.T
         x = np.concatenate([x, y], axis=0)
     ddof = (0 if bias else 1) if ddof is None else ddof
+    w = _cov_weights(A, x.shape[1], fweights, aweights)
+    if w is not None:
+        return _weighted_cov(x, w, aweights, ddof)
     d = x - np.mean(x, axis=1, keepdims=True)
     return divide_by(A, d @ d.T, max(x.shape[1] - ddof, 0), "cov").squeeze()
+
+
+def _cov_weights(A, n, fweights, aweights):
+    """numpy's checks of cov's weights (its errors) and their product ``w`` (None: none)."""
+    w = None
+    for name, weights in (("fweights", fweights), ("aweights", aweights)):
+        if weights is None:
+            continue
+        weights = weights if A.is_array(weights) else np.asarray(weights, dtype=float)
+        if weights.ndim > 1:
+            raise RuntimeError(f"cannot handle multidimensional {name}")
+        if weights.shape[0] != n:
+            raise RuntimeError(f"incompatible numbers of samples and {name}")
+        if name == "fweights" and not np.all(weights == np.round(weights)):
+            raise TypeError("fweights must be integer")
+        if np.any(weights < 0):
+            raise ValueError(f"{name} cannot be negative")
+        w = weights if w is None else w * weights
+    return w
+
+
+def _weighted_cov(x, w, aweights, ddof):
+    """numpy's weighted covariance steps (see :func:`cov`) on the Array ``x``."""
+    avg, w_sum = np.average(x, axis=1, weights=w, returned=True)
+    w_sum = w_sum[0]
+    if ddof == 0:
+        fact = w_sum
+    elif aweights is None:
+        fact = w_sum - ddof
+    else:
+        fact = w_sum - ddof * np.sum(w * aweights) / w_sum
+    if not fact > 0:
+        _slice_warning(True, "Degrees of freedom <= 0 for slice")
+        fact = 0.0
+    d = x - avg[:, None]
+    return (d @ (d * w).T / fact).squeeze()
 
 
 @implements(np.corrcoef)

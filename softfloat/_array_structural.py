@@ -29,7 +29,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import codec
-from ._array_keywords import axes_of
+from ._array_keywords import axes_of, format_or_dtype
 from ._array_registry import FUNCTIONS, implements, unsupported
 
 __all__ = ["truthy"]
@@ -237,36 +237,45 @@ def piecewise(A, x, condlist, funclist, *args, **kw):
 
 
 # ---- writing into an Array (its own bits, in place) -------------------------------------
-@implements(np.put)
-def put(A, a, ind, v, mode="raise"):
-    np.put(a.bits, ind, A.bits_in(v, a.format, "put"), mode=mode)
+def _writer(func):
+    """numpy's writer ``func(target, where, values, ...)`` on an Array target's bits (the
+    values rounded once into its format, flags counted, a mask's truth numpy's); into a
+    plain ndarray target (an Array among the values or the mask brought numpy here) the
+    Array values' exact values, with numpy's own cast, as ``dst[...] = x`` writes them."""
+    name = func.__name__
+
+    def impl(A, target, where, values, *args, **kwargs):
+        if name in ("place", "putmask"):
+            where = truthy(A, where)
+        if not A.is_array(target):
+            return func(target, where, values.to_numpy() if A.is_array(values) else values, *args, **kwargs)
+        return func(target.bits, where, A.bits_in(values, target.format, name), *args, **kwargs)
+    impl.__name__ = name
+    return impl
 
 
-@implements(np.put_along_axis)
-def put_along_axis(A, arr, indices, values, axis):
-    np.put_along_axis(arr.bits, indices, A.bits_in(values, arr.format, "put_along_axis"), axis)
-
-
-@implements(np.place)
-def place(A, arr, mask, vals):
-    np.place(arr.bits, truthy(A, mask), A.bits_in(vals, arr.format, "place"))
-
-
-@implements(np.putmask)
-def putmask(A, a, mask, values):
-    np.putmask(a.bits, truthy(A, mask), A.bits_in(values, a.format, "putmask"))
+for _func in (np.put, np.put_along_axis, np.place, np.putmask):
+    implements(_func)(_writer(_func))
 
 
 @implements(np.copyto)
 def copyto(A, dst, src, casting="same_kind", where=True):
-    """``src`` rounded once into ``dst``'s format (flags counted) and written where ``where``."""
+    """``src`` rounded once into ``dst``'s format (flags counted) and written where ``where``.
+    Into a plain ndarray (``np.full_like(ndarray, x[0])`` comes here), the Array's exact
+    values with numpy's own cast and ``casting`` rule, as ``dst[...] = src`` writes them."""
     if not A.is_array(dst):
-        return NotImplemented
+        if not isinstance(dst, np.ndarray):
+            return NotImplemented
+        values = src.to_numpy() if A.is_array(src) else src
+        np.copyto(dst, values, casting=casting, where=truthy(A, where) if A.is_array(where) else where)
+        return None
     np.copyto(dst.bits, A.bits_in(src, dst.format, "copyto"), where=truthy(A, where))
 
 
 @implements(np.fill_diagonal)
 def fill_diagonal(A, a, val, wrap=False):
+    if not A.is_array(a):  # (an Array value into a plain ndarray: its exact values, numpy's cast)
+        return np.fill_diagonal(a, val.to_numpy() if A.is_array(val) else val, wrap=wrap)
     np.fill_diagonal(a.bits, A.bits_in(val, a.format, "fill_diagonal"), wrap=wrap)
 
 
@@ -295,13 +304,24 @@ def nan_to_num(A, x, copy=True, nan=0.0, posinf=None, neginf=None):
 
 # ---- new arrays like an Array -------------------------------------------------------------
 def _like(A, a, value, dtype, shape):
-    """An Array of ``a``'s format (or of ``dtype`` where it is a Format) filled with ``value``
-    rounded once; a numpy dtype gives numpy's own plain ndarray (no Array value is read)."""
-    fmt = a.format if dtype is None else dtype
+    """An Array of ``a``'s format, or of the format ``dtype`` names as ``Array.astype`` reads
+    it (a Format or its name, ``float``, a numpy or ml_dtypes float type: so that
+    ``np.zeros_like(w, dtype=np.float32)`` is an fp32 Array, the program stays emulated),
+    filled with ``value`` rounded once; an integer, bool or other numpy dtype gives numpy's
+    own plain ndarray (no Array value is read)."""
+    fmt = _like_format(a, dtype)
     shape = a.shape if shape is None else shape
-    if not hasattr(fmt, "storage_dtype"):
+    if fmt is None:
         return np.full(shape, value, dtype=dtype)
     return A.wrap(np.full(shape, A.bits_in(value, fmt, "full_like"), dtype=fmt.storage_dtype), fmt)
+
+
+def _like_format(a, dtype):
+    """The Format of a ``*_like`` result (see :func:`_like`), or None for numpy's own."""
+    if dtype is None:
+        return a.format
+    spec = format_or_dtype(dtype)
+    return None if isinstance(spec, np.dtype) else spec
 
 
 @implements(np.zeros_like)

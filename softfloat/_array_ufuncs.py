@@ -115,7 +115,8 @@ def _integer_exponent(y):
 
 #: ufunc keywords an Array call accepts at numpy's default value only
 _DEFAULT_KEYWORDS = {"casting": "same_kind", "order": "K", "dtype": None, "subok": True, "signature": None}
-_OPERANDS = (np.ndarray, int, float, np.number, np.bool_, list, tuple)
+_OPERANDS = (np.ndarray, int, float, np.number, np.bool_, list, tuple, np.generic)  # (ml_dtypes' scalars
+# are np.generic, no np.number)
 
 
 def dispatch(A, ufunc, method, inputs, kwargs):
@@ -134,6 +135,17 @@ def dispatch(A, ufunc, method, inputs, kwargs):
     return result
 
 
+def _object_call(A, ufunc, inputs, kwargs, out):
+    """A ufunc of object loops only (``np.frompyfunc(f, ...)``): f on each element as a
+    0-d Array (``np.asarray(arr, dtype=object)``), so its arithmetic is emulated; the
+    result is numpy's object array of what f returns.  An Array as out= is not taken."""
+    outs = out if isinstance(out, tuple) else (out,)
+    if any(A.is_array(o) for o in outs):
+        return NotImplemented
+    operands = [np.asarray(a, dtype=object) if A.is_array(a) else a for a in inputs]
+    return ufunc(*operands, **kwargs, **({} if out is None else {"out": out}))
+
+
 def _dispatch(A, ufunc, method, inputs, kwargs):
     require_subnormals()  # the kernels' numpy arithmetic (softfloat._fpenv)
     if not kwargs and method == "__call__":
@@ -150,6 +162,8 @@ def _dispatch(A, ufunc, method, inputs, kwargs):
     if method == "outer" and len(inputs) == 2 and not kwargs:
         a, b = inputs
         return getattr(ufunc, "__call__")(_expanded(A, a, np.ndim(b)), b, **({} if out is None else {"out": out}))
+    if method == "__call__" and all(set(t) <= set("O->") for t in ufunc.types):
+        return _object_call(A, ufunc, inputs, kwargs, out)
     where = kwargs.pop("where", True)
     if method == "__call__" and ufunc in _EQUALITY and any(a is None for a in inputs):
         _check_keywords(ufunc, kwargs)

@@ -18,6 +18,7 @@ import numpy as np
 from . import _validate, codec
 from ._array_methods import ArrayMethods
 from ._array_functions import FUNCTIONS
+from ._array_keywords import format_or_dtype
 from ._array_registry import not_defined
 from ._array_ufuncs import dispatch, plain_call, plain_kernel, sum_of
 from ._array_values import text
@@ -179,10 +180,19 @@ class Array(ArrayMethods, np.lib.mixins.NDArrayOperatorsMixin):
     def __array__(self, dtype=None, copy=None):
         """``np.asarray(arr)``: :meth:`to_numpy`'s exact values (a new array, always), then
         ``dtype`` if asked for.  Code that calls it leaves emulation: numpy functions
-        called on an Array never do (they are emulated or refused)."""
+        called on an Array never do (they are emulated or refused).  ``dtype=object``
+        gives the elements as iteration does, 0-d Arrays (copies), so that code mapping a
+        Python function over them (``np.vectorize``, ``np.frompyfunc``) stays in emulation
+        where numpy float16's would compute on Python floats."""
         if copy is False:
             raise ValueError("an Array stores bit patterns: its values as a numpy array are always a new "
                              "array; use np.asarray(arr) (copy=None) or arr.to_numpy()")
+        if dtype is not None and np.dtype(dtype) == np.dtype(object):
+            elements = np.empty(self.shape, dtype=object)
+            flat, fmt = elements.reshape(-1), self._format  # (a view: elements is new and contiguous)
+            for i, pattern in enumerate(self._bits.reshape(-1)):
+                flat[i] = _wrap(np.asarray(pattern), fmt)
+            return elements
         values = self.to_numpy()
         return values if dtype is None else values.astype(dtype)
 
@@ -198,6 +208,15 @@ class Array(ArrayMethods, np.lib.mixins.NDArrayOperatorsMixin):
 
     def __float__(self) -> float:
         return self.item()
+
+    def __hash__(self) -> int:
+        """A 0-d Array (an element, ``x[i]``) hashes as its value, as a numpy scalar does, so
+        ``set(np.round(x))``, ``Counter(...)`` and dict keys work and meet equal floats; an
+        Array with dimensions is unhashable, as an ndarray."""
+        if self.ndim:
+            raise TypeError(f"unhashable type: 'Array' of shape {self.shape} (as an ndarray); an element "
+                            f"(a 0-d Array, x[i]) hashes as its value, and x.tolist() gives floats")
+        return hash(self.item())
 
     def __int__(self) -> int:
         return int(self.item())
@@ -223,7 +242,8 @@ class Array(ArrayMethods, np.lib.mixins.NDArrayOperatorsMixin):
 
         ``fmt`` is a Format or name, or a numpy float type: ``float`` and ``np.float64``
         give an fp64 Array, ``np.float32`` fp32 and ``np.float16`` fp16, so that emulated
-        code keeps running in emulation (:meth:`to_numpy` leaves it).  An integer or bool
+        code keeps running in emulation (:meth:`to_numpy` leaves it); numpy's strings name
+        what their types do (``'f4'``, ``'float'``, ``'int64'``, ``'bool'``).  An integer or bool
         dtype gives a plain ndarray as numpy's cast does: integers truncated toward zero
         (NaN and out-of-range values raise invalid, see :func:`softfloat.to_int`), bools
         ``value != 0``.
@@ -233,10 +253,11 @@ class Array(ArrayMethods, np.lib.mixins.NDArrayOperatorsMixin):
         >>> x.astype(float), x.astype(np.int32), x.astype("bf16", rounding="toward_zero")
         (Array([2.5, -0.0999755859375], fmt=fp64), array([2, 0], dtype=int32), Array([2.5, -0.099609375], fmt=bf16))
         """
-        kind = _dtype_kind(fmt)
-        if kind and kind in "iub":
-            return self._to_plain(np.dtype(fmt), rounding)
-        fmt = fp64 if fmt is float else as_format(fmt)
+        fmt = format_or_dtype(fmt, "fmt")  # numpy's spellings too: 'int32', 'f4', 'float', bool
+        if isinstance(fmt, np.dtype):
+            if fmt.kind in "iub":
+                return self._to_plain(fmt, rounding)
+            as_format(fmt)  # (raises: no float format)
         if fmt == self._format and rounding is None:
             return self.copy() if copy else self
         ctx = get_context()
@@ -329,18 +350,6 @@ class Array(ArrayMethods, np.lib.mixins.NDArrayOperatorsMixin):
         if result is NotImplemented:
             raise not_defined(func, kwargs)
         return result
-
-
-def _dtype_kind(fmt) -> str:
-    """numpy's kind letter of ``fmt`` when it is a numpy dtype or scalar type, else ''."""
-    if fmt is float:
-        return "f"
-    if isinstance(fmt, (Format, str)) or fmt is None:
-        return ""
-    try:
-        return np.dtype(fmt).kind
-    except TypeError:
-        return ""
 
 
 def _index(index):

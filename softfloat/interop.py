@@ -197,8 +197,8 @@ def numeric_input(x, argname: str):
             raise TypeError(f"{argname} could not be read as a host array (a torch tensor "
                             f"of dtype {t.dtype}): {exc}") from None
     arr = _validate.host_array(argname, x)
-    if isinstance(arr, np.ndarray) and arr.dtype.type.__module__.split(".")[0] == "ml_dtypes":
-        return bits_of(arr)
+    if isinstance(arr, (np.ndarray, np.generic)) and arr.dtype.type.__module__.split(".")[0] == "ml_dtypes":
+        return bits_of(np.asarray(arr))  # (a scalar, ml_dtypes.bfloat16(0.1), as a 0-d array)
     return arr, None
 
 

@@ -82,7 +82,9 @@ def test_cov_and_corrcoef_are_their_steps_in_the_format(x, bias):
 def test_cov_takes_numpys_arguments():
     rng = np.random.default_rng(3)
     x, y = rng.standard_normal((4, 3)), rng.standard_normal((4, 3))
-    for kwargs in ({}, {"rowvar": False}, {"ddof": 0}, {"bias": True}, {"y": y}, {"y": y, "rowvar": False}):
+    for kwargs in ({}, {"rowvar": False}, {"ddof": 0}, {"bias": True}, {"y": y}, {"y": y, "rowvar": False},
+                   {"aweights": np.array([0.5, 2.0, 1.0])}, {"fweights": [1, 3, 2, 1], "rowvar": False},
+                   {"fweights": [1, 3, 2], "aweights": np.arange(1.0, 4.0), "ddof": 1}):
         expected = np.cov(x, **kwargs)
         got = np.cov(sf.asarray(x, "fp32"), **{k: sf.asarray(v, "fp32") if k == "y" else v
                                                for k, v in kwargs.items()})
@@ -90,8 +92,8 @@ def test_cov_takes_numpys_arguments():
         assert np.allclose(got.to_numpy(), expected, rtol=1e-5, atol=1e-6)
     assert np.cov(sf.asarray(x, "bf16"), dtype=np.float32).format is sf.fp32
     assert np.corrcoef(sf.asarray(x, "fp32"), rowvar=False).shape == (3, 3)
-    with pytest.raises(TypeError, match="fweights= and aweights= are not defined step by step"):
-        np.cov(sf.asarray(x, "fp32"), aweights=np.ones(3))
+    with pytest.raises(RuntimeError, match="incompatible numbers of samples and aweights"):
+        np.cov(sf.asarray(x, "fp32"), aweights=np.ones(4))  # numpy's error: x has 3 observations
 
 
 @settings(max_examples=60, deadline=None)

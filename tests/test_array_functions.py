@@ -443,9 +443,17 @@ def test_trapezoid_is_its_steps_then_np_sum(y, dx):
         assert np.trapezoid(A(y), x=x).shape == y.shape[:-1]
 
 
-def test_gradient_with_coordinates_says_why():
-    with pytest.raises(TypeError, match="non-uniform spacing"):
-        np.gradient(A([1.0, 2.0, 4.0]), np.array([0.0, 1.0, 3.0]))
+def test_gradient_with_float16_coordinates_is_numpy_float16s_own():
+    """With float16 coordinates numpy float16's gradient computes every coefficient and
+    step in float16 (each correctly rounded): the oracle for the non-uniform formula."""
+    rng = np.random.default_rng(7)
+    for shape, axis in (((7,), None), ((4, 6), 1), ((5, 3), 0)):
+        x = rng.standard_normal(shape).astype(np.float16)
+        t = np.cumsum(rng.random(shape[axis or 0]) + 0.05).astype(np.float16)
+        for edge_order in (1, 2):
+            with np.errstate(all="ignore"):
+                expected = np.gradient(x, t, axis=axis, edge_order=edge_order)
+            same(np.gradient(A(x), t, axis=axis, edge_order=edge_order), expected)
     with pytest.raises(ValueError, match="too small"):
         np.gradient(A([1.0, 2.0]), edge_order=2)
 

@@ -132,9 +132,17 @@ def test_partition_round_tobytes_and_setflags_are_ndarrays():
     assert x.to_numpy()[2] == np.partition(values, 2)[2]  # the kth element in its sorted place
     assert np.all(x.to_numpy()[:2] <= x.to_numpy()[2]) and np.all(x.to_numpy()[3:] >= x.to_numpy()[2])
     assert x.to_numpy()[x.argpartition(4)[4]] == np.sort(values)[4]
-    for value, digits in ((2.5, None), (3.5, None), (2.345, 2), (-0.75, 1)):
+    for value, digits in ((2.345, 2), (-0.75, 1), (2.5, 0)):
         got = round(sf.asarray(value, "fp16"), digits)
-        assert isinstance(got, sf.Array) and np.array_equal(got.to_numpy(), np.round(np.float16(value), digits or 0))
+        assert isinstance(got, sf.Array) and np.array_equal(got.to_numpy(), np.round(np.float16(value), digits))
+    for value in (2.5, 3.5, -0.5, 1e4):  # round(x) of an element is an int, as of a numpy scalar
+        got = round(sf.asarray(value, "fp16"))
+        assert type(got) is int and got == round(np.float16(value))
+    assert round(sf.asarray([2.5, 3.5], "fp16")).tolist() == [2.0, 4.0]  # of an n-d Array: np.round
+    with pytest.raises(ValueError):
+        round(sf.asarray(np.nan, "fp16"))
+    with pytest.raises(OverflowError):
+        round(sf.asarray(-np.inf, "bf16"))
     assert x.tobytes() == x.bits.tobytes()
     assert np.array_equal(sf.Array.from_bits(np.frombuffer(x.tobytes(), np.uint16), "fp16").bits, x.bits)
     x.setflags(write=False)

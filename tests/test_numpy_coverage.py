@@ -28,7 +28,7 @@ SKIP = {"asarray", "array", "asanyarray", "asarray_chkfinite", "ascontiguousarra
         "format_float_positional", "format_float_scientific", "base_repr", "binary_repr", "seterr",
         "geterr", "errstate", "setbufsize", "getbufsize", "seterrcall", "geterrcall", "load", "loadtxt",
         "genfromtxt", "fromfile", "fromregex", "broadcast_shapes", "ndindex", "ndenumerate", "nditer",
-        "busday_count", "busday_offset", "is_busday", "datetime_as_string", "datetime_data", "astype",
+        "busday_count", "busday_offset", "is_busday", "datetime_as_string", "datetime_data",
         "copy", "shape", "ndim", "size", "from_dlpack", "promote_types", "common_type", "finfo", "iinfo",
         "dtype", "ndarray", "matrix", "memmap", "recarray", "chararray", "poly1d", "broadcast", "vectorize",
         "frompyfunc", "require", "bmat", "asmatrix", "isfortran"}
@@ -38,12 +38,19 @@ UNDEFINED_VALUES = {"empty_like"}
 OWN_TEXT = {"array_repr": "repr(arr): the Array's own"}
 SAMPLE = np.array([[2.0, 0.5, 0.25], [0.5, 3.0, 0.5], [0.25, 0.5, 4.0]], dtype=np.float16)
 CALLS = [("a",), ("a", "a"), ("a", 1), ("a", 0), ("seq",), ("a", "a", "a"), ("a", 0.5), ("a", [1]),
-         ("v", "v"), ("a", (2, 2))]  # "v": the first row, for functions of vectors only (convolve,
-# correlate); a shape last (sliding_window_view)
+         ("v", "v"), ("a", (2, 2)), ("a", {"axis": 0}), ("a", np.float32)]  # "v": the first row, for
+# functions of vectors only (convolve, correlate); a shape (sliding_window_view); a dict: keywords
+# (the array API's cumulative_sum takes its axis by keyword only); a dtype (astype)
 
 
 def _args(pattern, a):
-    return [a if p == "a" else a[0] if p == "v" else [a, a] if p == "seq" else p for p in pattern]
+    return [a if p == "a" else a[0] if p == "v" else [a, a] if p == "seq" else p for p in pattern
+            if not isinstance(p, dict)]
+
+
+def _call(func, pattern, a):
+    keywords = {k: v for p in pattern if isinstance(p, dict) for k, v in p.items()}
+    return func(*_args(pattern, a), **keywords)
 
 
 def _candidates():
@@ -65,7 +72,7 @@ def _numpy_call(func):
         try:
             with warnings.catch_warnings(), np.errstate(all="ignore"):
                 warnings.simplefilter("ignore")
-                result = func(*_args(pattern, SAMPLE.copy()))
+                result = _call(func, pattern, SAMPLE.copy())
         except Exception:
             continue
         if _floating_input_accepted(result):
@@ -111,7 +118,7 @@ def classify(name, func):
     try:
         with warnings.catch_warnings(), np.errstate(all="ignore"):
             warnings.simplefilter("ignore")
-            got = func(*_args(pattern, sf.Array.from_bits(SAMPLE.view(np.uint16), "fp16")))
+            got = _call(func, pattern, sf.Array.from_bits(SAMPLE.view(np.uint16), "fp16"))
     except TypeError as error:
         if name in REFUSED or name in NOT_DISPATCHED:
             return "refused", (REFUSED.get(name) or NOT_DISPATCHED[name])
