@@ -239,3 +239,67 @@ def test_one_output_rounded_into_a_narrower_format_equals_the_general_path(monke
             dot = (lambda: sf.vecdot(x, y, "fp16", out_format=out, tininess=tininess, return_flags=True, **kw))
             assert_same(dot(), general(dot))
     assert any(f is not None for f in found) and any(f is None for f in found)  # overflow declined
+
+
+WIDENINGS = [("fp16", "fp32"), ("fp16", "fp64"), ("fp32", "fp64")]
+
+
+@pytest.mark.parametrize("src, dst", WIDENINGS)
+@pytest.mark.parametrize("options", [{}, {"rounding": "upward"}, {"rounding": "odd"}, {"subnormals": False},
+                                     {"attributes": sf.RoundingAttributes(platform="riscv")}],
+                         ids=lambda o: ",".join(f"{k}={v}" for k, v in o.items()) or "default")
+def test_widening_by_numpys_cast_is_the_general_conversion(src, dst, options, monkeypatch):
+    """convert() between numpy's own float types, widening, takes numpy's cast for blocks
+    without a NaN (softfloat.ops.convert._widening): the general path's bits and flags, the
+    source's values exactly (the decoder's); a block with a NaN goes the general way."""
+    import importlib
+    taken = answers_of(monkeypatch, importlib.import_module("softfloat.ops.convert"), "_widening")
+    fmt = as_format(src)
+    if fmt.bits == 16:
+        patterns = np.arange(1 << 16, dtype=np.uint32).astype(np.uint16)
+    else:
+        rng = np.random.default_rng(zlib_seed(src + dst))
+        patterns = rng.integers(0, 1 << 32, 20_000, dtype=np.uint64).astype(np.uint32)
+        patterns[:64] = [0, 1, 0x807F_FFFF, 0x0080_0000, 0x7F7F_FFFF, 0x7F80_0000, 0xFF80_0000, 0x8000_0000] * 8
+    nan = np.isnan(patterns.view(fmt.native_dtype))
+    for block in (patterns[~nan][:4096], patterns[~nan][:1], patterns[~nan][:1].reshape(()), patterns[:4096]):
+        fast = sf.convert(block, src, dst, return_flags=True, **options)
+        assert_same(fast, general(lambda: sf.convert(block, src, dst, return_flags=True, **options)))
+        assert_same(sf.convert(block, src, dst, **options), general(lambda: sf.convert(block, src, dst, **options)))
+        assert np.array_equal(sf.decode(fast[0], dst), sf.decode(block, src), equal_nan=True)
+    declined = [t is None for t in taken[0::2]]  # (the general path's calls decline: switched off)
+    assert declined == [False] * 6 + [bool(np.isnan(patterns[:4096].view(fmt.native_dtype)).any())] * 2
+
+
+def zlib_seed(text):
+    import zlib
+    return zlib.crc32(text.encode())
+
+
+@pytest.mark.parametrize("fmt", ["fp16", "fp32", "fp64"])
+@pytest.mark.parametrize("compare", [sf.eq, sf.ne, sf.lt, sf.le, sf.gt, sf.ge])
+def test_comparisons_by_numpys_floats_are_the_order_keys(fmt, compare, monkeypatch):
+    """Comparisons of fp16/fp32/fp64 patterns without a NaN take numpy's float comparison
+    (softfloat.ops.compare._native_relation): the order keys' results and flags (quiet and
+    signaling), zeros of both signs, subnormals and infinities included; with a NaN the
+    order keys answer."""
+    from softfloat.ops import compare as compare_module
+    taken = answers_of(monkeypatch, compare_module, "_native_relation")
+    f = as_format(fmt)
+    rng = np.random.default_rng(zlib_seed(fmt + compare.__name__))
+    edges = [0, f.sign_mask, 1, f.sign_mask | 1, f.max_finite_bits, f.max_finite_bits | f.sign_mask,
+             f.max_finite_bits + 1, (f.max_finite_bits + 1) | f.sign_mask, 1 << f.mantissa_bits]
+    if f.bits == 16:
+        a = np.arange(1 << 16, dtype=np.uint32).astype(np.uint16)
+    else:
+        a = rng.integers(0, 1 << min(f.bits, 63), 20_000, dtype=np.uint64).astype(f.storage_dtype)
+    a = np.concatenate([np.array(edges, dtype=f.storage_dtype), a])
+    b = np.concatenate([np.array(edges, dtype=f.storage_dtype), rng.permutation(a[len(edges):])])
+    nan = np.isnan(a.view(f.native_dtype)) | np.isnan(b.view(f.native_dtype))
+    for x, y in ((a[~nan], b[~nan]), (a[~nan][:1].reshape(()), b[~nan][:1].reshape(())), (a, b)):
+        for signaling in (False, True):
+            call = lambda: compare(x, y, fmt, signaling=signaling, return_flags=True)  # noqa: E731
+            assert_same(call(), general(call))
+        assert np.array_equal(compare(x, x[::-1] if x.ndim else x, fmt),
+                              general(lambda: compare(x, x[::-1] if x.ndim else x, fmt)))
+    assert sum(t is not None for t in taken) >= 4
