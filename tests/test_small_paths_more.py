@@ -303,3 +303,35 @@ def test_comparisons_by_numpys_floats_are_the_order_keys(fmt, compare, monkeypat
         assert np.array_equal(compare(x, x[::-1] if x.ndim else x, fmt),
                               general(lambda: compare(x, x[::-1] if x.ndim else x, fmt)))
     assert sum(t is not None for t in taken) >= 4
+
+
+def test_fp32_rounding_of_scales_by_numpys_cast_is_encodes_and_mpfrs(monkeypatch):
+    """softfloat.scaled's fp32 rounding of scales and amaxes takes numpy's float64 ->
+    float32 cast where no value is a NaN: encode's values (every shortcut off) and MPFR's,
+    across fp32's subnormals, ties, the overflow threshold and both zeros; with a NaN,
+    encode's NaN."""
+    from fractions import Fraction
+    import importlib
+    from tests.oracle import round_exact
+    fp32_module = importlib.import_module("softfloat.scaled._fp32")
+    f32 = as_format("fp32")
+    rng = np.random.default_rng(zlib_seed("round_fp32"))
+    big = float(f32.max_finite)
+    ulp_top = 2.0 ** (f32.emax - f32.mantissa_bits)
+    edges = [0.0, -0.0, 2.0 ** -149, 2.0 ** -150, 3 * 2.0 ** -151, 2.0 ** -151, 2.0 ** -126 * (1 - 2.0 ** -30),
+             1 + 2.0 ** -24, 1 + 3 * 2.0 ** -24, big, big + ulp_top / 2, big + ulp_top / 2 - 2.0 ** 70, 1e300,
+             -1e300, float("inf"), -float("inf"), 5e-324]
+    values = np.concatenate([edges, [-e for e in edges],
+                             rng.standard_normal(2000) * 2.0 ** rng.integers(-160, 130, 2000)])
+    fast = fp32_module._round_fp32(values)
+    assert_same(fast, general(lambda: fp32_module._round_fp32(values)))
+    for v, got in zip(values, fast):
+        if not np.isfinite(v):
+            assert got == v
+            continue
+        r = round_exact(abs(Fraction(float(v))), bool(np.signbit(v)), f32, "nearest_even")
+        want = r.value if not isinstance(r.value, float) else r.value
+        assert got == want and np.signbit(got) == r.negative, v
+    with_nan = np.array([1.0, float("nan"), 1e-40, np.uint64(0x7FF0_0000_0000_0001).view(np.float64), -np.nan])
+    assert_same(fp32_module._round_fp32(with_nan), general(lambda: fp32_module._round_fp32(with_nan)))
+    assert fp32_module._round_fp32(np.float64(0.1)).shape == ()
