@@ -108,36 +108,38 @@ def divide_by(A, x, n, operation: str):
 
 
 def _finite_value(x):
-    """The Python float of the 0-d Array ``x`` where it is finite and non-zero (the scalar
-    path's operand), else None; None too with softfloat._fastpaths off."""
-    if x.ndim:
+    """The Python float of the one-element Array ``x`` (0-d, or keepdims' (1, ..., 1))
+    where it is finite and non-zero (the scalar path's operand), else None; None too with
+    softfloat._fastpaths off."""
+    if x.size != 1:
         return None
     fmt = x.format
     values = _fastpaths.scalar_values(fmt, lambda patterns: codec.decode(patterns, fmt), finite=True)
     if values is None:
         return None
-    v = values[int(x.bits)]
+    v = values[int(x.bits.reshape(-1)[0])]
     return v if v - v == 0.0 and v != 0.0 else None
 
 
-def _one_rounding(A, v: float, num: int, den: int, fmt, operation: str, ctx):
-    """The 0-d Array of ``v = num / den`` (exact, num != 0) rounded once into ``fmt`` by
+def _one_rounding(A, num: int, den: int, fmt, operation: str, ctx, shape=()):
+    """The Array of ``shape`` (one element) holding ``num / den`` (exact; num != 0, den >
+    0) rounded once into ``fmt`` by
     Python integer arithmetic (softfloat._fastpaths.scalar_ratio: the proof that it is the
     kernels' result, bits and flags), its flags counted under ``operation``; None where
     that path declines (overflow, flush-to-zero of a tiny value, stochastic rounding)."""
     attrs = ctx.attributes
     if not attrs.subnormals or ctx.rounding.value == "stochastic":
         return None
-    found = _fastpaths.scalar_ratio(v < 0, abs(num), den, fmt, attrs)
+    found = _fastpaths.scalar_ratio(num < 0, abs(num), den, fmt, attrs)
     if found is None:
         return None
     pattern, code = found
-    ctx.record(operation, flags_of_code(code) if ctx.track_flags else None)
-    return A.wrap(np.asarray(pattern, dtype=fmt.storage_dtype), fmt)
+    ctx.record(operation, flags_of_code(code, shape) if ctx.track_flags else None)
+    return A.wrap(np.full(shape, pattern, dtype=fmt.storage_dtype), fmt)
 
 
 def _one_quotient(A, x, n, operation: str, ctx):
-    """:func:`divide_by` of a 0-d Array holding a finite non-zero value by one positive
+    """:func:`divide_by` of a one-element Array holding a finite non-zero value by one positive
     int: the quotient correctly rounded by :func:`_one_rounding` (no NaN, no division by
     zero can arise), or None (the general path)."""
     if type(n) is not int or n <= 0:
@@ -146,7 +148,7 @@ def _one_quotient(A, x, n, operation: str, ctx):
     if v is None:
         return None
     num, den = v.as_integer_ratio()
-    return _one_rounding(A, v, num, den * n, x.format, operation, ctx)
+    return _one_rounding(A, num, den * n, x.format, operation, ctx, x.shape)
 
 
 def _by_a_value(A, x, n, operation: str, ctx):
@@ -253,7 +255,7 @@ def _converted(A, x, fmt, operation: str):
     ctx = get_context()
     v = _finite_value(x)
     if v is not None:  # one finite non-zero value: the scalar path, where it answers
-        rounded = _one_rounding(A, v, *v.as_integer_ratio(), fmt, operation, ctx)
+        rounded = _one_rounding(A, *v.as_integer_ratio(), fmt, operation, ctx, x.shape)
         if rounded is not None:
             return rounded
     bits, flags = ctx.split(convert(x.bits, x.format, fmt, return_flags=ctx.track_flags, **ctx.options()))

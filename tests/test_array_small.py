@@ -318,8 +318,9 @@ def test_a_whole_array_mean_by_the_scalar_path_is_the_general_one_and_mpfrs(data
     runs = []
     for call in (lambda f: f(), general):
         with sf.context(rounding=mode, tininess=tininess, accumulator=acc, track_flags=track) as ctx:
-            got = call(lambda: (np.mean(x), np.var(x), np.std(x), x.astype("fp32").mean()))
-        runs.append(([int(r.bits) for r in got], _flags(ctx)))
+            got = call(lambda: (np.mean(x), np.var(x), np.std(x), x.astype("fp32").mean(),
+                                np.mean(x.reshape(1, -1), keepdims=True), np.var(x, ddof=1 if n > 1 else 0)))
+        runs.append(([r.bits.tolist() for r in got], _flags(ctx)))
     assert runs[0] == runs[1]
     wide = sf.as_format(acc or "fp32") if sf.as_format(acc or "fp32").holds(x.format) and acc != fmt else x.format
     with sf.context(rounding=mode, tininess=tininess, accumulator=acc):
@@ -338,7 +339,7 @@ def test_a_whole_array_mean_by_the_scalar_path_is_the_general_one_and_mpfrs(data
 
 def test_a_whole_array_mean_takes_the_scalar_path(monkeypatch):
     from softfloat import _array_statistics
-    from tests.fastpath_checks import answers_of
+    from tests.fastpath_checks import answers_of, general
     taken = answers_of(monkeypatch, _array_statistics, "_one_rounding")
     x = sf.asarray([0.1, 0.2, 0.3], "fp16")
     with sf.context() as ctx:
@@ -346,3 +347,10 @@ def test_a_whole_array_mean_takes_the_scalar_path(monkeypatch):
     assert len(taken) == 2 and all(t is not None for t in taken)  # the division, the conversion
     assert m.bits == sf.asarray(np.mean(np.float16([0.1, 0.2, 0.3])), "fp16").bits  # numpy's float32 mean
     assert ctx.flags.operations == 3  # the sum, the division, the conversion, as before
+    taken.clear()
+    with sf.context() as ctx:
+        s = x.std()  # the mean kept with keepdims: one element of shape (1,)
+    assert len(taken) == 3 and all(t is not None for t in taken)  # the mean's two, var's division
+    with sf.context() as slow:
+        assert s.bits == general(lambda: x.std()).bits
+    assert _flags(ctx) == _flags(slow)
