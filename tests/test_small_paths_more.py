@@ -17,7 +17,7 @@ import softfloat as sf
 from softfloat.formats import as_format
 from softfloat.ops import _driver
 
-from tests.fastpath_checks import answers_of, assert_same, general
+from tests.fastpath_checks import answers_of, assert_same, general, spy_on
 
 OPS = [sf.add, sf.sub, sf.mul, sf.div]
 FORMATS = ["fp8_e4m3", "fp8_e5m2", "fp8_e4m3fnuz", "fp6_e2m3", "fp6_e3m2", "fp4_e2m1"]
@@ -335,3 +335,26 @@ def test_fp32_rounding_of_scales_by_numpys_cast_is_encodes_and_mpfrs(monkeypatch
     with_nan = np.array([1.0, float("nan"), 1e-40, np.uint64(0x7FF0_0000_0000_0001).view(np.float64), -np.nan])
     assert_same(fp32_module._round_fp32(with_nan), general(lambda: fp32_module._round_fp32(with_nan)))
     assert fp32_module._round_fp32(np.float64(0.1)).shape == ()
+
+
+@pytest.mark.parametrize("platform", sorted(sf.PLATFORMS))
+def test_fp16_square_roots_of_negative_operands_on_the_small_path(platform, monkeypatch):
+    """fp16 square roots of small arrays holding negative operands stay on the small path
+    (softfloat.ops._driver._small_fp16): those lanes are the platform's default NaN with
+    invalid, the rest rounded as before -- every pattern, against the general path."""
+    taken = spy_on(monkeypatch, "float16_arithmetic")
+    attrs = sf.RoundingAttributes(platform=platform)
+    patterns = np.arange(1 << 16, dtype=np.uint32).astype(np.uint16)
+    finite = (patterns & 0x7FFF) < 0x7C00
+    for block in (patterns[finite][:16384], patterns[finite][-16384:], patterns[finite][-5:],
+                  np.array(0xBC00, np.uint16), np.array(0x8000, np.uint16)):
+        call = lambda: sf.sqrt(block, "fp16", attributes=attrs, return_flags=True)  # noqa: E731
+        assert_same(call(), general(call))
+        assert_same(sf.sqrt(block, "fp16", attributes=attrs), general(lambda: sf.sqrt(block, "fp16", attributes=attrs)))
+    assert len(taken) >= 8  # (the 1-d blocks; a 0-d operand may take the scalar path first)
+    x = sf.Array.from_bits(np.array([0x3C00, 0xBC00, 0x8000, 0x0001], np.uint16), "fp16")
+    with sf.context(attributes=attrs) as ctx:
+        r = np.sqrt(x)
+    with sf.context(attributes=attrs) as slow:
+        expected = general(lambda: np.sqrt(x))
+    assert r.bits.tolist() == expected.bits.tolist() and ctx.flags.invalid == slow.flags.invalid == 1
