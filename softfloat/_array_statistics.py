@@ -214,7 +214,9 @@ def _mean(A, a, axis, keepdims, where, count, operation="mean"):
     rounded into a's format and divided there."""
     wide = _accumulator_format(a.format)
     if wide is None:
-        return divide_by(A, np.sum(a, axis=axis, keepdims=keepdims, where=where), count, operation)
+        total = sum_of(A, a, axis=axis, keepdims=keepdims) if where is True else \
+            np.sum(a, axis=axis, keepdims=keepdims, where=where)  # (np.sum without keywords: sum_of)
+        return divide_by(A, total, count, operation)
     if where is True:  # (reduce_with's result without keywords, without its calls)
         total = sum_of(A, a, axis=axis, keepdims=keepdims, out_format=wide)
     else:
