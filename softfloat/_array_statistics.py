@@ -278,7 +278,9 @@ def var(A, a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=
     m = _mean(A, a, axis, True, where, _count(a, axis, True, where)) if mean is np._NoValue or mean is None \
         else mean
     d = a - m
-    total = np.sum(d * d, axis=axis, keepdims=keepdims, where=where)
+    squares = d * d
+    total = sum_of(A, squares, axis=axis, keepdims=keepdims) if where is True else \
+        np.sum(squares, axis=axis, keepdims=keepdims, where=where)  # (np.sum without keywords: sum_of)
     return deliver(A, divide_by(A, total, count - ddof, "var"), out, "var")
 
 
