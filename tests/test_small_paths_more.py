@@ -262,13 +262,16 @@ def test_widening_by_numpys_cast_is_the_general_conversion(src, dst, options, mo
         patterns = rng.integers(0, 1 << 32, 20_000, dtype=np.uint64).astype(np.uint32)
         patterns[:64] = [0, 1, 0x807F_FFFF, 0x0080_0000, 0x7F7F_FFFF, 0x7F80_0000, 0xFF80_0000, 0x8000_0000] * 8
     nan = np.isnan(patterns.view(fmt.native_dtype))
-    for block in (patterns[~nan][:4096], patterns[~nan][:1], patterns[~nan][:1].reshape(()), patterns[:4096]):
+    for block in (patterns[~nan][:4096], patterns[~nan][:1], patterns[~nan][:1].reshape(()), patterns[:4096],
+                  patterns[~nan][:4096].reshape(64, 64).T):
         fast = sf.convert(block, src, dst, return_flags=True, **options)
-        assert_same(fast, general(lambda: sf.convert(block, src, dst, return_flags=True, **options)))
+        slow = general(lambda: sf.convert(block, src, dst, return_flags=True, **options))
+        assert_same(fast, slow)
+        assert np.asarray(fast[0]).flags.c_contiguous == np.asarray(slow[0]).flags.c_contiguous
         assert_same(sf.convert(block, src, dst, **options), general(lambda: sf.convert(block, src, dst, **options)))
         assert np.array_equal(sf.decode(fast[0], dst), sf.decode(block, src), equal_nan=True)
     declined = [t is None for t in taken[0::2]]  # (the general path's calls decline: switched off)
-    assert declined == [False] * 6 + [bool(np.isnan(patterns[:4096].view(fmt.native_dtype)).any())] * 2
+    assert declined == [False] * 6 + [bool(np.isnan(patterns[:4096].view(fmt.native_dtype)).any())] * 2 + [False] * 2
 
 
 def zlib_seed(text):

@@ -454,7 +454,7 @@ def _widening(x, src, dst, want: bool):
     values = x.view(narrow)
     if np.isnan(values).any():
         return None
-    out = values.astype(wide).view(dst.storage_dtype)
+    out = values.astype(wide, order="C").view(dst.storage_dtype)  # (C order, as the general path's)
     result = out[()] if out.ndim == 0 else out
     return (result, flags_of_code(0, x.shape)) if want else result
 
