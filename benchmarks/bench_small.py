@@ -10,8 +10,8 @@ script prints, in one run,
 * 1,000-element ``sf.add/mul/div`` in bf16 and FP8, and ``sf.sum``/``sf.vecdot`` of 1,000
   fp16 terms into one output, without and with flags (``--only narrow``);
 * the Array-level ``a + b``, ``a * b``, ``a / b``, ``np.sqrt(abs(a))``, ``np.exp(a)``,
-  ``a.sum()``, ``a + 1.0``, ``a + 0.1``, ``a.max()``, ``a.mean()``, ``a.std()`` and
-  ``np.dot(a, b)`` on Arrays made by ``sf.asarray(..., "fp16")``
+  ``a.sum()``, ``a + 1.0``, ``a + 0.1``, ``a.max()``, ``a.mean()``, ``a.std()``,
+  ``np.dot(a, b)``, ``a > b`` and ``a.astype(np.float64)`` on Arrays made by ``sf.asarray(..., "fp16")``
   and ``"fp32"``, beside numpy's float16 and float32 doing the same;
 * products of small matrices (``A @ B``, ``A @ v``) and reductions along an axis
   (``X.sum(axis=0)``, ``X.mean(axis=0)``, ``np.linalg.norm(X, axis=1)``) on fp16, bf16 and
@@ -165,7 +165,8 @@ def array_level(repeat, fmt="fp16"):
              ("np.sqrt(abs(a))", lambda a, b: np.sqrt(abs(a))), ("np.exp(a)", lambda a, b: np.exp(a)),
              ("a.sum()", "sum"), ("a + 1.0", lambda a, b: a + 1.0), ("a + 0.1 (inexact scalar)", lambda a, b: a + 0.1),
              ("a.max()", lambda a, b: a.max()), ("a.mean()", lambda a, b: a.mean()), ("a.std()", lambda a, b: a.std()),
-             ("np.dot(a, b)", lambda a, b: np.dot(a, b)))
+             ("np.dot(a, b)", lambda a, b: np.dot(a, b)), ("a > b", lambda a, b: a > b),
+             ("a.astype(np.float64)", lambda a, b: a.astype(np.float64)))
     for name, fn in cases:
         cells = []
         for _, n in SIZES:

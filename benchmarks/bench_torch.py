@@ -6,6 +6,9 @@
    tests/torch_models.py: 2 layers, 64 wide, 2 heads, batch 8, context 32, the character
    vocabulary of its corpus (46 characters);
 
+3. a small model's training step (``--part mlp``): a 2-layer MLP 32 -> 64 -> 10, batch 16,
+   cross-entropy and an SGD step, where the per-product overhead is the cost;
+
 each under
 
     plain torch float32                                  (the reference)
@@ -17,6 +20,7 @@ with and without telemetry.  Output: milliseconds per call and the ratio to torc
 
     python benchmarks/bench_torch.py
     python benchmarks/bench_torch.py --part gpt --repeat 5 --threads 1
+    python benchmarks/bench_torch.py --part mlp --repeat 30 --threads 1
     python benchmarks/bench_torch.py --m 64 --repeat 1
 """
 
@@ -98,6 +102,32 @@ def bench_gpt(args) -> None:
            f"{products} emulated products a step (threads: {torch.get_num_threads()})", step, emulated, args.repeat)
 
 
+def bench_mlp(args) -> None:
+    """A small model, where the per-product overhead is the cost: a 2-layer MLP 32 -> 64
+    -> 10, batch 16, cross-entropy, one SGD step (5 emulated products a step)."""
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(32, 64), torch.nn.ReLU(), torch.nn.Linear(64, 10))
+    opt = torch.optim.SGD(model.parameters(), lr=0.01)
+    gen = torch.Generator().manual_seed(0)
+    x, y = torch.randn(16, 32, generator=gen), torch.randint(0, 10, (16,), generator=gen)
+
+    def step():
+        opt.zero_grad()
+        F.cross_entropy(model(x), y).backward()
+        opt.step()
+
+    def emulated(recipe, accumulator, telemetry):
+        em = sft.emulate(recipe, accumulator=accumulator, telemetry=telemetry, model=model)
+
+        def run():
+            with em:
+                step()
+        return run
+
+    _table(f"MLP 32 -> 64 -> 10 training step, batch 16, SGD (threads: {torch.get_num_threads()})", step,
+           emulated, args.repeat)
+
+
 def _products(model, x, y) -> int:
     with sft.emulate("bf16", telemetry=False, model=model) as em:
         model(x, y)[1].backward()
@@ -107,7 +137,7 @@ def _products(model, x, y) -> int:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--part", choices=("linear", "gpt", "all"), default="all")
+    parser.add_argument("--part", choices=("linear", "gpt", "mlp", "all"), default="all")
     parser.add_argument("--m", type=int, default=256, help="rows of x (linear)")
     parser.add_argument("--k", type=int, default=1024, help="inputs per row = columns of w (linear)")
     parser.add_argument("--n", type=int, default=1024, help="outputs = rows of w (linear)")
@@ -122,6 +152,8 @@ def main() -> None:
         bench_linear(args)
     if args.part in ("gpt", "all"):
         bench_gpt(args)
+    if args.part in ("mlp", "all"):
+        bench_mlp(args)
 
 
 if __name__ == "__main__":

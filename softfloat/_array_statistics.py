@@ -58,7 +58,7 @@ from ._array_keywords import axes_of, converted, reduce_with, selected_count
 from ._array_registry import deliver, implements, plain, unsupported
 from ._array_ufuncs import accumulator_of, plain_kernel, sum_of
 from ._context import get_context
-from ._flagmasks import FlagMasks
+from ._flagmasks import FlagMasks, flags_of_code
 from ._frames import outside
 from ._random import bits_at, key_from
 from ._workspace import Workspace
@@ -82,7 +82,9 @@ def divide_by(A, x, n, operation: str):
     """
     ctx = get_context()
     fmt = x.format
-    quotient = _by_a_value(A, x, n, operation, ctx)
+    quotient = _one_quotient(A, x, n, operation, ctx)
+    if quotient is None:
+        quotient = _by_a_value(A, x, n, operation, ctx)
     if quotient is not None:
         return quotient
     values = np.asarray(codec.decode(x.bits, fmt), dtype=np.float64).reshape(-1)
@@ -103,6 +105,50 @@ def divide_by(A, x, n, operation: str):
                      divide_by_zero=(divisor == 0) & np.isfinite(values) & (values != 0)))
     ctx.record(operation, fl.to_flags(x.shape))
     return A.wrap(out.reshape(x.shape), fmt)
+
+
+def _finite_value(x):
+    """The Python float of the one-element Array ``x`` (0-d, or keepdims' (1, ..., 1))
+    where it is finite and non-zero (the scalar path's operand), else None; None too with
+    softfloat._fastpaths off."""
+    if x.size != 1:
+        return None
+    fmt = x.format
+    values = _fastpaths.scalar_values(fmt, lambda patterns: codec.decode(patterns, fmt), finite=True)
+    if values is None:
+        return None
+    v = values[int(x.bits.reshape(-1)[0])]
+    return v if v - v == 0.0 and v != 0.0 else None
+
+
+def _one_rounding(A, num: int, den: int, fmt, operation: str, ctx, shape=()):
+    """The Array of ``shape`` (one element) holding ``num / den`` (exact; num != 0, den >
+    0) rounded once into ``fmt`` by
+    Python integer arithmetic (softfloat._fastpaths.scalar_ratio: the proof that it is the
+    kernels' result, bits and flags), its flags counted under ``operation``; None where
+    that path declines (overflow, flush-to-zero of a tiny value, stochastic rounding)."""
+    attrs = ctx.attributes
+    if not attrs.subnormals or ctx.rounding.value == "stochastic":
+        return None
+    found = _fastpaths.scalar_ratio(num < 0, abs(num), den, fmt, attrs)
+    if found is None:
+        return None
+    pattern, code = found
+    ctx.record(operation, flags_of_code(code, shape) if ctx.track_flags else None)
+    return A.wrap(np.full(shape, pattern, dtype=fmt.storage_dtype), fmt)
+
+
+def _one_quotient(A, x, n, operation: str, ctx):
+    """:func:`divide_by` of a one-element Array holding a finite non-zero value by one positive
+    int: the quotient correctly rounded by :func:`_one_rounding` (no NaN, no division by
+    zero can arise), or None (the general path)."""
+    if type(n) is not int or n <= 0:
+        return None
+    v = _finite_value(x)
+    if v is None:
+        return None
+    num, den = v.as_integer_ratio()
+    return _one_rounding(A, num, den * n, x.format, operation, ctx, x.shape)
 
 
 def _by_a_value(A, x, n, operation: str, ctx):
@@ -152,7 +198,8 @@ def mean(A, a, axis=None, dtype=None, out=None, keepdims=False, *, where=True):
     selected elements, with ``where=``); ``dtype=`` converts first."""
     a = converted(a, "mean", dtype)
     count = _count(a, axis, keepdims, where)
-    _slice_warning(np.equal(count, 0), "Mean of empty slice")
+    if type(count) is not int or count == 0:  # (an int count of a whole array: no call)
+        _slice_warning(np.equal(count, 0), "Mean of empty slice")
     return deliver(A, _mean(A, a, axis, keepdims, where, count), out, "mean")
 
 
@@ -167,9 +214,14 @@ def _mean(A, a, axis, keepdims, where, count, operation="mean"):
     rounded into a's format and divided there."""
     wide = _accumulator_format(a.format)
     if wide is None:
-        return divide_by(A, np.sum(a, axis=axis, keepdims=keepdims, where=where), count, operation)
-    total = reduce_with(A, lambda x, ax, kd: sum_of(A, x, axis=ax, keepdims=kd, out_format=wide), a, "sum", axis,
-                        keepdims, where=where)  # (np.sum's keywords, the sum kept in the accumulator)
+        total = sum_of(A, a, axis=axis, keepdims=keepdims) if where is True else \
+            np.sum(a, axis=axis, keepdims=keepdims, where=where)  # (np.sum without keywords: sum_of)
+        return divide_by(A, total, count, operation)
+    if where is True:  # (reduce_with's result without keywords, without its calls)
+        total = sum_of(A, a, axis=axis, keepdims=keepdims, out_format=wide)
+    else:
+        total = reduce_with(A, lambda x, ax, kd: sum_of(A, x, axis=ax, keepdims=kd, out_format=wide), a, "sum",
+                            axis, keepdims, where=where)  # (np.sum's keywords, the sum kept in the accumulator)
     return _converted(A, divide_by(A, total, count, operation), a.format, operation)
 
 
@@ -177,6 +229,20 @@ def _accumulator_format(fmt):
     """The context's accumulator for sums of ``fmt`` where it is a Format wider than fmt
     (one that holds every fmt value), else None."""
     acc = accumulator_of(get_context(), fmt)
+    key = (id(fmt), id(acc))
+    found = _WIDE.get(key)
+    if found is None or found[0] is not fmt or found[1] is not acc:
+        found = _WIDE[key] = (fmt, acc, _wider(fmt, acc))
+    return found[2]
+
+
+#: (id(fmt), id(acc)) -> (fmt, acc, _wider(fmt, acc)): the entry holds both, so their ids
+#: stay their own (a Format's hash and == read all its fields)
+_WIDE: dict = {}
+
+
+def _wider(fmt, acc):
+    """``acc`` (a Format or a name) as a Format where it is wider than ``fmt``, else None."""
     if isinstance(acc, str):
         try:
             acc = as_format(acc)
@@ -189,6 +255,11 @@ def _converted(A, x, fmt, operation: str):
     """The Array ``x`` rounded once into ``fmt`` by the context, its flags counted under
     ``operation``."""
     ctx = get_context()
+    v = _finite_value(x)
+    if v is not None:  # one finite non-zero value: the scalar path, where it answers
+        rounded = _one_rounding(A, *v.as_integer_ratio(), fmt, operation, ctx, x.shape)
+        if rounded is not None:
+            return rounded
     bits, flags = ctx.split(convert(x.bits, x.format, fmt, return_flags=ctx.track_flags, **ctx.options()))
     ctx.record(operation, flags)
     return A.wrap(np.asarray(bits), fmt)
@@ -207,7 +278,9 @@ def var(A, a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=
     m = _mean(A, a, axis, True, where, _count(a, axis, True, where)) if mean is np._NoValue or mean is None \
         else mean
     d = a - m
-    total = np.sum(d * d, axis=axis, keepdims=keepdims, where=where)
+    squares = d * d
+    total = sum_of(A, squares, axis=axis, keepdims=keepdims) if where is True else \
+        np.sum(squares, axis=axis, keepdims=keepdims, where=where)  # (np.sum without keywords: sum_of)
     return deliver(A, divide_by(A, total, count - ddof, "var"), out, "var")
 
 

@@ -285,3 +285,72 @@ def test_picks_without_nans_equal_the_general_path_on_every_pair(fmt, ufunc):
             slow = general(lambda: ufunc(x, y))
         assert fast.shape == slow.shape and np.array_equal(fast.bits, slow.bits)
         assert _flags(fast_ctx) == _flags(slow_ctx)
+
+
+def _tiny_or_plain(fmt, data, n):
+    """n finite patterns of ``fmt``: mostly subnormal or near the smallest normal (the
+    divisions' underflow and tininess cases), some of any size."""
+    fmt = sf.as_format(fmt)
+    top = fmt.max_finite_bits
+    low = st.integers(0, 4 << fmt.mantissa_bits)  # subnormals and the first binades
+    magnitude = data.draw(st.lists(st.one_of(low, st.integers(0, top)), min_size=n, max_size=n))
+    signs = data.draw(st.lists(st.booleans(), min_size=n, max_size=n))
+    sign = 1 << (fmt.bits - 1)
+    return np.array([m | (sign if s else 0) for m, s in zip(magnitude, signs)], dtype=fmt.storage_dtype)
+
+
+@settings(max_examples=60, deadline=None)
+@given(data=st.data(), case=st.sampled_from([("fp16", None), ("bf16", None), ("fp8_e4m3", None),
+                                             ("fp32", "fp64"), ("fp16", "fp16"), ("fp32", None)]),
+       mode=st.sampled_from((*MODES, "downward")), tininess=st.sampled_from(("after", "before")),
+       n=st.sampled_from((1, 3, 7, 10, 100)), track=st.booleans())
+def test_a_whole_array_mean_by_the_scalar_path_is_the_general_one_and_mpfrs(data, case, mode, tininess, n, track):
+    """np.mean / np.var / np.std of a whole Array divide one value by an int and round it
+    into the format by Python integer arithmetic (softfloat._array_statistics._one_rounding):
+    the same bits and counted flags as with every shortcut off, and the bits of MPFR's two
+    roundings (the quotient into the accumulator, then into the format) of the sum."""
+    import math
+    from fractions import Fraction
+    from tests.fastpath_checks import general
+    from tests.oracle import pattern_of, round_exact
+    fmt, acc = case
+    x = sf.Array.from_bits(_tiny_or_plain(fmt, data, n), fmt)
+    runs = []
+    for call in (lambda f: f(), general):
+        with sf.context(rounding=mode, tininess=tininess, accumulator=acc, track_flags=track) as ctx:
+            got = call(lambda: (np.mean(x), np.var(x), np.std(x), x.astype("fp32").mean(),
+                                np.mean(x.reshape(1, -1), keepdims=True), np.var(x, ddof=1 if n > 1 else 0)))
+        runs.append(([r.bits.tolist() for r in got], _flags(ctx)))
+    assert runs[0] == runs[1]
+    wide = sf.as_format(acc or "fp32") if sf.as_format(acc or "fp32").holds(x.format) and acc != fmt else x.format
+    with sf.context(rounding=mode, tininess=tininess, accumulator=acc):
+        total = float(np.sum(x, dtype=wide).item()) if wide is not x.format else np.sum(x).item()
+    if not np.isfinite(total):
+        return
+    magnitude, negative = abs(Fraction(total)) / n, math.copysign(1.0, total) < 0
+    for target in (wide, x.format):
+        r = round_exact(magnitude, negative, target, mode, tininess=tininess)
+        if isinstance(r.value, float):
+            return  # an infinity or NaN: the general path's own tests
+        magnitude, negative = abs(r.value), r.negative
+        pattern = pattern_of(magnitude, negative, target)
+    assert runs[0][0][0] == pattern
+
+
+def test_a_whole_array_mean_takes_the_scalar_path(monkeypatch):
+    from softfloat import _array_statistics
+    from tests.fastpath_checks import answers_of, general
+    taken = answers_of(monkeypatch, _array_statistics, "_one_rounding")
+    x = sf.asarray([0.1, 0.2, 0.3], "fp16")
+    with sf.context() as ctx:
+        m = x.mean()
+    assert len(taken) == 2 and all(t is not None for t in taken)  # the division, the conversion
+    assert m.bits == sf.asarray(np.mean(np.float16([0.1, 0.2, 0.3])), "fp16").bits  # numpy's float32 mean
+    assert ctx.flags.operations == 3  # the sum, the division, the conversion, as before
+    taken.clear()
+    with sf.context() as ctx:
+        s = x.std()  # the mean kept with keepdims: one element of shape (1,)
+    assert len(taken) == 3 and all(t is not None for t in taken)  # the mean's two, var's division
+    with sf.context() as slow:
+        assert s.bits == general(lambda: x.std()).bits
+    assert _flags(ctx) == _flags(slow)

@@ -17,7 +17,7 @@ import softfloat as sf
 from softfloat.formats import as_format
 from softfloat.ops import _driver
 
-from tests.fastpath_checks import answers_of, assert_same, general
+from tests.fastpath_checks import answers_of, assert_same, general, spy_on
 
 OPS = [sf.add, sf.sub, sf.mul, sf.div]
 FORMATS = ["fp8_e4m3", "fp8_e5m2", "fp8_e4m3fnuz", "fp6_e2m3", "fp6_e3m2", "fp4_e2m1"]
@@ -239,3 +239,125 @@ def test_one_output_rounded_into_a_narrower_format_equals_the_general_path(monke
             dot = (lambda: sf.vecdot(x, y, "fp16", out_format=out, tininess=tininess, return_flags=True, **kw))
             assert_same(dot(), general(dot))
     assert any(f is not None for f in found) and any(f is None for f in found)  # overflow declined
+
+
+WIDENINGS = [("fp16", "fp32"), ("fp16", "fp64"), ("fp32", "fp64")]
+
+
+@pytest.mark.parametrize("src, dst", WIDENINGS)
+@pytest.mark.parametrize("options", [{}, {"rounding": "upward"}, {"rounding": "odd"}, {"subnormals": False},
+                                     {"attributes": sf.RoundingAttributes(platform="riscv")}],
+                         ids=lambda o: ",".join(f"{k}={v}" for k, v in o.items()) or "default")
+def test_widening_by_numpys_cast_is_the_general_conversion(src, dst, options, monkeypatch):
+    """convert() between numpy's own float types, widening, takes numpy's cast for blocks
+    without a NaN (softfloat.ops.convert._widening): the general path's bits and flags, the
+    source's values exactly (the decoder's); a block with a NaN goes the general way."""
+    import importlib
+    taken = answers_of(monkeypatch, importlib.import_module("softfloat.ops.convert"), "_widening")
+    fmt = as_format(src)
+    if fmt.bits == 16:
+        patterns = np.arange(1 << 16, dtype=np.uint32).astype(np.uint16)
+    else:
+        rng = np.random.default_rng(zlib_seed(src + dst))
+        patterns = rng.integers(0, 1 << 32, 20_000, dtype=np.uint64).astype(np.uint32)
+        patterns[:64] = [0, 1, 0x807F_FFFF, 0x0080_0000, 0x7F7F_FFFF, 0x7F80_0000, 0xFF80_0000, 0x8000_0000] * 8
+    nan = np.isnan(patterns.view(fmt.native_dtype))
+    for block in (patterns[~nan][:4096], patterns[~nan][:1], patterns[~nan][:1].reshape(()), patterns[:4096],
+                  patterns[~nan][:4096].reshape(64, 64).T):
+        fast = sf.convert(block, src, dst, return_flags=True, **options)
+        slow = general(lambda: sf.convert(block, src, dst, return_flags=True, **options))
+        assert_same(fast, slow)
+        assert np.asarray(fast[0]).flags.c_contiguous == np.asarray(slow[0]).flags.c_contiguous
+        assert_same(sf.convert(block, src, dst, **options), general(lambda: sf.convert(block, src, dst, **options)))
+        assert np.array_equal(sf.decode(fast[0], dst), sf.decode(block, src), equal_nan=True)
+    declined = [t is None for t in taken[0::2]]  # (the general path's calls decline: switched off)
+    assert declined == [False] * 6 + [bool(np.isnan(patterns[:4096].view(fmt.native_dtype)).any())] * 2 + [False] * 2
+
+
+def zlib_seed(text):
+    import zlib
+    return zlib.crc32(text.encode())
+
+
+@pytest.mark.parametrize("fmt", ["fp16", "fp32", "fp64"])
+@pytest.mark.parametrize("compare", [sf.eq, sf.ne, sf.lt, sf.le, sf.gt, sf.ge])
+def test_comparisons_by_numpys_floats_are_the_order_keys(fmt, compare, monkeypatch):
+    """Comparisons of fp16/fp32/fp64 patterns without a NaN take numpy's float comparison
+    (softfloat.ops.compare._native_relation): the order keys' results and flags (quiet and
+    signaling), zeros of both signs, subnormals and infinities included; with a NaN the
+    order keys answer."""
+    from softfloat.ops import compare as compare_module
+    taken = answers_of(monkeypatch, compare_module, "_native_relation")
+    f = as_format(fmt)
+    rng = np.random.default_rng(zlib_seed(fmt + compare.__name__))
+    edges = [0, f.sign_mask, 1, f.sign_mask | 1, f.max_finite_bits, f.max_finite_bits | f.sign_mask,
+             f.max_finite_bits + 1, (f.max_finite_bits + 1) | f.sign_mask, 1 << f.mantissa_bits]
+    if f.bits == 16:
+        a = np.arange(1 << 16, dtype=np.uint32).astype(np.uint16)
+    else:
+        a = rng.integers(0, 1 << min(f.bits, 63), 20_000, dtype=np.uint64).astype(f.storage_dtype)
+    a = np.concatenate([np.array(edges, dtype=f.storage_dtype), a])
+    b = np.concatenate([np.array(edges, dtype=f.storage_dtype), rng.permutation(a[len(edges):])])
+    nan = np.isnan(a.view(f.native_dtype)) | np.isnan(b.view(f.native_dtype))
+    for x, y in ((a[~nan], b[~nan]), (a[~nan][:1].reshape(()), b[~nan][:1].reshape(())), (a, b)):
+        for signaling in (False, True):
+            call = lambda: compare(x, y, fmt, signaling=signaling, return_flags=True)  # noqa: E731
+            assert_same(call(), general(call))
+        assert np.array_equal(compare(x, x[::-1] if x.ndim else x, fmt),
+                              general(lambda: compare(x, x[::-1] if x.ndim else x, fmt)))
+    assert sum(t is not None for t in taken) >= 4
+
+
+def test_fp32_rounding_of_scales_by_numpys_cast_is_encodes_and_mpfrs(monkeypatch):
+    """softfloat.scaled's fp32 rounding of scales and amaxes takes numpy's float64 ->
+    float32 cast where no value is a NaN: encode's values (every shortcut off) and MPFR's,
+    across fp32's subnormals, ties, the overflow threshold and both zeros; with a NaN,
+    encode's NaN."""
+    from fractions import Fraction
+    import importlib
+    from tests.oracle import round_exact
+    fp32_module = importlib.import_module("softfloat.scaled._fp32")
+    f32 = as_format("fp32")
+    rng = np.random.default_rng(zlib_seed("round_fp32"))
+    big = float(f32.max_finite)
+    ulp_top = 2.0 ** (f32.emax - f32.mantissa_bits)
+    edges = [0.0, -0.0, 2.0 ** -149, 2.0 ** -150, 3 * 2.0 ** -151, 2.0 ** -151, 2.0 ** -126 * (1 - 2.0 ** -30),
+             1 + 2.0 ** -24, 1 + 3 * 2.0 ** -24, big, big + ulp_top / 2, big + ulp_top / 2 - 2.0 ** 70, 1e300,
+             -1e300, float("inf"), -float("inf"), 5e-324]
+    values = np.concatenate([edges, [-e for e in edges],
+                             rng.standard_normal(2000) * 2.0 ** rng.integers(-160, 130, 2000)])
+    fast = fp32_module._round_fp32(values)
+    assert_same(fast, general(lambda: fp32_module._round_fp32(values)))
+    for v, got in zip(values, fast):
+        if not np.isfinite(v):
+            assert got == v
+            continue
+        r = round_exact(abs(Fraction(float(v))), bool(np.signbit(v)), f32, "nearest_even")
+        want = r.value if not isinstance(r.value, float) else r.value
+        assert got == want and np.signbit(got) == r.negative, v
+    with_nan = np.array([1.0, float("nan"), 1e-40, np.uint64(0x7FF0_0000_0000_0001).view(np.float64), -np.nan])
+    assert_same(fp32_module._round_fp32(with_nan), general(lambda: fp32_module._round_fp32(with_nan)))
+    assert fp32_module._round_fp32(np.float64(0.1)).shape == ()
+
+
+@pytest.mark.parametrize("platform", sorted(sf.PLATFORMS))
+def test_fp16_square_roots_of_negative_operands_on_the_small_path(platform, monkeypatch):
+    """fp16 square roots of small arrays holding negative operands stay on the small path
+    (softfloat.ops._driver._small_fp16): those lanes are the platform's default NaN with
+    invalid, the rest rounded as before -- every pattern, against the general path."""
+    taken = spy_on(monkeypatch, "float16_arithmetic")
+    attrs = sf.RoundingAttributes(platform=platform)
+    patterns = np.arange(1 << 16, dtype=np.uint32).astype(np.uint16)
+    finite = (patterns & 0x7FFF) < 0x7C00
+    for block in (patterns[finite][:16384], patterns[finite][-16384:], patterns[finite][-5:],
+                  np.array(0xBC00, np.uint16), np.array(0x8000, np.uint16)):
+        call = lambda: sf.sqrt(block, "fp16", attributes=attrs, return_flags=True)  # noqa: E731
+        assert_same(call(), general(call))
+        assert_same(sf.sqrt(block, "fp16", attributes=attrs), general(lambda: sf.sqrt(block, "fp16", attributes=attrs)))
+    assert len(taken) >= 8  # (the 1-d blocks; a 0-d operand may take the scalar path first)
+    x = sf.Array.from_bits(np.array([0x3C00, 0xBC00, 0x8000, 0x0001], np.uint16), "fp16")
+    with sf.context(attributes=attrs) as ctx:
+        r = np.sqrt(x)
+    with sf.context(attributes=attrs) as slow:
+        expected = general(lambda: np.sqrt(x))
+    assert r.bits.tolist() == expected.bits.tolist() and ctx.flags.invalid == slow.flags.invalid == 1

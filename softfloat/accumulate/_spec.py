@@ -99,7 +99,7 @@ class ReductionSpec:
         fmt = as_format(self.fmt)
         set_(self, "fmt", fmt)
         b_fmt = fmt if self.b_format is None else as_format(self.b_format, "b_format")
-        if b_fmt != fmt and self.kind == "sum":
+        if b_fmt is not fmt and b_fmt != fmt and self.kind == "sum":  # (a Format's == reads every field)
             raise TypeError(f"b_format={self.b_format!r}: a sum has one operand (b_format applies to "
                             "vecdot and matmul)")
         set_(self, "b_format", b_fmt)
@@ -108,7 +108,8 @@ class ReductionSpec:
         set_(self, "want", want)
         set_(self, "swamped_only", want and (only or _validate.boolean("swamped_only", self.swamped_only)))
         out = None if self.out_format is None else as_format(self.out_format, "out_format")
-        default = fmt if self.kind == "sum" else default_accumulator(fmt, b_fmt)
+        default = None if self.accumulator is not None else fmt if self.kind == "sum" else \
+            default_accumulator(fmt, b_fmt)  # (worked out only where it is taken)
         acc = _resolve_accumulator(self.accumulator, (fmt, b_fmt), default, out)
         set_(self, "accumulator", acc)
         hardware = isinstance(acc, FusedAccumulator)
@@ -142,7 +143,7 @@ class ReductionSpec:
     @property
     def mixed(self) -> bool:
         """Are the products' operands of two different formats (``b_format`` not ``fmt``)?"""
-        return self.b_format != self.fmt
+        return self.b_format is not self.fmt and self.b_format != self.fmt
 
     @property
     def ieee_accumulator(self) -> Format:
@@ -177,9 +178,9 @@ def want_flags(return_flags) -> tuple[bool, bool]:
     raise TypeError(f"return_flags must be True, False or 'swamped'; got {_validate.describe(return_flags)}")
 
 
-def _resolve_accumulator(accumulator, formats, default: Format, out_format: Format | None):
+def _resolve_accumulator(accumulator, formats, default: Format | None, out_format: Format | None):
     """The accumulator argument as a Format or a FusedAccumulator (``formats``: the
-    operands' (fmt, b_format))."""
+    operands' (fmt, b_format); ``default`` the one taken where ``accumulator`` is None)."""
     if accumulator is None:
         return default
     if isinstance(accumulator, FusedAccumulator):

@@ -31,7 +31,7 @@ from .._random import Positions, key_from
 from .._workspace import Workspace
 from ..formats import as_format, bf16, fp32
 from ._native import block_kernel
-from ._nan import resolve_nans
+from ._nan import default_nan, resolve_nans
 from ._operands import daz, operand_patterns, operand_values
 from ._round_block import Target, round_block
 from ._torch16 import torch_arithmetic
@@ -253,14 +253,30 @@ def _small_fp16(ufunc, fmt, operands, attrs, want):
     arrays, shape = found
     if math.prod(shape) > SMALL_FP16:
         return None
+    invalid = None
+    if ufunc is np.sqrt:
+        # the roots of negative finite non-zero operands (1 11111 ... excluded: -inf, NaNs):
+        # invalid, the platform's default NaN, nothing else raised -- the kernel takes +0
+        # there (it declines any format but fp16, and then the operands go on unchanged)
+        x = arrays[0]
+        invalid = (x > 0x8000) & (x < 0xFC00)
+        if invalid.any():
+            arrays = [np.where(invalid, x.dtype.type(0), x)]
+        else:
+            invalid = None
     found = _fastpaths.float16_arithmetic(ufunc, arrays, fmt, attrs, want)
     if found is None:
         return None
     bits, masks = found
+    if invalid is not None:
+        if bits.ndim:
+            bits[invalid] = default_nan(fmt, attrs)
+        elif invalid[()]:  # (a 0-d result comes as a numpy scalar)
+            bits = np.asarray(default_nan(fmt, attrs), dtype=_UINT16)
     if bits.ndim == 0:
         if not want:
             return bits[()]
-        code = 0
+        code = 0 if invalid is None else int(invalid[()])  # (bit 0: invalid)
         for name, mask in masks.items():
             if mask is not None and mask[()]:
                 code |= 1 << FLAG_NAMES.index(name)  # softfloat._flagmasks.FLAG_BITS' bit
@@ -271,8 +287,8 @@ def _small_fp16(ufunc, fmt, operands, attrs, want):
     # the clear masks rows of one allocation
     clear = np.zeros((3,) + shape, dtype=bool)
     underflow = masks["underflow"]
-    return bits, Flags(clear[0], clear[1], masks["overflow"], clear[2] if underflow is None else underflow,
-                       masks["inexact"])
+    return bits, Flags(clear[0] if invalid is None else invalid, clear[1], masks["overflow"],
+                       clear[2] if underflow is None else underflow, masks["inexact"])
 
 
 def _small_bf16(ufunc, fmt, operands, attrs, want):

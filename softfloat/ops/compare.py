@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import _dask, _validate
+from .. import _dask, _fastpaths, _validate
 from ..flags import Flags
 from ..formats import Format, Specials, as_format
 from ._nan import is_signaling, nan_mask, quieted
@@ -78,6 +78,20 @@ _COMPARISON_DOC = """a {symbol} b (IEEE compareQuiet{ieee} / compareSignaling{ie
 """
 
 
+def _native_relation(relation, x, y, fmt: Format):
+    """``relation`` on the patterns of a format numpy stores as itself (fp16, fp32, fp64)
+    read as numpy floats, where neither operand holds a NaN; else None (the order keys).
+    Without NaNs numpy's float comparison is IEEE's (-0 == +0, infinities at the ends) and
+    no comparison raises anything, quiet or signaling.  Off with softfloat._fastpaths.ENABLED."""
+    native = fmt.native_dtype
+    if native is None or not _fastpaths.ENABLED:
+        return None
+    u, v = x.view(native), y.view(native)
+    if np.isnan(u).any() or np.isnan(v).any():
+        return None
+    return relation(u, v)
+
+
 def _comparison(name, relation, *, symbol, ieee, unordered_result, examples):
     """A comparison predicate: ``relation`` on the order keys, ``unordered_result`` where
     either operand is a NaN."""
@@ -89,6 +103,9 @@ def _comparison(name, relation, *, symbol, ieee, unordered_result, examples):
         signaling = _validate.boolean("signaling", signaling)
         return_flags = _validate.boolean("return_flags", return_flags)
         (x, y), _ = operand_patterns(fmt, [("a", a), ("b", b)])
+        native = _native_relation(relation, x, y, fmt)
+        if native is not None:
+            return _predicate_result(native, False, return_flags)
         nan_x, nan_y = nan_mask(x, fmt), nan_mask(y, fmt)
         either_nan = nan_x | nan_y
         result = relation(_order_key(x, fmt), _order_key(y, fmt))

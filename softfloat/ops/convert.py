@@ -30,11 +30,11 @@ import numbers
 
 import numpy as np
 
-from .. import _dask, _validate
+from .. import _dask, _fastpaths, _validate
 from .._blocks import resolve_workers, stream_blocks
 from .._decode import decode_block
 from .._encode import encode_block
-from .._flagmasks import FlagMasks
+from .._flagmasks import FlagMasks, flags_of_code
 from .._random import Positions, key_from
 from .._options import resolve_attributes
 from .._workspace import BLOCK_SIZE
@@ -123,6 +123,10 @@ def convert(bits, src_fmt, dst_fmt, rounding=None, *, saturate=None, subnormals=
     denormals_are_zero = _validate.boolean("denormals_are_zero", denormals_are_zero)
     return_flags = _validate.boolean("return_flags", return_flags)
     x = _patterns(bits, src)
+    if not denormals_are_zero and rng is None:
+        widened = _widening(x, src, dst, return_flags)
+        if widened is not None:
+            return widened
     nan_to_default = nan_propagation(dst, attrs, unit=src) is NanPropagation.DEFAULT_NAN
 
     def block(b, rand, out, ws):
@@ -429,6 +433,30 @@ def _patterns(bits, fmt):
         _validate.bit_patterns("bits", np.empty(0, dtype=bits.dtype), fmt.bits)
         return bits
     return _validate.bit_patterns("bits", bits, fmt.bits).astype(fmt.storage_dtype, copy=False)
+
+
+def _widening(x, src, dst, want: bool):
+    """convert() of the patterns ``x`` (one block at most) between numpy's own float
+    types (fp16 -> fp32 / fp64, fp32 -> fp64) where no element is a NaN, by numpy's cast,
+    or None (the general path).
+
+    Why it is the general path's result: ``dst`` holds every value of ``src``, infinities
+    included, and its smallest normal lies below src's smallest subnormal, so every value
+    converts exactly, in every rounding mode, with flush-to-zero too (no result is
+    subnormal), and raises nothing; numpy's widening cast is exact.  NaNs (the quieting, a
+    signaling NaN's invalid, the platform's default NaN) are the general path's.  Off
+    with softfloat._fastpaths.ENABLED."""
+    wide, narrow = dst.native_dtype, src.native_dtype
+    if (wide is None or narrow is None or type(x) is not np.ndarray or x.size > BLOCK_SIZE
+            or wide.itemsize <= narrow.itemsize or not _fastpaths.ENABLED
+            or src.emin - src.mantissa_bits < dst.emin):
+        return None
+    values = x.view(narrow)
+    if np.isnan(values).any():
+        return None
+    out = values.astype(wide, order="C").view(dst.storage_dtype)  # (C order, as the general path's)
+    result = out[()] if out.ndim == 0 else out
+    return (result, flags_of_code(0, x.shape)) if want else result
 
 
 def _run(block, x, src, out_dtype, rng, want_flags, workers):

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import _fastpaths
 from .._encode import Workspace, encode_block
+from .._fpenv import flushes_subnormals
 from ..attributes import RoundingAttributes
 from ..formats import fp32
 
@@ -19,9 +21,19 @@ _NEAREST_EVEN = RoundingAttributes()
 
 
 def _round_fp32(v):
-    """Values rounded to nearest-even fp32, as float64: softfloat's encode (not the FPU)
-    without the per-call checks, for the small arrays of scales and amaxes."""
+    """Values rounded to nearest-even fp32, as float64: softfloat's encode without the
+    per-call checks, for the small arrays of scales and amaxes -- or, where no value is a
+    NaN and this thread keeps subnormals, numpy's float64 -> float32 cast, which is then
+    IEEE's convertFormat in nearest even (the machine's conversion in its default mode:
+    subnormal results kept, overflow to infinity; the condition of
+    softfloat._fastpaths.quantize_small's own cast).  The NaNs' quieting and payload are
+    encode's."""
     a = np.array(v, dtype=np.float64)  # a native, contiguous copy
+    if a.size and _fastpaths.ENABLED and not flushes_subnormals():
+        top = a.max()  # (max propagates a NaN: one reduction finds whether there is one)
+        if top == top:
+            with np.errstate(over="ignore"):  # overflow to infinity is the IEEE result
+                return a.astype(np.float32).astype(np.float64)
     flat = a.reshape(-1)
     bits = np.empty(flat.size, dtype=np.uint32)
     with np.errstate(all="ignore"):
