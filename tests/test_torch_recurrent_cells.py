@@ -6,6 +6,10 @@ cells to float32 rounding with fp32 products."""
 
 from __future__ import annotations
 
+import contextlib
+import warnings
+import zlib
+
 import pytest
 
 from tests.conftest import import_torch
@@ -28,9 +32,10 @@ def _by_hand(cell, x, hx):
     gh = F.linear(hx, cell.weight_hh, cell.bias_hh)
     if isinstance(cell, torch.nn.GRUCell):
         (xr, xz, xn), (hr, hz, hn) = gi.chunk(3, dim=-1), gh.chunk(3, dim=-1)
-        r, z = torch.sigmoid(xr + hr), torch.sigmoid(xz + hz)
-        n = torch.tanh(xn + r * hn)
-        return (1 - z) * n + z * hx
+        rz = torch.cat([hr, hz], dim=-1) + torch.cat([xr, xz], dim=-1)
+        r, z = torch.sigmoid(rz[:, :hr.shape[-1]]), torch.sigmoid(rz[:, hr.shape[-1]:])
+        n = torch.tanh(xn + hn * r)
+        return (hx - n) * z + n  # ATen's order of (1 - z) * n + z * h
     return torch.tanh(gi + gh) if cell.nonlinearity == "tanh" else torch.relu(gi + gh)
 
 
@@ -78,3 +83,55 @@ def test_with_fp32_products_a_cell_is_torchs_own_to_float32_rounding(cls, option
     assert len(em.telemetry) == 2
     with sft.emulate("bf16", accumulator="fp32"):
         assert not torch.equal(_flat(cell(x, hx))[0], want[0])  # emulated: other bits
+
+
+def _dyadic(t):
+    """``t`` in steps of 1/16 and below 8 in magnitude: the products and sums of a few
+    of them are exact in float32, whatever the order (torch's or the emulation's)."""
+    return (t.clamp(-7, 7) * 16).round() / 16
+
+
+@contextlib.contextmanager
+def _without_onednn():
+    """torch's oneDNN off (its flags() also sets TF32 and warns that this build has no
+    Intel GPU: that warning is not the test's)."""
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", "TF32 acceleration on top of oneDNN", UserWarning)
+        with torch.backends.mkldnn.flags(enabled=False):
+            yield
+
+
+_EXACT = [(torch.nn.GRUCell, {}), (torch.nn.LSTMCell, {}), (torch.nn.RNNCell, {}),
+          (torch.nn.GRU, {"bidirectional": True, "batch_first": True}), (torch.nn.GRU, {}),
+          (torch.nn.LSTM, {"bidirectional": True}), (torch.nn.RNN, {"nonlinearity": "relu"})]
+
+
+@pytest.mark.parametrize("cls, options", _EXACT)
+@pytest.mark.parametrize("hidden", [5, 19])  # torch's sigmoid/tanh: per-row tails, vector loops
+def test_with_exact_fp32_products_the_written_out_gates_are_torchs_own_bit_for_bit(cls, options, hidden):
+    """Where every product is exact in float32, emulate("fp32") with the fp32 accumulator
+    and torch compute the same products, so the gates decide: ours must be ATen's, operation
+    for operation (the GRU's h' = (h - n) * z + n, sigmoid on each gate's columns), bit for
+    bit.  One time step (the next hidden state's products are no longer exact); nn.LSTM
+    with oneDNN off (torch's CPU LSTM runs oneDNN's own gate arithmetic where it is on)."""
+    torch.manual_seed(zlib.crc32(f"{cls.__name__}{options}{hidden}".encode()))
+    module = cls(6, hidden, **options)
+    with torch.no_grad():
+        for p in module.parameters():
+            p.copy_(_dyadic(2 * p))
+    directions = 2 if options.get("bidirectional") else 1
+    if cls in (torch.nn.GRUCell, torch.nn.LSTMCell, torch.nn.RNNCell):
+        x, h = _dyadic(torch.randn(9, 6)), _dyadic(torch.randn(9, hidden))
+    else:
+        x = _dyadic(torch.randn(9, 1, 6) if options.get("batch_first") else torch.randn(1, 9, 6))
+        h = _dyadic(torch.randn(directions, 9, hidden))
+    state = (h, _dyadic(h / 2)) if cls in (torch.nn.LSTM, torch.nn.LSTMCell) else h
+    with _without_onednn():
+        want = _flat(module(x, state))
+        with sft.emulate("fp32", accumulator="fp32") as em:
+            got = _flat(module(x, state))
+    want = [t for o in want for t in _flat(o)]
+    got = [t for o in got for t in _flat(o)]
+    assert em.telemetry, "the products ran emulated"
+    for a, b in zip(got, want):
+        assert torch.equal(a, b), f"{int((a != b).sum())} of {a.numel()} elements differ from torch's"

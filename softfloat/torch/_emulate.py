@@ -74,7 +74,7 @@ def emulate(recipe, *, accumulator=None, elementwise=False, model=None, telemetr
     - ``nn.LSTM``/``GRU``/``RNN`` and their cells (``nn.LSTMCell``/``GRUCell``/
       ``RNNCell``) are written out in torch calls whose products are emulated
       (``softfloat.torch._recurrent``: the input's and the hidden state's products,
-      then PyTorch's gate equations in the tensors' dtype).  Products computed inside one torch
+      then PyTorch's gate equations in the tensors' dtype, in ATen's order of operations).  Products computed inside one torch
       kernel (packed sequences' recurrences, ``nn.Bilinear``, negative matrix powers:
       ``softfloat.torch._ops.OPAQUE``) are out of reach: they run as torch runs them,
       with a UserWarning once per block and function; so do TorchScript modules

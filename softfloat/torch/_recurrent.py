@@ -6,7 +6,10 @@ reach).
 Per layer and direction, as cuDNN organises the work: the input projection of every
 time step is one product (``F.linear(x, w_ih, b_ih)`` over the whole sequence), then
 each step's recurrent product ``F.linear(h, w_hh, b_hh)``, then the gates in the
-tensors' dtype (PyTorch's gate order and equations, see nn.LSTM / nn.GRU / nn.RNN);
+tensors' dtype (PyTorch's gate order and equations, see nn.LSTM / nn.GRU / nn.RNN,
+computed operation for operation as ATen's CPU cells compute them, so that with exact
+products the bits are torch's: the GRU's h' = (h - n) * z + n; torch's CPU nn.LSTM runs
+oneDNN where it is enabled, whose gate arithmetic differs in the last bits);
 LSTM's projection (``proj_size``) is ``F.linear(h, w_hr)``.  Between layers the output
 goes through ``F.dropout`` when training with ``dropout`` (torch draws its own masks
 inside its kernel: the same distribution, other draws).  The caller runs this with the
@@ -116,10 +119,15 @@ def _step(kind, projected, recurrent, h, c):
         c = torch.sigmoid(f) * c + torch.sigmoid(i) * torch.tanh(g)
         return torch.sigmoid(o) * torch.tanh(c), c
     if kind == "gru":
-        xr, xz, xn = projected.chunk(3, dim=-1)
-        hr, hz, hn = recurrent.chunk(3, dim=-1)
-        r, z = torch.sigmoid(xr + hr), torch.sigmoid(xz + hz)
-        n = torch.tanh(xn + r * hn)
-        return (1 - z) * n + z * h, c
+        # ATen's GRUCell, operation for operation: torch's sigmoid takes another code path
+        # (other bits) on a contiguous block than on one gate's columns, so r and z are
+        # taken from the columns of the summed (r, z) gates, as ATen's in-place sigmoid_
+        # on each chunk does; h' = (h - n) * z + n, ATen's order of the documented
+        # (1 - z) * n + z * h (which differs in the last bit)
+        size = projected.shape[-1] // 3
+        rz = recurrent[..., :2 * size] + projected[..., :2 * size]
+        r, z = torch.sigmoid(rz[..., :size]), torch.sigmoid(rz[..., size:])
+        n = torch.tanh(projected[..., 2 * size:] + recurrent[..., 2 * size:] * r)
+        return (h - n) * z + n, c
     pre = projected + recurrent
     return (torch.tanh(pre) if kind == "tanh" else torch.relu(pre)), c
