@@ -105,6 +105,29 @@ def test_in_place_addmm_and_baddbmm():
     assert [(r.op, r.batch) for r in em.telemetry] == [("addmm", 1), ("baddbmm", 2)]  # the batch: one call
 
 
+def test_in_place_addmv_and_addbmm():
+    """Tensor.addmv_ and Tensor.addbmm_ (torch's kernels, which ran unemulated and
+    unwarned): addmv's and addbmm's definitions (an addmm with a column; ATen's loop of
+    addmm_ over the batch), written into ``self``, with a gradient through the copy."""
+    a3, b3 = _t((2, 3, 8), 30).detach(), _t((2, 8, 4), 31).detach()
+    v, u, c = _t((8,), 32).detach(), _t((3,), 33).detach(), _t((3, 4), 34).detach()
+    u0, c0 = u.clone(), c.clone()
+    eng = GemmEngine("bf16", accumulator="fp32", bias_epilogue=True)
+    leaf = _t((8,), 35)
+    with sft.emulate("bf16", accumulator="fp32") as em:
+        assert u.addmv_(a3[0], v) is u
+        assert c.addbmm_(a3, b3) is c
+        grad, = torch.autograd.grad(torch.zeros(3).addmv_(a3[0], leaf).sum(), leaf)
+    want = eng.gemm(_np(a3[0]), _np(v)[:, None], "fprop", "s", bias=_np(u0)[:, None], out="bf16")[:, 0]
+    assert np.array_equal(_np(u), want)
+    running = eng.gemm(_np(a3[0]), _np(b3[0]), "fprop", "s", bias=_np(c0), out="bf16")
+    running = eng.gemm(_np(a3[1]), _np(b3[1]), "fprop", "s", bias=running, out="bf16")
+    assert np.array_equal(_np(c), running)
+    assert [(r.op, r.kind, r.batch) for r in em.telemetry] == [
+        ("addmv", "fprop", 1), ("addbmm", "fprop", 2), ("addmv", "fprop", 1), ("addmv", "wgrad", 1)]
+    assert grad.shape == (8,)
+
+
 def test_einsum_of_several_operands_is_torchs_pairs():
     """Left to right as torch contracts them without opt_einsum (the running result
     first), each pair an emulated product rounded into the recipe's format."""

@@ -30,8 +30,9 @@ def emulate(recipe, *, accumulator=None, elementwise=False, model=None, telemetr
     ``recipe``'s emulated precision, forward and backward, bit for bit.
 
     Inside the ``with`` block, ``F.linear`` (so every ``nn.Linear``), ``torch.matmul``
-    and ``@``, ``mm``, ``bmm``, ``addmm``, ``baddbmm`` (and ``addmm_``/``baddbmm_``),
-    ``addmv``, ``addbmm``, ``mv``, ``dot``, ``vdot``, ``inner``, ``linalg.vecdot``, ``tensordot``,
+    and ``@``, ``mm``, ``bmm``, ``addmm``, ``baddbmm``, ``addmv``, ``addbmm`` (and in
+    place: ``addmm_``, ``baddbmm_``, ``addmv_``, ``addbmm_``), ``mv``, ``dot``, ``vdot``,
+    ``inner``, ``linalg.vecdot``, ``tensordot``,
     ``linalg.multi_dot`` and ``matrix_power`` (in ATen's order), ``cdist`` (where ATen
     takes a product), ``einsum`` (several operands in torch's pairs),
     ``F.conv1d``/``2d``/``3d`` (unfold, then one product per group), ``F.conv_transpose1d``/``2d``/``3d`` (the convolution of the

@@ -1,5 +1,6 @@
 """torch's matrix-product functions as 2-d emulated products: F.linear, matmul (and
-``@``), mm, bmm, addmm, baddbmm (and in place, addmm_/baddbmm_), mv, dot, inner,
+``@``), mm, bmm, addmm, baddbmm, addmv, addbmm (and in place: addmm_, baddbmm_,
+addmv_, addbmm_), mv, dot, inner,
 einsum (several operands in torch's pairs), conv1d/conv2d and scaled_dot_product_attention.
 
 Each handler binds torch's arguments, checks the operands, and writes the call as
@@ -15,7 +16,8 @@ expands and stacks, whose gradients torch's autograd takes care of:
 - ``addmm``/``baddbmm`` with ``beta == alpha == 1`` add ``input`` in the accumulator; with
   other factors the product is scaled and added in the caller's dtype and the sum
   rounded again into the output format; ``beta == 0`` ignores ``input`` (as torch does);
-  ``addmm_``/``baddbmm_`` compute the same and copy it into ``self`` (autograd's copy_);
+  ``addmm_``/``baddbmm_`` (``addmv_``/``addbmm_``) compute the same and copy it into
+  ``self`` (autograd's copy_);
 - ``mv``, ``dot`` and ``vdot`` are ``matmul``'s 1-d cases; ``inner(a, b)`` of (..., K)
   tensors and ``tensordot`` are one (M, K) x (K, N) product (0-d operands of ``inner``:
   torch's own multiplication); ``addmv`` is ``addmm`` with a column; ``addbmm`` is
@@ -72,6 +74,7 @@ _SIGNATURES = {
     **{f"conv_transpose{d}d": _TRANSPOSED for d in (1, 2, 3)},
     "attention": ("query", "key", "value", "attn_mask", "dropout_p", "is_causal", "scale", "enable_gqa"),
     "vdot": ("input", "other"), "addmv": ("input", "mat", "vec"), "addbmm": ("input", "batch1", "batch2"),
+    "addmv_": ("input", "mat", "vec"), "addbmm_": ("input", "batch1", "batch2"),
     "tensordot": ("a", "b", "dims"),
     "multi_dot": ("tensors",), "matrix_power": ("input", "n"), "cdist": ("x1", "x2", "p", "compute_mode"),
     "vecdot": ("x", "y"),
@@ -81,7 +84,7 @@ _OPERANDS = {"attention": ("query", "key", "value"), "einsum": ("input", "other"
 #: handlers whose operands are a list (checked one by one)
 _LISTS = {"multi_dot": "tensors"}
 #: the product name a call site is named after
-_SITE = {"rmatmul": "matmul", "addmm_": "addmm", "baddbmm_": "baddbmm"}
+_SITE = {"rmatmul": "matmul", "addmm_": "addmm", "baddbmm_": "baddbmm", "addmv_": "addmv", "addbmm_": "addbmm"}
 
 
 def _bind(name: str, args, kwargs) -> dict:
@@ -191,6 +194,8 @@ HANDLERS = {
     "vdot": lambda run, b, r: _matmul(run, b["input"], b["other"]),
     "addmv": lambda run, b, r: _addmv(run, b, r),
     "addbmm": lambda run, b, r: _addbmm(run, b, r),
+    "addmv_": lambda run, b, r: _in_place(b, _addmv(run, b, r)),
+    "addbmm_": lambda run, b, r: _in_place(b, _addbmm(run, b, r)),
     "tensordot": lambda run, b, r: _tensordot(run, b["a"], b["b"], b.get("dims", 2)),
     "multi_dot": lambda run, b, r: _multi_dot(run, list(b["tensors"])),
     "matrix_power": lambda run, b, r: _matrix_power(run, b["input"], b["n"]),
@@ -214,6 +219,8 @@ _SHAPES = {
     "vdot": lambda b: b["input"].dim() == 1 and b["other"].dim() == 1,
     "addmv": lambda b: b["mat"].dim() == 2 and b["vec"].dim() == 1,
     "addbmm": lambda b: b["batch1"].dim() == 3 and b["batch2"].dim() == 3,
+    "addmv_": lambda b: b["mat"].dim() == 2 and b["vec"].dim() == 1,
+    "addbmm_": lambda b: b["batch1"].dim() == 3 and b["batch2"].dim() == 3,
     "matrix_power": lambda b: isinstance(b.get("n"), int) and b["n"] >= 0 and b["input"].dim() >= 2,
     "cdist": lambda b: _cdist_by_product(b),  # (defined below)
     "vecdot": lambda b: _vecdot_shapes(b["x"], b["y"], b.get("dim", -1)),
@@ -463,6 +470,7 @@ FUNCTIONS = {
     torch.einsum: "einsum",
     torch.linalg.matmul: "matmul", torch.vdot: "vdot", torch.Tensor.vdot: "vdot",
     torch.addmv: "addmv", torch.Tensor.addmv: "addmv", torch.addbmm: "addbmm", torch.Tensor.addbmm: "addbmm",
+    torch.Tensor.addmv_: "addmv_", torch.Tensor.addbmm_: "addbmm_",
     torch.tensordot: "tensordot",
     F.conv_transpose1d: "conv_transpose1d", F.conv_transpose2d: "conv_transpose2d",
     F.conv3d: "conv3d", F.conv_transpose3d: "conv_transpose3d",
