@@ -137,7 +137,8 @@ def emulate(recipe, *, accumulator=None, elementwise=False, model=None, telemetr
         ``batch_norm``, ``instance_norm``, ``dropout`` (each computed by torch in the
         tensors' dtype, then rounded once), and so the modules calling them; not
         reductions (``sum``, ``mean``) or other functions.  Nothing is rounded inside an
-        optimizer's ``step()`` (its updates are not activations).  The list:
+        optimizer's ``step()`` (its updates are not activations) but the closure it
+        calls (LBFGS's: the model's forward and backward).  The list:
         ``softfloat.torch._elementwise``.
     model : torch.nn.Module, optional
         The module whose ``named_modules()`` name the call sites; default: the first
