@@ -151,3 +151,23 @@ def test_pairwise_steps_follow_the_path_and_keep_the_labels_still_needed():
     assert pairwise("bij,bjk,bkl->bil", 3) == [(0, 1, "bij,bjk->bik"), (0, 1, "bkl,bik->bil")]
     with pytest.raises(ValueError, match="names 2 operand"):
         pairwise("ij,jk->ik", 3)
+
+
+@pytest.mark.parametrize("equation, a, b", [
+    ("ij,jk->ik", (3, 0), (0, 4)),        # nothing contracted: zeros
+    ("bij,bjk->bik", (2, 3, 0), (2, 0, 4)),
+    ("ij,kj->ik", (3, 0), (4, 0)),
+    ("ij,jk->ik", (3, 1), (0, 4)),        # a size 1 broadcast to 0
+    ("ij,jk->ik", (0, 3), (3, 4)),
+])
+def test_einsum_with_an_empty_axis_is_torchs(equation, a, b):
+    """An empty axis (a size-0 label, or a size 1 broadcast to 0) gives torch's result and
+    gradient (zeros, or nothing); a 0 taken for a broadcast 1 made it an expand error."""
+    x, y = torch.randn(*a, requires_grad=True), torch.randn(*b)
+    want = torch.einsum(equation, x, y)
+    want_grad, = torch.autograd.grad(want.sum(), x, allow_unused=True)
+    with sft.emulate("bf16", accumulator="fp32"):
+        got = torch.einsum(equation, x, y)
+        grad, = torch.autograd.grad(got.sum(), x, allow_unused=True)
+    assert got.shape == want.shape and torch.equal(got, want)
+    assert torch.equal(grad, want_grad)
