@@ -162,6 +162,22 @@ def test_linear_with_no_inputs_is_the_bias_rounded():
     assert torch.equal(got, layer.bias.detach().expand(2, 3).bfloat16().float())
 
 
+def test_tracing_under_the_emulation_says_what_to_do():
+    """torch.export (fake tensors) and torch.jit.trace cannot record the emulation (numpy
+    on the values): a NotImplementedError saying so, not ".numpy() is not supported for
+    tensor subclasses" from inside a kernel, nor a broken trace ("aten::view() Expected a
+    value of type 'Tensor'")."""
+    layer = torch.nn.Linear(3, 2)
+    with pytest.raises(NotImplementedError, match=r"input of linear is a tensor being traced \(a fake tensor"):
+        with sft.emulate("bf16"):
+            torch.export.export(layer, (torch.randn(2, 3),))
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", "`torch.jit.trace", DeprecationWarning)
+        with pytest.raises(NotImplementedError, match=r"being traced \(torch.jit.trace\).*outside softfloat"):
+            with sft.emulate("bf16"):
+                torch.jit.trace(layer, torch.randn(2, 3))
+
+
 def test_bad_tensors_and_names():
     with pytest.raises(TypeError, match="input of matmul .*complex"):
         with sft.emulate("bf16"):

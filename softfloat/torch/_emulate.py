@@ -79,7 +79,9 @@ def emulate(recipe, *, accumulator=None, elementwise=False, model=None, telemetr
       kernel (packed sequences' recurrences, ``nn.Bilinear``, negative matrix powers:
       ``softfloat.torch._ops.OPAQUE``) are out of reach: they run as torch runs them,
       with a UserWarning once per block and function; so do TorchScript modules
-      (``torch.jit.script``/``trace``), whose operations never reach Python.
+      (``torch.jit.script``/``trace``), whose operations never reach Python.  Tracing a model
+      inside the block (``torch.jit.trace``, ``torch.export``: fake tensors) is a
+      NotImplementedError: a trace cannot record the emulation.
     - Integer products pass through to torch unemulated (they are exact); complex
       and sparse operands are a TypeError (a RuntimeError with the same message from
       ``Tensor.matmul``, which the ``@`` operator calls and whose TypeErrors it turns
