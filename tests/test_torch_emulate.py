@@ -534,6 +534,27 @@ def test_multi_dot_takes_atens_order(shapes):
     assert got.shape == want.shape and torch.allclose(got, want, atol=1e-5, rtol=1e-5)
 
 
+def test_chain_matmul_is_multi_dot():
+    """torch.chain_matmul (ATen: linalg_multi_dot of its matrices) was left to torch with
+    an "inside one torch kernel" warning; it is multi_dot's products, bit for bit, with
+    gradients; one matrix is its copy, no product."""
+    torch.manual_seed(5)
+    a, b, c = torch.randn(4, 3, requires_grad=True), torch.randn(3, 9), torch.randn(9, 2)
+    with sft.emulate("bf16", accumulator="fp32") as em:
+        got = torch.chain_matmul(a, b, c)
+        grad, = torch.autograd.grad(got.sum(), a)
+        with warnings.catch_warnings():  # torch's (once per process)
+            warnings.filterwarnings("ignore", "torch.chain_matmul is deprecated", UserWarning)
+            alone = torch.chain_matmul(b)
+    with sft.emulate("bf16", accumulator="fp32") as ref:
+        want = torch.linalg.multi_dot([a, b, c])
+        want_grad, = torch.autograd.grad(want.sum(), a)
+    assert torch.equal(got, want) and torch.equal(grad, want_grad)
+    assert [(r.site, r.kind, r.shape) for r in em.telemetry] == [
+        (r.site.replace("multi_dot", "chain_matmul"), r.kind, r.shape) for r in ref.telemetry]
+    assert torch.equal(alone, b) and alone is not b
+
+
 @pytest.mark.parametrize("n", [0, 1, 2, 3, 4, 5, 6, 7, 13, 22])
 def test_matrix_power_takes_atens_products(n):
     """With fp32 products on these small matrices torch's own matrix_power and the

@@ -33,7 +33,7 @@ def emulate(recipe, *, accumulator=None, elementwise=False, model=None, telemetr
     and ``@``, ``mm``, ``bmm``, ``addmm``, ``baddbmm``, ``addmv``, ``addbmm`` (and in
     place: ``addmm_``, ``baddbmm_``, ``addmv_``, ``addbmm_``), ``mv``, ``dot``, ``vdot``,
     ``inner``, ``linalg.vecdot``, ``tensordot``,
-    ``linalg.multi_dot`` and ``matrix_power`` (in ATen's order), ``cdist`` (where ATen
+    ``linalg.multi_dot`` (and ``chain_matmul``) and ``matrix_power`` (in ATen's order), ``cdist`` (where ATen
     takes a product), ``einsum`` (several operands in torch's pairs),
     ``F.conv1d``/``2d``/``3d`` (unfold, then one product per group), ``F.conv_transpose1d``/``2d``/``3d`` (the convolution of the
     zero-stuffed input) and ``F.scaled_dot_product_attention`` (decomposed: Q K^T, scale,

@@ -22,7 +22,7 @@ expands and stacks, whose gradients torch's autograd takes care of:
   tensors and ``tensordot`` are one (M, K) x (K, N) product (0-d operands of ``inner``:
   torch's own multiplication); ``addmv`` is ``addmm`` with a column; ``addbmm`` is
   ATen's loop of ``addmm_`` over the batch, each step rounded into the output (the
-  entries' products one batched call); ``linalg.multi_dot`` is ATen's chain of products
+  entries' products one batched call); ``linalg.multi_dot`` (and ``chain_matmul``) is ATen's chain of products
   in ATen's order; ``matrix_power`` ATen's products by the bits of n (a negative power,
   an inverse, is torch's own) -- a chain's products (and einsum's pairs) are sub-sites
   ``<site>.1``, ``<site>.2``, ... in the order they run, each with its own scaling state;
@@ -76,13 +76,13 @@ _SIGNATURES = {
     "vdot": ("input", "other"), "addmv": ("input", "mat", "vec"), "addbmm": ("input", "batch1", "batch2"),
     "addmv_": ("input", "mat", "vec"), "addbmm_": ("input", "batch1", "batch2"),
     "tensordot": ("a", "b", "dims"),
-    "multi_dot": ("tensors",), "matrix_power": ("input", "n"), "cdist": ("x1", "x2", "p", "compute_mode"),
+    "multi_dot": ("tensors",), "chain_matmul": ("tensors",), "matrix_power": ("input", "n"), "cdist": ("x1", "x2", "p", "compute_mode"),
     "vecdot": ("x", "y"),
 }
 #: the arguments whose dtypes decide (others, like a boolean attn_mask, are checked by the handler)
 _OPERANDS = {"attention": ("query", "key", "value"), "einsum": ("input", "other")}
 #: handlers whose operands are a list (checked one by one)
-_LISTS = {"multi_dot": "tensors"}
+_LISTS = {"multi_dot": "tensors", "chain_matmul": "tensors"}
 #: the product name a call site is named after
 _SITE = {"rmatmul": "matmul", "addmm_": "addmm", "baddbmm_": "baddbmm", "addmv_": "addmv", "addbmm_": "addbmm"}
 
@@ -198,6 +198,7 @@ HANDLERS = {
     "addbmm_": lambda run, b, r: _in_place(b, _addbmm(run, b, r)),
     "tensordot": lambda run, b, r: _tensordot(run, b["a"], b["b"], b.get("dims", 2)),
     "multi_dot": lambda run, b, r: _multi_dot(run, list(b["tensors"])),
+    "chain_matmul": lambda run, b, r: _multi_dot(run, list(b["tensors"])),  # ATen: linalg_multi_dot
     "matrix_power": lambda run, b, r: _matrix_power(run, b["input"], b["n"]),
     "cdist": lambda run, b, r: _euclidean(run, b["x1"], b["x2"]),
     "vecdot": lambda run, b, r: _vecdot(run, b["x"], b["y"], b.get("dim", -1)),
@@ -224,6 +225,8 @@ _SHAPES = {
     "matrix_power": lambda b: isinstance(b.get("n"), int) and b["n"] >= 0 and b["input"].dim() >= 2,
     "cdist": lambda b: _cdist_by_product(b),  # (defined below)
     "vecdot": lambda b: _vecdot_shapes(b["x"], b["y"], b.get("dim", -1)),
+    # one matrix: torch's copy (no product); other dimensions: torch's error
+    "chain_matmul": lambda b: len(b["tensors"]) > 1 and all(t.dim() == 2 for t in b["tensors"]),
 }
 
 
@@ -474,7 +477,7 @@ FUNCTIONS = {
     torch.tensordot: "tensordot",
     F.conv_transpose1d: "conv_transpose1d", F.conv_transpose2d: "conv_transpose2d",
     F.conv3d: "conv3d", F.conv_transpose3d: "conv_transpose3d",
-    torch.linalg.multi_dot: "multi_dot", torch.linalg.matrix_power: "matrix_power",
+    torch.linalg.multi_dot: "multi_dot", torch.chain_matmul: "chain_matmul", torch.linalg.matrix_power: "matrix_power",
     torch.matrix_power: "matrix_power", torch.Tensor.matrix_power: "matrix_power",
     torch.cdist: "cdist", torch.linalg.vecdot: "vecdot",
 }
@@ -493,7 +496,6 @@ OPAQUE = {torch.lstm: "torch.lstm of a packed sequence (nn.LSTM)",
           torch.rnn_tanh: "torch.rnn_tanh of a packed sequence (nn.RNN)",
           torch.rnn_relu: "torch.rnn_relu of a packed sequence (nn.RNN)",
           torch.bilinear: "torch.bilinear (nn.Bilinear)",
-          torch.chain_matmul: "torch.chain_matmul",
           torch.linalg.matrix_power: "torch.linalg.matrix_power of a negative power (an inverse)",
           torch.matrix_power: "torch.matrix_power of a negative power (an inverse)",
           torch.Tensor.matrix_power: "Tensor.matrix_power of a negative power (an inverse)",
@@ -515,6 +517,8 @@ def dispatch(name: str, args, kwargs, run_for, round_again):
         args, kwargs = _cast(args, lower), _cast(kwargs, lower)
     if name == "einsum":
         return _einsum(args, run_for)
+    if name == "chain_matmul":  # chain_matmul(*matrices) hands the matrices over one by one
+        args = (list(args),)
     bound = _bind(name, args, kwargs)
     if _operands(name, bound) == "torch":
         return NotImplemented
