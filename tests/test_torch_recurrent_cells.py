@@ -2,7 +2,9 @@
 whose products torch computes inside) written out: their two products through the
 emulated F.linear, the gates as PyTorch's equations -- checked against that
 decomposition written by hand from emulated F.linear calls, and against torch's own
-cells to float32 rounding with fp32 products."""
+cells to float32 rounding with fp32 products, bit for bit where the products are exact;
+and nn.LSTM/GRU/RNN of packed sequences, checked sequence by sequence against the
+written-out layers on each sequence alone."""
 
 from __future__ import annotations
 
@@ -135,3 +137,47 @@ def test_with_exact_fp32_products_the_written_out_gates_are_torchs_own_bit_for_b
     assert em.telemetry, "the products ran emulated"
     for a, b in zip(got, want):
         assert torch.equal(a, b), f"{int((a != b).sum())} of {a.numel()} elements differ from torch's"
+
+
+_PACKED = [(torch.nn.LSTM, {"num_layers": 2, "bidirectional": True}),
+           (torch.nn.LSTM, {"proj_size": 2, "bidirectional": True}),
+           (torch.nn.GRU, {"num_layers": 2, "bidirectional": True}), (torch.nn.GRU, {}),
+           (torch.nn.RNN, {"nonlinearity": "relu", "bidirectional": True})]
+
+
+@pytest.mark.parametrize("cls, options", _PACKED)
+def test_a_packed_sequence_is_each_sequence_written_out(cls, options):
+    """nn.LSTM/GRU/RNN of a PackedSequence (torch's packed kernels, which ran unemulated):
+    under emulate each sequence's outputs and final states are, bit for bit, those of the
+    same layer run on that sequence alone (the dense written-out layer: rows are
+    independent products), forward and reverse; with fp32 products the outputs, states
+    and gradients are torch's packed ones to float32 rounding."""
+    from torch.nn.utils.rnn import pack_sequence, pad_packed_sequence
+    torch.manual_seed(zlib.crc32(f"{cls.__name__}{options}".encode()))
+    module = cls(3, 4, **options)
+    lengths = [5, 2, 4, 1]
+    sequences = [torch.randn(n, 3) for n in lengths]
+    layers = (2 if options.get("bidirectional") else 1) * options.get("num_layers", 1)
+    h0 = torch.randn(layers, 4, options.get("proj_size", 4))
+    hx = (h0, torch.randn(layers, 4, 4)) if cls is torch.nn.LSTM else h0
+    packed = pack_sequence(sequences, enforce_sorted=False)
+
+    def states(out):
+        return list(out[1]) if isinstance(out[1], tuple) else [out[1]]
+    with sft.emulate("bf16", accumulator="fp32") as em:
+        got = module(packed, hx)
+        padded, _ = pad_packed_sequence(got[0])
+        for i, seq in enumerate(sequences):
+            alone = module(seq[:, None], tuple(t[:, i:i + 1] for t in hx) if isinstance(hx, tuple)
+                           else hx[:, i:i + 1])
+            assert torch.equal(padded[:len(seq), i], alone[0][:, 0])
+            assert all(torch.equal(a[:, i], b[:, 0]) for a, b in zip(states(got), states(alone)))
+    assert em.telemetry
+    params = list(module.parameters())
+    want = module(packed, hx)
+    want_grads = torch.autograd.grad(want[0].data.square().sum() + states(want)[0].sum(), params)
+    with sft.emulate("fp32", accumulator="fp32"):
+        got = module(packed, hx)
+        grads = torch.autograd.grad(got[0].data.square().sum() + states(got)[0].sum(), params)
+    for a, b in zip([got[0].data, *states(got), *grads], [want[0].data, *states(want), *want_grads]):
+        assert a.shape == b.shape and torch.allclose(a, b, rtol=1e-5, atol=1e-6)

@@ -72,12 +72,13 @@ def emulate(recipe, *, accumulator=None, elementwise=False, model=None, telemetr
       (``softfloat.torch._autocast`` asks torch which products those are).
       Convolutions return torch's memory format (channels-last where the input or the
       weight is).
-    - ``nn.LSTM``/``GRU``/``RNN`` and their cells (``nn.LSTMCell``/``GRUCell``/
-      ``RNNCell``) are written out in torch calls whose products are emulated
-      (``softfloat.torch._recurrent``: the input's and the hidden state's products,
-      then PyTorch's gate equations in the tensors' dtype, in ATen's order of operations).  Products computed inside one torch
-      kernel (packed sequences' recurrences, ``nn.Bilinear``, negative matrix powers:
-      ``softfloat.torch._ops.OPAQUE``) are out of reach: they run as torch runs them,
+    - ``nn.LSTM``/``GRU``/``RNN`` (packed sequences too) and their cells
+      (``nn.LSTMCell``/``GRUCell``/``RNNCell``) are written out in torch calls whose
+      products are emulated (``softfloat.torch._recurrent``: the input's and the hidden
+      state's products, then PyTorch's gate equations in the tensors' dtype, in ATen's
+      order of operations).  Products computed inside one torch kernel
+      (``nn.Bilinear``, negative matrix powers: ``softfloat.torch._ops.OPAQUE``) are out
+      of reach: they run as torch runs them,
       with a UserWarning once per block and function; so do TorchScript modules
       (``torch.jit.script``/``trace``), whose operations never reach Python.  Tracing a model
       inside the block (``torch.jit.trace``, ``torch.export``: fake tensors) is a
@@ -376,7 +377,7 @@ class _Mode(TorchFunctionMode):
         elif func in _recurrent.CELLS:
             with self:
                 return _recurrent.cell(func, args, kwargs)
-        if func in _ops.OPAQUE and func not in self.warned:  # (a packed sequence's recurrence too)
+        if func in _ops.OPAQUE and func not in self.warned:
             self.warned.add(func)
             warnings.warn(f"{_ops.OPAQUE[func]} runs its matrix products inside one torch kernel: they are not "
                           f"emulated under softfloat.torch.emulate (torch's own arithmetic)", stacklevel=2)

@@ -491,10 +491,10 @@ def _attribute(root, dotted: str):
 
 #: torch functions whose products run inside one kernel, out of the emulation's reach
 #: (their names for the warning that says so)
-OPAQUE = {torch.lstm: "torch.lstm of a packed sequence (nn.LSTM)",
-          torch.gru: "torch.gru of a packed sequence (nn.GRU)",
-          torch.rnn_tanh: "torch.rnn_tanh of a packed sequence (nn.RNN)",
-          torch.rnn_relu: "torch.rnn_relu of a packed sequence (nn.RNN)",
+OPAQUE = {torch.lstm: "torch.lstm called with keyword arguments (nn.LSTM's calls are written out)",
+          torch.gru: "torch.gru called with keyword arguments (nn.GRU's calls are written out)",
+          torch.rnn_tanh: "torch.rnn_tanh called with keyword arguments (nn.RNN's calls are written out)",
+          torch.rnn_relu: "torch.rnn_relu called with keyword arguments (nn.RNN's calls are written out)",
           torch.bilinear: "torch.bilinear (nn.Bilinear)",
           torch.linalg.matrix_power: "torch.linalg.matrix_power of a negative power (an inverse)",
           torch.matrix_power: "torch.matrix_power of a negative power (an inverse)",

@@ -15,8 +15,11 @@ goes through ``F.dropout`` when training with ``dropout`` (torch draws its own m
 inside its kernel: the same distribution, other draws).  The caller runs this with the
 emulation active; products are emulated, everything else is ordinary torch arithmetic.
 
-Packed sequences (the ``batch_sizes`` overloads) are not written out: None, and the
-caller lets torch run them, with its warning.
+Packed sequences (the ``batch_sizes`` overloads: nn.LSTM/GRU/RNN of a PackedSequence)
+are written out as ATen's packed layers run them: the input projection of the whole packed
+data at once, then per time step the leading ``batch_sizes[t]`` sequences (sorted by
+length, longest first); forward, a sequence that has ended leaves its final state behind;
+in reverse, the states of the sequences that start join in from ``hx`` (:func:`_packed`).
 
 The cells (``torch.lstm_cell``, ``gru_cell``, ``rnn_tanh_cell``, ``rnn_relu_cell``:
 nn.LSTMCell, nn.GRUCell, nn.RNNCell) are one step of the same: ``F.linear(x, w_ih,
@@ -56,14 +59,14 @@ def cell(func, args, kwargs):
 
 def run(func, args, kwargs):
     """``func(*args, **kwargs)`` written out (see the module docstring), or None for
-    the overloads it does not write out."""
+    the calls it does not write out."""
     kind, _ = KINDS[func]
     if kwargs or len(args) != 9:
         return None
     # the dense overload: (input, hx, params, ...); the packed one: (data, batch_sizes, hx, params, ...)
     dense = isinstance(args[1], (tuple, list)) if kind == "lstm" else isinstance(args[2], (tuple, list))
     if not dense:
-        return None
+        return _packed(kind, args)
     x, hx, params, has_biases, num_layers, dropout, train, bidirectional, batch_first = args
     if kind == "lstm":
         h0, c0 = hx
@@ -73,6 +76,34 @@ def run(func, args, kwargs):
         x = x.transpose(0, 1)
     if x.shape[0] == 0:  # torch's own rule (its kernel raises it)
         raise RuntimeError("Expected sequence length to be larger than 0 in RNN")
+
+    def direction(x, weights, h, c, reverse):
+        out, h, c = _direction(kind, x.flip(0) if reverse else x, weights, h, c)
+        return (out.flip(0) if reverse else out), h, c
+    out, *states = _layers(kind, x, (h0, c0), params, (has_biases, num_layers, dropout, train, bidirectional),
+                           direction)
+    return (out.transpose(0, 1) if batch_first else out, *states)
+
+
+def _packed(kind, args):
+    """A packed sequence's ``func(data, batch_sizes, hx, params, ...)`` written out:
+    (output data, h_n[, c_n]), the steps as ATen's PackedLayer and ReversedPackedLayer
+    take them (see the module docstring)."""
+    data, batch_sizes, hx, params, has_biases, num_layers, dropout, train, bidirectional = args
+    sizes = [int(n) for n in batch_sizes]
+    h0, c0 = hx if kind == "lstm" else (hx, None)
+
+    def direction(x, weights, h, c, reverse):
+        return _packed_direction(kind, x, sizes, weights, (h, c), reverse)
+    return _layers(kind, data, (h0, c0), params, (has_biases, num_layers, dropout, train, bidirectional),
+                   direction)
+
+
+def _layers(kind, x, state, params, options, direction):
+    """Every layer and direction over ``x`` (the sequence's first axis time, or packed
+    data), ``direction(x, weights, h, c, reverse)`` running one: (output, h_n[, c_n])."""
+    h0, c0 = state
+    has_biases, num_layers, dropout, train, bidirectional = options
     directions = 2 if bidirectional else 1
     per = len(params) // (num_layers * directions)
     h_n, c_n = [], []
@@ -84,18 +115,53 @@ def run(func, args, kwargs):
             w_ih, w_hh = weights[0], weights[1]
             b_ih, b_hh = (weights[2], weights[3]) if has_biases else (None, None)
             w_hr = weights[-1] if per in (3, 5) else None
-            out, h, c = _direction(kind, x.flip(0) if d else x, (w_ih, w_hh, b_ih, b_hh, w_hr),
-                                   h0[i], None if c0 is None else c0[i])
-            outputs.append(out.flip(0) if d else out)
+            out, h, c = direction(x, (w_ih, w_hh, b_ih, b_hh, w_hr), h0[i], None if c0 is None else c0[i], d == 1)
+            outputs.append(out)
             h_n.append(h)
             c_n.append(c)
         x = torch.cat(outputs, dim=-1) if directions == 2 else outputs[0]
         if dropout and train and layer < num_layers - 1:
             x = F.dropout(x, dropout, training=True)
-    out = x.transpose(0, 1) if batch_first else x
     if kind == "lstm":
-        return out, torch.stack(h_n), torch.stack(c_n)
-    return out, torch.stack(h_n)
+        return x, torch.stack(h_n), torch.stack(c_n)
+    return x, torch.stack(h_n)
+
+
+def _packed_direction(kind, data, sizes, weights, state, reverse):
+    """One layer in one direction over packed ``data`` (time steps of ``sizes[t]`` rows
+    each): (output data, h, c) with the final states of every sequence, as ATen's
+    PackedLayer (forward) and ReversedPackedLayer (reverse) compute them."""
+    w_ih, w_hh, b_ih, b_hh, w_hr = weights
+    h0, c0 = state
+    projected = F.linear(data, w_ih, b_ih)  # every step's input product at once
+    starts = [0]
+    for n in sizes:
+        starts.append(starts[-1] + n)
+    steps = range(len(sizes) - 1, -1, -1) if reverse else range(len(sizes))
+    last = sizes[-1] if reverse else sizes[0]
+    h, c = h0[:last], None if c0 is None else c0[:last]
+    ended, outputs = [], []
+    for t in steps:
+        n = sizes[t]
+        if reverse and n > last:  # sequences that start here: their states from hx
+            h = torch.cat([h, h0[last:n]])
+            c = None if c is None else torch.cat([c, c0[last:n]])
+        elif not reverse and n < last:  # sequences that ended: their final states
+            ended.append((h[n:], None if c is None else c[n:]))
+            h, c = h[:n], None if c is None else c[:n]
+        last = n
+        h, c = _step(kind, projected[starts[t]:starts[t + 1]], F.linear(h, w_hh, b_hh), h, c)
+        if w_hr is not None:
+            h = F.linear(h, w_hr)
+        outputs.append(h)
+    if reverse:
+        outputs.reverse()
+    else:
+        ended.append((h, c))
+        ended.reverse()  # the longest sequences first, as the batch is sorted
+        h = torch.cat([e[0] for e in ended])
+        c = None if c is None else torch.cat([e[1] for e in ended])
+    return torch.cat(outputs), h, c  # (a packed sequence has a step at least)
 
 
 def _direction(kind, x, weights, h, c):
