@@ -471,11 +471,26 @@ def test_linalg_vecdot_is_a_dot_product_per_pair():
     lambda: torch.nn.Bilinear(3, 4, 5)(torch.randn(2, 3), torch.randn(2, 4)),
     lambda: torch.matrix_exp(torch.randn(3, 3)),
     lambda: torch.randn(2, 3, 3).matrix_exp(),
+    lambda: torch.nn.EmbeddingBag(10, 4, mode="sum")(torch.tensor([1, 2, 4, 5]), torch.tensor([0, 2]),
+                                                     per_sample_weights=torch.rand(4)),
+    lambda: F.embedding_bag(torch.tensor([[1, 2]]), torch.randn(5, 3), mode="sum",
+                            per_sample_weights=torch.rand(1, 2)),
 ])
 def test_other_products_run_in_torch_and_say_so(call):
     with sft.emulate("bf16") as em, pytest.warns(UserWarning, match="not emulated under softfloat.torch.emulate"):
         call()
     assert len(em.telemetry) == 0
+
+
+def test_an_embedding_bag_without_weights_is_a_sum_and_says_nothing():
+    """An embedding bag's plain sums and means are torch's sums (not products, as
+    torch.sum): no warning; with per_sample_weights its weighted sums warn (above)."""
+    bag = torch.nn.EmbeddingBag(10, 4, mode="mean")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with sft.emulate("bf16"):
+            got = bag(torch.tensor([[1, 2], [4, 5]]))
+    assert torch.equal(got, bag(torch.tensor([[1, 2], [4, 5]])))
 
 
 @pytest.mark.filterwarnings("ignore:LSTM with projections:UserWarning")  # torch's own note on oneDNN

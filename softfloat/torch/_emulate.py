@@ -77,7 +77,8 @@ def emulate(recipe, *, accumulator=None, elementwise=False, model=None, telemetr
       products are emulated (``softfloat.torch._recurrent``: the input's and the hidden
       state's products, then PyTorch's gate equations in the tensors' dtype, in ATen's
       order of operations).  Products computed inside one torch kernel
-      (``nn.Bilinear``, negative matrix powers: ``softfloat.torch._ops.OPAQUE``) are out
+      (``nn.Bilinear``, negative matrix powers, ``nn.EmbeddingBag``'s weighted sums with
+      ``per_sample_weights``: ``softfloat.torch._ops.out_of_reach``) are out
       of reach: they run as torch runs them,
       with a UserWarning once per block and function; so do TorchScript modules
       (``torch.jit.script``/``trace``), whose operations never reach Python.  Tracing a model
@@ -120,8 +121,10 @@ def emulate(recipe, *, accumulator=None, elementwise=False, model=None, telemetr
       additions of col2im in a convolution's input gradient where windows overlap (torch's
       float32 additions of emulated values); ``einsum``'s one-operand equations and
       elementwise products (torch's, as ``torch.sum`` and ``a * b``), and "..." with
-      more than two operands (NotImplementedError naming the equation); products inside
-      ``torch.func`` transforms (``vmap``, ``grad``: NotImplementedError).
+      more than two operands (NotImplementedError naming the equation); ``outer``,
+      ``ger``, ``addr`` and ``kron``, whose every output is one product (torch's
+      multiplication, as ``a * b``); products inside ``torch.func`` transforms (``vmap``,
+      ``grad``: NotImplementedError).
 
     Parameters
     ----------
@@ -377,9 +380,10 @@ class _Mode(TorchFunctionMode):
         elif func in _recurrent.CELLS:
             with self:
                 return _recurrent.cell(func, args, kwargs)
-        if func in _ops.OPAQUE and func not in self.warned:
+        opaque = _ops.out_of_reach(func, args, kwargs) if func not in self.warned else None
+        if opaque is not None:
             self.warned.add(func)
-            warnings.warn(f"{_ops.OPAQUE[func]} runs its matrix products inside one torch kernel: they are not "
+            warnings.warn(f"{opaque} runs its matrix products inside one torch kernel: they are not "
                           f"emulated under softfloat.torch.emulate (torch's own arithmetic)", stacklevel=2)
         result = func(*args, **kwargs)
         if em.elementwise and func in ELEMENTWISE and isinstance(result, torch.Tensor) \

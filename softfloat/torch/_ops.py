@@ -58,7 +58,7 @@ from ._einsum import pairwise, plan, simplified
 from ._products import batched, gemm, rows
 from ._tensors import check_dense, check_device
 
-__all__ = ["FUNCTIONS", "OPAQUE", "dispatch"]
+__all__ = ["FUNCTIONS", "OPAQUE", "dispatch", "out_of_reach"]
 
 _CONVOLUTION = ("input", "weight", "bias", "stride", "padding", "dilation", "groups")
 _TRANSPOSED = ("input", "weight", "bias", "stride", "padding", "output_padding", "groups", "dilation")
@@ -506,6 +506,27 @@ OPAQUE = {torch.lstm: "torch.lstm called with keyword arguments (nn.LSTM's calls
              if (f := _attribute(torch, n)) is not None},
           **{f: f"Tensor.{n} (a sparse product)" for n in ("hspmm", "smm", "sspaddmm")
              if (f := getattr(torch.Tensor, n, None)) is not None}}
+
+
+#: torch functions whose products run inside one kernel where one argument is given:
+#: function -> (the argument's name, its position, the name for the warning)
+_OPAQUE_WITH = {
+    F.embedding_bag: ("per_sample_weights", 8, "F.embedding_bag with per_sample_weights (nn.EmbeddingBag)"),
+    torch.embedding_bag: ("per_sample_weights", 6, "torch.embedding_bag with per_sample_weights"),
+}
+
+
+def out_of_reach(func, args, kwargs):
+    """The name the warning gives ``func(*args, **kwargs)`` where its products are out of
+    reach (:data:`OPAQUE`; an embedding bag's weighted sums of rows), else None."""
+    if func in OPAQUE:
+        return OPAQUE[func]
+    found = _OPAQUE_WITH.get(func)
+    if found is None:
+        return None
+    name, position, text = found
+    given = kwargs[name] if name in kwargs else args[position] if len(args) > position else None
+    return None if given is None else text
 
 
 def dispatch(name: str, args, kwargs, run_for, round_again):
