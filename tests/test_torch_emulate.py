@@ -475,6 +475,9 @@ def test_linalg_vecdot_is_a_dot_product_per_pair():
                                                      per_sample_weights=torch.rand(4)),
     lambda: F.embedding_bag(torch.tensor([[1, 2]]), torch.randn(5, 3), mode="sum",
                             per_sample_weights=torch.rand(1, 2)),
+    lambda: torch.cov(torch.randn(3, 6)),
+    lambda: torch.randn(3, 6).corrcoef(),
+    lambda: torch.nn.utils.parametrizations.orthogonal(torch.nn.Linear(4, 3), orthogonal_map="householder"),
 ])
 def test_other_products_run_in_torch_and_say_so(call):
     with sft.emulate("bf16") as em, pytest.warns(UserWarning, match="not emulated under softfloat.torch.emulate"):

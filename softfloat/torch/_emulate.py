@@ -77,7 +77,8 @@ def emulate(recipe, *, accumulator=None, elementwise=False, model=None, telemetr
       products are emulated (``softfloat.torch._recurrent``: the input's and the hidden
       state's products, then PyTorch's gate equations in the tensors' dtype, in ATen's
       order of operations).  Products computed inside one torch kernel
-      (``nn.Bilinear``, negative matrix powers, ``nn.EmbeddingBag``'s weighted sums with
+      (``nn.Bilinear``, negative matrix powers, ``matrix_exp``, ``cov``/``corrcoef``,
+      ``householder_product``, ``nn.EmbeddingBag``'s weighted sums with
       ``per_sample_weights``: ``softfloat.torch._ops.out_of_reach``) are out
       of reach: they run as torch runs them,
       with a UserWarning once per block and function; so do TorchScript modules

@@ -501,6 +501,10 @@ OPAQUE = {torch.lstm: "torch.lstm called with keyword arguments (nn.LSTM's calls
           torch.Tensor.matrix_power: "Tensor.matrix_power of a negative power (an inverse)",
           torch.matrix_exp: "torch.matrix_exp", torch.linalg.matrix_exp: "torch.linalg.matrix_exp",
           torch.Tensor.matrix_exp: "Tensor.matrix_exp",
+          torch.cov: "torch.cov", torch.Tensor.cov: "Tensor.cov",  # ATen's mm of the centred rows
+          torch.corrcoef: "torch.corrcoef", torch.Tensor.corrcoef: "Tensor.corrcoef",
+          torch.linalg.householder_product: "torch.linalg.householder_product (orthogonal parametrization)",
+          torch.orgqr: "torch.orgqr", torch.Tensor.orgqr: "Tensor.orgqr",
           **{f: f"torch.{n} (a sparse product)" for n in ("sparse.mm", "sparse.addmm", "sparse.sampled_addmm",
                                                              "hspmm", "smm", "sspaddmm")
              if (f := _attribute(torch, n)) is not None},
