@@ -6,6 +6,8 @@ casts and dtype -- each compared with torch itself."""
 
 from __future__ import annotations
 
+import warnings
+
 import pytest
 
 from tests.conftest import import_torch
@@ -84,7 +86,16 @@ _PRODUCTS = {
     "conv1d": lambda x, w: F.conv1d(x[None], w[:, :, None].expand(3, 8, 2)),
     "attention": lambda x, w: F.scaled_dot_product_attention(x[None], x[None], w[None]),
     "einsum": lambda x, w: torch.einsum("ik,jk->ij", x, w), "dot": lambda x, w: torch.dot(x[0], w[0]),
+    "chain_matmul": lambda x, w: _quietly(torch.chain_matmul, x, w.T, w),
+    "addmv_": lambda x, w: x[:, 0].clone().addmv_(x, w[0]),  # in place: self's dtype
 }
+
+
+def _quietly(func, *args):
+    """``func(*args)`` without torch's deprecation warning (chain_matmul's)."""
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", "torch.chain_matmul is deprecated", UserWarning)
+        return func(*args)
 
 
 @pytest.mark.parametrize("name", list(_PRODUCTS))

@@ -38,6 +38,8 @@ _PROBES = {
     "addbmm": lambda t: torch.addbmm(t(1, 1), t(1, 1, 1), t(1, 1, 1)),
     "tensordot": lambda t: torch.tensordot(t(1, 1), t(1, 1), dims=1),
     "multi_dot": lambda t: torch.linalg.multi_dot([t(1, 1), t(1, 1)]),
+    # ATen's chain_matmul is linalg_multi_dot (probed as that: chain_matmul warns, deprecated)
+    "chain_matmul": lambda t: torch.linalg.multi_dot([t(1, 1), t(1, 1)]),
     "matrix_power": lambda t: torch.linalg.matrix_power(t(1, 1), 2),
     "cdist": lambda t: torch.cdist(t(1, 1), t(1, 1)),
     "vecdot": lambda t: torch.linalg.vecdot(t(1), t(1)),
