@@ -120,3 +120,26 @@ def test_autocast_makes_mixed_dtypes_one_emulated_product():
     with sft.emulate("bf16"):
         want = layer(x.bfloat16())
     assert got.dtype == torch.bfloat16 and torch.equal(got, want) and len(em.telemetry) == 1
+
+
+@pytest.mark.parametrize("cls", [torch.nn.LSTM, torch.nn.GRU, torch.nn.RNN])
+@pytest.mark.parametrize("onednn", [True, False])
+def test_under_autocast_recurrent_layers_return_torchs_dtypes(cls, onednn):
+    """torch's CPU nn.LSTM runs as oneDNN's mkldnn_rnn_layer where oneDNN is on, which
+    autocast lowers whole: outputs and states in bfloat16; the written-out LSTM (float32
+    before) casts its inputs alike.  GRU and RNN take their dtypes from their products.
+    Values: torch's to bfloat16 rounding (oneDNN's gates are its own arithmetic)."""
+    torch.manual_seed(6)
+    layer, x = cls(4, 6), torch.randn(3, 2, 4)
+
+    def flat(out):
+        return [t for o in out for t in (o if isinstance(o, tuple) else (o,))]
+    with warnings.catch_warnings():  # flags() also sets TF32 and warns of no Intel GPU
+        warnings.filterwarnings("ignore", "TF32 acceleration on top of oneDNN", UserWarning)
+        with torch.backends.mkldnn.flags(enabled=onednn), torch.autocast("cpu", dtype=torch.bfloat16):
+            want = flat(layer(x))
+            with sft.emulate("fp32") as em:
+                got = flat(layer(x))
+    assert [t.dtype for t in got] == [t.dtype for t in want] and em.telemetry
+    for a, b in zip(got, want):
+        assert torch.allclose(a.float(), b.float(), rtol=2 ** -6, atol=2 ** -6)

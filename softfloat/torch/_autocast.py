@@ -47,6 +47,11 @@ _PROBES = {
     "attention": lambda t: F.scaled_dot_product_attention(t(1, 1, 1), t(1, 1, 1), t(1, 1, 1)),
     **{f"conv{d}d": _conv(getattr(F, f"conv{d}d"), d) for d in (1, 2, 3)},
     **{f"conv_transpose{d}d": _conv(getattr(F, f"conv_transpose{d}d"), d) for d in (1, 2, 3)},
+    # not a product: the whole of nn.LSTM, which torch runs in autocast's dtype where its
+    # CPU kernel is oneDNN's (mkldnn_rnn_layer, on autocast's list; the written-out LSTM
+    # casts its inputs as autocast does)
+    "lstm": lambda t: torch.lstm(t(1, 1, 1), (t(1, 1, 1), t(1, 1, 1)), [t(4, 1), t(4, 1)],
+                                 False, 1, 0.0, False, False, False)[0],
 }
 
 _FOUND: dict = {}
@@ -62,7 +67,8 @@ def lowered(name: str, device: torch.device):
             return None
     except RuntimeError:  # a device type autocast does not know (meta)
         return None
-    key = (name, kind, torch.get_autocast_dtype(kind))
+    # (torch's choice of oneDNN for an LSTM depends on grad mode and its flag)
+    key = (name, kind, torch.get_autocast_dtype(kind), torch.is_grad_enabled(), torch.backends.mkldnn.enabled)
     if key not in _FOUND:
         with torch._C.DisableTorchFunction():
             dtype = _PROBES[name](lambda *shape: torch.ones(shape, device=device)).dtype

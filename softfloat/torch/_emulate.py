@@ -69,7 +69,9 @@ def emulate(recipe, *, accumulator=None, elementwise=False, model=None, telemetr
       into its dtype, exact when that dtype holds the output format).  Inside
       ``torch.autocast`` a product torch would run in autocast's dtype has its float
       operands cast into it first, as autocast casts them, and returns that dtype
-      (``softfloat.torch._autocast`` asks torch which products those are).
+      (``softfloat.torch._autocast`` asks torch which products those are; an ``nn.LSTM``
+      that torch runs whole in autocast's dtype, as oneDNN's kernel on the CPU, has its
+      input, states and weights cast alike).
       Convolutions return torch's memory format (channels-last where the input or the
       weight is).
     - ``nn.LSTM``/``GRU``/``RNN`` (packed sequences too) and their cells

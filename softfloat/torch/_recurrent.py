@@ -9,7 +9,8 @@ each step's recurrent product ``F.linear(h, w_hh, b_hh)``, then the gates in the
 tensors' dtype (PyTorch's gate order and equations, see nn.LSTM / nn.GRU / nn.RNN,
 computed operation for operation as ATen's CPU cells compute them, so that with exact
 products the bits are torch's: the GRU's h' = (h - n) * z + n; torch's CPU nn.LSTM runs
-oneDNN where it is enabled, whose gate arithmetic differs in the last bits);
+oneDNN where it is enabled, whose gate arithmetic differs in the last bits, and which
+torch.autocast runs whole in its dtype: the written-out LSTM's inputs are cast alike);
 LSTM's projection (``proj_size``) is ``F.linear(h, w_hr)``.  Between layers the output
 goes through ``F.dropout`` when training with ``dropout`` (torch draws its own masks
 inside its kernel: the same distribution, other draws).  The caller runs this with the
@@ -30,6 +31,8 @@ from __future__ import annotations
 
 import torch
 import torch.nn.functional as F
+
+from ._autocast import lowered
 
 __all__ = ["CELLS", "KINDS", "cell", "run"]
 
@@ -68,6 +71,9 @@ def run(func, args, kwargs):
     if not dense:
         return _packed(kind, args)
     x, hx, params, has_biases, num_layers, dropout, train, bidirectional, batch_first = args
+    lower = lowered("lstm", x.device) if kind == "lstm" else None
+    if lower is not None:  # inside torch.autocast, where torch runs the whole LSTM in its dtype
+        x, hx, params = (_cast(v, lower) for v in (x, hx, params))
     if kind == "lstm":
         h0, c0 = hx
     else:
@@ -83,6 +89,13 @@ def run(func, args, kwargs):
     out, *states = _layers(kind, x, (h0, c0), params, (has_biases, num_layers, dropout, train, bidirectional),
                            direction)
     return (out.transpose(0, 1) if batch_first else out, *states)
+
+
+def _cast(value, dtype):
+    """``value`` (a tensor, or a tuple or list of them) with its float tensors cast to ``dtype``."""
+    if isinstance(value, (tuple, list)):
+        return type(value)(_cast(v, dtype) for v in value)
+    return value.to(dtype) if value.dtype.is_floating_point else value
 
 
 def _packed(kind, args):
