@@ -357,6 +357,21 @@ def test_a_compiled_model_runs_the_same_emulated_products(nested):
     assert eager[2] == compiled[2] and len(eager[2]) == (8 if nested else 5)
 
 
+def test_a_compiled_model_gets_no_note_of_untraceable_hooks():
+    """The call-site hooks read the thread's identity, which dynamo cannot trace: it
+    warned "Dynamo does not know how to trace the builtin `_thread.get_ident`" at each
+    module; the hooks run eagerly (as the products do), and only torch's own note on
+    global hooks and torch.compile(module) is left."""
+    torch._dynamo.reset()
+    model, x = _Nested(), torch.randn(4, 8)
+    with warnings.catch_warnings(record=True) as got:
+        warnings.simplefilter("always")
+        with sft.emulate("bf16") as em:
+            torch.compile(model, backend="eager")(x)
+    assert len(em.telemetry) == 3
+    assert [str(w.message)[:60] for w in got if "global hooks" not in str(w.message)] == []
+
+
 class _Attending(torch.nn.Module):
     """Many kinds of torch call between the products (views, cat, softmax, rsqrt)."""
 
