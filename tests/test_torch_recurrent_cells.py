@@ -108,29 +108,38 @@ _EXACT = [(torch.nn.GRUCell, {}), (torch.nn.LSTMCell, {}), (torch.nn.RNNCell, {}
           (torch.nn.LSTM, {"bidirectional": True}), (torch.nn.RNN, {"nonlinearity": "relu"})]
 
 
+#: tensor dtype -> the recipe whose products of such exact operands are torch's
+_EXACT_RECIPES = {torch.float32: "fp32", torch.float64: "fp32", torch.bfloat16: "bf16", torch.float16: "fp16"}
+
+
 @pytest.mark.parametrize("cls, options", _EXACT)
-@pytest.mark.parametrize("hidden", [5, 19])  # torch's sigmoid/tanh: per-row tails, vector loops
-def test_with_exact_fp32_products_the_written_out_gates_are_torchs_own_bit_for_bit(cls, options, hidden):
-    """Where every product is exact in float32, emulate("fp32") with the fp32 accumulator
-    and torch compute the same products, so the gates decide: ours must be ATen's, operation
-    for operation (the GRU's h' = (h - n) * z + n, sigmoid on each gate's columns), bit for
-    bit.  One time step (the next hidden state's products are no longer exact); nn.LSTM
-    with oneDNN off (torch's CPU LSTM runs oneDNN's own gate arithmetic where it is on)."""
+@pytest.mark.parametrize("hidden, dtype", [(5, torch.float32), (19, torch.float32),  # sigmoid/tanh: row
+                                           (19, torch.float64), (19, torch.bfloat16),  # tails, vector loops
+                                           (19, torch.float16)])
+def test_with_exact_products_the_written_out_gates_are_torchs_own_bit_for_bit(cls, options, hidden, dtype):
+    """Where every product is exact (in float32, and in the dtype), the emulation with the
+    fp32 accumulator and torch compute the same products, so the gates decide: ours must be
+    ATen's, operation for operation (the GRU's h' = (h - n) * z + n, sigmoid on each gate's
+    columns), bit for bit, in each dtype.  One time step (the next hidden state's products
+    are no longer exact); nn.LSTM with oneDNN off (torch's CPU LSTM runs oneDNN's own gate
+    arithmetic where it is on)."""
     torch.manual_seed(zlib.crc32(f"{cls.__name__}{options}{hidden}".encode()))
     module = cls(6, hidden, **options)
     with torch.no_grad():
         for p in module.parameters():
             p.copy_(_dyadic(2 * p))
+    module = module.to(dtype)
     directions = 2 if options.get("bidirectional") else 1
     if cls in (torch.nn.GRUCell, torch.nn.LSTMCell, torch.nn.RNNCell):
         x, h = _dyadic(torch.randn(9, 6)), _dyadic(torch.randn(9, hidden))
     else:
         x = _dyadic(torch.randn(9, 1, 6) if options.get("batch_first") else torch.randn(1, 9, 6))
         h = _dyadic(torch.randn(directions, 9, hidden))
+    x, h = x.to(dtype), h.to(dtype)
     state = (h, _dyadic(h / 2)) if cls in (torch.nn.LSTM, torch.nn.LSTMCell) else h
     with _without_onednn():
         want = _flat(module(x, state))
-        with sft.emulate("fp32", accumulator="fp32") as em:
+        with sft.emulate(_EXACT_RECIPES[dtype], accumulator="fp32") as em:
             got = _flat(module(x, state))
     want = [t for o in want for t in _flat(o)]
     got = [t for o in got for t in _flat(o)]
