@@ -59,6 +59,24 @@ def test_a_double_backward_says_it_is_not_supported():
             g.norm().backward()
 
 
+@pytest.mark.parametrize("second", [
+    lambda f, x: torch.autograd.functional.hessian(f, x),
+    lambda f, x: torch.autograd.grad(torch.autograd.grad(f(x), x, create_graph=True)[0].sum(), x,
+                                     allow_unused=True),
+])
+def test_a_second_derivative_towards_an_input_says_it_is_not_supported(second):
+    """autograd.grad towards an input (as torch.autograd.functional.hessian takes it, with
+    allow_unused) found no path through the error node, which hung from detached copies
+    (once_differentiable's way): the hessian came out all zeros, silently.  The node now
+    hangs from the tensors the gradient was computed from, and raises."""
+    torch.manual_seed(7)
+    model = torch.nn.Sequential(torch.nn.Linear(4, 5), torch.nn.Tanh(), torch.nn.Linear(5, 2))
+    x = torch.randn(3, 4, requires_grad=True)
+    with sft.emulate("fp32", accumulator="fp32"):
+        with pytest.raises(RuntimeError, match="an emulated product has no second derivative"):
+            second(lambda t: model(t).square().sum(), x)
+
+
 def test_first_derivatives_with_create_graph_are_still_the_emulated_ones():
     x, w = torch.randn(3, 4, requires_grad=True), torch.randn(4, 2, requires_grad=True)
     with sft.emulate("bf16"):
