@@ -99,3 +99,18 @@ def test_telemetry_false_keeps_nothing_per_product_and_clear_forgets():
         on.telemetry.clear()
         torch.bmm(x[None], w.T[None])
     assert [(r.op, r.batch) for r in on.telemetry] == [("bmm", 1)]
+
+
+@pytest.mark.parametrize("batched", [
+    lambda f, x: torch.autograd.grad(f(x), x, torch.randn(5, 3, 2), is_grads_batched=True),
+    lambda f, x: torch.autograd.functional.jacobian(f, x, vectorize=True),
+])
+def test_batched_gradients_say_they_are_a_transform(batched):
+    """autograd.grad(is_grads_batched=True) and jacobian(vectorize=True) run the backward
+    under torch's legacy vmap: its batched gradients hold no storage, and were refused as
+    "a tensor on device cpu, which holds no values"; they are a transform, and say so."""
+    w = torch.randn(2, 4, requires_grad=True)
+    x = torch.randn(3, 4, requires_grad=True)
+    with sft.emulate("bf16"):
+        with pytest.raises(NotImplementedError, match="grad_output is a tensor inside a torch.func transform"):
+            batched(lambda t: F.linear(t, w), x)

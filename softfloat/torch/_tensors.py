@@ -48,9 +48,12 @@ def check_device(name: str, t) -> None:
     being traced (``torch.jit.trace``, ``torch.export``'s fake tensors);
     TypeError for one that is not dense (:func:`check_dense`)."""
     check_dense(name, t)
-    if torch._C._functorch.is_functorch_wrapped_tensor(t):
+    functorch = torch._C._functorch
+    if functorch.is_functorch_wrapped_tensor(t) or functorch.is_legacy_batchedtensor(t):
+        # (the legacy batches: autograd.grad(is_grads_batched=True), jacobian(vectorize=True))
         raise NotImplementedError(
-            f"{name} is a tensor inside a torch.func transform (vmap, grad, jacrev, ...): softfloat's "
+            f"{name} is a tensor inside a torch.func transform (vmap, grad, jacrev, ...; autograd.grad's "
+            "is_grads_batched, autograd.functional's vectorize): softfloat's "
             "emulation runs outside torch's arithmetic and is not defined there; call the "
             "model without the transform (loop over the samples for per-sample gradients), or "
             "outside softfloat.torch.emulate")
