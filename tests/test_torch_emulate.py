@@ -491,6 +491,8 @@ def test_linalg_vecdot_is_a_dot_product_per_pair():
     lambda: F.embedding_bag(torch.tensor([[1, 2]]), torch.randn(5, 3), mode="sum",
                             per_sample_weights=torch.rand(1, 2)),
     lambda: torch.cov(torch.randn(3, 6)),
+    lambda: torch.conv_tbc(torch.randn(5, 1, 2), torch.randn(3, 2, 4), torch.zeros(4)),
+    lambda: torch._addmm_activation(torch.randn(5), torch.randn(3, 4), torch.randn(4, 5)),
     lambda: torch.randn(3, 6).corrcoef(),
     lambda: torch.nn.utils.parametrizations.orthogonal(torch.nn.Linear(4, 3), orthogonal_map="householder"),
 ])

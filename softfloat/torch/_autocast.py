@@ -47,6 +47,9 @@ _PROBES = {
     "attention": lambda t: F.scaled_dot_product_attention(t(1, 1, 1), t(1, 1, 1), t(1, 1, 1)),
     **{f"conv{d}d": _conv(getattr(F, f"conv{d}d"), d) for d in (1, 2, 3)},
     **{f"conv_transpose{d}d": _conv(getattr(F, f"conv_transpose{d}d"), d) for d in (1, 2, 3)},
+    "convolution": lambda t: torch.convolution(t(1, 1, 1), t(1, 1, 1), None, [1], [0], [1], False, [0], 1),
+    "_convolution": lambda t: torch._convolution(t(1, 1, 1), t(1, 1, 1), None, [1], [0], [1], False, [0], 1,
+                                                 False, False, True, True),
     # not a product: the whole of nn.LSTM, which torch runs in autocast's dtype where its
     # CPU kernel is oneDNN's (mkldnn_rnn_layer, on autocast's list; the written-out LSTM
     # casts its inputs as autocast does)

@@ -36,7 +36,7 @@ def emulate(recipe, *, accumulator=None, elementwise=False, model=None, telemetr
     ``linalg.multi_dot`` (and ``chain_matmul``) and ``matrix_power`` (in ATen's order), ``cdist`` (where ATen
     takes a product), ``einsum`` (several operands in torch's pairs),
     ``F.conv1d``/``2d``/``3d`` (unfold, then one product per group), ``F.conv_transpose1d``/``2d``/``3d`` (the convolution of the
-    zero-stuffed input) and ``F.scaled_dot_product_attention`` (decomposed: Q K^T, scale,
+    zero-stuffed input; ``torch.convolution`` either) and ``F.scaled_dot_product_attention`` (decomposed: Q K^T, scale,
     mask, softmax, dropout, P V; see ``softfloat.torch._attention``) -- and so the
     products inside ``nn.MultiheadAttention`` and ``nn.Transformer*`` layers, whose
     Python code runs with the emulation reaching into it -- on float16/bfloat16/float32/
@@ -80,7 +80,7 @@ def emulate(recipe, *, accumulator=None, elementwise=False, model=None, telemetr
       state's products, then PyTorch's gate equations in the tensors' dtype, in ATen's
       order of operations).  Products computed inside one torch kernel
       (``nn.Bilinear``, negative matrix powers, ``matrix_exp``, ``cov``/``corrcoef``,
-      ``householder_product``, ``nn.EmbeddingBag``'s weighted sums with
+      ``householder_product``, ``conv_tbc``, ``nn.EmbeddingBag``'s weighted sums with
       ``per_sample_weights``: ``softfloat.torch._ops.out_of_reach``) are out
       of reach: they run as torch runs them,
       with a UserWarning once per block and function; so do TorchScript modules

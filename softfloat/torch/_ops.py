@@ -34,7 +34,8 @@ expands and stacks, whose gradients torch's autograd takes care of:
   ``a * b`` do; "..." with three or more operands raises NotImplementedError;
 - ``conv1d``/``2d``/``3d``: :func:`softfloat.torch._conv.convolution`;
   ``conv_transpose1d``/``2d``/``3d``: :func:`softfloat.torch._conv.transposed` (a
-  convolution of the zero-stuffed input);
+  convolution of the zero-stuffed input); ``torch.convolution`` (and ``_convolution``)
+  is either, by its ``transposed`` flag;
 - ``scaled_dot_product_attention``: :func:`softfloat.torch._attention.attention`.
 
 Integer operands are passed to torch unchanged (integer products are exact; nothing to
@@ -62,6 +63,7 @@ __all__ = ["FUNCTIONS", "OPAQUE", "dispatch", "out_of_reach"]
 
 _CONVOLUTION = ("input", "weight", "bias", "stride", "padding", "dilation", "groups")
 _TRANSPOSED = ("input", "weight", "bias", "stride", "padding", "output_padding", "groups", "dilation")
+_GENERAL = ("input", "weight", "bias", "stride", "padding", "dilation", "transposed", "output_padding", "groups")
 #: argument names of each function, in torch's order (self first for methods)
 _SIGNATURES = {
     "linear": ("input", "weight", "bias"),
@@ -78,6 +80,7 @@ _SIGNATURES = {
     "tensordot": ("a", "b", "dims"),
     "multi_dot": ("tensors",), "chain_matmul": ("tensors",), "matrix_power": ("input", "n"), "cdist": ("x1", "x2", "p", "compute_mode"),
     "vecdot": ("x", "y"),
+    "convolution": _GENERAL, "_convolution": _GENERAL + ("benchmark", "deterministic", "cudnn_enabled", "allow_tf32"),
 }
 #: the arguments whose dtypes decide (others, like a boolean attn_mask, are checked by the handler)
 _OPERANDS = {"attention": ("query", "key", "value"), "einsum": ("input", "other")}
@@ -204,6 +207,9 @@ HANDLERS = {
     "vecdot": lambda run, b, r: _vecdot(run, b["x"], b["y"], b.get("dim", -1)),
     "conv3d": lambda run, b, r: convolution(run, b, 3),
     "conv_transpose3d": lambda run, b, r: transposed(run, b, 3),
+    # torch.convolution (and _convolution): either kind, as many dimensions as the weight has
+    "convolution": lambda run, b, r: (transposed if b["transposed"] else convolution)(run, b, b["weight"].dim() - 2),
+    "_convolution": lambda run, b, r: (transposed if b["transposed"] else convolution)(run, b, b["weight"].dim() - 2),
     "conv_transpose1d": lambda run, b, r: transposed(run, b, 1),
     "conv_transpose2d": lambda run, b, r: transposed(run, b, 2),
 }
@@ -227,7 +233,13 @@ _SHAPES = {
     "vecdot": lambda b: _vecdot_shapes(b["x"], b["y"], b.get("dim", -1)),
     # one matrix: torch's copy (no product); other dimensions: torch's error
     "chain_matmul": lambda b: len(b["tensors"]) > 1 and all(t.dim() == 2 for t in b["tensors"]),
+    "convolution": lambda b: _general(b), "_convolution": lambda b: _general(b),
 }
+
+
+def _general(b) -> bool:
+    """torch.convolution's arguments the conv handlers take: batched 1-3-d, all given."""
+    return len(b) >= len(_GENERAL) and 3 <= b["weight"].dim() <= 5 and b["input"].dim() == b["weight"].dim()
 
 
 def _addmv(run, b, round_again):
@@ -477,6 +489,7 @@ FUNCTIONS = {
     torch.tensordot: "tensordot",
     F.conv_transpose1d: "conv_transpose1d", F.conv_transpose2d: "conv_transpose2d",
     F.conv3d: "conv3d", F.conv_transpose3d: "conv_transpose3d",
+    torch.convolution: "convolution", torch._convolution: "_convolution",
     torch.linalg.multi_dot: "multi_dot", torch.chain_matmul: "chain_matmul", torch.linalg.matrix_power: "matrix_power",
     torch.matrix_power: "matrix_power", torch.Tensor.matrix_power: "matrix_power",
     torch.cdist: "cdist", torch.linalg.vecdot: "vecdot",
@@ -505,6 +518,7 @@ OPAQUE = {torch.lstm: "torch.lstm called with keyword arguments (nn.LSTM's calls
           torch.corrcoef: "torch.corrcoef", torch.Tensor.corrcoef: "Tensor.corrcoef",
           torch.linalg.householder_product: "torch.linalg.householder_product (orthogonal parametrization)",
           torch.orgqr: "torch.orgqr", torch.Tensor.orgqr: "Tensor.orgqr",
+          torch.conv_tbc: "torch.conv_tbc", torch._addmm_activation: "torch._addmm_activation",
           **{f: f"torch.{n} (a sparse product)" for n in ("sparse.mm", "sparse.addmm", "sparse.sampled_addmm",
                                                              "hspmm", "smm", "sspaddmm")
              if (f := _attribute(torch, n)) is not None},
