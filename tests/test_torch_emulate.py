@@ -502,6 +502,41 @@ def test_other_products_run_in_torch_and_say_so(call):
     assert len(em.telemetry) == 0
 
 
+@pytest.mark.skipif(not hasattr(F, "linear_cross_entropy"), reason="F.linear_cross_entropy: torch >= 2.13")
+@pytest.mark.parametrize("chunked", [False, True])
+def test_linear_cross_entropy_is_its_definition(chunked):
+    """F.linear_cross_entropy handed itself whole to the mode, which ran it in torch
+    (its logits' product unemulated, unwarned); it runs as defined,
+    cross_entropy(linear(input, weight, bias), target), its ``options`` (torch's chunking
+    of that work) aside: the bits and gradients of the emulated definition."""
+    torch.manual_seed(9)
+    x, w, b = torch.randn(6, 8, requires_grad=True), torch.randn(10, 8, requires_grad=True), torch.randn(10)
+    target = torch.randint(0, 10, (6,))
+    options = {"options": torch.nn.LinearCrossEntropyOptions()} if chunked else {"label_smoothing": 0.1}
+    with sft.emulate("bf16", accumulator="fp32") as em:
+        got = F.linear_cross_entropy(x, w, target, linear_bias=b, **options)
+        grads = torch.autograd.grad(got, (x, w))
+    with sft.emulate("bf16", accumulator="fp32"):
+        want = F.cross_entropy(F.linear(x, w, b), target, label_smoothing=options.get("label_smoothing", 0.0))
+        want_grads = torch.autograd.grad(want, (x, w))
+    assert torch.equal(got, want) and all(torch.equal(a, c) for a, c in zip(grads, want_grads))
+    assert [r.kind for r in em.telemetry] == ["fprop", "dgrad", "wgrad"]
+
+
+def test_scaled_and_grouped_gemm_kernels_say_they_are_out_of_reach():
+    """F.grouped_mm / F.scaled_mm (and torch._grouped_mm, _scaled_mm) are kernels of their
+    own: they warn as out of reach (torch's CPU kernel may then refuse the operands)."""
+    a, b = torch.randn(2, 3, 8, dtype=torch.bfloat16), torch.randn(2, 8, 8, dtype=torch.bfloat16)
+    with warnings.catch_warnings(record=True) as got:
+        warnings.simplefilter("always")
+        with sft.emulate("bf16"):
+            try:
+                torch._grouped_mm(a, b)
+            except RuntimeError:
+                pass
+    assert any("scaled or grouped GEMM kernel" in str(w.message) for w in got)
+
+
 def test_an_embedding_bag_without_weights_is_a_sum_and_says_nothing():
     """An embedding bag's plain sums and means are torch's sums (not products, as
     torch.sum): no warning; with per_sample_weights its weighted sums warn (above)."""

@@ -39,7 +39,8 @@ def emulate(recipe, *, accumulator=None, elementwise=False, model=None, telemetr
     zero-stuffed input; ``torch.convolution`` either) and ``F.scaled_dot_product_attention`` (decomposed: Q K^T, scale,
     mask, softmax, dropout, P V; see ``softfloat.torch._attention``) -- and so the
     products inside ``nn.MultiheadAttention`` and ``nn.Transformer*`` layers, whose
-    Python code runs with the emulation reaching into it -- on float16/bfloat16/float32/
+    Python code runs with the emulation reaching into it, and ``F.linear_cross_entropy``'s
+    (run as defined: the cross entropy of the emulated ``F.linear``) -- on float16/bfloat16/float32/
     float64 tensors each become custom autograd Functions whose forward product
     ("fprop") and backward products ("dgrad" = grad_output x weights^T, "wgrad" =
     inputs^T x grad_output) run through one :class:`softfloat.recipes.GemmEngine`:
@@ -80,7 +81,7 @@ def emulate(recipe, *, accumulator=None, elementwise=False, model=None, telemetr
       state's products, then PyTorch's gate equations in the tensors' dtype, in ATen's
       order of operations).  Products computed inside one torch kernel
       (``nn.Bilinear``, negative matrix powers, ``matrix_exp``, ``cov``/``corrcoef``,
-      ``householder_product``, ``conv_tbc``, ``nn.EmbeddingBag``'s weighted sums with
+      ``householder_product``, ``conv_tbc``, ``F.scaled_mm``/``grouped_mm``, ``nn.EmbeddingBag``'s weighted sums with
       ``per_sample_weights``: ``softfloat.torch._ops.out_of_reach``) are out
       of reach: they run as torch runs them,
       with a UserWarning once per block and function; so do TorchScript modules
@@ -309,9 +310,14 @@ _OPERATORS = frozenset({torch.Tensor.matmul, torch.Tensor.__matmul__, torch.Tens
 #: the functions that run a backward pass, whose Python code stays under the emulation
 _BACKWARDS = frozenset({torch.Tensor.backward, torch.autograd.backward, torch.autograd.grad})
 
+#: F.linear_cross_entropy (torch >= 2.13), defined as cross_entropy(linear(...)); its
+#: ``options`` only chunk that work (in a custom Function of torch's): run as defined
+_LINEAR_CROSS_ENTROPY = getattr(torch.nn.functional, "linear_cross_entropy", None)
+
 #: Python-level torch functions that hand themselves whole to a function mode: run
 #: decomposed (:func:`_decomposed`), their products reach the emulation
-_COMPOSITES = frozenset({torch.nn.functional.multi_head_attention_forward})
+_COMPOSITES = frozenset(f for f in (torch.nn.functional.multi_head_attention_forward, _LINEAR_CROSS_ENTROPY)
+                        if f is not None)
 
 _DECOMPOSED: dict = {}
 
@@ -366,6 +372,8 @@ class _Mode(TorchFunctionMode):
             if result is not NotImplemented:
                 return result
         elif func in _COMPOSITES:
+            if func is _LINEAR_CROSS_ENTROPY:
+                kwargs = {**kwargs, "options": None}  # its definition, not torch's chunked Function
             with self:  # back on the stack for the calls inside
                 return _decomposed(func)(*args, **kwargs)
         elif func in _BACKWARDS:

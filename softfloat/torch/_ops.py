@@ -485,7 +485,7 @@ FUNCTIONS = {
     torch.einsum: "einsum",
     torch.linalg.matmul: "matmul", torch.vdot: "vdot", torch.Tensor.vdot: "vdot",
     torch.addmv: "addmv", torch.Tensor.addmv: "addmv", torch.addbmm: "addbmm", torch.Tensor.addbmm: "addbmm",
-    torch.Tensor.addmv_: "addmv_", torch.Tensor.addbmm_: "addbmm_",
+    torch.Tensor.addmv_: "addmv_", torch.Tensor.addbmm_: "addbmm_", torch.addmv_: "addmv_",
     torch.tensordot: "tensordot",
     F.conv_transpose1d: "conv_transpose1d", F.conv_transpose2d: "conv_transpose2d",
     F.conv3d: "conv3d", F.conv_transpose3d: "conv_transpose3d",
@@ -519,6 +519,9 @@ OPAQUE = {torch.lstm: "torch.lstm called with keyword arguments (nn.LSTM's calls
           torch.linalg.householder_product: "torch.linalg.householder_product (orthogonal parametrization)",
           torch.orgqr: "torch.orgqr", torch.Tensor.orgqr: "Tensor.orgqr",
           torch.conv_tbc: "torch.conv_tbc", torch._addmm_activation: "torch._addmm_activation",
+          **{f: f"torch.{n} (a scaled or grouped GEMM kernel)" for n in (
+              "nn.functional.scaled_mm", "nn.functional.grouped_mm", "nn.functional.scaled_grouped_mm",
+              "_scaled_mm", "_grouped_mm") if (f := _attribute(torch, n)) is not None},
           **{f: f"torch.{n} (a sparse product)" for n in ("sparse.mm", "sparse.addmm", "sparse.sampled_addmm",
                                                              "hspmm", "smm", "sspaddmm")
              if (f := _attribute(torch, n)) is not None},
