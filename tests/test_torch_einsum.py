@@ -114,10 +114,14 @@ def test_in_place_addmv_and_addbmm():
     u0, c0 = u.clone(), c.clone()
     eng = GemmEngine("bf16", accumulator="fp32", bias_epilogue=True)
     leaf = _t((8,), 35)
+    u2 = u.clone()
     with sft.emulate("bf16", accumulator="fp32") as em:
         assert u.addmv_(a3[0], v) is u
         assert c.addbmm_(a3, b3) is c
         grad, = torch.autograd.grad(torch.zeros(3).addmv_(a3[0], leaf).sum(), leaf)
+    with sft.emulate("bf16", accumulator="fp32") as function_form:
+        assert torch.addmv_(u2, a3[0], v) is u2  # torch.addmv_ too
+    assert torch.equal(u2, u) and len(function_form.telemetry) == 1
     want = eng.gemm(_np(a3[0]), _np(v)[:, None], "fprop", "s", bias=_np(u0)[:, None], out="bf16")[:, 0]
     assert np.array_equal(_np(u), want)
     running = eng.gemm(_np(a3[0]), _np(b3[0]), "fprop", "s", bias=_np(c0), out="bf16")
