@@ -148,7 +148,9 @@ def emulate(recipe, *, accumulator=None, elementwise=False, model=None, telemetr
         tensors' dtype, then rounded once), and so the modules calling them; not
         reductions (``sum``, ``mean``) or other functions.  Nothing is rounded inside an
         optimizer's ``step()`` (its updates are not activations) but the closure it
-        calls (LBFGS's: the model's forward and backward).  The list:
+        calls (LBFGS's: the model's forward and backward).  A loss's arithmetic is
+        rounded too: ``torch.amp.GradScaler.scale``'s multiplication gives inf where the
+        scaled loss passes the format's largest value (AMP scales a float32 loss).  The list:
         ``softfloat.torch._elementwise``.
     model : torch.nn.Module, optional
         The module whose ``named_modules()`` name the call sites; default: the first
