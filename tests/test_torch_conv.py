@@ -215,6 +215,38 @@ def test_conv_transpose_modules_and_1d():
         F.conv_transpose2d(x, up.weight, output_padding=-1)
 
 
+def _general(transposed, stride, padding, dilation, output_padding, groups, private=False):
+    """torch.convolution (or torch._convolution) with these arguments, as a function of x, w, b."""
+    if private:
+        return lambda x, w, b: torch._convolution(x, w, b, stride, padding, dilation, transposed, output_padding,
+                                                  groups, False, False, True, True)
+    return lambda x, w, b: torch.convolution(x, w, b, stride, padding, dilation, transposed, output_padding, groups)
+
+
+@pytest.mark.parametrize("func, xs, ws, bias", [
+    (_general(False, [1, 2], [1, 0], [1, 1], [0, 0], 1), (2, 4, 6, 7), (6, 4, 3, 2), 6),
+    (_general(False, [2], [1], [2], [0], 2), (2, 4, 9), (6, 2, 3), None),
+    (_general(True, [2, 1], [1, 0], [1, 1], [1, 0], 2), (2, 4, 5, 5), (4, 3, 3, 2), 6),
+    (_general(False, [1, 1, 1], [0, 1, 0], [1, 1, 1], [0, 0, 0], 1, private=True), (1, 2, 3, 4, 4),
+     (3, 2, 2, 2, 2), 3),
+])
+def test_torch_convolution_is_the_emulated_convolution(func, xs, ws, bias):
+    """torch.convolution and torch._convolution (the general entry points, either kind by
+    their ``transposed`` flag) ran in torch without a word; they are the conv and
+    conv_transpose products: on integers, torch's own values and gradients exactly."""
+    g = torch.Generator().manual_seed(8)
+    x = torch.randint(-3, 4, xs, generator=g).float().requires_grad_(True)
+    w = torch.randint(-3, 4, ws, generator=g).float().requires_grad_(True)
+    b = None if bias is None else torch.randint(-3, 4, (bias,), generator=g).float()
+    want = func(x, w, b)
+    want_grads = torch.autograd.grad(want.sum(), (x, w))
+    with sft.emulate("fp32", accumulator="fp32") as em:
+        got = func(x, w, b)
+        grads = torch.autograd.grad(got.sum(), (x, w))
+    assert torch.equal(got, want) and all(torch.equal(a, c) for a, c in zip(grads, want_grads))
+    assert [r.kind for r in em.telemetry] == ["fprop", "dgrad", "wgrad"]
+
+
 @pytest.mark.parametrize("func, xs, ws, kw", [
     (F.conv3d, (2, 4, 5, 6, 5), (6, 4, 3, 2, 3), {}),
     (F.conv3d, (1, 4, 6, 6, 6), (4, 2, 3, 3, 3), {"stride": (2, 1, 2), "padding": 1, "dilation": (1, 2, 1),

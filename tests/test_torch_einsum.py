@@ -105,6 +105,33 @@ def test_in_place_addmm_and_baddbmm():
     assert [(r.op, r.batch) for r in em.telemetry] == [("addmm", 1), ("baddbmm", 2)]  # the batch: one call
 
 
+def test_in_place_addmv_and_addbmm():
+    """Tensor.addmv_ and Tensor.addbmm_ (torch's kernels, which ran unemulated and
+    unwarned): addmv's and addbmm's definitions (an addmm with a column; ATen's loop of
+    addmm_ over the batch), written into ``self``, with a gradient through the copy."""
+    a3, b3 = _t((2, 3, 8), 30).detach(), _t((2, 8, 4), 31).detach()
+    v, u, c = _t((8,), 32).detach(), _t((3,), 33).detach(), _t((3, 4), 34).detach()
+    u0, c0 = u.clone(), c.clone()
+    eng = GemmEngine("bf16", accumulator="fp32", bias_epilogue=True)
+    leaf = _t((8,), 35)
+    u2 = u.clone()
+    with sft.emulate("bf16", accumulator="fp32") as em:
+        assert u.addmv_(a3[0], v) is u
+        assert c.addbmm_(a3, b3) is c
+        grad, = torch.autograd.grad(torch.zeros(3).addmv_(a3[0], leaf).sum(), leaf)
+    with sft.emulate("bf16", accumulator="fp32") as function_form:
+        assert torch.addmv_(u2, a3[0], v) is u2  # torch.addmv_ too
+    assert torch.equal(u2, u) and len(function_form.telemetry) == 1
+    want = eng.gemm(_np(a3[0]), _np(v)[:, None], "fprop", "s", bias=_np(u0)[:, None], out="bf16")[:, 0]
+    assert np.array_equal(_np(u), want)
+    running = eng.gemm(_np(a3[0]), _np(b3[0]), "fprop", "s", bias=_np(c0), out="bf16")
+    running = eng.gemm(_np(a3[1]), _np(b3[1]), "fprop", "s", bias=running, out="bf16")
+    assert np.array_equal(_np(c), running)
+    assert [(r.op, r.kind, r.batch) for r in em.telemetry] == [
+        ("addmv", "fprop", 1), ("addbmm", "fprop", 2), ("addmv", "fprop", 1), ("addmv", "wgrad", 1)]
+    assert grad.shape == (8,)
+
+
 def test_einsum_of_several_operands_is_torchs_pairs():
     """Left to right as torch contracts them without opt_einsum (the running result
     first), each pair an emulated product rounded into the recipe's format."""
@@ -128,3 +155,23 @@ def test_pairwise_steps_follow_the_path_and_keep_the_labels_still_needed():
     assert pairwise("bij,bjk,bkl->bil", 3) == [(0, 1, "bij,bjk->bik"), (0, 1, "bkl,bik->bil")]
     with pytest.raises(ValueError, match="names 2 operand"):
         pairwise("ij,jk->ik", 3)
+
+
+@pytest.mark.parametrize("equation, a, b", [
+    ("ij,jk->ik", (3, 0), (0, 4)),        # nothing contracted: zeros
+    ("bij,bjk->bik", (2, 3, 0), (2, 0, 4)),
+    ("ij,kj->ik", (3, 0), (4, 0)),
+    ("ij,jk->ik", (3, 1), (0, 4)),        # a size 1 broadcast to 0
+    ("ij,jk->ik", (0, 3), (3, 4)),
+])
+def test_einsum_with_an_empty_axis_is_torchs(equation, a, b):
+    """An empty axis (a size-0 label, or a size 1 broadcast to 0) gives torch's result and
+    gradient (zeros, or nothing); a 0 taken for a broadcast 1 made it an expand error."""
+    x, y = torch.randn(*a, requires_grad=True), torch.randn(*b)
+    want = torch.einsum(equation, x, y)
+    want_grad, = torch.autograd.grad(want.sum(), x, allow_unused=True)
+    with sft.emulate("bf16", accumulator="fp32"):
+        got = torch.einsum(equation, x, y)
+        grad, = torch.autograd.grad(got.sum(), x, allow_unused=True)
+    assert got.shape == want.shape and torch.equal(got, want)
+    assert torch.equal(grad, want_grad)

@@ -146,3 +146,30 @@ def test_an_optimizer_step_inside_the_block_is_not_rounded():
     assert all(torch.equal(a, b) for a, b in zip(model.parameters(), twin.parameters()))
     assert not torch.equal(model.weight, _bf16(model.weight))  # not on the bf16 grid
     assert torch.equal(after, _bf16(x + 0.1))
+
+
+@pytest.mark.parametrize("by_keyword", [False, True])
+def test_a_closure_inside_an_optimizer_step_is_rounded(by_keyword):
+    """LBFGS runs its closure -- the model's forward and backward -- inside step(): those
+    activations are rounded as outside the step (they were left in float32); the step's
+    own updates are not."""
+    torch.manual_seed(1)
+    model = torch.nn.Sequential(torch.nn.Linear(4, 6), torch.nn.Tanh(), torch.nn.Linear(6, 1))
+    x = torch.randn(5, 4)
+    optimizer = torch.optim.LBFGS(model.parameters(), max_iter=2)
+    seen = []
+
+    def closure():
+        optimizer.zero_grad()
+        hidden = torch.tanh(x * 1.1)
+        seen.append(hidden.detach().clone())
+        loss = (model(hidden) ** 2).mean()
+        loss.backward()
+        return loss
+
+    with sft.emulate("bf16", accumulator="fp32", elementwise=True, model=model):
+        optimizer.step(closure=closure) if by_keyword else optimizer.step(closure)
+        after = x + 0.1  # the step's end: rounding as before
+    assert len(seen) >= 2 and all(torch.equal(h, _bf16(h)) for h in seen)
+    assert not torch.equal(model[0].weight, _bf16(model[0].weight))  # the update: the optimizer's own
+    assert torch.equal(after, _bf16(x + 0.1))

@@ -162,6 +162,22 @@ def test_linear_with_no_inputs_is_the_bias_rounded():
     assert torch.equal(got, layer.bias.detach().expand(2, 3).bfloat16().float())
 
 
+def test_tracing_under_the_emulation_says_what_to_do():
+    """torch.export (fake tensors) and torch.jit.trace cannot record the emulation (numpy
+    on the values): a NotImplementedError saying so, not ".numpy() is not supported for
+    tensor subclasses" from inside a kernel, nor a broken trace ("aten::view() Expected a
+    value of type 'Tensor'")."""
+    layer = torch.nn.Linear(3, 2)
+    with pytest.raises(NotImplementedError, match=r"input of linear is a tensor being traced \(a fake tensor"):
+        with sft.emulate("bf16"):
+            torch.export.export(layer, (torch.randn(2, 3),))
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", "`torch.jit.trace", DeprecationWarning)
+        with pytest.raises(NotImplementedError, match=r"being traced \(torch.jit.trace\).*outside softfloat"):
+            with sft.emulate("bf16"):
+                torch.jit.trace(layer, torch.randn(2, 3))
+
+
 def test_bad_tensors_and_names():
     with pytest.raises(TypeError, match="input of matmul .*complex"):
         with sft.emulate("bf16"):
@@ -341,6 +357,21 @@ def test_a_compiled_model_runs_the_same_emulated_products(nested):
     assert eager[2] == compiled[2] and len(eager[2]) == (8 if nested else 5)
 
 
+def test_a_compiled_model_gets_no_note_of_untraceable_hooks():
+    """The call-site hooks read the thread's identity, which dynamo cannot trace: it
+    warned "Dynamo does not know how to trace the builtin `_thread.get_ident`" at each
+    module; the hooks run eagerly (as the products do), and only torch's own note on
+    global hooks and torch.compile(module) is left."""
+    torch._dynamo.reset()
+    model, x = _Nested(), torch.randn(4, 8)
+    with warnings.catch_warnings(record=True) as got:
+        warnings.simplefilter("always")
+        with sft.emulate("bf16") as em:
+            torch.compile(model, backend="eager")(x)
+    assert len(em.telemetry) == 3
+    assert [str(w.message)[:60] for w in got if "global hooks" not in str(w.message)] == []
+
+
 class _Attending(torch.nn.Module):
     """Many kinds of torch call between the products (views, cat, softmax, rsqrt)."""
 
@@ -394,12 +425,12 @@ def test_multihead_attention_products_are_the_emulated_steps():
 
 
 def test_kernels_out_of_reach_warn_once():
-    lstm = torch.nn.LSTM(3, 4)
-    packed = torch.nn.utils.rnn.pack_padded_sequence(torch.randn(5, 2, 3), [5, 3])
-    with sft.emulate("bf16") as em, pytest.warns(UserWarning, match=r"torch.lstm of a packed sequence") as got:
-        lstm(packed)
-        lstm(packed)
-    assert sum("torch.lstm" in str(w.message) for w in got) == 1 and len(em.telemetry) == 0
+    bilinear = torch.nn.Bilinear(3, 4, 5)
+    x, y = torch.randn(2, 3), torch.randn(2, 4)
+    with sft.emulate("bf16") as em, pytest.warns(UserWarning, match=r"torch.bilinear \(nn.Bilinear\)") as got:
+        bilinear(x, y)
+        bilinear(x, y)
+    assert sum("torch.bilinear" in str(w.message) for w in got) == 1 and len(em.telemetry) == 0
 
 
 def test_more_of_the_matmul_family_against_the_definition():
@@ -448,16 +479,73 @@ def test_linalg_vecdot_is_a_dot_product_per_pair():
 
 
 @pytest.mark.parametrize("call", [
-    lambda: torch.nn.GRU(2, 3)(torch.nn.utils.rnn.pack_sequence([torch.randn(3, 2)])),
+    lambda: torch.gru(torch.randn(3, 1, 2), torch.zeros(1, 1, 3), [torch.randn(9, 2), torch.randn(9, 3)],
+                      has_biases=False, num_layers=1, dropout=0.0, train=False, bidirectional=False,
+                      batch_first=False),  # keyword arguments: not written out
     lambda: torch.linalg.matrix_power(torch.randn(3, 3), -3),
     lambda: torch.nn.Bilinear(3, 4, 5)(torch.randn(2, 3), torch.randn(2, 4)),
     lambda: torch.matrix_exp(torch.randn(3, 3)),
     lambda: torch.randn(2, 3, 3).matrix_exp(),
+    lambda: torch.nn.EmbeddingBag(10, 4, mode="sum")(torch.tensor([1, 2, 4, 5]), torch.tensor([0, 2]),
+                                                     per_sample_weights=torch.rand(4)),
+    lambda: F.embedding_bag(torch.tensor([[1, 2]]), torch.randn(5, 3), mode="sum",
+                            per_sample_weights=torch.rand(1, 2)),
+    lambda: torch.cov(torch.randn(3, 6)),
+    lambda: torch.conv_tbc(torch.randn(5, 1, 2), torch.randn(3, 2, 4), torch.zeros(4)),
+    lambda: torch._addmm_activation(torch.randn(5), torch.randn(3, 4), torch.randn(4, 5)),
+    lambda: torch.randn(3, 6).corrcoef(),
+    lambda: torch.nn.utils.parametrizations.orthogonal(torch.nn.Linear(4, 3), orthogonal_map="householder"),
 ])
 def test_other_products_run_in_torch_and_say_so(call):
     with sft.emulate("bf16") as em, pytest.warns(UserWarning, match="not emulated under softfloat.torch.emulate"):
         call()
     assert len(em.telemetry) == 0
+
+
+@pytest.mark.skipif(not hasattr(F, "linear_cross_entropy"), reason="F.linear_cross_entropy: torch >= 2.13")
+@pytest.mark.parametrize("chunked", [False, True])
+def test_linear_cross_entropy_is_its_definition(chunked):
+    """F.linear_cross_entropy handed itself whole to the mode, which ran it in torch
+    (its logits' product unemulated, unwarned); it runs as defined,
+    cross_entropy(linear(input, weight, bias), target), its ``options`` (torch's chunking
+    of that work) aside: the bits and gradients of the emulated definition."""
+    torch.manual_seed(9)
+    x, w, b = torch.randn(6, 8, requires_grad=True), torch.randn(10, 8, requires_grad=True), torch.randn(10)
+    target = torch.randint(0, 10, (6,))
+    options = {"options": torch.nn.LinearCrossEntropyOptions()} if chunked else {"label_smoothing": 0.1}
+    with sft.emulate("bf16", accumulator="fp32") as em:
+        got = F.linear_cross_entropy(x, w, target, linear_bias=b, **options)
+        grads = torch.autograd.grad(got, (x, w))
+    with sft.emulate("bf16", accumulator="fp32"):
+        want = F.cross_entropy(F.linear(x, w, b), target, label_smoothing=options.get("label_smoothing", 0.0))
+        want_grads = torch.autograd.grad(want, (x, w))
+    assert torch.equal(got, want) and all(torch.equal(a, c) for a, c in zip(grads, want_grads))
+    assert [r.kind for r in em.telemetry] == ["fprop", "dgrad", "wgrad"]
+
+
+def test_scaled_and_grouped_gemm_kernels_say_they_are_out_of_reach():
+    """F.grouped_mm / F.scaled_mm (and torch._grouped_mm, _scaled_mm) are kernels of their
+    own: they warn as out of reach (torch's CPU kernel may then refuse the operands)."""
+    a, b = torch.randn(2, 3, 8, dtype=torch.bfloat16), torch.randn(2, 8, 8, dtype=torch.bfloat16)
+    with warnings.catch_warnings(record=True) as got:
+        warnings.simplefilter("always")
+        with sft.emulate("bf16"):
+            try:
+                torch._grouped_mm(a, b)
+            except RuntimeError:
+                pass
+    assert any("scaled or grouped GEMM kernel" in str(w.message) for w in got)
+
+
+def test_an_embedding_bag_without_weights_is_a_sum_and_says_nothing():
+    """An embedding bag's plain sums and means are torch's sums (not products, as
+    torch.sum): no warning; with per_sample_weights its weighted sums warn (above)."""
+    bag = torch.nn.EmbeddingBag(10, 4, mode="mean")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with sft.emulate("bf16"):
+            got = bag(torch.tensor([[1, 2], [4, 5]]))
+    assert torch.equal(got, bag(torch.tensor([[1, 2], [4, 5]])))
 
 
 @pytest.mark.filterwarnings("ignore:LSTM with projections:UserWarning")  # torch's own note on oneDNN
@@ -516,6 +604,27 @@ def test_multi_dot_takes_atens_order(shapes):
         got = torch.linalg.multi_dot(ts)
     assert sorted(r.shape for r in em.telemetry) == sorted(seen.shapes)
     assert got.shape == want.shape and torch.allclose(got, want, atol=1e-5, rtol=1e-5)
+
+
+def test_chain_matmul_is_multi_dot():
+    """torch.chain_matmul (ATen: linalg_multi_dot of its matrices) was left to torch with
+    an "inside one torch kernel" warning; it is multi_dot's products, bit for bit, with
+    gradients; one matrix is its copy, no product."""
+    torch.manual_seed(5)
+    a, b, c = torch.randn(4, 3, requires_grad=True), torch.randn(3, 9), torch.randn(9, 2)
+    with sft.emulate("bf16", accumulator="fp32") as em:
+        got = torch.chain_matmul(a, b, c)
+        grad, = torch.autograd.grad(got.sum(), a)
+        with warnings.catch_warnings():  # torch's (once per process)
+            warnings.filterwarnings("ignore", "torch.chain_matmul is deprecated", UserWarning)
+            alone = torch.chain_matmul(b)
+    with sft.emulate("bf16", accumulator="fp32") as ref:
+        want = torch.linalg.multi_dot([a, b, c])
+        want_grad, = torch.autograd.grad(want.sum(), a)
+    assert torch.equal(got, want) and torch.equal(grad, want_grad)
+    assert [(r.site, r.kind, r.shape) for r in em.telemetry] == [
+        (r.site.replace("multi_dot", "chain_matmul"), r.kind, r.shape) for r in ref.telemetry]
+    assert torch.equal(alone, b) and alone is not b
 
 
 @pytest.mark.parametrize("n", [0, 1, 2, 3, 4, 5, 6, 7, 13, 22])

@@ -59,6 +59,24 @@ def test_a_double_backward_says_it_is_not_supported():
             g.norm().backward()
 
 
+@pytest.mark.parametrize("second", [
+    lambda f, x: torch.autograd.functional.hessian(f, x),
+    lambda f, x: torch.autograd.grad(torch.autograd.grad(f(x), x, create_graph=True)[0].sum(), x,
+                                     allow_unused=True),
+])
+def test_a_second_derivative_towards_an_input_says_it_is_not_supported(second):
+    """autograd.grad towards an input (as torch.autograd.functional.hessian takes it, with
+    allow_unused) found no path through the error node, which hung from detached copies
+    (once_differentiable's way): the hessian came out all zeros, silently.  The node now
+    hangs from the tensors the gradient was computed from, and raises."""
+    torch.manual_seed(7)
+    model = torch.nn.Sequential(torch.nn.Linear(4, 5), torch.nn.Tanh(), torch.nn.Linear(5, 2))
+    x = torch.randn(3, 4, requires_grad=True)
+    with sft.emulate("fp32", accumulator="fp32"):
+        with pytest.raises(RuntimeError, match="an emulated product has no second derivative"):
+            second(lambda t: model(t).square().sum(), x)
+
+
 def test_first_derivatives_with_create_graph_are_still_the_emulated_ones():
     x, w = torch.randn(3, 4, requires_grad=True), torch.randn(4, 2, requires_grad=True)
     with sft.emulate("bf16"):
@@ -81,3 +99,18 @@ def test_telemetry_false_keeps_nothing_per_product_and_clear_forgets():
         on.telemetry.clear()
         torch.bmm(x[None], w.T[None])
     assert [(r.op, r.batch) for r in on.telemetry] == [("bmm", 1)]
+
+
+@pytest.mark.parametrize("batched", [
+    lambda f, x: torch.autograd.grad(f(x), x, torch.randn(5, 3, 2), is_grads_batched=True),
+    lambda f, x: torch.autograd.functional.jacobian(f, x, vectorize=True),
+])
+def test_batched_gradients_say_they_are_a_transform(batched):
+    """autograd.grad(is_grads_batched=True) and jacobian(vectorize=True) run the backward
+    under torch's legacy vmap: its batched gradients hold no storage, and were refused as
+    "a tensor on device cpu, which holds no values"; they are a transform, and say so."""
+    w = torch.randn(2, 4, requires_grad=True)
+    x = torch.randn(3, 4, requires_grad=True)
+    with sft.emulate("bf16"):
+        with pytest.raises(NotImplementedError, match="grad_output is a tensor inside a torch.func transform"):
+            batched(lambda t: F.linear(t, w), x)

@@ -6,6 +6,8 @@ casts and dtype -- each compared with torch itself."""
 
 from __future__ import annotations
 
+import warnings
+
 import pytest
 
 from tests.conftest import import_torch
@@ -84,7 +86,16 @@ _PRODUCTS = {
     "conv1d": lambda x, w: F.conv1d(x[None], w[:, :, None].expand(3, 8, 2)),
     "attention": lambda x, w: F.scaled_dot_product_attention(x[None], x[None], w[None]),
     "einsum": lambda x, w: torch.einsum("ik,jk->ij", x, w), "dot": lambda x, w: torch.dot(x[0], w[0]),
+    "chain_matmul": lambda x, w: _quietly(torch.chain_matmul, x, w.T, w),
+    "addmv_": lambda x, w: x[:, 0].clone().addmv_(x, w[0]),  # in place: self's dtype
 }
+
+
+def _quietly(func, *args):
+    """``func(*args)`` without torch's deprecation warning (chain_matmul's)."""
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", "torch.chain_matmul is deprecated", UserWarning)
+        return func(*args)
 
 
 @pytest.mark.parametrize("name", list(_PRODUCTS))
@@ -109,3 +120,26 @@ def test_autocast_makes_mixed_dtypes_one_emulated_product():
     with sft.emulate("bf16"):
         want = layer(x.bfloat16())
     assert got.dtype == torch.bfloat16 and torch.equal(got, want) and len(em.telemetry) == 1
+
+
+@pytest.mark.parametrize("cls", [torch.nn.LSTM, torch.nn.GRU, torch.nn.RNN])
+@pytest.mark.parametrize("onednn", [True, False])
+def test_under_autocast_recurrent_layers_return_torchs_dtypes(cls, onednn):
+    """torch's CPU nn.LSTM runs as oneDNN's mkldnn_rnn_layer where oneDNN is on, which
+    autocast lowers whole: outputs and states in bfloat16; the written-out LSTM (float32
+    before) casts its inputs alike.  GRU and RNN take their dtypes from their products.
+    Values: torch's to bfloat16 rounding (oneDNN's gates are its own arithmetic)."""
+    torch.manual_seed(6)
+    layer, x = cls(4, 6), torch.randn(3, 2, 4)
+
+    def flat(out):
+        return [t for o in out for t in (o if isinstance(o, tuple) else (o,))]
+    with warnings.catch_warnings():  # flags() also sets TF32 and warns of no Intel GPU
+        warnings.filterwarnings("ignore", "TF32 acceleration on top of oneDNN", UserWarning)
+        with torch.backends.mkldnn.flags(enabled=onednn), torch.autocast("cpu", dtype=torch.bfloat16):
+            want = flat(layer(x))
+            with sft.emulate("fp32") as em:
+                got = flat(layer(x))
+    assert [t.dtype for t in got] == [t.dtype for t in want] and em.telemetry
+    for a, b in zip(got, want):
+        assert torch.allclose(a.float(), b.float(), rtol=2 ** -6, atol=2 ** -6)

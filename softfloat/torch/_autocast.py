@@ -38,6 +38,8 @@ _PROBES = {
     "addbmm": lambda t: torch.addbmm(t(1, 1), t(1, 1, 1), t(1, 1, 1)),
     "tensordot": lambda t: torch.tensordot(t(1, 1), t(1, 1), dims=1),
     "multi_dot": lambda t: torch.linalg.multi_dot([t(1, 1), t(1, 1)]),
+    # ATen's chain_matmul is linalg_multi_dot (probed as that: chain_matmul warns, deprecated)
+    "chain_matmul": lambda t: torch.linalg.multi_dot([t(1, 1), t(1, 1)]),
     "matrix_power": lambda t: torch.linalg.matrix_power(t(1, 1), 2),
     "cdist": lambda t: torch.cdist(t(1, 1), t(1, 1)),
     "vecdot": lambda t: torch.linalg.vecdot(t(1), t(1)),
@@ -45,6 +47,14 @@ _PROBES = {
     "attention": lambda t: F.scaled_dot_product_attention(t(1, 1, 1), t(1, 1, 1), t(1, 1, 1)),
     **{f"conv{d}d": _conv(getattr(F, f"conv{d}d"), d) for d in (1, 2, 3)},
     **{f"conv_transpose{d}d": _conv(getattr(F, f"conv_transpose{d}d"), d) for d in (1, 2, 3)},
+    "convolution": lambda t: torch.convolution(t(1, 1, 1), t(1, 1, 1), None, [1], [0], [1], False, [0], 1),
+    "_convolution": lambda t: torch._convolution(t(1, 1, 1), t(1, 1, 1), None, [1], [0], [1], False, [0], 1,
+                                                 False, False, True, True),
+    # not a product: the whole of nn.LSTM, which torch runs in autocast's dtype where its
+    # CPU kernel is oneDNN's (mkldnn_rnn_layer, on autocast's list; the written-out LSTM
+    # casts its inputs as autocast does)
+    "lstm": lambda t: torch.lstm(t(1, 1, 1), (t(1, 1, 1), t(1, 1, 1)), [t(4, 1), t(4, 1)],
+                                 False, 1, 0.0, False, False, False)[0],
 }
 
 _FOUND: dict = {}
@@ -60,7 +70,8 @@ def lowered(name: str, device: torch.device):
             return None
     except RuntimeError:  # a device type autocast does not know (meta)
         return None
-    key = (name, kind, torch.get_autocast_dtype(kind))
+    # (torch's choice of oneDNN for an LSTM depends on grad mode and its flag)
+    key = (name, kind, torch.get_autocast_dtype(kind), torch.is_grad_enabled(), torch.backends.mkldnn.enabled)
     if key not in _FOUND:
         with torch._C.DisableTorchFunction():
             dtype = _PROBES[name](lambda *shape: torch.ones(shape, device=device)).dtype

@@ -64,10 +64,11 @@ def plan(equation: str, a, b):
     size = {}
     for labels, t, name in ((labels_a, a, "a"), (labels_b, b, "b")):
         for c, n in zip(labels, t.shape):
-            if size.get(c, 1) not in (1, n) and n != 1:
+            have = size.get(c, 1)
+            if have not in (1, n) and n != 1:
                 raise ValueError(f"einsum {equation!r}: operand sizes {tuple(a.shape)} and {tuple(b.shape)} "
                                  "do not broadcast")
-            size[c] = max(size.get(c, 1), n)
+            size[c] = n if have == 1 else have  # a size 1 broadcasts (to 0 too)
     big_a = _arranged(a, labels_a, batch + left + summed, size)
     big_b = _arranged(b, labels_b, batch + summed + right, size)
     nb, m, k, n = (_count(size, g) for g in (batch, left, summed, right))

@@ -20,11 +20,13 @@ An in-place operation (``x += y``, ``x.mul_(y)``, ``F.relu(x, inplace=True)``,
 ``out=``) has its tensor rounded in place.  Inside an optimizer's ``step()`` (global
 step hooks, on the emulating thread) nothing is rounded: the parameter and state updates
 (``p.add_(...)``) are the optimizer's arithmetic in the parameters' dtype, not
-activations.
+activations.  A ``closure`` handed to ``step()`` (LBFGS calls it inside its step: the
+model's forward and backward) runs as outside the step, rounded.
 """
 
 from __future__ import annotations
 
+import functools
 import threading
 
 import torch
@@ -91,8 +93,27 @@ class Steps:
         self.handles, self.depth = [], 0
 
     def _begin(self, optimizer, args, kwargs):
-        if threading.get_ident() == self.thread:
-            self.depth += 1
+        if threading.get_ident() != self.thread:
+            return None
+        self.depth += 1
+        # the closure (step's first argument after the optimizer, which torch's hooks
+        # receive in args) recomputes the model: outside the step
+        if len(args) > 1 and callable(args[1]):
+            return (args[0], self._outside(args[1]), *args[2:]), kwargs
+        if callable(kwargs.get("closure")):
+            return args, {**kwargs, "closure": self._outside(kwargs["closure"])}
+        return None
+
+    def _outside(self, closure):
+        """``closure`` run with no step active (the step's depth restored after it)."""
+        @functools.wraps(closure)
+        def run(*args, **kwargs):
+            depth, self.depth = self.depth, 0
+            try:
+                return closure(*args, **kwargs)
+            finally:
+                self.depth = depth
+        return run
 
     def _end(self, optimizer, args, kwargs):
         if threading.get_ident() == self.thread and self.depth:

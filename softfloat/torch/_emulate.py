@@ -30,15 +30,17 @@ def emulate(recipe, *, accumulator=None, elementwise=False, model=None, telemetr
     ``recipe``'s emulated precision, forward and backward, bit for bit.
 
     Inside the ``with`` block, ``F.linear`` (so every ``nn.Linear``), ``torch.matmul``
-    and ``@``, ``mm``, ``bmm``, ``addmm``, ``baddbmm`` (and ``addmm_``/``baddbmm_``),
-    ``addmv``, ``addbmm``, ``mv``, ``dot``, ``vdot``, ``inner``, ``linalg.vecdot``, ``tensordot``,
-    ``linalg.multi_dot`` and ``matrix_power`` (in ATen's order), ``cdist`` (where ATen
+    and ``@``, ``mm``, ``bmm``, ``addmm``, ``baddbmm``, ``addmv``, ``addbmm`` (and in
+    place: ``addmm_``, ``baddbmm_``, ``addmv_``, ``addbmm_``), ``mv``, ``dot``, ``vdot``,
+    ``inner``, ``linalg.vecdot``, ``tensordot``,
+    ``linalg.multi_dot`` (and ``chain_matmul``) and ``matrix_power`` (in ATen's order), ``cdist`` (where ATen
     takes a product), ``einsum`` (several operands in torch's pairs),
     ``F.conv1d``/``2d``/``3d`` (unfold, then one product per group), ``F.conv_transpose1d``/``2d``/``3d`` (the convolution of the
-    zero-stuffed input) and ``F.scaled_dot_product_attention`` (decomposed: Q K^T, scale,
+    zero-stuffed input; ``torch.convolution`` either) and ``F.scaled_dot_product_attention`` (decomposed: Q K^T, scale,
     mask, softmax, dropout, P V; see ``softfloat.torch._attention``) -- and so the
     products inside ``nn.MultiheadAttention`` and ``nn.Transformer*`` layers, whose
-    Python code runs with the emulation reaching into it -- on float16/bfloat16/float32/
+    Python code runs with the emulation reaching into it, and ``F.linear_cross_entropy``'s
+    (run as defined: the cross entropy of the emulated ``F.linear``) -- on float16/bfloat16/float32/
     float64 tensors each become custom autograd Functions whose forward product
     ("fprop") and backward products ("dgrad" = grad_output x weights^T, "wgrad" =
     inputs^T x grad_output) run through one :class:`softfloat.recipes.GemmEngine`:
@@ -68,17 +70,24 @@ def emulate(recipe, *, accumulator=None, elementwise=False, model=None, telemetr
       into its dtype, exact when that dtype holds the output format).  Inside
       ``torch.autocast`` a product torch would run in autocast's dtype has its float
       operands cast into it first, as autocast casts them, and returns that dtype
-      (``softfloat.torch._autocast`` asks torch which products those are).
+      (``softfloat.torch._autocast`` asks torch which products those are; an ``nn.LSTM``
+      that torch runs whole in autocast's dtype, as oneDNN's kernel on the CPU, has its
+      input, states and weights cast alike).
       Convolutions return torch's memory format (channels-last where the input or the
       weight is).
-    - ``nn.LSTM``/``GRU``/``RNN`` and their cells (``nn.LSTMCell``/``GRUCell``/
-      ``RNNCell``) are written out in torch calls whose products are emulated
-      (``softfloat.torch._recurrent``: the input's and the hidden state's products,
-      then PyTorch's gate equations in the tensors' dtype).  Products computed inside one torch
-      kernel (packed sequences' recurrences, ``nn.Bilinear``, negative matrix powers:
-      ``softfloat.torch._ops.OPAQUE``) are out of reach: they run as torch runs them,
+    - ``nn.LSTM``/``GRU``/``RNN`` (packed sequences too) and their cells
+      (``nn.LSTMCell``/``GRUCell``/``RNNCell``) are written out in torch calls whose
+      products are emulated (``softfloat.torch._recurrent``: the input's and the hidden
+      state's products, then PyTorch's gate equations in the tensors' dtype, in ATen's
+      order of operations).  Products computed inside one torch kernel
+      (``nn.Bilinear``, negative matrix powers, ``matrix_exp``, ``cov``/``corrcoef``,
+      ``householder_product``, ``conv_tbc``, ``F.scaled_mm``/``grouped_mm``, ``nn.EmbeddingBag``'s weighted sums with
+      ``per_sample_weights``: ``softfloat.torch._ops.out_of_reach``) are out
+      of reach: they run as torch runs them,
       with a UserWarning once per block and function; so do TorchScript modules
-      (``torch.jit.script``/``trace``), whose operations never reach Python.
+      (``torch.jit.script``/``trace``), whose operations never reach Python.  Tracing a model
+      inside the block (``torch.jit.trace``, ``torch.export``: fake tensors) is a
+      NotImplementedError: a trace cannot record the emulation.
     - Integer products pass through to torch unemulated (they are exact); complex
       and sparse operands are a TypeError (a RuntimeError with the same message from
       ``Tensor.matmul``, which the ``@`` operator calls and whose TypeErrors it turns
@@ -116,8 +125,10 @@ def emulate(recipe, *, accumulator=None, elementwise=False, model=None, telemetr
       additions of col2im in a convolution's input gradient where windows overlap (torch's
       float32 additions of emulated values); ``einsum``'s one-operand equations and
       elementwise products (torch's, as ``torch.sum`` and ``a * b``), and "..." with
-      more than two operands (NotImplementedError naming the equation); products inside
-      ``torch.func`` transforms (``vmap``, ``grad``: NotImplementedError).
+      more than two operands (NotImplementedError naming the equation); ``outer``,
+      ``ger``, ``addr`` and ``kron``, whose every output is one product (torch's
+      multiplication, as ``a * b``); products inside ``torch.func`` transforms (``vmap``,
+      ``grad``: NotImplementedError).
 
     Parameters
     ----------
@@ -136,7 +147,10 @@ def emulate(recipe, *, accumulator=None, elementwise=False, model=None, telemetr
         ``batch_norm``, ``instance_norm``, ``dropout`` (each computed by torch in the
         tensors' dtype, then rounded once), and so the modules calling them; not
         reductions (``sum``, ``mean``) or other functions.  Nothing is rounded inside an
-        optimizer's ``step()`` (its updates are not activations).  The list:
+        optimizer's ``step()`` (its updates are not activations) but the closure it
+        calls (LBFGS's: the model's forward and backward).  A loss's arithmetic is
+        rounded too: ``torch.amp.GradScaler.scale``'s multiplication gives inf where the
+        scaled loss passes the format's largest value (AMP scales a float32 loss).  The list:
         ``softfloat.torch._elementwise``.
     model : torch.nn.Module, optional
         The module whose ``named_modules()`` name the call sites; default: the first
@@ -298,9 +312,14 @@ _OPERATORS = frozenset({torch.Tensor.matmul, torch.Tensor.__matmul__, torch.Tens
 #: the functions that run a backward pass, whose Python code stays under the emulation
 _BACKWARDS = frozenset({torch.Tensor.backward, torch.autograd.backward, torch.autograd.grad})
 
+#: F.linear_cross_entropy (torch >= 2.13), defined as cross_entropy(linear(...)); its
+#: ``options`` only chunk that work (in a custom Function of torch's): run as defined
+_LINEAR_CROSS_ENTROPY = getattr(torch.nn.functional, "linear_cross_entropy", None)
+
 #: Python-level torch functions that hand themselves whole to a function mode: run
 #: decomposed (:func:`_decomposed`), their products reach the emulation
-_COMPOSITES = frozenset({torch.nn.functional.multi_head_attention_forward})
+_COMPOSITES = frozenset(f for f in (torch.nn.functional.multi_head_attention_forward, _LINEAR_CROSS_ENTROPY)
+                        if f is not None)
 
 _DECOMPOSED: dict = {}
 
@@ -355,6 +374,8 @@ class _Mode(TorchFunctionMode):
             if result is not NotImplemented:
                 return result
         elif func in _COMPOSITES:
+            if func is _LINEAR_CROSS_ENTROPY:
+                kwargs = {**kwargs, "options": None}  # its definition, not torch's chunked Function
             with self:  # back on the stack for the calls inside
                 return _decomposed(func)(*args, **kwargs)
         elif func in _BACKWARDS:
@@ -372,9 +393,10 @@ class _Mode(TorchFunctionMode):
         elif func in _recurrent.CELLS:
             with self:
                 return _recurrent.cell(func, args, kwargs)
-        if func in _ops.OPAQUE and func not in self.warned:  # (a packed sequence's recurrence too)
+        opaque = _ops.out_of_reach(func, args, kwargs) if func not in self.warned else None
+        if opaque is not None:
             self.warned.add(func)
-            warnings.warn(f"{_ops.OPAQUE[func]} runs its matrix products inside one torch kernel: they are not "
+            warnings.warn(f"{opaque} runs its matrix products inside one torch kernel: they are not "
                           f"emulated under softfloat.torch.emulate (torch's own arithmetic)", stacklevel=2)
         result = func(*args, **kwargs)
         if em.elementwise and func in ELEMENTWISE and isinstance(result, torch.Tensor) \

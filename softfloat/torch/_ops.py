@@ -1,5 +1,6 @@
 """torch's matrix-product functions as 2-d emulated products: F.linear, matmul (and
-``@``), mm, bmm, addmm, baddbmm (and in place, addmm_/baddbmm_), mv, dot, inner,
+``@``), mm, bmm, addmm, baddbmm, addmv, addbmm (and in place: addmm_, baddbmm_,
+addmv_, addbmm_), mv, dot, inner,
 einsum (several operands in torch's pairs), conv1d/conv2d and scaled_dot_product_attention.
 
 Each handler binds torch's arguments, checks the operands, and writes the call as
@@ -15,12 +16,13 @@ expands and stacks, whose gradients torch's autograd takes care of:
 - ``addmm``/``baddbmm`` with ``beta == alpha == 1`` add ``input`` in the accumulator; with
   other factors the product is scaled and added in the caller's dtype and the sum
   rounded again into the output format; ``beta == 0`` ignores ``input`` (as torch does);
-  ``addmm_``/``baddbmm_`` compute the same and copy it into ``self`` (autograd's copy_);
+  ``addmm_``/``baddbmm_`` (``addmv_``/``addbmm_``) compute the same and copy it into
+  ``self`` (autograd's copy_);
 - ``mv``, ``dot`` and ``vdot`` are ``matmul``'s 1-d cases; ``inner(a, b)`` of (..., K)
   tensors and ``tensordot`` are one (M, K) x (K, N) product (0-d operands of ``inner``:
   torch's own multiplication); ``addmv`` is ``addmm`` with a column; ``addbmm`` is
   ATen's loop of ``addmm_`` over the batch, each step rounded into the output (the
-  entries' products one batched call); ``linalg.multi_dot`` is ATen's chain of products
+  entries' products one batched call); ``linalg.multi_dot`` (and ``chain_matmul``) is ATen's chain of products
   in ATen's order; ``matrix_power`` ATen's products by the bits of n (a negative power,
   an inverse, is torch's own) -- a chain's products (and einsum's pairs) are sub-sites
   ``<site>.1``, ``<site>.2``, ... in the order they run, each with its own scaling state;
@@ -32,7 +34,8 @@ expands and stacks, whose gradients torch's autograd takes care of:
   ``a * b`` do; "..." with three or more operands raises NotImplementedError;
 - ``conv1d``/``2d``/``3d``: :func:`softfloat.torch._conv.convolution`;
   ``conv_transpose1d``/``2d``/``3d``: :func:`softfloat.torch._conv.transposed` (a
-  convolution of the zero-stuffed input);
+  convolution of the zero-stuffed input); ``torch.convolution`` (and ``_convolution``)
+  is either, by its ``transposed`` flag;
 - ``scaled_dot_product_attention``: :func:`softfloat.torch._attention.attention`.
 
 Integer operands are passed to torch unchanged (integer products are exact; nothing to
@@ -56,10 +59,11 @@ from ._einsum import pairwise, plan, simplified
 from ._products import batched, gemm, rows
 from ._tensors import check_dense, check_device
 
-__all__ = ["FUNCTIONS", "OPAQUE", "dispatch"]
+__all__ = ["FUNCTIONS", "OPAQUE", "dispatch", "out_of_reach"]
 
 _CONVOLUTION = ("input", "weight", "bias", "stride", "padding", "dilation", "groups")
 _TRANSPOSED = ("input", "weight", "bias", "stride", "padding", "output_padding", "groups", "dilation")
+_GENERAL = ("input", "weight", "bias", "stride", "padding", "dilation", "transposed", "output_padding", "groups")
 #: argument names of each function, in torch's order (self first for methods)
 _SIGNATURES = {
     "linear": ("input", "weight", "bias"),
@@ -72,16 +76,18 @@ _SIGNATURES = {
     **{f"conv_transpose{d}d": _TRANSPOSED for d in (1, 2, 3)},
     "attention": ("query", "key", "value", "attn_mask", "dropout_p", "is_causal", "scale", "enable_gqa"),
     "vdot": ("input", "other"), "addmv": ("input", "mat", "vec"), "addbmm": ("input", "batch1", "batch2"),
+    "addmv_": ("input", "mat", "vec"), "addbmm_": ("input", "batch1", "batch2"),
     "tensordot": ("a", "b", "dims"),
-    "multi_dot": ("tensors",), "matrix_power": ("input", "n"), "cdist": ("x1", "x2", "p", "compute_mode"),
+    "multi_dot": ("tensors",), "chain_matmul": ("tensors",), "matrix_power": ("input", "n"), "cdist": ("x1", "x2", "p", "compute_mode"),
     "vecdot": ("x", "y"),
+    "convolution": _GENERAL, "_convolution": _GENERAL + ("benchmark", "deterministic", "cudnn_enabled", "allow_tf32"),
 }
 #: the arguments whose dtypes decide (others, like a boolean attn_mask, are checked by the handler)
 _OPERANDS = {"attention": ("query", "key", "value"), "einsum": ("input", "other")}
 #: handlers whose operands are a list (checked one by one)
-_LISTS = {"multi_dot": "tensors"}
+_LISTS = {"multi_dot": "tensors", "chain_matmul": "tensors"}
 #: the product name a call site is named after
-_SITE = {"rmatmul": "matmul", "addmm_": "addmm", "baddbmm_": "baddbmm"}
+_SITE = {"rmatmul": "matmul", "addmm_": "addmm", "baddbmm_": "baddbmm", "addmv_": "addmv", "addbmm_": "addbmm"}
 
 
 def _bind(name: str, args, kwargs) -> dict:
@@ -191,13 +197,19 @@ HANDLERS = {
     "vdot": lambda run, b, r: _matmul(run, b["input"], b["other"]),
     "addmv": lambda run, b, r: _addmv(run, b, r),
     "addbmm": lambda run, b, r: _addbmm(run, b, r),
+    "addmv_": lambda run, b, r: _in_place(b, _addmv(run, b, r)),
+    "addbmm_": lambda run, b, r: _in_place(b, _addbmm(run, b, r)),
     "tensordot": lambda run, b, r: _tensordot(run, b["a"], b["b"], b.get("dims", 2)),
     "multi_dot": lambda run, b, r: _multi_dot(run, list(b["tensors"])),
+    "chain_matmul": lambda run, b, r: _multi_dot(run, list(b["tensors"])),  # ATen: linalg_multi_dot
     "matrix_power": lambda run, b, r: _matrix_power(run, b["input"], b["n"]),
     "cdist": lambda run, b, r: _euclidean(run, b["x1"], b["x2"]),
     "vecdot": lambda run, b, r: _vecdot(run, b["x"], b["y"], b.get("dim", -1)),
     "conv3d": lambda run, b, r: convolution(run, b, 3),
     "conv_transpose3d": lambda run, b, r: transposed(run, b, 3),
+    # torch.convolution (and _convolution): either kind, as many dimensions as the weight has
+    "convolution": lambda run, b, r: (transposed if b["transposed"] else convolution)(run, b, b["weight"].dim() - 2),
+    "_convolution": lambda run, b, r: (transposed if b["transposed"] else convolution)(run, b, b["weight"].dim() - 2),
     "conv_transpose1d": lambda run, b, r: transposed(run, b, 1),
     "conv_transpose2d": lambda run, b, r: transposed(run, b, 2),
 }
@@ -214,10 +226,20 @@ _SHAPES = {
     "vdot": lambda b: b["input"].dim() == 1 and b["other"].dim() == 1,
     "addmv": lambda b: b["mat"].dim() == 2 and b["vec"].dim() == 1,
     "addbmm": lambda b: b["batch1"].dim() == 3 and b["batch2"].dim() == 3,
+    "addmv_": lambda b: b["mat"].dim() == 2 and b["vec"].dim() == 1,
+    "addbmm_": lambda b: b["batch1"].dim() == 3 and b["batch2"].dim() == 3,
     "matrix_power": lambda b: isinstance(b.get("n"), int) and b["n"] >= 0 and b["input"].dim() >= 2,
     "cdist": lambda b: _cdist_by_product(b),  # (defined below)
     "vecdot": lambda b: _vecdot_shapes(b["x"], b["y"], b.get("dim", -1)),
+    # one matrix: torch's copy (no product); other dimensions: torch's error
+    "chain_matmul": lambda b: len(b["tensors"]) > 1 and all(t.dim() == 2 for t in b["tensors"]),
+    "convolution": lambda b: _general(b), "_convolution": lambda b: _general(b),
 }
+
+
+def _general(b) -> bool:
+    """torch.convolution's arguments the conv handlers take: batched 1-3-d, all given."""
+    return len(b) >= len(_GENERAL) and 3 <= b["weight"].dim() <= 5 and b["input"].dim() == b["weight"].dim()
 
 
 def _addmv(run, b, round_again):
@@ -463,10 +485,12 @@ FUNCTIONS = {
     torch.einsum: "einsum",
     torch.linalg.matmul: "matmul", torch.vdot: "vdot", torch.Tensor.vdot: "vdot",
     torch.addmv: "addmv", torch.Tensor.addmv: "addmv", torch.addbmm: "addbmm", torch.Tensor.addbmm: "addbmm",
+    torch.Tensor.addmv_: "addmv_", torch.Tensor.addbmm_: "addbmm_", torch.addmv_: "addmv_",
     torch.tensordot: "tensordot",
     F.conv_transpose1d: "conv_transpose1d", F.conv_transpose2d: "conv_transpose2d",
     F.conv3d: "conv3d", F.conv_transpose3d: "conv_transpose3d",
-    torch.linalg.multi_dot: "multi_dot", torch.linalg.matrix_power: "matrix_power",
+    torch.convolution: "convolution", torch._convolution: "_convolution",
+    torch.linalg.multi_dot: "multi_dot", torch.chain_matmul: "chain_matmul", torch.linalg.matrix_power: "matrix_power",
     torch.matrix_power: "matrix_power", torch.Tensor.matrix_power: "matrix_power",
     torch.cdist: "cdist", torch.linalg.vecdot: "vecdot",
 }
@@ -480,22 +504,50 @@ def _attribute(root, dotted: str):
 
 #: torch functions whose products run inside one kernel, out of the emulation's reach
 #: (their names for the warning that says so)
-OPAQUE = {torch.lstm: "torch.lstm of a packed sequence (nn.LSTM)",
-          torch.gru: "torch.gru of a packed sequence (nn.GRU)",
-          torch.rnn_tanh: "torch.rnn_tanh of a packed sequence (nn.RNN)",
-          torch.rnn_relu: "torch.rnn_relu of a packed sequence (nn.RNN)",
+OPAQUE = {torch.lstm: "torch.lstm called with keyword arguments (nn.LSTM's calls are written out)",
+          torch.gru: "torch.gru called with keyword arguments (nn.GRU's calls are written out)",
+          torch.rnn_tanh: "torch.rnn_tanh called with keyword arguments (nn.RNN's calls are written out)",
+          torch.rnn_relu: "torch.rnn_relu called with keyword arguments (nn.RNN's calls are written out)",
           torch.bilinear: "torch.bilinear (nn.Bilinear)",
-          torch.chain_matmul: "torch.chain_matmul",
           torch.linalg.matrix_power: "torch.linalg.matrix_power of a negative power (an inverse)",
           torch.matrix_power: "torch.matrix_power of a negative power (an inverse)",
           torch.Tensor.matrix_power: "Tensor.matrix_power of a negative power (an inverse)",
           torch.matrix_exp: "torch.matrix_exp", torch.linalg.matrix_exp: "torch.linalg.matrix_exp",
           torch.Tensor.matrix_exp: "Tensor.matrix_exp",
+          torch.cov: "torch.cov", torch.Tensor.cov: "Tensor.cov",  # ATen's mm of the centred rows
+          torch.corrcoef: "torch.corrcoef", torch.Tensor.corrcoef: "Tensor.corrcoef",
+          torch.linalg.householder_product: "torch.linalg.householder_product (orthogonal parametrization)",
+          torch.orgqr: "torch.orgqr", torch.Tensor.orgqr: "Tensor.orgqr",
+          torch.conv_tbc: "torch.conv_tbc", torch._addmm_activation: "torch._addmm_activation",
+          **{f: f"torch.{n} (a scaled or grouped GEMM kernel)" for n in (
+              "nn.functional.scaled_mm", "nn.functional.grouped_mm", "nn.functional.scaled_grouped_mm",
+              "_scaled_mm", "_grouped_mm") if (f := _attribute(torch, n)) is not None},
           **{f: f"torch.{n} (a sparse product)" for n in ("sparse.mm", "sparse.addmm", "sparse.sampled_addmm",
                                                              "hspmm", "smm", "sspaddmm")
              if (f := _attribute(torch, n)) is not None},
           **{f: f"Tensor.{n} (a sparse product)" for n in ("hspmm", "smm", "sspaddmm")
              if (f := getattr(torch.Tensor, n, None)) is not None}}
+
+
+#: torch functions whose products run inside one kernel where one argument is given:
+#: function -> (the argument's name, its position, the name for the warning)
+_OPAQUE_WITH = {
+    F.embedding_bag: ("per_sample_weights", 8, "F.embedding_bag with per_sample_weights (nn.EmbeddingBag)"),
+    torch.embedding_bag: ("per_sample_weights", 6, "torch.embedding_bag with per_sample_weights"),
+}
+
+
+def out_of_reach(func, args, kwargs):
+    """The name the warning gives ``func(*args, **kwargs)`` where its products are out of
+    reach (:data:`OPAQUE`; an embedding bag's weighted sums of rows), else None."""
+    if func in OPAQUE:
+        return OPAQUE[func]
+    found = _OPAQUE_WITH.get(func)
+    if found is None:
+        return None
+    name, position, text = found
+    given = kwargs[name] if name in kwargs else args[position] if len(args) > position else None
+    return None if given is None else text
 
 
 def dispatch(name: str, args, kwargs, run_for, round_again):
@@ -507,6 +559,8 @@ def dispatch(name: str, args, kwargs, run_for, round_again):
         args, kwargs = _cast(args, lower), _cast(kwargs, lower)
     if name == "einsum":
         return _einsum(args, run_for)
+    if name == "chain_matmul":  # chain_matmul(*matrices) hands the matrices over one by one
+        args = (list(args),)
     bound = _bind(name, args, kwargs)
     if _operands(name, bound) == "torch":
         return NotImplemented

@@ -98,8 +98,8 @@ def _forward(ctx, a, b, bias, run, rounded):
     return to_tensor(values, dtype, a.device)
 
 
-def _backward(ctx, grad):
-    a, b = ctx.saved_tensors
+def _backward(ctx, saved, grad):
+    a, b = saved
     g = _values(grad, "grad_output")
     grad_a = grad_b = None
     with torch._C.DisableTorchFunction():  # backward() may run inside an active emulation
@@ -119,20 +119,37 @@ SECOND_DERIVATIVE = ("softfloat.torch.emulate: an emulated product has no second
 
 def _first_order(backward):
     """torch's ``once_differentiable`` with this emulation's message: the backward runs
-    without a graph; where a graph is being built (create_graph=True) and a gradient
-    or an operand requires grad, its results get a node that raises
-    :data:`SECOND_DERIVATIVE` when differentiated (never a silently missing term)."""
+    without a graph, given the saved tensors (unpacked once); where a graph is being built (create_graph=True) and a gradient
+    or an operand requires grad, its results hang from a node (:class:`_NoSecond`) whose
+    inputs are those tensors, and which raises :data:`SECOND_DERIVATIVE` when
+    differentiated -- never a silently missing term.  (once_differentiable hangs them
+    from detached copies: ``autograd.grad`` towards an input then finds no path through
+    the node and leaves the term out -- ``torch.autograd.functional.hessian`` came out
+    zero.)"""
     @functools.wraps(backward)
     def wrapper(ctx, *grads):
-        tracked = torch.is_grad_enabled() and any(
-            isinstance(t, torch.Tensor) and t.requires_grad for t in (*grads, *ctx.saved_tensors))
+        saved = ctx.saved_tensors  # once: a non-reentrant checkpoint unpacks each tensor once
+        tracked = [t for t in (*grads, *saved) if isinstance(t, torch.Tensor) and t.requires_grad]
+        tracked = tracked if torch.is_grad_enabled() else []
         with torch.no_grad():
-            outputs = backward(ctx, *grads)
+            outputs = backward(ctx, saved, *grads)
         if not tracked:
             return outputs
-        error = torch._C._functions.DelayedError(SECOND_DERIVATIVE.encode(), len(outputs))
-        return error(*[o.detach().requires_grad_() if isinstance(o, torch.Tensor) else o for o in outputs])
+        return tuple(_NoSecond.apply(o, *tracked) if isinstance(o, torch.Tensor) else o for o in outputs)
     return wrapper
+
+
+class _NoSecond(torch.autograd.Function):
+    """``result`` unchanged, in the graph after ``tracked`` (the tensors it was computed
+    from that require grad); differentiating it raises :data:`SECOND_DERIVATIVE`."""
+
+    @staticmethod
+    def forward(ctx, result, *tracked):  # noqa: D102 - torch's protocol
+        return result.view_as(result)
+
+    @staticmethod
+    def backward(ctx, grad):  # noqa: D102
+        raise RuntimeError(SECOND_DERIVATIVE)
 
 
 class _Gemm(torch.autograd.Function):
@@ -142,8 +159,8 @@ class _Gemm(torch.autograd.Function):
 
     @staticmethod
     @_first_order
-    def backward(ctx, grad):  # noqa: D102
-        return (*_backward(ctx, grad), None, None)
+    def backward(ctx, saved, grad):  # noqa: D102
+        return (*_backward(ctx, saved, grad), None, None)
 
 
 class _GemmBias(torch.autograd.Function):
@@ -154,8 +171,8 @@ class _GemmBias(torch.autograd.Function):
 
     @staticmethod
     @_first_order
-    def backward(ctx, grad):  # noqa: D102
-        grad_a, grad_b = _backward(ctx, grad)
+    def backward(ctx, saved, grad):  # noqa: D102
+        grad_a, grad_b = _backward(ctx, saved, grad)
         grad_bias = None
         if ctx.needs_input_grad[2]:
             with torch._C.DisableTorchFunction():

@@ -55,9 +55,11 @@ class Sites:
         :meth:`remove`); the names given so far are kept."""
         self.thread = threading.get_ident()
         self.warned_script = False
-        self.handles = [_module.register_module_forward_pre_hook(self._enter),
+        # dynamo, tracing a compiled model, runs the stack's hooks eagerly (a graph break:
+        # thread identities are not traceable) rather than warn that it cannot trace them
+        self.handles = [_module.register_module_forward_pre_hook(torch.compiler.disable(self._enter)),
                         _module.register_module_forward_pre_hook(self._script),
-                        _module.register_module_forward_hook(self._leave, always_call=True)]
+                        _module.register_module_forward_hook(torch.compiler.disable(self._leave), always_call=True)]
 
     def remove(self) -> None:
         for handle in self.handles:

@@ -11,6 +11,8 @@ nothing to emulate and are refused.
 
 from __future__ import annotations
 
+import sys
+
 import numpy as np
 import torch
 
@@ -42,19 +44,37 @@ def check_dense(name: str, t) -> None:
 
 def check_device(name: str, t) -> None:
     """ValueError for a tensor whose device holds no data (meta) or that torch cannot
-    copy to the host; NotImplementedError for one inside a ``torch.func`` transform;
+    copy to the host; NotImplementedError for one inside a ``torch.func`` transform or
+    being traced (``torch.jit.trace``, ``torch.export``'s fake tensors);
     TypeError for one that is not dense (:func:`check_dense`)."""
     check_dense(name, t)
-    if torch._C._functorch.is_functorch_wrapped_tensor(t):
+    functorch = torch._C._functorch
+    if functorch.is_functorch_wrapped_tensor(t) or functorch.is_legacy_batchedtensor(t):
+        # (the legacy batches: autograd.grad(is_grads_batched=True), jacobian(vectorize=True))
         raise NotImplementedError(
-            f"{name} is a tensor inside a torch.func transform (vmap, grad, jacrev, ...): softfloat's "
+            f"{name} is a tensor inside a torch.func transform (vmap, grad, jacrev, ...; autograd.grad's "
+            "is_grads_batched, autograd.functional's vectorize): softfloat's "
             "emulation runs outside torch's arithmetic and is not defined there; call the "
             "model without the transform (loop over the samples for per-sample gradients), or "
             "outside softfloat.torch.emulate")
+    if torch.jit.is_tracing() or _is_fake(t):
+        tracer = "torch.jit.trace" if torch.jit.is_tracing() else "a fake tensor: torch.export, or a FakeTensorMode"
+        raise NotImplementedError(
+            f"{name} is a tensor being traced ({tracer}): "
+            "softfloat's emulation computes on the values, outside torch's operations, so a "
+            "trace cannot record it; trace or export the model outside softfloat.torch.emulate "
+            "(torch.compile runs the emulation eagerly, between its graphs)")
     if t.device.type == "meta" or not _has_storage(t):
         raise ValueError(f"{name} is a tensor on device {t.device!s}, which holds no values: "
                          "softfloat emulates tensors with data (on the CPU, or copied to it "
                          "from an accelerator); make it with real values first")
+
+
+def _is_fake(t) -> bool:
+    """Whether ``t`` is a fake tensor (shapes and dtypes, no values: torch.export's, a
+    FakeTensorMode's), or a functional wrapper of one."""
+    fake = sys.modules.get("torch._subclasses.fake_tensor")  # imported by torch where fakes exist
+    return fake is not None and type(t) is not torch.Tensor and bool(fake.is_fake(t))
 
 
 def _has_storage(t) -> bool:
