@@ -369,7 +369,12 @@ class RoundedSteps(Native):
         k = c1 - c0
         P = _scratch.buffer("rounded-products", self.wide, k * tile.n).reshape(k, tile.n)
         np.multiply(X, Y, out=P.reshape((k,) + tile.shape))  # exact, -0 kept
-        found = _odd.running_sums(P[::-1] if reverse else P, self.grid, self.want, self.tiny_below, s)
+        return self._recorded(_odd.running_sums(P[::-1] if reverse else P, self.grid, self.want,
+                                                self.tiny_below, s), flags)
+
+    def _recorded(self, found, flags):
+        """The last sums of a chain's ``found`` ``(last, inexact, underflow, swamped)``,
+        its flags added to ``flags`` where asked for; :class:`Declined` where None."""
         if found is None:
             raise Declined
         last, inexact, underflow, swamped = found
@@ -401,13 +406,7 @@ class StochasticRoundedSteps(RoundedSteps):
         D = _scratch.buffer("stochastic-draws", np.uint64, k * tile.n).reshape(k, tile.n)
         tmp = _scratch.buffer("stochastic-mix", np.uint64, k * tile.n).reshape(k, tile.n)
         _draws.draws(self.spec.key, _draws.ADD, ks, tile.q0, tile.n, 0, self.spec.positions, (D, tmp))
-        found = self.steps.running_sums(P, D, s)
-        if found is None:
-            raise Declined
-        last, inexact, underflow, swamped = found
-        if self.want:
-            flags.add(FlagMasks() if self.only else FlagMasks(inexact=inexact, underflow=underflow), swamped)
-        return last
+        return self._recorded(self.steps.running_sums(P, D, s), flags)
 
 
 def _negative_zeros(total, s, X, Y):
