@@ -23,7 +23,7 @@ import numpy as np
 from .. import _dask, _fastpaths, _validate
 from .._blocks import resolve_workers, stream_blocks
 from .._encode import encode_block
-from .._flagmasks import FlagMasks, flags_of_code
+from .._flagmasks import FlagMasks, flags_of_code, flags_of_masks
 from ..codec import decode
 from ..flags import FLAG_NAMES, Flags
 from ..rounding import Rounding
@@ -91,8 +91,10 @@ def apply(operation, fmt, operands, attrs, rng=None, *, denormals_are_zero=False
     elements' positions in the whole result.
     """
     fmt = as_format(fmt)
-    denormals_are_zero = _validate.boolean("denormals_are_zero", denormals_are_zero)
-    return_flags = _validate.boolean("return_flags", return_flags)
+    if type(denormals_are_zero) is not bool:
+        denormals_are_zero = _validate.boolean("denormals_are_zero", denormals_are_zero)
+    if type(return_flags) is not bool:
+        return_flags = _validate.boolean("return_flags", return_flags)
     if rng is None:  # stochastic rounding draws by position: the general path only
         small = _small_input(operation, fmt, operands, attrs, denormals_are_zero, return_flags)
         if small is not None:
@@ -254,17 +256,16 @@ def _small_fp16(ufunc, fmt, operands, attrs, want):
     if math.prod(shape) > SMALL_FP16:
         return None
     invalid = None
-    if ufunc is np.sqrt:
+    found = _fastpaths.float16_arithmetic(ufunc, arrays, fmt, attrs, want)
+    if found is None and ufunc is np.sqrt and _fastpaths.ENABLED:
         # the roots of negative finite non-zero operands (1 11111 ... excluded: -inf, NaNs):
         # invalid, the platform's default NaN, nothing else raised -- the kernel takes +0
         # there (it declines any format but fp16, and then the operands go on unchanged)
         x = arrays[0]
         invalid = (x > 0x8000) & (x < 0xFC00)
-        if invalid.any():
-            arrays = [np.where(invalid, x.dtype.type(0), x)]
-        else:
-            invalid = None
-    found = _fastpaths.float16_arithmetic(ufunc, arrays, fmt, attrs, want)
+        if not invalid.any():
+            return None
+        found = _fastpaths.float16_arithmetic(ufunc, [np.where(invalid, x.dtype.type(0), x)], fmt, attrs, want)
     if found is None:
         return None
     bits, masks = found
@@ -283,12 +284,11 @@ def _small_fp16(ufunc, fmt, operands, attrs, want):
         return bits[()], flags_of_code(code)
     if not want:
         return bits
-    # what FlagMasks(**masks).to_flags(shape) makes (masks of the broadcast shape already),
-    # the clear masks rows of one allocation
-    clear = np.zeros((3,) + shape, dtype=bool)
-    underflow = masks["underflow"]
-    return bits, Flags(clear[0] if invalid is None else invalid, clear[1], masks["overflow"],
-                       clear[2] if underflow is None else underflow, masks["inexact"])
+    # the masks of the broadcast shape already; the flags raised nowhere made clear only
+    # when read (StickyFlags counts the others)
+    if invalid is None and masks["inexact"] is None:  # every result exact: nothing raised
+        return bits, flags_of_code(0, shape)
+    return bits, flags_of_masks(shape, dict(masks, invalid=invalid))
 
 
 def _small_bf16(ufunc, fmt, operands, attrs, want):
