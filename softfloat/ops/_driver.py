@@ -25,7 +25,7 @@ from .._blocks import resolve_workers, stream_blocks
 from .._encode import encode_block
 from .._flagmasks import FlagMasks, flags_of_code, flags_of_masks
 from ..codec import decode
-from ..flags import FLAG_NAMES, Flags
+from ..flags import FLAG_NAMES
 from ..rounding import Rounding
 from .._random import Positions, key_from
 from .._workspace import Workspace
@@ -145,6 +145,9 @@ def _one_element(scalar, fmt, operands, attrs, want):
     (anything else: the general path).  Stochastic rounding (which draws by position)
     and DAZ are the caller's to exclude."""
     if attrs.rounding is Rounding.STOCHASTIC:
+        return None
+    first = operands[0][1]
+    if type(first) is np.ndarray and first.size != 1:  # (the usual array call: declined at once)
         return None
     values = _fastpaths.scalar_values(fmt, lambda patterns: decode(patterns, fmt), finite=True)
     if values is None:
@@ -300,8 +303,7 @@ def _small_bf16(ufunc, fmt, operands, attrs, want):
     if found is None:
         return None
     arrays, shape = found
-    n = math.prod(shape)
-    if n > SMALL_FP16:
+    if math.prod(shape) > SMALL_FP16:
         return None
     nearest_even = attrs.rounding is Rounding.NEAREST_EVEN
     values = _fastpaths.bfloat16_arithmetic(ufunc, arrays, fmt, attrs, not (want or nearest_even))
@@ -341,9 +343,9 @@ def _only_inexact(bits, inexact, want: bool):
     returns them."""
     if not want:
         return bits[()] if bits.ndim == 0 else bits
-    clear = np.zeros((4,) + bits.shape, dtype=bool)
-    flags = Flags(clear[0], clear[1], clear[2], clear[3], inexact)
-    return (bits[()], flags.squeezed()) if bits.ndim == 0 else (bits, flags)
+    if bits.ndim == 0:
+        return bits[()], flags_of_code(16 if inexact[()] else 0)  # (bit 4: inexact)
+    return bits, flags_of_masks(bits.shape, {"inexact": inexact})
 
 
 def _encoded(values, fmt, attrs, with_flags: bool, want: bool):
