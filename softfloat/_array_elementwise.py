@@ -78,8 +78,8 @@ def _pick_values(fmt, x, y, pick, join):
 
     numpy's maximum and minimum propagate NaNs (one NaN result: declined) and otherwise
     return the larger or smaller operand itself, bits and all -- but of +0 and -0, which
-    compare equal, its first: there the patterns' AND (maximum: -0 only from two -0s) or
-    OR (minimum: -0 from any -0) is IEEE's zero."""
+    compare equal, its first: where both operands are zeros, the patterns' AND (maximum:
+    -0 only from two -0s) or OR (minimum: -0 from any -0) is IEEE's zero."""
     native = fmt.native_dtype
     if native is not None:
         r = np.asarray(pick(x.view(native), y.view(native)))
@@ -92,7 +92,7 @@ def _pick_values(fmt, x, y, pick, join):
         return None
     if np.count_nonzero(r != r):
         return _HAS_NAN
-    return np.where(r == 0, join(x, y), bits)
+    return np.where((np.bitwise_or(x, y) << 1) == 0, join(x, y), bits)  # (both zeros: no bit but the signs)
 
 
 _HALF = np.uint32(16)
