@@ -290,8 +290,8 @@ def _steps(s, t, widen: bool, inexact: bool):
         found = np.count_nonzero(np.not_equal(a.astype(np.float64) + b, r)) != 0
     elif widen:
         found = np.not_equal(a.astype(np.float64) + b, r).any(axis=0)
-    elif s.ndim == 1:
-        found = np.not_equal(r - a, b).any() or np.not_equal(r - b, a).any()
+    elif one:
+        found = np.count_nonzero(np.not_equal(r - a, b)) != 0 or np.count_nonzero(np.not_equal(r - b, a)) != 0
     else:
         found = inexact_any(r, a, b)
     return found, swamped
