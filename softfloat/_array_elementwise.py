@@ -24,14 +24,23 @@ from ._options import resolve_attributes
 from ._random import GOLDEN, mix
 from .flags import Flags
 from .ops.compare import total_order_keys
-from .ops.kernels import nan_mask
+from .ops.kernels import nan_mask, small_arithmetic
 from .rounding import Rounding
 
 __all__ = ["LIBM", "MAX_REPEATED_POWER", "UFUNCS", "ldexp", "libm", "no_flags", "repeated_power"]
 
 def _rounded(op):
-    """A correctly rounded operation with the context's attributes."""
+    """A correctly rounded operation with the context's attributes: for + - * / and sqrt,
+    first the operations' own shortcuts without the public call's checks (the operands
+    are the Array's patterns, the attributes the context's: checked already)."""
+    native = {ops.add: np.add, ops.sub: np.subtract, ops.mul: np.multiply, ops.div: np.divide,
+              ops.sqrt: np.sqrt}.get(op)
+
     def call(fmt, ctx, *bits):
+        if native is not None:
+            found = small_arithmetic(native, fmt, bits, ctx.attributes, ctx.track_flags)
+            if found is not None:
+                return ctx.split(found)
         return ctx.split(op(*bits, fmt, return_flags=ctx.track_flags, attributes=ctx.attributes, rng=ctx.rng))
     return call
 
