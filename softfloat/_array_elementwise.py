@@ -93,7 +93,7 @@ def _pick_values(fmt, x, y, pick, join):
     if native is not None:
         r = np.asarray(pick(x.view(native), y.view(native)))
         bits = r.view(fmt.storage_dtype)
-    elif fmt is bf16 or fmt == bf16:  # a bf16 pattern is the top half of a float32's
+    elif fmt is bf16 or (fmt.bits == 16 and fmt == bf16):  # a bf16 pattern is the top half of a float32's
         r = np.asarray(pick((x.astype(np.uint32) << _HALF).view(np.float32),
                             (y.astype(np.uint32) << _HALF).view(np.float32)))
         bits = (r.view(np.uint32) >> _HALF).astype(np.uint16)

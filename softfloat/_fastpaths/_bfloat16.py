@@ -96,8 +96,10 @@ def float64_result(ufunc, widen, patterns, attrs):
         values = [widen(p) for p in patterns]
         if ufunc is np.add or ufunc is np.subtract:
             x, y = values
-            s = x + (-y if ufunc is np.subtract else y)
-            return sum_to_odd(x, -y if ufunc is np.subtract else y, attrs, s) if _finite(s) else None
+            if ufunc is np.subtract:
+                y = -y
+            s = x + y
+            return sum_to_odd(x, y, attrs, s) if _finite(s) else None
         r = np.asarray(ufunc(*values))
         if ufunc is np.divide:
             return r if _finite(r + (values[1] - values[1])) else None

@@ -29,7 +29,7 @@ from ..flags import FLAG_NAMES
 from ..rounding import Rounding
 from .._random import Positions, key_from
 from .._workspace import Workspace
-from ..formats import as_format, bf16, fp32
+from ..formats import as_format, bf16, fp16, fp32
 from ._native import block_kernel
 from ._nan import default_nan, resolve_nans
 from ._operands import daz, operand_patterns, operand_values
@@ -126,8 +126,9 @@ def _small_input(operation, fmt, operands, attrs, daz, want):
         if found is not None:
             return found
     if not daz and operation.native is not None:
-        small_arithmetic = _small_bf16 if fmt is bf16 or fmt == bf16 else \
-            _small_fp32 if fmt is fp32 or fmt == fp32 else _small_fp16
+        small_arithmetic = _SMALL_BY_FORMAT.get(id(fmt))  # (the catalogue's formats: a Format's == reads
+        if small_arithmetic is None:  # every field, microseconds)
+            small_arithmetic = _small_bf16 if fmt == bf16 else _small_fp32 if fmt == fp32 else _small_fp16
         found = small_arithmetic(operation.native, fmt, operands, attrs, want)
         if found is not None:
             return found
@@ -336,6 +337,11 @@ def _small_fp32(ufunc, fmt, operands, attrs, want):
         if found is not None:
             return _only_inexact(*found, want)
     return _encoded(values, fmt, attrs, True, want)
+
+
+#: the small-array shortcut of the catalogue's formats by identity (any other format is
+#: compared by value; _small_fp16 declines all but fp16)
+_SMALL_BY_FORMAT = {id(bf16): _small_bf16, id(fp32): _small_fp32, id(fp16): _small_fp16}
 
 
 def _only_inexact(bits, inexact, want: bool):
