@@ -80,8 +80,7 @@ def run(ufunc, patterns, attrs, want):
     with np.errstate(all="ignore"):  # (a zero divisor, 0 * inf, an overflowing cast: declined or flagged below)
         r = ufunc(*[p.view(np.float16).astype(np.float64) for p in patterns])
         h = r.astype(np.float16)
-        wide = h.astype(np.float64)
-        d = wide - r
+        d = np.subtract(h, r)  # (h widened exactly to float64 inside the ufunc)
     if not d.size:
         return None
     s = np.vdot(d, d)
@@ -93,7 +92,7 @@ def run(ufunc, patterns, attrs, want):
     if s == 0.0:  # every result exact: nothing raised
         return bits, {"overflow": None, "underflow": None, "inexact": None}
     inexact = d != 0.0
-    overflow = np.isinf(wide) if s == np.inf else None
+    overflow = np.isinf(h) if s == np.inf else None
     underflow = None
     if ufunc is not np.add and ufunc is not np.subtract:
         bound = _MIN_NORMAL if attrs.tininess is Tininess.BEFORE else _TINY_AFTER
