@@ -9,7 +9,8 @@ script prints, in one run,
   and ``sf.quantize`` on 0-d, 1-element and 1,000-element inputs (us per call);
 * 1,000-element ``sf.add/mul/div`` in bf16 and FP8, and ``sf.sum``/``sf.vecdot`` of 1,000
   fp16 terms into one output, without and with flags (``--only narrow``);
-* the Array-level ``a + b``, ``a * b``, ``a / b``, ``np.sqrt(abs(a))``, ``np.exp(a)``,
+* the Array-level ``a + b``, ``a - b``, ``a * b``, ``a / b``, ``np.maximum(a, b)``,
+  ``np.sqrt(abs(a))``, ``np.exp(a)``,
   ``a.sum()``, ``a + 1.0``, ``a + 0.1``, ``a.max()``, ``a.mean()``, ``a.std()``,
   ``np.dot(a, b)``, ``a > b`` and ``a.astype(np.float64)`` on Arrays made by ``sf.asarray(..., "fp16")``
   and ``"fp32"``, beside numpy's float16 and float32 doing the same;
@@ -161,7 +162,8 @@ def array_level(repeat, fmt="fp16"):
     short = np.dtype(dtype).name.replace("float", "f")
     print(f"Array level, {fmt}, default context (us per call)")
     _row("", [label for label, _ in SIZES] + [f"np {short} 0-d", f"np {short} 1", f"np {short} 1000"])
-    cases = (("a + b", lambda a, b: a + b), ("a * b", lambda a, b: a * b), ("a / b", lambda a, b: a / b),
+    cases = (("a + b", lambda a, b: a + b), ("a - b", lambda a, b: a - b), ("a * b", lambda a, b: a * b),
+             ("a / b", lambda a, b: a / b), ("np.maximum(a, b)", lambda a, b: np.maximum(a, b)),
              ("np.sqrt(abs(a))", lambda a, b: np.sqrt(abs(a))), ("np.exp(a)", lambda a, b: np.exp(a)),
              ("a.sum()", "sum"), ("a + 1.0", lambda a, b: a + 1.0), ("a + 0.1 (inexact scalar)", lambda a, b: a + 0.1),
              ("a.max()", lambda a, b: a.max()), ("a.mean()", lambda a, b: a.mean()), ("a.std()", lambda a, b: a.std()),

@@ -18,18 +18,29 @@ from ._array_libm import libm, rounded_once as _rounded_once
 from ._context import get_context
 from ._encode import encode_significands
 from ._exact import FAR_ABOVE, FAR_BELOW, SIG_TOP
+from ._flagmasks import flags_of_code
+from .formats import bf16
 from ._options import resolve_attributes
 from ._random import GOLDEN, mix
 from .flags import Flags
 from .ops.compare import total_order_keys
-from .ops.kernels import nan_mask
+from .ops.kernels import nan_mask, small_arithmetic
 from .rounding import Rounding
 
 __all__ = ["LIBM", "MAX_REPEATED_POWER", "UFUNCS", "ldexp", "libm", "no_flags", "repeated_power"]
 
 def _rounded(op):
-    """A correctly rounded operation with the context's attributes."""
+    """A correctly rounded operation with the context's attributes: for + - * / and sqrt,
+    first the operations' own shortcuts without the public call's checks (the operands
+    are the Array's patterns, the attributes the context's: checked already)."""
+    native = {ops.add: np.add, ops.sub: np.subtract, ops.mul: np.multiply, ops.div: np.divide,
+              ops.sqrt: np.sqrt}.get(op)
+
     def call(fmt, ctx, *bits):
+        if native is not None:
+            found = small_arithmetic(native, fmt, bits, ctx.attributes, ctx.track_flags)
+            if found is not None:
+                return ctx.split(found)
         return ctx.split(op(*bits, fmt, return_flags=ctx.track_flags, attributes=ctx.attributes, rng=ctx.rng))
     return call
 
@@ -48,22 +59,60 @@ def _pick(op, prefer):
     """IEEE maximum/minimum (and their Number forms): ``op``; the shortcut
     (softfloat._fastpaths.ENABLED) where neither operand holds a NaN: the operand of
     larger (``prefer`` greater_equal) or smaller totalOrder key, which is what all four
-    pick without NaNs (+0 above -0), raising no flag."""
+    pick without NaNs (+0 above -0), raising no flag -- for fp16, fp32, fp64 and bf16 by
+    numpy's own maximum or minimum of the values (:func:`_pick_values`)."""
     exact = _exact(op)
+    by_values = (np.maximum, np.bitwise_and) if prefer is np.greater_equal else (np.minimum, np.bitwise_or)
 
     def call(fmt, ctx, a, b):
         if _fastpaths.ENABLED:
             x, y = np.asarray(a), np.asarray(b)
-            if x.dtype == y.dtype == fmt.storage_dtype and not (nan_mask(x, fmt).any() or nan_mask(y, fmt).any()):
-                result = np.where(prefer(total_order_keys(x, fmt), total_order_keys(y, fmt)), x, y)
-                return (result[()] if result.ndim == 0 else result), _no_flags(ctx, result.shape)
+            if x.dtype == y.dtype == fmt.storage_dtype:
+                result = _pick_values(fmt, x, y, *by_values)
+                if result is None and not (nan_mask(x, fmt).any() or nan_mask(y, fmt).any()):
+                    result = np.where(prefer(total_order_keys(x, fmt), total_order_keys(y, fmt)), x, y)
+                if result is not None and result is not _HAS_NAN:
+                    return (result[()] if result.ndim == 0 else result), _no_flags(ctx, result.shape)
         return exact(fmt, ctx, a, b)
     return call
 
 
+_HAS_NAN = object()
+
+
+def _pick_values(fmt, x, y, pick, join):
+    """:func:`_pick`'s result patterns for fp16, fp32, fp64 (their values viewed as
+    numpy's float16/32/64) and bf16 (widened to float32 by a shift: exact), or
+    _HAS_NAN where an operand holds a NaN, or None for another format.
+
+    numpy's maximum and minimum propagate NaNs (one NaN result: declined) and otherwise
+    return the larger or smaller operand itself, bits and all -- but of +0 and -0, which
+    compare equal, its first: where both operands are zeros, the patterns' AND (maximum:
+    -0 only from two -0s) or OR (minimum: -0 from any -0) is IEEE's zero."""
+    native = fmt.native_dtype
+    if native is not None:
+        r = np.asarray(pick(x.view(native), y.view(native)))
+        bits = r.view(fmt.storage_dtype)
+    elif fmt is bf16 or (fmt.bits == 16 and fmt == bf16):  # a bf16 pattern is the top half of a float32's
+        r = np.asarray(pick((x.astype(np.uint32) << _HALF).view(np.float32),
+                            (y.astype(np.uint32) << _HALF).view(np.float32)))
+        bits = (r.view(np.uint32) >> _HALF).astype(np.uint16)
+    else:
+        return None
+    if np.count_nonzero(r != r):
+        return _HAS_NAN
+    return np.where((np.bitwise_or(x, y) << 1) == 0, join(x, y), bits)  # (both zeros: no bit but the signs)
+
+
+_HALF = np.uint32(16)
+
+
 def _no_flags(ctx, shape):
-    """The flags of an exact operation: all clear (None when flags are not tracked)."""
-    return Flags.none(shape) if ctx.track_flags else None
+    """The flags of an exact operation: all clear (None when flags are not tracked; for a
+    result of several elements, masks made only when read)."""
+    if not ctx.track_flags:
+        return None
+    return Flags.none(shape) if shape == () else flags_of_code(0, shape)
 
 
 def _integral(rounding):

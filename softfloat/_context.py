@@ -145,9 +145,22 @@ class StickyFlags:
 
     def record(self, flags: Flags) -> None:
         """Add one operation's flags."""
-        uniform = flags._uniform
+        held = flags.__dict__
+        uniform = held.get("_uniform")
         if uniform is not None:  # every element raised the same flags (one packed code)
             self._record_code(flags, *uniform)
+            return
+        shape = held.get("_clear")
+        if shape is not None:  # only the masks held can have a raised element
+            for name in FLAG_NAMES:
+                mask = held.get(name)
+                if mask is not None:
+                    n = np.count_nonzero(mask)
+                    if n:
+                        setattr(self, name, getattr(self, name) + int(n))
+            self.values += math.prod(shape)
+            self.operations += 1
+            self.last = flags
             return
         inexact = flags.inexact
         if type(inexact) is np.bool_ or (type(inexact) is np.ndarray and inexact.size == 1):  # one element

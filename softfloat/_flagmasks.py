@@ -18,7 +18,7 @@ import numpy as np
 
 from .flags import FLAG_NAMES, AccumulationFlags, Flags
 
-__all__ = ["FLAG_BITS", "FlagMasks", "flag_mask", "flags_of_code", "flags_of_codes"]
+__all__ = ["FLAG_BITS", "FlagMasks", "flag_mask", "flags_of_code", "flags_of_codes", "flags_of_masks"]
 
 #: each flag's bit in a packed flag byte (the fast paths' tables, dask's chunks), in the
 #: IEEE order from bit 0:
@@ -58,6 +58,25 @@ def flags_of_code(code: int, shape=()) -> Flags:
         return flags
     made = object.__new__(Flags)  # its masks made when first read (Flags.__getattr__): counters read the code
     made.__dict__["_uniform"] = (int(code), (shape,) if isinstance(shape, (int, np.integer)) else tuple(shape))
+    return made
+
+
+def flags_of_masks(shape: tuple, masks: dict) -> Flags:
+    """The public Flags of a result of ``shape`` from ``masks`` (flag name -> a boolean mask
+    of that shape, or None where the flag is raised nowhere): the given masks as they are,
+    the others made clear when first read (until then ``softfloat.StickyFlags`` counts
+    only the given ones).
+
+    >>> f = flags_of_masks((2,), {"inexact": np.array([True, False]), "overflow": None})
+    >>> f.raised(), f.overflow.tolist()
+    (('inexact',), [False, False])
+    """
+    made = object.__new__(Flags)
+    held = made.__dict__
+    held["_clear"] = shape
+    for name, mask in masks.items():
+        if mask is not None:
+            held[name] = mask
     return made
 
 

@@ -23,6 +23,9 @@ def resolve_attributes(attributes=None, *, rounding=None, tininess=None, subnorm
     """
     if host:
         require_subnormals()
+    if (type(attributes) is RoundingAttributes and rng is None and rounding is None and tininess is None
+            and subnormals is None and saturate is None and attributes.rounding is not Rounding.STOCHASTIC):
+        return attributes, None  # the array layer's call: its context's attributes, nothing to merge
     attrs = as_attributes(attributes)
     changes = {name: value for name, value in (("rounding", rounding), ("tininess", tininess),
                                                ("subnormals", subnormals), ("saturate", saturate))

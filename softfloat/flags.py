@@ -61,19 +61,28 @@ class Flags:
 
     #: (packed flag byte, shape) where every element raised the same flags and the masks
     #: are made on first use (softfloat._flagmasks.flags_of_code, the one-element paths);
-    #: None for flags held as masks (a class attribute, not a field)
+    #: None for flags held as masks (a class attribute, not a field).  A Flags may also
+    #: hold only some masks and ``_clear`` (the shape): every mask it lacks is clear,
+    #: made when first read (softfloat._flagmasks.flags_of_masks, the small-array paths)
     _uniform = None
 
     def __getattr__(self, name):
-        """The masks of flags made from one packed code (``_uniform``), made when first
-        read; reached only for attributes not set."""
-        uniform = self.__dict__.get("_uniform")
-        if uniform is None or name not in FLAG_NAMES:
-            raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
-        code, shape = uniform
-        for j, flag in enumerate(FLAG_NAMES):
-            self.__dict__[flag] = np.full(shape, bool(code >> j & 1))
-        return self.__dict__[name]
+        """The masks of flags made from one packed code (``_uniform``), or the clear masks
+        of a Flags holding only the raised ones (``_clear``), made when first read;
+        reached only for attributes not set."""
+        found = self.__dict__
+        if name in FLAG_NAMES:
+            shape = found.get("_clear")
+            if shape is not None:
+                mask = found[name] = np.zeros(shape, dtype=bool)
+                return mask
+            uniform = found.get("_uniform")
+            if uniform is not None:
+                code, shape = uniform
+                for j, flag in enumerate(FLAG_NAMES):
+                    found[flag] = np.full(shape, bool(code >> j & 1))
+                return found[name]
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
     @classmethod
     def none(cls, shape: tuple[int, ...]) -> "Flags":

@@ -9,7 +9,9 @@ Why the bits and flags are the general path's
 ---------------------------------------------
 * the operands are finite (anything else is declined: NaN results follow the platform's
   rules; infinities, zero divisors and negative square roots raise invalid or
-  divide_by_zero), and their float64 values are exact (the float16 -> float64 cast);
+  divide_by_zero -- except a finite dividend over an infinite divisor, an exact zero of
+  the signs' exclusive or, which float64 gives as it is), and their float64 values are
+  exact (the float16 -> float64 cast);
 * sums, differences and products of two fp16 values are exact in float64 (at most 40
   and 22 significant bits, exponents far inside float64's), so ``r`` is the exact
   result and numpy's float64 -> float16 cast, IEEE 754's convertFormat to nearest even
@@ -50,7 +52,6 @@ __all__ = ["SHORT_CAST", "applies", "cast", "run"]
 
 _MIN_NORMAL = 2.0 ** -14
 _TINY_AFTER = _MIN_NORMAL * (1 - 2.0 ** -12)
-_MAGNITUDE, _INFINITY = np.uint16(0x7FFF), np.uint16(0x7C00)  # fp16's: |pattern| >= 0x7C00 is inf or NaN
 
 
 def applies(fmt, attrs) -> bool:
@@ -63,27 +64,35 @@ def run(ufunc, patterns, attrs, want):
     """``ufunc`` (np.add, np.subtract, np.multiply, np.divide, np.sqrt) of non-empty uint16
     pattern arrays, or None (declined).  Returns ``(bits, masks)``: the uint16 result
     (the broadcast shape) and, with ``want``, a dict of the overflow, underflow and
-    inexact masks, None for one that cannot be raised (the other flags cannot be raised
-    here; a sum or difference below ``2**-14`` is a multiple of ``2**-24``, an fp16
-    subnormal, so exact: it never underflows)."""
-    values = []
-    for p in patterns:
-        if p.size == 0 or (p & _MAGNITUDE).max() >= _INFINITY:  # an infinity or NaN
-            return None
-        values.append(p.view(np.float16).astype(np.float64))
-    if ufunc is np.divide and not values[1].all():
-        return None
-    if ufunc is np.sqrt and (values[0] < 0).any():
-        return None
-    r = ufunc(*values)
-    with np.errstate(over="ignore"):
+    inexact masks, None for one raised nowhere (the other flags cannot be raised here; a
+    sum or difference below ``2**-14`` is a multiple of ``2**-24``, an fp16 subnormal,
+    so exact: it never underflows).
+
+    One pass decides everything: with ``d = float64(h) - r``, ``s = sum(d * d)`` is NaN
+    where some operand or exact result is not finite (an infinity or NaN operand, a zero
+    divisor, a negative radicand: declined -- the one exception, a finite dividend over
+    an infinite divisor, is the exact zero of the signs' exclusive or, no flag raised,
+    as float64 gives it), infinite where some result overflowed, and 0 exactly where
+    every result is exact: each non-zero ``|d|`` is at least ``2**-65`` (a multiple of
+    2**-24 for sums, of 2**-48 for products; for quotients and roots the distance above),
+    so its square is a normal float64, and the sum of at most 2**14 squares of at most
+    ``2**80`` stays finite."""
+    with np.errstate(all="ignore"):  # (a zero divisor, 0 * inf, an overflowing cast: declined or flagged below)
+        r = ufunc(*[p.view(np.float16).astype(np.float64) for p in patterns])
         h = r.astype(np.float16)
+        d = np.subtract(h, r)  # (h widened exactly to float64 inside the ufunc)
+    if not d.size:
+        return None
+    s = np.vdot(d, d)
+    if s != s:  # NaN: a non-finite operand or exact result
+        return None
     bits = h.view(np.uint16)
     if not want:
         return bits, None
-    wide = h.astype(np.float64)
-    inexact = wide != r
-    overflow = np.isinf(wide)
+    if s == 0.0:  # every result exact: nothing raised
+        return bits, {"overflow": None, "underflow": None, "inexact": None}
+    inexact = d != 0.0
+    overflow = np.isinf(h) if s == np.inf else None
     underflow = None
     if ufunc is not np.add and ufunc is not np.subtract:
         bound = _MIN_NORMAL if attrs.tininess is Tininess.BEFORE else _TINY_AFTER

@@ -54,11 +54,10 @@ import numpy as np
 
 from ..formats import fp32
 from ..rounding import Rounding
-from ._bfloat16 import float64_result
+from ._bfloat16 import float64_result, in_range
 
 __all__ = ["applies", "exact_values", "nearest_even"]
 
-_MAGNITUDE, _INFINITY = np.uint32(0x7FFFFFFF), np.uint32(0x7F800000)  # |pattern| >= 0x7F800000: inf or NaN
 
 
 def applies(fmt, attrs) -> bool:
@@ -72,12 +71,12 @@ def exact_values(ufunc, patterns, attrs):
     fp32 pattern arrays as a float64 array of the broadcast shape whose rounding into
     fp32 is the exact result's (see the module docstring), or None (declined: a
     non-finite operand, a zero divisor, a negative square root)."""
-    values = []
-    for p in patterns:
-        if p.size == 0 or (p & _MAGNITUDE).max() >= _INFINITY:
-            return None
-        values.append(p.view(np.float32).astype(np.float64))
-    return float64_result(ufunc, values, attrs)
+    return float64_result(ufunc, _widen, patterns, attrs)
+
+
+def _widen(p):
+    """The float64 values of fp32 patterns (exact: every float32 is a float64)."""
+    return p.view(np.float32).astype(np.float64)
 
 
 _MIN_NORMAL, _THRESHOLD = 2.0 ** -126, (2 - 2.0 ** -24) * 2.0 ** 127
@@ -96,9 +95,7 @@ def nearest_even(r):
     inexact (the result differs from r) is the only flag, and no option (tininess,
     flushing, saturation, platform) changes anything.
     """
-    magnitude = np.abs(r)
-    inside = (magnitude >= _MIN_NORMAL) & (magnitude < _THRESHOLD)
-    if not (inside | (magnitude == 0)).all():
+    if not in_range(r, _MIN_NORMAL, _THRESHOLD):
         return None
     rounded = r.astype(np.float32)
     return rounded.view(np.uint32), rounded != r

@@ -82,7 +82,7 @@ def one_output(spec, x, y=None):
             return None  # (long chains of rounded steps: the general path's Python floats)
         s = np.add.accumulate(t[::-1] if spec.order == "reverse" else t)
         last = s[-1]
-        if not np.isfinite(last):
+        if not math.isfinite(last):
             return None
         code = 0
         out = spec.out_format
@@ -280,15 +280,18 @@ def _steps(s, t, widen: bool, inexact: bool):
     scalars for one output)."""
     a, r, b = s[:-1], s[1:], t[1:]
     kept = r == a
-    swamped = np.int64(0) if s.ndim == 1 else np.zeros(s.shape[1], dtype=np.int64)
-    if kept.any():
-        swamped += np.count_nonzero(kept & (b != 0), axis=0)
+    one = s.ndim == 1  # (one output: counts, not reductions along an axis, which cost microseconds)
+    swamped = np.int64(0) if one else np.zeros(s.shape[1], dtype=np.int64)
+    if np.count_nonzero(kept):
+        swamped += np.count_nonzero(kept & (b != 0), axis=None if one else 0)
     if not inexact:
         return None, swamped
-    if widen:  # fp16: its arithmetic is slow, float64's exact
+    if widen and one:  # fp16: its arithmetic is slow, float64's exact
+        found = np.count_nonzero(np.not_equal(a.astype(np.float64) + b, r)) != 0
+    elif widen:
         found = np.not_equal(a.astype(np.float64) + b, r).any(axis=0)
-    elif s.ndim == 1:
-        found = np.not_equal(r - a, b).any() or np.not_equal(r - b, a).any()
+    elif one:
+        found = np.count_nonzero(np.not_equal(r - a, b)) != 0 or np.count_nonzero(np.not_equal(r - b, a)) != 0
     else:
         found = inexact_any(r, a, b)
     return found, swamped

@@ -21,7 +21,7 @@ from ..ops.kernels import is_narrow
 from .hardware import _ALIASES as PRESET_ALIASES
 from .hardware import PRESETS, FusedAccumulator, hardware_model, is_preset
 
-__all__ = ["KINDS", "ORDERS", "ReductionSpec", "default_accumulator", "want_flags"]
+__all__ = ["KINDS", "ORDERS", "ReductionSpec", "default_accumulator", "sum_spec", "want_flags"]
 
 #: the three reductions
 KINDS = ("sum", "vecdot", "matmul")
@@ -212,3 +212,24 @@ def _check_fused_inputs(fmt: Format, b_format: Format) -> None:
         raise ValueError(f"the fused accumulator model takes products of at most 24 significant bits and "
                          f"inputs of at most 8 exponent bits; got {fmt} x {b_format} (b_format), "
                          f"{fmt.precision} + {b_format.precision} bits")
+
+
+_SPECS: dict = {}  # ids of the options -> (the spec, the options): the array layer's repeated sums
+
+
+def sum_spec(fmt, accumulator, out_format, order, attrs, want) -> ReductionSpec:
+    """The deterministic sum's ReductionSpec for these options (checked as the spec checks
+    them), made once per options: a spec is immutable, and checking costs microseconds.
+    Keyed by the options' ids, the entry holding the options themselves (so the ids stay
+    theirs); the entries' checks raised nothing, so a bad option is checked every time."""
+    key = (id(fmt), id(accumulator), id(out_format), id(order), id(attrs), id(want))
+    found = _SPECS.get(key)
+    if found is not None and all(a is b for a, b in zip(found[1], (fmt, accumulator, out_format, order, attrs,
+                                                                  want))):
+        return found[0]
+    spec = ReductionSpec("sum", fmt, accumulator=accumulator, out_format=out_format, order=order,
+                         attributes=attrs, want=want)
+    if len(_SPECS) > 64:
+        _SPECS.clear()
+    _SPECS[key] = (spec, (fmt, accumulator, out_format, order, attrs, want))
+    return spec

@@ -20,7 +20,7 @@ from ..formats import as_format, native_format
 from . import _fast, _few, _fused, _ieee, _orders
 from ._operands import _axes as normal_axes
 from ._operands import initial_values, matmul_as_paired, matmul_layout, paired_layout, reshaped
-from ._spec import ReductionSpec, default_accumulator
+from ._spec import ReductionSpec, default_accumulator, sum_spec
 
 __all__ = ["default_accumulator", "matmul", "sum", "vecdot"]
 
@@ -115,8 +115,11 @@ def sum(x, fmt, *, axis=None, keepdims=False, accumulator=None, out_format=None,
     keepdims = _validate.boolean("keepdims", keepdims)
     attrs, rng = resolve_attributes(attributes, rounding=rounding, tininess=tininess, subnormals=subnormals,
                                     saturate=saturate, rng=rng)
-    spec = ReductionSpec("sum", fmt, accumulator=accumulator, out_format=out_format, product=product,
-                         order=order, block=block, attributes=attrs, want=return_flags).keyed(rng)
+    if product is None and block is None and rng is None:
+        spec = sum_spec(fmt, accumulator, out_format, order, attrs, return_flags)
+    else:
+        spec = ReductionSpec("sum", fmt, accumulator=accumulator, out_format=out_format, product=product,
+                             order=order, block=block, attributes=attrs, want=return_flags).keyed(rng)
     if _dask.any_dask(x, c):
         return _lazy_sum(x, spec, axis, keepdims, c)
     one_d = type(x) is np.ndarray and x.ndim == 1 and axis in (0, -1)

@@ -23,13 +23,13 @@ import numpy as np
 from .. import _dask, _fastpaths, _validate
 from .._blocks import resolve_workers, stream_blocks
 from .._encode import encode_block
-from .._flagmasks import FlagMasks, flags_of_code
+from .._flagmasks import FlagMasks, flags_of_code, flags_of_masks
 from ..codec import decode
-from ..flags import FLAG_NAMES, Flags
+from ..flags import FLAG_NAMES
 from ..rounding import Rounding
 from .._random import Positions, key_from
 from .._workspace import Workspace
-from ..formats import as_format, bf16, fp32
+from ..formats import as_format, bf16, fp16, fp32
 from ._native import block_kernel
 from ._nan import default_nan, resolve_nans
 from ._operands import daz, operand_patterns, operand_values
@@ -91,8 +91,10 @@ def apply(operation, fmt, operands, attrs, rng=None, *, denormals_are_zero=False
     elements' positions in the whole result.
     """
     fmt = as_format(fmt)
-    denormals_are_zero = _validate.boolean("denormals_are_zero", denormals_are_zero)
-    return_flags = _validate.boolean("return_flags", return_flags)
+    if type(denormals_are_zero) is not bool:
+        denormals_are_zero = _validate.boolean("denormals_are_zero", denormals_are_zero)
+    if type(return_flags) is not bool:
+        return_flags = _validate.boolean("return_flags", return_flags)
     if rng is None:  # stochastic rounding draws by position: the general path only
         small = _small_input(operation, fmt, operands, attrs, denormals_are_zero, return_flags)
         if small is not None:
@@ -124,8 +126,9 @@ def _small_input(operation, fmt, operands, attrs, daz, want):
         if found is not None:
             return found
     if not daz and operation.native is not None:
-        small_arithmetic = _small_bf16 if fmt is bf16 or fmt == bf16 else \
-            _small_fp32 if fmt is fp32 or fmt == fp32 else _small_fp16
+        small_arithmetic = _SMALL_BY_FORMAT.get(id(fmt))  # (the catalogue's formats: a Format's == reads
+        if small_arithmetic is None:  # every field, microseconds)
+            small_arithmetic = _small_bf16 if fmt == bf16 else _small_fp32 if fmt == fp32 else _small_fp16
         found = small_arithmetic(operation.native, fmt, operands, attrs, want)
         if found is not None:
             return found
@@ -143,6 +146,9 @@ def _one_element(scalar, fmt, operands, attrs, want):
     (anything else: the general path).  Stochastic rounding (which draws by position)
     and DAZ are the caller's to exclude."""
     if attrs.rounding is Rounding.STOCHASTIC:
+        return None
+    first = operands[0][1]
+    if type(first) is np.ndarray and first.size != 1:  # (the usual array call: declined at once)
         return None
     values = _fastpaths.scalar_values(fmt, lambda patterns: decode(patterns, fmt), finite=True)
     if values is None:
@@ -254,17 +260,16 @@ def _small_fp16(ufunc, fmt, operands, attrs, want):
     if math.prod(shape) > SMALL_FP16:
         return None
     invalid = None
-    if ufunc is np.sqrt:
+    found = _fastpaths.float16_arithmetic(ufunc, arrays, fmt, attrs, want)
+    if found is None and ufunc is np.sqrt and _fastpaths.ENABLED:
         # the roots of negative finite non-zero operands (1 11111 ... excluded: -inf, NaNs):
         # invalid, the platform's default NaN, nothing else raised -- the kernel takes +0
         # there (it declines any format but fp16, and then the operands go on unchanged)
         x = arrays[0]
         invalid = (x > 0x8000) & (x < 0xFC00)
-        if invalid.any():
-            arrays = [np.where(invalid, x.dtype.type(0), x)]
-        else:
-            invalid = None
-    found = _fastpaths.float16_arithmetic(ufunc, arrays, fmt, attrs, want)
+        if not invalid.any():
+            return None
+        found = _fastpaths.float16_arithmetic(ufunc, [np.where(invalid, x.dtype.type(0), x)], fmt, attrs, want)
     if found is None:
         return None
     bits, masks = found
@@ -283,12 +288,11 @@ def _small_fp16(ufunc, fmt, operands, attrs, want):
         return bits[()], flags_of_code(code)
     if not want:
         return bits
-    # what FlagMasks(**masks).to_flags(shape) makes (masks of the broadcast shape already),
-    # the clear masks rows of one allocation
-    clear = np.zeros((3,) + shape, dtype=bool)
-    underflow = masks["underflow"]
-    return bits, Flags(clear[0] if invalid is None else invalid, clear[1], masks["overflow"],
-                       clear[2] if underflow is None else underflow, masks["inexact"])
+    # the masks of the broadcast shape already; the flags raised nowhere made clear only
+    # when read (StickyFlags counts the others)
+    if invalid is None and masks["inexact"] is None:  # every result exact: nothing raised
+        return bits, flags_of_code(0, shape)
+    return bits, flags_of_masks(shape, dict(masks, invalid=invalid))
 
 
 def _small_bf16(ufunc, fmt, operands, attrs, want):
@@ -300,8 +304,7 @@ def _small_bf16(ufunc, fmt, operands, attrs, want):
     if found is None:
         return None
     arrays, shape = found
-    n = math.prod(shape)
-    if n > SMALL_FP16:
+    if math.prod(shape) > SMALL_FP16:
         return None
     nearest_even = attrs.rounding is Rounding.NEAREST_EVEN
     values = _fastpaths.bfloat16_arithmetic(ufunc, arrays, fmt, attrs, not (want or nearest_even))
@@ -336,14 +339,19 @@ def _small_fp32(ufunc, fmt, operands, attrs, want):
     return _encoded(values, fmt, attrs, True, want)
 
 
+#: the small-array shortcut of the catalogue's formats by identity (any other format is
+#: compared by value; _small_fp16 declines all but fp16)
+_SMALL_BY_FORMAT = {id(bf16): _small_bf16, id(fp32): _small_fp32, id(fp16): _small_fp16}
+
+
 def _only_inexact(bits, inexact, want: bool):
     """A shortcut's ``bits`` and ``inexact`` mask, the only flag it can raise, as apply()
     returns them."""
     if not want:
         return bits[()] if bits.ndim == 0 else bits
-    clear = np.zeros((4,) + bits.shape, dtype=bool)
-    flags = Flags(clear[0], clear[1], clear[2], clear[3], inexact)
-    return (bits[()], flags.squeezed()) if bits.ndim == 0 else (bits, flags)
+    if bits.ndim == 0:
+        return bits[()], flags_of_code(16 if inexact[()] else 0)  # (bit 4: inexact)
+    return bits, flags_of_masks(bits.shape, {"inexact": inexact})
 
 
 def _encoded(values, fmt, attrs, with_flags: bool, want: bool):

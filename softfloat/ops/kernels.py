@@ -52,6 +52,13 @@ The contract
 ``nan_mask(b, fmt)``
     Which patterns (an array of the storage dtype, checked already) are NaNs, by their
     bits alone: the hot paths' test (``codec.is_nan`` decomposes and checks first).
+``small_arithmetic(ufunc, fmt, patterns, attrs, want)``
+    The result of ``softfloat.add/sub/mul/div/sqrt`` (np.add, ... np.sqrt) of checked
+    patterns (ndarrays of ``fmt.storage_dtype``, a Format, validated attributes) with
+    ``return_flags=want`` where the operations' own shortcuts answer it (the small-array
+    and one-element paths of ``softfloat.ops._driver.apply``, taken first there too),
+    or None: then the public operation.  For the array layer, whose operands and
+    attributes are checked already: the shortcut without the public calls' checks.
 """
 
 from __future__ import annotations
@@ -60,13 +67,32 @@ from ._eft import is_narrow, round_to_odd, safe_magnitude, sums_are_exact, two_s
 from ._kernel import Exact
 from ._nan import default_nan, nan_mask
 from ._round_block import Target, round_block
-from .add import add_exact, add_kernel, addition_flags
-from .div import div_exact, div_kernel
+from .add import ADD, SUB, add_exact, add_kernel, addition_flags
+from .div import DIV, div_exact, div_kernel
 from .fma import fma_exact, fma_kernel
-from .mul import mul_exact, mul_kernel
+from .mul import MUL, mul_exact, mul_kernel
+from ._driver import _small_input
+from .._fpenv import require_subnormals
+from ..rounding import Rounding
+from .sqrt import SQRT
 
 __all__ = [
     "Exact", "Target", "add_exact", "add_kernel", "addition_flags", "default_nan", "div_exact", "div_kernel",
     "fma_exact", "fma_kernel", "is_narrow", "mul_exact", "mul_kernel", "nan_mask", "round_block",
-    "round_to_odd", "safe_magnitude", "sums_are_exact", "two_sum",
+    "round_to_odd", "safe_magnitude", "small_arithmetic", "sums_are_exact", "two_sum",
 ]
+
+_OPERATIONS = {ADD.native: ADD, SUB.native: SUB, MUL.native: MUL, DIV.native: DIV, SQRT.native: SQRT}
+_NAMES = ("a", "b")
+
+
+def small_arithmetic(ufunc, fmt, patterns, attrs, want: bool):
+    """See the module docstring: apply()'s shortcuts (``softfloat.ops._driver``) for the
+    operation of ``ufunc``, entered with the checks the public call would make already
+    made by the caller -- save the CPU's subnormal mode, checked here as there -- or
+    None (declined; stochastic rounding draws from the public call's generator)."""
+    operation = _OPERATIONS.get(ufunc)
+    if operation is None or attrs.rounding is Rounding.STOCHASTIC:
+        return None
+    require_subnormals()
+    return _small_input(operation, fmt, list(zip(_NAMES, patterns)), attrs, False, want)
