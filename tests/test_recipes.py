@@ -389,3 +389,20 @@ def test_engine_matmul_is_the_products_implementation():
     assert calls and all(c == "swamped" for c in calls)
     with pytest.raises(TypeError, match="matmul must be a function"):
         GemmEngine("bf16", matmul="sf.matmul")
+
+
+def test_numpy_kernels_decode_fp32_patterns_as_the_codec_does():
+    """The kernels' fp32 -> float32 decode (a view of the patterns, the products'
+    accumulator results) gives softfloat.decode's bits: signalling and quiet NaNs with
+    their payloads, infinities, zeros, subnormals."""
+    from softfloat.recipes.kernels import NUMPY_KERNELS
+    rng = np.random.default_rng(31)
+    bits = np.concatenate([rng.integers(0, 2**32, 4096, dtype=np.uint64).astype(np.uint32),
+                           (rng.integers(1, 2**23, 510) | 0x7F800000).astype(np.uint32),   # NaNs, sNaN too
+                           np.array([0x7F800001, 0xFFBFFFFF, 0x7FC00000, 0x7F800000, 0x80000000, 1, 0x807FFFFF],
+                                    np.uint32)]).reshape(-1, 7)
+    got = NUMPY_KERNELS.decode(bits, sf.fp32)
+    want = sf.decode(bits, sf.fp32, np.float32)
+    assert got.dtype == np.float32 and got.shape == bits.shape
+    assert np.array_equal(got.view(np.uint32), want.view(np.uint32))
+    assert np.array_equal(NUMPY_KERNELS.decode(bits, sf.fp32, "float64"), sf.decode(bits, sf.fp32), equal_nan=True)
