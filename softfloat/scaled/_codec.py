@@ -8,7 +8,6 @@ from .. import _validate
 from .._options import resolve_attributes
 from ..attributes import DEFAULT_ATTRIBUTES
 from ..codec import decode, encode
-from ..formats import fp32
 from ._arguments import _MULTIPLY, _amax_argument, _fp32_scale_values, _one_of, _scale_argument, scaling_arguments
 from ._layout import _Layout
 from ._products import _already_fp32, _source_values, exact_products, fp32_products
