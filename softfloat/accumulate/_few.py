@@ -52,7 +52,7 @@ from .._encode import encode_block
 from .._flagmasks import FlagMasks
 from .._workspace import Workspace
 from ..flags import AccumulationFlags
-from ..formats import Format
+from ..formats import Format, native_format
 from ..ops.kernels import is_narrow, sums_are_exact
 from ..rounding import Rounding
 from . import _draws, _odd, _scalar_chain
@@ -358,7 +358,13 @@ def _terms(spec, found: _Plan, x, y, outer=False):
     if y is None:
         return (x.view(dtype) if found.raw else _values(x, fmt, dtype)), False
     wide = rounded_products_dtype(fmt, dtype) if found.by_data else dtype  # exact products
-    X, Y = _values(x, fmt, wide), _values(y, fmt, wide)
+    if found.by_data and dtype == np.float32 and 2 * fmt.precision <= 24 and _FP32.holds(fmt):
+        X, Y = _values(x, fmt, dtype), _values(y, fmt, dtype)
+        if _normal_products(X, Y):  # every product exact in float32 (bf16's, on most data)
+            return (np.multiply(X[:, :, None], Y[:, None, :]) if outer else np.multiply(X, Y)), False
+        X, Y = X.astype(wide), Y.astype(wide)  # (exact: float64 holds float32)
+    else:
+        X, Y = _values(x, fmt, wide), _values(y, fmt, wide)
     t = np.multiply(X[:, :, None], Y[:, None, :]) if outer else np.multiply(X, Y)
     if not found.by_data:
         return t, False  # exact: the formats fit
@@ -366,6 +372,25 @@ def _terms(spec, found: _Plan, x, y, outer=False):
     if np.array_equal(narrow, t):  # (a NaN product is unequal)
         return narrow, False
     return t, True
+
+
+_FP32 = native_format(np.float32)
+_FP32_MAX = float(np.finfo(np.float32).max)
+
+
+def _normal_products(X, Y) -> bool:
+    """Are all products of the float32 values X and Y (of a format of at most 12 bits:
+    products of at most 24) exactly float32 values, by the data's magnitudes?  Each
+    product is 0, or at least min|X| * min|Y| over the non-zeros; where that is at least
+    2**-126 and max|X| * max|Y| at most float32's max, every non-zero product lies in
+    float32's normal range with at most 24 significant bits: exact.  (Both bounds are
+    exact in float64: products of float32 values.  A NaN or an infinity makes one of
+    them fail: the caller's general check decides.)  Four reductions over the operands,
+    instead of every product formed in float64 and compared with its float32 cast."""
+    ax, ay = np.abs(X), np.abs(Y)
+    lo = float(np.min(ax, where=ax != 0, initial=np.inf)) * float(np.min(ay, where=ay != 0, initial=np.inf))
+    hi = float(np.max(ax)) * float(np.max(ay))
+    return lo >= 2.0**-126 and hi <= _FP32_MAX
 
 
 def _values(patterns, fmt: Format, dtype):
