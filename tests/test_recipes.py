@@ -406,3 +406,26 @@ def test_numpy_kernels_decode_fp32_patterns_as_the_codec_does():
     assert got.dtype == np.float32 and got.shape == bits.shape
     assert np.array_equal(got.view(np.uint32), want.view(np.uint32))
     assert np.array_equal(NUMPY_KERNELS.decode(bits, sf.fp32, "float64"), sf.decode(bits, sf.fp32), equal_nan=True)
+
+
+@pytest.mark.parametrize("name", ["mxfp8", "mxfp4"])
+@pytest.mark.parametrize("tiny", [None, "a", "b"])
+def test_mx_products_carry_their_values_in_bf16_or_fp32(monkeypatch, name, tiny):
+    """MX values q * X are bf16 values unless a scale X leaves bf16's range (tiny blocks:
+    X near 2**-127 with subnormal FP8 elements) or a block is NaN (E8M0 0xFF), then
+    carried as fp32: both as the composition says, and the format taken is the one the
+    data needs."""
+    taken = []
+    run = GemmEngine._run
+    monkeypatch.setattr(GemmEngine, "_run", lambda self, a, b, fmt, ops, **kw: taken.append(fmt) or run(
+        self, a, b, fmt, ops, **kw))
+    a, b = operands("fprop", M=3, K=64, N=4)
+    x = {"a": a, "b": b.T, None: None}[tiny]  # (b's MX blocks run along its columns)
+    if x is not None:
+        x[1] = (x[1].astype(np.float64) * 2.0**-136).astype(np.float32)  # fp32 subnormals
+        if name == "mxfp4":  # (FP4's q * X always fits bf16: a NaN block instead)
+            x[2, 0] = np.nan
+    r = RECIPES[name]
+    got = GemmEngine(name).gemm(a, b, "fprop", "l")
+    assert same(got, reference(r, a, b, "fprop", acc=r.accumulator))
+    assert taken == [F32 if tiny else sf.bf16]

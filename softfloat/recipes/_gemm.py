@@ -384,13 +384,18 @@ class GemmEngine:
         vb = k.transpose(k.scaled_decode(stb))
         # q * X has at most 4 significant bits and a power-of-two scale: a bf16 value
         # unless the scale leaves bf16's range, then carried as fp32 (exact either way)
-        fmt = bf16 if _holds(k, va, bf16) and _holds(k, vb, bf16) else fp32
-        return self._run(k.encode(va, fmt), k.encode(vb, fmt), fmt, ops, product="fp32" if fmt == fp32 else None)
+        bits_a = _held(k, va, bf16)
+        bits_b = None if bits_a is None else _held(k, vb, bf16)
+        if bits_b is None:
+            return self._run(k.encode(va, fp32), k.encode(vb, fp32), fp32, ops, product="fp32")
+        return self._run(bits_a, bits_b, bf16, ops, product=None)
 
 
-def _holds(k, values, fmt: Format) -> bool:
-    """Whether every value is a value of ``fmt`` (False where one is a NaN)."""
-    return k.equal(k.decode(k.encode(values, fmt), fmt, "float64"), values)
+def _held(k, values, fmt: Format):
+    """``encode(values, fmt)`` where every value is a value of ``fmt`` (exact), else None
+    (also where one is a NaN)."""
+    bits = k.encode(values, fmt)
+    return bits if k.equal(k.decode(bits, fmt, "float64"), values) else None
 
 
 def _encode(ops, x, fmt: Format, *, held: bool, role: str):
