@@ -429,3 +429,18 @@ def test_mx_products_carry_their_values_in_bf16_or_fp32(monkeypatch, name, tiny)
     got = GemmEngine(name).gemm(a, b, "fprop", "l")
     assert same(got, reference(r, a, b, "fprop", acc=r.accumulator))
     assert taken == [F32 if tiny else sf.bf16]
+
+
+def test_gemm_kept_checks_its_store_and_keywords():
+    a, b = operands("fprop", M=2, K=4, N=3)
+    eng = GemmEngine("bf16")
+    with pytest.raises(TypeError, match=r"operands must be a dict .*got \[\]"):
+        eng.gemm_kept([], a, b, "fprop", "l")
+    with pytest.raises(TypeError, match="gemm_kept takes gemm's keywords .*got scale"):
+        eng.gemm_kept({}, a, b, "fprop", "l", scale=2.0)
+    kept = {}
+    got, rec = eng.gemm_kept(kept, a, b, "fprop", "l", out="bf16", record=True)
+    want, want_rec = eng.gemm(a, b, "fprop", "l", out="bf16", record=True)
+    assert same(got, want) and rec == want_rec and sorted(kept) == ["input", "weight"]
+    eng.gemm_kept(kept := {}, a, b, "fprop", "l", formats=("bf16", None))  # formats: nothing kept
+    assert kept == {}

@@ -1,7 +1,7 @@
 """softfloat.torch.emulate's backward products take the forward's quantised operands
-(GemmEngine.gemm(operands=)) only where quantising again gives the same bits: the
+(GemmEngine.gemm_kept) only where quantising again gives the same bits: the
 oracle is the same emulation with every product quantising its operands afresh (the
-engine called without ``operands``, as before the reuse), weights, gradients and
+engine's gemm in place of gemm_kept, as before the reuse), weights, gradients and
 telemetry compared exactly."""
 
 from __future__ import annotations
@@ -22,13 +22,13 @@ from softfloat.recipes import GemmEngine  # noqa: E402
 @pytest.fixture
 def afresh(monkeypatch):
     """A switch: ``afresh(True)`` makes every product quantise its operands again."""
-    original = GemmEngine.gemm
+    original = GemmEngine.gemm_kept
 
-    def without_reuse(self, *args, operands=None, **kwargs):
-        return original(self, *args, **kwargs)
+    def without_reuse(self, operands, *args, **kwargs):
+        return self.gemm(*args, **kwargs)
 
     def switch(on: bool):
-        monkeypatch.setattr(GemmEngine, "gemm", without_reuse if on else original)
+        monkeypatch.setattr(GemmEngine, "gemm_kept", without_reuse if on else original)
     return switch
 
 

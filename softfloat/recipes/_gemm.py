@@ -180,8 +180,7 @@ class GemmEngine:
             self.states[state_key].update(self._pending.pop(state_key))
 
     # ---- the product ------------------------------------------------------------------------
-    def gemm(self, a, b, kind: str, key: str, *, bias=None, out=None, formats=None, record=False,
-             operands=None):
+    def gemm(self, a, b, kind: str, key: str, *, bias=None, out=None, formats=None, record=False):
         """``a @ b`` by the recipe (see the class notes for each family's composition).
 
         Parameters
@@ -211,7 +210,21 @@ class GemmEngine:
             the product's cost (matmul's ``return_flags="swamped"``: about a fifth with
             FP8 on "h100", three quarters for bf16 into fp32, on this project's CPU).
 
-        operands : dict, optional
+        Returns
+        -------
+        numpy.ndarray (fp32 values, or values of ``out``), or the engine's kernels' array
+        where they take ``a`` (softfloat.torch's: a tensor on ``a``'s device); and a
+        GemmRecord with ``record`` (the same numbers whatever the kernels).
+        """
+        return self._gemm(a, b, kind, key, {"bias": bias, "out": out, "formats": formats, "record": record}, None)
+
+    def gemm_kept(self, operands: dict, a, b, kind: str, key: str, **options):
+        """:meth:`gemm` (``options``: its keywords) for one of the products of one
+        operation, keeping its quantised operands in ``operands`` for the others.
+
+        Parameters
+        ----------
+        operands : dict
             A dict the caller keeps for the products of one operation (an autograd node:
             its fprop, dgrad and wgrad), empty at first: the engine keeps there each
             scaling role's quantised operand ("input", "weight", "grad") and takes it
@@ -219,23 +232,39 @@ class GemmEngine:
             wgrad (transposed), the weight of fprop in dgrad, the gradient of dgrad in
             wgrad.  Only where quantising again gives the same bits and record: the
             unscaled and per-tensor families, a delayed scale unchanged since (its amax
-            still joins the pending history).  The caller's promise: within one dict,
-            each role's operand holds the same values every time (transposed as
-            ``kind`` says).  It holds the quantised copies (1 or 2 bytes an element) as
-            long as the caller keeps it, as Transformer Engine keeps its FP8 copies.
+            still joins the pending history); without ``formats``.  The caller's
+            promise: within one dict, each role's operand holds the same values every
+            time (transposed as ``kind`` says).  It holds the quantised copies (1 or 2
+            bytes an element) as long as the caller keeps it, as Transformer Engine
+            keeps its FP8 copies.
 
-        Returns
-        -------
-        numpy.ndarray (fp32 values, or values of ``out``), or the engine's kernels' array
-        where they take ``a`` (softfloat.torch's: a tensor on ``a``'s device); and a
-        GemmRecord with ``record`` (the same numbers whatever the kernels).
+        >>> import numpy as np
+        >>> eng, kept = GemmEngine("bf16"), {}
+        >>> x, w, g = np.ones((2, 3), np.float32), np.ones((3, 4), np.float32), np.ones((2, 4), np.float32)
+        >>> y = eng.gemm_kept(kept, x, w, "fprop", "l")
+        >>> sorted(kept)                                   # wgrad takes x's bits transposed
+        ['input', 'weight']
+        >>> eng.gemm_kept(kept, x.T, g, "wgrad", "l").tolist() == eng.gemm(x.T, g, "wgrad", "l").tolist()
+        True
         """
+        if not isinstance(operands, dict):
+            raise TypeError(f"operands must be a dict (empty at first, kept by the caller); got "
+                            f"{_validate.describe(operands)}")
+        given = {"bias": None, "out": None, "formats": None, "record": False}
+        unknown = set(options) - set(given)
+        if unknown:
+            raise TypeError(f"gemm_kept takes gemm's keywords {', '.join(given)}; got {', '.join(sorted(unknown))}")
+        return self._gemm(a, b, kind, key, {**given, **options}, operands)
+
+    def _gemm(self, a, b, kind, key, options, operands):
+        """:meth:`gemm` (its keywords in ``options``), keeping operands where given."""
+        bias, out, formats, record = options["bias"], options["out"], options["formats"], options["record"]
         k = self.kernels if self.kernels.takes(a) else NUMPY_KERNELS
         recompute = kind == "recompute"
         kind = "fprop" if recompute else kind
         a, b, out, formats = self._arguments(k, (a, b), kind, out, formats, record)
         ops = {"record": record, "ops": [], "additions": 0, "swamped": 0, "kernels": k, "kind": kind,
-               "cache": operands if isinstance(operands, dict) and formats == (None, None) else None}
+               "cache": operands if formats == (None, None) else None}
         scaling, bias_epilogue = self.recipe.fp8, self.bias_epilogue
         if scaling is None:
             c = None if bias is None or bias_epilogue else _bias_as_c(k, bias, self.recipe.matmul_inputs)

@@ -22,7 +22,7 @@ are the same either way.
 What is saved for the backward pass: the operands as the caller gave them (torch keeps
 them for its own product anyway, so this costs no memory beyond torch's), and, where a
 gradient will be taken, the engine's quantised copies of those the backward products
-multiply (``GemmEngine.gemm(operands=)``: 1 or 2 bytes an element, as Transformer
+multiply (``GemmEngine.gemm_kept``: 1 or 2 bytes an element, as Transformer
 Engine keeps its FP8 copies), so that the backward products take the forward's
 quantisation instead of making it again, and wgrad takes dgrad's quantised gradient.
 The engine takes a copy only where quantising again would give the same bits and
