@@ -92,6 +92,41 @@ def test_bf16_products_outside_fp32_round_in_each_step(monkeypatch):
     assert flags.inexact[0, 0]  # 2**-160 lost beside 0.25
 
 
+PAIRS = [("fp8_e4m3", "fp8_e5m2"), ("fp8_e5m2", "fp8_e4m3"), ("fp8_e4m3", "fp16"), ("fp16", "bf16"),
+         ("bf16", "fp8_e5m2"), ("fp4_e2m1", "fp8_e4m3")]
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.sampled_from(PAIRS), st.integers(1, 9), st.integers(1, 9), st.integers(1, 9), st.integers(0, 2**32 - 1),
+       st.sampled_from([1e-30, 1e-6, 1.0, 1e3, 3e4]), st.sampled_from([None, "fp32", "fp64"]),
+       st.sampled_from(["sequential", "reverse", "pairwise"]), st.sampled_from([False, True, "swamped"]),
+       st.sampled_from([{}, {}, {"out_format": "bf16"}, {"out_format": "fp8_e4m3"}, {"saturate": True},
+                        {"tininess": "before"}]), st.integers(0, 3))
+def test_small_products_of_two_formats_equal_the_general_path(pair, M, K, N, seed, scale, acc, order, flags,
+                                                               extra, special):
+    fa, fb = pair
+    rng = np.random.default_rng(seed)
+    x, y = rng.standard_normal((M, K)) * scale, rng.standard_normal((K, N)) * scale
+    if special == 0:  # an infinity or NaN (declined: the general path's rules)
+        x.flat[rng.integers(0, M * K)] = SPECIALS[seed % len(SPECIALS)]
+    a, b = np.asarray(sf.encode(x, fa)), np.asarray(sf.encode(y, fb))
+    call = (lambda: sf.matmul(a, b, fa, b_format=fb, accumulator=acc, order=order, return_flags=flags, **extra))
+    assert_same(call(), general(call))
+
+
+@pytest.mark.parametrize("pair, taken", [(("fp8_e4m3", "fp8_e5m2"), True), (("fp8_e5m2", "fp8_e4m3"), True),
+                                         (("fp16", "bf16"), False)])
+def test_products_of_two_formats_take_the_short_path_where_they_fit(monkeypatch, pair, taken):
+    """e4m3 x e5m2 products (4 + 3 bits, last bit at 2**-25 or above) are fp32 values;
+    fp16 x bf16 ones may lie below fp32's last subnormal: the general path."""
+    found = _spy(monkeypatch, "matrix_product")
+    rng = np.random.default_rng(8)
+    a, b = (np.asarray(sf.encode(rng.standard_normal(s), f)) for s, f in zip(((5, 7), (7, 3)), pair))
+    call = (lambda: sf.matmul(a, b, pair[0], b_format=pair[1], accumulator="fp32", return_flags=True))
+    assert_same(call(), general(call))
+    assert (found[0] is not None) == taken
+
+
 @pytest.mark.parametrize("edge", ["normal", "smallest", "tiny", "largest", "huge", "zeros", "nan", "inf"])
 def test_bf16_products_shown_normal_by_the_operands_magnitudes(monkeypatch, edge):
     """bf16 products (16 bits) are fp32 values wherever they lie in fp32's normal range:
