@@ -6,6 +6,8 @@ sum, rounded once to float16) as an oracle outside the code."""
 
 from __future__ import annotations
 
+import zlib
+
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -88,6 +90,68 @@ def test_bf16_products_outside_fp32_round_in_each_step(monkeypatch):
     assert_same((bits, flags), general(call))
     check("matmul", a, b, "bf16")
     assert flags.inexact[0, 0]  # 2**-160 lost beside 0.25
+
+
+PAIRS = [("fp8_e4m3", "fp8_e5m2"), ("fp8_e5m2", "fp8_e4m3"), ("fp8_e4m3", "fp16"), ("fp16", "bf16"),
+         ("bf16", "fp8_e5m2"), ("fp4_e2m1", "fp8_e4m3")]
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.sampled_from(PAIRS), st.integers(1, 9), st.integers(1, 9), st.integers(1, 9), st.integers(0, 2**32 - 1),
+       st.sampled_from([1e-30, 1e-6, 1.0, 1e3, 3e4]), st.sampled_from([None, "fp32", "fp64"]),
+       st.sampled_from(["sequential", "reverse", "pairwise"]), st.sampled_from([False, True, "swamped"]),
+       st.sampled_from([{}, {}, {"out_format": "bf16"}, {"out_format": "fp8_e4m3"}, {"saturate": True},
+                        {"tininess": "before"}]), st.integers(0, 3))
+def test_small_products_of_two_formats_equal_the_general_path(pair, M, K, N, seed, scale, acc, order, flags,
+                                                               extra, special):
+    fa, fb = pair
+    rng = np.random.default_rng(seed)
+    x, y = rng.standard_normal((M, K)) * scale, rng.standard_normal((K, N)) * scale
+    if special == 0:  # an infinity or NaN (declined: the general path's rules)
+        x.flat[rng.integers(0, M * K)] = SPECIALS[seed % len(SPECIALS)]
+    a, b = np.asarray(sf.encode(x, fa)), np.asarray(sf.encode(y, fb))
+    call = (lambda: sf.matmul(a, b, fa, b_format=fb, accumulator=acc, order=order, return_flags=flags, **extra))
+    assert_same(call(), general(call))
+
+
+@pytest.mark.parametrize("pair, taken", [(("fp8_e4m3", "fp8_e5m2"), True), (("fp8_e5m2", "fp8_e4m3"), True),
+                                         (("fp16", "bf16"), False)])
+def test_products_of_two_formats_take_the_short_path_where_they_fit(monkeypatch, pair, taken):
+    """e4m3 x e5m2 products (4 + 3 bits, last bit at 2**-25 or above) are fp32 values;
+    fp16 x bf16 ones may lie below fp32's last subnormal: the general path."""
+    found = _spy(monkeypatch, "matrix_product")
+    rng = np.random.default_rng(8)
+    a, b = (np.asarray(sf.encode(rng.standard_normal(s), f)) for s, f in zip(((5, 7), (7, 3)), pair))
+    call = (lambda: sf.matmul(a, b, pair[0], b_format=pair[1], accumulator="fp32", return_flags=True))
+    assert_same(call(), general(call))
+    assert (found[0] is not None) == taken
+
+
+@pytest.mark.parametrize("edge", ["normal", "smallest", "tiny", "largest", "huge", "zeros", "nan", "inf"])
+def test_bf16_products_shown_normal_by_the_operands_magnitudes(monkeypatch, edge):
+    """bf16 products (16 bits) are fp32 values wherever they lie in fp32's normal range:
+    min|a| * min|b| over the non-zeros at least 2**-126 and max|a| * max|b| at most fp32's
+    max make every product exact in float32 (softfloat.accumulate._few._normal_products);
+    at the bounds and beyond them, and with NaNs and infinities, the data's products
+    decide as before.  Bits, flags and swamped counts are the general path's."""
+    normal = answers_of(monkeypatch, _few, "_normal_products")
+    rng = np.random.default_rng(zlib.crc32(edge.encode()))
+    x = rng.standard_normal((6, 9)) * 2.0 ** rng.integers(-20, 20, (6, 9))
+    y = rng.standard_normal((9, 5)) * 2.0 ** rng.integers(-20, 20, (9, 5))
+    x[0, :3] = [0.0, -0.0, 0.0]
+    lo, hi = np.abs(x[x != 0]).min(), np.abs(x).max()
+    ylo, yhi = 2.0**-126 / float(sf.quantize(lo, "bf16")), float(np.finfo(np.float32).max) / float(sf.quantize(hi, "bf16"))
+    y[1, 1] = {"normal": 1.0, "smallest": ylo * 1.01, "tiny": ylo * 2.0**-12, "largest": yhi / 1.01,
+               "huge": yhi * 2, "zeros": 0.0, "nan": np.nan, "inf": np.inf}[edge]
+    if edge == "zeros":
+        x[:] = 0.0
+    if edge == "tiny":  # a column of such products: bits below fp32's last subnormal
+        y[:, 1] = y[1, 1] * (1 + np.arange(9) / 64)
+    a, b = (np.asarray(sf.encode(v, "bf16")) for v in (x, y))
+    for flags in (False, True, "swamped"):
+        call = (lambda: sf.matmul(a, b, "bf16", accumulator="fp32", return_flags=flags))
+        assert_same(call(), general(call))
+    assert normal == [edge in ("normal", "smallest", "largest", "zeros")] * 3
 
 
 @pytest.mark.parametrize("shape", [(1, 1, 1), (3, 5, 2), (4, 4, 4), (8, 16, 8), (2, 64, 3), (16, 16, 16)])

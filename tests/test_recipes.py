@@ -389,3 +389,58 @@ def test_engine_matmul_is_the_products_implementation():
     assert calls and all(c == "swamped" for c in calls)
     with pytest.raises(TypeError, match="matmul must be a function"):
         GemmEngine("bf16", matmul="sf.matmul")
+
+
+def test_numpy_kernels_decode_fp32_patterns_as_the_codec_does():
+    """The kernels' fp32 -> float32 decode (a view of the patterns, the products'
+    accumulator results) gives softfloat.decode's bits: signalling and quiet NaNs with
+    their payloads, infinities, zeros, subnormals."""
+    from softfloat.recipes.kernels import NUMPY_KERNELS
+    rng = np.random.default_rng(31)
+    bits = np.concatenate([rng.integers(0, 2**32, 4096, dtype=np.uint64).astype(np.uint32),
+                           (rng.integers(1, 2**23, 510) | 0x7F800000).astype(np.uint32),   # NaNs, sNaN too
+                           np.array([0x7F800001, 0xFFBFFFFF, 0x7FC00000, 0x7F800000, 0x80000000, 1, 0x807FFFFF],
+                                    np.uint32)]).reshape(-1, 7)
+    got = NUMPY_KERNELS.decode(bits, sf.fp32)
+    want = sf.decode(bits, sf.fp32, np.float32)
+    assert got.dtype == np.float32 and got.shape == bits.shape
+    assert np.array_equal(got.view(np.uint32), want.view(np.uint32))
+    assert np.array_equal(NUMPY_KERNELS.decode(bits, sf.fp32, "float64"), sf.decode(bits, sf.fp32), equal_nan=True)
+
+
+@pytest.mark.parametrize("name", ["mxfp8", "mxfp4"])
+@pytest.mark.parametrize("tiny", [None, "a", "b"])
+def test_mx_products_carry_their_values_in_bf16_or_fp32(monkeypatch, name, tiny):
+    """MX values q * X are bf16 values unless a scale X leaves bf16's range (tiny blocks:
+    X near 2**-127 with subnormal FP8 elements) or a block is NaN (E8M0 0xFF), then
+    carried as fp32: both as the composition says, and the format taken is the one the
+    data needs."""
+    taken = []
+    run = GemmEngine._run
+    monkeypatch.setattr(GemmEngine, "_run", lambda self, a, b, fmt, ops, **kw: taken.append(fmt) or run(
+        self, a, b, fmt, ops, **kw))
+    a, b = operands("fprop", M=3, K=64, N=4)
+    x = {"a": a, "b": b.T, None: None}[tiny]  # (b's MX blocks run along its columns)
+    if x is not None:
+        x[1] = (x[1].astype(np.float64) * 2.0**-136).astype(np.float32)  # fp32 subnormals
+        if name == "mxfp4":  # (FP4's q * X always fits bf16: a NaN block instead)
+            x[2, 0] = np.nan
+    r = RECIPES[name]
+    got = GemmEngine(name).gemm(a, b, "fprop", "l")
+    assert same(got, reference(r, a, b, "fprop", acc=r.accumulator))
+    assert taken == [F32 if tiny else sf.bf16]
+
+
+def test_gemm_kept_checks_its_store_and_keywords():
+    a, b = operands("fprop", M=2, K=4, N=3)
+    eng = GemmEngine("bf16")
+    with pytest.raises(TypeError, match=r"operands must be a dict .*got \[\]"):
+        eng.gemm_kept([], a, b, "fprop", "l")
+    with pytest.raises(TypeError, match="gemm_kept takes gemm's keywords .*got scale"):
+        eng.gemm_kept({}, a, b, "fprop", "l", scale=2.0)
+    kept = {}
+    got, rec = eng.gemm_kept(kept, a, b, "fprop", "l", out="bf16", record=True)
+    want, want_rec = eng.gemm(a, b, "fprop", "l", out="bf16", record=True)
+    assert same(got, want) and rec == want_rec and sorted(kept) == ["input", "weight"]
+    eng.gemm_kept(kept := {}, a, b, "fprop", "l", formats=("bf16", None))  # formats: nothing kept
+    assert kept == {}

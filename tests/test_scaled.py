@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import math
+import zlib
 from fractions import Fraction
 
 import ml_dtypes
@@ -197,6 +198,50 @@ def test_fp32_products_round_to_fp32_then_into_the_format(fmt, mode):
     t = sf.scaled_encode(x, fmt, mode)
     y = x * np.float32(t.scales)                                     # numpy float32: IEEE RNE
     np.testing.assert_array_equal(t.bits, oracle_bits(exact_pairs(y), fmt, mode))
+
+
+def _double_rounding_case(fmt):
+    """(x, scale): an fp32 x whose product with the fp32 scale lies just above the
+    midpoint between 1 and the next value of ``fmt``, within half an fp32 ulp of it, so
+    that the product rounded to fp32 is the midpoint (then even: 1) while the exact
+    product rounds up -- the case where skipping the fp32 rounding shows."""
+    mid = 1 + Fraction(1, 2 ** (fmt.mantissa_bits + 1))
+    for scale in (3, 5, 7, 11, 13):
+        x = np.float32(float(mid / scale))
+        for _ in range(8):
+            exact = Fraction(float(x)) * scale
+            if mid < exact <= mid + Fraction(1, 2**24) and Fraction(float(np.float32(x) * np.float32(scale))) == mid:
+                return x, float(scale)
+            x = np.nextafter(x, np.float32(2))
+    raise AssertionError("no case found")
+
+
+@pytest.mark.parametrize("fmt", ELEMENTS, ids=str)
+@pytest.mark.parametrize("scale", [None, 2.0**-100 * 5, 2.0**100 * 7])
+def test_fp32_products_of_any_scale_match_numpy_with_and_without_flags(fmt, scale):
+    # a scale that is not a power of two (a delayed one: max / amax) makes every product
+    # round into fp32: subnormal, overflowing and NaN products included, with or without
+    # flags (the cast shortcut without them, the codec with them)
+    rng = np.random.default_rng(zlib.crc32(f"{fmt}{scale}".encode()))
+    x = (rng.standard_normal(300) * 2.0 ** rng.integers(-149, 128, 300)).astype(np.float32)
+    x[:4] = [np.float32(2.0**-126 / 3), np.finfo(np.float32).max, -np.inf, 0.0]
+    if scale is None:  # the fp32 rounding decides a tie of the element rounding
+        x[4], scale = _double_rounding_case(fmt)
+        assert sf.scaled_encode(x[4:5], fmt, scale=scale, multiply="exact").bits[0] == sf.encode(
+            1 + 2.0 ** -fmt.mantissa_bits, fmt)  # (the exact product rounds up)
+    for nan in (False, True):
+        if nan:
+            x[7] = np.nan
+        with np.errstate(over="ignore", under="ignore", invalid="ignore"):
+            y = x * np.float32(scale)                                 # numpy float32: IEEE RNE
+        finite = np.where(np.isinf(y), np.copysign(np.float32(3e38), y), np.nan_to_num(y, nan=0.0))
+        expected = oracle_bits(exact_pairs(finite), fmt, "nearest_even")     # satfinite
+        if nan:
+            expected[7] = sf.encode(np.nan, fmt, saturate=True)             # the NaN lane: encode's
+        t = sf.scaled_encode(x, fmt, scale=scale)
+        t2, _ = sf.scaled_encode(x, fmt, scale=scale, return_flags=True)
+        np.testing.assert_array_equal(t.bits, expected)
+        np.testing.assert_array_equal(t2.bits, expected)
 
 
 def test_integer_input():

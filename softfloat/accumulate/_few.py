@@ -52,7 +52,7 @@ from .._encode import encode_block
 from .._flagmasks import FlagMasks
 from .._workspace import Workspace
 from ..flags import AccumulationFlags
-from ..formats import Format
+from ..formats import Format, native_format
 from ..ops.kernels import is_narrow, sums_are_exact
 from ..rounding import Rounding
 from . import _draws, _odd, _scalar_chain
@@ -171,7 +171,7 @@ def matrix_product(spec, a, b):
         return None
     shape = a.shape[:-1] + b.shape[1:]
     K, n = b.shape[0], math.prod(shape)
-    if not 0 < K * n <= TERMS or not (_operand(spec.fmt, a) and _operand(spec.fmt, b)):
+    if not 0 < K * n <= TERMS or not (_operand(spec.fmt, a) and _operand(spec.b_format, b)):
         return None
     with np.errstate(all="ignore"):  # NaNs cast (declined in _columns)
         t, rounded = _terms(spec, found, a.reshape(-1, K).T, b.reshape(K, -1), outer=True)  # (K, M, N)
@@ -323,24 +323,39 @@ def _plan(spec, is_sum: bool):
             or spec.order == "pairwise" or attrs.rounding is not Rounding.NEAREST_EVEN or not attrs.subnormals
             or attrs.saturate or spec.hardware):
         return None
-    fmt, acc, out = spec.fmt, spec.ieee_accumulator, spec.out_format
-    key = (id(fmt), id(acc), id(out), is_sum)
+    fmt, acc, out, fb = spec.fmt, spec.ieee_accumulator, spec.out_format, spec.b_format
+    key = (id(fmt), id(acc), id(out), is_sum, id(fb))
     found = _PLANS.get(key)
-    if found is not None and found[1] == (fmt, acc, out):  # the formats kept: the ids stay theirs
+    if found is not None and found[1] == (fmt, acc, out, fb):  # the formats kept: the ids stay theirs
         return found[0]
     plan = None
     if acc.native_dtype is not None and (out == acc or acc.holds(out)):
-        by_format = acc.holds(fmt) if is_sum else products_fit_by_format(fmt, acc)
-        # products exact in float64 (a narrow format) and an accumulator of float32 or float16,
-        # the dtypes softfloat.accumulate._odd rounds into, where the formats do not fit
-        by_data = not is_sum and not by_format and acc.native_dtype in (np.float32, np.float16) and is_narrow(fmt)
+        if spec.mixed:  # two formats (FP8 e4m3 x e5m2): where every product fits by the formats
+            by_format, by_data = not is_sum and _pair_fits(fmt, fb, acc), False
+        else:
+            by_format = acc.holds(fmt) if is_sum else products_fit_by_format(fmt, acc)
+            # products exact in float64 (a narrow format) and an accumulator of float32 or float16,
+            # the dtypes softfloat.accumulate._odd rounds into, where the formats do not fit
+            by_data = not is_sum and not by_format and acc.native_dtype in (np.float32, np.float16) and is_narrow(fmt)
         if by_format or by_data:
             plan = _Plan(acc.native_dtype, is_sum and fmt == acc, by_data, out != acc,
                          sums_are_exact(acc) and acc.native_dtype != np.float64)
     if len(_PLANS) > 64:
         _PLANS.clear()
-    _PLANS[key] = (plan, (fmt, acc, out))
+    _PLANS[key] = (plan, (fmt, acc, out, fb))
     return plan
+
+
+def _pair_fits(fa: Format, fb: Format, acc: Format) -> bool:
+    """Is every product of an ``fa`` value and an ``fb`` value exactly a value of ``acc``
+    (an IEEE format of numpy's)?  Its significand has at most fa.precision + fb.precision
+    bits, its last bit lies at 2**(fa.emin - fa.mantissa_bits + fb.emin - fb.mantissa_bits)
+    or above, and it is at most fa.max * fb.max: what products_fit_by_format asks of one
+    format, for two (and of float64 where it is the accumulator)."""
+    if fa.precision + fb.precision > acc.precision:
+        return False
+    lowest = (fa.emin - fa.mantissa_bits) + (fb.emin - fb.mantissa_bits)
+    return lowest >= acc.emin - acc.mantissa_bits and fa.max_finite * fb.max_finite <= acc.max_finite
 
 
 def _operand(fmt: Format, patterns) -> bool:
@@ -361,7 +376,13 @@ def _terms(spec, found: _Plan, x, y, outer=False):
     if y is None:
         return (x.view(dtype) if found.raw else _values(x, fmt, dtype)), False
     wide = rounded_products_dtype(fmt, dtype) if found.by_data else dtype  # exact products
-    X, Y = _values(x, fmt, wide), _values(y, fmt, wide)
+    if found.by_data and dtype == np.float32 and 2 * fmt.precision <= 24 and _FP32.holds(fmt):
+        X, Y = _values(x, fmt, dtype), _values(y, fmt, dtype)
+        if _normal_products(X, Y):  # every product exact in float32 (bf16's, on most data)
+            return (np.multiply(X[:, :, None], Y[:, None, :]) if outer else np.multiply(X, Y)), False
+        X, Y = X.astype(wide), Y.astype(wide)  # (exact: float64 holds float32)
+    else:  # (by_data only for one format: y's is b_format, fmt's but for a mixed product)
+        X, Y = _values(x, fmt, wide), _values(y, spec.b_format, wide)
     t = np.multiply(X[:, :, None], Y[:, None, :]) if outer else np.multiply(X, Y)
     if not found.by_data:
         return t, False  # exact: the formats fit
@@ -369,6 +390,25 @@ def _terms(spec, found: _Plan, x, y, outer=False):
     if np.array_equal(narrow, t):  # (a NaN product is unequal)
         return narrow, False
     return t, True
+
+
+_FP32 = native_format(np.float32)
+_FP32_MAX = float(np.finfo(np.float32).max)
+
+
+def _normal_products(X, Y) -> bool:
+    """Are all products of the float32 values X and Y (of a format of at most 12 bits:
+    products of at most 24) exactly float32 values, by the data's magnitudes?  Each
+    product is 0, or at least min|X| * min|Y| over the non-zeros; where that is at least
+    2**-126 and max|X| * max|Y| at most float32's max, every non-zero product lies in
+    float32's normal range with at most 24 significant bits: exact.  (Both bounds are
+    exact in float64: products of float32 values.  A NaN or an infinity makes one of
+    them fail: the caller's general check decides.)  Four reductions over the operands,
+    instead of every product formed in float64 and compared with its float32 cast."""
+    ax, ay = np.abs(X), np.abs(Y)
+    lo = float(np.min(ax, where=ax != 0, initial=np.inf)) * float(np.min(ay, where=ay != 0, initial=np.inf))
+    hi = float(np.max(ax)) * float(np.max(ay))
+    return lo >= 2.0**-126 and hi <= _FP32_MAX
 
 
 def _values(patterns, fmt: Format, dtype):

@@ -275,7 +275,7 @@ def matmul(a, b, fmt, *, b_format=None, accumulator=None, out_format=None, c=Non
         if small is not None:
             shape = a.shape[:-1] + b.shape[1:]  # (K)@(K): (); (1, K)@(K, 1): (1, 1); ...
             return reshaped(small, shape) if shape else small
-    if c is None and not spec.mixed and _ONE_OUTPUT_TERMS:
+    if c is None and _ONE_OUTPUT_TERMS:  # (two formats too, where their products fit)
         small = _few.matrix_product(spec, a, b)  # a few multiply-adds, without the tiles
         if small is not None:
             return small

@@ -216,11 +216,55 @@ class GemmEngine:
         where they take ``a`` (softfloat.torch's: a tensor on ``a``'s device); and a
         GemmRecord with ``record`` (the same numbers whatever the kernels).
         """
+        return self._gemm(a, b, kind, key, {"bias": bias, "out": out, "formats": formats, "record": record}, None)
+
+    def gemm_kept(self, operands: dict, a, b, kind: str, key: str, **options):
+        """:meth:`gemm` (``options``: its keywords) for one of the products of one
+        operation, keeping its quantised operands in ``operands`` for the others.
+
+        Parameters
+        ----------
+        operands : dict
+            A dict the caller keeps for the products of one operation (an autograd node:
+            its fprop, dgrad and wgrad), empty at first: the engine keeps there each
+            scaling role's quantised operand ("input", "weight", "grad") and takes it
+            again instead of quantising the same values twice -- the input of fprop in
+            wgrad (transposed), the weight of fprop in dgrad, the gradient of dgrad in
+            wgrad.  Only where quantising again gives the same bits and record: the
+            unscaled and per-tensor families, a delayed scale unchanged since (its amax
+            still joins the pending history); without ``formats``.  The caller's
+            promise: within one dict, each role's operand holds the same values every
+            time (transposed as ``kind`` says).  It holds the quantised copies (1 or 2
+            bytes an element) as long as the caller keeps it, as Transformer Engine
+            keeps its FP8 copies.
+
+        >>> import numpy as np
+        >>> eng, kept = GemmEngine("bf16"), {}
+        >>> x, w, g = np.ones((2, 3), np.float32), np.ones((3, 4), np.float32), np.ones((2, 4), np.float32)
+        >>> y = eng.gemm_kept(kept, x, w, "fprop", "l")
+        >>> sorted(kept)                                   # wgrad takes x's bits transposed
+        ['input', 'weight']
+        >>> eng.gemm_kept(kept, x.T, g, "wgrad", "l").tolist() == eng.gemm(x.T, g, "wgrad", "l").tolist()
+        True
+        """
+        if not isinstance(operands, dict):
+            raise TypeError(f"operands must be a dict (empty at first, kept by the caller); got "
+                            f"{_validate.describe(operands)}")
+        given = {"bias": None, "out": None, "formats": None, "record": False}
+        unknown = set(options) - set(given)
+        if unknown:
+            raise TypeError(f"gemm_kept takes gemm's keywords {', '.join(given)}; got {', '.join(sorted(unknown))}")
+        return self._gemm(a, b, kind, key, {**given, **options}, operands)
+
+    def _gemm(self, a, b, kind, key, options, operands):
+        """:meth:`gemm` (its keywords in ``options``), keeping operands where given."""
+        bias, out, formats, record = options["bias"], options["out"], options["formats"], options["record"]
         k = self.kernels if self.kernels.takes(a) else NUMPY_KERNELS
         recompute = kind == "recompute"
         kind = "fprop" if recompute else kind
         a, b, out, formats = self._arguments(k, (a, b), kind, out, formats, record)
-        ops = {"record": record, "ops": [], "additions": 0, "swamped": 0, "kernels": k}
+        ops = {"record": record, "ops": [], "additions": 0, "swamped": 0, "kernels": k, "kind": kind,
+               "cache": operands if formats == (None, None) else None}
         scaling, bias_epilogue = self.recipe.fp8, self.bias_epilogue
         if scaling is None:
             c = None if bias is None or bias_epilogue else _bias_as_c(k, bias, self.recipe.matmul_inputs)
@@ -292,7 +336,8 @@ class GemmEngine:
     # ---- the families ----------------------------------------------------------------------------
     def _unscaled(self, a, b, formats, c, ops):
         fmt, r = self.recipe.matmul_inputs, self.recipe
-        bits = [_encode(ops, x, fmt, held=f == fmt) for x, f in zip((a, b), formats)]
+        bits = [_encode(ops, x, fmt, held=f == fmt, role=role)
+                for x, f, role in zip((a, b), formats, _ROLES[ops["kind"]])]
         return self._run(bits[0], bits[1], fmt, ops, product=r.product, block=r.accumulate_block, c=c)
 
     def _scaled(self, x, fmt, ops, **options):
@@ -315,22 +360,32 @@ class GemmEngine:
 
     def _per_tensor(self, a, b, kind, key, ops):
         fa, fb, role_a, role_b = self._roles(kind)
-        sta = self._one_scale(a, fa, (key, role_a), ops)
-        stb = self._one_scale(b, fb, (key, role_b), ops)
-        acc = self._matmul(sta.bits, fa, stb.bits, fb, ops, block=self.recipe.accumulate_block)
+        bits_a, inv_a = self._one_scale(a, fa, (key, role_a), ops)
+        bits_b, inv_b = self._one_scale(b, fb, (key, role_b), ops)
+        acc = self._matmul(bits_a, fa, bits_b, fb, ops, block=self.recipe.accumulate_block)
         k = ops["kernels"]
-        return k.multiply(acc, k.multiply(sta.scale_inv, stb.scale_inv))
+        return k.multiply(acc, k.multiply(inv_a, inv_b))
 
     def _one_scale(self, x, fmt, state_key, ops):
+        """(bits, scale_inv) of ``x`` scaled into ``fmt`` by its role's scale; kept in
+        (or taken from) the caller's ``operands``."""
+        role = state_key[1]
         if self.recipe.fp8 == "current":
-            return self._scaled(x, fmt, ops, amax_epsilon=_EPS)
+            found = _reused(ops, role, x, fmt, None)
+            if found is None:
+                st = self._scaled(x, fmt, ops, amax_epsilon=_EPS)
+                found = _keep(ops, role, st.bits, fmt, None, (st.scale_inv, None))
+            return found[0], found[1][0]
         state = self.states.setdefault(state_key, DelayedScaling(fmt))
-        st = self._scaled(x, fmt, ops, scale=state.scale)
-        amax = float(st.amax)
+        found = _reused(ops, role, x, fmt, state.scale)
+        if found is None:
+            st = self._scaled(x, fmt, ops, scale=state.scale)
+            found = _keep(ops, role, st.bits, fmt, state.scale, (st.scale_inv, float(st.amax)))
+        bits, (scale_inv, amax) = found
         # the step's (the iteration's) amax, the largest over its quantisations, joins the
         # history after it: at new_step(), or at the site's next fprop
         self._pending[state_key] = max(self._pending.get(state_key, amax), amax)
-        return st
+        return bits, scale_inv
 
     def _blocks(self, a, b, kind, ops):
         fa, fb, _, role_b = self._roles(kind)
@@ -358,26 +413,74 @@ class GemmEngine:
         vb = k.transpose(k.scaled_decode(stb))
         # q * X has at most 4 significant bits and a power-of-two scale: a bf16 value
         # unless the scale leaves bf16's range, then carried as fp32 (exact either way)
-        fmt = bf16 if _holds(k, va, bf16) and _holds(k, vb, bf16) else fp32
-        return self._run(k.encode(va, fmt), k.encode(vb, fmt), fmt, ops, product="fp32" if fmt == fp32 else None)
+        bits_a = _held(k, va, bf16)
+        bits_b = None if bits_a is None else _held(k, vb, bf16)
+        if bits_b is None:
+            return self._run(k.encode(va, fp32), k.encode(vb, fp32), fp32, ops, product="fp32")
+        return self._run(bits_a, bits_b, bf16, ops, product=None)
 
 
-def _holds(k, values, fmt: Format) -> bool:
-    """Whether every value is a value of ``fmt`` (False where one is a NaN)."""
-    return k.equal(k.decode(k.encode(values, fmt), fmt, "float64"), values)
+def _held(k, values, fmt: Format):
+    """``encode(values, fmt)`` where every value is a value of ``fmt`` (exact), else None
+    (also where one is a NaN)."""
+    bits = k.encode(values, fmt)
+    return bits if k.equal(k.decode(bits, fmt, "float64"), values) else None
 
 
-def _encode(ops, x, fmt: Format, *, held: bool):
-    """encode(x, fmt); its record kept where asked for (values already in ``fmt``: exact)."""
+def _encode(ops, x, fmt: Format, *, held: bool, role: str):
+    """encode(x, fmt); its record kept where asked for (values already in ``fmt``: exact);
+    kept in (or taken from) the caller's ``operands``."""
+    found = None if held else _reused(ops, role, x, fmt, None)
+    if found is not None:
+        return found[0]
     k = ops["kernels"]
     if not ops["record"]:
-        return k.encode(x, fmt)
-    if held:
+        bits = k.encode(x, fmt)
+    elif held:
         ops["ops"].append(k.exact_record(fmt, x))
         return k.encode(x, fmt)
-    bits, flags = k.encode(x, fmt, flags=True)
-    ops["ops"].append(k.record(fmt, flags, k.decode(bits, fmt)))
-    return bits
+    else:
+        bits, flags = k.encode(x, fmt, flags=True)
+        ops["ops"].append(k.record(fmt, flags, k.decode(bits, fmt)))
+    return bits if held else _keep(ops, role, bits, fmt, None, None)[0]
+
+
+#: the scaling role of each product's operands (a, b)
+_ROLES = {"fprop": ("input", "weight"), "dgrad": ("grad", "weight"), "wgrad": ("input", "grad")}
+#: the operands that a product takes transposed: wgrad's input (a^T), dgrad's weight (b^T)
+_TRANSPOSED = {("wgrad", "input"), ("dgrad", "weight")}
+
+
+def _keep(ops, role: str, bits, fmt: Format, scale, extra):
+    """Keep ``role``'s quantised operand (its bits as this product takes them, the format,
+    the scale it was made with, ``extra``: what the family needs again, and its record)
+    in the caller's ``operands``; return (bits, extra)."""
+    cache = ops["cache"]
+    if cache is not None:
+        record = ops["ops"][-1] if ops["record"] else None
+        cache[role] = (bits, (ops["kind"], role) in _TRANSPOSED, fmt, scale, extra, record, ops["kernels"])
+    return bits, extra
+
+
+def _reused(ops, role: str, x, fmt: Format, scale):
+    """(bits, extra) of ``role``'s operand kept by an earlier product of the caller's
+    ``operands``, turned as this product takes it, where quantising ``x`` again would
+    give them (the same format, scale and kernels, a record where one is asked for; the
+    shape checked); its record joins this product's.  Else None."""
+    cache = ops["cache"]
+    entry = None if cache is None else cache.get(role)
+    if entry is None:
+        return None
+    bits, flipped, kept_fmt, kept_scale, extra, record, k = entry
+    if kept_fmt is not fmt or kept_scale != scale or k is not ops["kernels"] or (ops["record"] and record is None):
+        return None
+    if flipped != ((ops["kind"], role) in _TRANSPOSED):
+        bits = k.transpose(bits)
+    if tuple(bits.shape) != tuple(x.shape):
+        return None
+    if ops["record"]:
+        ops["ops"].append(record)
+    return bits, extra
 
 
 def _bias_as_c(k, bias, fmt: Format):

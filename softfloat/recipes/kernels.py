@@ -15,6 +15,7 @@ import numpy as np
 from .. import _validate
 from ..accumulate import matmul as sf_matmul
 from ..codec import decode, encode
+from ..formats import fp32
 from ..scaled import scaled_decode, scaled_encode
 from ._record import OperandRecord
 
@@ -111,7 +112,12 @@ class Kernels:
         return encode(x, fmt, return_flags=flags)
 
     def decode(self, bits, fmt, dtype: str = "float32"):
-        """:func:`softfloat.decode` into the float dtype named ``dtype``."""
+        """:func:`softfloat.decode` into the float dtype named ``dtype``.  fp32 patterns
+        into float32 (every product's accumulator result) are float32's own encoding, so
+        decoding them is the identity on the bits, NaN payloads and signalling NaNs
+        included: a view, without the codec's checks (~10 us a call on a small product)."""
+        if fmt is fp32 and dtype == "float32" and type(bits) is np.ndarray and bits.dtype == np.uint32:
+            return bits.view(np.float32)
         return decode(bits, fmt, np.dtype(dtype))
 
     def scaled_encode(self, x, fmt, *, flags: bool = False, **options):

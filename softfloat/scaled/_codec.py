@@ -7,11 +7,10 @@ import numpy as np
 from .. import _validate
 from .._options import resolve_attributes
 from ..attributes import DEFAULT_ATTRIBUTES
-from ..codec import decode, encode, quantize
-from ..formats import fp32
+from ..codec import decode, encode
 from ._arguments import _MULTIPLY, _amax_argument, _fp32_scale_values, _one_of, _scale_argument, scaling_arguments
 from ._layout import _Layout
-from ._products import _already_fp32, _source_values, exact_products
+from ._products import _already_fp32, _source_values, exact_products, fp32_products
 from ._scales import _dequant_factors, _mx_scales, _quant_factors, fp32_scales
 from ._tensor import ScaledTensor
 
@@ -173,8 +172,7 @@ def scaled_encode(x, fmt, rounding=None, *, scaling="tensor", block=None, amax=N
             if _already_fp32(product, factors):
                 scaled, product_flags = product, None
             else:
-                scaled = quantize(product, fp32, attributes=nearest_fp32, return_flags=return_flags)
-                scaled, product_flags = scaled if return_flags else (scaled, None)
+                scaled, product_flags = fp32_products(product, nearest_fp32, return_flags)
         else:
             scaled, product_flags = exact_products(values, multiplier, wide), None
         infinite = np.isinf(scaled) if saturate else None

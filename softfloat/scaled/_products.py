@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._fpenv import flushes_subnormals
 from ..codec import decode, encode, quantize
 from ..formats import fp32, fp64, native_format
 from ..ops import mul
@@ -36,6 +37,28 @@ def _already_fp32(product, factors):
     mags = np.abs(product)
     tiny = (mags < fp32.min_normal) & (mags != 0)
     return not tiny.any() and not (np.isfinite(mags) & (mags > _FP32_MAX)).any()
+
+
+def fp32_products(product, nearest_fp32, want_flags):
+    """The float64 products ``product`` rounded to nearest-even fp32 (as float64), and the
+    flags of that rounding (None without ``want_flags``): ``quantize(product, fp32)``.
+
+    Without flags, where no product is a NaN and this thread keeps subnormals, numpy's
+    float64 -> float32 cast gives the same values: it is IEEE's convertFormat in nearest
+    even there (subnormal results kept, overflow to infinity), and the platform in
+    ``nearest_fp32`` changes only the underflow flag's tininess, not a value (the NaNs'
+    quieting is left to quantize).  A delayed scale (max / amax) is rarely a power of
+    two, so this rounding runs on every FP8 cast: the cast costs ~1 us, quantize ~30 us
+    on a small tensor.
+    """
+    if not want_flags and product.size and not flushes_subnormals():
+        with np.errstate(invalid="ignore"):
+            top = product.max()  # (max propagates a NaN: one reduction finds whether there is one)
+        if top == top:
+            with np.errstate(over="ignore"):  # overflow to infinity is the IEEE result
+                return product.astype(np.float32).astype(np.float64), None
+    scaled = quantize(product, fp32, attributes=nearest_fp32, return_flags=want_flags)
+    return scaled if want_flags else (scaled, None)
 
 
 def _source_values(arr, multiply, want_flags, nearest_fp32):

@@ -274,11 +274,13 @@ class Emulation:
         engine, record, telemetry = self.engine, self.record, self.telemetry
         outputs = {kind: getattr(self.recipe, field) for kind, field in _OUTPUT.items()}
 
-        def run(a, b, kind, *, bias=None, part="", rounded=True):  # part: a sub-site, e.g. ".qk"
+        def run(a, b, kind, *, bias=None, part="", rounded=True, operands=None):  # part: a sub-site, e.g. ".qk"
             # a forward product inside a backward pass: a checkpoint's recompute (same scales)
             again = kind == "fprop" and torch._C._current_graph_task_id() != -1
-            got = engine.gemm(a, b, "recompute" if again else kind, site + part, bias=bias,
-                              out=outputs[kind] if rounded else None, record=record)
+            options = {"bias": bias, "out": outputs[kind] if rounded else None, "record": record}
+            how = "recompute" if again else kind
+            got = engine.gemm(a, b, how, site + part, **options) if operands is None else \
+                engine.gemm_kept(operands, a, b, how, site + part, **options)
             if not record:  # telemetry=False keeps nothing per product
                 return got
             values, rec = got

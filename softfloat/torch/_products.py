@@ -20,12 +20,16 @@ views of them and runs softfloat's numpy kernels, the faster of the two there.  
 are the same either way.
 
 What is saved for the backward pass: the operands as the caller gave them (torch keeps
-them for its own product anyway, so this costs no memory beyond torch's), and the
-backward products quantise them again through the engine under the same call site.
-For unscaled recipes that is the forward's quantised operand, bit for bit; for scaled
-(FP8) recipes the engine keeps each site's scaling state, so the backward cast uses the
-scale the recipe assigns to it.  Transformer Engine keeps the FP8 copies instead, to
-save memory; the values multiplied are the same where the scale is.
+them for its own product anyway, so this costs no memory beyond torch's), and, where a
+gradient will be taken, the engine's quantised copies of those the backward products
+multiply (``GemmEngine.gemm_kept``: 1 or 2 bytes an element, as Transformer
+Engine keeps its FP8 copies), so that the backward products take the forward's
+quantisation instead of making it again, and wgrad takes dgrad's quantised gradient.
+The engine takes a copy only where quantising again would give the same bits and
+record (unscaled and per-tensor recipes, a delayed scale unchanged since the forward);
+elsewhere (blocks, MX: their blocks run along the other axis once transposed) the
+backward products quantise the saved operands again under the same call site, with
+the scale the site's scaling state assigns.
 """
 
 from __future__ import annotations
@@ -92,8 +96,15 @@ def _values(t, name: str):
 def _forward(ctx, a, b, bias, run, rounded):
     ctx.run = run
     ctx.save_for_backward(a, b)
+    # the quantised operands the backward products take again (none without a gradient)
+    ctx.operands = {} if ctx.needs_input_grad[0] or ctx.needs_input_grad[1] else None
     values = run(_values(a, "input"), _values(b, "other"), "fprop",
-                 bias=None if bias is None else _values(bias, "bias"), rounded=rounded)
+                 bias=None if bias is None else _values(bias, "bias"), rounded=rounded, operands=ctx.operands)
+    if ctx.operands is not None:
+        if not ctx.needs_input_grad[1]:  # no wgrad: the input is not multiplied again
+            ctx.operands.pop("input", None)
+        if not ctx.needs_input_grad[0]:  # no dgrad: nor the weight
+            ctx.operands.pop("weight", None)
     dtype = a.dtype if rounded or a.dtype == torch.float64 else torch.float32  # fp32 sums: kept whole
     return to_tensor(values, dtype, a.device)
 
@@ -102,11 +113,16 @@ def _backward(ctx, saved, grad):
     a, b = saved
     g = _values(grad, "grad_output")
     grad_a = grad_b = None
+    operands = ctx.operands
+    if operands is not None:
+        operands.pop("grad", None)  # each backward pass its own gradient (retain_graph=True: several)
     with torch._C.DisableTorchFunction():  # backward() may run inside an active emulation
         if ctx.needs_input_grad[0]:
-            grad_a = to_tensor(ctx.run(g, _values(b, "other").swapaxes(-1, -2), "dgrad"), a.dtype, a.device)
+            grad_a = to_tensor(ctx.run(g, _values(b, "other").swapaxes(-1, -2), "dgrad", operands=operands),
+                               a.dtype, a.device)
         if ctx.needs_input_grad[1]:
-            grad_b = to_tensor(ctx.run(_values(a, "input").swapaxes(-1, -2), g, "wgrad"), b.dtype, b.device)
+            grad_b = to_tensor(ctx.run(_values(a, "input").swapaxes(-1, -2), g, "wgrad", operands=operands),
+                               b.dtype, b.device)
     return grad_a, grad_b
 
 
