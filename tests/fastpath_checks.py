@@ -35,6 +35,25 @@ def assert_same(fast, slow):
     assert np.array_equal(np.asarray(fast).reshape(-1).view(np.uint8), np.asarray(slow).reshape(-1).view(np.uint8))
 
 
+def flag_counts(ctx) -> dict:
+    """A context's flag counts: each flag's, the values' and the operations' (for comparing
+    a shortcut's context with the general path's)."""
+    import softfloat as sf
+    return {name: getattr(ctx.flags, name) for name in (*sf.FLAG_NAMES, "values", "operations")}
+
+
+def assert_call_like_general(call, **context):
+    """``call()`` (an Array result) in a fresh context equals the general path's in another:
+    shape, bits and flag counts; ``context``: the contexts' keywords."""
+    import softfloat as sf
+    with sf.context(**context) as fast_ctx:
+        fast = call()
+    with sf.context(**context) as slow_ctx:
+        slow = general(call)
+    assert fast.shape == slow.shape and np.array_equal(fast.bits, slow.bits)
+    assert flag_counts(fast_ctx) == flag_counts(slow_ctx)
+
+
 def spy_on(monkeypatch, name: str) -> list:
     """The sizes of the answers ``softfloat._fastpaths.<name>`` gave (an array, or a tuple
     whose first item is one; a declined call, None, adds nothing) from now on in the test: a shortcut's tests check it ran."""

@@ -11,6 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import softfloat as sf
+from tests.fastpath_checks import assert_call_like_general, flag_counts
 
 FORMATS = ("fp16", "bf16", "fp8_e4m3", "fp32")
 MODES = ("nearest_even", "toward_zero", "upward", "nearest_away")
@@ -24,9 +25,6 @@ def _bits(fmt, data):
     return data.draw(st.integers(0, 2 ** width - 1))
 
 
-def _flags(ctx):
-    return {name: getattr(ctx.flags, name) for name in (*sf.FLAG_NAMES, "values", "operations")}
-
 
 def _one_by_one_and_vectorised(fmt, mode, call, columns, shape=()):
     """call on each element (an Array of ``shape``: 0-d or one element), and on the whole
@@ -37,7 +35,7 @@ def _one_by_one_and_vectorised(fmt, mode, call, columns, shape=()):
             r = call(*(sf.Array.from_bits(np.reshape(c[k], shape), fmt) for c in columns))
         assert r.shape == shape
         singles.append(int(r.bits.item()))
-        counts.append(_flags(ctx))
+        counts.append(flag_counts(ctx))
     with sf.context(rounding=mode) as ctx:
         whole = call(*(sf.Array.from_bits(np.asarray(c), fmt) for c in columns))
         last = ctx.flags.last
@@ -68,7 +66,7 @@ def test_python_scalars_remembered_count_as_rounded_each_time(fmt, mode):
         for op in (lambda x: x + s, lambda x: s * x, lambda x: s - x, lambda x: x / s):
             with sf.context(rounding=mode) as ctx:
                 got = [op(a[k]) for k in range(3)] + [op(a[k]) for k in range(3)]
-            counts = _flags(ctx)
+            counts = flag_counts(ctx)
             with sf.context(rounding=mode) as ref:
                 want = op(sf.asarray(a.to_numpy(), fmt))
                 _, f = sf.encode(s, fmt, rounding=mode, return_flags=True)
@@ -132,7 +130,7 @@ def _sum_with_context(arr, options, call=lambda a: a.sum()):
     last = ctx.flags.last
     masks = None if last is None else [np.asarray(m).tolist() for _, m in last]
     swamped = None if last is None else np.asarray(last.swamped).tolist()
-    return np.asarray(result.bits).reshape(-1).tolist(), result.shape, _flags(ctx), masks, swamped
+    return np.asarray(result.bits).reshape(-1).tolist(), result.shape, flag_counts(ctx), masks, swamped
 
 
 @settings(max_examples=150, deadline=None)
@@ -208,7 +206,7 @@ def test_mean_by_a_count_of_the_format_equals_the_general_division(data, fmt, mo
     for call in (lambda f: f(), general):
         with sf.context(rounding=mode, track_flags=track) as ctx:
             got = call(lambda: (np.mean(x, axis=axis), np.var(x, axis=axis), np.mean(x, axis=axis, keepdims=True)))
-        results.append(([r.bits for r in got], _flags(ctx)))
+        results.append(([r.bits for r in got], flag_counts(ctx)))
     (fast, fast_flags), (slow, slow_flags) = results
     assert all(np.array_equal(a, b, equal_nan=False) for a, b in zip(fast, slow))
     assert fast_flags == slow_flags
@@ -235,34 +233,22 @@ def test_integral_values_by_numpy_equal_round_to_integral_on_every_pattern(fmt, 
     (softfloat._array_elementwise._integral's shortcut; FP6 E2M3, whose ceil(7.5)
     overflows, keeps the general path): every pattern of the format, NaN-free and with
     the NaNs (which take round_to_integral), equals the general path, flags too."""
-    from tests.fastpath_checks import general
     f = sf.as_format(fmt)
     everything = sf.Array.from_bits(np.arange(1 << f.bits).astype(f.storage_dtype), fmt)
     for x in (everything[~np.isnan(everything.to_numpy(np.float64))], everything):
-        with sf.context() as fast_ctx:
-            fast = ufunc(x)
-        with sf.context() as slow_ctx:
-            slow = general(lambda: ufunc(x))
-        assert np.array_equal(fast.bits, slow.bits)
-        assert _flags(fast_ctx) == _flags(slow_ctx)
+        assert_call_like_general(lambda: ufunc(x))
 
 
 @settings(max_examples=100, deadline=None)
 @given(data=st.data(), fmt=st.sampled_from(["fp32", "fp64", "fp16"]), shape=st.sampled_from([(), (1,), (7,)]),
        ufunc=st.sampled_from([np.floor, np.ceil, np.trunc, np.rint]), track=st.booleans())
 def test_integral_values_in_wide_formats_equal_the_general_path(data, fmt, shape, ufunc, track):
-    from tests.fastpath_checks import general
     width = sf.as_format(fmt).bits
     size = int(np.prod(shape))
     bits = np.array(data.draw(st.lists(st.integers(0, 2 ** width - 1), min_size=size, max_size=size)),
                     dtype=sf.as_format(fmt).storage_dtype).reshape(shape)
     x = sf.Array.from_bits(bits, fmt)
-    with sf.context(track_flags=track) as fast_ctx:
-        fast = ufunc(x)
-    with sf.context(track_flags=track) as slow_ctx:
-        slow = general(lambda: ufunc(x))
-    assert fast.shape == slow.shape and np.array_equal(fast.bits, slow.bits)
-    assert _flags(fast_ctx) == _flags(slow_ctx)
+    assert_call_like_general(lambda: ufunc(x), track_flags=track)
 
 
 @pytest.mark.parametrize("fmt", ["fp8_e4m3", "fp8_e5m2", "fp8_e4m3fnuz", "fp4_e2m1"])
@@ -272,19 +258,13 @@ def test_picks_without_nans_equal_the_general_path_on_every_pair(fmt, ufunc):
     (softfloat._array_elementwise._pick's shortcut): every pair of the format, all of them
     (NaNs take the general path) and the NaN-free ones, broadcast and 0-d, equal the
     general path, flags too."""
-    from tests.fastpath_checks import general
     f = sf.as_format(fmt)
     n = 1 << f.bits
     a = sf.Array.from_bits(np.repeat(np.arange(n), n).astype(f.storage_dtype), fmt)
     b = sf.Array.from_bits(np.tile(np.arange(n), n).astype(f.storage_dtype), fmt)
     numbers = ~(np.isnan(a.to_numpy(np.float64)) | np.isnan(b.to_numpy(np.float64)))
     for x, y in ((a, b), (a[numbers], b[numbers]), (a[numbers][:1], b[numbers][:9]), (a[numbers][3], b[numbers][5])):
-        with sf.context() as fast_ctx:
-            fast = ufunc(x, y)
-        with sf.context() as slow_ctx:
-            slow = general(lambda: ufunc(x, y))
-        assert fast.shape == slow.shape and np.array_equal(fast.bits, slow.bits)
-        assert _flags(fast_ctx) == _flags(slow_ctx)
+        assert_call_like_general(lambda: ufunc(x, y))
 
 
 def _tiny_or_plain(fmt, data, n):
@@ -320,7 +300,7 @@ def test_a_whole_array_mean_by_the_scalar_path_is_the_general_one_and_mpfrs(data
         with sf.context(rounding=mode, tininess=tininess, accumulator=acc, track_flags=track) as ctx:
             got = call(lambda: (np.mean(x), np.var(x), np.std(x), x.astype("fp32").mean(),
                                 np.mean(x.reshape(1, -1), keepdims=True), np.var(x, ddof=1 if n > 1 else 0)))
-        runs.append(([r.bits.tolist() for r in got], _flags(ctx)))
+        runs.append(([r.bits.tolist() for r in got], flag_counts(ctx)))
     assert runs[0] == runs[1]
     wide = sf.as_format(acc or "fp32") if sf.as_format(acc or "fp32").holds(x.format) and acc != fmt else x.format
     with sf.context(rounding=mode, tininess=tininess, accumulator=acc):
@@ -353,4 +333,4 @@ def test_a_whole_array_mean_takes_the_scalar_path(monkeypatch):
     assert len(taken) == 3 and all(t is not None for t in taken)  # the mean's two, var's division
     with sf.context() as slow:
         assert s.bits == general(lambda: x.std()).bits
-    assert _flags(ctx) == _flags(slow)
+    assert flag_counts(ctx) == flag_counts(slow)

@@ -14,7 +14,7 @@ import pytest
 import softfloat as sf
 from softfloat import _fastpaths
 from softfloat.ops import _driver
-from tests.fastpath_checks import assert_same, general
+from tests.fastpath_checks import assert_call_like_general, assert_same, flag_counts, general
 
 #: fp16 edge partners: +-0, smallest and largest subnormal, smallest normal, 1, 1 + ulp,
 #: max_finite, inf, a quiet and a signalling NaN (each with both signs)
@@ -102,9 +102,6 @@ def test_bf16_fp32_specials_equal_the_general_path(fmt, op):
                 assert_same(call(), general(call))
 
 
-def _counts(ctx):
-    return {name: getattr(ctx.flags, name) for name in (*sf.FLAG_NAMES, "values", "operations")}
-
 
 ARRAY_CALLS = {
     "add": lambda x, y: x + y, "sub": lambda x, y: x - y, "mul": lambda x, y: x * y,
@@ -149,7 +146,7 @@ def test_array_calls_count_and_trap_as_the_general_path(fmt, name):
                 slow = general(lambda: fn(x, y))
                 slow_last = slow_ctx.flags.last
             assert np.array_equal(fast.bits, slow.bits) and fast.shape == slow.shape
-            assert _counts(fast_ctx) == _counts(slow_ctx)
+            assert flag_counts(fast_ctx) == flag_counts(slow_ctx)
             for flag in sf.FLAG_NAMES:
                 assert np.array_equal(getattr(fast_last, flag), getattr(slow_last, flag)), flag
             for flag in sf.FLAG_NAMES:
@@ -180,12 +177,7 @@ def test_picks_of_every_pattern_against_edges_equal_the_general_path(fmt, ufunc)
         for partner in edges:
             y = sf.Array.from_bits(np.full(patterns.size, partner, dtype=np.uint16), fmt)
             for u, v in ((x, y), (y, x), (x[5], y[7])):
-                with sf.context() as fast_ctx:
-                    fast = ufunc(u, v)
-                with sf.context() as slow_ctx:
-                    slow = general(lambda: ufunc(u, v))
-                assert fast.shape == slow.shape and np.array_equal(fast.bits, slow.bits)
-                assert _counts(fast_ctx) == _counts(slow_ctx)
+                assert_call_like_general(lambda: ufunc(u, v))
 
 
 def test_picks_of_signed_zeros_are_ieees():
