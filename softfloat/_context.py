@@ -146,20 +146,9 @@ class StickyFlags:
     def record(self, flags: Flags) -> None:
         """Add one operation's flags."""
         held = flags.__dict__
-        uniform = held.get("_uniform")
-        if uniform is not None:  # every element raised the same flags (one packed code)
-            self._record_code(flags, *uniform)
-            return
-        shape = held.get("_clear")
-        if shape is not None:  # only the masks held can have a raised element
-            for name in FLAG_NAMES:
-                mask = held.get(name)
-                if mask is not None:
-                    n = np.count_nonzero(mask)
-                    if n:
-                        setattr(self, name, getattr(self, name) + int(n))
-            self.values += math.prod(shape)
-            self.operations += 1
+        lazy = held.get("_lazy")
+        if lazy is not None:  # masks not held are the packed code's bits (softfloat.flags.Flags._lazy)
+            self._record_lazy(held, *lazy)
             self.last = flags
             return
         inexact = flags.inexact
@@ -199,24 +188,18 @@ class StickyFlags:
         self.operations += 1
         self.last = flags
 
-    def _record_code(self, flags: Flags, code: int, shape) -> None:
-        """``record`` of flags that are one packed code (softfloat._flagmasks.FLAG_BITS:
-        bit 0 invalid .. bit 4 inexact) for each of the ``shape``'s elements."""
+    def _record_lazy(self, held: dict, code: int, shape) -> None:
+        """``record``'s counts of flags held as some masks and a packed code
+        (softfloat._flagmasks.FLAG_BITS: bit 0 invalid .. bit 4 inexact) for each of the
+        ``shape``'s elements where a mask is not held."""
         n = math.prod(shape)
-        if code:
-            if code & 1:
-                self.invalid += n
-            if code & 2:
-                self.divide_by_zero += n
-            if code & 4:
-                self.overflow += n
-            if code & 8:
-                self.underflow += n
-            if code & 16:
-                self.inexact += n
+        for j, name in enumerate(FLAG_NAMES):
+            mask = held.get(name)
+            raised = (n if code >> j & 1 else 0) if mask is None else int(np.count_nonzero(mask))
+            if raised:
+                setattr(self, name, getattr(self, name) + raised)
         self.values += n
         self.operations += 1
-        self.last = flags
 
     def record_codes(self, codes) -> None:
         """``record`` of one operation per row of ``codes`` (packed flag bytes, bit j the

@@ -57,7 +57,7 @@ def flags_of_code(code: int, shape=()) -> Flags:
             flags = _SCALAR_FLAGS[code] = Flags(*(np.bool_(code & b) for b in _CODE_BITS))
         return flags
     made = object.__new__(Flags)  # its masks made when first read (Flags.__getattr__): counters read the code
-    made.__dict__["_uniform"] = (int(code), (shape,) if isinstance(shape, (int, np.integer)) else tuple(shape))
+    made.__dict__["_lazy"] = (int(code), (shape,) if isinstance(shape, (int, np.integer)) else tuple(shape))
     return made
 
 
@@ -73,7 +73,7 @@ def flags_of_masks(shape: tuple, masks: dict) -> Flags:
     """
     made = object.__new__(Flags)
     held = made.__dict__
-    held["_clear"] = shape
+    held["_lazy"] = (0, shape)  # (Flags.__getattr__: the others clear)
     for name, mask in masks.items():
         if mask is not None:
             held[name] = mask

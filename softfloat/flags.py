@@ -59,30 +59,22 @@ class Flags:
     underflow: np.ndarray
     inexact: np.ndarray
 
-    #: (packed flag byte, shape) where every element raised the same flags and the masks
-    #: are made on first use (softfloat._flagmasks.flags_of_code, the one-element paths);
-    #: None for flags held as masks (a class attribute, not a field).  A Flags may also
-    #: hold only some masks and ``_clear`` (the shape): every mask it lacks is clear,
-    #: made when first read (softfloat._flagmasks.flags_of_masks, the small-array paths)
-    _uniform = None
+    #: (packed flag byte, shape): every mask this Flags does not hold is, for each element of
+    #: the shape, that flag's bit of the code, made when first read -- one code for every
+    #: element (softfloat._flagmasks.flags_of_code, the one-element paths), or 0 beside the
+    #: masks of the flags raised somewhere (softfloat._flagmasks.flags_of_masks, the
+    #: small-array paths); None for flags held as masks (a class attribute, not a field)
+    _lazy = None
 
     def __getattr__(self, name):
-        """The masks of flags made from one packed code (``_uniform``), or the clear masks
-        of a Flags holding only the raised ones (``_clear``), made when first read;
-        reached only for attributes not set."""
-        found = self.__dict__
-        if name in FLAG_NAMES:
-            shape = found.get("_clear")
-            if shape is not None:
-                mask = found[name] = np.zeros(shape, dtype=bool)
-                return mask
-            uniform = found.get("_uniform")
-            if uniform is not None:
-                code, shape = uniform
-                for j, flag in enumerate(FLAG_NAMES):
-                    found[flag] = np.full(shape, bool(code >> j & 1))
-                return found[name]
-        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+        """A mask this Flags does not hold, made from its packed code (``_lazy``) when first
+        read; reached only for attributes not set."""
+        lazy = self.__dict__.get("_lazy")
+        if lazy is None or name not in FLAG_NAMES:
+            raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+        code, shape = lazy
+        mask = self.__dict__[name] = np.full(shape, bool(code >> FLAG_NAMES.index(name) & 1))
+        return mask
 
     @classmethod
     def none(cls, shape: tuple[int, ...]) -> "Flags":
