@@ -214,15 +214,21 @@ def _mean(A, a, axis, keepdims, where, count, operation="mean"):
     rounded into a's format and divided there."""
     wide = _accumulator_format(a.format)
     if wide is None:
-        total = sum_of(A, a, axis=axis, keepdims=keepdims) if where is True else \
-            np.sum(a, axis=axis, keepdims=keepdims, where=where)  # (np.sum without keywords: sum_of)
-        return divide_by(A, total, count, operation)
+        return divide_by(A, _sum(A, a, axis, keepdims, where), count, operation)
     if where is True:  # (reduce_with's result without keywords, without its calls)
         total = sum_of(A, a, axis=axis, keepdims=keepdims, out_format=wide)
     else:
         total = reduce_with(A, lambda x, ax, kd: sum_of(A, x, axis=ax, keepdims=kd, out_format=wide), a, "sum",
                             axis, keepdims, where=where)  # (np.sum's keywords, the sum kept in the accumulator)
     return _converted(A, divide_by(A, total, count, operation), a.format, operation)
+
+
+def _sum(A, x, axis, keepdims, where):
+    """``np.sum(x, axis=axis, keepdims=keepdims, where=where)``; without ``where``, the
+    array layer's sum (sum_of) directly, without numpy's dispatch."""
+    if where is True:
+        return sum_of(A, x, axis=axis, keepdims=keepdims)
+    return np.sum(x, axis=axis, keepdims=keepdims, where=where)
 
 
 def _accumulator_format(fmt):
@@ -278,10 +284,7 @@ def var(A, a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=
     m = _mean(A, a, axis, True, where, _count(a, axis, True, where)) if mean is np._NoValue or mean is None \
         else mean
     d = a - m
-    squares = d * d
-    total = sum_of(A, squares, axis=axis, keepdims=keepdims) if where is True else \
-        np.sum(squares, axis=axis, keepdims=keepdims, where=where)  # (np.sum without keywords: sum_of)
-    return deliver(A, divide_by(A, total, count - ddof, "var"), out, "var")
+    return deliver(A, divide_by(A, _sum(A, d * d, axis, keepdims, where), count - ddof, "var"), out, "var")
 
 
 @implements(np.std)

@@ -109,18 +109,25 @@ def test_long_chains_over_the_whole_range_equal_the_general_path(fmt, mode):
             assert fast[1] == slow[1]
 
 
+def _trapped_fast_and_general(call, **context):
+    """(the trap's message, or "no trap"; what the context saw) of ``call`` in a fresh
+    ``context``, by the shortcuts and by the general path."""
+    seen = []
+    for run in (lambda f: f(), general):
+        with sf.context(**context) as ctx:
+            try:
+                run(call)
+                seen.append(("no trap", _observed(ctx)))
+            except sf.FloatingPointSignal as error:
+                seen.append((str(error), _observed(ctx)))
+    return seen
+
+
 @pytest.mark.parametrize("trap", ["overflow", "underflow", "inexact", "invalid"])
 def test_traps_raise_at_the_step_the_general_path_raises(trap):
     # inexact (1.1 * 1.3), underflow (a subnormal product), overflow (60000 * 60000), invalid (inf * 0)
     x = sf.asarray([1.1, 1.3, 2.0 ** -14, 2.0 ** -10, 2.0 ** 10, 2.0 ** 14, 60000.0, 60000.0, 0.0, 2.0], "fp16")
-    seen = []
-    for run in (lambda f: f(), general):
-        with sf.context(traps=[trap]) as ctx:
-            try:
-                run(lambda: np.cumprod(x))
-                seen.append(("no trap", _observed(ctx)))
-            except sf.FloatingPointSignal as error:
-                seen.append((str(error), _observed(ctx)))
+    seen = _trapped_fast_and_general(lambda: np.cumprod(x), traps=[trap])
     assert seen[0] == seen[1]
     assert seen[0][0] != "no trap"
 
@@ -228,14 +235,7 @@ def test_running_sums_equal_the_exact_reference(acc, mode):
 def test_running_sums_trap_as_the_general_path(trap):
     # inexact (1 + 2**-30 in fp32), underflow (a subnormal fp16 sum in fp16), overflow, invalid (inf - inf)
     x = sf.asarray([1.0, 2.0 ** -13, 2.0 ** -24 - 2.0 ** -13, 60000.0, 60000.0, -np.inf, 2.0], "fp16")
-    seen = []
-    for run in (lambda f: f(), general):
-        with sf.context(traps=[trap], rounding="upward", accumulator="fp16") as ctx:
-            try:
-                run(lambda: np.cumsum(x))
-                seen.append(("no trap", _observed(ctx)))
-            except sf.FloatingPointSignal as error:
-                seen.append((str(error), _observed(ctx)))
+    seen = _trapped_fast_and_general(lambda: np.cumsum(x), traps=[trap], rounding="upward", accumulator="fp16")
     assert seen[0] == seen[1]
 
 
