@@ -64,14 +64,18 @@ __all__ = ["Declined", "Native", "RoundedSteps", "StochasticRoundedSteps", "plan
            "rounded_products_dtype", "running_sums", "sum_rows"]
 
 
-def products_fit_by_format(fmt: Format, acc: Format) -> bool:
-    """Is every product of two ``fmt`` values exactly a value of ``acc`` (by the formats)?"""
-    if acc == fp64:
+def products_fit_by_format(fmt: Format, acc: Format, b_format: Format | None = None) -> bool:
+    """Is every product of two ``fmt`` values -- or of an ``fmt`` and a ``b_format`` value
+    (FP8 e4m3 x e5m2) -- exactly a value of ``acc`` (by the formats)?  Its significand has
+    at most the two precisions' bits, its last bit lies at 2**(emin - mantissa_bits) of
+    each, summed, or above, and it is at most the two largest values' product."""
+    fb = fmt if b_format is None else b_format
+    if acc == fp64 and b_format is None:
         return is_narrow(fmt)
-    if 2 * fmt.precision > acc.precision:
+    if fmt.precision + fb.precision > acc.precision:
         return False
-    lowest = 2 * (fmt.emin - fmt.mantissa_bits)  # exponent of the smallest product's last bit
-    return lowest >= acc.emin - acc.mantissa_bits and fmt.max_finite ** 2 <= acc.max_finite
+    lowest = (fmt.emin - fmt.mantissa_bits) + (fb.emin - fb.mantissa_bits)  # the smallest product's last bit
+    return lowest >= acc.emin - acc.mantissa_bits and fmt.max_finite * fb.max_finite <= acc.max_finite
 
 
 def rounded_products_dtype(fmt: Format, dtype):

@@ -331,7 +331,7 @@ def _plan(spec, is_sum: bool):
     plan = None
     if acc.native_dtype is not None and (out == acc or acc.holds(out)):
         if spec.mixed:  # two formats (FP8 e4m3 x e5m2): where every product fits by the formats
-            by_format, by_data = not is_sum and _pair_fits(fmt, fb, acc), False
+            by_format, by_data = not is_sum and products_fit_by_format(fmt, acc, fb), False
         else:
             by_format = acc.holds(fmt) if is_sum else products_fit_by_format(fmt, acc)
             # products exact in float64 (a narrow format) and an accumulator of float32 or float16,
@@ -344,18 +344,6 @@ def _plan(spec, is_sum: bool):
         _PLANS.clear()
     _PLANS[key] = (plan, (fmt, acc, out, fb))
     return plan
-
-
-def _pair_fits(fa: Format, fb: Format, acc: Format) -> bool:
-    """Is every product of an ``fa`` value and an ``fb`` value exactly a value of ``acc``
-    (an IEEE format of numpy's)?  Its significand has at most fa.precision + fb.precision
-    bits, its last bit lies at 2**(fa.emin - fa.mantissa_bits + fb.emin - fb.mantissa_bits)
-    or above, and it is at most fa.max * fb.max: what products_fit_by_format asks of one
-    format, for two (and of float64 where it is the accumulator)."""
-    if fa.precision + fb.precision > acc.precision:
-        return False
-    lowest = (fa.emin - fa.mantissa_bits) + (fb.emin - fb.mantissa_bits)
-    return lowest >= acc.emin - acc.mantissa_bits and fa.max_finite * fb.max_finite <= acc.max_finite
 
 
 def _operand(fmt: Format, patterns) -> bool:
