@@ -13,6 +13,7 @@ from torch.overrides import TorchFunctionMode
 
 from ..recipes import GemmEngine, as_recipe
 from . import _ops, _recurrent
+from ._amp import Widths
 from ._elementwise import ELEMENTWISE, Steps, in_place
 from ._engine_kernels import TORCH_KERNELS
 from ._sites import Sites
@@ -148,10 +149,16 @@ def emulate(recipe, *, accumulator=None, elementwise=False, model=None, telemetr
         tensors' dtype, then rounded once), and so the modules calling them; not
         reductions (``sum``, ``mean``) or other functions.  Nothing is rounded inside an
         optimizer's ``step()`` (its updates are not activations) but the closure it
-        calls (LBFGS's: the model's forward and backward).  A loss's arithmetic is
-        rounded too: ``torch.amp.GradScaler.scale``'s multiplication gives inf where the
-        scaled loss passes the format's largest value (AMP scales a float32 loss).  The list:
-        ``softfloat.torch._elementwise``.
+        calls (LBFGS's: the model's forward and backward).  Under an autocast recipe
+        (a loss format wider than the activations: "fp16", "bf16", "O1", "O2", the fp8
+        ones) what autocast runs in float32 is left in float32, as AMP does: its float32
+        list (the losses, softmax, log_softmax, exp, log, pow, rsqrt, layer_norm,
+        group_norm, sum, ...) and what their results promote to by torch's type
+        promotion -- a loss's arithmetic and ``torch.amp.GradScaler.scale``'s
+        ``loss * scale`` -- and ``.float()``'s results (``.type_as(activation)`` rounds
+        back); inputs and parameters count as activations.  Pure recipes ("O3",
+        "bf16-pure") round every listed operation, their loss's too.  The lists:
+        ``softfloat.torch._elementwise``, ``softfloat.torch._amp``.
     model : torch.nn.Module, optional
         The module whose ``named_modules()`` name the call sites; default: the first
         module called inside the emulation (its first block).  Modules outside it are
@@ -206,6 +213,10 @@ class Emulation:
         if model is not None and not isinstance(model, torch.nn.Module):
             raise TypeError(f"model must be a torch.nn.Module or None; got {type(model).__name__}")
         self.elementwise = elementwise
+        # autocast recipes (a loss format wider than the activations) keep float32 where
+        # autocast does (softfloat.torch._amp); pure ones round every listed operation
+        autocast = self.recipe.loss.precision > self.recipe.activations.precision
+        self._widths = Widths() if elementwise and autocast else None
         if telemetry not in (True, False, "operands"):
             raise ValueError(f"telemetry must be True, False or 'operands'; got {telemetry!r}")
         self.record = telemetry
@@ -374,6 +385,8 @@ class _Mode(TorchFunctionMode):
                 # operator turns a TypeError into "unsupported operand type(s) for @": keep the message
                 raise RuntimeError(str(exc)) from exc
             if result is not NotImplemented:
+                if em._widths is not None:  # an activation (autocast's float16 product)
+                    em._widths.mark(result, False)
                 return result
         elif func in _COMPOSITES:
             if func is _LINEAR_CROSS_ENTROPY:
@@ -401,9 +414,20 @@ class _Mode(TorchFunctionMode):
             warnings.warn(f"{opaque} runs its matrix products inside one torch kernel: they are not "
                           f"emulated under softfloat.torch.emulate (torch's own arithmetic)", stacklevel=2)
         result = func(*args, **kwargs)
-        if em.elementwise and func in ELEMENTWISE and isinstance(result, torch.Tensor) \
-                and result.dtype.is_floating_point and result.device.type != "meta" and not em._steps.active:
-            result = _rounded(result, em, in_place(args, kwargs, result))
+        if not em.elementwise or em._steps.active:
+            return result
+        written = in_place(args, kwargs, result)
+        verdict = "as is"
+        if em._widths is not None:  # an autocast recipe: float32 where autocast's is
+            ran = result
+            result, verdict = em._widths.follow(func, args, kwargs, result, written)
+            written = written and result is ran  # (not where a cast gave an alias)
+        if (verdict == "round" or (verdict == "as is" and func in ELEMENTWISE)) \
+                and isinstance(result, torch.Tensor) and result.dtype.is_floating_point \
+                and result.device.type != "meta":
+            result = _rounded(result, em, written)
+            if em._widths is not None:
+                em._widths.mark(result, False)
         return result
 
 

@@ -1,0 +1,124 @@
+"""emulate(..., elementwise=True) under an autocast recipe keeps float32 where torch's
+automatic mixed precision does (softfloat.torch._amp): autocast's float32 operations --
+the losses first -- and what their results promote to, so that GradScaler's ``loss *
+scale`` is a float32 product, not an fp16 one that overflows.  The oracle: real CPU
+autocast (torch.autocast("cpu", dtype=float16/bfloat16)) where its lists and CUDA's
+coincide, on operands whose products are exact (so the accumulation order is moot)."""
+
+from __future__ import annotations
+
+import warnings
+
+import pytest
+
+from tests.conftest import import_torch
+
+torch = import_torch()
+
+import torch.nn.functional as F  # noqa: E402
+
+import softfloat.torch as sft  # noqa: E402
+from softfloat.torch._amp import FLOAT32_NAMES  # noqa: E402
+
+DTYPES = {"fp16": torch.float16, "bf16": torch.bfloat16}
+
+#: the losses on both CPU's and CUDA's float32 lists, called on (activation, target)
+LOSSES = {
+    "mse_loss": lambda h, t, c: F.mse_loss(h, t), "l1_loss": lambda h, t, c: F.l1_loss(h, t),
+    "smooth_l1_loss": lambda h, t, c: F.smooth_l1_loss(h, t), "huber_loss": lambda h, t, c: F.huber_loss(h, t),
+    "cross_entropy": lambda h, t, c: F.cross_entropy(h, c), "nll_loss": lambda h, t, c: F.nll_loss(h, c),
+    "soft_margin_loss": lambda h, t, c: F.soft_margin_loss(h, t.sign()),
+    "binary_cross_entropy_with_logits": lambda h, t, c: F.binary_cross_entropy_with_logits(h, t.abs()),
+    "kl_div": lambda h, t, c: F.kl_div(h, t.abs(), reduction="batchmean"),
+}
+
+
+def _data():
+    """Small integers: every product and sum of the linear layers is exact in fp16."""
+    g = torch.Generator().manual_seed(3)
+    x = torch.randint(-3, 4, (8, 6), generator=g).float()
+    w1 = torch.randint(-2, 3, (12, 6), generator=g).float()
+    w2 = torch.randint(-2, 3, (5, 12), generator=g).float()
+    target = torch.randint(-3, 4, (8, 5), generator=g).float() / 4
+    classes = torch.randint(0, 5, (8,), generator=g)
+    return x, w1, w2, target, classes
+
+
+def _forward(x, w1, w2, target, classes, loss):
+    """An activation path (products, elementwise arithmetic, relu) into a loss, scaled."""
+    h = F.linear(x, w1)
+    h = F.relu(h * 0.3 + h / 7)
+    out = F.linear(h, w2) * 0.01
+    value = LOSSES[loss](out, target, classes)
+    return [h, out, value, value * torch.full((1,), 65536.0)]
+
+
+def test_the_listed_names_exist_in_torch():
+    spaces = (torch, torch.Tensor, F, torch.special, torch.linalg)
+    assert all(any(callable(getattr(s, n, None)) for s in spaces) for n in FLOAT32_NAMES)
+
+
+@pytest.mark.parametrize("recipe", list(DTYPES))
+@pytest.mark.parametrize("loss", list(LOSSES))
+def test_a_loss_and_its_scaling_match_real_cpu_autocast(recipe, loss):
+    args = _data()
+    with torch.autocast("cpu", dtype=DTYPES[recipe]):
+        want = _forward(*args, loss)
+    assert [t.dtype for t in want] == [DTYPES[recipe]] * 2 + [torch.float32] * 2  # the lists coincide here
+    with sft.emulate(recipe, accumulator="fp32", elementwise=True):
+        got = _forward(*args, loss)
+    for g, w in zip(got, want):
+        assert torch.equal(g, w.float())
+
+
+def test_explicit_float_and_type_as_cast_as_autocast():
+    """``.float()`` leaves the activations' format (the alias, not the activation, is
+    float32); ``.type_as(activation)`` of a float32 result comes back into it."""
+    x, w1, *_ = _data()
+    with torch.autocast("cpu", dtype=torch.float16):
+        h = F.linear(x, w1)
+        wide = h.float() / 3
+        back = wide.type_as(h) + 0
+        again = h / 3
+    with sft.emulate("fp16", accumulator="fp32", elementwise=True):
+        eh = F.linear(x, w1)
+        ewide = eh.float() / 3
+        eback = ewide.type_as(eh) + 0
+        eagain = eh / 3
+    for g, w in ((ewide, wide), (eback, back), (eagain, again)):
+        assert torch.equal(g, w.float())
+    assert not torch.equal(ewide, eagain)
+
+
+def test_a_grad_scaler_loop_no_longer_overflows():
+    """loss ~ 2: loss * 2**16 passes fp16's largest value (65504); AMP scales the float32
+    loss, so the step is taken and the scale kept (it was inf: every step skipped and
+    the scale halved)."""
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(6, 16), torch.nn.Tanh(), torch.nn.Linear(16, 4))
+    x, y = torch.randn(32, 6), torch.randn(32, 4) * 2
+    optimizer = torch.optim.SGD(model.parameters(), lr=1e-2)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # (GradScaler on the CPU)
+        scaler = torch.amp.GradScaler("cpu")
+    losses = []
+    with sft.emulate("fp16", elementwise=True, model=model):
+        for _ in range(3):
+            optimizer.zero_grad()
+            loss = F.mse_loss(model(x), y)
+            scaled = scaler.scale(loss)
+            assert scaled.item() == loss.item() * 65536 > 65504  # float32's product, exact (a power of 2)
+            scaled.backward()
+            scaler.step(optimizer)
+            scaler.update()
+            losses.append(loss.item())
+    assert scaler.get_scale() == 65536.0
+    assert losses[2] < losses[1] < losses[0]  # the steps were taken
+
+
+def test_a_pure_recipe_still_rounds_its_loss_arithmetic():
+    """O3 keeps its loss in fp16 (no autocast): the scaled loss overflows, by definition."""
+    x, w1, w2, target, classes = _data()
+    with sft.emulate("O3", elementwise=True):
+        loss = F.mse_loss(F.linear(F.linear(x, w1), w2) * 0.01, target)
+        assert torch.isinf(loss * 1e6)
