@@ -122,3 +122,24 @@ def test_a_pure_recipe_still_rounds_its_loss_arithmetic():
     with sft.emulate("O3", elementwise=True):
         loss = F.mse_loss(F.linear(F.linear(x, w1), w2) * 0.01, target)
         assert torch.isinf(loss * 1e6)
+
+
+def test_gradient_clipping_inside_the_block_is_float32s():
+    """clip_grad_norm_ runs torch's foreach operations on lists of gradients (float32 in
+    AMP): the norm and the clipping coefficient stay float32 (the account raised
+    TypeError looking a list up as a tensor), as torch's clipping of the same gradients."""
+    torch.manual_seed(2)
+    model = torch.nn.Sequential(torch.nn.Linear(6, 8), torch.nn.GELU(), torch.nn.Linear(8, 2))
+    x = torch.randn(4, 6)
+    with sft.emulate("bf16", elementwise=True, model=model):
+        model(x).sum().backward()
+        raw = [p.grad.clone() for p in model.parameters()]
+        norm = torch.nn.utils.clip_grad_norm_(model.parameters(), 0.1, foreach=True)
+        moved = model(x).to(x)
+    assert moved.shape == (4, 2)
+    twin = [torch.nn.Parameter(torch.zeros_like(g)) for g in raw]
+    for p, g in zip(twin, raw):
+        p.grad = g
+    want = torch.nn.utils.clip_grad_norm_(twin, 0.1, foreach=True)
+    assert torch.equal(norm, want) and norm > 0.1
+    assert all(torch.equal(p.grad, q.grad) for p, q in zip(model.parameters(), twin))

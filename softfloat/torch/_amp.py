@@ -119,17 +119,20 @@ class Widths:
         alias of it, marked), "round" where it is a wide tensor cast into an activation's
         type (into the activations format), else "as is" (an activation, or unmarked)."""
         casts = func in (torch.Tensor.float, torch.Tensor.double) or (
-            func in _CASTS and any(v in _WIDE_DTYPES for v in (*args[1:], *kwargs.values())))
+            func in _CASTS and any(isinstance(v, torch.dtype) and v in _WIDE_DTYPES for v in (*args[1:], *kwargs.values())))
         narrows = func in _CASTS_INTO and len(args) > 1 and isinstance(args[1], torch.Tensor) \
-            and args[1].dtype.is_floating_point and not self.marks.get(args[1]) and bool(self.marks.get(args[0]))
+            and isinstance(args[0], torch.Tensor) and args[1].dtype.is_floating_point \
+            and not self.marks.get(args[1]) and bool(self.marks.get(args[0]))
         if (casts or narrows) and result is args[0]:  # a float32 tensor's own: a new one in AMP
             with torch._C.DisableTorchFunction():
                 result = result.view_as(result)
-        elif in_place:  # an in-place result keeps its tensor's dtype
-            return result, "wide" if self.marks.get(result) else "as is"
+        elif in_place:  # an in-place result keeps its tensor's dtype (a foreach op's: a list)
+            return result, "wide" if isinstance(result, torch.Tensor) and self.marks.get(result) else "as is"
         if narrows:
             return result, "round"
-        if casts or func in FLOAT32:
+        if casts or func in FLOAT32 or getattr(func, "__name__", "").startswith("_foreach_"):
+            # (torch's foreach operations take lists of parameters or gradients -- the
+            # optimizers', clip_grad_norm_'s -- float32 tensors in AMP, never activations)
             self.mark(result, True)
             return result, "wide"
         if self.marks:
