@@ -71,6 +71,54 @@ def test_a_loss_and_its_scaling_match_real_cpu_autocast(recipe, loss):
         assert torch.equal(g, w.float())
 
 
+def _promotions(x, w1, w2, target, classes):
+    """float32 tensors (an embedding's, a parameter, a 0-d scale) meeting activations."""
+    table = torch.nn.functional.embedding(classes, w1)            # float32 (its weight's)
+    stream = table + F.linear(table, w1[:6])                      # float32 + activation
+    h = F.relu(F.linear(x, w1))                                   # an activation
+    scaled = h * w1[:, 0]                                         # act * float32 parameter: float32
+    narrow = h * 0.25 - h / 2                                     # activations and numbers: rounded
+    loss = (F.linear(h, w2) * 0.01).abs().amax()                  # an activation, 0-d
+    return [table, stream, h, scaled, narrow, loss, loss * torch.tensor(65536.0), stream.relu() * 1.1,
+            torch.cat([h, scaled]) / 3]
+
+
+@pytest.mark.parametrize("recipe", list(DTYPES))
+def test_float32_tensors_promote_as_in_real_cpu_autocast(recipe):
+    """AMP's dtypes follow torch's type promotion: a residual stream from a float32
+    embedding stays float32, an activation times a float32 parameter is float32, and a
+    0-d float16 loss times GradScaler's 0-d float32 scale is float32 (these were rounded,
+    the last to inf past 65504)."""
+    args = _data()
+    with torch.autocast("cpu", dtype=DTYPES[recipe]):
+        want = _promotions(*args)
+    low = DTYPES[recipe]
+    assert [t.dtype for t in want] == [torch.float32] * 2 + [low] + [torch.float32] + [low] * 2 + [torch.float32] * 3
+    with sft.emulate(recipe, accumulator="fp32", elementwise=True):
+        got = _promotions(*args)
+    for g, w in zip(got, want):
+        assert torch.equal(g, w.float())
+
+
+def test_normalisations_keep_their_inputs_width():
+    """batch_norm, instance_norm, rms_norm and dropout return their input's dtype whatever
+    their float32 weights: rounded for an activation (torch's float32 result, rounded
+    once), float32 for a float32 input."""
+    x, w1, *_ = _data()
+    norm = torch.nn.BatchNorm1d(12)
+    torch.manual_seed(0)
+    with sft.emulate("bf16", accumulator="fp32", elementwise=True):
+        h = F.linear(x, w1)
+        got = [norm(h), F.rms_norm(h, (12,), norm.weight), F.dropout(h, 0.5)]
+        wide = norm(w1.T * 1.0)
+    torch.manual_seed(0)
+    want = [norm(h), F.rms_norm(h, (12,), norm.weight), F.dropout(h, 0.5)]
+    for g, w in zip(got, want):
+        assert torch.equal(g, w.to(torch.bfloat16).float())
+    assert not torch.equal(got[0], want[0])  # (off the bf16 grid before)
+    assert torch.equal(wide, norm(w1.T))
+
+
 def test_explicit_float_and_type_as_cast_as_autocast():
     """``.float()`` leaves the activations' format (the alias, not the activation, is
     float32); ``.type_as(activation)`` of a float32 result comes back into it."""

@@ -1,7 +1,9 @@
 """softfloat.torch.emulate(..., elementwise=True): every spelling of + - * / (functions,
 methods, operators, reflected, in place, out=) and the listed transcendental and
 normalisation operations give torch's result rounded into the activations format --
-checked against torch's own cast to bfloat16 -- and nothing inside an optimizer step."""
+checked against torch's own cast to bfloat16 -- and nothing inside an optimizer step:
+every operand under a pure recipe ("bf16-pure"), activations under an autocast one
+("bf16": see tests/test_torch_amp.py)."""
 
 from __future__ import annotations
 
@@ -21,6 +23,12 @@ import softfloat.torch as sft  # noqa: E402
 def _bf16(t):
     """The oracle: torch's float32 result, cast to bfloat16 by torch (nearest even)."""
     return t.to(torch.bfloat16).float()
+
+
+def _activation(t):
+    """``t`` (on the bf16 grid) as a product's result inside the block: the same values,
+    an activation (float16/bfloat16 in AMP)."""
+    return (t[..., None] @ torch.ones(1, 1))[..., 0]
 
 
 def _operands():
@@ -74,8 +82,12 @@ def test_every_arithmetic_spelling_is_rounded(spelling):
         got = SPELLINGS[spelling](x, y)
     assert not torch.equal(want, _bf16(want))  # torch's float32 result is off the bf16 grid
     assert torch.equal(got, _bf16(want))
-    with sft.emulate("bf16", elementwise=True):  # autocast's: its float32 ones are not
-        got = SPELLINGS[spelling](x, y)
+    # an autocast recipe: operands that are activations (products' results: float16 in
+    # AMP) give rounded results but for autocast's float32 operations
+    x, y = _bf16(x), _bf16(y)
+    want = SPELLINGS[spelling](x, y)
+    with sft.emulate("bf16", elementwise=True):
+        got = SPELLINGS[spelling](_activation(x), _activation(y))
     assert torch.equal(got, want if spelling in WIDE else _bf16(want))
     with sft.emulate("bf16"):  # elementwise=False: torch's own
         assert torch.equal(SPELLINGS[spelling](x, y), want)
@@ -83,7 +95,7 @@ def test_every_arithmetic_spelling_is_rounded(spelling):
 
 def test_the_issues_example():
     x = torch.tensor([1 + 2.0**-12])
-    with sft.emulate("bf16", elementwise=True):
+    with sft.emulate("bf16-pure", elementwise=True):
         got = [x + 0, x - 0, x / 1, torch.sub(x, 0)]
     assert [t.item() for t in got] == [1.0] * 4
 
@@ -118,15 +130,18 @@ def test_transcendental_and_normalisation_results_are_rounded(name):
     with sft.emulate("bf16-pure", elementwise=True):
         got = OPERATIONS[name](x)
     assert torch.equal(got, _bf16(want))
+    x = _bf16(x)
     torch.manual_seed(1)
-    with sft.emulate("bf16", elementwise=True):  # autocast's float32 ones: torch's float32
-        got = OPERATIONS[name](x)
+    want = OPERATIONS[name](x)
+    torch.manual_seed(1)
+    with sft.emulate("bf16", elementwise=True):  # an activation: autocast's float32 ones are not rounded
+        got = OPERATIONS[name](_activation(x))
     assert torch.equal(got, want if name in WIDE_OPERATIONS else _bf16(want))
 
 
 def test_reductions_are_not_rounded_as_documented():
     x, _ = _operands()
-    with sft.emulate("bf16", elementwise=True):
+    with sft.emulate("bf16-pure", elementwise=True):
         total, mean = x.sum(), x.mean()
     assert torch.equal(total, x.sum()) and torch.equal(mean, x.mean())
 
@@ -134,7 +149,7 @@ def test_reductions_are_not_rounded_as_documented():
 def test_in_place_rounding_keeps_the_tensor_and_its_gradient():
     x, y = _operands()
     w = x.clone().requires_grad_(True)
-    with sft.emulate("bf16", elementwise=True):
+    with sft.emulate("bf16-pure", elementwise=True):
         z = w * 1.0
         same = z
         z += y
@@ -150,7 +165,7 @@ def test_an_optimizer_step_inside_the_block_is_not_rounded():
     twin = torch.nn.Linear(8, 1)
     twin.load_state_dict(model.state_dict())
     x = torch.randn(4, 8)
-    with sft.emulate("bf16", elementwise=True, model=model):
+    with sft.emulate("bf16-pure", elementwise=True, model=model):
         model(x).sum().backward()
         grads = [p.grad.clone() for p in model.parameters()]
         torch.optim.SGD(model.parameters(), lr=1e-3, momentum=0.9).step()
@@ -182,7 +197,7 @@ def test_a_closure_inside_an_optimizer_step_is_rounded(by_keyword):
         loss.backward()
         return loss
 
-    with sft.emulate("bf16", accumulator="fp32", elementwise=True, model=model):
+    with sft.emulate("bf16-pure", accumulator="fp32", elementwise=True, model=model):
         optimizer.step(closure=closure) if by_keyword else optimizer.step(closure)
         after = x + 0.1  # the step's end: rounding as before
     assert len(seen) >= 2 and all(torch.equal(h, _bf16(h)) for h in seen)

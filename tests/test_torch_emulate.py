@@ -193,7 +193,7 @@ def test_bad_tensors_and_names():
             with sft.emulate("bf16"):
                 transform(torch.ones(3, 4))
     with pytest.raises(NotImplementedError, match="elementwise result is a tensor inside a torch.func"):
-        with sft.emulate("bf16", elementwise=True):
+        with sft.emulate("bf16-pure", elementwise=True):
             torch.func.vmap(lambda x: x + 1)(torch.ones(3, 4))
     with pytest.raises(ValueError, match="^accumulator"):
         sft.emulate("bf16", accumulator="h900")
@@ -289,7 +289,7 @@ def test_to_pandas_names_its_extra(monkeypatch):
 
 def test_elementwise_rounds_activations():
     x = _t((3, 8), 27).detach()
-    with sft.emulate("bf16", elementwise=True):
+    with sft.emulate("bf16-pure", elementwise=True):
         y = F.gelu(x) + x
     assert np.array_equal(_np(y), sf.quantize(sf.quantize(_np(F.gelu(x)), "bf16") + _np(x), "bf16"))
 

@@ -1,30 +1,29 @@
-"""Which results ``emulate(..., elementwise=True)`` leaves in float32 under an autocast
-recipe, as torch's automatic mixed precision does: autocast's float32 operations, and
-what follows from their results by torch's type promotion.
+"""Which results ``emulate(..., elementwise=True)`` rounds under an autocast recipe:
+those torch's automatic mixed precision holds in float16/bfloat16, by autocast's lists
+and torch's type promotion; the rest stays float32, as in AMP.
 
 Under ``torch.autocast`` (recipes "fp16", "bf16", "O1", "O2", "fp8", ...: a loss format
-wider than the activations) the operations of :data:`FLOAT32_NAMES` -- the losses,
-softmax, log_softmax, exp/log/pow, the norms, sum/cumsum/prod -- cast their inputs to
-float32 and return float32; an elementwise operation then runs in the dtype torch's type
-promotion gives its tensor operands (float32 wins over float16 among tensors of the same
-kind, dimensioned tensors over zero-dimensional ones, Python numbers never count), so a
-loss's arithmetic -- ``torch.amp.GradScaler.scale``'s ``loss * scale`` -- stays float32.
-:class:`Widths` keeps the same account of the emulation's float32 tensors (which hold
-activations-format values where the real run holds float16): results of these
-operations and of ``.float()``/``.double()``/``.to(torch.float32)`` are float32 ("wide"),
-products' and rounded results are float16 ("narrow"), and a result takes the width its
-marked operands promote to; ``.type_as(t)``/``.to(t)`` of a wide tensor into one that
-is not rounds it into the activations format (the cast to float16).  Tensors made
-otherwise (inputs, parameters, factories' results) are neutral: an elementwise result
-of those alone is rounded, as before (where real AMP would keep a float32 input's
-arithmetic in float32, and promote ``activation * fp32_parameter`` to float32).
+wider than the activations) a product returns the lower precision; the operations of
+:data:`FLOAT32_NAMES` -- the losses, softmax, log_softmax, exp/log/pow, the norms,
+sum/cumsum/prod -- cast their inputs to float32 and return float32; any other operation
+runs in the dtype torch's type promotion gives its tensor operands (float32 wins over
+float16 among tensors of the same kind, dimensioned tensors over zero-dimensional ones,
+Python numbers never count).  So a loss's arithmetic -- ``torch.amp.GradScaler.scale``'s
+``loss * scale`` -- is float32, and so is a residual stream that starts at a float32
+embedding.  :class:`Widths` keeps that account over the emulation's float32 tensors:
+"narrow" are products' results, results rounded into the activations format, and what
+promotes from narrow operands alone (or, for a normalisation or dropout, of
+:data:`AS_INPUT_NAMES`, a narrow input whatever its float32 weights); everything else -- inputs, parameters, gradients,
+factories' results, the listed operations' results, ``.float()`` -- is float32, and an
+elementwise operation on it is not rounded.  ``.type_as(h)``/``.to(h)`` of a float32
+tensor into a narrow one's type rounds it (the cast to float16).
 
 The list is the one torch documents for CUDA (docs/source/amp.rst, "CUDA Ops that can
 autocast to float32", and ATen's ``AT_FORALL_FP32`` and ``AT_FORALL_FP32_SET_OPT_DTYPE``
 in autocast_mode.h): the recipes model GPU training.  CPU autocast's list is shorter (its
 losses and cdist, not softmax, exp or the norms); the tests compare with it where the two
 coincide.  Pure recipes ("O3", "bf16-pure": the loss in the activations format) use no
-autocast: every listed elementwise operation is rounded there.
+autocast: every listed elementwise operation is rounded there, whatever its operands.
 """
 
 from __future__ import annotations
@@ -33,7 +32,7 @@ import torch
 import torch.nn.functional as F
 from torch.utils.weak import WeakIdKeyDictionary
 
-__all__ = ["FLOAT32", "FLOAT32_NAMES", "Widths"]
+__all__ = ["AS_INPUT", "AS_INPUT_NAMES", "FLOAT32", "FLOAT32_NAMES", "Widths"]
 
 #: the operations CUDA autocast runs in float32 (see the module docstring), by name
 FLOAT32_NAMES = (
@@ -48,9 +47,15 @@ FLOAT32_NAMES = (
     "__pow__", "__rpow__", "__rtruediv__", "__rdiv__")
 
 
-def _spellings() -> frozenset:
+#: the operations whose result has their input's dtype whatever their (float32) weights:
+#: the normalisations autocast leaves alone, dropout
+AS_INPUT_NAMES = ("batch_norm", "instance_norm", "rms_norm", "dropout", "alpha_dropout", "feature_alpha_dropout",
+                  "dropout1d", "dropout2d", "dropout3d")
+
+
+def _spellings(names) -> frozenset:
     found = set()
-    for name in FLOAT32_NAMES:
+    for name in names:
         for space in (torch, torch.Tensor, F, torch.special, torch.linalg):
             func = getattr(space, name, None)
             if callable(func):
@@ -60,7 +65,9 @@ def _spellings() -> frozenset:
 
 #: every spelling (torch.X, Tensor.X, F.X, torch.special.X) of :data:`FLOAT32_NAMES`; not
 #: the in-place forms, which autocast leaves alone (they keep their tensor's dtype)
-FLOAT32 = _spellings()
+FLOAT32 = _spellings(FLOAT32_NAMES)
+#: every spelling of :data:`AS_INPUT_NAMES`
+AS_INPUT = _spellings(AS_INPUT_NAMES)
 
 _WIDE_DTYPES = (torch.float32, torch.float64)
 _CASTS = frozenset({torch.Tensor.to, torch.Tensor.type, torch._C.TensorBase.to, torch._C.TensorBase.type})
@@ -85,59 +92,64 @@ def _results(result):
 
 
 class Widths:
-    """The account of one emulation with an autocast recipe: which of its tensors are
-    float32 ("wide", True) and which float16 activations (False: products' results,
-    rounded results and what promotes to them); weakly held, the account ends with the
-    tensors.  Tensors made otherwise (inputs, parameters, factories) are in neither."""
+    """The account of one emulation with an autocast recipe: which of its float32 tensors
+    are float16 in the real run ("narrow": products' results, rounded results and what
+    promotes to them), weakly held (the account ends with the tensors).  Every other
+    tensor is float32 there, as in AMP: inputs, parameters, gradients, factories'
+    results, autocast's float32 operations' results."""
 
     def __init__(self):
-        self.marks = WeakIdKeyDictionary()
+        self.narrow = WeakIdKeyDictionary()
 
-    def mark(self, result, wide: bool) -> None:
+    def is_narrow(self, t) -> bool:
+        return isinstance(t, torch.Tensor) and t in self.narrow
+
+    def mark(self, result) -> None:
+        """Mark ``result`` (a tensor, or a list or tuple of them) narrow."""
         for t in _results(result):
             if t.dtype.is_floating_point:
-                self.marks[t] = wide
+                self.narrow[t] = True
 
-    def promoted(self, args, kwargs):
-        """Whether torch's type promotion of the call's marked float tensor operands gives
-        float32 (True) or float16 (False); None where none is marked.  Among tensors of
-        one kind, float32 wins; dimensioned tensors count before zero-dimensional ones."""
-        dimensioned = scalar = None
+    def promoted_narrow(self, args, kwargs) -> bool:
+        """Whether torch's type promotion of the call's float tensor operands gives
+        float16 where the narrow ones are float16 and the rest float32: every dimensioned
+        one narrow, or, where none is dimensioned, every zero-dimensional one (float32
+        wins among tensors of one kind; Python numbers never count)."""
+        dimensioned, scalars = [], []
         for t in _tensors(args, kwargs):
-            mark = self.marks.get(t) if t.dtype.is_floating_point else None
-            if mark is None:
-                continue
-            if t.ndim:
-                dimensioned = bool(dimensioned) or mark
-            else:
-                scalar = bool(scalar) or mark
-        return scalar if dimensioned is None else dimensioned
+            if t.dtype.is_floating_point:
+                (dimensioned if t.ndim else scalars).append(t in self.narrow)
+        kind = dimensioned or scalars
+        return bool(kind) and all(kind)
 
     def follow(self, func, args, kwargs, result, in_place: bool):
-        """After ``func`` ran: ``(result, verdict)``, verdict "wide" where the result is
-        float32 under autocast (marked so; a cast that returned its own tensor gives an
-        alias of it, marked), "round" where it is a wide tensor cast into an activation's
-        type (into the activations format), else "as is" (an activation, or unmarked)."""
+        """After ``func`` ran: ``(result, verdict)``: "narrow" where the result is float16
+        in AMP (marked so: an elementwise result is rounded into the activations
+        format), "cast" where it is a float32 tensor cast into a narrow one's type
+        (``.type_as(h)``, ``.to(h)``: rounded whatever ``func``), else "wide".  A cast
+        to float32 that returned its own tensor gives an alias of it (the narrow tensor
+        stays narrow)."""
         casts = func in (torch.Tensor.float, torch.Tensor.double) or (
-            func in _CASTS and any(isinstance(v, torch.dtype) and v in _WIDE_DTYPES for v in (*args[1:], *kwargs.values())))
-        narrows = func in _CASTS_INTO and len(args) > 1 and isinstance(args[1], torch.Tensor) \
-            and isinstance(args[0], torch.Tensor) and args[1].dtype.is_floating_point \
-            and not self.marks.get(args[1]) and bool(self.marks.get(args[0]))
-        if (casts or narrows) and result is args[0]:  # a float32 tensor's own: a new one in AMP
+            func in _CASTS and any(isinstance(v, torch.dtype) and v in _WIDE_DTYPES for v in (*args[1:],
+                                                                                            *kwargs.values())))
+        narrows = func in _CASTS_INTO and len(args) > 1 and self.is_narrow(args[1]) \
+            and isinstance(args[0], torch.Tensor) and args[0] not in self.narrow
+        if (casts or narrows) and result is args[0]:  # a tensor's own: a new one in AMP
             with torch._C.DisableTorchFunction():
                 result = result.view_as(result)
         elif in_place:  # an in-place result keeps its tensor's dtype (a foreach op's: a list)
-            return result, "wide" if isinstance(result, torch.Tensor) and self.marks.get(result) else "as is"
+            return result, "narrow" if self.is_narrow(result) else "wide"
         if narrows:
-            return result, "round"
+            return result, "cast"
         if casts or func in FLOAT32 or getattr(func, "__name__", "").startswith("_foreach_"):
             # (torch's foreach operations take lists of parameters or gradients -- the
             # optimizers', clip_grad_norm_'s -- float32 tensors in AMP, never activations)
-            self.mark(result, True)
             return result, "wide"
-        if self.marks:
-            wide = self.promoted(args, kwargs)
-            if wide is not None:
-                self.mark(result, wide)
-                return result, "wide" if wide else "as is"
-        return result, "as is"
+        if func in AS_INPUT:
+            narrow = bool(args) and self.is_narrow(args[0])
+        else:
+            narrow = bool(self.narrow) and self.promoted_narrow(args, kwargs)
+        if narrow:
+            self.mark(result)
+            return result, "narrow"
+        return result, "wide"

@@ -149,16 +149,19 @@ def emulate(recipe, *, accumulator=None, elementwise=False, model=None, telemetr
         tensors' dtype, then rounded once), and so the modules calling them; not
         reductions (``sum``, ``mean``) or other functions.  Nothing is rounded inside an
         optimizer's ``step()`` (its updates are not activations) but the closure it
-        calls (LBFGS's: the model's forward and backward).  Under an autocast recipe
-        (a loss format wider than the activations: "fp16", "bf16", "O1", "O2", the fp8
-        ones) what autocast runs in float32 is left in float32, as AMP does: its float32
-        list (the losses, softmax, log_softmax, exp, log, pow, rsqrt, layer_norm,
-        group_norm, sum, ...) and what their results promote to by torch's type
-        promotion -- a loss's arithmetic and ``torch.amp.GradScaler.scale``'s
-        ``loss * scale`` -- and ``.float()``'s results (``.type_as(activation)`` rounds
-        back); inputs and parameters count as activations.  Pure recipes ("O3",
-        "bf16-pure") round every listed operation, their loss's too.  The lists:
-        ``softfloat.torch._elementwise``, ``softfloat.torch._amp``.
+        calls (LBFGS's: the model's forward and backward).  That is all for a pure
+        recipe ("O3", "bf16-pure", "fp32": the loss in the activations format).  Under
+        an autocast recipe (a wider loss format: "fp16", "bf16", "O1", "O2", the FP8
+        ones) only what AMP holds in float16/bfloat16 is rounded: results whose tensor
+        operands promote (torch's type promotion) from activations -- products'
+        results and what derives from them alone -- but not autocast's float32
+        operations (the losses, softmax, log_softmax, exp, log, pow, rsqrt,
+        layer_norm, group_norm, sum, ...); inputs, parameters, gradients and those
+        results are float32 there and stay unrounded, so a residual stream from a
+        float32 embedding stays float32 and ``torch.amp.GradScaler.scale``'s ``loss *
+        scale`` is float32's product; ``.float()`` gives float32,
+        ``.type_as(activation)`` rounds.  The lists: ``softfloat.torch._elementwise``,
+        ``softfloat.torch._amp``.
     model : torch.nn.Module, optional
         The module whose ``named_modules()`` name the call sites; default: the first
         module called inside the emulation (its first block).  Modules outside it are
@@ -386,7 +389,7 @@ class _Mode(TorchFunctionMode):
                 raise RuntimeError(str(exc)) from exc
             if result is not NotImplemented:
                 if em._widths is not None:  # an activation (autocast's float16 product)
-                    em._widths.mark(result, False)
+                    em._widths.mark(result)
                 return result
         elif func in _COMPOSITES:
             if func is _LINEAR_CROSS_ENTROPY:
@@ -417,17 +420,17 @@ class _Mode(TorchFunctionMode):
         if not em.elementwise or em._steps.active:
             return result
         written = in_place(args, kwargs, result)
-        verdict = "as is"
-        if em._widths is not None:  # an autocast recipe: float32 where autocast's is
+        rounds = func in ELEMENTWISE
+        if em._widths is not None:  # an autocast recipe: rounded where AMP's dtype is float16
             ran = result
             result, verdict = em._widths.follow(func, args, kwargs, result, written)
+            rounds = verdict == "cast" or (rounds and verdict == "narrow")
             written = written and result is ran  # (not where a cast gave an alias)
-        if (verdict == "round" or (verdict == "as is" and func in ELEMENTWISE)) \
-                and isinstance(result, torch.Tensor) and result.dtype.is_floating_point \
+        if rounds and isinstance(result, torch.Tensor) and result.dtype.is_floating_point \
                 and result.device.type != "meta":
             result = _rounded(result, em, written)
             if em._widths is not None:
-                em._widths.mark(result, False)
+                em._widths.mark(result)
         return result
 
 
