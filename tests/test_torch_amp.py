@@ -191,3 +191,21 @@ def test_gradient_clipping_inside_the_block_is_float32s():
     want = torch.nn.utils.clip_grad_norm_(twin, 0.1, foreach=True)
     assert torch.equal(norm, want) and norm > 0.1
     assert all(torch.equal(p.grad, q.grad) for p, q in zip(model.parameters(), twin))
+
+
+@pytest.mark.parametrize("cls", [torch.nn.LSTM, torch.nn.GRU, torch.nn.LSTMCell])
+def test_recurrent_states_are_activations(cls):
+    """autocast casts a recurrent layer's (or cell's) states into its dtype: the states
+    and every gate are activations, rounded as under the pure recipe (the cell state of
+    an LSTM stayed float32: the zeros it starts from counted as a float32 input)."""
+    torch.manual_seed(4)
+    layer = cls(5, 6)
+    x = torch.randn(7, 5) if cls is torch.nn.LSTMCell else torch.randn(4, 3, 5)
+    got = {}
+    for recipe in ("bf16", "bf16-pure"):
+        with sft.emulate(recipe, accumulator="fp32", elementwise=True, model=layer):
+            out = layer(x)
+        got[recipe] = torch.cat([t.flatten() for t in (out if isinstance(out, tuple) else (out,))
+                                 for t in (t if isinstance(t, tuple) else (t,))])
+    assert torch.equal(got["bf16"], got["bf16-pure"])
+    assert torch.equal(got["bf16"], got["bf16"].to(torch.bfloat16).float())

@@ -404,11 +404,17 @@ class _Mode(TorchFunctionMode):
             with self:
                 return _decomposed(func)(*args, **kwargs)
         elif func in _recurrent.KINDS:
+            if em._widths is not None and em.elementwise and len(args) == 9:
+                # the state: (input, hx, params, ...) dense, (data, batch_sizes, hx, ...) packed
+                dense = isinstance(args[1 if _recurrent.KINDS[func][0] == "lstm" else 2], (tuple, list))
+                args = _narrow_states(args, em, 1 if dense else 2)
             with self:
                 result = _recurrent.run(func, args, kwargs)
             if result is not None:
                 return result
         elif func in _recurrent.CELLS:
+            if em._widths is not None and em.elementwise:
+                args = _narrow_states(args, em, 1)
             with self:
                 return _recurrent.cell(func, args, kwargs)
         opaque = _ops.out_of_reach(func, args, kwargs) if func not in self.warned else None
@@ -441,6 +447,23 @@ class _Mode(TorchFunctionMode):
 def _emulated(name, args, kwargs, em):
     with torch._C.DisableTorchFunction():
         return _ops.dispatch(name, args, kwargs, em._runner, em._round)
+
+
+def _narrow_states(args, em, at: int):
+    """``args`` with the recurrent state at ``at`` (a tensor or a tuple of them) rounded
+    into the activations format and marked narrow: autocast casts a recurrent layer's or
+    cell's states into its dtype (an autocast recipe's account, :mod:`._amp`)."""
+    def narrow(t):
+        if not isinstance(t, torch.Tensor) or not t.dtype.is_floating_point or em._widths.is_narrow(t):
+            return t
+        t = _rounded(t, em, False)
+        em._widths.mark(t)
+        return t
+    if len(args) <= at:
+        return args
+    state = args[at]
+    state = type(state)(narrow(t) for t in state) if isinstance(state, (tuple, list)) else narrow(state)
+    return (*args[:at], state, *args[at + 1:])
 
 
 @torch.compiler.disable
