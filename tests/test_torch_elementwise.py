@@ -203,3 +203,25 @@ def test_a_closure_inside_an_optimizer_step_is_rounded(by_keyword):
     assert len(seen) >= 2 and all(torch.equal(h, _bf16(h)) for h in seen)
     assert not torch.equal(model[0].weight, _bf16(model[0].weight))  # the update: the optimizer's own
     assert torch.equal(after, _bf16(x + 0.1))
+
+
+@pytest.mark.parametrize("recipe", ["fp32", "bf16", "bf16-pure", "fp16"])
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+def test_a_half_model_keeps_its_dtype(recipe, dtype):
+    """model.half()/.bfloat16() with elementwise=True: the rounded results keep the
+    tensors' dtype, as the products' do (a float16 GELU under the fp32 or bf16 recipe came
+    back float32 and the next Linear raised a dtype mismatch); each value is the
+    activations format's rounding, cast back (exact under the fp32 recipe)."""
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(8, 8), torch.nn.GELU(), torch.nn.Linear(8, 2)).to(dtype)
+    x = torch.randn(4, 8, dtype=dtype)
+    with sft.emulate(recipe, elementwise=True, model=model):
+        h = model[0](x)
+        g = model[1](h * 1.0)
+        y = model[2](g)
+    assert g.dtype == y.dtype == dtype
+    fmt = {"fp32": torch.float32, "fp16": torch.float16}.get(recipe, torch.bfloat16)
+    assert torch.equal(g, F.gelu(h * 1.0).to(fmt).to(dtype))
+    if recipe == "fp32":
+        with torch.no_grad():
+            assert torch.equal(y, model(x))

@@ -304,10 +304,13 @@ class Emulation:
         return run
 
     def _round(self, t):
-        """``t`` rounded into the activations format, straight-through (elementwise)."""
+        """``t`` rounded into the activations format, straight-through (elementwise), in
+        ``t``'s dtype (as a product's result: a float16 model's activations stay float16,
+        where quantize gives float32 for a format float16 does not hold, as bf16)."""
         from ._quantize import _StraightThrough
         check_device("an elementwise result", t)
-        return _StraightThrough.apply(t, self.recipe.activations, {})
+        rounded = _StraightThrough.apply(t, self.recipe.activations, {})
+        return rounded if rounded.dtype == t.dtype else rounded.to(t.dtype)
 
 
 def _named(argname: str, make, value):
