@@ -37,7 +37,7 @@ __all__ = ["AS_INPUT", "AS_INPUT_NAMES", "FLOAT32", "FLOAT32_NAMES", "Widths"]
 #: the operations CUDA autocast runs in float32 (see the module docstring), by name
 FLOAT32_NAMES = (
     "acos", "asin", "cosh", "erfinv", "exp", "expm1", "log", "log10", "log2", "log1p", "reciprocal", "rsqrt",
-    "sinh", "tan", "pow", "float_power", "softplus", "layer_norm", "group_norm", "norm", "normalize",
+    "sinh", "tan", "pow", "softplus", "layer_norm", "group_norm", "norm", "normalize",
     "frobenius_norm", "nuclear_norm", "cosine_similarity", "poisson_nll_loss", "cosine_embedding_loss",
     "nll_loss", "hinge_embedding_loss", "kl_div", "l1_loss", "smooth_l1_loss", "huber_loss", "mse_loss",
     "margin_ranking_loss", "multilabel_margin_loss", "soft_margin_loss", "triplet_margin_loss",
