@@ -20,7 +20,8 @@ tensor into a narrow one's type rounds it (the cast to float16).
 
 The list is the one torch documents for CUDA (docs/source/amp.rst, "CUDA Ops that can
 autocast to float32", and ATen's ``AT_FORALL_FP32`` and ``AT_FORALL_FP32_SET_OPT_DTYPE``
-in autocast_mode.h): the recipes model GPU training.  CPU autocast's list is shorter (its
+in autocast_mode.h; torch keeps its lists in C++, none is exposed to Python): the recipes
+model GPU training.  CPU autocast's list is shorter (its
 losses and cdist, not softmax, exp or the norms); the tests compare with it where the two
 coincide.  Pure recipes ("O3", "bf16-pure": the loss in the activations format) use no
 autocast: every listed elementwise operation is rounded there, whatever its operands.
