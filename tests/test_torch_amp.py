@@ -140,8 +140,8 @@ def test_explicit_float_and_type_as_cast_as_autocast():
 
 def test_a_grad_scaler_loop_no_longer_overflows():
     """loss ~ 2: loss * 2**16 passes fp16's largest value (65504); AMP scales the float32
-    loss, so the step is taken and the scale kept (it was inf: every step skipped and
-    the scale halved)."""
+    loss, so the scaled loss is finite (it was inf; its gradient passed straight through
+    the rounding, so the steps were still taken), the steps are taken and the scale kept."""
     torch.manual_seed(0)
     model = torch.nn.Sequential(torch.nn.Linear(6, 16), torch.nn.Tanh(), torch.nn.Linear(16, 4))
     x, y = torch.randn(32, 6), torch.randn(32, 4) * 2
