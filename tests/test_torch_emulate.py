@@ -193,7 +193,7 @@ def test_bad_tensors_and_names():
             with sft.emulate("bf16"):
                 transform(torch.ones(3, 4))
     with pytest.raises(NotImplementedError, match="elementwise result is a tensor inside a torch.func"):
-        with sft.emulate("bf16", elementwise=True):
+        with sft.emulate("bf16-pure", elementwise=True):
             torch.func.vmap(lambda x: x + 1)(torch.ones(3, 4))
     with pytest.raises(ValueError, match="^accumulator"):
         sft.emulate("bf16", accumulator="h900")
@@ -289,7 +289,7 @@ def test_to_pandas_names_its_extra(monkeypatch):
 
 def test_elementwise_rounds_activations():
     x = _t((3, 8), 27).detach()
-    with sft.emulate("bf16", elementwise=True):
+    with sft.emulate("bf16-pure", elementwise=True):
         y = F.gelu(x) + x
     assert np.array_equal(_np(y), sf.quantize(sf.quantize(_np(F.gelu(x)), "bf16") + _np(x), "bf16"))
 
@@ -495,6 +495,7 @@ def test_linalg_vecdot_is_a_dot_product_per_pair():
     lambda: torch._addmm_activation(torch.randn(5), torch.randn(3, 4), torch.randn(4, 5)),
     lambda: torch.randn(3, 6).corrcoef(),
     lambda: torch.nn.utils.parametrizations.orthogonal(torch.nn.Linear(4, 3), orthogonal_map="householder"),
+    lambda: F.affine_grid(torch.randn(2, 2, 3), (2, 1, 4, 4), align_corners=False),  # (it was silent)
 ])
 def test_other_products_run_in_torch_and_say_so(call):
     with sft.emulate("bf16") as em, pytest.warns(UserWarning, match="not emulated under softfloat.torch.emulate"):
@@ -668,3 +669,28 @@ def test_cdist_takes_a_product_where_aten_does(s1, s2, options):
         got = torch.cdist(a, b, **options)
     assert (len(em.telemetry) > 0) is (seen.count > 0)
     assert torch.allclose(got, want, atol=1e-5) and (seen.count > 0 or torch.equal(got, want))
+
+
+@pytest.mark.parametrize("x_shape", [(3, 8), (8,)])
+def test_linear_with_a_vector_weight_is_its_product(x_shape):
+    """F.linear(x, w) with a 1-d weight is torch's x @ w (one output per row); it raised
+    the engine's ValueError.  A bias: torch's error for a 2-d x, added in the epilogue
+    of a 1-d x's dot product."""
+    x, w = _t(x_shape, 40), _t((8,), 41)
+    with sft.emulate("bf16", accumulator="fp32") as em:
+        y = F.linear(x, w)
+    y.sum().backward()
+    assert y.shape == x_shape[:-1] and len(em.telemetry) == 3
+    assert np.array_equal(_np(y).reshape(-1), _bf16_product(_np(x).reshape(-1, 8), _np(w)[:, None]).reshape(-1))
+    assert x.grad.shape == x.shape and w.grad.shape == w.shape
+    bias = torch.tensor(0.5)
+    if x.dim() == 2:
+        with pytest.raises(RuntimeError, match="mat2 must be a matrix"):
+            with sft.emulate("bf16"):
+                F.linear(x, w, bias)
+        return
+    with sft.emulate("bf16", accumulator="fp32") as em:  # a dot product and its bias, one rounding
+        y = F.linear(x, w, bias)
+    eng = GemmEngine("bf16", accumulator="fp32", bias_epilogue=True)
+    want = eng.gemm(_np(x)[None], _np(w)[:, None], "fprop", "s", bias=np.float32([0.5]), out="bf16")
+    assert len(em.telemetry) == 1 and np.array_equal(_np(y).reshape(1, 1), want)

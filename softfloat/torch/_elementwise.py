@@ -14,7 +14,8 @@ y``) forms, ``out=`` -- and ``pow`` (``**``), ``sqrt``, ``rsqrt``, ``exp``, ``lo
 ``torch.nn.functional.X`` and ``torch.special.X`` spell them (in place too), and so the
 modules that call them (nn.LayerNorm, nn.BatchNorm*, nn.GELU, nn.Softmax, ...).  Other
 operations (reductions such as ``sum``/``mean``, ``neg``/``abs`` and data movement, which
-are exact, the rest of torch's functions) are not rounded.
+are exact, the rest of torch's functions) are not rounded.  Under an autocast recipe only
+those results AMP holds in float16/bfloat16 are rounded (``softfloat.torch._amp``).
 
 An in-place operation (``x += y``, ``x.mul_(y)``, ``F.relu(x, inplace=True)``,
 ``out=``) has its tensor rounded in place.  Inside an optimizer's ``step()`` (global

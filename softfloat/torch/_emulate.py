@@ -13,6 +13,7 @@ from torch.overrides import TorchFunctionMode
 
 from ..recipes import GemmEngine, as_recipe
 from . import _ops, _recurrent
+from ._amp import Widths
 from ._elementwise import ELEMENTWISE, Steps, in_place
 from ._engine_kernels import TORCH_KERNELS
 from ._sites import Sites
@@ -148,10 +149,19 @@ def emulate(recipe, *, accumulator=None, elementwise=False, model=None, telemetr
         tensors' dtype, then rounded once), and so the modules calling them; not
         reductions (``sum``, ``mean``) or other functions.  Nothing is rounded inside an
         optimizer's ``step()`` (its updates are not activations) but the closure it
-        calls (LBFGS's: the model's forward and backward).  A loss's arithmetic is
-        rounded too: ``torch.amp.GradScaler.scale``'s multiplication gives inf where the
-        scaled loss passes the format's largest value (AMP scales a float32 loss).  The list:
-        ``softfloat.torch._elementwise``.
+        calls (LBFGS's: the model's forward and backward).  That is all for a pure
+        recipe ("O3", "bf16-pure", "fp32": the loss in the activations format).  Under
+        an autocast recipe (a wider loss format: "fp16", "bf16", "O1", "O2", the FP8
+        ones) only what AMP holds in float16/bfloat16 is rounded: results whose tensor
+        operands promote (torch's type promotion) from activations -- products'
+        results and what derives from them alone -- but not autocast's float32
+        operations (the losses, softmax, log_softmax, exp, log, pow, rsqrt,
+        layer_norm, group_norm, sum, ...); inputs, parameters, gradients and those
+        results are float32 there and stay unrounded, so a residual stream from a
+        float32 embedding stays float32 and ``torch.amp.GradScaler.scale``'s ``loss *
+        scale`` is float32's product; ``.float()`` gives float32,
+        ``.type_as(activation)`` rounds.  The lists: ``softfloat.torch._elementwise``,
+        ``softfloat.torch._amp``.
     model : torch.nn.Module, optional
         The module whose ``named_modules()`` name the call sites; default: the first
         module called inside the emulation (its first block).  Modules outside it are
@@ -206,6 +216,10 @@ class Emulation:
         if model is not None and not isinstance(model, torch.nn.Module):
             raise TypeError(f"model must be a torch.nn.Module or None; got {type(model).__name__}")
         self.elementwise = elementwise
+        # autocast recipes (a loss format wider than the activations) keep float32 where
+        # autocast does (softfloat.torch._amp); pure ones round every listed operation
+        autocast = self.recipe.loss.precision > self.recipe.activations.precision
+        self._widths = Widths() if elementwise and autocast else None
         if telemetry not in (True, False, "operands"):
             raise ValueError(f"telemetry must be True, False or 'operands'; got {telemetry!r}")
         self.record = telemetry
@@ -290,10 +304,13 @@ class Emulation:
         return run
 
     def _round(self, t):
-        """``t`` rounded into the activations format, straight-through (elementwise)."""
+        """``t`` rounded into the activations format, straight-through (elementwise), in
+        ``t``'s dtype (as a product's result: a float16 model's activations stay float16,
+        where quantize gives float32 for a format float16 does not hold, as bf16)."""
         from ._quantize import _StraightThrough
         check_device("an elementwise result", t)
-        return _StraightThrough.apply(t, self.recipe.activations, {})
+        rounded = _StraightThrough.apply(t, self.recipe.activations, {})
+        return rounded if rounded.dtype == t.dtype else rounded.to(t.dtype)
 
 
 def _named(argname: str, make, value):
@@ -374,6 +391,8 @@ class _Mode(TorchFunctionMode):
                 # operator turns a TypeError into "unsupported operand type(s) for @": keep the message
                 raise RuntimeError(str(exc)) from exc
             if result is not NotImplemented:
+                if em._widths is not None:  # an activation (autocast's float16 product)
+                    em._widths.mark(result)
                 return result
         elif func in _COMPOSITES:
             if func is _LINEAR_CROSS_ENTROPY:
@@ -388,11 +407,17 @@ class _Mode(TorchFunctionMode):
             with self:
                 return _decomposed(func)(*args, **kwargs)
         elif func in _recurrent.KINDS:
+            if em._widths is not None and em.elementwise and len(args) == 9:
+                # the state: (input, hx, params, ...) dense, (data, batch_sizes, hx, ...) packed
+                dense = isinstance(args[1 if _recurrent.KINDS[func][0] == "lstm" else 2], (tuple, list))
+                args = _narrow_states(args, em, 1 if dense else 2)
             with self:
                 result = _recurrent.run(func, args, kwargs)
             if result is not None:
                 return result
         elif func in _recurrent.CELLS:
+            if em._widths is not None and em.elementwise:
+                args = _narrow_states(args, em, 1)
             with self:
                 return _recurrent.cell(func, args, kwargs)
         opaque = _ops.out_of_reach(func, args, kwargs) if func not in self.warned else None
@@ -401,9 +426,20 @@ class _Mode(TorchFunctionMode):
             warnings.warn(f"{opaque} runs its matrix products inside one torch kernel: they are not "
                           f"emulated under softfloat.torch.emulate (torch's own arithmetic)", stacklevel=2)
         result = func(*args, **kwargs)
-        if em.elementwise and func in ELEMENTWISE and isinstance(result, torch.Tensor) \
-                and result.dtype.is_floating_point and result.device.type != "meta" and not em._steps.active:
-            result = _rounded(result, em, in_place(args, kwargs, result))
+        if not em.elementwise or em._steps.active:
+            return result
+        written = in_place(args, kwargs, result)
+        rounds = func in ELEMENTWISE
+        if em._widths is not None:  # an autocast recipe: rounded where AMP's dtype is float16
+            ran = result
+            result, verdict = em._widths.follow(func, args, kwargs, result, written)
+            rounds = verdict == "cast" or (rounds and verdict == "narrow")
+            written = written and result is ran  # (not where a cast gave an alias)
+        if rounds and isinstance(result, torch.Tensor) and result.dtype.is_floating_point \
+                and result.device.type != "meta":
+            result = _rounded(result, em, written)
+            if em._widths is not None:
+                em._widths.mark(result)
         return result
 
 
@@ -414,6 +450,23 @@ class _Mode(TorchFunctionMode):
 def _emulated(name, args, kwargs, em):
     with torch._C.DisableTorchFunction():
         return _ops.dispatch(name, args, kwargs, em._runner, em._round)
+
+
+def _narrow_states(args, em, at: int):
+    """``args`` with the recurrent state at ``at`` (a tensor or a tuple of them) rounded
+    into the activations format and marked narrow: autocast casts a recurrent layer's or
+    cell's states into its dtype (an autocast recipe's account, :mod:`._amp`)."""
+    def narrow(t):
+        if not isinstance(t, torch.Tensor) or not t.dtype.is_floating_point or em._widths.is_narrow(t):
+            return t
+        t = _rounded(t, em, False)
+        em._widths.mark(t)
+        return t
+    if len(args) <= at:
+        return args
+    state = args[at]
+    state = type(state)(narrow(t) for t in state) if isinstance(state, (tuple, list)) else narrow(state)
+    return (*args[:at], state, *args[at + 1:])
 
 
 @torch.compiler.disable

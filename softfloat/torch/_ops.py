@@ -130,6 +130,8 @@ def _finish(result, bound: dict):
 
 def _linear(run, b):
     x, w, bias = b["input"], b["weight"], b.get("bias")
+    if w.dim() == 1:  # torch's x @ w: one output per row (a bias only for a 1-d x: _SHAPES)
+        return gemm(run, rows(x), w[:, None], None if bias is None else bias.reshape(1)).reshape(x.shape[:-1])
     y = gemm(run, rows(x), w.t(), bias)
     return y.reshape(*x.shape[:-1], w.shape[0])
 
@@ -220,6 +222,8 @@ _SHAPES = {
         ("mm", ("input", "mat2"), 2), ("addmm", ("mat1", "mat2"), 2), ("addmm_", ("mat1", "mat2"), 2),
         ("bmm", ("input", "mat2"), 3), ("baddbmm", ("batch1", "batch2"), 3),
         ("baddbmm_", ("batch1", "batch2"), 3))},
+    "linear": lambda b: b["weight"].dim() == 2 or (b["weight"].dim() == 1 and (
+        b.get("bias") is None or (b["input"].dim() == 1 and b["bias"].numel() == 1))),
     "mv": lambda b: b["input"].dim() == 2 and b["vec"].dim() == 1,
     "dot": lambda b: b["input"].dim() == 1 and b["tensor"].dim() == 1,
     "inner": lambda b: b["input"].dim() >= 1 and b["other"].dim() >= 1,
@@ -519,6 +523,7 @@ OPAQUE = {torch.lstm: "torch.lstm called with keyword arguments (nn.LSTM's calls
           torch.linalg.householder_product: "torch.linalg.householder_product (orthogonal parametrization)",
           torch.orgqr: "torch.orgqr", torch.Tensor.orgqr: "Tensor.orgqr",
           torch.conv_tbc: "torch.conv_tbc", torch._addmm_activation: "torch._addmm_activation",
+          F.affine_grid: "F.affine_grid (ATen's bmm of the base grid by theta)",
           **{f: f"torch.{n} (a scaled or grouped GEMM kernel)" for n in (
               "nn.functional.scaled_mm", "nn.functional.grouped_mm", "nn.functional.scaled_grouped_mm",
               "_scaled_mm", "_grouped_mm") if (f := _attribute(torch, n)) is not None},
