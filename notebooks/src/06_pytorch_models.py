@@ -369,8 +369,10 @@ print(f"promotion every 128 products divides the difference by {ratio:.1f} (medi
 #    Add `"mxfp4"`: where does a 4-bit element format stand?
 # 2. Make the unscaled recipe of section 2 train: with E5M2 gradients
 #    (`matmul_inputs="fp8_e5m2"`), or with 64 tokens a step.  Why does each one help?
-# 3. Pass `elementwise=True` to `emulate` so that layer norm, GELU, softmax and the
-#    residual additions are rounded into BF16 too.  What changes in section 1?
+# 3. Pass `elementwise=True` to `emulate`: under `"bf16"` the elementwise results are
+#    rounded where autocast would hold them in BF16 (what a product's result flows into),
+#    and under `"bf16-pure"` layer norm, softmax and the residual additions are rounded
+#    too.  What changes in section 1 with each?
 # 4. In section 4, replace `"h100"` by `"b200"` or `"v100"`, and sum over 4096 tokens
 #    (batch 64).  How does the difference grow with the length of the sums?
 
