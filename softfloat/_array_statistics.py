@@ -344,16 +344,34 @@ def _numbers(a, where):
 
 @implements(np.nanmean)
 def nanmean(A, a, axis=None, dtype=None, out=None, keepdims=False, *, where=True):
-    """np.mean of the non-NaN elements (``where=``: of those selected)."""
-    return np.mean(a, axis=axis, dtype=dtype, out=out, keepdims=keepdims, where=_numbers(a, where))
+    """np.mean of the non-NaN elements (``where=``: of those selected); without NaNs and
+    ``where=``, np.mean itself (the same sum, without the masked reduction's work)."""
+    nan = _nan(a)
+    numbers = where if where is True and not nan.any() else np.logical_and(where, ~nan)
+    return np.mean(a, axis=axis, dtype=dtype, out=out, keepdims=keepdims, where=numbers)
 
 
 @implements(np.nanvar)
 def nanvar(A, a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, **kwargs):
-    """np.var of the non-NaN elements (``where=``: of those selected)."""
+    """np.var of the non-NaN elements (``where=``: of those selected).
+
+    The NaN elements take no part (numpy's nanvar zeroes their deviations): each is
+    replaced by its slice's mean (0 where that is no finite value) before the deviations,
+    so its deviation is an exact 0, and no NaN reaches the arithmetic (whose small-array
+    paths take NaN-free operands).  The bits are those of np.var(a, where=not NaN)."""
     where = kwargs.pop("where", True)
-    return np.var(a, axis=axis, dtype=dtype, out=out, ddof=ddof, keepdims=keepdims, where=_numbers(a, where),
-                  **kwargs)
+    a = converted(a, "var", dtype)
+    nan = _nan(a)
+    if not nan.any():
+        return var(A, a, axis=axis, out=out, ddof=ddof, keepdims=keepdims, where=where, **kwargs)
+    numbers = np.logical_and(where, ~nan)
+    m = kwargs.pop("mean", None)
+    if m is not None and m is not np._NoValue:  # the caller's mean: used as it is
+        return var(A, a, axis=axis, out=out, ddof=ddof, keepdims=keepdims, where=numbers, mean=m, **kwargs)
+    m = _mean(A, a, axis, True, numbers, _count(a, axis, True, numbers))
+    fill = np.where(codec.is_finite(m.bits, a.format), m.bits, a.format.storage_dtype.type(0))
+    return var(A, A.wrap(np.where(nan, fill, a.bits), a.format), axis=axis, out=out, ddof=ddof,
+               keepdims=keepdims, where=numbers, mean=m, **kwargs)
 
 
 @implements(np.nanstd)
