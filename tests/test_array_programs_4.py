@@ -70,3 +70,66 @@ def test_nanvar_all_nan_and_infinite_slices_as_before():
         v = np.nanvar(y, axis=1)
     w = np.var(sf.asarray([[np.inf, 1.0]], "fp16"), axis=1)
     np.testing.assert_array_equal(v.bits, w.bits)
+
+
+# ---- Python's statistics module and number protocols on elements ------------------------
+def test_statistics_module_reads_elements_as_numpy_scalars():
+    """statistics.stdev / variance / mean raised "can't convert type 'Array' to
+    numerator/denominator": an element had no as_integer_ratio (a numpy scalar has).  Now
+    the statistics that return floats or elements give what they give on a float16
+    ndarray (Python's exact arithmetic or numpy float16's steps); those that build their
+    result as type(element)(fraction) say what to write instead."""
+    import statistics
+
+    h = _values("statistics", 9).astype(np.float16)
+    h[3] = h[5]  # a mode
+    x = sf.asarray(h, "fp16")
+    for f in (statistics.stdev, statistics.pstdev, statistics.fmean):
+        assert f(x) == f(h) and type(f(x)) is float, f.__name__
+    for f in (statistics.median, statistics.median_low, statistics.median_high, statistics.mode):
+        got, want = f(x), f(h)
+        assert isinstance(got, sf.Array) and got.bits == np.float16(want).view(np.uint16), f.__name__
+    got = statistics.quantiles(x, n=4)
+    assert [q.bits for q in got] == [np.float16(q).view(np.uint16) for q in statistics.quantiles(h, n=4)]
+    for f in (statistics.mean, statistics.variance, statistics.pvariance):
+        with pytest.raises(TypeError, match=r"statistics\.mean.*np\.mean\(x\)"):
+            f(x)
+    with pytest.raises(TypeError, match="needs fmt"):
+        sf.Array(np.zeros(2, np.uint16))
+
+
+def test_elements_give_integer_ratios_and_truncate_as_numpy_scalars():
+    """x[i].as_integer_ratio() and .is_integer() are a float16 scalar's, math.trunc(x[i])
+    a float's (it raised "type Array doesn't define __trunc__", as it does for numpy's
+    float16 scalar, though math.floor and math.ceil took either): every 37th finite fp16
+    value, with ValueError / OverflowError for NaN and infinities as Python's."""
+    import math
+
+    every = np.arange(1 << 16, dtype=np.uint16)
+    every = every[np.isfinite(every.view(np.float16))][::37]
+    x = sf.Array.from_bits(every, "fp16")
+    for element, pattern in zip(x, every):
+        scalar = pattern.view(np.float16)
+        assert element.as_integer_ratio() == scalar.as_integer_ratio()
+        assert element.is_integer() == scalar.is_integer()
+        assert math.trunc(element) == math.trunc(float(scalar)) and type(math.trunc(element)) is int
+    specials = sf.asarray([np.nan, np.inf], "fp16")
+    with pytest.raises(ValueError):
+        specials[0].as_integer_ratio()
+    with pytest.raises(OverflowError):
+        math.trunc(specials[1])
+    for method in (lambda a: a.as_integer_ratio(), lambda a: a.is_integer(), math.trunc):
+        with pytest.raises(TypeError, match="only an element"):
+            method(x[:2])
+
+
+def test_bytes_of_an_array_are_its_bit_patterns_as_numpys_are():
+    """bytes(x) raised "'Array' object cannot be interpreted as an integer"; it is the
+    stored patterns, the bytes of numpy's float16 array (ml_dtypes' bfloat16) of the values."""
+    import ml_dtypes
+
+    h = _values("bytes", (2, 3)).astype(np.float16)
+    assert bytes(sf.asarray(h, "fp16")) == bytes(h) == sf.asarray(h, "fp16").tobytes()
+    b = h.astype(ml_dtypes.bfloat16)
+    assert bytes(sf.asarray(b, "bf16")) == b.tobytes()
+    assert bytes(sf.asarray(h, "fp16").T) == bytes(np.ascontiguousarray(h.T))
