@@ -339,6 +339,43 @@ class Format:
         """Distance from 1.0 to the next larger value: 2**-mantissa_bits."""
         return 2.0**-self.mantissa_bits
 
+    def __eq__(self, other) -> bool:
+        """Formats are equal when their layouts and policies are (names aside).  fp16, fp32
+        and fp64 (any format numpy's float16/32/64 store as themselves: native_dtype)
+        also compare as that dtype does with numpy's spellings of a dtype -- a dtype, a
+        scalar type, a dtype string -- and hash as it: ``x.dtype == np.float16`` holds for
+        an fp16 Array as for a float16 ndarray, so users' ``if x.dtype == np.float16:
+        x = x.astype(np.float32)`` takes the same branch.  Other formats equal only
+        formats (their hash could not follow ml_dtypes' dtypes without importing it):
+        ``x.format == sf.bf16``.  fp8_e4m3 is not np.float16, though float16 holds its values.
+
+        >>> import numpy as np
+        >>> fp16 == np.float16, fp16 == np.dtype("float16"), fp16 == "float16", fp16 == np.float32
+        (True, True, True, False)
+        >>> fp8_e4m3 == np.float16, bf16 == np.float32, hash(fp16) == hash(np.dtype("float16"))
+        (False, False, True)
+        """
+        if isinstance(other, Format):
+            return self is other or (self.exponent_bits == other.exponent_bits
+                                     and self.mantissa_bits == other.mantissa_bits
+                                     and self.specials is other.specials)
+        if isinstance(other, (np.dtype, str)) or (isinstance(other, type) and issubclass(other, _SCALAR_TYPES)):
+            twin = self.native_dtype
+            if twin is None:
+                return False
+            try:
+                return bool(twin == other)
+            except TypeError:  # (a string numpy reads as no dtype)
+                return False
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        """The hash of the numpy dtype it compares equal to (numpy's own rule: ``np.dtype``
+        objects and these formats are interchangeable as dict keys; numpy's scalar types
+        and strings, though equal to their dtypes, hash otherwise), else of the layout."""
+        twin = self.native_dtype
+        return hash(twin) if twin is not None else hash((self.exponent_bits, self.mantissa_bits, self.specials))
+
     def __repr__(self) -> str:
         if self.name in _CATALOGUE_NAMES and _BY_NAME[self.name] == self:
             return f"softfloat.{self.name}"
@@ -351,6 +388,10 @@ class Format:
 
     def __str__(self) -> str:
         return self.name
+
+
+#: the types numpy reads as dtypes' spellings (numpy's scalar types, Python's numbers)
+_SCALAR_TYPES = (np.generic, float, int, bool, complex)
 
 
 def _default_name(e: int, m: int, specials: Specials) -> str:

@@ -133,3 +133,28 @@ def test_bytes_of_an_array_are_its_bit_patterns_as_numpys_are():
     b = h.astype(ml_dtypes.bfloat16)
     assert bytes(sf.asarray(b, "bf16")) == b.tobytes()
     assert bytes(sf.asarray(h, "fp16").T) == bytes(np.ascontiguousarray(h.T))
+
+
+# ---- x.dtype == np.float16 ---------------------------------------------------------------
+def test_a_format_compares_and_hashes_as_its_numpy_dtype():
+    """``compute = np.float32 if X.dtype == np.float16 else X.dtype`` (a pattern found in
+    public code, with ``assert x.dtype == np.float16`` and tolerance tables keyed on it)
+    was False for an fp16 Array, so the program took the other branch.  fp16, fp32 and
+    fp64 now compare as numpy's float16/32/64 dtypes compare, and hash as those dtypes
+    hash; other formats equal only formats."""
+    h = _values("dtype-branch", (3, 4)).astype(np.float16)
+    X = sf.asarray(h, "fp16")
+    compute = np.float32 if X.dtype == np.float16 else X.dtype
+    assert X.astype(compute).format is sf.fp32  # as h.astype(np.float32) is float32
+    for fmt, dtype in ((sf.fp16, np.float16), (sf.fp32, np.float32), (sf.fp64, np.float64)):
+        for spelling in (dtype, np.dtype(dtype), np.dtype(dtype).name, np.dtype(dtype).str):
+            assert fmt == spelling and spelling == fmt and not fmt != spelling, (fmt, spelling)
+            assert (fmt == spelling) == (np.dtype(dtype) == spelling)  # numpy's own answer
+        assert hash(fmt) == hash(np.dtype(dtype)) and {np.dtype(dtype): fmt.name}[fmt] == fmt.name
+        assert fmt in (np.float64, np.float32, np.float16)
+    half = sf.Format(exponent_bits=5, mantissa_bits=10, name="half")
+    assert half == sf.fp16 == np.float16 and hash(half) == hash(sf.fp16)
+    for fmt, other in ((sf.fp8_e4m3, np.float16), (sf.bf16, np.float32), (sf.tf32, np.float32), (sf.fp16, np.float32),
+                       (sf.fp64, None), (sf.fp64, "fp64"), (sf.fp16, "no such dtype"), (sf.fp32, sf.Array)):
+        assert not fmt == other and fmt != other, (fmt, other)  # (np.dtype("f8") == None is True in numpy)
+    assert sf.bf16 == sf.as_format("bfloat16") and hash(sf.bf16) == hash(sf.Format(8, 7))
