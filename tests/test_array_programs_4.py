@@ -158,3 +158,27 @@ def test_a_format_compares_and_hashes_as_its_numpy_dtype():
                        (sf.fp64, None), (sf.fp64, "fp64"), (sf.fp16, "no such dtype"), (sf.fp32, sf.Array)):
         assert not fmt == other and fmt != other, (fmt, other)  # (np.dtype("f8") == None is True in numpy)
     assert sf.bf16 == sf.as_format("bfloat16") and hash(sf.bf16) == hash(sf.Format(8, 7))
+
+
+# ---- np.einsum(..., out=) ----------------------------------------------------------------
+def test_einsum_writes_into_out_as_numpys():
+    """np.einsum(..., out=) was refused ('keywords other than optimize= are not defined');
+    out= takes the result as numpy's does: an Array's bits (rounded into its format where
+    that differs), a float ndarray's values, numpy's ValueError for a wrong shape."""
+    h = np.arange(12.0).reshape(3, 4).astype(np.float16)  # integers: every sum exact, any order
+    x = sf.asarray(h, "fp16")
+    out = sf.asarray(np.zeros(4), "fp16")
+    assert np.einsum("ij->j", x, out=out) is out
+    np.testing.assert_array_equal(out.bits, np.einsum("ij->j", h).view(np.uint16))
+    plain = np.zeros((3, 3))
+    assert np.einsum("ij,kj->ik", x, x, out=plain, optimize=True) is plain
+    np.testing.assert_array_equal(plain, np.einsum("ij,kj->ik", h, h).astype(np.float64))
+    r = _values("einsum-out", (3, 4)).astype(np.float16)
+    y = sf.asarray(r, "fp16")
+    wide = sf.asarray(np.zeros(3), "fp32")
+    np.einsum("ij,ij->i", y, y, out=wide)
+    np.testing.assert_array_equal(wide.bits, np.einsum("ij,ij->i", y, y).to_numpy().astype(np.float32).view(np.uint32))
+    with pytest.raises(ValueError, match="out= has shape"):
+        np.einsum("ij->j", x, out=np.zeros(3))
+    with pytest.raises(TypeError, match="dtype="):
+        np.einsum("ij->j", x, dtype=np.float32)
