@@ -182,3 +182,20 @@ def test_einsum_writes_into_out_as_numpys():
         np.einsum("ij->j", x, out=np.zeros(3))
     with pytest.raises(TypeError, match="dtype="):
         np.einsum("ij->j", x, dtype=np.float32)
+
+
+# ---- x == "auto" ---------------------------------------------------------------------------
+def test_equality_with_a_string_is_numpys_all_false():
+    """``if lr == "auto"`` with an Array lr raised numpy's 'operand type(s) all returned
+    NotImplemented'; numpy compares a float array with a str or bytes element by element
+    (Python's ==): all False, != all True, a bool ndarray (a numpy bool for an element),
+    as it already did for None.  Ordering against a str stays a TypeError, as numpy's."""
+    h = _values("string-equality", (2, 3)).astype(np.float16)
+    x = sf.asarray(h, "bf16")
+    for other in ("auto", b"auto", None):
+        for got, want in ((x == other, h == other), (x != other, h != other), (other == x, other == h),
+                          (x[1, 2] == other, h[1, 2] == other), (x[0, 0] != other, h[0, 0] != other)):
+            assert np.array_equal(got, want) and np.shape(got) == np.shape(want), other
+            assert type(got) is np.ndarray if np.ndim(want) else isinstance(got, (bool, np.bool_)), other
+    with pytest.raises(TypeError):
+        x < "auto"
