@@ -110,6 +110,21 @@ OUTSIDE_DISPATCH = {
         "the fits raise numpy's 'array type float16 is unsupported in linalg'); the value functions keep the "
         "Array: `np.polynomial.polynomial.polyval(off + scl * x, p.coef)` with `off, scl = p.mapparms()` "
         "(chebval, legval, ... for the other kinds) is `p(x)` step by step in the format"),
+    "ascontiguousarray, asfortranarray, asanyarray, frombuffer, ndenumerate": (
+        "numpy's constructors dispatch on `like=`, not on their argument: `np.ascontiguousarray(x)`, "
+        "`np.asfortranarray(x)` and `np.asanyarray(x)` return plain ndarrays of the exact values, out of emulation "
+        "(`np.copy(x)` and `x.copy(order='F')` keep the Array); `np.ndenumerate(x)` yields numpy scalars of the "
+        "exact values (`for i in np.ndindex(x.shape): x[i]` yields 0-d Arrays); an Array exports no buffer, so "
+        "`np.frombuffer(x)` and `memoryview(x)` raise numpy's and Python's TypeError: `bytes(x)` or `x.tobytes()` "
+        "(the stored patterns), `memoryview(x.bits)`"),
+    "statistics (Python's module), numbers.Real": (
+        "Python's statistics reads elements exactly (`x[i].as_integer_ratio()`) and computes with Array "
+        "arithmetic: `median`, `median_low`, `median_high`, `mode` and `quantiles` give elements (step by step in "
+        "the format), `stdev`, `pstdev` and `fmean` floats, as on a float16 ndarray; `mean`, `variance`, "
+        "`pvariance` and `harmonic_mean` build `type(element)(fraction)`, which carries no format: a TypeError "
+        "naming `np.mean(x)`, `np.var(x, ddof=1)` (emulated) and `statistics.fmean(x)` (a float). "
+        "`isinstance(x[i], numbers.Real)` is False (an element is a 0-d Array, as a 0-d ndarray is no "
+        "numbers.Real): `float(x[i])`"),
     "testing.assert_equal": (
         "of two Arrays of several elements numpy takes the truth of their elementwise comparison: "
         "ValueError (ambiguous), as for any array type that is no ndarray; `np.testing.assert_array_equal(a, "

@@ -199,3 +199,28 @@ def test_equality_with_a_string_is_numpys_all_false():
             assert type(got) is np.ndarray if np.ndim(want) else isinstance(got, (bool, np.bool_)), other
     with pytest.raises(TypeError):
         x < "auto"
+
+
+# ---- documented ways out (softfloat._array_coverage.OUTSIDE_DISPATCH) ----------------------
+def test_constructors_buffers_and_number_checks_leave_or_refuse_as_documented():
+    """As softfloat._array_coverage.OUTSIDE_DISPATCH says: numpy's constructors are not
+    dispatched on their argument (plain ndarrays of the exact values), np.ndenumerate
+    yields numpy scalars, an Array exports no buffer, an element is no numbers.Real; the
+    spellings given keep the Array or the bits."""
+    import numbers
+
+    h = _values("outside", (2, 3)).astype(np.float16)
+    x = sf.asarray(h, "fp16")
+    for f in (np.ascontiguousarray, np.asfortranarray, np.asanyarray):
+        got = f(x)
+        assert type(got) is np.ndarray and got.dtype == np.float16 and np.array_equal(got, h)
+    assert isinstance(np.copy(x), sf.Array) and isinstance(x.copy(order="F"), sf.Array)
+    assert [type(v) for _, v in np.ndenumerate(x)] == [np.float16] * 6
+    assert all(isinstance(x[i], sf.Array) and x[i].item() == h[i] for i in np.ndindex(x.shape))
+    with pytest.raises(TypeError):
+        np.frombuffer(x, dtype=np.float16)
+    with pytest.raises(TypeError):
+        memoryview(x)
+    assert np.array_equal(np.frombuffer(bytes(x), dtype=np.float16).reshape(2, 3), h)
+    assert memoryview(x.bits).tobytes() == x.tobytes()
+    assert not isinstance(x[0, 0], numbers.Real) and isinstance(float(x[0, 0]), numbers.Real)
