@@ -22,6 +22,13 @@ _FLOAT64 = "computes in float64 numpy-side with its own roundings; no step-by-st
 _LINALG = ("a LAPACK factorisation in float64: no correctly rounded emulation; write the algorithm "
            "with Array operations, or use arr.to_numpy()")
 
+#: why np.save and np.savez refuse an Array: a file of numpy's would hold values or patterns
+#: without the format, and which of the two is the caller's to say
+_SAVE = ("a .npy/.npz file holds no softfloat format: save the exact values (float16 for fp16 and FP8, "
+         "float32 for bf16) with np.save(f, arr.to_numpy()), or the bit patterns with np.save(f, arr.bits) "
+         "(softfloat.npy.to_npy(arr.bits, path) for dask arrays) and read them back with "
+         "softfloat.Array.from_bits(np.load(f), fmt)")
+
 #: numpy function name -> why it is refused (each raises TypeError with this reason)
 REFUSED = {
     **{f"fft.{n}": _COMPLEX for n in ("fft", "ifft", "fft2", "ifft2", "fftn", "ifftn", "rfft", "irfft",
@@ -32,9 +39,7 @@ REFUSED = {
     "polyfit": _LINALG,
     "poly": _COMPLEX, "roots": _COMPLEX, "unwrap": _FLOAT64, "sinc": _FLOAT64, "i0": _FLOAT64,
     "angle": _COMPLEX, "sort_complex": _COMPLEX,
-    "save": "stores float64/float32 values; use softfloat.npy or arr.to_numpy()",
-    "savez": "stores float64/float32 values; use softfloat.npy or arr.to_numpy()",
-    "savez_compressed": "stores float64/float32 values; use softfloat.npy or arr.to_numpy()",
+    **{n: _SAVE for n in ("save", "savez", "savez_compressed")},
     "packbits": "packs booleans, not floats", "unpackbits": "unpacks uint8",
     "result_type": "dtype arithmetic: an Array's dtype is a Format (softfloat.promote)",
     "can_cast": "dtype arithmetic: an Array's dtype is a Format (softfloat.promote)",

@@ -224,3 +224,25 @@ def test_constructors_buffers_and_number_checks_leave_or_refuse_as_documented():
     assert np.array_equal(np.frombuffer(bytes(x), dtype=np.float16).reshape(2, 3), h)
     assert memoryview(x.bits).tobytes() == x.tobytes()
     assert not isinstance(x[0, 0], numbers.Real) and isinstance(float(x[0, 0]), numbers.Real)
+
+
+def test_np_save_refusal_says_how_to_save_values_or_bits():
+    """np.save / np.savez of an Array were refused as storing 'float64/float32 values' (a
+    float16 array for fp16, in fact); the reason now says what a numpy file can hold and
+    gives both spellings, whose round trips are exact."""
+    import io
+
+    import ml_dtypes
+
+    h = _values("save", 5).astype(ml_dtypes.bfloat16)
+    x = sf.asarray(h, "bf16")
+    for save in (np.save, np.savez, np.savez_compressed):
+        with pytest.raises(TypeError, match=r"no softfloat format.*arr\.to_numpy\(\).*arr\.bits.*from_bits"):
+            save(io.BytesIO(), x)
+    values, patterns = io.BytesIO(), io.BytesIO()
+    np.save(values, x.to_numpy())
+    np.savez(patterns, w=x.bits)
+    values.seek(0)
+    patterns.seek(0)
+    assert np.array_equal(np.load(values), h.astype(np.float32))
+    assert np.array_equal(sf.Array.from_bits(np.load(patterns)["w"], "bf16").bits, h.view(np.uint16))
