@@ -178,13 +178,24 @@ def _predicate(pred):
 
 
 def _nextafter(fmt, ctx, x, y):
+    """C99's nextafter (numpy's): the neighbour of x toward y, y where they are equal, a
+    NaN where either is one.  No rounding, but C99 (Annex F.9.8.3), as IEEE 754-1985's
+    appendix, raises overflow and inexact where a finite x steps to an infinity, and
+    underflow and inexact where x steps to a subnormal or a zero (numpy's float32 and
+    float64 raise them, through the C library); a signalling NaN operand is invalid."""
     x, y = np.broadcast_arrays(x, y)
     up = np.asarray(ops.lt(x, y, fmt))
     down = np.asarray(ops.gt(x, y, fmt))
     result = np.where(up, ops.next_up(x, fmt), np.where(down, ops.next_down(x, fmt), y))
     nan = np.asarray(ops.unordered(x, y, fmt))
     result = np.where(nan, fmt.nan_bits if fmt.has_nan else 0, result).astype(fmt.storage_dtype)
-    return result, _no_flags(ctx, result.shape)
+    if not ctx.track_flags:
+        return result, None
+    stepped = up | down
+    overflow = stepped & np.asarray(codec.is_infinite(result, fmt)) & np.asarray(codec.is_finite(x, fmt))
+    underflow = stepped & (np.asarray(codec.is_subnormal(result, fmt)) | np.asarray(codec.is_zero(result, fmt)))
+    invalid = np.asarray(codec.is_signaling(x, fmt)) | np.asarray(codec.is_signaling(y, fmt))
+    return result, Flags(invalid, np.zeros(result.shape, dtype=bool), overflow, underflow, overflow | underflow)
 
 
 def _spacing(fmt, ctx, x):

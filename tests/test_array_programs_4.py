@@ -246,3 +246,46 @@ def test_np_save_refusal_says_how_to_save_values_or_bits():
     patterns.seek(0)
     assert np.array_equal(np.load(values), h.astype(np.float32))
     assert np.array_equal(sf.Array.from_bits(np.load(patterns)["w"], "bf16").bits, h.view(np.uint16))
+
+
+# ---- np.nextafter's flags ---------------------------------------------------------------
+def _c_library_flags(f):
+    """The floating-point exceptions numpy reports for ``f()`` (its C library's status),
+    one errstate at a time."""
+    raised = set()
+    for kind, name in (("over", "overflow"), ("under", "underflow"), ("invalid", "invalid")):
+        with np.errstate(all="ignore", **{kind: "raise"}):
+            try:
+                f()
+            except FloatingPointError:
+                raised.add(name)
+    return raised
+
+
+@pytest.mark.parametrize("fmt, dtype", [("fp32", np.float32), ("fp64", np.float64)])
+def test_nextafter_raises_the_c_librarys_flags(fmt, dtype):
+    """np.nextafter of Arrays raised no flag at all; C99 (Annex F.9.8.3) raises overflow
+    and inexact where a finite x steps to an infinity, underflow and inexact where the
+    result is subnormal or zero and x != y.  Oracle: numpy float32/float64's nextafter
+    (the C library's nextafterf/nextafter) on every pair of 12 edge values; the bits
+    are numpy's too (but nextafter(+0, -0): see docs/numpy_coverage.md)."""
+    info = np.finfo(dtype)
+    edges = [info.max, -info.max, info.smallest_normal, -info.smallest_normal, info.smallest_subnormal,
+             -info.smallest_subnormal, info.smallest_normal / 2, 0.0, -0.0, 1.0, np.inf, -np.inf]
+    for a in edges:
+        for b in edges:
+            x, y = dtype(a), dtype(b)
+            with sf.context() as ctx:
+                got = np.nextafter(sf.asarray(x, fmt), sf.asarray(y, fmt))
+            want = _c_library_flags(lambda: np.nextafter(x, y))
+            raised = {n for n in ("overflow", "underflow", "invalid") if getattr(ctx.flags, n)}
+            assert raised == want, (a, b)
+            assert bool(ctx.flags.inexact) == bool(want & {"overflow", "underflow"}), (a, b)
+            with np.errstate(all="ignore"):
+                expected = np.nextafter(x, y)
+            if not (a == 0 and b == 0):
+                assert got.bits == expected.view(got.bits.dtype), (a, b)
+    signalling = sf.Array.from_bits([0x7FA00000], "fp32")
+    with sf.context() as ctx:
+        np.nextafter(signalling, 1.0)
+    assert ctx.flags.invalid == 1
