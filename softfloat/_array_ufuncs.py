@@ -16,7 +16,8 @@ The table (kernels in ``softfloat._array_elementwise``):
   heaviside (h0 rounded into the format as an operand), maximum / minimum (IEEE
   754-2019 maximum/minimum: a NaN wins, -0 < +0), fmax / fmin (maximumNumber /
   minimumNumber: a NaN loses), nextafter (with C99's overflow or underflow, and inexact,
-  where it steps to an infinity, a subnormal or a zero), spacing, fmod, modf, frexp (the mantissa
+  where it steps to an infinity, a subnormal or a zero), spacing (nextafter(x, +-inf) - x:
+  both steps' flags), fmod, modf, frexp (the mantissa
   exact where the format holds [0.5, 1) at full precision; the exponent a plain int32
   array); comparisons, logical_and / or / xor / not (a NaN is true), isnan / isinf /
   isfinite / signbit: plain bool ndarrays;

@@ -289,3 +289,29 @@ def test_nextafter_raises_the_c_librarys_flags(fmt, dtype):
     with sf.context() as ctx:
         np.nextafter(signalling, 1.0)
     assert ctx.flags.invalid == 1
+
+
+@pytest.mark.parametrize("fmt, dtype", [("fp32", np.float32), ("fp64", np.float64)])
+def test_spacing_raises_its_nextafter_steps_flags(fmt, dtype):
+    """np.spacing(x) is nextafter(x, +-inf) - x (numpy's definition, away from zero): its
+    flags are the step's C99 ones -- overflow at the largest finite value, underflow
+    where the neighbour is subnormal or zero -- with the subtraction's (invalid for an
+    infinity: inf - inf); it raised only the subtraction's.  Oracle: numpy float32/float64
+    nextafter's flags from the C library, numpy's spacing for the bits (zeros aside: the
+    sign convention of docs/numpy_coverage.md)."""
+    info = np.finfo(dtype)
+    edges = [info.max, -info.max, info.smallest_normal, -info.smallest_normal, info.smallest_subnormal,
+             -info.smallest_subnormal, info.smallest_normal / 2, 0.0, -0.0, 1.0, -3.0, np.inf, -np.inf]
+    for a in edges:
+        x = dtype(a)
+        with sf.context() as ctx:
+            got = np.spacing(sf.asarray(x, fmt))
+        want = _c_library_flags(lambda: np.nextafter(x, np.copysign(dtype(np.inf), x)))
+        if np.isinf(x):
+            want.add("invalid")
+        raised = {n for n in ("overflow", "underflow", "invalid") if getattr(ctx.flags, n)}
+        assert raised == want, a
+        with np.errstate(all="ignore"):
+            expected = np.spacing(x)
+        if a != 0 and not np.isinf(a):
+            assert got.bits == expected.view(got.bits.dtype), a
