@@ -341,13 +341,11 @@ class Format:
 
     def __eq__(self, other) -> bool:
         """Formats are equal when their layouts and policies are (names aside).  fp16, fp32
-        and fp64 (any format numpy's float16/32/64 store as themselves: native_dtype)
-        also compare as that dtype does with numpy's spellings of a dtype -- a dtype, a
-        scalar type, a dtype string -- and hash as it: ``x.dtype == np.float16`` holds for
-        an fp16 Array as for a float16 ndarray, so users' ``if x.dtype == np.float16:
-        x = x.astype(np.float32)`` takes the same branch.  Other formats equal only
-        formats (their hash could not follow ml_dtypes' dtypes without importing it):
-        ``x.format == sf.bf16``.  fp8_e4m3 is not np.float16, though float16 holds its values.
+        and fp64 (:attr:`native_dtype`) also compare, and hash, as numpy's float16/32/64
+        dtypes do with a dtype, a scalar type or a dtype string: ``if x.dtype == np.float16:
+        x = x.astype(np.float32)`` takes the branch it takes for a float16 ndarray.  Other
+        formats equal only formats (their hash could not follow ml_dtypes' dtypes without
+        importing it): ``x.format == sf.bf16``; fp8_e4m3 is not np.float16.
 
         >>> import numpy as np
         >>> fp16 == np.float16, fp16 == np.dtype("float16"), fp16 == "float16", fp16 == np.float32
@@ -359,7 +357,8 @@ class Format:
             return self is other or (self.exponent_bits == other.exponent_bits
                                      and self.mantissa_bits == other.mantissa_bits
                                      and self.specials is other.specials)
-        if isinstance(other, (np.dtype, str)) or (isinstance(other, type) and issubclass(other, _SCALAR_TYPES)):
+        if isinstance(other, (np.dtype, str)) or (isinstance(other, type)  # (numpy's spellings of a dtype)
+                                                  and issubclass(other, (np.generic, float, int, complex))):
             twin = self.native_dtype
             if twin is None:
                 return False
@@ -370,9 +369,8 @@ class Format:
         return NotImplemented
 
     def __hash__(self) -> int:
-        """The hash of the numpy dtype it compares equal to (numpy's own rule: ``np.dtype``
-        objects and these formats are interchangeable as dict keys; numpy's scalar types
-        and strings, though equal to their dtypes, hash otherwise), else of the layout."""
+        """The hash of the numpy dtype it equals (numpy's rule: np.dtype objects and these
+        formats are one dict key; scalar types and strings hash otherwise), else the layout's."""
         twin = self.native_dtype
         return hash(twin) if twin is not None else hash((self.exponent_bits, self.mantissa_bits, self.specials))
 
@@ -388,10 +386,6 @@ class Format:
 
     def __str__(self) -> str:
         return self.name
-
-
-#: the types numpy reads as dtypes' spellings (numpy's scalar types, Python's numbers)
-_SCALAR_TYPES = (np.generic, float, int, bool, complex)
 
 
 def _default_name(e: int, m: int, specials: Specials) -> str:
