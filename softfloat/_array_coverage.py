@@ -132,8 +132,10 @@ OUTSIDE_DISPATCH = {
         "numbers.Real): `float(x[i])`"),
     "testing.assert_equal": (
         "of two Arrays of several elements numpy takes the truth of their elementwise comparison: "
-        "ValueError (ambiguous), as for any array type that is no ndarray; `np.testing.assert_array_equal(a, "
-        "b)` compares the exact values, `softfloat.testing.assert_bits_equal(a.bits, b.bits, fmt)` the bits"),
+        "ValueError (ambiguous), as for any array type that is no ndarray; an element (a 0-d Array) against a "
+        "Python or numpy scalar fails as 'Items are not equal' even where they are (numpy's isscalar is False for "
+        "it, True for the scalar); `np.testing.assert_array_equal(a, b)` compares the exact values (an element "
+        "too), `softfloat.testing.assert_bits_equal(a.bits, b.bits, fmt)` the bits"),
 }
 
 #: supported functions that round (the rest of the supported ones are exact)

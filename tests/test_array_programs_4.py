@@ -317,3 +317,16 @@ def test_spacing_raises_its_nextafter_steps_flags(fmt, dtype):
             expected = np.spacing(x)
         if a != 0 and not np.isinf(a):
             assert got.bits == expected.view(got.bits.dtype), a
+
+
+def test_assert_equal_of_an_element_fails_as_documented():
+    """As softfloat._array_coverage.OUTSIDE_DISPATCH says: np.testing.assert_equal (no
+    dispatch) fails an element against an equal Python scalar (numpy's isscalar differs);
+    assert_array_equal and the other value assertions take elements."""
+    x = sf.asarray([1.0, 0.5], "fp16")
+    with pytest.raises(AssertionError, match="Items are not equal"):
+        np.testing.assert_equal(x[0], 1.0)
+    np.testing.assert_array_equal(x[0], 1.0)
+    np.testing.assert_allclose(x[1], 0.5)
+    np.testing.assert_almost_equal(x[1], 0.5004, decimal=3)
+    np.testing.assert_equal(float(x[0]), 1.0)
