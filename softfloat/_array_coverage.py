@@ -93,6 +93,12 @@ OUTSIDE_DISPATCH = {
         "`scipy.signal.lfilter(b, a, x)`, `pd.Series(x)` compute in numpy's float16/float32 (or float64), out of "
         "emulation; scipy.special's one-argument ufuncs (expit, logit, erf, gamma, ... : "
         "softfloat._array_ufuncs) are dispatched and rounded once like numpy's libm ufuncs"),
+    "finfo": (
+        "`np.finfo(x.dtype)` converts the Format to the numpy dtype holding its values (np.dtype(x.dtype)): "
+        "right for fp16, fp32 and fp64, but float16's limits for the FP8 formats and float32's for bf16 and tf32 "
+        "(an fp8_e4m3 Array's `np.finfo(x.dtype).max` is 65504, its own 448), so masks and tolerances built "
+        "from it are the wrong format's; the format's own: `x.format.epsilon`, `x.format.max_finite`, "
+        "`x.format.min_normal`, `x.format.min_subnormal` (ml_dtypes.finfo agrees for its types)"),
     "isdtype": (
         "`np.isdtype(x.dtype, 'real floating')` raises numpy's TypeError (it takes numpy dtypes only, and an "
         "Array's dtype is a Format): `np.isdtype(np.dtype(x.dtype), 'real floating')` (a Format converts to the "

@@ -330,3 +330,19 @@ def test_assert_equal_of_an_element_fails_as_documented():
     np.testing.assert_allclose(x[1], 0.5)
     np.testing.assert_almost_equal(x[1], 0.5004, decimal=3)
     np.testing.assert_equal(float(x[0]), 1.0)
+
+
+def test_finfo_of_an_arrays_dtype_is_the_holding_dtypes_as_documented():
+    """As softfloat._array_coverage.OUTSIDE_DISPATCH says: np.finfo(x.dtype) is numpy's
+    finfo of the dtype holding the values (right for fp16/fp32/fp64, float16's or
+    float32's limits for FP8 and bf16); the Format's own limits are ml_dtypes.finfo's."""
+    import ml_dtypes
+
+    assert np.finfo(sf.asarray([1.0], "fp16").dtype) == np.finfo(np.float16)
+    for fmt, holding, mine in (("bf16", np.float32, ml_dtypes.bfloat16), ("fp8_e4m3", np.float16, ml_dtypes.float8_e4m3fn),
+                               ("fp8_e5m2", np.float16, ml_dtypes.float8_e5m2)):
+        x = sf.asarray([1.0], fmt)
+        assert np.finfo(x.dtype) == np.finfo(holding)
+        own = ml_dtypes.finfo(mine)
+        assert (x.format.epsilon, x.format.max_finite, x.format.min_normal, x.format.min_subnormal) == \
+            (float(own.eps), float(own.max), float(own.smallest_normal), float(own.smallest_subnormal))
