@@ -346,3 +346,66 @@ def test_finfo_of_an_arrays_dtype_is_the_holding_dtypes_as_documented():
         own = ml_dtypes.finfo(mine)
         assert (x.format.epsilon, x.format.max_finite, x.format.min_normal, x.format.min_subnormal) == \
             (float(own.eps), float(own.max), float(own.smallest_normal), float(own.smallest_subnormal))
+
+
+# ---- logaddexp.reduce, subtract.accumulate, ... -----------------------------------------
+def _chain_oracle(rows, step, start=None):
+    """numpy float16 scalars: r = row[0] (or start), r = step(r, v) for the rest."""
+    out = []
+    for row in rows:
+        r = row[0] if start is None else np.float16(start)
+        for v in (row[1:] if start is None else row):
+            r = step(r, v)
+        out.append(r)
+    return np.array(out, dtype=np.float16)
+
+
+_F16_STEPS = {
+    np.subtract: lambda a, b: np.float16(a) - np.float16(b),  # numpy float16 - and / round correctly
+    np.divide: lambda a, b: np.float16(a) / np.float16(b),
+    np.logaddexp: lambda a, b: np.float16(np.logaddexp(np.float64(a), np.float64(b))),  # libm rounded once
+    np.hypot: lambda a, b: np.float16(np.hypot(np.float64(a), np.float64(b))),
+    np.arctan2: lambda a, b: np.float16(np.arctan2(np.float64(a), np.float64(b))),
+}
+
+
+@pytest.mark.parametrize("ufunc", list(_F16_STEPS), ids=lambda u: u.__name__)
+def test_other_ufuncs_reduce_and_accumulate_as_numpys_loop(ufunc):
+    """np.logaddexp.reduce(logits) (a log-sum-exp), subtract/divide.reduce and their
+    accumulate were refused ('only add, multiply, maximum, minimum...'); they are numpy's
+    loop, r = x[0] then r = ufunc(r, x[k]), each call one rounding.  Oracle: that loop on
+    numpy float16 scalars (numpy's own float16 reduce keeps a float32 accumulator for
+    subtract and divide, so it is no oracle of the step-by-step definition)."""
+    h = _values(f"chain-{ufunc.__name__}", (3, 6)).astype(np.float16)
+    x = sf.asarray(h, "fp16")
+    step = _F16_STEPS[ufunc]
+    np.testing.assert_array_equal(ufunc.reduce(x, axis=1).bits, _chain_oracle(h, step).view(np.uint16))
+    np.testing.assert_array_equal(ufunc.reduce(x, axis=0).bits, _chain_oracle(h.T, step).view(np.uint16))
+    running = np.stack([_chain_oracle(h[:, :k + 1], step) for k in range(6)], axis=1)
+    np.testing.assert_array_equal(ufunc.accumulate(x, axis=1).bits, running.view(np.uint16))
+    mask = np.array([True, False, True, True, False, True])
+    kept = [row[mask] for row in h]
+    np.testing.assert_array_equal(ufunc.reduce(x, axis=1, where=mask, initial=0.5).bits,
+                                  _chain_oracle(kept, step, start=0.5).view(np.uint16))
+    assert ufunc.reduce(x, axis=1, keepdims=True).shape == (3, 1)
+
+
+def test_chain_reductions_keep_numpys_rules_and_count_flags_once():
+    x = sf.asarray(_values("chain-rules", (2, 3)), "fp16")
+    with pytest.raises(ValueError, match="not reorderable"):
+        np.subtract.reduce(x, axis=None)
+    with pytest.raises(ValueError, match="specify 'initial'"):
+        np.subtract.reduce(x, axis=1, where=[True, False, True])
+    with pytest.raises(ValueError, match="no identity"):
+        np.divide.reduce(sf.asarray(np.zeros(0), "fp16"))
+    flat = np.logaddexp.reduce(x, axis=None)  # (an identity, -inf: numpy takes every axis, here in C order)
+    assert flat.bits == np.logaddexp.reduce(x.reshape(-1)).bits
+    big = sf.asarray([60000.0, -60000.0, -60000.0], "fp16")
+    with sf.context() as ctx:
+        assert np.subtract.reduce(big).item() == np.inf
+    assert ctx.flags.overflow == 1  # one result, one overflow (the second step's inf - x is exact)
+    with sf.context() as ctx:
+        running = np.subtract.accumulate(big)
+    assert running.tolist() == [60000.0, np.inf, np.inf] and ctx.flags.overflow == 1
+    with pytest.raises(TypeError, match="numpy.greater.reduce on a softfloat.Array is not defined"):
+        np.greater.reduce(x)
