@@ -97,12 +97,10 @@ def _chain(A, ufunc, x, first, where=True):
         running.append(np.where(where[k], step, running[-1]).astype(fmt.storage_dtype))
         if f is not None:
             masks.append([np.broadcast_to(m, first.shape) & where[k] for _, m in f])
+    stacked = np.stack(running[1:]) if x.shape[0] else np.empty((0,) + first.shape, fmt.storage_dtype)
     if not ctx.track_flags:
-        return np.stack(running[1:]) if x.shape[0] else running[0][None, :0], None
-    rest = first.shape
-    flags = Flags(*(np.stack(m) if masks else np.zeros((0,) + rest, bool) for m in zip(*masks))) if masks \
-        else Flags.none((0,) + rest)
-    return (np.stack(running[1:]) if x.shape[0] else np.empty((0,) + rest, fmt.storage_dtype)), flags
+        return stacked, None
+    return stacked, Flags(*(np.stack(m) for m in zip(*masks))) if masks else Flags.none((0,) + first.shape)
 
 
 def _chain_reduce(A, ufunc, x, axis, keepdims, *, where=True, initial=np._NoValue):
