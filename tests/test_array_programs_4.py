@@ -154,10 +154,14 @@ def test_a_format_compares_and_hashes_as_its_numpy_dtype():
             assert (fmt == spelling) == (np.dtype(dtype) == spelling)  # numpy's own answer
         assert hash(fmt) == hash(np.dtype(dtype)) and {np.dtype(dtype): fmt.name}[fmt] == fmt.name
         assert fmt in (np.float64, np.float32, np.float16)
+    for fmt, names in ((sf.fp16, ("fp16", "half", "float16")), (sf.bf16, ("bf16", "bfloat16")),
+                       (sf.fp8_e4m3, ("fp8_e4m3", "e4m3")), (sf.tf32, ("tf32",))):
+        assert all(fmt == n and n == fmt and not fmt != n for n in names)  # the idiom x.format == "bf16"
+    assert sf.tf32 != "float32" and sf.fp8_e4m3 != "float16" and sf.fp16 != "no such name"
     half = sf.Format(exponent_bits=5, mantissa_bits=10, name="half")
     assert half == sf.fp16 == np.float16 and hash(half) == hash(sf.fp16)
     for fmt, other in ((sf.fp8_e4m3, np.float16), (sf.bf16, np.float32), (sf.tf32, np.float32), (sf.fp16, np.float32),
-                       (sf.fp64, None), (sf.fp64, "fp64"), (sf.fp16, "no such dtype"), (sf.fp32, sf.Array)):
+                       (sf.fp64, None), (sf.fp32, "fp64"), (sf.fp16, "no such dtype"), (sf.fp32, sf.Array)):
         assert not fmt == other and fmt != other, (fmt, other)  # (np.dtype("f8") == None is True in numpy)
     assert sf.bf16 == sf.as_format("bfloat16") and hash(sf.bf16) == hash(sf.Format(8, 7))
 
