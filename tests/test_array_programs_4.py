@@ -419,3 +419,38 @@ def test_chain_reductions_keep_numpys_rules_and_count_flags_once():
             untracked = (np.subtract.reduce(rows, axis=0), np.subtract.accumulate(rows, axis=0))
         for a, b in zip(tracked, untracked):
             np.testing.assert_array_equal(a.bits, b.bits)
+
+
+# ---- out= on the joining, taking and dot functions ---------------------------------------
+def test_out_is_taken_where_numpy_takes_it():
+    """np.concatenate / stack / dot / take / compress / argmax / ptp with out= were refused
+    ('not defined with out='); out= now takes the result as numpy's does (an Array's bits,
+    rounded into its format where that differs; a plain ndarray's values).  Oracle: the
+    same calls on numpy float16 (exact moves; integer-valued dot products)."""
+    import ml_dtypes
+
+    h = np.arange(6.0).reshape(2, 3).astype(np.float16)
+    x = sf.asarray(h, "fp16")
+    calls = (
+        (lambda a, o: np.concatenate([a, a], axis=1, out=o), (2, 6)),
+        (lambda a, o: np.stack([a, a], out=o), (2, 2, 3)),
+        (lambda a, o: np.dot(a, a.T, out=o), (2, 2)),
+        (lambda a, o: np.take(a, [2, 0], axis=1, out=o), (2, 2)),
+        (lambda a, o: np.compress([True, False, True], a, axis=1, out=o), (2, 2)),
+        (lambda a, o: np.ptp(a, axis=1, out=o), (2,)),
+    )
+    for call, shape in calls:
+        want = call(h, np.zeros(shape, np.float16))
+        out = sf.asarray(np.zeros(shape), "fp16")
+        got = call(x, out)
+        assert got.shape == shape and np.array_equal(got.bits, want.view(np.uint16))
+        plain = np.zeros(shape)
+        call(x, plain)
+        assert np.array_equal(plain, want.astype(np.float64))
+    index = np.zeros(2, np.intp)
+    assert np.argmax(x, axis=1, out=index) is index and index.tolist() == [2, 2]
+    wide = sf.asarray(np.zeros(4), "bf16")  # an fp32 result rounded into out's bf16, once
+    np.concatenate([sf.asarray([0.1, 0.2], "fp32"), sf.asarray([0.3, 0.4], "fp32")], out=wide)
+    assert wide.tolist() == np.float32([0.1, 0.2, 0.3, 0.4]).astype(ml_dtypes.bfloat16).astype(float).tolist()
+    with pytest.raises(ValueError, match="out= has shape"):
+        np.concatenate([x, x], out=sf.asarray(np.zeros(3), "fp16"))
