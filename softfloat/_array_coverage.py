@@ -22,6 +22,13 @@ _FLOAT64 = "computes in float64 numpy-side with its own roundings; no step-by-st
 _LINALG = ("a LAPACK factorisation in float64: no correctly rounded emulation; write the algorithm "
            "with Array operations, or use arr.to_numpy()")
 
+#: why np.save and np.savez refuse an Array: a file of numpy's would hold values or patterns
+#: without the format, and which of the two is the caller's to say
+_SAVE = ("a .npy/.npz file holds no softfloat format: save the exact values (float16 for fp16 and FP8, "
+         "float32 for bf16) with np.save(f, arr.to_numpy()), or the bit patterns with np.save(f, arr.bits) "
+         "(softfloat.npy.to_npy(arr.bits, path) for dask arrays) and read them back with "
+         "softfloat.Array.from_bits(np.load(f), fmt)")
+
 #: numpy function name -> why it is refused (each raises TypeError with this reason)
 REFUSED = {
     **{f"fft.{n}": _COMPLEX for n in ("fft", "ifft", "fft2", "ifft2", "fftn", "ifftn", "rfft", "irfft",
@@ -32,9 +39,7 @@ REFUSED = {
     "polyfit": _LINALG,
     "poly": _COMPLEX, "roots": _COMPLEX, "unwrap": _FLOAT64, "sinc": _FLOAT64, "i0": _FLOAT64,
     "angle": _COMPLEX, "sort_complex": _COMPLEX,
-    "save": "stores float64/float32 values; use softfloat.npy or arr.to_numpy()",
-    "savez": "stores float64/float32 values; use softfloat.npy or arr.to_numpy()",
-    "savez_compressed": "stores float64/float32 values; use softfloat.npy or arr.to_numpy()",
+    **{n: _SAVE for n in ("save", "savez", "savez_compressed")},
     "packbits": "packs booleans, not floats", "unpackbits": "unpacks uint8",
     "result_type": "dtype arithmetic: an Array's dtype is a Format (softfloat.promote)",
     "can_cast": "dtype arithmetic: an Array's dtype is a Format (softfloat.promote)",
@@ -88,6 +93,12 @@ OUTSIDE_DISPATCH = {
         "`scipy.signal.lfilter(b, a, x)`, `pd.Series(x)` compute in numpy's float16/float32 (or float64), out of "
         "emulation; scipy.special's one-argument ufuncs (expit, logit, erf, gamma, ... : "
         "softfloat._array_ufuncs) are dispatched and rounded once like numpy's libm ufuncs"),
+    "finfo": (
+        "`np.finfo(x.dtype)` converts the Format to the numpy dtype holding its values (np.dtype(x.dtype)): "
+        "right for fp16, fp32 and fp64, but float16's limits for the FP8 formats and float32's for bf16 and tf32 "
+        "(an fp8_e4m3 Array's `np.finfo(x.dtype).max` is 65504, its own 448), so masks and tolerances built "
+        "from it are the wrong format's; the format's own: `x.format.epsilon`, `x.format.max_finite`, "
+        "`x.format.min_normal`, `x.format.min_subnormal` (ml_dtypes.finfo agrees for its types)"),
     "isdtype": (
         "`np.isdtype(x.dtype, 'real floating')` raises numpy's TypeError (it takes numpy dtypes only, and an "
         "Array's dtype is a Format): `np.isdtype(np.dtype(x.dtype), 'real floating')` (a Format converts to the "
@@ -110,10 +121,27 @@ OUTSIDE_DISPATCH = {
         "the fits raise numpy's 'array type float16 is unsupported in linalg'); the value functions keep the "
         "Array: `np.polynomial.polynomial.polyval(off + scl * x, p.coef)` with `off, scl = p.mapparms()` "
         "(chebval, legval, ... for the other kinds) is `p(x)` step by step in the format"),
+    "ascontiguousarray, asfortranarray, asanyarray, frombuffer, ndenumerate": (
+        "numpy's constructors dispatch on `like=`, not on their argument: `np.ascontiguousarray(x)`, "
+        "`np.asfortranarray(x)` and `np.asanyarray(x)` return plain ndarrays of the exact values, out of emulation "
+        "(`np.copy(x)` and `x.copy(order='F')` keep the Array); `np.ndenumerate(x)` yields numpy scalars of the "
+        "exact values (`for i in np.ndindex(x.shape): x[i]` yields 0-d Arrays); an Array exports no buffer, so "
+        "`np.frombuffer(x)` and `memoryview(x)` raise numpy's and Python's TypeError: `bytes(x)` or `x.tobytes()` "
+        "(the stored patterns), `memoryview(x.bits)`"),
+    "statistics (Python's module), numbers.Real": (
+        "Python's statistics reads elements exactly (`x[i].as_integer_ratio()`) and computes with Array "
+        "arithmetic: `median`, `median_low`, `median_high`, `mode` and `quantiles` give elements (step by step in "
+        "the format), `stdev`, `pstdev` and `fmean` floats, as on a float16 ndarray; `mean`, `variance`, "
+        "`pvariance` and `harmonic_mean` build `type(element)(fraction)`, which carries no format: a TypeError "
+        "naming `np.mean(x)`, `np.var(x, ddof=1)` (emulated) and `statistics.fmean(x)` (a float). "
+        "`isinstance(x[i], numbers.Real)` is False (an element is a 0-d Array, as a 0-d ndarray is no "
+        "numbers.Real): `float(x[i])`"),
     "testing.assert_equal": (
         "of two Arrays of several elements numpy takes the truth of their elementwise comparison: "
-        "ValueError (ambiguous), as for any array type that is no ndarray; `np.testing.assert_array_equal(a, "
-        "b)` compares the exact values, `softfloat.testing.assert_bits_equal(a.bits, b.bits, fmt)` the bits"),
+        "ValueError (ambiguous), as for any array type that is no ndarray; an element (a 0-d Array) against a "
+        "Python or numpy scalar fails as 'Items are not equal' even where they are (numpy's isscalar is False for "
+        "it, True for the scalar); `np.testing.assert_array_equal(a, b)` compares the exact values (an element "
+        "too), `softfloat.testing.assert_bits_equal(a.bits, b.bits, fmt)` the bits"),
 }
 
 #: supported functions that round (the rest of the supported ones are exact)

@@ -17,7 +17,7 @@ movement around rounded contractions.
 
 numpy's interleaved form (``np.einsum(a, [0, 1], b, [1, 2], [0, 2])``) is the same
 equation with integer labels; "..." spans the broadcast axes (written out in unused
-labels first).  Keywords other than ``optimize`` are refused (a TypeError naming einsum).
+labels first).  ``out=`` takes the result; other keywords are refused (a TypeError naming einsum).
 """
 
 from __future__ import annotations
@@ -26,20 +26,26 @@ import string
 
 import numpy as np
 
-from ._array_registry import implements, unsupported
+from ._array_registry import deliver, implements, unsupported
 from ._array_ufuncs import matmul as array_matmul
 
 __all__: list = []
 
-_WHY = "keywords other than optimize= are not defined (the result is in the operands' format)"
+_WHY = ("keywords other than optimize= and out= are not defined (the result is in the operands' format; "
+        "dtype=: convert the operands with astype first)")
 
 
 @implements(np.einsum)
-def einsum(A, *args, optimize=False, **kwargs):
-    """numpy's einsum, step by step (see the module)."""
-    spec, operands = _equation(args)
+def einsum(A, *args, optimize=False, out=None, **kwargs):
+    """numpy's einsum, step by step (see the module); ``out=`` (an Array, rounded into
+    its format where that differs, or a float ndarray) receives the result, as numpy's."""
     if kwargs:
         raise unsupported("einsum", _WHY)
+    return deliver(A, _einsum(A, args, optimize), out, "einsum")
+
+
+def _einsum(A, args, optimize):
+    spec, operands = _equation(args)
     fmt, bits = A.common(*operands)  # ndarray operands are weak: rounded into the format first
     operands = [A.wrap(b, fmt) for b in bits]
     if "." in spec:

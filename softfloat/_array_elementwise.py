@@ -178,19 +178,44 @@ def _predicate(pred):
 
 
 def _nextafter(fmt, ctx, x, y):
+    """C99's nextafter (numpy's): the neighbour of x toward y, y where they are equal, a
+    NaN where either is one.  No rounding, but C99 (Annex F.9.8.3), as IEEE 754-1985's
+    appendix, raises overflow and inexact where a finite x steps to an infinity, and
+    underflow and inexact where x steps to a subnormal or a zero (numpy's float32 and
+    float64 raise them, through the C library); a signalling NaN operand is invalid."""
     x, y = np.broadcast_arrays(x, y)
     up = np.asarray(ops.lt(x, y, fmt))
     down = np.asarray(ops.gt(x, y, fmt))
     result = np.where(up, ops.next_up(x, fmt), np.where(down, ops.next_down(x, fmt), y))
     nan = np.asarray(ops.unordered(x, y, fmt))
     result = np.where(nan, fmt.nan_bits if fmt.has_nan else 0, result).astype(fmt.storage_dtype)
-    return result, _no_flags(ctx, result.shape)
+    if not ctx.track_flags:
+        return result, None
+    overflow, underflow = _step_flags(fmt, x, result, up | down)
+    invalid = np.asarray(codec.is_signaling(x, fmt)) | np.asarray(codec.is_signaling(y, fmt))
+    return result, Flags(invalid, np.zeros(result.shape, dtype=bool), overflow, underflow, overflow | underflow)
+
+
+def _step_flags(fmt, x, result, stepped):
+    """C99's overflow and underflow of nextafter's step from x to its neighbour
+    ``result`` where ``stepped``: an infinity from a finite x, a subnormal or a zero."""
+    overflow = stepped & np.asarray(codec.is_infinite(result, fmt)) & np.asarray(codec.is_finite(x, fmt))
+    underflow = stepped & (np.asarray(codec.is_subnormal(result, fmt)) | np.asarray(codec.is_zero(result, fmt)))
+    return overflow, underflow
 
 
 def _spacing(fmt, ctx, x):
-    """The distance to the next value away from zero, with x's sign (numpy's spacing)."""
-    away = np.where(np.asarray(codec.is_sign_minus(x, fmt)), ops.next_down(x, fmt), ops.next_up(x, fmt))
-    return ctx.split(ops.sub(np.asarray(away, dtype=fmt.storage_dtype), x, fmt, return_flags=ctx.track_flags))
+    """The distance to the next value away from zero, with x's sign (numpy's spacing:
+    nextafter(x, +-inf) - x, so the step's C99 flags (:func:`_nextafter`) with the
+    subtraction's)."""
+    away = np.asarray(np.where(np.asarray(codec.is_sign_minus(x, fmt)), ops.next_down(x, fmt), ops.next_up(x, fmt)),
+                      dtype=fmt.storage_dtype)
+    result, flags = ctx.split(ops.sub(away, x, fmt, return_flags=ctx.track_flags))
+    if flags is None:
+        return result, None
+    overflow, underflow = _step_flags(fmt, x, away, (away != x) & ~np.asarray(codec.is_nan(x, fmt)))
+    clear = np.zeros(np.shape(x), dtype=bool)
+    return result, flags | Flags(clear, clear, overflow, underflow, overflow | underflow)
 
 
 def _repeated_power(fmt, ctx, x, exponent):

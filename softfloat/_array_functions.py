@@ -78,8 +78,12 @@ def tensordot(A, a, b, axes=2):
 
 @implements(np.dot)
 def dot(A, a, b, out=None):
-    if out is not None:
-        return NotImplemented
+    """numpy's dot as matmul / tensordot (the context's accumulator, one rounding); ``out=``
+    written as numpy's (rounded into an Array's format where it differs)."""
+    return deliver(A, _dot(A, a, b), out, "dot")
+
+
+def _dot(A, a, b):
     na, nb = np.ndim(_bits(A, a)), np.ndim(_bits(A, b))
     if na == 0 or nb == 0:
         return np.multiply(a, b)

@@ -24,6 +24,8 @@ This mixin holds no state: the Array type above it gives ``bits``, ``format``,
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 __all__ = ["ArrayMethods"]
@@ -148,6 +150,33 @@ class ArrayMethods:
             return round(self.item())
         return np.round(self, 0 if ndigits is None else ndigits)
 
+    def as_integer_ratio(self):
+        """The value of a 0-d Array (an element) as a ratio of two ints, exactly, as a
+        float's or a numpy scalar's (ValueError for a NaN, OverflowError for an
+        infinity).  Python's ``statistics`` module reads elements through it: ``statistics.stdev(x)`` and ``median(x)`` work on an Array as
+        on a float16 ndarray (``statistics.mean(x)`` builds its result as
+        ``Array(fraction)``, which has no format: ``np.mean(x)`` or ``statistics.fmean(x)``)."""
+        if self.ndim:
+            raise TypeError(f"as_integer_ratio of an Array of shape {self.shape}: only an element (a 0-d "
+                            f"Array, x[i]) is one number")
+        return self.item().as_integer_ratio()
+
+    def is_integer(self) -> bool:
+        """Whether a 0-d Array's value is an integer (a float's and a numpy scalar's method)."""
+        if self.ndim:
+            raise TypeError(f"is_integer of an Array of shape {self.shape}: only an element (a 0-d Array, "
+                            f"x[i]) is one number; np.all(np.round(x) == x) asks it of every element")
+        return self.item().is_integer()
+
+    def __trunc__(self) -> int:
+        """``math.trunc(x)`` of a 0-d Array: the value rounded toward zero as a Python int,
+        as for a float (math.floor and math.ceil read ``float(x)``, math.trunc does not);
+        TypeError with dimensions, as for an ndarray: ``np.trunc(x)`` keeps the Array."""
+        if self.ndim:
+            raise TypeError(f"math.trunc of an Array of shape {self.shape}: only an element (a 0-d Array, "
+                            f"x[i]) is one number; np.trunc(x) rounds every element toward zero")
+        return math.trunc(self.item())
+
     def searchsorted(self, v, side="left", sorter=None):
         """``np.searchsorted(self, v, ...)``."""
         return np.searchsorted(self, v, side=side, sorter=sorter)
@@ -203,6 +232,12 @@ class ArrayMethods:
         """The bit patterns' bytes (``format.storage_dtype``, native byte order): what
         ``Array.from_bits(np.frombuffer(data, fmt.storage_dtype), fmt)`` reads back."""
         return self.bits.tobytes(order)
+
+    def __bytes__(self) -> bytes:
+        """``bytes(x)``: :meth:`tobytes`, as ``bytes(ndarray)`` gives the array's memory (for
+        fp16, fp32 and fp64 the bytes of numpy's float16/32/64 array of the same values).
+        ``memoryview(x.bits)`` is the buffer itself (an Array exports none)."""
+        return self.bits.tobytes()
 
     def setflags(self, write=None, align=None, uic=None):
         """``ndarray.setflags`` on the bit patterns (``write=False``: assignments raise)."""

@@ -82,18 +82,16 @@ def lexsort(A, keys, axis=-1):
 def _arg(pick, nan_first):
     """argmax/argmin on numpy's keys; the first NaN wins where ``nan_first``."""
     def impl(A, a, axis=None, out=None, *, keepdims=False):
-        if out is not None:
-            return NotImplemented
         key = numpy_key(a.bits, a.format)
         nan = np.asarray(codec.is_nan(a.bits, a.format))
         if pick is np.argmin:
             key = np.where(nan, np.iinfo(np.int64).max, -key)  # argmin of key = argmax of -key
         if nan_first:
-            index = np.argmax(key, axis=axis, keepdims=keepdims)  # NaN is the largest key
+            index = np.argmax(key, axis=axis, out=out, keepdims=keepdims)  # NaN is the largest key
         else:
             if np.any(np.all(nan, axis=axis)):
                 raise ValueError("All-NaN slice encountered")
-            index = np.argmax(np.where(nan, np.iinfo(np.int64).min, key), axis=axis, keepdims=keepdims)
+            index = np.argmax(np.where(nan, np.iinfo(np.int64).min, key), axis=axis, out=out, keepdims=keepdims)
         return index
     return impl
 
@@ -262,10 +260,9 @@ def array_equiv(A, a1, a2):
 
 @implements(np.ptp)
 def ptp(A, a, axis=None, out=None, keepdims=False):
-    """max - min: both exact, the difference rounded once."""
-    if out is not None:
-        return NotImplemented
-    return np.subtract(np.max(a, axis=axis, keepdims=keepdims), np.min(a, axis=axis, keepdims=keepdims))
+    """max - min: both exact, the difference rounded once (into ``out``'s format, numpy's out=)."""
+    return np.subtract(np.max(a, axis=axis, keepdims=keepdims), np.min(a, axis=axis, keepdims=keepdims),
+                       **({} if out is None else {"out": out}))
 
 
 

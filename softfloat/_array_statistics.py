@@ -9,9 +9,8 @@ rounded steps in the format (sums in the context's accumulator, as ``np.sum``).
   (each rounded once), their sum in the accumulator, one division by ``n - ddof``;
   ``std``: ``sqrt(var)`` rounded once more.
 * ``nansum``/``nanprod``/``nancumsum``/``nancumprod``: NaNs replaced by +0 (or 1), then the
-  plain function; ``nanmean``/``nanvar``/``nanstd``: as above over the non-NaN elements
-  (their per-slice count the divisor); ``nanmax``/``nanmin``: IEEE maximumNumber /
-  minimumNumber reductions (exact).
+  plain function; ``nanmean``/``nanvar``/``nanstd``: as above over the non-NaN elements;
+  ``nanmax``/``nanmin``: IEEE maximumNumber / minimumNumber reductions (exact).
 * ``quantile``/``percentile`` (and their nan- forms): the slice sorted (exact); numpy's
   ``method`` decides the virtual index ``v`` (numpy's own code run on the positions
   ``0..n-1``, in float64); with ``lo = floor(v)``, ``hi = min(lo + 1, n - 1)`` and
@@ -22,9 +21,8 @@ rounded steps in the format (sums in the context's accumulator, as ``np.sum``).
   the format once (weak scalars) and each product and sum rounded once.
   ``percentile(a, p)`` is ``quantile(a, p / 100)`` with ``p / 100`` in float64, as numpy.
 * ``median``: the middle element exactly, or the mean (as ``mean``) of the two middle
-  ones; ``nanmedian`` over the non-NaN elements of each slice.  For these order
-  statistics a slice runs along ``axis``: one axis, or a tuple of axes taken as one (as
-  numpy's), or all of them.
+  ones; ``nanmedian`` over the non-NaN elements of each slice.  A slice of these runs along
+  ``axis``: one axis, a tuple of axes taken as one (as numpy's), or all of them.
 * ``average`` with ``weights``: the products, their sum and the weights' sum (each
   rounded once), one division; ``cov``: the means, the deviations, their matrix
   product in the accumulator, one division by ``n - ddof``; ``corrcoef``: ``cov``
@@ -32,10 +30,9 @@ rounded steps in the format (sums in the context's accumulator, as ``np.sum``).
 
 A slice holding a NaN gives that NaN (the plain functions); an empty or all-NaN slice
 gives NaN with invalid counted (0 / 0), and numpy's RuntimeWarning ("Mean of empty
-slice", "Degrees of freedom <= 0 for slice", "All-NaN slice encountered") as numpy's own
-functions give it; ``quantile``/``percentile`` of an empty slice raise IndexError, as
-numpy's do.  (numpy's floating-point warnings, "invalid value encountered in divide",
-are the context's flags here.)
+slice", "Degrees of freedom <= 0 for slice", "All-NaN slice encountered") as numpy's
+own functions give it; ``quantile``/``percentile`` of an empty slice raise IndexError, as
+numpy's.  (numpy's floating-point warnings are the context's flags here.)
 
 >>> import numpy as np, softfloat as sf
 >>> x = sf.asarray([1.0, 2.0, 4.0, 8.0], "fp16")
@@ -337,29 +334,33 @@ def nanmin(A, a, axis=None, out=None, keepdims=False, initial=np._NoValue, where
     return deliver(A, result, out, "nanmin")
 
 
-def _numbers(a, where):
-    """``where`` (numpy's) and not NaN: the elements the nan- statistics take."""
-    return np.logical_and(where, ~_nan(a))
-
-
 @implements(np.nanmean)
 def nanmean(A, a, axis=None, dtype=None, out=None, keepdims=False, *, where=True):
-    """np.mean of the non-NaN elements (``where=``: of those selected)."""
-    return np.mean(a, axis=axis, dtype=dtype, out=out, keepdims=keepdims, where=_numbers(a, where))
+    """np.mean of the non-NaN elements (``where=``: of those selected); np.mean itself without NaNs."""
+    nan = _nan(a)
+    numbers = where if where is True and not nan.any() else np.logical_and(where, ~nan)
+    return np.mean(a, axis=axis, dtype=dtype, out=out, keepdims=keepdims, where=numbers)
 
 
 @implements(np.nanvar)
-def nanvar(A, a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, **kwargs):
-    """np.var of the non-NaN elements (``where=``: of those selected)."""
-    where = kwargs.pop("where", True)
-    return np.var(a, axis=axis, dtype=dtype, out=out, ddof=ddof, keepdims=keepdims, where=_numbers(a, where),
-                  **kwargs)
+def nanvar(A, a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=True, mean=None, **kwargs):
+    """np.var(a, where=not NaN) (and ``where=``).  The NaNs take no part (numpy's zeroes
+    their deviations): each stands in as its slice's mean (0 where that is not finite),
+    an exact 0 deviation, so no NaN reaches the arithmetic (its small-array paths)."""
+    a = converted(a, "var", dtype)
+    nan = _nan(a)
+    if nan.any():
+        where = np.logical_and(where, ~nan)
+        if mean is None or mean is np._NoValue:  # (a caller's mean is taken as it is)
+            mean = _mean(A, a, axis, True, where, _count(a, axis, True, where))
+            fill = np.where(codec.is_finite(mean.bits, a.format), mean.bits, a.format.storage_dtype.type(0))
+            a = A.wrap(np.where(nan, fill, a.bits), a.format)
+    return var(A, a, axis=axis, out=out, ddof=ddof, keepdims=keepdims, where=where, mean=mean, **kwargs)
 
 
 @implements(np.nanstd)
 def nanstd(A, a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, **kwargs):
-    v = nanvar(A, a, axis=axis, dtype=dtype, ddof=ddof, keepdims=keepdims, **kwargs)
-    return v if v is NotImplemented else deliver(A, np.sqrt(v), out, "nanstd")
+    return deliver(A, np.sqrt(nanvar(A, a, axis, dtype, None, ddof, keepdims, **kwargs)), out, "nanstd")
 
 
 # ---- order statistics ---------------------------------------------------------------------

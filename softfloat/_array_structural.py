@@ -30,7 +30,7 @@ import numpy as np
 
 from . import codec
 from ._array_keywords import axes_of, format_or_dtype
-from ._array_registry import FUNCTIONS, implements, unsupported
+from ._array_registry import FUNCTIONS, deliver, implements, unsupported
 
 __all__ = ["truthy"]
 
@@ -55,9 +55,8 @@ def _wrap_all(A, result, fmt):
 def _on_bits(func):
     """numpy's ``func`` on the bit patterns of its first (Array) argument; format kept."""
     def impl(A, a, *args, **kwargs):
-        if kwargs.get("out") is not None:
-            return NotImplemented
-        return _wrap_all(A, func(a.bits, *args, **kwargs), a.format)
+        out = kwargs.pop("out", None)  # (np.take's: the result written, as numpy's)
+        return deliver(A, _wrap_all(A, func(a.bits, *args, **kwargs), a.format), out, func.__name__)
     impl.__name__ = impl.__qualname__ = func.__name__
     impl.__doc__ = f"numpy.{func.__name__} on the bit patterns: exact, the format kept."
     return impl
@@ -80,9 +79,7 @@ def extract(A, condition, arr):
 
 @implements(np.compress)
 def compress(A, condition, a, axis=None, out=None):
-    if out is not None:
-        return NotImplemented
-    return A.wrap(np.compress(truthy(A, condition), a.bits, axis=axis), a.format)
+    return deliver(A, A.wrap(np.compress(truthy(A, condition), a.bits, axis=axis), a.format), out, "compress")
 
 
 @implements(np.trim_zeros)
@@ -126,13 +123,15 @@ def partition(A, a, kth, axis=-1, kind="introselect", order=None):
 def _joining(func):
     """concatenate / stack / hstack / ...: the operands in their common format, then numpy's own."""
     def impl(A, arrays, *args, **kwargs):
-        if kwargs.get("out") is not None or kwargs.get("dtype") is not None:
+        if kwargs.get("dtype") is not None:
             return NotImplemented
-        kwargs = {k: v for k, v in kwargs.items() if k not in ("out", "dtype", "casting")}
+        out = kwargs.pop("out", None)
+        kwargs = {k: v for k, v in kwargs.items() if k not in ("dtype", "casting")}
         fmt, bits = A.common(*arrays)
-        return A.wrap(func(bits, *args, **kwargs), fmt)
+        return deliver(A, A.wrap(func(bits, *args, **kwargs), fmt), out, func.__name__)
     impl.__name__ = impl.__qualname__ = func.__name__
-    impl.__doc__ = f"numpy.{func.__name__} of the operands' bits in their common format: exact."
+    impl.__doc__ = (f"numpy.{func.__name__} of the operands' bits in their common format: exact (out=: written "
+                    f"as numpy's, rounded into an Array's format where it differs).")
     return impl
 
 

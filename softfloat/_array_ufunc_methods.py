@@ -20,7 +20,13 @@
   runs in rounds, one per repetition, each vectorised over the distinct indices; every
   result is rounded once into a's format.
 
-Anything else (other ufuncs' reductions) raises a TypeError naming it.
+* The other two-operand ufuncs of Array results (subtract, divide, logaddexp, hypot,
+  arctan2, fmod, ...) reduce and accumulate as numpy's loop does: ``r = x[0]`` (or
+  ``initial``; the identity with ``where``), then ``r = ufunc(r, x[k])`` in order, each
+  call one rounding (logaddexp.reduce is a log-sum-exp step by step); several axes only
+  for a ufunc with an identity (numpy's rule), in C order.
+
+Anything else (reduceat of those, the comparisons' reductions) raises a TypeError naming it.
 """
 
 from __future__ import annotations
@@ -63,7 +69,69 @@ def reduce(A, ufunc, x, kwargs):
         if keywords.pop("dtype", None) is not None:
             raise not_defined(ufunc, "reduce", "dtype= (the result is one of the elements, in their format)")
         return pick_reduce(A, ufunc, x, axis, keepdims, **keywords)
-    raise not_defined(ufunc, "reduce", "only add, multiply, maximum, minimum, fmax and fmin reduce")
+    if _chains(ufunc):
+        return _chain_reduce(A, ufunc, converted(x, f"{ufunc.__name__}.reduce", keywords.pop("dtype", None)),
+                             axis, keepdims, **keywords)
+    raise not_defined(ufunc, "reduce", _ONLY)
+
+
+#: what reduces and accumulates
+_ONLY = "only add, multiply, maximum, minimum, fmax, fmin and the two-operand ufuncs of Array results reduce"
+
+
+def _chains(ufunc) -> bool:
+    """A two-operand ufunc of one Array result (subtract, divide, logaddexp, hypot, ...):
+    its reduce and accumulate are the left-to-right chain of its calls."""
+    impl = UFUNCS.get(ufunc)
+    return impl is not None and ufunc.nin == 2 and ufunc.nout == 1 and not getattr(impl, "predicate", False)
+
+
+def _chain(A, ufunc, x, first, where=True):
+    """r = first; r = ufunc(r, x[k]) for k along axis 0, each one rounding (where ``where``
+    is False r stays): every r, stacked, and each step's flags, stacked (None untracked)."""
+    ctx, impl, fmt = get_context(), UFUNCS[ufunc], x.format
+    where = np.broadcast_to(where, x.shape)
+    running, masks = [first.bits], []
+    for k in range(x.shape[0]):
+        step, f = impl(fmt, ctx, running[-1], x.bits[k])
+        running.append(np.where(where[k], step, running[-1]).astype(fmt.storage_dtype))
+        if f is not None:
+            masks.append([np.broadcast_to(m, first.shape) & where[k] for _, m in f])
+    stacked = np.stack(running[1:]) if x.shape[0] else np.empty((0,) + first.shape, fmt.storage_dtype)
+    if not ctx.track_flags:
+        return stacked, None
+    return stacked, Flags(*(np.stack(m) for m in zip(*masks))) if masks else Flags.none((0,) + first.shape)
+
+
+def _chain_reduce(A, ufunc, x, axis, keepdims, *, where=True, initial=np._NoValue):
+    """``ufunc.reduce`` as numpy's loop: r = x[0] (or ``initial``, or the identity where
+    ``where`` selects), then r = ufunc(r, x[k]) in order along ``axis``; several axes (only
+    for a ufunc with an identity, numpy's rule) in C order."""
+    axes = axes_of(x.ndim, axis)
+    if len(axes) > 1 and ufunc.identity is None:
+        raise ValueError(f"reduction operation '{ufunc.__name__}' is not reorderable, so at most one axis may "
+                         f"be specified")
+    terms = collapse(A, x, axes)
+    start = initial if initial is not np._NoValue else (ufunc.identity if where is not True else None)
+    if where is not True:
+        if start is None:
+            raise ValueError(f"reduction operation '{ufunc.__name__}' does not have an identity, so to use a "
+                             f"where mask one has to specify 'initial'")
+        where = collapse(A, A.wrap(np.broadcast_to(where, x.shape), x.format), axes).bits
+    if start is None:
+        if terms.shape[0] == 0:
+            raise ValueError(f"zero-size array to reduction operation {ufunc.__name__} which has no identity")
+        first, terms = terms[0], terms[1:]
+        where = where if where is True else where[1:]
+    else:
+        first = A.wrap(np.broadcast_to(A.bits_in(start, x.format, f"{ufunc.__name__}.reduce"), terms.shape[1:]),
+                       x.format)
+    running, flags = _chain(A, ufunc, terms, first, where)
+    result = A.wrap(running[-1], x.format) if running.shape[0] else first.copy()
+    kept = (lambda r: expand(r, x.ndim, axes)) if keepdims else (lambda r: r)
+    get_context().record(f"{ufunc.__name__}.reduce",  # (an element counts once for a flag any step raised)
+                         None if flags is None else Flags(*(kept(m.any(axis=0)) for _, m in flags)))
+    return kept(result)
 
 
 def pick_reduce(A, ufunc, x, axis, keepdims, *, where=True, initial=np._NoValue):
@@ -112,8 +180,16 @@ def accumulate(A, ufunc, x, kwargs):
         return np.cumsum(x, axis=axis, dtype=dtype)
     if ufunc is np.multiply:
         return np.cumprod(x, axis=axis, dtype=dtype)
+    if _chains(ufunc) and ufunc not in PICKS:  # r[0] = x[0], r[k] = ufunc(r[k - 1], x[k])
+        terms = np.moveaxis(converted(x, f"{ufunc.__name__}.accumulate", dtype), axis, 0)
+        if terms.shape[0] == 0:
+            return x.copy()
+        running, flags = _chain(A, ufunc, terms[1:], terms[0])
+        get_context().record(f"{ufunc.__name__}.accumulate", None if flags is None else Flags(
+            *(np.moveaxis(np.concatenate([np.zeros((1,) + m.shape[1:], bool), m]), 0, axis) for _, m in flags)))
+        return np.moveaxis(A.wrap(np.concatenate([terms[:1].bits, running]), terms.format), 0, axis)
     if ufunc not in PICKS:
-        raise not_defined(ufunc, "accumulate", "only add, multiply, maximum, minimum, fmax and fmin accumulate")
+        raise not_defined(ufunc, "accumulate", _ONLY.replace("reduce", "accumulate"))
     if dtype is not None:
         raise not_defined(ufunc, "accumulate", "dtype= (each result is one of the elements, in their format)")
     return _running_pick(ufunc, x, axis)
@@ -122,7 +198,7 @@ def accumulate(A, ufunc, x, kwargs):
 def reduceat(A, ufunc, x, indices, axis=0, dtype=None):
     """``ufunc.reduceat(x, indices, axis, dtype)`` without ``out`` (see the module)."""
     if ufunc is not np.add and ufunc is not np.multiply and ufunc not in PICKS:
-        raise not_defined(ufunc, "reduceat", "only add, multiply, maximum, minimum, fmax and fmin reduce")
+        raise not_defined(ufunc, "reduceat", "only add, multiply, maximum, minimum, fmax and fmin reduceat")
     if dtype is not None:
         if ufunc in PICKS:
             raise not_defined(ufunc, "reduceat", "dtype= (each result is one of the elements, in their format)")

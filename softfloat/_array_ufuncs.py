@@ -15,7 +15,9 @@ The table (kernels in ``softfloat._array_elementwise``):
 * exact (no rounding): negative, positive, conjugate, absolute / fabs, copysign, sign,
   heaviside (h0 rounded into the format as an operand), maximum / minimum (IEEE
   754-2019 maximum/minimum: a NaN wins, -0 < +0), fmax / fmin (maximumNumber /
-  minimumNumber: a NaN loses), nextafter, spacing, fmod, modf, frexp (the mantissa
+  minimumNumber: a NaN loses), nextafter (with C99's overflow or underflow, and inexact,
+  where it steps to an infinity, a subnormal or a zero), spacing (nextafter(x, +-inf) - x:
+  both steps' flags), fmod, modf, frexp (the mantissa
   exact where the format holds [0.5, 1) at full precision; the exponent a plain int32
   array); comparisons, logical_and / or / xor / not (a NaN is true), isnan / isinf /
   isfinite / signbit: plain bool ndarrays;
@@ -37,8 +39,8 @@ Operands: Array with Array promotes by :func:`softfloat.promote`; Python scalars
 scalars and ndarrays (float64 ones included) are weak -- rounded once into the Array's
 format, so an emulated program stays in its format (numpy's NEP 50 instead keeps a
 float64 ndarray strong and would compute in float64).  A complex operand is a TypeError
-(softfloat has no complex formats); ``x == None`` is all False and ``x != None`` all
-True, numpy's comparison with an object.
+(softfloat has no complex formats); ``x == None`` (or a str: ``lr == "auto"``) is all
+False and ``x != None`` all True, numpy's comparison with an object.
 
 ``out=``: an Array whose bits are written (in-place operators ``+=``, ``//=``, ``@=``
 ... are ``out=self``: the object and any view of its bits see the new values).  The
@@ -165,7 +167,7 @@ def _dispatch(A, ufunc, method, inputs, kwargs):
     if method == "__call__" and all(set(t) <= set("O->") for t in ufunc.types):
         return _object_call(A, ufunc, inputs, kwargs, out)
     where = kwargs.pop("where", True)
-    if method == "__call__" and ufunc in _EQUALITY and any(a is None for a in inputs):
+    if method == "__call__" and ufunc in _EQUALITY and any(a is None or isinstance(a, _NO_NUMBERS) for a in inputs):
         _check_keywords(ufunc, kwargs)
         return _store(A, ufunc, _equal_as_objects(A, ufunc, inputs), (out, where))
     if method != "__call__" or not all(A.is_array(a) or isinstance(a, _OPERANDS) for a in inputs):
@@ -201,16 +203,18 @@ def _dispatch(A, ufunc, method, inputs, kwargs):
     return _store(A, ufunc, A.wrap(result, fmt), (out, where))
 
 
-#: the comparisons numpy defines for None (Python's == and !=, element by element)
+#: the comparisons numpy defines for None, a str or bytes (Python's == and !=, element by element)
 _EQUALITY = (np.equal, np.not_equal)
+_NO_NUMBERS = (str, bytes)
 
 
 def _equal_as_objects(A, ufunc, inputs):
-    """``x == None``: numpy's own comparison of the exact values with None (its object
-    loop, Python's ``==`` element by element): all False (``!=``: all True), a plain bool
-    ndarray, as numpy gives for a float array."""
-    operands = [np.asarray(decode(a.bits, a.format)) if A.is_array(a) else a for a in inputs]
-    return ufunc(*operands)
+    """``x == None``, ``x == "auto"``: numpy's own comparison of the exact values with the
+    object (its object loop, Python's ``==`` element by element): all False (``!=``: all
+    True), a plain bool ndarray, as numpy gives for a float array."""
+    operands = [np.asarray(decode(a.bits, a.format)).astype(object) if A.is_array(a) else a for a in inputs]
+    result = ufunc(*operands)  # (object loops give object arrays; a 0-d operand, one object)
+    return result.astype(bool) if isinstance(result, np.ndarray) else np.bool_(result)
 
 
 def plain_call(A, ufunc, impl, inputs, checked=False):

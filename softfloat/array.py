@@ -78,13 +78,15 @@ class Array(ArrayMethods, np.lib.mixins.NDArrayOperatorsMixin):
     __slots__ = ("_bits", "_format")
     __array_priority__ = 20
 
-    def __init__(self, bits: np.ndarray, fmt: Format | str):
+    def __init__(self, bits: np.ndarray, fmt: Format | str = None):
         """Wrap ``bits``, an ndarray of ``fmt.storage_dtype`` holding bit patterns of
         ``fmt``, as an Array (a view: nothing is copied or rounded).
 
         For values, :func:`asarray` rounds them once into the format; for patterns in
         another integer type or in a list, :meth:`from_bits` checks and copies them.
         """
+        if fmt is None:
+            raise TypeError(_NO_FORMAT.format(_validate.describe(bits)))
         if not isinstance(fmt, Format):
             fmt = as_format(fmt)
         if type(bits) is not np.ndarray or bits.dtype != fmt.storage_dtype:
@@ -453,6 +455,14 @@ def _scalar_bits(value, fmt: Format, ctx):
 
 
 _NEW = object.__new__
+
+#: Array(value) without a format: what calls it so (Python's statistics.mean, variance,
+#: harmonic_mean: type(element)(exact fraction)) and what to write instead
+_NO_FORMAT = ("Array(bits, fmt) needs fmt, the format of the bit patterns; got Array({}) without one. "
+              "Python's statistics.mean / variance / pvariance / harmonic_mean make their result as "
+              "type(element)(exact fraction), and an Array's type carries no format: for an Array use "
+              "np.mean(x) / np.var(x, ddof=1) (emulated in the format), statistics.fmean(x) (a float), or "
+              "softfloat.asarray(value, x.format) to round a value into the format")
 
 
 def _wrap(bits: np.ndarray, fmt: Format) -> Array:

@@ -339,6 +339,41 @@ class Format:
         """Distance from 1.0 to the next larger value: 2**-mantissa_bits."""
         return 2.0**-self.mantissa_bits
 
+    def __eq__(self, other) -> bool:
+        """Equal layouts and policies (names aside), or a name of it (``x.format == "bf16"``).
+        fp16, fp32, fp64 (:attr:`native_dtype`) also compare, and hash, as numpy's float16/
+        32/64 do with a dtype, scalar type or dtype string: ``if x.dtype == np.float16:`` takes
+        a float16 ndarray's branch (other formats have no numpy dtype: fp8_e4m3 is not
+        np.float16; their hash could not follow ml_dtypes' without importing it).
+
+        >>> import numpy as np
+        >>> fp16 == np.float16, fp16 == np.dtype("f2"), fp16 == "fp16", bf16 == "bfloat16", fp16 == np.float32
+        (True, True, True, True, False)
+        >>> fp8_e4m3 == np.float16, bf16 == np.float32, hash(fp16) == hash(np.dtype("float16"))
+        (False, False, True)
+        """
+        if isinstance(other, Format):
+            return self is other or (self.exponent_bits == other.exponent_bits
+                                     and self.mantissa_bits == other.mantissa_bits
+                                     and self.specials is other.specials)
+        if isinstance(other, str):  # softfloat's names ("bf16", "e4m3"), else numpy's dtype strings ("f2")
+            try:
+                return as_format(other) == self
+            except ValueError:
+                pass
+        if isinstance(other, (np.dtype, str)) or (isinstance(other, type)  # (numpy's spellings of a dtype)
+                                                  and issubclass(other, (np.generic, float, int, complex))):
+            try:
+                return self.native_dtype is not None and bool(self.native_dtype == other)
+            except TypeError:  # (a string numpy reads as no dtype)
+                return False
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        """The numpy dtype's it equals (numpy's rule: scalar types and strings hash otherwise), else the layout's."""
+        twin = self.native_dtype
+        return hash(twin) if twin is not None else hash((self.exponent_bits, self.mantissa_bits, self.specials))
+
     def __repr__(self) -> str:
         if self.name in _CATALOGUE_NAMES and _BY_NAME[self.name] == self:
             return f"softfloat.{self.name}"
