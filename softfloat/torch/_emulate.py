@@ -158,7 +158,8 @@ def emulate(recipe, *, accumulator=None, elementwise=False, model=None, telemetr
         layer_norm, group_norm, sum, ...); inputs, parameters, gradients and those
         results are float32 there and stay unrounded, so a residual stream from a
         float32 embedding stays float32 and ``torch.amp.GradScaler.scale``'s ``loss *
-        scale`` is float32's product; ``.float()`` gives float32,
+        scale`` is float32's product; the reductions AMP returns in float16 (``mean``,
+        ``var``, ``std``, ``nansum`` of activations) are rounded; ``.float()`` gives float32,
         ``.type_as(activation)`` rounds.  The lists: ``softfloat.torch._elementwise``,
         ``softfloat.torch._amp``.
     model : torch.nn.Module, optional
