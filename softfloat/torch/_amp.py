@@ -66,12 +66,13 @@ def _spellings(names) -> frozenset:
     return frozenset(found)
 
 
-#: the reductions AMP returns in float16/bfloat16 for such an input (on neither float32
-#: list): ATen reduces in float32 and rounds the result once, so a narrow operand's
-#: float32 result is rounded here though no elementwise operation (sum, cumsum, prod,
-#: logsumexp and the norms are listed above: float32; amax, median and the like select,
-#: exact; nanmean is ATen's nansum rounded, then divided and rounded again, and
-#: var_mean/std_mean return pairs: those three are left unrounded)
+#: the reductions AMP returns in float16/bfloat16 for a float16/bfloat16 input (they are
+#: on neither float32 list): ATen's CUDA kernels reduce in float32 and round the result
+#: once, so a narrow operand's float32 result (torch's, its sum in torch's order, as the
+#: elementwise operations' results are torch's) is rounded once.  Not listed: sum, cumsum,
+#: prod, logsumexp and the norms (float32, above); amax, median and the like (they select:
+#: exact); nanmean (ATen's nansum rounded, then divided and rounded again) and
+#: var_mean/std_mean (pairs): those three stay unrounded.
 REDUCED_NAMES = ("mean", "var", "std", "nansum")
 
 
