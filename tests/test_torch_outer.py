@@ -134,6 +134,8 @@ def test_out_and_what_stays_torchs():
             torch.outer(a[None], b)                                       # torch's own error
         with pytest.raises(RuntimeError):
             torch.addr(torch.ones(3, 3), a, b)
+        with pytest.raises(RuntimeError, match="size mismatch"):
+            torch.ones(1, 2).addr_(a, b)                                  # addr_ does not broadcast self
     assert got is out and np.array_equal(_np(out), bf16_product(_np(a)[:, None], _np(b)[None, :]))
     assert torch.equal(ints, torch.outer(torch.arange(3), torch.arange(2)))
     assert torch.equal(mixed, torch.outer(a.double(), b.double()))

@@ -58,7 +58,7 @@ from ._attention import attention
 from ._autocast import lowered
 from ._conv import convolution, transposed
 from ._einsum import pairwise, plan, simplified
-from ._outer import addr, in_place, kron, outer, scaled
+from ._outer import addr, addr_shapes, in_place, kron, outer, scaled
 from ._products import batched, gemm, rows
 from ._tensors import check_dense, check_device
 
@@ -219,21 +219,9 @@ _SHAPES = {
     "convolution": lambda b: _general(b), "_convolution": lambda b: _general(b),
     "outer": lambda b: all(isinstance(b.get(k), torch.Tensor) and b[k].dim() == 1 for k in ("input", "vec2")),
     "kron": lambda b: all(isinstance(b.get(k), torch.Tensor) for k in ("input", "other")),
-    "addr": lambda b: _addr_shapes(b), "addr_": lambda b: _addr_shapes(b, exact=True),
+    "addr": lambda b: addr_shapes(b), "addr_": lambda b: addr_shapes(b, exact=True),
 }
 
-
-def _addr_shapes(b, exact: bool = False) -> bool:
-    """addr's operands: two vectors and an input that broadcasts to their outer product's
-    shape (addr_: has it); else torch's own error."""
-    vec1, vec2, c = b.get("vec1"), b.get("vec2"), b.get("input")
-    if not all(isinstance(t, torch.Tensor) for t in (vec1, vec2, c)) or vec1.dim() != 1 or vec2.dim() != 1:
-        return False
-    shape = (vec1.shape[0], vec2.shape[0])
-    try:
-        return torch.broadcast_shapes(c.shape, shape) == shape and (not exact or tuple(c.shape) == shape)
-    except RuntimeError:
-        return False
 
 
 def _general(b) -> bool:

@@ -21,7 +21,7 @@ import torch
 
 from ._products import batched, gemm
 
-__all__ = ["Ignored", "addr", "in_place", "kron", "outer", "scaled"]
+__all__ = ["Ignored", "addr", "addr_shapes", "in_place", "kron", "outer", "scaled"]
 
 
 def outer(run, a, b):
@@ -33,6 +33,19 @@ def addr(run, bound, round_again):
     """torch.addr: ``beta * input + alpha * outer(vec1, vec2)`` with addmm's epilogue."""
     vec1, vec2 = bound["vec1"], bound["vec2"]
     return scaled(run, {**bound, "mat1": vec1[:, None], "mat2": vec2[None, :]}, "mat1", "mat2", round_again)
+
+
+def addr_shapes(b, exact: bool = False) -> bool:
+    """addr's operands: two vectors and an input that broadcasts to their outer product's
+    shape (addr_: has it); else torch's own error."""
+    vec1, vec2, c = b.get("vec1"), b.get("vec2"), b.get("input")
+    if not all(isinstance(t, torch.Tensor) for t in (vec1, vec2, c)) or vec1.dim() != 1 or vec2.dim() != 1:
+        return False
+    shape = (vec1.shape[0], vec2.shape[0])
+    try:
+        return torch.broadcast_shapes(c.shape, shape) == shape and (not exact or tuple(c.shape) == shape)
+    except RuntimeError:
+        return False
 
 
 def kron(run, a, b):
