@@ -84,10 +84,10 @@ def test_every_section_ran_every_check(dry_run):
 def test_every_comparison_is_identical(dry_run):
     _, report, _ = dry_run
     compared = [c for name in SECTIONS for c in checks(report, name) if "share" in c]
-    assert len(compared) == 277 + 102 + 33 + 19 + 4  # matmul (32 of them other orders and 16-bit accumulators,
+    assert len(compared) == 277 + 102 + 33 + 21 + 4  # matmul (32 of them other orders and 16-bit accumulators,
     #          27 infinities and NaNs, 24 fp32 x fp32), accumulate_compiled (47 by compiled tiles, 55 by compiled
     #          fused steps), scaled, emulate (12 of them every recipe, one with the operands' encode compiled, two
-    #          with the accumulation compiled), compiled
+    #          with the accumulation compiled, two with elementwise=True), compiled
     assert all(c["share"] == 1.0 for c in compared)
     assert all(c["identical"] == c["total"] for c in compared if isinstance(c["identical"], int))
 
@@ -165,11 +165,14 @@ def test_emulate_runs_its_products_on_the_device_route(dry_run):
     for c in timed:
         assert c["telemetry_identical"] and c["fell_back"] == 0 and c["compile_failures"] == {}
         assert c["device_products"] >= 3 and c["ratio_to_plain"] > 0   # forward, dgrad, wgrad
-    every = [c for c in recs if "ratio_to_plain" not in c]
+    every = [c for c in recs if "ratio_to_plain" not in c and not c.get("elementwise")]
     assert {c["recipe"] for c in every} == set(sf.recipes.RECIPES)
     for c in every:  # the whole product on the device
         assert c["telemetry_identical"] and c["device_products"] >= 3
         assert c["fell_back"] == 0  # "fp32"'s rounded products and the fp16 recipes' infinities too
+    elementwise = [c for c in recs if c.get("elementwise")]
+    assert [c["recipe"] for c in elementwise] == ["fp16", "bf16-pure"]
+    assert all(c["status"] == "ok" and c["fell_back"] == 0 and c["device_products"] > 0 for c in elementwise)
 
 
 def test_compiled_kernels_equal_eager_and_numpy(dry_run):

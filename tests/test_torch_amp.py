@@ -209,3 +209,36 @@ def test_recurrent_states_are_activations(cls):
                                  for t in (t if isinstance(t, tuple) else (t,))])
     assert torch.equal(got["bf16"], got["bf16-pure"])
     assert torch.equal(got["bf16"], got["bf16"].to(torch.bfloat16).float())
+
+
+def _reductions(x, w1, *_):
+    """Reductions of an activation that AMP returns in its dtype (ATen reduces in float32
+    and rounds once), and one asked for in float32."""
+    h = F.linear(x, w1) * 0.3
+    return [h.mean(), h.mean(0), torch.mean(h, 1, True), h.var(), h.std(1), torch.var(h, 0, correction=0),
+            torch.nansum(h), h.mean(dtype=torch.float32)]
+
+
+@pytest.mark.parametrize("recipe", list(DTYPES))
+def test_reductions_of_activations_are_rounded_as_in_real_cpu_autocast(recipe):
+    """h.mean() of a float16 activation is float16 in AMP (mean is on neither float32
+    list): its float32 mean was left unrounded (a loss h.mean() then differed)."""
+    args = _data()
+    with torch.autocast("cpu", dtype=DTYPES[recipe]):
+        want = _reductions(*args)
+    assert [t.dtype for t in want] == [DTYPES[recipe]] * 7 + [torch.float32]
+    with sft.emulate(recipe, accumulator="fp32", elementwise=True):
+        got = _reductions(*args)
+    for g, w in zip(got, want):
+        assert torch.equal(g, w.float())
+    assert not all(torch.equal(g, g.to(DTYPES[recipe]).float()) for g in _reductions(*args))  # rounding shows
+
+
+def test_a_pure_recipe_leaves_reductions_unrounded():
+    """The pure recipes' documented rule: reductions are not rounded (their float32
+    results, as torch computes them from the rounded activations)."""
+    x, w1, *_ = _data()
+    with sft.emulate("bf16-pure", accumulator="fp32", elementwise=True):
+        h = F.linear(x, w1) * 0.3
+        got = [h.mean(), h.var(), torch.nansum(h)]
+    assert [torch.equal(g, w) for g, w in zip(got, [h.mean(), h.var(), torch.nansum(h)])] == [True] * 3

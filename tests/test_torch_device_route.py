@@ -154,3 +154,48 @@ def test_device_route_with_compiled_quantisation(monkeypatch, recipe, compiler):
         assert made and compiled.compile_failures() == {}
     finally:
         compiled.reset()
+
+
+def _scaled_steps(recipe):
+    """Two GradScaler steps of a 1-layer GPT under ``elementwise=True``: products,
+    elementwise results (layer norm, softmax, GELU, the residual stream: by the recipe's
+    rule, _amp's account under an autocast recipe) and the scaled loss; the losses, the
+    scale, every gradient and parameter after the steps, the report."""
+    import warnings
+
+    from tests.torch_models import GPT, batch
+
+    torch.manual_seed(0)
+    model = GPT(n_layer=1, n_head=2, n_embd=32, block_size=8)
+    optimizer = torch.optim.SGD(model.parameters(), lr=1e-2)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # (GradScaler on the CPU)
+        scaler = torch.amp.GradScaler("cpu", init_scale=2.0 ** 10)
+    x, y = batch(torch.Generator().manual_seed(0), 2, 8)
+    out = []
+    with sft.emulate(recipe, elementwise=True, model=model) as em:
+        for _ in range(2):
+            optimizer.zero_grad()
+            _, loss = model(x, y)
+            scaler.scale(loss).backward()
+            scaler.step(optimizer)
+            scaler.update()
+            out += [loss.detach(), torch.tensor(scaler.get_scale())] + [p.grad.clone() for p in model.parameters()]
+    return out + [p.detach().clone() for p in model.parameters()], em.report()
+
+
+@pytest.mark.parametrize("recipe", ["fp16", "bf16-pure"])
+def test_elementwise_model_with_a_grad_scaler_on_the_device_route(monkeypatch, recipe):
+    """elementwise=True on the device route: the elementwise results rounded by the torch
+    kernels (as on CUDA; softfloat.quantize on the CPU is refused), the products by the
+    engine's torch kernels -- the same bits as the numpy route, step after step."""
+    quantize = importlib.import_module("softfloat.torch._quantize")
+    want, want_report = _scaled_steps(recipe)
+    _force_device_route(monkeypatch)
+    monkeypatch.setattr(quantize, "_CPU_ROUTE", "torch")
+    monkeypatch.setattr(quantize, "_quantize_values", _refuse)
+    got, report = _scaled_steps(recipe)
+    assert report == want_report
+    assert len(got) == len(want)
+    for g, w in zip(got, want):
+        assert g.dtype == w.dtype and torch.equal(g.view(torch.int32), w.view(torch.int32))

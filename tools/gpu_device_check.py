@@ -50,7 +50,9 @@ unused goes to the later ones; a case that does not fit is recorded as skipped):
    quantisation compiled (``_kernels_compiled.ENCODE_MODE``, off by default: its first
    call's compile time and steady time decide whether to switch it on;
    ``compile_failures`` lists kernels that fell back to eager); both recipes once more
-   with the accumulation's compiled kernels.
+   with the accumulation's compiled kernels; ``elementwise=True`` under "fp16" and
+   "bf16-pure": two GradScaler steps of a small residual MLP, the elementwise roundings
+   by the torch kernels on the device, equal to the CPU's numpy route.
 5. ``compiled``  ``softfloat.torch.quantize``'s compiled kernels
    (``softfloat.torch._kernels_compiled.MODE = "always"``), nearest even and stochastic
    into bf16 and e4m3, on 2**24 float32 values whose first part is every rounding
@@ -92,7 +94,7 @@ import softfloat as sf
 import softfloat.torch as sft
 from softfloat._random import key_from
 from softfloat.attributes import RoundingAttributes
-from softfloat.torch import _accumulate, _accumulate_compiled, _compiled, _kernels_compiled
+from softfloat.torch import _accumulate, _accumulate_compiled, _compiled, _kernels_compiled, _quantize
 from softfloat.torch._accumulate import matmul_bits
 from softfloat.torch._kernels import quantize_tensor
 from softfloat.torch._scaled import scaled_encode_tensor
@@ -657,19 +659,21 @@ RECIPES = [("bf16", "fp32"), ("fp8", "h100")]
 
 
 class _ForcedRoute:
-    """On a CPU dry run: emulate's device route (its torch kernels) taken on CPU tensors."""
+    """On a CPU dry run: emulate's device route (its torch kernels) taken on CPU tensors,
+    the elementwise roundings (``elementwise=True``) by the torch kernels too."""
 
     def __init__(self, force):
         self.force = force
 
     def __enter__(self):
-        self.real = _accumulate.torch_path
+        self.real, self.route = _accumulate.torch_path, _quantize._CPU_ROUTE
         if self.force:
             _accumulate.torch_path = lambda device: True
+            _quantize._CPU_ROUTE = "torch"
         return self
 
     def __exit__(self, *exc):
-        _accumulate.torch_path = self.real
+        _accumulate.torch_path, _quantize._CPU_ROUTE = self.real, self.route
 
 
 def _linear_step(run, recipe, acc, telemetry, device, data):
@@ -706,6 +710,49 @@ def emulate_case(run, recipe, acc, telemetry, data, may_fall_back=False):
                                  if k not in before})
     rec["status"] = _status(rec["share"] == 1.0, rec["telemetry_identical"])
     if rec["status"] == "ok" and ((fb.calls and not may_fall_back) or not fb.products):
+        rec["status"], rec["why"] = "failed", "the products did not all run on the device path"
+    return rec
+
+
+def _elementwise_steps(recipe, device, data):
+    """Two GradScaler steps of a small residual MLP (linear, layer norm, GELU, cross
+    entropy) under ``emulate(recipe, elementwise=True)`` on ``device``: the losses and
+    gradients of each step, the parameters after them, on the CPU."""
+    torch.manual_seed(5)
+    model = torch.nn.Sequential(torch.nn.Linear(32, 64), torch.nn.LayerNorm(64), torch.nn.Linear(64, 10)).to(device)
+    x, y = (t.to(device) for t in data)
+    optimizer = torch.optim.SGD(model.parameters(), lr=1e-2)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # (GradScaler on the CPU)
+        scaler = torch.amp.GradScaler(device.type, init_scale=2.0 ** 10)
+    out = []
+    with sft.emulate(recipe, elementwise=True, model=model):
+        for _ in range(2):
+            optimizer.zero_grad()
+            h = model[0](x)
+            h = h + F.gelu(model[1](h)) * 0.5
+            loss = F.cross_entropy(model[2](h), y)
+            scaler.scale(loss).backward()
+            scaler.step(optimizer)
+            scaler.update()
+            out += [loss.detach()] + [p.grad.clone() for p in model.parameters()]
+    return [t.cpu() for t in out + [p.detach() for p in model.parameters()]]
+
+
+def elementwise_case(run, recipe):
+    """emulate(recipe, elementwise=True) with a GradScaler on the device (elementwise
+    roundings by the torch kernels, compiled on CUDA) against the CPU's numpy route."""
+    gen = torch.Generator().manual_seed(5)
+    data = (torch.randn(16, 32, generator=gen), torch.randint(0, 10, (16,), generator=gen))
+    want = _elementwise_steps(recipe, torch.device("cpu"), data)
+    with FallBacks() as fb, _ForcedRoute(not run.cuda):
+        got = _elementwise_steps(recipe, run.device, data)
+    same = sum(_same(g.view(torch.int32).numpy(), w.view(torch.int32).numpy()) for g, w in zip(got, want))
+    total = sum(int(w.numel()) for w in want)
+    rec = dict(recipe=recipe, elementwise=True, identical=same, total=total, share=same / total,
+               fell_back=fb.calls, device_products=fb.products)
+    rec["status"] = _status(rec["share"] == 1.0)
+    if rec["status"] == "ok" and (fb.calls or not fb.products):
         rec["status"], rec["why"] = "failed", "the products did not all run on the device path"
     return rec
 
@@ -779,6 +826,10 @@ def section_emulate(run, sec):
     for recipe in sf.recipes.RECIPES:
         sec.case(f"emulate({recipe!r}, telemetry=True) F.linear 16x64 @ 64x48", emulate_case, run, recipe, None,
                  True, small, False, need=2.0)
+    # elementwise=True: an autocast recipe's account and a pure one, a GradScaler's steps
+    for recipe in ("fp16", "bf16-pure"):
+        sec.case(f"emulate({recipe!r}, elementwise=True) residual MLP, 2 GradScaler steps", elementwise_case, run,
+                 recipe, need=5.0)
 
 
 # =====================================================================================

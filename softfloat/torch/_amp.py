@@ -15,7 +15,9 @@ embedding.  :class:`Widths` keeps that account over the emulation's float32 tens
 promotes from narrow operands alone (or, for a normalisation or dropout, of
 :data:`AS_INPUT_NAMES`, a narrow input whatever its float32 weights); everything else -- inputs, parameters, gradients,
 factories' results, the listed operations' results, ``.float()`` -- is float32, and an
-elementwise operation on it is not rounded.  ``.type_as(h)``/``.to(h)`` of a float32
+elementwise operation on it is not rounded.  A reduction of :data:`REDUCED_NAMES`
+(``mean``, ``var``, ``std``, ``nansum``) of narrow operands is float16 in AMP: its float32
+result is rounded too (a pure recipe rounds no reduction: the README's rule).  ``.type_as(h)``/``.to(h)`` of a float32
 tensor into a narrow one's type rounds it (the cast to float16).
 
 The list is the one torch documents for CUDA (docs/source/amp.rst, "CUDA Ops that can
@@ -33,7 +35,7 @@ import torch
 import torch.nn.functional as F
 from torch.utils.weak import WeakIdKeyDictionary
 
-__all__ = ["AS_INPUT", "AS_INPUT_NAMES", "FLOAT32", "FLOAT32_NAMES", "Widths"]
+__all__ = ["AS_INPUT", "AS_INPUT_NAMES", "FLOAT32", "FLOAT32_NAMES", "REDUCED", "REDUCED_NAMES", "Widths"]
 
 #: the operations CUDA autocast runs in float32 (see the module docstring), by name
 FLOAT32_NAMES = (
@@ -64,11 +66,23 @@ def _spellings(names) -> frozenset:
     return frozenset(found)
 
 
+#: the reductions AMP returns in float16/bfloat16 for a float16/bfloat16 input (they are
+#: on neither float32 list): ATen's CUDA kernels reduce in float32 and round the result
+#: once, so a narrow operand's float32 result (torch's, its sum in torch's order, as the
+#: elementwise operations' results are torch's) is rounded once.  Not listed: sum, cumsum,
+#: prod, logsumexp and the norms (float32, above); amax, median and the like (they select:
+#: exact); nanmean (ATen's nansum rounded, then divided and rounded again) and
+#: var_mean/std_mean (pairs): those three stay unrounded.
+REDUCED_NAMES = ("mean", "var", "std", "nansum")
+
+
 #: every spelling (torch.X, Tensor.X, F.X, torch.special.X) of :data:`FLOAT32_NAMES`; not
 #: the in-place forms, which autocast leaves alone (they keep their tensor's dtype)
 FLOAT32 = _spellings(FLOAT32_NAMES)
 #: every spelling of :data:`AS_INPUT_NAMES`
 AS_INPUT = _spellings(AS_INPUT_NAMES)
+#: every spelling of :data:`REDUCED_NAMES`
+REDUCED = _spellings(REDUCED_NAMES)
 
 _WIDE_DTYPES = (torch.float32, torch.float64)
 _CASTS = frozenset({torch.Tensor.to, torch.Tensor.type, torch._C.TensorBase.to, torch._C.TensorBase.type})
@@ -126,8 +140,9 @@ class Widths:
     def follow(self, func, args, kwargs, result, in_place: bool):
         """After ``func`` ran: ``(result, verdict)``: "narrow" where the result is float16
         in AMP (marked so: an elementwise result is rounded into the activations
-        format), "cast" where it is a float32 tensor cast into a narrow one's type
-        (``.type_as(h)``, ``.to(h)``: rounded whatever ``func``), else "wide".  A cast
+        format), "cast" where it is rounded whatever ``func``: a float32 tensor cast into
+        a narrow one's type (``.type_as(h)``, ``.to(h)``) or a reduction of
+        :data:`REDUCED` of narrow operands (float16 in AMP), else "wide".  A cast
         to float32 that returned its own tensor gives an alias of it (the narrow tensor
         stays narrow)."""
         casts = func in (torch.Tensor.float, torch.Tensor.double) or (
@@ -150,7 +165,9 @@ class Widths:
             narrow = bool(args) and self.is_narrow(args[0])
         else:
             narrow = bool(self.narrow) and self.promoted_narrow(args, kwargs)
+        if narrow and func in REDUCED and kwargs.get("dtype") in _WIDE_DTYPES:
+            return result, "wide"  # h.mean(dtype=torch.float32): float32 in AMP too
         if narrow:
             self.mark(result)
-            return result, "narrow"
+            return result, "cast" if func in REDUCED else "narrow"
         return result, "wide"

@@ -43,6 +43,9 @@ _PROBES = {
     "matrix_power": lambda t: torch.linalg.matrix_power(t(1, 1), 2),
     "cdist": lambda t: torch.cdist(t(1, 1), t(1, 1)),
     "vecdot": lambda t: torch.linalg.vecdot(t(1), t(1)),
+    "outer": lambda t: torch.outer(t(1), t(1)),  # (CUDA's list has addr, not outer or kron)
+    "kron": lambda t: torch.kron(t(1), t(1)),
+    "addr": lambda t: torch.addr(t(1, 1), t(1), t(1)),
     "einsum": lambda t: torch.einsum("ij,jk->ik", t(2, 2), t(2, 2)),  # (1x1 would take no product)
     "attention": lambda t: F.scaled_dot_product_attention(t(1, 1, 1), t(1, 1, 1), t(1, 1, 1)),
     **{f"conv{d}d": _conv(getattr(F, f"conv{d}d"), d) for d in (1, 2, 3)},

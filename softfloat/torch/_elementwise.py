@@ -15,7 +15,8 @@ y``) forms, ``out=`` -- and ``pow`` (``**``), ``sqrt``, ``rsqrt``, ``exp``, ``lo
 modules that call them (nn.LayerNorm, nn.BatchNorm*, nn.GELU, nn.Softmax, ...).  Other
 operations (reductions such as ``sum``/``mean``, ``neg``/``abs`` and data movement, which
 are exact, the rest of torch's functions) are not rounded.  Under an autocast recipe only
-those results AMP holds in float16/bfloat16 are rounded (``softfloat.torch._amp``).
+those results AMP holds in float16/bfloat16 are rounded, and so are the reductions AMP
+returns in float16 (``softfloat.torch._amp``: ``mean`` of an activation).
 
 An in-place operation (``x += y``, ``x.mul_(y)``, ``F.relu(x, inplace=True)``,
 ``out=``) has its tensor rounded in place.  Inside an optimizer's ``step()`` (global

@@ -33,7 +33,8 @@ def emulate(recipe, *, accumulator=None, elementwise=False, model=None, telemetr
     Inside the ``with`` block, ``F.linear`` (so every ``nn.Linear``), ``torch.matmul``
     and ``@``, ``mm``, ``bmm``, ``addmm``, ``baddbmm``, ``addmv``, ``addbmm`` (and in
     place: ``addmm_``, ``baddbmm_``, ``addmv_``, ``addbmm_``), ``mv``, ``dot``, ``vdot``,
-    ``inner``, ``linalg.vecdot``, ``tensordot``,
+    ``inner``, ``linalg.vecdot``, ``tensordot``, ``outer`` (``ger``), ``addr`` (``addr_``)
+    and ``kron`` (each output one product, k = 1; addr's input in the epilogue),
     ``linalg.multi_dot`` (and ``chain_matmul``) and ``matrix_power`` (in ATen's order), ``cdist`` (where ATen
     takes a product), ``einsum`` (several operands in torch's pairs),
     ``F.conv1d``/``2d``/``3d`` (unfold, then one product per group), ``F.conv_transpose1d``/``2d``/``3d`` (the convolution of the
@@ -126,10 +127,8 @@ def emulate(recipe, *, accumulator=None, elementwise=False, model=None, telemetr
       additions of col2im in a convolution's input gradient where windows overlap (torch's
       float32 additions of emulated values); ``einsum``'s one-operand equations and
       elementwise products (torch's, as ``torch.sum`` and ``a * b``), and "..." with
-      more than two operands (NotImplementedError naming the equation); ``outer``,
-      ``ger``, ``addr`` and ``kron``, whose every output is one product (torch's
-      multiplication, as ``a * b``); products inside ``torch.func`` transforms (``vmap``,
-      ``grad``: NotImplementedError).
+      more than two operands (NotImplementedError naming the equation); products inside
+      ``torch.func`` transforms (``vmap``, ``grad``: NotImplementedError).
 
     Parameters
     ----------
@@ -159,7 +158,8 @@ def emulate(recipe, *, accumulator=None, elementwise=False, model=None, telemetr
         layer_norm, group_norm, sum, ...); inputs, parameters, gradients and those
         results are float32 there and stay unrounded, so a residual stream from a
         float32 embedding stays float32 and ``torch.amp.GradScaler.scale``'s ``loss *
-        scale`` is float32's product; ``.float()`` gives float32,
+        scale`` is float32's product; the reductions AMP returns in float16 (``mean``,
+        ``var``, ``std``, ``nansum`` of activations) are rounded; ``.float()`` gives float32,
         ``.type_as(activation)`` rounds.  The lists: ``softfloat.torch._elementwise``,
         ``softfloat.torch._amp``.
     model : torch.nn.Module, optional

@@ -36,7 +36,9 @@ expands and stacks, whose gradients torch's autograd takes care of:
   ``conv_transpose1d``/``2d``/``3d``: :func:`softfloat.torch._conv.transposed` (a
   convolution of the zero-stuffed input); ``torch.convolution`` (and ``_convolution``)
   is either, by its ``transposed`` flag;
-- ``scaled_dot_product_attention``: :func:`softfloat.torch._attention.attention`.
+- ``scaled_dot_product_attention``: :func:`softfloat.torch._attention.attention`;
+- ``outer`` (``ger``), ``addr`` (``addr_``), ``kron``: products of one term
+  (:mod:`softfloat.torch._outer`, with addmm's epilogue for addr).
 
 Integer operands are passed to torch unchanged (integer products are exact; nothing to
 emulate); complex and sparse ones are a TypeError (torch.sparse's own products are
@@ -56,6 +58,7 @@ from ._attention import attention
 from ._autocast import lowered
 from ._conv import convolution, transposed
 from ._einsum import pairwise, plan, simplified
+from ._outer import addr, addr_shapes, in_place, kron, outer, scaled
 from ._products import batched, gemm, rows
 from ._tensors import check_dense, check_device
 
@@ -78,6 +81,8 @@ _SIGNATURES = {
     "vdot": ("input", "other"), "addmv": ("input", "mat", "vec"), "addbmm": ("input", "batch1", "batch2"),
     "addmv_": ("input", "mat", "vec"), "addbmm_": ("input", "batch1", "batch2"),
     "tensordot": ("a", "b", "dims"),
+    "outer": ("input", "vec2"), "kron": ("input", "other"),
+    "addr": ("input", "vec1", "vec2"), "addr_": ("input", "vec1", "vec2"),
     "multi_dot": ("tensors",), "chain_matmul": ("tensors",), "matrix_power": ("input", "n"), "cdist": ("x1", "x2", "p", "compute_mode"),
     "vecdot": ("x", "y"),
     "convolution": _GENERAL, "_convolution": _GENERAL + ("benchmark", "deterministic", "cudnn_enabled", "allow_tf32"),
@@ -87,7 +92,7 @@ _OPERANDS = {"attention": ("query", "key", "value"), "einsum": ("input", "other"
 #: handlers whose operands are a list (checked one by one)
 _LISTS = {"multi_dot": "tensors", "chain_matmul": "tensors"}
 #: the product name a call site is named after
-_SITE = {"rmatmul": "matmul", "addmm_": "addmm", "baddbmm_": "baddbmm", "addmv_": "addmv", "addbmm_": "addbmm"}
+_SITE = {"addr_": "addr", "rmatmul": "matmul", "addmm_": "addmm", "baddbmm_": "baddbmm", "addmv_": "addmv", "addbmm_": "addbmm"}
 
 
 def _bind(name: str, args, kwargs) -> dict:
@@ -149,47 +154,16 @@ def _matmul(run, a, b):
 
 
 
-def _scaled(run, b, first: str, second: str, round_again):
-    """addmm/baddbmm: beta * input + alpha * (first @ second)."""
-    beta, alpha = b.get("beta", 1), b.get("alpha", 1)
-    x, y, c = b[first], b[second], b["input"]
-    m, n = x.shape[-2], y.shape[-1]
-    shape = (*x.shape[:-2], m, n)
-    if beta == 1 and alpha == 1:
-        c = c.expand(shape)
-        return gemm(run, x, y, c) if x.dim() == 2 else batched(run, x, y, c)
-    product = gemm(run, x, y) if x.dim() == 2 else batched(run, x, y, None)
-    if beta == 0:
-        result = product if alpha == 1 else round_again(alpha * product)
-        return _Ignored.apply(result, c) if c.requires_grad else result
-    return round_again(beta * c + alpha * product)
-
-
-class _Ignored(torch.autograd.Function):
-    """``result`` unchanged, with ``ignored`` in the graph with a zero gradient: torch's
-    addmm/baddbmm with beta = 0 ignore ``input``'s values (even NaNs) and give it a
-    gradient of zeros."""
-
-    @staticmethod
-    def forward(ctx, result, ignored):  # noqa: D102 - torch's protocol
-        ctx.shape, ctx.dtype = ignored.shape, ignored.dtype
-        return result.view_as(result)
-
-    @staticmethod
-    def backward(ctx, grad):  # noqa: D102
-        return grad, grad.new_zeros(ctx.shape, dtype=ctx.dtype)
-
-
 HANDLERS = {
     "linear": lambda run, b, r: _linear(run, b),
     "matmul": lambda run, b, r: _matmul(run, b["input"], b["other"]),
     "rmatmul": lambda run, b, r: _matmul(run, b["other"], b["input"]),
     "mm": lambda run, b, r: gemm(run, b["input"], b["mat2"]),
     "bmm": lambda run, b, r: batched(run, b["input"], b["mat2"], None),
-    "addmm": lambda run, b, r: _scaled(run, b, "mat1", "mat2", r),
-    "baddbmm": lambda run, b, r: _scaled(run, b, "batch1", "batch2", r),
-    "addmm_": lambda run, b, r: _in_place(b, _scaled(run, b, "mat1", "mat2", r)),
-    "baddbmm_": lambda run, b, r: _in_place(b, _scaled(run, b, "batch1", "batch2", r)),
+    "addmm": lambda run, b, r: scaled(run, b, "mat1", "mat2", r),
+    "baddbmm": lambda run, b, r: scaled(run, b, "batch1", "batch2", r),
+    "addmm_": lambda run, b, r: in_place(b, scaled(run, b, "mat1", "mat2", r)),
+    "baddbmm_": lambda run, b, r: in_place(b, scaled(run, b, "batch1", "batch2", r)),
     "mv": lambda run, b, r: _matmul(run, b["input"], b["vec"]),
     "dot": lambda run, b, r: _matmul(run, b["input"], b["tensor"]),
     "inner": lambda run, b, r: _inner(run, b["input"], b["other"]),
@@ -199,8 +173,8 @@ HANDLERS = {
     "vdot": lambda run, b, r: _matmul(run, b["input"], b["other"]),
     "addmv": lambda run, b, r: _addmv(run, b, r),
     "addbmm": lambda run, b, r: _addbmm(run, b, r),
-    "addmv_": lambda run, b, r: _in_place(b, _addmv(run, b, r)),
-    "addbmm_": lambda run, b, r: _in_place(b, _addbmm(run, b, r)),
+    "addmv_": lambda run, b, r: in_place(b, _addmv(run, b, r)),
+    "addbmm_": lambda run, b, r: in_place(b, _addbmm(run, b, r)),
     "tensordot": lambda run, b, r: _tensordot(run, b["a"], b["b"], b.get("dims", 2)),
     "multi_dot": lambda run, b, r: _multi_dot(run, list(b["tensors"])),
     "chain_matmul": lambda run, b, r: _multi_dot(run, list(b["tensors"])),  # ATen: linalg_multi_dot
@@ -214,6 +188,11 @@ HANDLERS = {
     "_convolution": lambda run, b, r: (transposed if b["transposed"] else convolution)(run, b, b["weight"].dim() - 2),
     "conv_transpose1d": lambda run, b, r: transposed(run, b, 1),
     "conv_transpose2d": lambda run, b, r: transposed(run, b, 2),
+    # products of one term (softfloat.torch._outer)
+    "outer": lambda run, b, r: outer(run, b["input"], b["vec2"]),
+    "kron": lambda run, b, r: kron(run, b["input"], b["other"]),
+    "addr": lambda run, b, r: addr(run, b, r),
+    "addr_": lambda run, b, r: in_place(b, addr(run, b, r)),
 }
 #: shapes each handler takes; other shapes go to torch, which raises its own error
 _SHAPES = {
@@ -238,7 +217,11 @@ _SHAPES = {
     # one matrix: torch's copy (no product); other dimensions: torch's error
     "chain_matmul": lambda b: len(b["tensors"]) > 1 and all(t.dim() == 2 for t in b["tensors"]),
     "convolution": lambda b: _general(b), "_convolution": lambda b: _general(b),
+    "outer": lambda b: all(isinstance(b.get(k), torch.Tensor) and b[k].dim() == 1 for k in ("input", "vec2")),
+    "kron": lambda b: all(isinstance(b.get(k), torch.Tensor) for k in ("input", "other")),
+    "addr": lambda b: addr_shapes(b), "addr_": lambda b: addr_shapes(b, exact=True),
 }
+
 
 
 def _general(b) -> bool:
@@ -250,14 +233,14 @@ def _addmv(run, b, round_again):
     """addmv: addmm with ``vec`` as a column and ``input`` broadcast to one."""
     mat, vec = b["mat"], b["vec"]
     column = {**b, "input": b["input"].expand(mat.shape[0])[:, None], "mat1": mat, "mat2": vec[:, None]}
-    return _scaled(run, column, "mat1", "mat2", round_again)[:, 0]
+    return scaled(run, column, "mat1", "mat2", round_again)[:, 0]
 
 
 def _addbmm(run, b, round_again):
     """addbmm as ATen computes it: ``addmm_`` of each batch entry into the result in
     turn (beta on the first only), each rounded into the output.  The entries' products
     are one call (a stack: one per-tensor scale per operand over the batch), left in the
-    accumulator's fp32; each step then ends as :func:`_scaled` ends one addmm: with
+    accumulator's fp32; each step then ends as :func:`softfloat.torch._outer.scaled` ends one addmm: with
     beta == alpha == 1 the running result added in fp32 (the epilogue) and the sum
     rounded once, else the product rounded, scaled, added and rounded again."""
     x, y = b["batch1"], b["batch2"]
@@ -414,11 +397,6 @@ def _vecdot(run, x, y, dim):
     return batched(run, rows(x)[:, None, :], rows(y)[:, :, None]).reshape(x.shape[:-1])
 
 
-def _in_place(b, result):
-    """``self`` (``input``) overwritten with ``result``, recorded by autograd (copy_)."""
-    return b["input"].copy_(result.expand(b["input"].shape))
-
-
 def _inner(run, a, b):
     y = gemm(run, rows(a), rows(b).t())
     return y.reshape(a.shape[:-1] + b.shape[:-1])  # () for two vectors
@@ -497,6 +475,9 @@ FUNCTIONS = {
     torch.linalg.multi_dot: "multi_dot", torch.chain_matmul: "chain_matmul", torch.linalg.matrix_power: "matrix_power",
     torch.matrix_power: "matrix_power", torch.Tensor.matrix_power: "matrix_power",
     torch.cdist: "cdist", torch.linalg.vecdot: "vecdot",
+    torch.outer: "outer", torch.Tensor.outer: "outer", torch.ger: "outer", torch.Tensor.ger: "outer",
+    torch.kron: "kron", torch.Tensor.kron: "kron",
+    torch.addr: "addr", torch.Tensor.addr: "addr", torch.Tensor.addr_: "addr_",
 }
 
 def _attribute(root, dotted: str):
