@@ -117,17 +117,9 @@ def short_chain(spec, x, y, limit: int):
             or type(x) is not np.ndarray or x.dtype.kind not in "ui" or x.size == 0
             or x.size > limit or (y is not None and not is_narrow(fmt))):
         return None
-    table = _fastpaths.scalar_values(fmt, lambda p: decode_block(p, fmt, np.empty(p.size)))
-    if table is None:
+    terms = _chain_terms(fmt, (x,) if y is None else (x, y))
+    if terms is None:
         return None
-    terms = []
-    for patterns in ((x,) if y is None else (x, y)):
-        if y is not None and patterns.dtype.kind not in "ui":
-            return None
-        flat = patterns.reshape(-1).tolist()
-        if min(flat) < 0 or max(flat) >= len(table):
-            return None  # the general path says what is wrong
-        terms.append([table[p] for p in flat])
     terms = terms[0] if y is None else [u * v for u, v in zip(*terms)]  # exact: is_narrow(fmt)
     ks = np.arange(len(terms))
     if spec.order == "reverse":
@@ -149,6 +141,32 @@ def short_chain(spec, x, y, limit: int):
     if spec.swamped_only:
         return bits, np.int64(swamped)
     return bits, _scalar_flags(code, False, swamped)
+
+
+def _chain_terms(fmt: Format, operands):
+    """Each operand's values as a list of Python floats, or None (switched off, a pattern
+    out of range: the general path says what is wrong).  A format of at most 16 bits by
+    its table of every value; fp32 (wider formats with a numpy dtype of their own) by
+    numpy's widening of its patterns' own dtype into float64 -- exact, NaNs and
+    infinities included, which the chain declines."""
+    native = fmt.native_dtype
+    if fmt.bits > 16 and native is not None and _fastpaths.ENABLED:
+        if not all(type(p) is np.ndarray and p.dtype == fmt.storage_dtype for p in operands):
+            return None
+        with np.errstate(invalid="ignore"):  # (a signalling NaN's widening)
+            return [p.reshape(-1).view(native).astype(np.float64).tolist() for p in operands]
+    table = _fastpaths.scalar_values(fmt, lambda p: decode_block(p, fmt, np.empty(p.size)))
+    if table is None:
+        return None
+    terms = []
+    for patterns in operands:
+        if len(operands) > 1 and patterns.dtype.kind not in "ui":
+            return None
+        flat = patterns.reshape(-1).tolist()
+        if min(flat) < 0 or max(flat) >= len(table):
+            return None  # the general path says what is wrong
+        terms.append([table[p] for p in flat])
+    return terms
 
 
 def _scalar_flags(code: int, inexact: bool, swamped) -> AccumulationFlags:
