@@ -382,7 +382,7 @@ def _terms(spec, found: _Plan, x, y, outer=False):
     if y is None:
         return (x.view(dtype) if found.raw else _values(x, fmt, dtype)), False
     wide = rounded_products_dtype(fmt, dtype) if found.by_data else dtype  # exact products
-    if found.by_data and dtype == np.float32 and 2 * fmt.precision <= 24 and _FP32.holds(fmt):
+    if outer and found.by_data and dtype == np.float32 and 2 * fmt.precision <= 24 and _FP32.holds(fmt):
         X, Y = _values(x, fmt, dtype), _values(y, fmt, dtype)
         if _normal_products(X, Y):  # every product exact in float32 (bf16's, on most data)
             return (np.multiply(X[:, :, None], Y[:, None, :]) if outer else np.multiply(X, Y)), False
@@ -393,7 +393,7 @@ def _terms(spec, found: _Plan, x, y, outer=False):
     if not found.by_data:
         return t, False  # exact: the formats fit
     narrow = t.astype(dtype)
-    if np.array_equal(narrow, t):  # (a NaN product is unequal)
+    if not np.count_nonzero(narrow != t):  # (a NaN product is unequal)
         return narrow, False
     return t, True
 
@@ -422,4 +422,7 @@ def _values(patterns, fmt: Format, dtype):
     widening cast where fmt is a numpy float, else the codec's decoder."""
     if fmt.native_dtype is not None:
         return patterns.view(fmt.native_dtype).astype(dtype)
+    table = _fastpaths.decode_table(fmt, dtype, lambda p, out: decode_block(p, fmt, out))
+    if table is not None:  # (at most 16 bits: one lookup; the patterns are checked, _operand)
+        return table.take(patterns)
     return _decode(patterns, fmt, dtype=dtype)
