@@ -327,11 +327,14 @@ def scalar_values(fmt: Format, build, *, finite=False):
     the scalar rounding gives) instead of None."""
     if not ENABLED:
         return None
-    if fmt.bits > 16:
-        return _scalar.FiniteValues(fmt) if finite else None
+    if fmt.bits > 16 and not finite:
+        return None
     found = _VALUES.get(id(fmt))  # (a Format's hash reads all its fields: keyed by id)
     if found is None or found[0] is not fmt:
-        found = _VALUES[id(fmt)] = (fmt, build(np.arange(1 << fmt.bits, dtype=fmt.storage_dtype)).tolist())
+        if fmt.bits > 16:  # (made once too: it reads the format's fields)
+            found = _VALUES[id(fmt)] = (fmt, _scalar.FiniteValues(fmt))
+        else:
+            found = _VALUES[id(fmt)] = (fmt, build(np.arange(1 << fmt.bits, dtype=fmt.storage_dtype)).tolist())
     return found[1]
 
 

@@ -121,11 +121,12 @@ def short_chain(spec, x, y, limit: int):
     if terms is None:
         return None
     terms = terms[0] if y is None else [u * v for u, v in zip(*terms)]  # exact: is_narrow(fmt)
-    ks = np.arange(len(terms))
     if spec.order == "reverse":
-        terms, ks = terms[::-1], ks[::-1]
+        terms = terms[::-1]
     rands = final = None
-    if spec.key is not None:
+    if spec.key is not None:  # (each step's draw by its term's index k)
+        ks = np.arange(len(terms))
+        ks = ks[::-1] if spec.order == "reverse" else ks
         rands = _draws.draws(spec.key, _draws.ADD, ks, 0, 1).reshape(-1).tolist()
         final = int(_draws.draws(spec.key, _draws.FINAL, 0, 0, 1)[0])
 
