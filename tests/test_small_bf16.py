@@ -41,7 +41,8 @@ def _chunks():
 @pytest.fixture
 def spy(monkeypatch):
     """Counts the calls the shortcuts answered."""
-    return spy_on(monkeypatch, "bfloat16_arithmetic", "bfloat16_nearest_even")  # (round to nearest even: the float32 lane first)
+    # (in round to nearest even the float32 lane is tried first)
+    return spy_on(monkeypatch, "bfloat16_arithmetic", "bfloat16_arithmetic_nearest_even")
 
 
 def _check(call):
@@ -145,15 +146,15 @@ def test_off_switch(spy, monkeypatch):
 # ---- round to nearest even by numpy's float32 arithmetic and one rounding (_bfloat16.nearest_even) ----
 @pytest.fixture
 def ne_spy(monkeypatch):
-    """The answers of softfloat._fastpaths.bfloat16_nearest_even (None: declined)."""
+    """The answers of softfloat._fastpaths.bfloat16_arithmetic_nearest_even (None: declined)."""
     answers = []
-    real = _fastpaths.bfloat16_nearest_even
+    real = _fastpaths.bfloat16_arithmetic_nearest_even
 
     def wrapper(*args):
         found = real(*args)
         answers.append(found is not None)
         return found
-    monkeypatch.setattr(_fastpaths, "bfloat16_nearest_even", wrapper)
+    monkeypatch.setattr(_fastpaths, "bfloat16_arithmetic_nearest_even", wrapper)
     return answers
 
 

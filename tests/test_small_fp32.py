@@ -67,7 +67,8 @@ def _check(call):
 @pytest.fixture
 def spy(monkeypatch):
     """Counts the calls the shortcuts answered."""
-    return spy_on(monkeypatch, "float32_arithmetic", "float32_nearest_even")  # (round to nearest even: the float32 lane first)
+    # (in round to nearest even the float32 lane is tried first)
+    return spy_on(monkeypatch, "float32_arithmetic", "float32_arithmetic_nearest_even")
 
 
 @pytest.mark.parametrize("rounding", DETERMINISTIC)
@@ -244,8 +245,8 @@ def test_against_mpfr(a, b, name, rounding, tininess):
 
 @pytest.fixture
 def ne_spy(monkeypatch):
-    """The sizes of the answers of softfloat._fastpaths.float32_nearest_even."""
-    return spy_on(monkeypatch, "float32_nearest_even")
+    """The sizes of the answers of softfloat._fastpaths.float32_arithmetic_nearest_even."""
+    return spy_on(monkeypatch, "float32_arithmetic_nearest_even")
 
 
 @pytest.mark.parametrize("name", sorted(OPS) + ["sqrt"])

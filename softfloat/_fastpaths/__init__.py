@@ -37,10 +37,11 @@ condition it is exact under (``applies``, checked once per plan):
   deterministic mode (:func:`bfloat16_arithmetic`): the exact result, or a rounding of
   it that decides the same bits and flags, in float64, for the codec's encoder -- or,
   in round to nearest even with every result in bf16's normal range, numpy's float32
-  arithmetic and its own rounding (:func:`bfloat16_nearest_even`);
+  arithmetic and its own rounding (:func:`bfloat16_arithmetic_nearest_even`);
 * :mod:`._float32` -- fp32 arithmetic on small arrays likewise (:func:`float32_arithmetic`),
   and in round to nearest even numpy's own float32 arithmetic with the inexact mask
-  from exact float64 checks (:func:`float32_nearest_even`);
+  from exact float64 checks (:func:`float32_arithmetic_nearest_even`); and float64 values
+  (libm's) rounded into fp32 by numpy's cast where all are normal (:func:`float32_nearest_even`);
 * :mod:`._float16` -- fp16 arithmetic on small arrays (:func:`float16_arithmetic`) and
   float64 blocks of up to ``SHORT_CAST`` elements into fp16 (:func:`encode_block`),
   round to nearest even: numpy's float16 cast, the flags from its result;
@@ -91,8 +92,8 @@ __all__ = ["ENABLED", "BLOCK_FACTOR", "TABLE_INDEX_MAX_BITS", "quantize_block", 
            "SCALAR_INEXACT", "SCALAR_UNDERFLOW", "scalar_float", "scalar_ratio", "scalar_sqrt", "scalar_values",
            "running_products", "scalar_sums",
            "float16_arithmetic", "float16_block", "float16_block_applies", "bfloat16_arithmetic", "float32_arithmetic",
-           "float32_nearest_even", "nearest_even_sum",
-           "bfloat16_nearest_even", "value_grid_plan", "value_grid_normal", "value_grid_round"]
+           "float32_nearest_even", "float32_arithmetic_nearest_even", "nearest_even_sum",
+           "bfloat16_arithmetic_nearest_even", "value_grid_plan", "value_grid_normal", "value_grid_round"]
 
 #: False sends every block down the general path (tests compare the two)
 ENABLED = True
@@ -392,7 +393,7 @@ def float32_arithmetic(ufunc, patterns, fmt: Format, attrs):
     return _float32.exact_values(ufunc, patterns, attrs)
 
 
-def float32_nearest_even(ufunc, patterns, fmt: Format, attrs, want: bool):
+def float32_arithmetic_nearest_even(ufunc, patterns, fmt: Format, attrs, want: bool):
     """fp32 ``ufunc`` (np.add, np.subtract, np.multiply, np.divide, np.sqrt) of uint32
     pattern arrays by numpy's own float32 arithmetic: ``(bits, inexact)`` (the inexact
     mask, the only flag it raises, with ``want``; else None), or None (declined, or
@@ -404,7 +405,7 @@ def float32_nearest_even(ufunc, patterns, fmt: Format, attrs, want: bool):
     return _float32.nearest_even(ufunc, patterns, want)
 
 
-def bfloat16_nearest_even(ufunc, patterns, fmt: Format, attrs, want: bool):
+def bfloat16_arithmetic_nearest_even(ufunc, patterns, fmt: Format, attrs, want: bool):
     """bf16 ``ufunc`` (np.add, np.subtract, np.multiply, np.divide, np.sqrt) of uint16
     pattern arrays from numpy's float32 arithmetic, rounded to nearest even: ``(bits,
     inexact)`` (the inexact mask with ``want``, else None), or None (declined, or switched
@@ -414,6 +415,14 @@ def bfloat16_nearest_even(ufunc, patterns, fmt: Format, attrs, want: bool):
     if not ENABLED or not _nearest_even_applies(fmt, bf16, attrs):
         return None
     return _bfloat16.nearest_even(ufunc, patterns, want)
+
+
+def float32_nearest_even(values):
+    """``(bits, inexact)`` of float64 ``values`` (libm's, softfloat._array_libm) rounded
+    to nearest even into fp32 where every one lies in fp32's normal range or is zero
+    (:func:`._float32.rounded_values`, with its proof), or None (declined, or switched
+    off): the codec's rounding then takes them."""
+    return _float32.rounded_values(values) if ENABLED else None
 
 
 def _nearest_even_applies(fmt: Format, target: Format, attrs) -> bool:

@@ -297,16 +297,17 @@ def _small_fp16(ufunc, fmt, operands, attrs, want):
 
 def _small_bf16(ufunc, fmt, operands, attrs, want):
     """apply() for uint16 array operands of at most SMALL_FP16 elements (broadcast): in
-    round to nearest even by softfloat._fastpaths.bfloat16_nearest_even (numpy's float32
-    arithmetic, its proof there) where it takes them, else by bfloat16_arithmetic's float
-    values (their proof there) and the codec's encoder -- or None."""
+    round to nearest even by softfloat._fastpaths.bfloat16_arithmetic_nearest_even
+    (numpy's float32 arithmetic, its proof there) where it takes them, else by
+    bfloat16_arithmetic's float values (their proof there) and the codec's encoder -- or
+    None."""
     found = _pattern_arrays(operands, _UINT16)
     if found is None:
         return None
     arrays, shape = found
     if math.prod(shape) > SMALL_FP16:
         return None
-    lean = _fastpaths.bfloat16_nearest_even(ufunc, arrays, fmt, attrs, want)
+    lean = _fastpaths.bfloat16_arithmetic_nearest_even(ufunc, arrays, fmt, attrs, want)
     if lean is not None:
         return _only_inexact(*lean, want)
     values = _fastpaths.bfloat16_arithmetic(ufunc, arrays, fmt, attrs, not want)
@@ -320,14 +321,14 @@ def _small_bf16(ufunc, fmt, operands, attrs, want):
 
 def _small_fp32(ufunc, fmt, operands, attrs, want):
     """apply() for uint32 array operands of at most SMALL_FP32 elements (broadcast): in
-    round to nearest even by softfloat._fastpaths.float32_nearest_even (numpy's own
-    float32 arithmetic, its proof there) where it takes them, else by
+    round to nearest even by softfloat._fastpaths.float32_arithmetic_nearest_even
+    (numpy's own float32 arithmetic, its proof there) where it takes them, else by
     float32_arithmetic's float64 values (its proof there) and the codec's encoder -- or
     None."""
     found = _pattern_arrays(operands, _UINT32)
     if found is None or math.prod(found[1]) > SMALL_FP32:
         return None
-    lean = _fastpaths.float32_nearest_even(ufunc, found[0], fmt, attrs, want)
+    lean = _fastpaths.float32_arithmetic_nearest_even(ufunc, found[0], fmt, attrs, want)
     if lean is not None:
         return _only_inexact(*lean, want)
     values = _fastpaths.float32_arithmetic(ufunc, found[0], fmt, attrs)
