@@ -75,7 +75,7 @@ def _inputs(n, seed, dtype=np.float16):
     return x.reshape(()) if n == 0 else x
 
 
-SIZES = (("0-d", 0), ("1 elem", 1), ("1000", 1000))
+SIZES = (("0-d", 0), ("1 elem", 1), ("8", 8), ("1000", 1000))
 
 
 def _row(name, cells):
@@ -153,8 +153,9 @@ def _sum(method):
     return method
 
 
-#: the Array formats timed, each beside numpy's own type
-ARRAY_FORMATS = {"fp16": np.float16, "fp32": np.float32}
+#: the Array formats timed, each beside numpy's own type (bf16 beside float32, the type its
+#: lean lanes compute in; ml_dtypes' bfloat16 is in the matrices' table)
+ARRAY_FORMATS = {"fp16": np.float16, "bf16": np.float32, "fp32": np.float32}
 
 
 def array_level(repeat, fmt="fp16"):

@@ -54,19 +54,21 @@ def assert_call_like_general(call, **context):
     assert flag_counts(fast_ctx) == flag_counts(slow_ctx)
 
 
-def spy_on(monkeypatch, name: str) -> list:
-    """The sizes of the answers ``softfloat._fastpaths.<name>`` gave (an array, or a tuple
-    whose first item is one; a declined call, None, adds nothing) from now on in the test: a shortcut's tests check it ran."""
+def spy_on(monkeypatch, *names: str) -> list:
+    """The sizes of the answers the functions ``softfloat._fastpaths.<name>`` gave (an
+    array, or a tuple whose first item is one; a declined call, None, adds nothing) from
+    now on in the test, all in one list: a shortcut's tests check it ran."""
     taken = []
-    real = getattr(_fastpaths, name)
+    for name in names:
+        real = getattr(_fastpaths, name)
 
-    def wrapper(*args):
-        found = real(*args)
-        if found is not None:
-            taken.append(np.size(found[0] if isinstance(found, tuple) else found))
-        return found
+        def wrapper(*args, real=real):
+            found = real(*args)
+            if found is not None:
+                taken.append(np.size(found[0] if isinstance(found, tuple) else found))
+            return found
 
-    monkeypatch.setattr(_fastpaths, name, wrapper)
+        monkeypatch.setattr(_fastpaths, name, wrapper)
     return taken
 
 

@@ -37,10 +37,12 @@ def _chunks():
     return [FINITE[i:i + CHUNK] for i in range(0, FINITE.size, CHUNK)]
 
 
+
 @pytest.fixture
 def spy(monkeypatch):
-    """Counts the calls the shortcut answered."""
-    return spy_on(monkeypatch, "bfloat16_arithmetic")
+    """Counts the calls the shortcuts answered."""
+    # (in round to nearest even the float32 lane is tried first)
+    return spy_on(monkeypatch, "bfloat16_arithmetic", "bfloat16_arithmetic_nearest_even")
 
 
 def _check(call):
@@ -141,18 +143,18 @@ def test_off_switch(spy, monkeypatch):
     assert not spy
 
 
-# ---- round to nearest even by the shortcut's own rounding (_bfloat16.nearest_even) ------
+# ---- round to nearest even by numpy's float32 arithmetic and one rounding (_bfloat16.nearest_even) ----
 @pytest.fixture
 def ne_spy(monkeypatch):
-    """The answers of softfloat._fastpaths.bfloat16_nearest_even (None: declined)."""
+    """The answers of softfloat._fastpaths.bfloat16_arithmetic_nearest_even (None: declined)."""
     answers = []
-    real = _fastpaths.bfloat16_nearest_even
+    real = _fastpaths.bfloat16_arithmetic_nearest_even
 
-    def wrapper(values):
-        found = real(values)
+    def wrapper(*args):
+        found = real(*args)
         answers.append(found is not None)
         return found
-    monkeypatch.setattr(_fastpaths, "bfloat16_nearest_even", wrapper)
+    monkeypatch.setattr(_fastpaths, "bfloat16_arithmetic_nearest_even", wrapper)
     return answers
 
 
@@ -194,3 +196,35 @@ def test_nearest_even_edges_equal_the_general_path(ne_spy, rounding):
             _check(lambda: fn(x, y, "bf16", return_flags=want_flags))
             _check(lambda: fn(x[:1].reshape(()), y[:1].reshape(()), "bf16", return_flags=want_flags))
     assert True in ne_spy and False in ne_spy
+
+
+@pytest.mark.parametrize("op", sorted(OPS) + ["sqrt"])
+def test_nearest_even_lane_against_mpfr(ne_spy, op):
+    """The float32 lane (numpy's float32 arithmetic rounded once more) against MPFR at
+    bf16's 8 bits: operands over the exponents where results stay normal, many with few
+    significant bits (exact results, ties, quotients next to midpoints); bits and inexact."""
+    import gmpy2
+    rng = np.random.default_rng(7 + len(op))
+    n = 4096
+    mantissa = rng.integers(0, 128, (2, n)) & ~((1 << rng.integers(0, 8, (2, n))) - 1)
+    exponent = rng.integers(127 - 50, 127 + 50, (2, n))
+    if op in ("add", "sub"):  # partners close in exponent, and some 16 to 30 binades apart
+        exponent[1] = exponent[0] - rng.choice([0, 1, 2, 7, 8, 9, 16, 17, 24, 30], n)
+    sign = rng.integers(0, 2, (2, n)) << 15
+    a, b = ((exponent << 7) | mantissa | sign).astype(np.uint16)
+    swap = rng.random(n) < 0.5  # (the larger operand on either side)
+    a, b = np.where(swap, b, a), np.where(swap, a, b)
+    if op == "sqrt":
+        a &= 0x7FFF
+    call = sf.sqrt if op == "sqrt" else OPS[op]
+    args = (a,) if op == "sqrt" else (a, b)
+    bits, flags = call(*args, "bf16", return_flags=True)
+    assert ne_spy == [True]
+    ctx = gmpy2.context(precision=8, emin=-132, emax=128, subnormalize=True, round=gmpy2.RoundToNearest)
+    mpfr_op = getattr(ctx, op)  # (the context's own add, sub, mul, div, sqrt: rounded in it)
+    values = [sf.decode(p, "bf16").tolist() for p in args]
+    got = sf.decode(bits, "bf16").tolist()
+    for i in range(n):
+        ctx.clear_flags()
+        r = mpfr_op(*(gmpy2.mpfr(v[i], 53) for v in values))
+        assert (got[i], bool(flags.inexact[i])) == (float(r), ctx.inexact), (op, [hex(int(p[i])) for p in args])

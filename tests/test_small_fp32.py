@@ -63,10 +63,12 @@ def _check(call):
     assert_same(call(), general(call))
 
 
+
 @pytest.fixture
 def spy(monkeypatch):
-    """Counts the calls the shortcut answered."""
-    return spy_on(monkeypatch, "float32_arithmetic")
+    """Counts the calls the shortcuts answered."""
+    # (in round to nearest even the float32 lane is tried first)
+    return spy_on(monkeypatch, "float32_arithmetic", "float32_arithmetic_nearest_even")
 
 
 @pytest.mark.parametrize("rounding", DETERMINISTIC)
@@ -109,7 +111,8 @@ def test_infinities_and_nans_decline(special, spy):
 
 def test_declines_zero_divisors_negative_radicands_stochastic_daz_and_large(spy):
     a = np.arange(0x3F800000, 0x3F800000 + 8, dtype=np.uint32)
-    sf.div(a, np.zeros(8, np.uint32), "fp32")
+    sf.div(a, np.zeros(8, np.uint32), "fp32", return_flags=True)
+    sf.div(a, np.zeros(8, np.uint32), "fp32", "toward_zero")
     sf.sqrt(a | np.uint32(0x80000000), "fp32")
     sf.add(a, a, "fp32", "stochastic", rng=0)
     sf.add(a, a, "fp32", denormals_are_zero=True)
@@ -118,6 +121,13 @@ def test_declines_zero_divisors_negative_radicands_stochastic_daz_and_large(spy)
     assert not spy
     sf.div(a, a, "fp32")
     sf.sqrt(a, "fp32")
+    assert len(spy) == 2
+    # without flags in round to nearest even numpy's float32 quotient of a zero divisor is
+    # the result (an infinity), taken by the float32 lane
+    del spy[:]
+    zero = np.zeros(8, np.uint32)
+    _check(lambda: sf.div(a, zero, "fp32"))
+    _check(lambda: sf.div(a, zero ^ np.uint32(0x80000000), "fp32"))
     assert len(spy) == 2
 
 
@@ -235,8 +245,8 @@ def test_against_mpfr(a, b, name, rounding, tininess):
 
 @pytest.fixture
 def ne_spy(monkeypatch):
-    """The sizes of the answers of softfloat._fastpaths.float32_nearest_even."""
-    return spy_on(monkeypatch, "float32_nearest_even")
+    """The sizes of the answers of softfloat._fastpaths.float32_arithmetic_nearest_even."""
+    return spy_on(monkeypatch, "float32_arithmetic_nearest_even")
 
 
 @pytest.mark.parametrize("name", sorted(OPS) + ["sqrt"])

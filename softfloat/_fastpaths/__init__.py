@@ -36,8 +36,12 @@ condition it is exact under (``applies``, checked once per plan):
 * :mod:`._bfloat16` -- bf16 add, sub, mul, div and sqrt on small arrays in every
   deterministic mode (:func:`bfloat16_arithmetic`): the exact result, or a rounding of
   it that decides the same bits and flags, in float64, for the codec's encoder -- or,
-  in round to nearest even with every value in bf16's normal range, for its own
-  rounding (:func:`bfloat16_nearest_even`);
+  in round to nearest even with every result in bf16's normal range, numpy's float32
+  arithmetic and its own rounding (:func:`bfloat16_arithmetic_nearest_even`);
+* :mod:`._float32` -- fp32 arithmetic on small arrays likewise (:func:`float32_arithmetic`),
+  and in round to nearest even numpy's own float32 arithmetic with the inexact mask
+  from exact float64 checks (:func:`float32_arithmetic_nearest_even`); and float64 values
+  (libm's) rounded into fp32 by numpy's cast where all are normal (:func:`float32_nearest_even`);
 * :mod:`._float16` -- fp16 arithmetic on small arrays (:func:`float16_arithmetic`) and
   float64 blocks of up to ``SHORT_CAST`` elements into fp16 (:func:`encode_block`),
   round to nearest even: numpy's float16 cast, the flags from its result;
@@ -77,7 +81,7 @@ import numpy as np
 from .. import _scratch
 from .._flagmasks import FlagMasks
 from .._workspace import BLOCK_SIZE
-from ..formats import Format, fp16, fp32
+from ..formats import Format, bf16, fp16, fp32
 from ..rounding import Rounding
 from . import _bfloat16, _chain, _decoding, _float16, _float32, _native16, _odd32, _plan, _scalar, _table, _truncate, _value_grid
 from ._table import TABLE_INDEX_MAX_BITS
@@ -88,8 +92,8 @@ __all__ = ["ENABLED", "BLOCK_FACTOR", "TABLE_INDEX_MAX_BITS", "quantize_block", 
            "SCALAR_INEXACT", "SCALAR_UNDERFLOW", "scalar_float", "scalar_ratio", "scalar_sqrt", "scalar_values",
            "running_products", "scalar_sums",
            "float16_arithmetic", "float16_block", "float16_block_applies", "bfloat16_arithmetic", "float32_arithmetic",
-           "float32_nearest_even", "nearest_even_sum",
-           "bfloat16_nearest_even", "value_grid_plan", "value_grid_normal", "value_grid_round"]
+           "float32_nearest_even", "float32_arithmetic_nearest_even", "nearest_even_sum",
+           "bfloat16_arithmetic_nearest_even", "value_grid_plan", "value_grid_normal", "value_grid_round"]
 
 #: False sends every block down the general path (tests compare the two)
 ENABLED = True
@@ -324,11 +328,14 @@ def scalar_values(fmt: Format, build, *, finite=False):
     the scalar rounding gives) instead of None."""
     if not ENABLED:
         return None
-    if fmt.bits > 16:
-        return _scalar.FiniteValues(fmt) if finite else None
+    if fmt.bits > 16 and not finite:
+        return None
     found = _VALUES.get(id(fmt))  # (a Format's hash reads all its fields: keyed by id)
     if found is None or found[0] is not fmt:
-        found = _VALUES[id(fmt)] = (fmt, build(np.arange(1 << fmt.bits, dtype=fmt.storage_dtype)).tolist())
+        if fmt.bits > 16:  # (made once too: it reads the format's fields)
+            found = _VALUES[id(fmt)] = (fmt, _scalar.FiniteValues(fmt))
+        else:
+            found = _VALUES[id(fmt)] = (fmt, build(np.arange(1 << fmt.bits, dtype=fmt.storage_dtype)).tolist())
     return found[1]
 
 
@@ -386,22 +393,44 @@ def float32_arithmetic(ufunc, patterns, fmt: Format, attrs):
     return _float32.exact_values(ufunc, patterns, attrs)
 
 
-def float32_nearest_even(values):
-    """``(bits, inexact)`` of float64 ``values`` (from :func:`float32_arithmetic`) rounded
-    to nearest even into fp32 where every one lies in fp32's normal range or is zero
-    (:func:`._float32.nearest_even`, with its proof), or None (declined, or switched off):
-    the codec's rounding then takes them."""
-    return _float32.nearest_even(values) if ENABLED else None
-
-
-def bfloat16_nearest_even(values):
-    """``(bits, inexact)`` of float64 ``values`` (from :func:`bfloat16_arithmetic`) rounded
-    to nearest even into bf16 where every one lies in bf16's normal range
-    (:func:`._bfloat16.nearest_even`, with its proof), or None (declined, or switched
-    off): the codec's rounding then takes them."""
-    if not ENABLED or values.dtype != np.float64:
+def float32_arithmetic_nearest_even(ufunc, patterns, fmt: Format, attrs, want: bool):
+    """fp32 ``ufunc`` (np.add, np.subtract, np.multiply, np.divide, np.sqrt) of uint32
+    pattern arrays by numpy's own float32 arithmetic: ``(bits, inexact)`` (the inexact
+    mask, the only flag it raises, with ``want``; else None), or None (declined, or
+    switched off): fp32 in round to nearest even with gradual underflow and without
+    saturation (:func:`._float32.nearest_even`, its conditions and proof).  DAZ is the
+    caller's to exclude."""
+    if not ENABLED or not _nearest_even_applies(fmt, fp32, attrs):
         return None
-    return _bfloat16.nearest_even(values)
+    return _float32.nearest_even(ufunc, patterns, want)
+
+
+def bfloat16_arithmetic_nearest_even(ufunc, patterns, fmt: Format, attrs, want: bool):
+    """bf16 ``ufunc`` (np.add, np.subtract, np.multiply, np.divide, np.sqrt) of uint16
+    pattern arrays from numpy's float32 arithmetic, rounded to nearest even: ``(bits,
+    inexact)`` (the inexact mask with ``want``, else None), or None (declined, or switched
+    off): bf16 in round to nearest even, every result a bf16 normal or zero
+    (:func:`._bfloat16.nearest_even`, its conditions and proof).  DAZ is the caller's to
+    exclude."""
+    if not ENABLED or not _nearest_even_applies(fmt, bf16, attrs):
+        return None
+    return _bfloat16.nearest_even(ufunc, patterns, want)
+
+
+def float32_nearest_even(values):
+    """``(bits, inexact)`` of float64 ``values`` (libm's, softfloat._array_libm) rounded
+    to nearest even into fp32 where every one lies in fp32's normal range or is zero
+    (:func:`._float32.rounded_values`, with its proof), or None (declined, or switched
+    off): the codec's rounding then takes them."""
+    return _float32.rounded_values(values) if ENABLED else None
+
+
+def _nearest_even_applies(fmt: Format, target: Format, attrs) -> bool:
+    """``fmt`` is ``target``, rounded to nearest even with gradual underflow, without
+    saturation (results in the normal range make tininess and flushing moot, but the
+    fp32 lane without flags takes every result)."""
+    return ((fmt is target or fmt == target) and attrs.rounding is Rounding.NEAREST_EVEN and attrs.subnormals
+            and not attrs.saturate)
 
 
 def value_grid_plan(fmt: Format, dtype, attrs):

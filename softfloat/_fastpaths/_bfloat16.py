@@ -42,8 +42,9 @@ Why the bits and flags are the general path's
 On request the values come back as float32 where float32 holds every one of them
 exactly (without flags the codec's float32 -> bf16 kernel is the faster one).
 
-In round to nearest even (the default) the caller may round the float64 values itself by
-:func:`nearest_even` (its proof beside it) where every one lies in bf16's normal range.
+In round to nearest even (the default) the caller takes numpy's float32 arithmetic first,
+rounded by :func:`nearest_even` (its proof beside it) where every result lies in bf16's
+normal range.
 
 tests/test_small_bf16.py compares it with the general path (switch off).
 """
@@ -55,7 +56,7 @@ import numpy as np
 from ..formats import bf16
 from ..rounding import Rounding
 
-__all__ = ["applies", "exact_values", "float64_result", "in_range", "nearest_even", "sum_to_odd"]
+__all__ = ["all_finite", "applies", "exact_values", "float64_result", "nearest_even", "sum_to_odd"]
 
 _FLOAT32_TOP = np.uint32(16)
 
@@ -99,14 +100,14 @@ def float64_result(ufunc, widen, patterns, attrs):
             if ufunc is np.subtract:
                 y = -y
             s = x + y
-            return sum_to_odd(x, y, attrs, s) if _finite(s) else None
+            return sum_to_odd(x, y, attrs, s) if all_finite(s) else None
         r = np.asarray(ufunc(*values))
         if ufunc is np.divide:
-            return r if _finite(r + (values[1] - values[1])) else None
-        return r if _finite(r) else None
+            return r if all_finite(r + (values[1] - values[1])) else None
+        return r if all_finite(r) else None
 
 
-def _finite(r) -> bool:
+def all_finite(r) -> bool:
     """Whether the non-empty float64 array ``r`` holds no infinity and no NaN: ``r - r``
     is 0 there and NaN elsewhere, and a dot product propagates the NaN."""
     if not r.size:
@@ -154,53 +155,87 @@ def sum_to_odd(x, y, attrs, s=None):
     return s
 
 
-def in_range(r, low: float, high: float) -> bool:
-    """Whether every value of the non-empty float64 array ``r`` is zero or of magnitude
-    in ``[low, high)`` (a NaN is not): the elements below ``high`` are all of them, and
-    those below ``low`` are the zeros -- three counts, no reduction ufunc (about 1 us
-    less on a few elements)."""
-    if r.size == 0:
-        return False
-    a = np.abs(r)
-    n = np.count_nonzero(a < high)
-    return n == r.size and np.count_nonzero(a < low) == n - np.count_nonzero(a)
-
-
-_CUT = np.uint64(45)  # float64's 52 fraction bits less bf16's 7
-_LOW = np.uint64((1 << 45) - 1)
-_KEPT = np.uint64(((1 << 64) - 1) ^ ((1 << 45) - 1))
-_HALF_LESS_ONE = np.uint64((1 << 44) - 1)
-_ONE = np.uint64(1)
+_MAGNITUDE = np.uint32(0x7FFFFFFF)
+#: float32 patterns of magnitude in [2**-126, (2 - 2**-8) * 2**127) (the smallest normal up
+#: to bf16's overflow threshold): ``m - _LOWEST < _SPAN`` as uint32 (below wraps around)
+_LOWEST, _SPAN = np.uint32(0x00800000), np.uint32(0x7F7F8000 - 0x00800000)
+_HALF_LESS_ONE = np.uint32(0x7FFF)
+_ONE = np.uint32(1)
 _BF16_TOP = np.uint32(16)
-#: the magnitudes this rounding takes: [smallest normal, overflow threshold)
-_MIN_NORMAL, _THRESHOLD = 2.0 ** -126, (2 - 2.0 ** -8) * 2.0 ** 127
 
 
-def nearest_even(r):
-    """``(bits, inexact)``: the float64 array ``r`` rounded to nearest even into bf16 (uint16
-    patterns) and the inexact mask, or None (declined: a non-zero |r| outside
-    ``[2**-126, (2 - 2**-8) * 2**127)``, i.e. below the smallest normal or rounding to
-    overflow; a NaN or infinity is outside too).
+def nearest_even(ufunc, patterns, want: bool):
+    """``(bits, inexact)``: bf16 ``ufunc`` (np.add, np.subtract, np.multiply, np.divide,
+    np.sqrt) of uint16 pattern arrays, rounded to nearest even from numpy's float32
+    arithmetic, the inexact mask only with ``want`` (else None); or None (declined: a
+    result that is not zero or of magnitude in [2**-126, (2 - 2**-8) * 2**127), a zero
+    product or quotient of non-zero operands).
 
-    Why it is the codec's rounding of r, bits and flags: for such an r, round to nearest
-    even at 8 significant bits in float64's own layout -- add ``2**44 - 1`` plus the kept
-    last bit (bit 45) to the pattern and clear the 45 bits below -- is IEEE's rounding of
-    the significand, a carry moving into the exponent field as it should; the result is
-    a bf16 normal number (at least 2**-126, at most max_finite, since |r| is below the
-    overflow threshold, whose tie goes to even, i.e. up), so no result is tiny (before or
-    after rounding), none overflows, and inexact is "a cut bit is set".  That float64 is
-    exactly a float32 (8 bits, a float32 normal exponent), whose pattern's top 16 bits
-    are bf16's.  Zeros of either sign: nothing is added past the cut, so they stay as
-    they are, exact.  Tininess, flush-to-zero and saturation do not arise; NaN rules
-    neither (none is taken)."""
-    if not in_range(r, _MIN_NORMAL, _THRESHOLD):
-        return None
-    u = r.view(np.uint64)
-    rounded = u >> _CUT
-    rounded &= _ONE
-    rounded += _HALF_LESS_ONE
-    rounded += u
-    rounded &= _KEPT
-    bits = rounded.view(np.float64).astype(np.float32).view(np.uint32)
-    bits >>= _BF16_TOP
-    return bits.astype(np.uint16), (u & _LOW).astype(bool)
+    Why it is the general path's result, bits and flags.  The operands' float32 values
+    are exact (a bf16 pattern is the top half of a float32's), and numpy's float32
+    result r is IEEE's, rounded to nearest even:
+
+    * products of two 8-bit significands have at most 16 bits: r is exact where it is a
+      float32 normal (the range taken) or a zero of a zero operand;
+    * sums are exact in float32 where the operands' exponents lie at most 16 apart; where
+      not, the exact sum lies within 2**-15 (relatively) of the larger operand, a bf16
+      value, and r within 2**-23 of it, both far from the midpoints beside it (2**-9
+      away): r rounds into bf16 as the exact sum does.  A sum below 2**-126 is exact
+      (multiples of 2**-133) and below the range taken;
+    * quotients and roots: r is q rounded once at 24 bits (2**-24 relatively), and q lies
+      at least 2**-20 (relatively) from every number of at most 10 significant bits it
+      is not (the module docstring): r lies among the bf16 values, their midpoints, 2**-126
+      and the overflow threshold where q does, and equals one exactly where q does.
+
+    So rounding r to nearest even at bf16's 8 bits -- add ``0x7FFF`` plus the kept last bit
+    to the float32 pattern and shift 16 bits out, a carry moving into the exponent -- is
+    the rounding of the exact result, a bf16 normal (r below the overflow threshold, whose
+    tie goes up) or a zero: nothing tiny (the exact value is at least 2**-126 too), no
+    overflow, no option (tininess, flushing, saturation, platform) changing anything.
+    Inexact: the 16 bits shifted out are not all 0 (r exact, or equal to a bf16 value
+    exactly where q is), or, for a sum, r is not exact: r - x != y or r - y != x in
+    float32 (where r is the exact sum both differences are the other operand; where it is
+    not, the difference from the larger operand is exact, Fast2Sum, and differs from the
+    other).  tests/test_small_bf16.py compares it with the general path."""
+    table = _values32()
+    x = table.take(patterns[0])
+    y = None if ufunc is np.sqrt else table.take(patterns[1])
+    with np.errstate(all="ignore"):
+        r = np.asarray(ufunc(x) if y is None else ufunc(x, y))
+        u = r.view(np.uint32)
+        m = u & _MAGNITUDE
+        m -= _LOWEST
+        nonzero = np.count_nonzero(u << _ONE)  # (the sign bit shifted out)
+        if np.count_nonzero(m < _SPAN) != nonzero:  # a non-zero outside the range (NaNs too)
+            return None
+        if (ufunc is np.multiply and nonzero != np.count_nonzero(np.logical_and(x, y))) or \
+                (ufunc is np.divide and nonzero != np.count_nonzero(x)):
+            return None  # a product or quotient below float32's range
+        rounded = u >> _BF16_TOP
+        rounded &= _ONE
+        rounded += _HALF_LESS_ONE
+        rounded += u
+        rounded >>= _BF16_TOP
+        bits = rounded.astype(np.uint16)
+        if not want:
+            return bits, None
+        inexact = u.astype(np.uint16) != 0  # (the low 16 bits)
+        if ufunc is np.add or ufunc is np.subtract:
+            if ufunc is np.subtract:
+                y = -y
+            inexact |= np.not_equal(r - x, y)
+            inexact |= np.not_equal(r - y, x)
+    return bits, inexact
+
+
+_VALUES32: list = []
+
+
+def _values32():
+    """Every bf16 pattern's float32 value (index: the pattern; 256 KiB), made once by the
+    exact widening (the pattern is the top half of the float32's)."""
+    if not _VALUES32:
+        table = (np.arange(1 << 16, dtype=np.uint32) << _FLOAT32_TOP).view(np.float32)
+        table.flags.writeable = False
+        _VALUES32.append(table)
+    return _VALUES32[0]

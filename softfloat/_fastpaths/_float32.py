@@ -41,8 +41,8 @@ Why the bits and flags are the general path's
   rounding decision on r is then q's (Figueroa, "When is double rounding innocuous?",
   1995, proves the round-to-nearest case: 53 >= 2 * 24 + 2).
 
-In round to nearest even (the default) the caller may round the float64 values itself by
-:func:`nearest_even` (its proof beside it) where every one lies in fp32's normal range.
+In round to nearest even (the default), without flushing or saturation, the caller takes
+numpy's own float32 arithmetic first (:func:`nearest_even`, its proof beside it).
 
 tests/test_small_fp32.py compares it with the general path (switch off) and with MPFR,
 on operands built next to those decision points.
@@ -54,9 +54,9 @@ import numpy as np
 
 from ..formats import fp32
 from ..rounding import Rounding
-from ._bfloat16 import float64_result, in_range
+from ._bfloat16 import all_finite, float64_result
 
-__all__ = ["applies", "exact_values", "nearest_even"]
+__all__ = ["applies", "exact_values", "nearest_even", "rounded_values"]
 
 
 
@@ -82,11 +82,11 @@ def _widen(p):
 _MIN_NORMAL, _THRESHOLD = 2.0 ** -126, (2 - 2.0 ** -24) * 2.0 ** 127
 
 
-def nearest_even(r):
-    """``(bits, inexact)``: the float64 array ``r`` (from :func:`exact_values`) rounded to
-    nearest even into fp32 and the inexact mask, or None (declined: a non-zero |r| below
-    2**-126 or at least the overflow threshold (2 - 2**-24) * 2**127; NaNs and infinities
-    are outside too).
+def rounded_values(r):
+    """``(bits, inexact)``: the float64 array ``r`` (libm's results, softfloat._array_libm)
+    rounded to nearest even into fp32 and the inexact mask, or None (declined: a non-zero
+    |r| below 2**-126 or at least the overflow threshold (2 - 2**-24) * 2**127; NaNs and
+    infinities are outside too).
 
     Why it is the codec's rounding of r, bits and flags: numpy's float64 -> float32 cast
     is IEEE's conversion, rounded to nearest even (the process does not flush subnormals:
@@ -95,7 +95,79 @@ def nearest_even(r):
     inexact (the result differs from r) is the only flag, and no option (tininess,
     flushing, saturation, platform) changes anything.
     """
-    if not in_range(r, _MIN_NORMAL, _THRESHOLD):
+    if not _in_range(r, _MIN_NORMAL, _THRESHOLD):
         return None
     rounded = r.astype(np.float32)
     return rounded.view(np.uint32), rounded != r
+
+
+def _in_range(r, low: float, high: float) -> bool:
+    """Whether every value of the non-empty float64 array ``r`` is zero or of magnitude
+    in ``[low, high)`` (a NaN is not): the elements below ``high`` are all of them, and
+    those below ``low`` are the zeros -- three counts, no reduction ufunc (about 1 us
+    less on a few elements)."""
+    if r.size == 0:
+        return False
+    a = np.abs(r)
+    n = np.count_nonzero(a < high)
+    return n == r.size and np.count_nonzero(a < low) == n - np.count_nonzero(a)
+
+
+def nearest_even(ufunc, patterns, want: bool):
+    """``(bits, inexact)``: fp32 ``ufunc`` (np.add, np.subtract, np.multiply, np.divide,
+    np.sqrt) of uint32 pattern arrays rounded to nearest even by numpy's own float32
+    arithmetic, the inexact mask only with ``want`` (else None); or None (declined: a NaN
+    result; with ``want`` also an infinite operand or result, or an inexact result of
+    magnitude at most 2**-126, where underflow and the tininess rule decide).
+
+    Why it is the general path's result, bits and flags: numpy's float32 + - * / and
+    sqrt are IEEE's operations rounded to nearest even with gradual underflow (the
+    process does not flush subnormals: softfloat._fpenv checks it), and x - y is
+    x + (-y) exactly.  Without flags every result but a NaN (whose bits follow the
+    platform) is the correctly rounded one, overflow's infinity included (no saturation,
+    no flushing: :func:`applies_nearest_even`).  With flags, the results are finite from
+    finite operands, so nothing overflows and nothing is invalid or a division by zero,
+    and the inexact mask is read by exact float64 arithmetic:
+
+    * a sum r of x + y is exact iff r - x == y and r - y == x in float32: where r is the
+      exact sum both differences are the other operand; where it is not, the difference
+      from the larger operand is exact (Fast2Sum) and differs from the other one.  A sum
+      below 2**-126 is exact (both operands are multiples of 2**-149), so none underflows;
+    * a product r is exact iff r == x * y in float64 (48 bits: exact there), a quotient
+      iff r * y == x and a root iff r * r == x in float64 (products of 24-bit values);
+    * an inexact product or quotient of magnitude at most 2**-126 is declined (tiny, by
+      one tininess rule or the other); any other inexact result is above 2**-126, so its
+      exact value is too (rounding is monotone) and nothing is tiny.  Square roots of
+      fp32 values are at least 2**-75: never tiny.
+
+    So inexact is the only flag raised, and no option (tininess, platform) changes it.
+    tests/test_small_fp32.py compares it with the general path and MPFR."""
+    x = patterns[0].view(np.float32)
+    y = None if ufunc is np.sqrt else patterns[1].view(np.float32)
+    with np.errstate(all="ignore"):
+        r = np.asarray(ufunc(x) if y is None else ufunc(x, y))
+        if not want:
+            return (r.view(np.uint32), None) if not np.count_nonzero(r != r) else None
+        if ufunc is np.add or ufunc is np.subtract:
+            if ufunc is np.subtract:
+                y = -y
+            inexact = np.not_equal(r - x, y)
+            inexact |= np.not_equal(r - y, x)
+            return (r.view(np.uint32), inexact) if all_finite(r) else None
+        if y is None:
+            wide = r.astype(np.float64)
+            inexact = np.not_equal(wide * wide, x)
+            return (r.view(np.uint32), inexact) if all_finite(r) else None
+        wide = y.astype(np.float64)
+        if ufunc is np.multiply:
+            inexact = np.not_equal(wide * x, r)
+            finite = all_finite(r)
+        else:  # (r * y, not r: a finite quotient of an infinite divisor is declined too)
+            check = wide * r
+            inexact = np.not_equal(check, x)
+            finite = all_finite(check)
+        if not finite:
+            return None
+        if np.count_nonzero(inexact) and np.count_nonzero(inexact & (np.abs(r) <= _MIN_NORMAL)):
+            return None
+    return r.view(np.uint32), inexact

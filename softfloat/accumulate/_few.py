@@ -117,23 +117,16 @@ def short_chain(spec, x, y, limit: int):
             or type(x) is not np.ndarray or x.dtype.kind not in "ui" or x.size == 0
             or x.size > limit or (y is not None and not is_narrow(fmt))):
         return None
-    table = _fastpaths.scalar_values(fmt, lambda p: decode_block(p, fmt, np.empty(p.size)))
-    if table is None:
+    terms = _chain_terms(fmt, (x,) if y is None else (x, y))
+    if terms is None:
         return None
-    terms = []
-    for patterns in ((x,) if y is None else (x, y)):
-        if y is not None and patterns.dtype.kind not in "ui":
-            return None
-        flat = patterns.reshape(-1).tolist()
-        if min(flat) < 0 or max(flat) >= len(table):
-            return None  # the general path says what is wrong
-        terms.append([table[p] for p in flat])
     terms = terms[0] if y is None else [u * v for u, v in zip(*terms)]  # exact: is_narrow(fmt)
-    ks = np.arange(len(terms))
     if spec.order == "reverse":
-        terms, ks = terms[::-1], ks[::-1]
+        terms = terms[::-1]
     rands = final = None
-    if spec.key is not None:
+    if spec.key is not None:  # (each step's draw by its term's index k)
+        ks = np.arange(len(terms))
+        ks = ks[::-1] if spec.order == "reverse" else ks
         rands = _draws.draws(spec.key, _draws.ADD, ks, 0, 1).reshape(-1).tolist()
         final = int(_draws.draws(spec.key, _draws.FINAL, 0, 0, 1)[0])
 
@@ -149,6 +142,32 @@ def short_chain(spec, x, y, limit: int):
     if spec.swamped_only:
         return bits, np.int64(swamped)
     return bits, _scalar_flags(code, False, swamped)
+
+
+def _chain_terms(fmt: Format, operands):
+    """Each operand's values as a list of Python floats, or None (switched off, a pattern
+    out of range: the general path says what is wrong).  A format of at most 16 bits by
+    its table of every value; fp32 (wider formats with a numpy dtype of their own) by
+    numpy's widening of its patterns' own dtype into float64 -- exact, NaNs and
+    infinities included, which the chain declines."""
+    native = fmt.native_dtype
+    if fmt.bits > 16 and native is not None and _fastpaths.ENABLED:
+        if not all(type(p) is np.ndarray and p.dtype == fmt.storage_dtype for p in operands):
+            return None
+        with np.errstate(invalid="ignore"):  # (a signalling NaN's widening)
+            return [p.reshape(-1).view(native).astype(np.float64).tolist() for p in operands]
+    table = _fastpaths.scalar_values(fmt, lambda p: decode_block(p, fmt, np.empty(p.size)))
+    if table is None:
+        return None
+    terms = []
+    for patterns in operands:
+        if len(operands) > 1 and patterns.dtype.kind not in "ui":
+            return None
+        flat = patterns.reshape(-1).tolist()
+        if min(flat) < 0 or max(flat) >= len(table):
+            return None  # the general path says what is wrong
+        terms.append([table[p] for p in flat])
+    return terms
 
 
 def _scalar_flags(code: int, inexact: bool, swamped) -> AccumulationFlags:
@@ -364,7 +383,7 @@ def _terms(spec, found: _Plan, x, y, outer=False):
     if y is None:
         return (x.view(dtype) if found.raw else _values(x, fmt, dtype)), False
     wide = rounded_products_dtype(fmt, dtype) if found.by_data else dtype  # exact products
-    if found.by_data and dtype == np.float32 and 2 * fmt.precision <= 24 and _FP32.holds(fmt):
+    if outer and found.by_data and dtype == np.float32 and 2 * fmt.precision <= 24 and _FP32.holds(fmt):
         X, Y = _values(x, fmt, dtype), _values(y, fmt, dtype)
         if _normal_products(X, Y):  # every product exact in float32 (bf16's, on most data)
             return (np.multiply(X[:, :, None], Y[:, None, :]) if outer else np.multiply(X, Y)), False
@@ -375,7 +394,7 @@ def _terms(spec, found: _Plan, x, y, outer=False):
     if not found.by_data:
         return t, False  # exact: the formats fit
     narrow = t.astype(dtype)
-    if np.array_equal(narrow, t):  # (a NaN product is unequal)
+    if not np.count_nonzero(narrow != t):  # (a NaN product is unequal)
         return narrow, False
     return t, True
 
@@ -404,4 +423,7 @@ def _values(patterns, fmt: Format, dtype):
     widening cast where fmt is a numpy float, else the codec's decoder."""
     if fmt.native_dtype is not None:
         return patterns.view(fmt.native_dtype).astype(dtype)
+    table = _fastpaths.decode_table(fmt, dtype, lambda p, out: decode_block(p, fmt, out))
+    if table is not None:  # (at most 16 bits: one lookup; the patterns are checked, _operand)
+        return table.take(patterns)
     return _decode(patterns, fmt, dtype=dtype)

@@ -21,7 +21,7 @@ from ..ops.kernels import is_narrow
 from .hardware import _ALIASES as PRESET_ALIASES
 from .hardware import PRESETS, FusedAccumulator, hardware_model, is_preset
 
-__all__ = ["KINDS", "ORDERS", "ReductionSpec", "default_accumulator", "sum_spec", "want_flags"]
+__all__ = ["KINDS", "ORDERS", "ReductionSpec", "cached_spec", "default_accumulator", "want_flags"]
 
 #: the three reductions
 KINDS = ("sum", "vecdot", "matmul")
@@ -217,19 +217,20 @@ def _check_fused_inputs(fmt: Format, b_format: Format) -> None:
 _SPECS: dict = {}  # ids of the options -> (the spec, the options): the array layer's repeated sums
 
 
-def sum_spec(fmt, accumulator, out_format, order, attrs, want) -> ReductionSpec:
-    """The deterministic sum's ReductionSpec for these options (checked as the spec checks
-    them), made once per options: a spec is immutable, and checking costs microseconds.
-    Keyed by the options' ids, the entry holding the options themselves (so the ids stay
-    theirs); the entries' checks raised nothing, so a bad option is checked every time."""
-    key = (id(fmt), id(accumulator), id(out_format), id(order), id(attrs), id(want))
+def cached_spec(kind, fmt, b_format, accumulator, out_format, order, attrs, want) -> ReductionSpec:
+    """The deterministic ReductionSpec of a sum, vecdot or matmul without ``product`` and
+    ``block`` for these options (checked as the spec checks them), made once per options:
+    a spec is immutable, and checking costs microseconds.  Keyed by the options' ids, the
+    entry holding the options themselves (so the ids stay theirs); the entries' checks
+    raised nothing, so a bad option is checked every time."""
+    options = (kind, fmt, b_format, accumulator, out_format, order, attrs, want)
+    key = tuple(map(id, options))
     found = _SPECS.get(key)
-    if found is not None and all(a is b for a, b in zip(found[1], (fmt, accumulator, out_format, order, attrs,
-                                                                  want))):
+    if found is not None and all(a is b for a, b in zip(found[1], options)):
         return found[0]
-    spec = ReductionSpec("sum", fmt, accumulator=accumulator, out_format=out_format, order=order,
-                         attributes=attrs, want=want)
+    spec = ReductionSpec(kind, fmt, b_format=b_format, accumulator=accumulator, out_format=out_format,
+                         order=order, attributes=attrs, want=want)
     if len(_SPECS) > 64:
         _SPECS.clear()
-    _SPECS[key] = (spec, (fmt, accumulator, out_format, order, attrs, want))
+    _SPECS[key] = (spec, options)
     return spec

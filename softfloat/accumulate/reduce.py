@@ -20,7 +20,7 @@ from ..formats import as_format, native_format
 from . import _fast, _few, _fused, _ieee, _orders
 from ._operands import _axes as normal_axes
 from ._operands import initial_values, matmul_as_paired, matmul_layout, paired_layout, reshaped
-from ._spec import ReductionSpec, default_accumulator, sum_spec
+from ._spec import ReductionSpec, cached_spec, default_accumulator
 
 __all__ = ["default_accumulator", "matmul", "sum", "vecdot"]
 
@@ -116,7 +116,7 @@ def sum(x, fmt, *, axis=None, keepdims=False, accumulator=None, out_format=None,
     attrs, rng = resolve_attributes(attributes, rounding=rounding, tininess=tininess, subnormals=subnormals,
                                     saturate=saturate, rng=rng)
     if product is None and block is None and rng is None:
-        spec = sum_spec(fmt, accumulator, out_format, order, attrs, return_flags)
+        spec = cached_spec("sum", fmt, None, accumulator, out_format, order, attrs, return_flags)
     else:
         spec = ReductionSpec("sum", fmt, accumulator=accumulator, out_format=out_format, product=product,
                              order=order, block=block, attributes=attrs, want=return_flags).keyed(rng)
@@ -193,8 +193,12 @@ def vecdot(a, b, fmt, *, b_format=None, axis=-1, accumulator=None, out_format=No
     fmt = as_format(fmt)
     attrs, rng = resolve_attributes(attributes, rounding=rounding, tininess=tininess, subnormals=subnormals,
                                     saturate=saturate, rng=rng)
-    spec = ReductionSpec("vecdot", fmt, b_format=b_format, accumulator=accumulator, out_format=out_format,
-                         product=product, order=order, block=block, attributes=attrs, want=return_flags).keyed(rng)
+    if product is None and block is None and rng is None:  # (made once per options)
+        spec = cached_spec("vecdot", fmt, b_format, accumulator, out_format, order, attrs, return_flags)
+    else:
+        spec = ReductionSpec("vecdot", fmt, b_format=b_format, accumulator=accumulator, out_format=out_format,
+                             product=product, order=order, block=block, attributes=attrs,
+                             want=return_flags).keyed(rng)
     if _dask.any_dask(a, b, c):
         return _lazy_vecdot(a, b, spec, axis, c)
     return _paired(spec, a, b, axis, c)
@@ -264,8 +268,12 @@ def matmul(a, b, fmt, *, b_format=None, accumulator=None, out_format=None, c=Non
     fmt = as_format(fmt)
     attrs, rng = resolve_attributes(attributes, rounding=rounding, tininess=tininess, subnormals=subnormals,
                                     saturate=saturate, rng=rng)
-    spec = ReductionSpec("matmul", fmt, b_format=b_format, accumulator=accumulator, out_format=out_format,
-                         product=product, order=order, block=block, attributes=attrs, want=return_flags).keyed(rng)
+    if product is None and block is None and rng is None:  # (made once per options)
+        spec = cached_spec("matmul", fmt, b_format, accumulator, out_format, order, attrs, return_flags)
+    else:
+        spec = ReductionSpec("matmul", fmt, b_format=b_format, accumulator=accumulator, out_format=out_format,
+                             product=product, order=order, block=block, attributes=attrs,
+                             want=return_flags).keyed(rng)
     if _dask.any_dask(a, b, c):
         return _lazy_matmul(a, b, spec, c)
     if c is None and not spec.mixed and type(a) is np.ndarray and type(b) is np.ndarray \

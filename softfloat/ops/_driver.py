@@ -3,10 +3,10 @@
 
 Before the blocks, :func:`apply` tries its shortcuts (each off with
 ``softfloat._fastpaths.ENABLED``): one element on Python integers (:func:`_one_element`),
-small fp16 arrays by numpy's float16 arithmetic (:func:`_small_fp16`), small bf16 arrays
-by float64 arithmetic and the codec's encoder, or in round to nearest even the
-shortcut's own rounding (:func:`_small_bf16`), small fp32 arrays likewise by float64
-arithmetic and the encoder (:func:`_small_fp32`), larger fp16/bf16 arrays without flags in round to nearest even
+small fp16 arrays by numpy's float16 arithmetic (:func:`_small_fp16`), small bf16 and
+fp32 arrays in round to nearest even by numpy's float32 arithmetic (rounded once more
+for bf16), else by float64 arithmetic and the codec's encoder (:func:`_small_bf16`,
+:func:`_small_fp32`), larger fp16/bf16 arrays without flags in round to nearest even
 by torch's kernels where torch is imported (:func:`_by_torch`), and operands of at
 most 16 bits side by side (FP8 pairs, sqrt up to fp16) by one lookup in a table the
 general path filled once (:func:`_by_pair_table`, its proof beside it)."""
@@ -296,25 +296,23 @@ def _small_fp16(ufunc, fmt, operands, attrs, want):
 
 
 def _small_bf16(ufunc, fmt, operands, attrs, want):
-    """apply() for uint16 array operands of at most SMALL_FP16 elements (broadcast) by
-    softfloat._fastpaths.bfloat16_arithmetic's float values (their proof there) and the
-    codec's encoder -- in round to nearest even, bfloat16_nearest_even's rounding where
-    it takes them (its proof there) -- or None."""
+    """apply() for uint16 array operands of at most SMALL_FP16 elements (broadcast): in
+    round to nearest even by softfloat._fastpaths.bfloat16_arithmetic_nearest_even
+    (numpy's float32 arithmetic, its proof there) where it takes them, else by
+    bfloat16_arithmetic's float values (their proof there) and the codec's encoder -- or
+    None."""
     found = _pattern_arrays(operands, _UINT16)
     if found is None:
         return None
     arrays, shape = found
     if math.prod(shape) > SMALL_FP16:
         return None
-    nearest_even = attrs.rounding is Rounding.NEAREST_EVEN
-    values = _fastpaths.bfloat16_arithmetic(ufunc, arrays, fmt, attrs, not (want or nearest_even))
+    lean = _fastpaths.bfloat16_arithmetic_nearest_even(ufunc, arrays, fmt, attrs, want)
+    if lean is not None:
+        return _only_inexact(*lean, want)
+    values = _fastpaths.bfloat16_arithmetic(ufunc, arrays, fmt, attrs, not want)
     if values is None:
         return None
-    if nearest_even:  # its own rounding where every value is a bf16 normal (the proof there),
-        # faster than the codec's kernels with flags or without (on float32 values)
-        found = _fastpaths.bfloat16_nearest_even(values)
-        if found is not None:
-            return _only_inexact(*found, want)
     # float64 values with flags even when not wanted (the same bits): the codec's float64 ->
     # bf16 kernel took 14 us on 1,000 elements with flags, 23 without (its upper-word
     # kernel); float32 values: 8 us without flags, 15 with them
@@ -322,20 +320,20 @@ def _small_bf16(ufunc, fmt, operands, attrs, want):
 
 
 def _small_fp32(ufunc, fmt, operands, attrs, want):
-    """apply() for uint32 array operands of at most SMALL_FP32 elements (broadcast) by
-    softfloat._fastpaths.float32_arithmetic's float64 values (its proof there) and the
-    codec's encoder -- in round to nearest even, float32_nearest_even's rounding where it
-    takes them (its proof there) -- or None."""
+    """apply() for uint32 array operands of at most SMALL_FP32 elements (broadcast): in
+    round to nearest even by softfloat._fastpaths.float32_arithmetic_nearest_even
+    (numpy's own float32 arithmetic, its proof there) where it takes them, else by
+    float32_arithmetic's float64 values (its proof there) and the codec's encoder -- or
+    None."""
     found = _pattern_arrays(operands, _UINT32)
     if found is None or math.prod(found[1]) > SMALL_FP32:
         return None
+    lean = _fastpaths.float32_arithmetic_nearest_even(ufunc, found[0], fmt, attrs, want)
+    if lean is not None:
+        return _only_inexact(*lean, want)
     values = _fastpaths.float32_arithmetic(ufunc, found[0], fmt, attrs)
     if values is None:
         return None
-    if attrs.rounding is Rounding.NEAREST_EVEN:  # numpy's cast where every value is an fp32
-        found = _fastpaths.float32_nearest_even(values)  # normal or zero (the proof there)
-        if found is not None:
-            return _only_inexact(*found, want)
     return _encoded(values, fmt, attrs, True, want)
 
 
