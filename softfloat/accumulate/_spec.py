@@ -21,7 +21,7 @@ from ..ops.kernels import is_narrow
 from .hardware import _ALIASES as PRESET_ALIASES
 from .hardware import PRESETS, FusedAccumulator, hardware_model, is_preset
 
-__all__ = ["KINDS", "ORDERS", "ReductionSpec", "cached_spec", "default_accumulator", "want_flags"]
+__all__ = ["KINDS", "ORDERS", "ReductionSpec", "default_accumulator", "spec_for", "want_flags"]
 
 #: the three reductions
 KINDS = ("sum", "vecdot", "matmul")
@@ -214,23 +214,25 @@ def _check_fused_inputs(fmt: Format, b_format: Format) -> None:
                          f"{fmt.precision} + {b_format.precision} bits")
 
 
-_SPECS: dict = {}  # ids of the options -> (the spec, the options): the array layer's repeated sums
+_SPECS: dict = {}  # (kind, option names, ids) -> (the spec, the options): the array layer's repeated calls
 
 
-def cached_spec(kind, fmt, b_format, accumulator, out_format, order, attrs, want) -> ReductionSpec:
-    """The deterministic ReductionSpec of a sum, vecdot or matmul without ``product`` and
-    ``block`` for these options (checked as the spec checks them), made once per options:
-    a spec is immutable, and checking costs microseconds.  Keyed by the options' ids, the
-    entry holding the options themselves (so the ids stay theirs); the entries' checks
-    raised nothing, so a bad option is checked every time."""
-    options = (kind, fmt, b_format, accumulator, out_format, order, attrs, want)
-    key = tuple(map(id, options))
+def spec_for(kind, fmt, rng=None, *, product=None, block=None, **options) -> ReductionSpec:
+    """The ReductionSpec of a sum, vecdot or matmul for ``options`` (ReductionSpec's
+    keywords), keyed by a draw from ``rng`` for stochastic rounding.  A deterministic spec
+    without ``product`` and ``block`` is made once per options: a spec is immutable, and
+    checking costs microseconds.  Keyed by the options' names and ids, the entry holding
+    the options themselves (so the ids stay theirs); the entries' checks raised nothing,
+    so a bad option is checked every time."""
+    if rng is not None or product is not None or block is not None:
+        return ReductionSpec(kind, fmt, product=product, block=block, **options).keyed(rng)
+    values = (fmt, *options.values())
+    key = (kind, tuple(options), *map(id, values))
     found = _SPECS.get(key)
-    if found is not None and all(a is b for a, b in zip(found[1], options)):
+    if found is not None and all(a is b for a, b in zip(found[1], values)):
         return found[0]
-    spec = ReductionSpec(kind, fmt, b_format=b_format, accumulator=accumulator, out_format=out_format,
-                         order=order, attributes=attrs, want=want)
+    spec = ReductionSpec(kind, fmt, **options)
     if len(_SPECS) > 64:
         _SPECS.clear()
-    _SPECS[key] = (spec, options)
+    _SPECS[key] = (spec, values)
     return spec

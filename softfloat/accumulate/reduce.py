@@ -20,7 +20,7 @@ from ..formats import as_format, native_format
 from . import _fast, _few, _fused, _ieee, _orders
 from ._operands import _axes as normal_axes
 from ._operands import initial_values, matmul_as_paired, matmul_layout, paired_layout, reshaped
-from ._spec import ReductionSpec, cached_spec, default_accumulator
+from ._spec import ReductionSpec, default_accumulator, spec_for
 
 __all__ = ["default_accumulator", "matmul", "sum", "vecdot"]
 
@@ -115,11 +115,8 @@ def sum(x, fmt, *, axis=None, keepdims=False, accumulator=None, out_format=None,
     keepdims = _validate.boolean("keepdims", keepdims)
     attrs, rng = resolve_attributes(attributes, rounding=rounding, tininess=tininess, subnormals=subnormals,
                                     saturate=saturate, rng=rng)
-    if product is None and block is None and rng is None:
-        spec = cached_spec("sum", fmt, None, accumulator, out_format, order, attrs, return_flags)
-    else:
-        spec = ReductionSpec("sum", fmt, accumulator=accumulator, out_format=out_format, product=product,
-                             order=order, block=block, attributes=attrs, want=return_flags).keyed(rng)
+    spec = spec_for("sum", fmt, rng, accumulator=accumulator, out_format=out_format, product=product,
+                    order=order, block=block, attributes=attrs, want=return_flags)
     if _dask.any_dask(x, c):
         return _lazy_sum(x, spec, axis, keepdims, c)
     one_d = type(x) is np.ndarray and x.ndim == 1 and axis in (0, -1)
@@ -193,12 +190,8 @@ def vecdot(a, b, fmt, *, b_format=None, axis=-1, accumulator=None, out_format=No
     fmt = as_format(fmt)
     attrs, rng = resolve_attributes(attributes, rounding=rounding, tininess=tininess, subnormals=subnormals,
                                     saturate=saturate, rng=rng)
-    if product is None and block is None and rng is None:  # (made once per options)
-        spec = cached_spec("vecdot", fmt, b_format, accumulator, out_format, order, attrs, return_flags)
-    else:
-        spec = ReductionSpec("vecdot", fmt, b_format=b_format, accumulator=accumulator, out_format=out_format,
-                             product=product, order=order, block=block, attributes=attrs,
-                             want=return_flags).keyed(rng)
+    spec = spec_for("vecdot", fmt, rng, b_format=b_format, accumulator=accumulator, out_format=out_format,
+                    product=product, order=order, block=block, attributes=attrs, want=return_flags)
     if _dask.any_dask(a, b, c):
         return _lazy_vecdot(a, b, spec, axis, c)
     return _paired(spec, a, b, axis, c)
@@ -268,12 +261,8 @@ def matmul(a, b, fmt, *, b_format=None, accumulator=None, out_format=None, c=Non
     fmt = as_format(fmt)
     attrs, rng = resolve_attributes(attributes, rounding=rounding, tininess=tininess, subnormals=subnormals,
                                     saturate=saturate, rng=rng)
-    if product is None and block is None and rng is None:  # (made once per options)
-        spec = cached_spec("matmul", fmt, b_format, accumulator, out_format, order, attrs, return_flags)
-    else:
-        spec = ReductionSpec("matmul", fmt, b_format=b_format, accumulator=accumulator, out_format=out_format,
-                             product=product, order=order, block=block, attributes=attrs,
-                             want=return_flags).keyed(rng)
+    spec = spec_for("matmul", fmt, rng, b_format=b_format, accumulator=accumulator, out_format=out_format,
+                    product=product, order=order, block=block, attributes=attrs, want=return_flags)
     if _dask.any_dask(a, b, c):
         return _lazy_matmul(a, b, spec, c)
     if c is None and not spec.mixed and type(a) is np.ndarray and type(b) is np.ndarray \
