@@ -1026,3 +1026,21 @@ def test_quantize_small_declines_when_switched_off_or_large(monkeypatch):
     assert _fastpaths.quantize_small(x, sf.bf16, stochastic, None, None) is None
     monkeypatch.setattr(_fastpaths, "ENABLED", False)
     assert _fastpaths.quantize_small(x, *args) is None
+
+
+def test_a_loop_of_small_calls_fills_the_table_once_they_pay_for_it(monkeypatch):
+    # float64 -> e4m3, saturating (the FP8 recipes' cast): calls of 1,024 elements, each
+    # too small to pay for 2**17 entries alone; in all they fill it, and the bits and
+    # flags are the general path's before and after
+    fresh = _fresh_plan(sf.fp8_e4m3, np.float64, "nearest_even", monkeypatch)
+    plan = _plan.lookup(sf.fp8_e4m3, "d", fresh.attrs.replace(saturate=True))
+    assert isinstance(plan, _table_cache.TablePlan) and plan.tables is None
+    x = table_classes(sf.fp8_e4m3, np.float64, stride=3)
+    calls = plan.entries // _table_cache.TABLE_FILL_RATIO // 1024
+    filled_at = None
+    for i in range(calls + 2):
+        assert_same(np.resize(np.roll(x, 1024 * i), 1024), "fp8_e4m3", "nearest_even", saturate=True)
+        if filled_at is None and plan.tables is not None:
+            filled_at = i
+    assert filled_at is not None and 0 < filled_at < calls  # (assert_same encodes each piece twice)
+    _plan.plan.cache_clear()
