@@ -22,7 +22,7 @@ from ._fpenv import require_subnormals
 from ._random import Positions, key_from
 from ._options import resolve_attributes
 from .attributes import RoundingAttributes  # noqa: F401 - encode_piece's example uses it
-from ._workspace import BLOCK_SIZE
+from ._workspace import BLOCK_SIZE, Workspace
 from .formats import as_format, catalogue, native_format
 from .rounding import Rounding
 
@@ -157,6 +157,11 @@ def encode(x, fmt, rounding=None, *, saturate=None, subnormals=None, tininess=No
             shape = one[1]
             bits = fmt.storage_dtype.type(found[0]) if shape == () else np.full(shape, found[0], fmt.storage_dtype)
             return (bits, flags_of_code(found[1], shape)) if return_flags else bits
+    if _small(x, rng, workers):
+        out = np.empty(x.shape, dtype=fmt.storage_dtype)
+        flags = _one_block(x, fmt, attrs, out, return_flags)
+        result = out[()] if out.ndim == 0 else out
+        return (result, flags.to_flags(x.shape).squeezed()) if return_flags else result
     key = None if rng is None else key_from(rng)
     if _dask.is_dask(x):
         return _lazy(x, fmt, attrs, key, fmt.storage_dtype, True, return_flags, workers)
@@ -170,6 +175,34 @@ def encode(x, fmt, rounding=None, *, saturate=None, subnormals=None, tininess=No
     _stream(arr, fmt, attrs, key, out, flags, workers)
     result = out[()] if out.ndim == 0 else out
     return (result, flags.to_flags(arr.shape).squeezed()) if return_flags else result
+
+
+def _small(x, rng, workers) -> bool:
+    """Whether encode/quantize take ``x`` as one block in the calling thread
+    (:func:`_one_block`): a native float32/float64 ndarray of at most one block, without
+    a generator or a ``workers`` to check -- the small tensors of a training step, called
+    on over and over, where the streaming's set-up (threads, positions, the input's
+    conversions) cost as much as the rounding."""
+    return rng is None and workers is None and type(x) is np.ndarray and x.size <= _BLOCK \
+        and x.dtype.char in "fd" and x.dtype.isnative
+
+
+def _one_block(arr, fmt, attrs, out, want):
+    """:func:`_stream` of a :func:`_small` array, without a key, as one block: the same
+    block encoder (its fast kernels, their leftover lanes on the general path), so the
+    same bits and flags.  ``out``: bits (encode) or values (quantize); returns the
+    FlagMasks, or None without ``want``."""
+    flags = FlagMasks.zeros(arr.size) if want else None
+    with np.errstate(all="ignore"):
+        _stream(arr, fmt, attrs, None, out, flags, blocks=_one)
+    return flags
+
+
+def _one(n, block_size, key, flags, block, **_):
+    """stream_blocks' work for one block in the calling thread (``n`` <= a block)."""
+    fl = block(0, n, None, Workspace(n))
+    if flags is not None:
+        flags.set_at(slice(0, n), fl, n, fresh=True)
 
 
 def _scalar(value, fmt, attrs, workers):
@@ -306,6 +339,12 @@ def quantize(x, fmt, rounding=None, *, saturate=None, subnormals=None, tininess=
             dtype, shape = _values_dtype(np.dtype(one[2]), fmt), one[1]
             value = dtype.type(exact) if shape == () else np.full(shape, exact, dtype)
             return (value, flags_of_code(found[1], shape)) if return_flags else value
+    if _small(x, rng, workers) and (return_flags or _values_dtype(x.dtype, fmt) != x.dtype
+                                    or _fastpaths.value_grid_plan(fmt, x.dtype, attrs) is None):
+        out = np.empty(x.shape, dtype=_values_dtype(x.dtype, fmt))  # (the grid's arrays take the path below)
+        flags = _one_block(x, fmt, attrs, out, return_flags)
+        result = out[()] if out.ndim == 0 else out
+        return (result, flags.to_flags(x.shape).squeezed()) if return_flags else result
     key = None if rng is None else key_from(rng)
     if _dask.is_dask(x):
         return _lazy(x, fmt, attrs, key, _values_dtype(x.dtype, fmt), False, return_flags, workers)
@@ -535,7 +574,7 @@ def _lazy(x, fmt, attrs, key, dtype, to_bits, want, workers):
     return (result, masks.to_flags()) if want else result
 
 
-def _stream(arr, fmt, attrs, key, out, flags, workers=1, positions=None):
+def _stream(arr, fmt, attrs, key, out, flags, workers=1, positions=None, blocks=stream_blocks):
     """Encode ``arr`` block by block into ``out``: bit patterns when ``out`` has
     ``fmt.storage_dtype`` (encode), else decoded values (quantize: a float dtype).
 
@@ -564,7 +603,7 @@ def _stream(arr, fmt, attrs, key, out, flags, workers=1, positions=None):
         return fl
 
     factor = _fastpaths.block_factor(fmt, native, attrs, flags is not None)
-    stream_blocks(arr.size, _BLOCK * factor, key, flags, block, workers=workers, positions=positions,
-                  thread_block_size=max(_BLOCK * factor, _THREAD_BLOCK))
+    blocks(arr.size, _BLOCK * factor, key, flags, block, workers=workers, positions=positions,
+           thread_block_size=max(_BLOCK * factor, _THREAD_BLOCK))
 
 
