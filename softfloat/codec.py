@@ -193,6 +193,8 @@ def _one_block(arr, fmt, attrs, out, want):
     same bits and flags.  ``out``: bits (encode) or values (quantize); returns the
     FlagMasks, or None without ``want``."""
     flags = FlagMasks.zeros(arr.size) if want else None
+    if not arr.flags.c_contiguous:  # (a transposed weight) one copy in C order, not the streaming's .flat reads
+        arr = np.ascontiguousarray(arr)
     with np.errstate(all="ignore"):
         _stream(arr, fmt, attrs, None, out, flags, blocks=_one)
     return flags
@@ -339,12 +341,19 @@ def quantize(x, fmt, rounding=None, *, saturate=None, subnormals=None, tininess=
             dtype, shape = _values_dtype(np.dtype(one[2]), fmt), one[1]
             value = dtype.type(exact) if shape == () else np.full(shape, exact, dtype)
             return (value, flags_of_code(found[1], shape)) if return_flags else value
-    if _small(x, rng, workers) and (return_flags or _values_dtype(x.dtype, fmt) != x.dtype
-                                    or _fastpaths.value_grid_plan(fmt, x.dtype, attrs) is None):
-        out = np.empty(x.shape, dtype=_values_dtype(x.dtype, fmt))  # (the grid's arrays take the path below)
-        flags = _one_block(x, fmt, attrs, out, return_flags)
-        result = out[()] if out.ndim == 0 else out
-        return (result, flags.to_flags(x.shape).squeezed()) if return_flags else result
+    if _small(x, rng, workers):
+        dtype = _values_dtype(x.dtype, fmt)
+        if not return_flags and dtype == fmt.value_dtype():  # the shortcuts' own small path, where it takes x
+            with np.errstate(all="ignore"):  # (as the streamed blocks run: specials decided from patterns)
+                found = _fastpaths.quantize_small(x, fmt, attrs, decode_block,
+                                                  lambda xs: quantize(xs, fmt, attributes=attrs, workers=1))
+            if found is not None:
+                return found[()] if found.ndim == 0 else found
+        if return_flags or dtype != x.dtype or _fastpaths.value_grid_plan(fmt, x.dtype, attrs) is None:
+            out = np.empty(x.shape, dtype=dtype)  # (the grid's arrays take the path below)
+            flags = _one_block(x, fmt, attrs, out, return_flags)
+            result = out[()] if out.ndim == 0 else out
+            return (result, flags.to_flags(x.shape).squeezed()) if return_flags else result
     key = None if rng is None else key_from(rng)
     if _dask.is_dask(x):
         return _lazy(x, fmt, attrs, key, _values_dtype(x.dtype, fmt), False, return_flags, workers)

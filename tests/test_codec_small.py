@@ -70,3 +70,17 @@ def test_the_lane_takes_small_native_float_arrays_only(monkeypatch):
     sf.encode(np.resize(x, codec._BLOCK + 1), "bf16")         # more than one block
     sf.encode(x.tolist(), "bf16")                             # not an ndarray
     assert ran == [x.size, x.size]
+
+
+def test_small_quantize_without_flags_takes_the_shortcuts_small_path(monkeypatch):
+    from softfloat import _fastpaths
+    taken = []
+    real = _fastpaths.quantize_small
+    monkeypatch.setattr(_fastpaths, "quantize_small", lambda x, *a: taken.append(x.shape) or real(x, *a))
+    x = edges("bf16", np.float32).reshape(4, -1)
+    got = sf.quantize(x, "bf16")
+    assert taken == [x.shape]
+    assert_same(got, general(lambda: sf.quantize(x, "bf16", workers=1)))
+    sf.quantize(x, "bf16", return_flags=True)     # flags: the one-block lane
+    sf.quantize(np.ones((4, 8)), "bf16")           # float64 values (not bf16's float32): the one-block lane
+    assert taken == [x.shape]
