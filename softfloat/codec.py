@@ -22,7 +22,7 @@ from ._fpenv import require_subnormals
 from ._random import Positions, key_from
 from ._options import resolve_attributes
 from .attributes import RoundingAttributes  # noqa: F401 - encode_piece's example uses it
-from ._workspace import BLOCK_SIZE, Workspace
+from ._workspace import BLOCK_SIZE
 from .formats import as_format, catalogue, native_format
 from .rounding import Rounding
 
@@ -201,8 +201,9 @@ def _one_block(arr, fmt, attrs, out, want):
 
 
 def _one(n, block_size, key, flags, block, **_):
-    """stream_blocks' work for one block in the calling thread (``n`` <= a block)."""
-    fl = block(0, n, None, Workspace(n))
+    """stream_blocks' work for one block in the calling thread (``n`` <= a block), its
+    workspace this thread's small-array scratch (its flag masks copied out here)."""
+    fl = block(0, n, None, _fastpaths.SCRATCH)
     if flags is not None:
         flags.set_at(slice(0, n), fl, n, fresh=True)
 

@@ -83,7 +83,7 @@ from . import _bfloat16, _chain, _decoding, _float16, _float32, _native16, _odd3
 from ._table import TABLE_INDEX_MAX_BITS
 from ._words import nearest_even_sum  # (a word pass, no shortcut: the rounded running sums use it)
 
-__all__ = ["ENABLED", "BLOCK_FACTOR", "TABLE_INDEX_MAX_BITS", "quantize_block", "TRUNCATING_BLOCK_FACTOR",
+__all__ = ["ENABLED", "SCRATCH", "BLOCK_FACTOR", "TABLE_INDEX_MAX_BITS", "quantize_block", "TRUNCATING_BLOCK_FACTOR",
            "block_factor", "encode_block", "decode_by_shift", "decode_by_widening", "decode_table", "quantize_small",
            "SCALAR_INEXACT", "SCALAR_UNDERFLOW", "scalar_float", "scalar_ratio", "scalar_sqrt", "scalar_values",
            "running_products", "scalar_sums",
@@ -194,9 +194,9 @@ def quantize_small(x, fmt: Format, attrs, decode, general):
     blk = np.ascontiguousarray(x).reshape(-1)
     bits = np.empty(blk.size, dtype=fmt.storage_dtype)
     if tables is not None:
-        found = _table.by_table(plan, tables, blk, False, bits, _SCRATCH)
+        found = _table.by_table(plan, tables, blk, False, bits, SCRATCH)
     else:
-        found = plan.kernel(plan, blk, False, bits, _SCRATCH)
+        found = plan.kernel(plan, blk, False, bits, SCRATCH)
     if found is None:
         return None
     values = np.empty(blk.size, dtype=fmt.value_dtype())
@@ -231,15 +231,17 @@ def _float64_to_float32(x, general):
 
 class _ThreadScratch:
     """The block workspace's ``get`` over this thread's named scratch buffers
-    (softfloat._scratch): nothing to borrow and give back per call.  No result lives in
-    them (the kernels write bits, masks and values into fresh arrays)."""
+    (softfloat._scratch): nothing to borrow and give back per call, for the one-block
+    calls on small arrays (:func:`quantize_small`, the codec's one-block lane).  No
+    result lives in them (the kernels write bits and values into the caller's arrays;
+    flag masks here are copied out before the next call)."""
 
     @staticmethod
     def get(name: str, dtype, n: int):
-        return _scratch.buffer("quantize_small." + name, dtype, n)
+        return _scratch.buffer("small." + name, dtype, n)
 
 
-_SCRATCH = _ThreadScratch()
+SCRATCH = _ThreadScratch()
 
 
 def block_factor(fmt: Format, dtype, attrs, want: bool = False) -> int:
