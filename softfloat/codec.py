@@ -158,10 +158,7 @@ def encode(x, fmt, rounding=None, *, saturate=None, subnormals=None, tininess=No
             bits = fmt.storage_dtype.type(found[0]) if shape == () else np.full(shape, found[0], fmt.storage_dtype)
             return (bits, flags_of_code(found[1], shape)) if return_flags else bits
     if _small(x, rng, workers):
-        out = np.empty(x.shape, dtype=fmt.storage_dtype)
-        flags = _one_block(x, fmt, attrs, out, return_flags)
-        result = out[()] if out.ndim == 0 else out
-        return (result, flags.to_flags(x.shape).squeezed()) if return_flags else result
+        return _one_block(x, fmt, attrs, fmt.storage_dtype, return_flags)
     key = None if rng is None else key_from(rng)
     if _dask.is_dask(x):
         return _lazy(x, fmt, attrs, key, fmt.storage_dtype, True, return_flags, workers)
@@ -178,34 +175,21 @@ def encode(x, fmt, rounding=None, *, saturate=None, subnormals=None, tininess=No
 
 
 def _small(x, rng, workers) -> bool:
-    """Whether encode/quantize take ``x`` as one block in the calling thread
-    (:func:`_one_block`): a native float32/float64 ndarray of at most one block, without
-    a generator or a ``workers`` to check -- the small tensors of a training step, called
-    on over and over, where the streaming's set-up (threads, positions, the input's
-    conversions) cost as much as the rounding."""
-    return rng is None and workers is None and type(x) is np.ndarray and x.size <= _BLOCK \
+    """Whether encode/quantize run ``x`` as one block in this thread (a native float ndarray,
+    no generator or ``workers``): a training step's tensors, where the streaming's set-up cost
+    as much as the rounding."""
+    return rng is None and workers is None and type(x) is np.ndarray and 0 < x.size <= _BLOCK \
         and x.dtype.char in "fd" and x.dtype.isnative
 
 
-def _one_block(arr, fmt, attrs, out, want):
-    """:func:`_stream` of a :func:`_small` array, without a key, as one block: the same
-    block encoder (its fast kernels, their leftover lanes on the general path), so the
-    same bits and flags.  ``out``: bits (encode) or values (quantize); returns the
-    FlagMasks, or None without ``want``."""
-    flags = FlagMasks.zeros(arr.size) if want else None
-    if not arr.flags.c_contiguous:  # (a transposed weight) one copy in C order, not the streaming's .flat reads
-        arr = np.ascontiguousarray(arr)
-    with np.errstate(all="ignore"):
-        _stream(arr, fmt, attrs, None, out, flags, blocks=_one)
-    return flags
-
-
-def _one(n, block_size, key, flags, block, **_):
-    """stream_blocks' work for one block in the calling thread (``n`` <= a block), its
-    workspace this thread's small-array scratch (its flag masks copied out here)."""
-    fl = block(0, n, None, _fastpaths.SCRATCH)
-    if flags is not None:
-        flags.set_at(slice(0, n), fl, n, fresh=True)
+def _one_block(x, fmt, attrs, dtype, want):
+    """encode (``dtype``: bits) or quantize (values) of a :func:`_small` array: _stream's one
+    block in this thread's small-array scratch (flag masks copied out): the same bits and flags."""
+    out, flags = np.empty(x.shape, dtype=dtype), FlagMasks.zeros(x.size) if want else None
+    arr = x if x.flags.c_contiguous else np.ascontiguousarray(x)  # (a transposed weight: not read by .flat)
+    _stream(arr, fmt, attrs, None, out, flags, _fastpaths.SCRATCH)  # workers: one thread, in the scratch
+    result = out[()] if out.ndim == 0 else out
+    return (result, flags.to_flags(x.shape).squeezed()) if want else result
 
 
 def _scalar(value, fmt, attrs, workers):
@@ -342,19 +326,15 @@ def quantize(x, fmt, rounding=None, *, saturate=None, subnormals=None, tininess=
             dtype, shape = _values_dtype(np.dtype(one[2]), fmt), one[1]
             value = dtype.type(exact) if shape == () else np.full(shape, exact, dtype)
             return (value, flags_of_code(found[1], shape)) if return_flags else value
-    if _small(x, rng, workers):
-        dtype = _values_dtype(x.dtype, fmt)
-        if not return_flags and dtype == fmt.value_dtype():  # the shortcuts' own small path, where it takes x
-            with np.errstate(all="ignore"):  # (as the streamed blocks run: specials decided from patterns)
-                found = _fastpaths.quantize_small(x, fmt, attrs, decode_block,
-                                                  lambda xs: quantize(xs, fmt, attributes=attrs, workers=1))
-            if found is not None:
-                return found[()] if found.ndim == 0 else found
-        if return_flags or dtype != x.dtype or _fastpaths.value_grid_plan(fmt, x.dtype, attrs) is None:
-            out = np.empty(x.shape, dtype=dtype)  # (the grid's arrays take the path below)
-            flags = _one_block(x, fmt, attrs, out, return_flags)
-            result = out[()] if out.ndim == 0 else out
-            return (result, flags.to_flags(x.shape).squeezed()) if return_flags else result
+    dtype = _values_dtype(x.dtype, fmt) if _small(x, rng, workers) else None
+    if dtype is not None and not return_flags and dtype == fmt.value_dtype():  # the shortcuts' small path
+        with np.errstate(all="ignore"):  # (as the streamed blocks run: specials decided from patterns)
+            found = _fastpaths.quantize_small(x, fmt, attrs, decode_block,
+                                              lambda xs: quantize(xs, fmt, attributes=attrs, workers=1))
+        if found is not None:
+            return found[()] if found.ndim == 0 else found
+    if dtype is not None and (return_flags or dtype != x.dtype or not _fastpaths.value_grid_plan(fmt, dtype, attrs)):
+        return _one_block(x, fmt, attrs, dtype, return_flags)  # (else the value grid's path below)
     key = None if rng is None else key_from(rng)
     if _dask.is_dask(x):
         return _lazy(x, fmt, attrs, key, _values_dtype(x.dtype, fmt), False, return_flags, workers)
@@ -584,7 +564,7 @@ def _lazy(x, fmt, attrs, key, dtype, to_bits, want, workers):
     return (result, masks.to_flags()) if want else result
 
 
-def _stream(arr, fmt, attrs, key, out, flags, workers=1, positions=None, blocks=stream_blocks):
+def _stream(arr, fmt, attrs, key, out, flags, workers=1, positions=None):
     """Encode ``arr`` block by block into ``out``: bit patterns when ``out`` has
     ``fmt.storage_dtype`` (encode), else decoded values (quantize: a float dtype).
 
@@ -613,7 +593,7 @@ def _stream(arr, fmt, attrs, key, out, flags, workers=1, positions=None, blocks=
         return fl
 
     factor = _fastpaths.block_factor(fmt, native, attrs, flags is not None)
-    blocks(arr.size, _BLOCK * factor, key, flags, block, workers=workers, positions=positions,
-           thread_block_size=max(_BLOCK * factor, _THREAD_BLOCK))
+    stream_blocks(arr.size, _BLOCK * factor, key, flags, block, workers=workers, positions=positions,
+                  thread_block_size=max(_BLOCK * factor, _THREAD_BLOCK))
 
 
