@@ -36,8 +36,6 @@ def edges(fmt, dtype, n: int = 94):
 def _cases():
     for fmt in FORMATS:
         for dtype in (np.float32, np.float64):
-            if fmt == "fp32" and dtype == np.float32:
-                continue
             yield fmt, dtype
 
 
@@ -84,3 +82,11 @@ def test_small_quantize_without_flags_takes_the_shortcuts_small_path(monkeypatch
     sf.quantize(x, "bf16", return_flags=True)     # flags: the one-block lane
     sf.quantize(np.ones((4, 8)), "bf16")           # float64 values (not bf16's float32): the one-block lane
     assert taken == [x.shape]
+    got = sf.quantize(x, "fp32", "upward")         # float32 -> fp32: values as they are, NaNs the codec's
+    assert taken == [x.shape, x.shape] and found_as_is(got, x)
+    assert_same(got, general(lambda: sf.quantize(x, "fp32", "upward", workers=1)))
+
+
+def found_as_is(got, x):
+    """Whether ``got`` holds ``x``'s values (NaN where x has one)."""
+    return got.dtype == np.float32 and np.array_equal(got, x, equal_nan=True)

@@ -169,7 +169,7 @@ def quantize_small(x, fmt: Format, attrs, decode, general):
     its tables are filled, else its fallback kernel), then the decoding by
     :func:`decode_by_shift` or :func:`decode_table`, so the values are the codec's
     exactly; float64 -> fp32 in round to nearest even is numpy's cast
-    (:func:`_float64_to_float32`).
+    (:func:`_float64_to_float32`), float32 -> fp32 a copy (:func:`_float32_as_is`).
 
     * ``decode(bits, fmt, out)``: a general decoder, the decoding table's source;
     * ``general(xs)``: the values :func:`softfloat.quantize` gives for the lanes a kernel
@@ -183,6 +183,9 @@ def quantize_small(x, fmt: Format, attrs, decode, general):
     if fmt == fp32 and x.dtype == np.float64 and attrs.rounding is Rounding.NEAREST_EVEN and attrs.subnormals \
             and not attrs.saturate:
         return _float64_to_float32(x, general)
+    if fmt == fp32 and x.dtype == np.float32 and attrs.rounding is not Rounding.STOCHASTIC and attrs.subnormals \
+            and not attrs.saturate:
+        return _float32_as_is(x, general)
     plan = _plan.lookup(fmt, x.dtype.char, attrs)
     tables = None
     if plan is not None and plan.kernel is _table.by_table:
@@ -225,6 +228,18 @@ def _float64_to_float32(x, general):
     top = x.max()
     if top != top:
         nan = np.isnan(x)
+        values[nan] = general(np.ascontiguousarray(x[nan]))
+    return values
+
+
+def _float32_as_is(x, general):
+    """float32 -> fp32 in a deterministic mode, subnormals kept: every float32 value is an
+    fp32 value, so each mode gives it unchanged (nothing to round, nothing to flush);
+    NaN lanes (the quieting and payload are the codec's) go to ``general``."""
+    values = np.array(x, dtype=np.float32, order="C")
+    top = values.max()  # (max propagates a NaN: one reduction finds whether there is one)
+    if top != top:
+        nan = np.isnan(values)
         values[nan] = general(np.ascontiguousarray(x[nan]))
     return values
 
