@@ -113,7 +113,7 @@ def stream_blocks(n, block_size, key, flags, block, *, workers=1, positions=None
     softfloat._fastpaths.SCRATCH for one small block): the calling thread alone, in it.
     """
     positions = _random.Positions() if positions is None else positions
-    workspace, workers = (None, workers) if isinstance(workers, int) else (workers, 1)
+    workspace, workers = (None, workers) if isinstance(workers, numbers.Integral) else (workers, 1)
     threaded = thread_block_size or block_size
     threads = max(1, min(workers, -(-n // threaded) // MIN_BLOCKS_PER_WORKER))
     if threads > 1:
