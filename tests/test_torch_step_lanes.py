@@ -13,7 +13,9 @@ import warnings
 import numpy as np
 import pytest
 
-torch = pytest.importorskip("torch")
+from tests.conftest import import_torch
+
+torch = import_torch()
 
 import softfloat.torch as sft  # noqa: E402
 from softfloat import _fastpaths  # noqa: E402
