@@ -157,6 +157,8 @@ def encode(x, fmt, rounding=None, *, saturate=None, subnormals=None, tininess=No
             shape = one[1]
             bits = fmt.storage_dtype.type(found[0]) if shape == () else np.full(shape, found[0], fmt.storage_dtype)
             return (bits, flags_of_code(found[1], shape)) if return_flags else bits
+    if _small(x, rng, workers):
+        return _one_block(x, fmt, attrs, fmt.storage_dtype, return_flags)
     key = None if rng is None else key_from(rng)
     if _dask.is_dask(x):
         return _lazy(x, fmt, attrs, key, fmt.storage_dtype, True, return_flags, workers)
@@ -170,6 +172,24 @@ def encode(x, fmt, rounding=None, *, saturate=None, subnormals=None, tininess=No
     _stream(arr, fmt, attrs, key, out, flags, workers)
     result = out[()] if out.ndim == 0 else out
     return (result, flags.to_flags(arr.shape).squeezed()) if return_flags else result
+
+
+def _small(x, rng, workers) -> bool:
+    """Whether encode/quantize run ``x`` as one block in this thread (a native float ndarray,
+    no generator or ``workers``): a training step's tensors, where the streaming's set-up cost
+    as much as the rounding."""
+    return rng is None and workers is None and type(x) is np.ndarray and 0 < x.size <= _BLOCK \
+        and x.dtype.char in "fd" and x.dtype.isnative
+
+
+def _one_block(x, fmt, attrs, dtype, want):
+    """encode (``dtype``: bits) or quantize (values) of a :func:`_small` array: _stream's one
+    block in this thread's small-array scratch (flag masks copied out): the same bits and flags."""
+    out, flags = np.empty(x.shape, dtype=dtype), FlagMasks.zeros(x.size) if want else None
+    arr = x if x.flags.c_contiguous else np.ascontiguousarray(x)  # (a transposed weight: not read by .flat)
+    _stream(arr, fmt, attrs, None, out, flags, _fastpaths.SCRATCH)  # workers: one thread, in the scratch
+    result = out[()] if out.ndim == 0 else out
+    return (result, flags.to_flags(x.shape).squeezed()) if want else result
 
 
 def _scalar(value, fmt, attrs, workers):
@@ -306,6 +326,15 @@ def quantize(x, fmt, rounding=None, *, saturate=None, subnormals=None, tininess=
             dtype, shape = _values_dtype(np.dtype(one[2]), fmt), one[1]
             value = dtype.type(exact) if shape == () else np.full(shape, exact, dtype)
             return (value, flags_of_code(found[1], shape)) if return_flags else value
+    dtype = _values_dtype(x.dtype, fmt) if _small(x, rng, workers) else None
+    if dtype is not None and not return_flags and dtype == fmt.value_dtype():  # the shortcuts' small path
+        with np.errstate(all="ignore"):  # (as the streamed blocks run: specials decided from patterns)
+            found = _fastpaths.quantize_small(x, fmt, attrs, decode_block,
+                                              lambda xs: quantize(xs, fmt, attributes=attrs, workers=1))
+        if found is not None:
+            return found[()] if found.ndim == 0 else found
+    if dtype is not None and (return_flags or dtype != x.dtype or not _fastpaths.value_grid_plan(fmt, dtype, attrs)):
+        return _one_block(x, fmt, attrs, dtype, return_flags)  # (else the value grid's path below)
     key = None if rng is None else key_from(rng)
     if _dask.is_dask(x):
         return _lazy(x, fmt, attrs, key, _values_dtype(x.dtype, fmt), False, return_flags, workers)

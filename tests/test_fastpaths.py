@@ -1007,13 +1007,10 @@ def test_quantize_small_is_the_general_path_bit_for_bit(fmt, dtype, mode):
         out[...] = sf.decode(bits, f, out.dtype)
 
     got = _fastpaths.quantize_small(x.reshape(8, -1), fmt, attrs, decode, rest)
-    if fmt == sf.fp32 and dtype == np.float32:
-        assert got is None  # no kernel: nothing to round
-        return
     assert got is not None and got.shape == (8, x.size // 8) and got.dtype == fmt.value_dtype()
     assert np.array_equal(got.reshape(-1).view(f"u{got.itemsize}"), want.view(f"u{want.itemsize}"))
-    if fmt == sf.bf16 and dtype == np.float32:
-        assert calls  # the truncating kernel leaves the NaN lanes to the caller's general path
+    if fmt in (sf.bf16, sf.fp32) and dtype == np.float32:
+        assert calls  # the truncating kernel, and fp32's copy, leave the NaN lanes to the caller's general path
 
 
 def test_quantize_small_declines_when_switched_off_or_large(monkeypatch):
@@ -1026,3 +1023,21 @@ def test_quantize_small_declines_when_switched_off_or_large(monkeypatch):
     assert _fastpaths.quantize_small(x, sf.bf16, stochastic, None, None) is None
     monkeypatch.setattr(_fastpaths, "ENABLED", False)
     assert _fastpaths.quantize_small(x, *args) is None
+
+
+def test_a_loop_of_small_calls_fills_the_table_once_they_pay_for_it(monkeypatch):
+    # float64 -> e4m3, saturating (the FP8 recipes' cast): calls of 1,024 elements, each
+    # too small to pay for 2**17 entries alone; in all they fill it, and the bits and
+    # flags are the general path's before and after
+    fresh = _fresh_plan(sf.fp8_e4m3, np.float64, "nearest_even", monkeypatch)
+    plan = _plan.lookup(sf.fp8_e4m3, "d", fresh.attrs.replace(saturate=True))
+    assert isinstance(plan, _table_cache.TablePlan) and plan.tables is None
+    x = table_classes(sf.fp8_e4m3, np.float64, stride=3)
+    calls = plan.entries // _table_cache.TABLE_FILL_RATIO // 1024
+    filled_at = None
+    for i in range(calls + 2):
+        assert_same(np.resize(np.roll(x, 1024 * i), 1024), "fp8_e4m3", "nearest_even", saturate=True)
+        if filled_at is None and plan.tables is not None:
+            filled_at = i
+    assert filled_at is not None and 0 < filled_at < calls  # (assert_same encodes each piece twice)
+    _plan.plan.cache_clear()

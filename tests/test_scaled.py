@@ -697,3 +697,20 @@ def test_signalling_nan_input_is_a_nan_without_a_warning(dtype, pattern):
     quiet = x.copy()
     quiet[1] = np.nan
     assert np.array_equal(np.delete(st.bits, 1), np.delete(sf.scaled_encode(quiet, "fp8_e4m3", scaling="tensor").bits, 1))
+
+
+def test_a_float_scale_takes_the_same_fp32_rounding_as_any_scale():
+    # the cached lane for a Python float scale (a DelayedScaling's) against the checks and
+    # rounding every other scale takes (a 0-d array), bit for bit; out of range: the same error
+    import softfloat.scaled._arguments as arguments
+    edges = [2.0**-126, 2.0**-126 * (1 + 2**-30), 0.1, 1 / 3, 448 / 3.7, 1.0, 3.4028234663852886e38,
+             3.4028234e38, float(np.nextafter(np.float64(2.0**-126), 1))]
+    for s in edges:
+        got = arguments._scale_argument(s, ())
+        want = arguments._scale_argument(np.array(s), ())
+        assert got.dtype == want.dtype == np.float32 and got.shape == want.shape == ()
+        assert got.view(np.uint32) == want.view(np.uint32), s
+        assert got.flags.writeable and got is not arguments._scale_argument(s, ())  # a fresh array each call
+    for bad in (2.0**-127, 3.5e38, float("nan"), float("inf"), 0.0, -1.0):
+        with pytest.raises(ValueError, match="scale must lie in"):
+            arguments._scale_argument(bad, ())

@@ -87,7 +87,7 @@ from . import _bfloat16, _chain, _decoding, _float16, _float32, _native16, _odd3
 from ._table import TABLE_INDEX_MAX_BITS
 from ._words import nearest_even_sum  # (a word pass, no shortcut: the rounded running sums use it)
 
-__all__ = ["ENABLED", "BLOCK_FACTOR", "TABLE_INDEX_MAX_BITS", "quantize_block", "TRUNCATING_BLOCK_FACTOR",
+__all__ = ["ENABLED", "SCRATCH", "BLOCK_FACTOR", "TABLE_INDEX_MAX_BITS", "quantize_block", "TRUNCATING_BLOCK_FACTOR",
            "block_factor", "encode_block", "decode_by_shift", "decode_by_widening", "decode_table", "quantize_small",
            "SCALAR_INEXACT", "SCALAR_UNDERFLOW", "scalar_float", "scalar_ratio", "scalar_sqrt", "scalar_values",
            "running_products", "scalar_sums",
@@ -173,7 +173,7 @@ def quantize_small(x, fmt: Format, attrs, decode, general):
     its tables are filled, else its fallback kernel), then the decoding by
     :func:`decode_by_shift` or :func:`decode_table`, so the values are the codec's
     exactly; float64 -> fp32 in round to nearest even is numpy's cast
-    (:func:`_float64_to_float32`).
+    (:func:`_float64_to_float32`), float32 -> fp32 a copy (:func:`_float32_as_is`).
 
     * ``decode(bits, fmt, out)``: a general decoder, the decoding table's source;
     * ``general(xs)``: the values :func:`softfloat.quantize` gives for the lanes a kernel
@@ -187,6 +187,9 @@ def quantize_small(x, fmt: Format, attrs, decode, general):
     if fmt == fp32 and x.dtype == np.float64 and attrs.rounding is Rounding.NEAREST_EVEN and attrs.subnormals \
             and not attrs.saturate:
         return _float64_to_float32(x, general)
+    if fmt == fp32 and x.dtype == np.float32 and attrs.rounding is not Rounding.STOCHASTIC and attrs.subnormals \
+            and not attrs.saturate:
+        return _float32_as_is(x, general)
     plan = _plan.lookup(fmt, x.dtype.char, attrs)
     tables = None
     if plan is not None and plan.kernel is _table.by_table:
@@ -198,9 +201,9 @@ def quantize_small(x, fmt: Format, attrs, decode, general):
     blk = np.ascontiguousarray(x).reshape(-1)
     bits = np.empty(blk.size, dtype=fmt.storage_dtype)
     if tables is not None:
-        found = _table.by_table(plan, tables, blk, False, bits, _SCRATCH)
+        found = _table.by_table(plan, tables, blk, False, bits, SCRATCH)
     else:
-        found = plan.kernel(plan, blk, False, bits, _SCRATCH)
+        found = plan.kernel(plan, blk, False, bits, SCRATCH)
     if found is None:
         return None
     values = np.empty(blk.size, dtype=fmt.value_dtype())
@@ -233,17 +236,31 @@ def _float64_to_float32(x, general):
     return values
 
 
+def _float32_as_is(x, general):
+    """float32 -> fp32 in a deterministic mode, subnormals kept: every float32 value is an
+    fp32 value, so each mode gives it unchanged (nothing to round, nothing to flush);
+    NaN lanes (the quieting and payload are the codec's) go to ``general``."""
+    values = np.array(x, dtype=np.float32, order="C")
+    top = values.max()  # (max propagates a NaN: one reduction finds whether there is one)
+    if top != top:
+        nan = np.isnan(values)
+        values[nan] = general(np.ascontiguousarray(x[nan]))
+    return values
+
+
 class _ThreadScratch:
     """The block workspace's ``get`` over this thread's named scratch buffers
-    (softfloat._scratch): nothing to borrow and give back per call.  No result lives in
-    them (the kernels write bits, masks and values into fresh arrays)."""
+    (softfloat._scratch): nothing to borrow and give back per call, for the one-block
+    calls on small arrays (:func:`quantize_small`, the codec's one-block lane).  No
+    result lives in them (the kernels write bits and values into the caller's arrays;
+    flag masks here are copied out before the next call)."""
 
     @staticmethod
     def get(name: str, dtype, n: int):
-        return _scratch.buffer("quantize_small." + name, dtype, n)
+        return _scratch.buffer("small." + name, dtype, n)
 
 
-_SCRATCH = _ThreadScratch()
+SCRATCH = _ThreadScratch()
 
 
 def block_factor(fmt: Format, dtype, attrs, want: bool = False) -> int:

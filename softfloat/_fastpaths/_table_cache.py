@@ -12,10 +12,12 @@ from ._table import by_table, table_cut
 
 __all__ = ["TABLE_CACHE_BYTES", "TABLE_FILL_RATIO", "TablePlan"]
 
-#: a block fills a table only if it has at least 1/TABLE_FILL_RATIO as many elements as
-#: the table has entries (filling costs about as much per entry as the general path per
-#: element); smaller blocks take the plan's other kernel, so a small call never pays
-#: for a large table
+#: a table is filled once the blocks offered to it, in all, have at least
+#: 1/TABLE_FILL_RATIO as many elements as it has entries (filling costs about as much per
+#: entry as the general path per element); until then blocks take the plan's other
+#: kernel, so a single small call never pays for a large table, while a loop of small
+#: calls (a training step's tensors) reaches it after a few of them -- the count the
+#: operations' pair tables keep (softfloat.ops._driver's PAIR_TABLE_FILL_AFTER)
 TABLE_FILL_RATIO = 8
 #: the most memory that filled tables keep; beyond it the oldest are dropped (and
 #: refilled if needed again)
@@ -41,16 +43,19 @@ class TablePlan:
         # (bits, packed flags, flags raised anywhere, {dtype: quantized values}): one
         # attribute, set at once
         self.tables = None
+        self.seen = 0  # elements of the blocks offered to fill() so far (a heuristic: races only delay it)
         self.upper = None if fallback is None else fallback.upper
 
     def fill(self, general, block_size: int):
         """Fill the tables from ``general`` on one representative input per index (its
-        top bits, and bit 0 set when its sticky bit is), if a block of ``block_size``
-        elements pays for them; return them (None if not filled).  Two threads may both
+        top bits, and bit 0 set when its sticky bit is), once the blocks offered so far
+        (this one of ``block_size`` elements included) pay for them; return them (None
+        if not filled).  Two threads may both
         fill them (the same tables): the first to finish keeps its own.  Filled tables
         beyond TABLE_CACHE_BYTES are dropped, oldest first (a caller holding them keeps
         its reference)."""
-        if block_size * TABLE_FILL_RATIO < self.entries:
+        self.seen += block_size
+        if self.seen * TABLE_FILL_RATIO < self.entries:
             return None
         index = np.arange(self.entries, dtype=self.src.storage_dtype)
         reps = ((index >> self.dt(1)) << self.dt(self.c + 1)) | (index & self.dt(1))
@@ -97,4 +102,4 @@ def _drop_oldest_tables() -> None:
     while held > TABLE_CACHE_BYTES and len(_filled) > 1:
         old = _filled.pop(0)
         held -= old.table_bytes
-        old.tables = None
+        old.tables, old.seen = None, 0  # refilled only once blocks pay for it again

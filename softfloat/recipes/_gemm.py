@@ -494,7 +494,7 @@ def _round_out(k, acc, out, recorded):
     if out is None:
         return acc, None
     if not recorded:
-        return k.decode(k.encode(acc, out), out, out.value_dtype()), None
+        return k.quantize(acc, out), None
     bits, flags = k.encode(acc, out, flags=True)
     values = k.decode(bits, out, out.value_dtype())
     return values, k.record(out, flags, values)

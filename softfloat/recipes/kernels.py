@@ -14,7 +14,7 @@ import numpy as np
 
 from .. import _validate
 from ..accumulate import matmul as sf_matmul
-from ..codec import decode, encode
+from ..codec import decode, encode, quantize
 from ..formats import fp32
 from ..scaled import scaled_decode, scaled_encode
 from ._record import OperandRecord
@@ -110,6 +110,14 @@ class Kernels:
         """:func:`softfloat.encode` (``x``, ``fmt``) with its defaults; (bits, Flags) with
         ``flags``."""
         return encode(x, fmt, return_flags=flags)
+
+    def quantize(self, x, fmt):
+        """``decode(encode(x, fmt), fmt, fmt.value_dtype())`` (nearest even) as one call:
+        :func:`softfloat.quantize`, whose small arrays take the shortcuts' one-block path
+        (a product's output rounding: no bits needed, only its values)."""
+        values = quantize(x, fmt)
+        dtype = fmt.value_dtype()
+        return values if values.dtype == dtype else values.astype(dtype)  # (exact: dtype holds fmt)
 
     def decode(self, bits, fmt, dtype: str = "float32"):
         """:func:`softfloat.decode` into the float dtype named ``dtype``.  fp32 patterns

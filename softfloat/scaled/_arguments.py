@@ -3,6 +3,7 @@ the fix."""
 
 from __future__ import annotations
 
+import functools
 import numbers
 
 import numpy as np
@@ -30,12 +31,19 @@ def _one_of(name, value, choices):
 
 def _element_format(fmt):
     fmt = as_format(fmt)
+    if fmt in _HELD:  # (checked before: a training step's casts ask again and again)
+        return fmt
     if not fp32.holds(fmt):
         raise ValueError(
             f"fmt={fmt.name} is too wide for scaled quantisation: its elements are scaled by "
             "fp32 scales and products, so every value of fmt must be an fp32 value; use a "
             "narrower element format such as fp8_e4m3, fp8_e5m2, fp6_e3m2, fp4_e2m1, bf16 or fp16")
+    _HELD.add(fmt)
     return fmt
+
+
+#: element formats found to be fp32-held (a format is immutable: the answer stays)
+_HELD: set = set()
 
 
 def _block(scaling, block):
@@ -114,12 +122,21 @@ def _fp32_scale_values(name, scales):
 
 
 def _scale_argument(scale, shape):
+    if type(scale) is float and shape == () and _MIN_SCALE <= scale <= _FP32_MAX:  # a DelayedScaling's scale
+        return np.array(_fp32_float(scale))
     s = _fp32_scale_values("scale", scale)
     try:
         return np.array(np.broadcast_to(s, shape))
     except ValueError:
         raise ValueError(f"scale has shape {s.shape} but the scales have shape {tuple(shape)}; give one "
                          "number or one scale per unit") from None
+
+
+@functools.lru_cache(maxsize=64)
+def _fp32_float(scale: float) -> np.float32:
+    """A float scale in [2**-126, fp32 max] rounded to fp32 as :func:`_fp32_scale_values`
+    rounds it; kept per value (a delayed scale changes once a step, if at all)."""
+    return _round_fp32(np.float64(scale)).astype(np.float32)[()]
 
 
 def scaling_arguments(fmt, scaling, block=None, *, scale=None, amax=None, margin=0, amax_epsilon=0.0,

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from .. import _validate
@@ -13,6 +15,17 @@ from ._layout import _Layout
 from ._products import _already_fp32, _source_values, exact_products, fp32_products
 from ._scales import _dequant_factors, _mx_scales, _quant_factors, fp32_scales
 from ._tensor import ScaledTensor
+
+
+#: the largest float64, where satfinite sends infinities before the element rounding
+_FLOAT64_MAX = float(np.finfo(np.float64).max)
+
+
+@functools.lru_cache(maxsize=16)
+def _nearest_fp32(platform):
+    """The fp32 steps' rounding (nearest even) on ``platform``: one object per platform,
+    which the fast paths' plans recognise by identity call after call."""
+    return DEFAULT_ATTRIBUTES.replace(platform=platform)
 
 
 def scaled_encode(x, fmt, rounding=None, *, scaling="tensor", block=None, amax=None,
@@ -150,7 +163,7 @@ def scaled_encode(x, fmt, rounding=None, *, scaling="tensor", block=None, amax=N
     arr = _validate.numeric_array("x", x)
     layout = _Layout(arr.shape, scaling, block, "x")
 
-    nearest_fp32 = DEFAULT_ATTRIBUTES.replace(platform=attrs.platform)  # the fp32 steps' rounding
+    nearest_fp32 = _nearest_fp32(attrs.platform)  # the fp32 steps' rounding
     values, wide, first_flags = _source_values(arr, multiply, return_flags, nearest_fp32)
     measured, has_nan = layout.amax(values)
     if scaling == "mx":
@@ -177,7 +190,7 @@ def scaled_encode(x, fmt, rounding=None, *, scaling="tensor", block=None, amax=N
             scaled, product_flags = exact_products(values, multiplier, wide), None
         infinite = np.isinf(scaled) if saturate else None
         if saturate and infinite.any():  # satfinite: infinities are out of range too
-            scaled = np.where(infinite, np.copysign(np.finfo(np.float64).max, scaled), scaled)
+            scaled = np.where(infinite, np.copysign(_FLOAT64_MAX, scaled), scaled)
     result = encode(scaled, fmt, attributes=attrs, rng=rng, return_flags=return_flags)
     bits, flags = result if return_flags else (result, None)
     tensor = ScaledTensor(bits, scales, fmt, scaling, block, measured)

@@ -65,8 +65,11 @@ def _source_values(arr, multiply, want_flags, nearest_fp32):
     """x as float64: its fp32 rounding (by ``nearest_fp32``, nearest-even attributes) for
     multiply="fp32"; whether it is wider than fp32 (the exact product then needs more than
     float64); flags of that rounding or None."""
-    source = native_format(arr.dtype)
-    if source is not None and fp32.holds(source):  # float16, float32
+    held = arr.dtype.type in (np.float16, np.float32)  # (without the format lookup: the common case)
+    if not held:
+        source = native_format(arr.dtype)
+        held = source is not None and fp32.holds(source)
+    if held:  # float16, float32
         with np.errstate(invalid="ignore"):  # a signalling NaN is quieted by the cast: no warning
             return arr.astype(np.float64), False, None
     if multiply == "fp32":

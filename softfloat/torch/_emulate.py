@@ -369,6 +369,22 @@ def _skip_as_frame(method) -> None:
         skip(method.__code__)
 
 
+#: the torch functions the mode has seen pass through, and always will: none of its cases
+#: (products, composites, backward passes, recurrent layers, functions out of reach or
+#: rounded elementwise) -- what they are, not their arguments, decides it, so the mode's
+#: first step on them is a set lookup
+_PLAIN: set = set()
+#: a bound on it (torch hands over its functions, a few hundred; a bound method of some
+#: object would otherwise be kept alive)
+_PLAIN_MAX = 4096
+
+
+def _plain(func) -> bool:
+    """Whether ``func`` is none of the mode's cases, whatever its arguments."""
+    return (func not in _COMPOSITES and func not in _BACKWARDS and func not in _recurrent.KINDS
+            and func not in _recurrent.CELLS and func not in ELEMENTWISE and _ops.passes_through(func))
+
+
 class _Mode(TorchFunctionMode):
     """Routes torch's product functions to the emulation; everything else runs as is."""
 
@@ -378,6 +394,8 @@ class _Mode(TorchFunctionMode):
         self.warned = set()
 
     def __torch_function__(self, func, types, args=(), kwargs=None):
+        if func in _PLAIN:  # nothing to decide: torch's own (most calls of a step: attribute reads, ...)
+            return func(*args, **kwargs) if kwargs else func(*args)
         kwargs = kwargs or {}
         name = _ops.FUNCTIONS.get(func)
         em = self.emulation
@@ -425,6 +443,8 @@ class _Mode(TorchFunctionMode):
             self.warned.add(func)
             warnings.warn(f"{opaque} runs its matrix products inside one torch kernel: they are not "
                           f"emulated under softfloat.torch.emulate (torch's own arithmetic)", stacklevel=2)
+        elif len(_PLAIN) < _PLAIN_MAX and _plain(func):
+            _PLAIN.add(func)
         result = func(*args, **kwargs)
         if not em.elementwise or em._steps.active:
             return result

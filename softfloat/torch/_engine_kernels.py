@@ -155,6 +155,9 @@ class TorchKernels(Kernels):
             return bits
         return bits, rounding_flags(x, codes, fmt, attrs, None, None)
 
+    def quantize(self, x, fmt):
+        return self.decode(self.encode(x, fmt), fmt, fmt.value_dtype())
+
     def decode(self, bits, fmt, dtype: str = "float32"):
         dtype = _torch_dtype(dtype)
         if fmt == fp32 and dtype == torch.float32 and bits.dtype == torch.int32:

@@ -523,6 +523,12 @@ _OPAQUE_WITH = {
 }
 
 
+def passes_through(func) -> bool:
+    """Whether ``func`` is no product of :data:`FUNCTIONS` and never out of reach
+    (:func:`out_of_reach` says None for every call of it)."""
+    return func not in FUNCTIONS and func not in OPAQUE and func not in _OPAQUE_WITH
+
+
 def out_of_reach(func, args, kwargs):
     """The name the warning gives ``func(*args, **kwargs)`` where its products are out of
     reach (:data:`OPAQUE`; an embedding bag's weighted sums of rows), else None."""

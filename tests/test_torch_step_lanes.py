@@ -1,0 +1,84 @@
+"""A small MLP's training steps under softfloat.torch.emulate with the per-step shortcuts
+(the mode's pass-through lane for torch functions it does not change, the codec's
+one-block lane, lookup tables filled across calls) against the same steps without them
+(the mode deciding every call, every shortcut off): the same parameters bit for bit, the
+same telemetry rows, the same warnings -- for the unscaled, delayed and current FP8
+recipes, with and without elementwise rounding, on data with edge values (zeros of both
+signs, subnormals and overflows of the FP8 formats)."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+
+from tests.conftest import import_torch
+
+torch = import_torch()
+
+import softfloat.torch as sft  # noqa: E402
+from softfloat import _fastpaths  # noqa: E402
+from softfloat.torch import _emulate  # noqa: E402
+
+
+def _train(recipe, elementwise, steps=3):
+    torch.manual_seed(11)
+    m = torch.nn.Sequential(torch.nn.Linear(32, 64), torch.nn.ReLU(), torch.nn.Linear(64, 10))
+    opt = torch.optim.SGD(m.parameters(), lr=0.5)
+    x = torch.randn(16, 32)
+    x[0, :8] = torch.tensor([0.0, -0.0, 1e-9, -3e-7, 2e-3, 600.0, -1e5, 60000.0])  # FP8 subnormals, overflows
+    y = torch.randint(0, 10, (16,))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        with sft.emulate(recipe, elementwise=elementwise) as em:
+            for _ in range(steps):
+                opt.zero_grad()
+                torch.nn.functional.cross_entropy(m(x), y).backward()
+                opt.step()
+    params = [p.detach().numpy().copy() for p in m.parameters()]
+    return params, em.telemetry.rows(), [str(w.message) for w in caught]
+
+
+def _same_rows(a, b):
+    assert len(a) == len(b)
+    for r, s in zip(a, b):
+        assert r.keys() == s.keys()
+        for k in r:
+            same = (r[k] == s[k]) or (isinstance(r[k], float) and np.isnan(r[k]) and np.isnan(s[k]))
+            assert same, (k, r[k], s[k])
+
+
+@pytest.mark.parametrize("recipe", ["bf16", "fp16", "fp8", "fp8-current"])
+@pytest.mark.parametrize("elementwise", [False, True])
+def test_steps_equal_the_steps_without_shortcuts(recipe, elementwise, monkeypatch):
+    fast = _train(recipe, elementwise)
+    with monkeypatch.context() as m:
+        m.setattr(_emulate, "_PLAIN", set())
+        m.setattr(_emulate, "_PLAIN_MAX", 0)
+        m.setattr(_fastpaths, "ENABLED", False)
+        slow = _train(recipe, elementwise)
+    for p, q in zip(fast[0], slow[0]):
+        assert np.array_equal(p.view(np.uint32), q.view(np.uint32))
+    _same_rows(fast[1], slow[1])
+    assert fast[2] == slow[2]
+
+
+def test_the_pass_through_lane_holds_none_of_the_modes_cases():
+    _train("bf16", True, steps=1)
+    plain = _emulate._PLAIN
+    assert torch.Tensor.grad.__get__ in plain  # an attribute read: passed through
+    cases = (set(_emulate._ops.FUNCTIONS) | set(_emulate._ops.OPAQUE) | set(_emulate._ops._OPAQUE_WITH)
+             | set(_emulate.ELEMENTWISE) | _emulate._COMPOSITES | _emulate._BACKWARDS
+             | set(_emulate._recurrent.KINDS) | set(_emulate._recurrent.CELLS))
+    assert not plain & cases
+
+
+def test_a_function_out_of_reach_still_warns_once_after_plain_calls():
+    with sft.emulate("bf16") as em:
+        for _ in range(2):
+            torch.ones(3).sum()  # plain calls first
+        with pytest.warns(UserWarning, match="not emulated"):
+            torch.nn.functional.embedding_bag(torch.tensor([0, 1]), torch.ones(4, 3), torch.tensor([0]),
+                                              per_sample_weights=torch.ones(2), mode="sum")
+    assert em is not None
