@@ -31,8 +31,16 @@ import re
 import tokenize
 from pathlib import Path
 
-import pytest
-from hypothesis import HealthCheck, settings
+#: one BLAS/OpenMP thread per test process, set before numpy or torch is imported (here, in
+#: pytest-xdist's workers, which inherit it, and in the subprocesses tests start): the
+#: workers already take every core, and a multithreaded OpenBLAS on an oversubscribed core
+#: spins -- a 16,384-element np.vdot in softfloat's bf16 shortcut took 600 us instead of
+#: 7 us, a third of the suite's time.  A value already in the environment is kept.
+for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_var, "1")
+
+import pytest  # noqa: E402  (after the thread settings)
+from hypothesis import HealthCheck, settings  # noqa: E402
 
 settings.register_profile(
     "ci", derandomize=True, max_examples=200, deadline=None,

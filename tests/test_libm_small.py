@@ -53,11 +53,29 @@ def test_every_fp16_pattern_equals_the_general_route(ufunc, changes):
 @pytest.mark.parametrize("changes", CONTEXTS)
 @pytest.mark.parametrize("ufunc", [np.exp, np.log, np.tanh, np.sin])
 def test_single_elements_equal_the_general_route(ufunc, changes):
+    """Each pattern alone in four forms.  The 0-d ones (an array, a scalar) against the
+    general route on the same input: whether the answer is a scalar or a 0-d array
+    depends on the pattern.  The 1-element arrays against the general route's answer
+    for every pattern at once (elementwise: the same bits and per-element flags), of the
+    types and shapes of its own answer for the first pattern in that form."""
+    arrays = (lambda p: np.array([p], dtype=np.uint16), lambda p: np.full((1, 1), p, dtype=np.uint16))
     with sf.context(**changes) as ctx:
-        for p in SINGLES:
-            for bits in (np.array([p], dtype=np.uint16), np.array(p, dtype=np.uint16), np.uint16(p),
-                         np.full((1, 1), p, dtype=np.uint16)):
+        rows, row_flags = general(lambda: _kernel(ufunc, ctx, SINGLES))
+        ones = [general(lambda: _kernel(ufunc, ctx, form(SINGLES[0]))) for form in arrays]
+        for i, p in enumerate(SINGLES):
+            for bits in (np.array(p, dtype=np.uint16), np.uint16(p)):
                 _same(_kernel(ufunc, ctx, bits), general(lambda: _kernel(ufunc, ctx, bits)))
+            for form, (one, one_flags) in zip(arrays, ones):
+                bits, flags = _kernel(ufunc, ctx, form(p))
+                assert type(bits) is type(one) and bits.shape == one.shape and bits.dtype == one.dtype
+                assert bits.reshape(-1)[0] == rows[i], hex(p)
+                if one_flags is None:
+                    assert flags is None
+                    continue
+                assert type(flags) is type(one_flags)
+                for (name, a), (_, ref), (_, want) in zip(flags, one_flags, row_flags):
+                    assert type(a) is type(ref) and np.shape(a) == np.shape(ref), name
+                    assert a.reshape(-1)[0] == want[i], (hex(p), name)
 
 
 @pytest.mark.parametrize("ufunc", [np.arctan2, np.hypot, np.logaddexp])

@@ -18,31 +18,55 @@ def _spy(monkeypatch):
     return answers_of(monkeypatch, _few, "one_output")
 
 
+def _assert_row(fast, rows, i, one):
+    """``fast`` (a one-term call's answer) is row ``i`` of ``rows`` (the general path's
+    answers of every term at once, one output per row): equal bits, flags and swamped
+    count, of the types and shapes of ``one`` (the general path's own one-term answer)."""
+    if isinstance(one, tuple):
+        (fast, fast_flags), (rows, row_flags), (one, one_flags) = fast, rows, one
+        assert type(fast_flags) is type(one_flags)
+        for (name, a), (_, want), (_, ref) in zip(fast_flags, row_flags, one_flags):
+            assert type(a) is type(ref) and np.shape(a) == np.shape(ref), name
+            assert a == want[i], (name, i)
+        assert fast_flags.swamped == row_flags.swamped[i], i
+    assert type(fast) is type(one) and np.shape(fast) == np.shape(one)
+    assert fast == rows[i], i
+
+
 @pytest.mark.parametrize("fmt, kw", [
     ("fp16", {"accumulator": "fp32"}), ("fp16", {"accumulator": "fp16"}), ("bf16", {"accumulator": "fp32"}),
     ("fp16", {"accumulator": "fp32", "out_format": "fp8_e5m2"}),
     ("fp16", {"accumulator": "fp32", "out_format": "bf16", "tininess": "before"}),
     ("fp8_e5m2", {"accumulator": "fp32", "order": "reverse"}), ("fp8_e4m3fn", {})])
 def test_one_term_sums_equal_the_general_path(monkeypatch, fmt, kw):
+    """Each pattern alone, with and without flags, against the general path's sums of
+    every pattern at once (a column: one term per output; the general path on the first
+    pattern alone pins the types and shapes)."""
     fmt = sf.as_format(fmt)
     patterns = np.arange(1 << fmt.bits, dtype=fmt.storage_dtype)[:: 1 if fmt.bits <= 8 else 31]
-    for p in patterns:
+    column = patterns[:, None]
+    rows = {flags: general(lambda: sf.sum(column, fmt, axis=-1, return_flags=flags, **kw))
+            for flags in (True, False)}
+    one = {flags: general(lambda: sf.sum(patterns[:1], fmt, return_flags=flags, **kw)) for flags in (True, False)}
+    for i, p in enumerate(patterns):
         x = np.array([p], dtype=fmt.storage_dtype)
-        call = (lambda: sf.sum(x, fmt, return_flags=True, **kw))
-        assert_same(call(), general(call))
-        assert_same(sf.sum(x, fmt, **kw), general(lambda: sf.sum(x, fmt, **kw)))
+        for flags in (True, False):
+            _assert_row(sf.sum(x, fmt, return_flags=flags, **kw), rows[flags], i, one[flags])
 
 
 @pytest.mark.parametrize("fmt, kw", [("fp16", {}), ("bf16", {"out_format": "bf16"}), ("fp8_e4m3fn", {}),
                                      ("fp16", {"accumulator": "fp16"})])
 def test_one_term_dot_products_equal_the_general_path(monkeypatch, fmt, kw):
+    """Each pair alone against the general path's dot products of every pair at once (a
+    column each: one product per output)."""
     fmt = sf.as_format(fmt)
     rng = np.random.default_rng(5)
     pairs = rng.integers(0, 1 << fmt.bits, (2, 600)).astype(fmt.storage_dtype)
-    for a, b in pairs.T:
+    rows = general(lambda: sf.vecdot(pairs[0][:, None], pairs[1][:, None], fmt, return_flags=True, **kw))
+    one = general(lambda: sf.vecdot(pairs[0][:1], pairs[1][:1], fmt, return_flags=True, **kw))
+    for i, (a, b) in enumerate(pairs.T):
         x, y = np.array([a]), np.array([b])
-        call = (lambda: sf.vecdot(x, y, fmt, return_flags=True, **kw))
-        assert_same(call(), general(call))
+        _assert_row(sf.vecdot(x, y, fmt, return_flags=True, **kw), rows, i, one)
 
 
 def test_one_term_takes_the_one_output_route_and_the_switch_turns_it_off(monkeypatch):
