@@ -121,7 +121,7 @@ EXPLAIN_RANK = {"_text": 0, "_parse": 0, "_story": 1, "_arithmetic": 2, "_value"
                 "_explain": 4, "__init__": 5}
 #: inside softfloat/_fastpaths/: the shared word passes, the kernels, the table cache, the
 #: plan cache, the switch and entry points
-FASTPATHS_RANK = {"_scalar": 0, "_chain": 0.5, "_float16": 0, "_value_grid": 0, "_bfloat16": 0, "_float32": 0.5, "_words": 0, "_decoding": 1, "_truncate": 1, "_upper": 1,
+FASTPATHS_RANK = {"_scalar": 0, "_chain": 0.5, "_float16": 0.5, "_value_grid": 0, "_bfloat16": 0, "_float32": 0.5, "_words": 0, "_decoding": 1, "_truncate": 1, "_upper": 1,
                   "_rebias": 2, "_table": 2, "_table_cache": 3, "_odd32": 3, "_plan": 4, "_directed16": 4.5, "_native16": 5,
                   "__init__": 6}
 #: inside softfloat/strategies/: the pattern space, field draws and the formats strategy;

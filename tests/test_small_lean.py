@@ -8,6 +8,8 @@ and traps."""
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 
@@ -208,3 +210,35 @@ def test_flags_holding_only_the_raised_masks_read_and_count_as_full_ones():
     assert (a.inexact, a.values, a.operations, a.overflow) == (b.inexact, b.values, b.operations, b.overflow) == (
         2, 3, 1, 0)
     assert lean.raised() == ("inexact",) and lean.count()["inexact"] == 2
+
+
+@pytest.mark.parametrize("n", [1, 8192, 8193, 16384])
+def test_sum_of_squares_in_one_thread_pieces(n):
+    """The small lanes' one-pass check (a sum of squares, in BLAS dot products of at most
+    8192 elements so OpenBLAS keeps to the calling thread): 0 exactly for zeros, NaN
+    for a NaN or an infinity in any piece, the sum of the squares otherwise."""
+    from softfloat._fastpaths._bfloat16 import sum_of_squares
+    assert sum_of_squares(np.zeros(n)) == 0.0
+    for pos in {0, n // 2, n - 1}:
+        for bad in (np.nan, np.inf, -np.inf):
+            d = np.zeros(n)
+            d[pos] = bad
+            with np.errstate(invalid="ignore"):
+                t = d - d
+            assert np.isnan(sum_of_squares(t)), (pos, bad)
+            assert not sum_of_squares(d) < np.inf, (pos, bad)
+    d = np.random.default_rng(n).standard_normal(n)
+    assert sum_of_squares(d) == pytest.approx(math.fsum(d * d), rel=1e-12)
+
+
+@pytest.mark.parametrize("fmt", ["fp16", "bf16", "fp32"])
+def test_a_non_finite_lane_in_the_last_piece_sends_the_block_to_the_general_path(fmt):
+    """16,384 lanes (two pieces of the sum of squares): an infinity, a NaN or an overflow in
+    the last lane only gives the general path's bits and flags."""
+    f = sf.as_format(fmt)
+    x = sf.encode(np.linspace(1.0, 2.0, 16384), f)
+    for last in (np.inf, np.nan, float(f.max_finite)):
+        y = x.copy()
+        y[-1] = sf.encode(last, f)
+        for ufunc in (sf.add, sf.mul):
+            assert_same(ufunc(x, y, f, return_flags=True), general(lambda: ufunc(x, y, f, return_flags=True)))

@@ -47,6 +47,7 @@ import numpy as np
 
 from ..formats import fp16
 from ..rounding import Rounding, Tininess
+from ._bfloat16 import sum_of_squares
 
 __all__ = ["SHORT_CAST", "applies", "cast", "run"]
 
@@ -83,7 +84,7 @@ def run(ufunc, patterns, attrs, want):
         d = np.subtract(h, r)  # (h widened exactly to float64 inside the ufunc)
     if not d.size:
         return None
-    s = np.vdot(d, d)
+    s = sum_of_squares(d)
     if s != s:  # NaN: a non-finite operand or exact result
         return None
     bits = h.view(np.uint16)
