@@ -82,3 +82,23 @@ def test_a_function_out_of_reach_still_warns_once_after_plain_calls():
             torch.nn.functional.embedding_bag(torch.tensor([0, 1]), torch.ones(4, 3), torch.tensor([0]),
                                               per_sample_weights=torch.ones(2), mode="sum")
     assert em is not None
+
+
+def test_an_autocast_recipes_account_follows_calls_the_lane_has_seen():
+    """Under an autocast recipe with elementwise=True the account of float16 tensors follows
+    every call (a reshape, cat or permute of a product's result stays float16 in AMP, so
+    arithmetic on it is rounded): the same bits on the second run as on the first, once
+    the pass-through lane has seen those functions."""
+    torch.manual_seed(3)
+    lin = torch.nn.Linear(8, 8)
+    x = torch.randn(4, 8)
+
+    def run():
+        with sft.emulate("fp16", elementwise=True):
+            h = lin(x)
+            return [t.mul(1.1).detach() for t in (h.reshape(-1), torch.cat([h, h]), h.permute(1, 0).contiguous())]
+
+    first, second = run(), run()
+    for a, b in zip(first, second):
+        assert torch.equal(a.half().float(), a)  # rounded into fp16
+        assert torch.equal(a, b)

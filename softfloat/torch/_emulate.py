@@ -394,7 +394,8 @@ class _Mode(TorchFunctionMode):
         self.warned = set()
 
     def __torch_function__(self, func, types, args=(), kwargs=None):
-        if func in _PLAIN:  # nothing to decide: torch's own (most calls of a step: attribute reads, ...)
+        if func in _PLAIN and self.emulation._widths is None:  # nothing to decide: torch's own (most
+            # calls of a step: attribute reads, ...); an autocast recipe's account follows every call
             return func(*args, **kwargs) if kwargs else func(*args)
         kwargs = kwargs or {}
         name = _ops.FUNCTIONS.get(func)
