@@ -56,8 +56,8 @@ import numpy as np
 from ..formats import bf16
 from ..rounding import Rounding
 
-__all__ = ["all_finite", "applies", "exact_values", "float64_result", "nearest_even", "sum_of_squares",
-           "sum_to_odd"]
+__all__ = ["all_finite", "applies", "exact_values", "float64_result", "nearest_even", "sum_inexact",
+           "sum_of_squares", "sum_to_odd"]
 
 _FLOAT32_TOP = np.uint32(16)
 
@@ -240,11 +240,18 @@ def nearest_even(ufunc, patterns, want: bool):
             return bits, None
         inexact = u.astype(np.uint16) != 0  # (the low 16 bits)
         if ufunc is np.add or ufunc is np.subtract:
-            if ufunc is np.subtract:
-                y = -y
-            inexact |= np.not_equal(r - x, y)
-            inexact |= np.not_equal(r - y, x)
+            inexact |= sum_inexact(r, x, -y if ufunc is np.subtract else y)
     return bits, inexact
+
+
+def sum_inexact(r, x, y):
+    """Where the float32 sum ``r`` of float32 ``x + y`` is not exact: r - x != y or
+    r - y != x in float32.  Where r is the exact sum both differences are the other
+    operand; where it is not, the difference from the larger operand is exact (Fast2Sum)
+    and differs from the other one."""
+    inexact = np.not_equal(r - x, y)
+    inexact |= np.not_equal(r - y, x)
+    return inexact
 
 
 _VALUES32: list = []

@@ -54,7 +54,7 @@ import numpy as np
 
 from ..formats import fp32
 from ..rounding import Rounding
-from ._bfloat16 import all_finite, float64_result
+from ._bfloat16 import all_finite, float64_result, sum_inexact
 
 __all__ = ["applies", "exact_values", "nearest_even", "rounded_values"]
 
@@ -125,8 +125,9 @@ def nearest_even(ufunc, patterns, want: bool):
     process does not flush subnormals: softfloat._fpenv checks it), and x - y is
     x + (-y) exactly.  Without flags every result but a NaN (whose bits follow the
     platform) is the correctly rounded one, overflow's infinity included (no saturation,
-    no flushing: :func:`applies_nearest_even`).  With flags, the results are finite from
-    finite operands, so nothing overflows and nothing is invalid or a division by zero,
+    no flushing: the caller's condition, softfloat._fastpaths._nearest_even_applies).
+    With flags, the results are finite from finite operands, so nothing overflows and
+    nothing is invalid or a division by zero,
     and the inexact mask is read by exact float64 arithmetic:
 
     * a sum r of x + y is exact iff r - x == y and r - y == x in float32: where r is the
@@ -149,10 +150,7 @@ def nearest_even(ufunc, patterns, want: bool):
         if not want:
             return (r.view(np.uint32), None) if not np.count_nonzero(r != r) else None
         if ufunc is np.add or ufunc is np.subtract:
-            if ufunc is np.subtract:
-                y = -y
-            inexact = np.not_equal(r - x, y)
-            inexact |= np.not_equal(r - y, x)
+            inexact = sum_inexact(r, x, -y if ufunc is np.subtract else y)
             return (r.view(np.uint32), inexact) if all_finite(r) else None
         if y is None:
             wide = r.astype(np.float64)
