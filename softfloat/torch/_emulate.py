@@ -218,6 +218,7 @@ class Emulation:
         self.elementwise = elementwise
         # autocast recipes (a loss format wider than the activations) keep float32 where
         # autocast does (softfloat.torch._amp); pure ones round every listed operation
+        # (an account kept only with elementwise: _widths set implies it)
         autocast = self.recipe.loss.precision > self.recipe.activations.precision
         self._widths = Widths() if elementwise and autocast else None
         if telemetry not in (True, False, "operands"):
@@ -426,7 +427,7 @@ class _Mode(TorchFunctionMode):
             with self:
                 return _decomposed(func)(*args, **kwargs)
         elif func in _recurrent.KINDS:
-            if em._widths is not None and em.elementwise and len(args) == 9:
+            if em._widths is not None and len(args) == 9:
                 # the state: (input, hx, params, ...) dense, (data, batch_sizes, hx, ...) packed
                 dense = isinstance(args[1 if _recurrent.KINDS[func][0] == "lstm" else 2], (tuple, list))
                 args = _narrow_states(args, em, 1 if dense else 2)
@@ -435,7 +436,7 @@ class _Mode(TorchFunctionMode):
             if result is not None:
                 return result
         elif func in _recurrent.CELLS:
-            if em._widths is not None and em.elementwise:
+            if em._widths is not None:
                 args = _narrow_states(args, em, 1)
             with self:
                 return _recurrent.cell(func, args, kwargs)
