@@ -64,6 +64,7 @@ def test_writes_the_json_and_the_text(dry_run):
     _, report, out = dry_run
     saved = json.loads((out / "gpu_device_check.json").read_text())
     assert list(saved["sections"]) == SECTIONS
+    assert saved["complete"] is True        # written after each section with False, then this
     text = (out / "gpu_device_check.txt").read_text()
     for name in SECTIONS:
         assert f"== {name}: ok" in text

@@ -1011,15 +1011,23 @@ def main(argv=None) -> dict:
                       warnings=sorted({f"{w.category.__name__}: {str(w.message)[:200]}" for w in caught})[:10])
         report["sections"][sname] = record
         run.log(f"== {sname}: {record['status']} ({record['seconds']:.0f} s)")
+        _write(run, report, complete=False)
     report["seconds"] = time.perf_counter() - run.t0
     report["exit_code"] = 0 if all(s["status"] == "ok" for s in report["sections"].values()) else 1
     for line in summary(run, report):
         run.log(line)
-    with open(os.path.join(args.out, "gpu_device_check.json"), "w") as fh:
-        json.dump(report, fh, indent=1, default=repr)
-    with open(os.path.join(args.out, "gpu_device_check.txt"), "w") as fh:
-        fh.write("\n".join(run.lines) + "\n")
+    _write(run, report, complete=True)
     return report
+
+
+def _write(run: Run, report: dict, complete: bool) -> None:
+    """Write the report and the log so far: after every section, so that a run cut off by the
+    machine's time limit still leaves the sections it finished."""
+    report["complete"] = complete
+    with open(os.path.join(run.args.out, "gpu_device_check.json"), "w") as fh:
+        json.dump(report, fh, indent=1, default=repr)
+    with open(os.path.join(run.args.out, "gpu_device_check.txt"), "w") as fh:
+        fh.write("\n".join(run.lines) + "\n")
 
 
 if __name__ == "__main__":
