@@ -1,0 +1,59 @@
+"""Numerical users' numpy programs on Arrays, round 5: what a probe of real programs found
+missing, wrong or slow, each checked against numpy float16/float32, ml_dtypes, MPFR or
+Python's own arithmetic (never the code under test restated)."""
+
+from __future__ import annotations
+
+import zlib
+from fractions import Fraction
+
+import numpy as np
+import pytest
+
+import softfloat as sf
+
+
+def _values(seed: str, shape, scale=3.0):
+    return np.random.default_rng(zlib.crc32(seed.encode())).standard_normal(shape) * scale
+
+
+# ---- x == object(): numpy's all-False comparison with a Python object -------------------
+def test_equality_with_a_plain_object_is_numpys_object_comparison():
+    """``x == object()`` raised numpy's "operand type(s) all returned NotImplemented" (a
+    sentinel check, ``if value == MISSING``, in user code); numpy compares a float array with
+    any Python object element by element: all False (``!=``: all True), a Fraction by value."""
+    h = np.array([0.5, 1.5, -2.0], np.float16)
+    x = sf.asarray(h, "fp16")
+    sentinel = object()
+    for other in (sentinel, {}, Fraction(3, 2), Fraction(1, 3)):
+        np.testing.assert_array_equal(x == other, h == other)
+        np.testing.assert_array_equal(x != other, h != other)
+        np.testing.assert_array_equal(np.equal(other, x), np.equal(other, h))
+    assert (x[0] == sentinel) is np.False_ or (x[0] == sentinel) == np.False_
+
+
+# ---- reduceat of the two-operand ufuncs: each segment numpy's chain --------------------
+@pytest.mark.parametrize("ufunc", [np.subtract, np.divide, np.fmod, np.hypot, np.arctan2, np.logaddexp])
+@pytest.mark.parametrize("fmt, dtype", [("fp16", np.float16), ("fp32", np.float32)])
+def test_reduceat_of_chain_ufuncs_is_each_segments_chain(ufunc, fmt, dtype):
+    """np.subtract.reduceat (a segmented difference, or divide: segmented ratios) was refused;
+    it is each segment's reduce (numpy's loop, r = ufunc(r, x[k]), one rounding a step).
+    Oracle: numpy float16/float32 (correctly rounded - and /, exact fmod) for the
+    arithmetic ones; the libm ones step by step in float64, each step rounded once."""
+    h = (np.abs(_values(f"reduceat {ufunc.__name__}", 11)) + 0.25).astype(dtype)
+    indices = [0, 3, 3, 7, 2, 9]
+    got = ufunc.reduceat(sf.asarray(h, fmt), indices)
+    if ufunc in (np.subtract, np.divide, np.fmod):
+        expected = ufunc.reduceat(h, indices)
+    else:
+        ends = indices[1:] + [len(h)]
+        expected = []
+        for s, e in zip(indices, ends):
+            r = h[s]
+            for v in (h[s + 1:e] if e > s else []):
+                r = dtype(ufunc(np.float64(r), np.float64(v)))
+            expected.append(r)
+        expected = np.array(expected, dtype)
+    np.testing.assert_array_equal(got.bits, expected.view(got.bits.dtype))
+    two = np.stack([h, h[::-1]], axis=1)
+    np.testing.assert_array_equal(ufunc.reduceat(sf.asarray(two, fmt), indices, axis=0).bits[:, 0], got.bits)
