@@ -268,6 +268,7 @@ def _padding(ctx, acc, fmt):
 
 
 def _correlation(A, a, v, mode: str, name: str):
+    a, v = (x if A.is_array(x) else np.asarray(x) for x in (a, v))  # (a list of taps: np.convolve(x, [1, 2, 1]))
     if np.ndim(a) != 1 or np.ndim(v) != 1:
         raise ValueError(f"numpy.{name}: object too deep for desired array (both operands must be 1-d)")
     if np.shape(a)[0] == 0 or np.shape(v)[0] == 0:

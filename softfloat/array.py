@@ -278,7 +278,12 @@ class Array(ArrayMethods, np.lib.mixins.NDArrayOperatorsMixin):
         return np.asarray(values)
 
     def copy(self, order="C") -> "Array":
-        return _wrap(self._bits.copy(), self._format)
+        return _wrap(self._bits.copy(order=order), self._format)
+
+    def __copy__(self) -> "Array":
+        """``copy.copy(arr)`` copies the elements, as for an ndarray (the default shallow copy
+        shared the bits: writing one changed the other)."""
+        return self.copy()
 
     def reshape(self, *shape, order="C", copy=None) -> "Array":
         return _wrap(self._bits.reshape(*shape, order=order, copy=copy), self._format)

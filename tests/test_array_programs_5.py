@@ -57,3 +57,32 @@ def test_reduceat_of_chain_ufuncs_is_each_segments_chain(ufunc, fmt, dtype):
     np.testing.assert_array_equal(got.bits, expected.view(got.bits.dtype))
     two = np.stack([h, h[::-1]], axis=1)
     np.testing.assert_array_equal(ufunc.reduceat(sf.asarray(two, fmt), indices, axis=0).bits[:, 0], got.bits)
+
+
+# ---- copy.copy, convolve with a list of taps ------------------------------------------
+def test_copy_copy_copies_the_elements():
+    """``y = copy.copy(x); y[0] = 0`` changed x too: the default shallow copy shared the
+    bits array.  numpy's copy.copy of an ndarray copies the data (the oracle)."""
+    import copy
+    h = _values("copy", 5).astype(np.float16)
+    x = sf.asarray(h, "fp16")
+    y, g = copy.copy(x), copy.copy(h)
+    y[0], g[0] = 0.0, 0.0
+    np.testing.assert_array_equal(x.bits, h.view(np.uint16))
+    np.testing.assert_array_equal(y.bits, g.view(np.uint16))
+    f = sf.asarray(np.ones((2, 3)), "bf16").copy(order="F")
+    assert f.bits.flags.f_contiguous
+
+
+@pytest.mark.parametrize("mode", ["full", "same", "valid"])
+def test_convolve_with_a_list_of_taps(mode):
+    """``np.convolve(x, [1, 2, 1])`` raised AttributeError ('list' object has no attribute
+    'shape'); the list is an operand like any other (its values in the Array's format).
+    Oracle: numpy float32 on the exact products and sums of three fp16 values (exact
+    in float32; the Array rounds each output once)."""
+    h = _values(f"convolve {mode}", 7).astype(np.float16)
+    got = np.convolve(sf.asarray(h, "fp16"), [1, 2, 1], mode=mode)
+    expected = np.convolve(h.astype(np.float32), np.array([1, 2, 1], np.float32), mode=mode).astype(np.float16)
+    np.testing.assert_array_equal(got.bits, expected.view(np.uint16))
+    np.testing.assert_array_equal(np.correlate(sf.asarray(h, "fp16"), (1.0, -1.0)).bits,
+                                  (h[:-1] - h[1:]).view(np.uint16))
