@@ -86,3 +86,24 @@ def test_convolve_with_a_list_of_taps(mode):
     np.testing.assert_array_equal(got.bits, expected.view(np.uint16))
     np.testing.assert_array_equal(np.correlate(sf.asarray(h, "fp16"), (1.0, -1.0)).bits,
                                   (h[:-1] - h[1:]).view(np.uint16))
+
+
+# ---- histogram range= from the data ---------------------------------------------------
+def test_histogram_range_of_array_elements():
+    """``np.histogram(x, bins=4, range=(x.min(), x.max()))`` raised numpy.result_type's
+    TypeError (the bounds are 0-d Arrays); they are their exact values, so the counts and
+    edges are numpy float16's for the same data and bounds (the oracle), as are
+    histogram_bin_edges' and histogram2d's."""
+    h = _values("histogram range", 16).astype(np.float16)
+    x = sf.asarray(h, "fp16")
+    counts, edges = np.histogram(x, bins=4, range=(x.min(), x.max()))
+    expected_counts, expected_edges = np.histogram(h, bins=4, range=(h.min(), h.max()))
+    np.testing.assert_array_equal(counts, expected_counts)
+    np.testing.assert_array_equal(edges.view(np.uint16), expected_edges.view(np.uint16))
+    np.testing.assert_array_equal(np.histogram_bin_edges(x, 3, range=(x.min(), x[0])),
+                                  np.histogram_bin_edges(h, 3, range=(h.min(), h[0])))
+    bounds = [(x.min(), x.max()), (x[1], x[2] + 8)]
+    got = np.histogram2d(x[:8], x[8:], bins=2, range=bounds)
+    expected = np.histogram2d(h[:8], h[8:], bins=2, range=[(h.min(), h.max()), (h[1], h[2] + np.float16(8))])
+    for g, e in zip(got, expected):
+        np.testing.assert_array_equal(g, e)
