@@ -107,3 +107,135 @@ def test_histogram_range_of_array_elements():
     expected = np.histogram2d(h[:8], h[8:], bins=2, range=[(h.min(), h.max()), (h[1], h[2] + np.float16(8))])
     for g, e in zip(got, expected):
         np.testing.assert_array_equal(g, e)
+
+
+# ---- divmod: one fmod and one rounding of both results --------------------------------
+def _fp16_pairs(seed, n):
+    """fp16 patterns: random ones, the specials and small integers, every pair of them."""
+    rng = np.random.default_rng(zlib.crc32(seed.encode()))
+    bits = rng.integers(0, 1 << 16, n, dtype=np.uint64).astype(np.uint16)
+    special = np.array([0.0, -0.0, np.inf, -np.inf, 1.0, -1.0, 3.0, -3.0, 0.5, 65504.0, 2.0 ** -24, -7.0],
+                       np.float16).view(np.uint16)
+    every = np.concatenate([bits, special])
+    a, b = np.meshgrid(every, every)
+    return a.ravel(), b.ravel()
+
+
+def test_divmod_fp16_is_numpy_float16s_divmod():
+    """divmod(x, y) took about 350 us for 8 elements: floor_divide and remainder each
+    decoded, took fmod and rounded on its own, and remainder added the divisor in the
+    format to every lane.  Now one fmod and one rounding of both results, mod + y in
+    float64 where Fast2Sum shows it exact.  Oracle: numpy float16's divmod, floor_divide,
+    remainder and fmod on every pair of a sample (its NaNs' patterns aside)."""
+    a, b = _fp16_pairs("divmod fp16", 150)
+    x, y = sf.Array.from_bits(a, "fp16"), sf.Array.from_bits(b, "fp16")
+    h, g = a.view(np.float16), b.view(np.float16)
+    with np.errstate(all="ignore"):
+        expected = np.divmod(h, g) + (np.floor_divide(h, g), np.remainder(h, g), np.fmod(h, g))
+    got = divmod(x, y) + (x // y, x % y, np.fmod(x, y))
+    for r, e in zip(got, expected):
+        nan = np.isnan(e)
+        assert np.array_equal(np.isnan(r.to_numpy()), nan)
+        np.testing.assert_array_equal(r.bits[~nan], e.view(np.uint16)[~nan])
+
+
+def _exact_divmod(p: int, q: int, fmt, mode):
+    """floor(a / b) and a - floor(a / b) * b of two bf16 patterns, exactly (Fractions),
+    rounded by MPFR (tests.oracle.round_exact) in ``mode``: their patterns."""
+    from tests.oracle import pattern_of, round_exact
+    a, b = (Fraction(float(v)) for v in sf.decode(np.array([p, q], np.uint16), fmt))
+    n = (a / b).__floor__()
+    out = []
+    for value, negative in ((Fraction(n), (a < 0) != (b < 0)), (a - n * b, b < 0)):
+        e = round_exact(abs(value), negative, fmt, mode)
+        out.append(pattern_of(e.value, e.negative, fmt))
+    return out
+
+
+@pytest.mark.parametrize("mode", ["nearest_even", "toward_zero", "upward", "downward"])
+def test_divmod_bf16_is_the_exact_floor_and_remainder_rounded_once(mode):
+    """bf16 pairs far apart in scale (-1e-30 % 1000: mod + y is no float64 sum, the lanes
+    Fast2Sum sends to the format's addition) and near (exact in float64): each result is
+    the exact floor quotient and remainder rounded once, per MPFR (flags: the test below,
+    against the general path)."""
+    rng = np.random.default_rng(zlib.crc32(mode.encode()))
+    v = rng.standard_normal(400) * np.exp2(rng.integers(-60, 60, 400))
+    w = rng.standard_normal(400) * np.exp2(rng.integers(-60, 60, 400))
+    x, y = sf.asarray(v, "bf16"), sf.asarray(w, "bf16")
+    with sf.context(rounding=mode):
+        q, r = np.divmod(x, y)
+    for i in range(x.size):
+        eq, er = _exact_divmod(int(x.bits[i]), int(y.bits[i]), sf.bf16, mode)
+        assert (int(q.bits[i]), int(r.bits[i])) == (eq, er), (i, float(x[i]), float(y[i]))
+
+
+@pytest.mark.parametrize("fmt", ["fp16", "bf16", "fp32", "fp64", "fp8_e4m3"])
+@pytest.mark.parametrize("mode", ["nearest_even", "nearest_away", "toward_zero", "upward", "downward", "odd",
+                                  "stochastic"])
+def test_divmod_shortcut_is_the_general_path(fmt, mode):
+    """The fused divmod and remainder's Fast2Sum lanes against the definitions with every
+    shortcut off (softfloat._fastpaths.ENABLED): the same bits and per-element flags, in
+    every mode (stochastic: the same draws, in the same order)."""
+    from tests.fastpath_checks import general
+    from softfloat import _array_elementwise as ew
+    from softfloat._context import get_context
+    f = getattr(sf, fmt)
+    rng = np.random.default_rng(zlib.crc32((fmt + mode).encode()))
+    v = rng.standard_normal(300) * np.exp2(rng.integers(-40, 40, 300))
+    w = rng.standard_normal(300) * np.exp2(rng.integers(-40, 40, 300))
+    a = np.asarray(sf.encode(np.r_[v, 0.0, -0.0, np.inf, np.nan, 1.0], f, saturate=True), f.storage_dtype)
+    b = np.asarray(sf.encode(np.r_[w, 1.0, -3.0, 2.0, 1.0, 0.0], f, saturate=True), f.storage_dtype)
+
+    def run(kernel):
+        with sf.context(rounding=mode, rng=5):
+            return kernel(f, get_context(), a, b)
+    for kernel in (ew.UFUNCS[np.divmod], ew.UFUNCS[np.remainder]):
+        fast, slow = run(kernel), general(lambda: run(kernel))
+        for got, want in zip(fast[0] if isinstance(fast[0], tuple) else [fast[0]],
+                             slow[0] if isinstance(slow[0], tuple) else [slow[0]]):
+            np.testing.assert_array_equal(got, want)
+        for (name, m1), (_, m0) in zip(fast[1], slow[1]):
+            assert np.array_equal(np.asarray(m1), np.asarray(m0)), name
+    with sf.context(rounding=mode, rng=5):  # (one context: stochastic rounding's draws in order)
+        separate = ew.UFUNCS[np.floor_divide](f, get_context(), a, b), ew.UFUNCS[np.remainder](f, get_context(), a, b)
+    fused = run(ew.UFUNCS[np.divmod])
+    np.testing.assert_array_equal(fused[0][0], separate[0][0])
+    np.testing.assert_array_equal(fused[0][1], separate[1][0])
+    for (name, m1), (_, m0) in zip(fused[1], separate[0][1] | separate[1][1]):
+        assert np.array_equal(np.asarray(m1), np.asarray(m0)), name
+
+
+def test_fp16_values_by_cast_are_the_codecs_for_every_pattern():
+    """The division family reads fp16 operands by numpy's float16 -> float64 cast: the same
+    float64 bits as codec.decode for all 65,536 patterns (NaN payloads, signalling NaNs)."""
+    from softfloat import _array_elementwise as ew
+    bits = np.arange(1 << 16, dtype=np.uint16)
+    (cast,) = ew._values(sf.fp16, bits)
+    decoded = np.asarray(sf.decode(bits, "fp16"), dtype=np.float64)
+    np.testing.assert_array_equal(cast.view(np.uint64), decoded.view(np.uint64))
+
+
+@pytest.mark.parametrize("tininess", ["before", "after"])
+def test_rounded_once_short_fp16_is_the_codecs_rounding(tininess):
+    """rounded_once's short fp16 lane (the codec's own block cast, its layers skipped)
+    against the general route (shortcuts off): the same bits and per-element flags, for
+    values at the overflow and underflow thresholds, ties, and with a NaN or infinity
+    among them (the lane declines those)."""
+    from tests.fastpath_checks import general
+    from softfloat._array_libm import rounded_once
+    from softfloat._context import get_context
+    rng = np.random.default_rng(zlib.crc32(tininess.encode()))
+    values = rng.standard_normal(500) * np.exp2(rng.integers(-30, 18, 500))
+    edges = [65504.0, 65520.0, 65519.99, 2.0 ** -24, 2.0 ** -25, 3 * 2.0 ** -26, 2.0 ** -14 * (1 - 2.0 ** -12),
+             1 + 2.0 ** -11, 0.0, -0.0]
+    for vals in (np.r_[values, edges], np.r_[values, np.inf], np.r_[values, np.nan]):
+        for shape in ((vals.size,), (2, vals.size // 2) if vals.size % 2 == 0 else (vals.size,)):
+            v = vals.reshape(shape)
+
+            def run():
+                with sf.context(tininess=tininess):
+                    return rounded_once(sf.fp16, get_context(), v, [v])
+            fast, slow = run(), general(run)
+            np.testing.assert_array_equal(fast[0], slow[0])
+            for (name, m1), (_, m0) in zip(fast[1], slow[1]):
+                assert type(m1) is type(m0) and np.array_equal(m1, m0), name
