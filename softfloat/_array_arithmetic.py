@@ -187,6 +187,11 @@ if hasattr(np, "cumulative_sum"):  # numpy >= 2.1
 @implements(np.round, np.around)
 def round_(A, a, decimals=0, out=None):
     """rint at a decimal scale (see the module docstring)."""
+    try:
+        decimals = operator.index(decimals)
+    except TypeError:
+        raise TypeError(f"numpy.round: decimals must be an integer; got {decimals!r} "
+                        f"({type(decimals).__name__})") from None
     if decimals == 0:
         result = np.rint(a)
     else:

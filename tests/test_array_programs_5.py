@@ -239,3 +239,37 @@ def test_rounded_once_short_fp16_is_the_codecs_rounding(tininess):
             np.testing.assert_array_equal(fast[0], slow[0])
             for (name, m1), (_, m0) in zip(fast[1], slow[1]):
                 assert type(m1) is type(m0) and np.array_equal(m1, m0), name
+
+
+# ---- bad arguments numpy refuses, which the Array took silently -------------------------
+def _numpy_error(call, h):
+    with pytest.raises((TypeError, ValueError)) as numpy_says:
+        call(h)
+    return numpy_says.type
+
+
+@pytest.mark.parametrize("name, call", [
+    ("round decimals=1.5", lambda a: np.round(a, 1.5)),                          # rounded at 10**1.5
+    ("partition kth out of range", lambda a: np.partition(a, 6)),              # a full sort
+    ("partition kth below -n", lambda a: np.partition(a, -7)),
+    ("argpartition kth out of range", lambda a: np.argpartition(a, [1, 9])),
+    ("partition float kth", lambda a: np.partition(a, 1.0)),
+    ("ndarray.partition kth", lambda a: a.partition(10)),
+    ("where with x only", lambda a: np.where(a > 1, a)),                       # x must be ... got None
+    ("piecewise with too many functions", lambda a: np.piecewise(a, [a > 1], [1.0, 2.0, 3.0])),  # extra ignored
+    ("norm with a string ord", lambda a: np.linalg.norm(a, "bad")),            # "takes powers through libm"
+])
+def test_bad_arguments_raise_numpys_error_class(name, call):
+    """Each call raised nothing (or a misleading error) on an Array where numpy float16
+    raises: np.round(x, 1.5) rounded at a scale of 10**1.5, np.partition with an
+    out-of-range kth sorted, np.piecewise ignored a third function, np.where(c, x)
+    complained that y=None is no number.  Now the same exception class as numpy's (the
+    oracle), its message naming the function."""
+    h = np.arange(6.0, dtype=np.float16)[::-1].copy()
+    expected = _numpy_error(call, h)
+    with pytest.raises(expected, match=r"numpy\.(round|partition|argpartition|where|piecewise|linalg\.norm)"):
+        call(sf.asarray(h, "fp16"))
+    x = sf.asarray(h, "fp16")  # the valid neighbours still work, as numpy's
+    assert np.round(x, np.int64(1)).tolist() == np.round(h, 1).tolist()
+    assert np.partition(x, -6).tolist() == np.sort(h).tolist()
+    assert np.piecewise(x, [x > 1], [1.0, 2.0]).tolist() == np.piecewise(h, [h > 1], [1.0, 2.0]).tolist()
