@@ -56,12 +56,21 @@ def _key_of(A, fmt, x, operation):
 def argsort(A, a, axis=-1, kind=None, order=None, *, stable=None):
     """Indices that sort ``a`` in numpy's order, stably (-0 and +0, and NaNs, keep their
     order): numpy's ``kind="stable"`` indices."""
+    _check_sort_keywords(kind, order, stable)
     return np.argsort(numpy_key(a.bits, a.format), axis=axis, kind="stable")
+
+
+def _check_sort_keywords(kind, order, stable):
+    """numpy's own checks of ``kind``, ``order`` and ``stable`` (every sort here is the
+    stable one, so a misspelt kind, or order= on an array without fields, was taken)."""
+    if kind is not None or order is not None or stable is not None:
+        np.sort(np.empty(0), kind=kind, order=order, stable=stable)
 
 
 @implements(np.sort)
 def sort(A, a, axis=-1, kind=None, order=None, *, stable=None):
     """``a`` sorted in numpy's order, stably: the bit patterns move."""
+    _check_sort_keywords(kind, order, stable)
     if axis is None:
         return sort(A, A.wrap(a.bits.reshape(-1), a.format))
     index = argsort(A, a, axis=axis)

@@ -273,3 +273,17 @@ def test_bad_arguments_raise_numpys_error_class(name, call):
     assert np.round(x, np.int64(1)).tolist() == np.round(h, 1).tolist()
     assert np.partition(x, -6).tolist() == np.sort(h).tolist()
     assert np.piecewise(x, [x > 1], [1.0, 2.0]).tolist() == np.piecewise(h, [h > 1], [1.0, 2.0]).tolist()
+
+
+@pytest.mark.parametrize("call", [lambda a: np.sort(a, kind="bogus"), lambda a: np.argsort(a, kind="x"),
+                                  lambda a: a.sort(order="f"), lambda a: np.sort(a, kind="stable", stable=True),
+                                  lambda a: float(a), lambda a: int(a)])
+def test_sort_keywords_and_scalar_conversion_raise_as_numpy(call):
+    """np.sort/np.argsort took any kind= (every sort here is the stable one) and order= on
+    an array without fields; float(x) of several elements raised item()'s ValueError where
+    numpy raises TypeError.  Oracle: the exception class numpy float16 raises."""
+    h = np.array([2.0, -0.0, 1.0], np.float16)
+    with pytest.raises(_numpy_error(call, h.copy())):
+        call(sf.asarray(h, "fp16"))
+    x = sf.asarray(h, "fp16")
+    assert np.sort(x, kind="q").tolist() == np.sort(h, kind="stable").tolist() and float(x[0]) == 2.0
