@@ -424,6 +424,9 @@ def trapezoid(A, y, x=None, dx=1.0, axis=-1):
     if x is None:
         d = dx
     elif np.ndim(x) == 1:  # the spacing along axis
+        if n and np.shape(x)[0] != np.shape(y)[axis % n]:
+            raise ValueError(f"numpy.trapezoid: x has {np.shape(x)[0]} points and y {np.shape(y)[axis % n]} along "
+                             f"axis {axis}; give one x per sample")
         d = np.reshape(np.diff(x), [-1 if k == axis % n else 1 for k in range(n)])
     else:
         d = np.diff(x, axis=axis)

@@ -287,3 +287,16 @@ def test_sort_keywords_and_scalar_conversion_raise_as_numpy(call):
         call(sf.asarray(h, "fp16"))
     x = sf.asarray(h, "fp16")
     assert np.sort(x, kind="q").tolist() == np.sort(h, kind="stable").tolist() and float(x[0]) == 2.0
+
+
+def test_trapezoid_x_of_another_length_names_trapezoid():
+    """np.trapezoid(y, x=x) with len(x) != len(y) raised a broadcasting error from inside
+    the operations ("operands could not be broadcast together: a(2,), b(15,)"); numpy float16
+    raises ValueError too (the oracle), now naming the function and the two lengths."""
+    h = np.arange(16.0, dtype=np.float16)
+    with pytest.raises(_numpy_error(lambda a: np.trapezoid(a, x=np.arange(3.0)), h)):
+        np.trapezoid(h, x=np.arange(3.0))
+    with pytest.raises(ValueError, match=r"numpy\.trapezoid: x has 3 points and y 16 along axis -1"):
+        np.trapezoid(sf.asarray(h, "fp16"), x=np.arange(3.0))
+    x = np.arange(16.0)  # (the right length: the sum of the exact integer steps, as numpy's)
+    assert np.trapezoid(sf.asarray(h, "fp16"), x=x).item() == float(np.trapezoid(h, x=x)) == 112.5
