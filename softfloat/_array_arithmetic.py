@@ -187,6 +187,11 @@ if hasattr(np, "cumulative_sum"):  # numpy >= 2.1
 @implements(np.round, np.around)
 def round_(A, a, decimals=0, out=None):
     """rint at a decimal scale (see the module docstring)."""
+    try:
+        decimals = operator.index(decimals)
+    except TypeError:
+        raise TypeError(f"numpy.round: decimals must be an integer; got {decimals!r} "
+                        f"({type(decimals).__name__})") from None
     if decimals == 0:
         result = np.rint(a)
     else:
@@ -268,6 +273,7 @@ def _padding(ctx, acc, fmt):
 
 
 def _correlation(A, a, v, mode: str, name: str):
+    a, v = (x if A.is_array(x) else np.asarray(x) for x in (a, v))  # (a list of taps: np.convolve(x, [1, 2, 1]))
     if np.ndim(a) != 1 or np.ndim(v) != 1:
         raise ValueError(f"numpy.{name}: object too deep for desired array (both operands must be 1-d)")
     if np.shape(a)[0] == 0 or np.shape(v)[0] == 0:
@@ -418,6 +424,9 @@ def trapezoid(A, y, x=None, dx=1.0, axis=-1):
     if x is None:
         d = dx
     elif np.ndim(x) == 1:  # the spacing along axis
+        if n and np.shape(x)[0] != np.shape(y)[axis % n]:
+            raise ValueError(f"numpy.trapezoid: x has {np.shape(x)[0]} points and y {np.shape(y)[axis % n]} along "
+                             f"axis {axis}; give one x per sample")
         d = np.reshape(np.diff(x), [-1 if k == axis % n else 1 for k in range(n)])
     else:
         d = np.diff(x, axis=axis)

@@ -16,12 +16,9 @@ import numpy as np
 from . import _fastpaths, codec, ops
 from ._array_libm import libm, rounded_once as _rounded_once
 from ._context import get_context
-from ._encode import encode_significands
-from ._exact import FAR_ABOVE, FAR_BELOW, SIG_TOP
+from ._array_exact_lanes import floor_significand, ldexp_significand, patched
 from ._flagmasks import flags_of_code
-from .formats import bf16
-from ._options import resolve_attributes
-from ._random import GOLDEN, mix
+from .formats import bf16, fp16
 from .flags import Flags
 from .ops.compare import total_order_keys
 from .ops.kernels import nan_mask, small_arithmetic
@@ -237,7 +234,11 @@ def _repeated_power(fmt, ctx, x, exponent):
 
 # ---- floor_divide, remainder and their family: numpy's definitions, computed exactly ----
 def _values(fmt, *bits):
-    """The exact values as float64 (which holds every format's values)."""
+    """The exact values as float64 (which holds every format's values); fp16's by numpy's
+    float16 -> float64 cast, the same float64 bits as ``codec.decode``'s for every pattern,
+    NaN payloads included (tests/test_array_programs_5.py checks all 65,536)."""
+    if fmt is fp16:
+        return [np.asarray(b).view(np.float16).astype(np.float64) for b in np.broadcast_arrays(*bits)]
     return [np.asarray(codec.decode(b, fmt), dtype=np.float64) for b in np.broadcast_arrays(*bits)]
 
 
@@ -255,15 +256,55 @@ def _remainder(fmt, ctx, a, b):
     one rounding: -1e-3 % 1000 is 999.999, rounded); a zero r takes b's sign."""
     x, y = _values(fmt, a, b)
     with np.errstate(all="ignore"):
-        mod = np.fmod(x, y)
-        adjust = (mod != 0) & ~np.isnan(mod) & ((y < 0) != (mod < 0))
-        mod = np.where(mod == 0, np.copysign(0.0, y), mod)
-    base, flags = _rounded_once(fmt, ctx, mod, [x, y])
-    summed, sum_flags = _rounded(ops.add)(fmt, ctx, base, np.broadcast_to(b, base.shape))
-    result = np.where(adjust, summed, base).astype(fmt.storage_dtype)
+        mod, adjust = _mod_parts(x, y)
+        values, slow = _remainder_values(ctx, y, mod, adjust)
+    return _added(fmt, ctx, _rounded_once(fmt, ctx, values, [x, y]), (mod, b), slow)
+
+
+def _mod_parts(x, y):
+    """fmod(x, y) (exact) and where numpy's remainder adds y to it: a nonzero fmod whose
+    sign is not y's."""
+    mod = np.fmod(x, y)
+    return mod, (mod != 0) & ~np.isnan(mod) & ((y < 0) != (mod < 0))
+
+
+def _remainder_values(ctx, y, mod, adjust):
+    """The remainder as float64 values for one rounding, and the lanes (``slow``) where
+    mod + y must take the format's addition instead.  Fast2Sum: where adjust, |y| > |mod|
+    and both are finite, so s = fl(mod + y) is the exact sum exactly where s - y == mod (an
+    exact subtraction, Dekker 1971); always for fp16 and FP8 (their sums fit 53 bits),
+    else where the sum spans at most 53 bits.  Off (every adjusted lane slow) without
+    softfloat._fastpaths.ENABLED and under stochastic rounding, whose draws follow the
+    one addition over every lane, as before the shortcut."""
+    base = np.where(mod == 0, np.copysign(0.0, y), mod)
+    if not _fastpaths.ENABLED or ctx.rounding is Rounding.STOCHASTIC:
+        return base, adjust
+    total = mod + y
+    exact = adjust & (total - y == mod)
+    return np.where(exact, total, base), adjust & ~exact
+
+
+def _added(fmt, ctx, rounded, operands, slow):
+    """``rounded`` (bits, flags) with the lanes ``slow`` replaced by mod + b, the format's
+    correctly rounded addition with its flags (``operands``: mod as float64 values, exact
+    in the format, and b's patterns).  Under stochastic rounding one addition of every
+    lane, as before the shortcut (its key drawn once per call, its lanes numbered)."""
+    stochastic = ctx.rounding is Rounding.STOCHASTIC
+    if not stochastic and not slow.any():
+        return rounded
+    (result, flags), (mod, b) = rounded, operands
+    result = np.array(result, dtype=fmt.storage_dtype)
+    lanes = np.arange(slow.size) if stochastic else np.flatnonzero(slow)
+    base = result.reshape(-1) if stochastic else codec.encode(mod.reshape(-1)[lanes], fmt, **ctx.options())
+    summed, sum_flags = _rounded(ops.add)(fmt, ctx, base, np.broadcast_to(b, slow.shape).reshape(-1)[lanes])
+    chosen = slow.reshape(-1)[lanes]  # (all True but under stochastic rounding)
+    result.flat[lanes[chosen]] = np.asarray(summed)[chosen]
     if flags is None:
         return result, None
-    return result, flags | sum_flags._replace(**{n: np.asarray(m) & adjust for n, m in sum_flags})
+    masks = {n: np.array(np.broadcast_to(m, slow.shape), dtype=bool) for n, m in flags}
+    for n, m in sum_flags:
+        masks[n].flat[lanes[chosen]] = np.broadcast_to(m, lanes.shape)[chosen]
+    return result, flags._replace(**masks)
 
 
 def _floor_divide(fmt, ctx, a, b):
@@ -279,147 +320,47 @@ def _floor_divide(fmt, ctx, a, b):
     """
     x, y = _values(fmt, a, b)
     with np.errstate(all="ignore"):
-        mod = np.fmod(x, y)
-        div = (x - mod) / y - ((mod != 0) & ~np.isnan(mod) & ((y < 0) != (mod < 0)))
-        floor = np.floor(div)
-        floor += (div - floor) > 0.5
-        quotient = np.where(div == 0, np.copysign(0.0, x / y), floor)
-        quotient = np.where(y == 0, x / y, quotient)
-        wide = np.isfinite(x) & np.isfinite(y) & (y != 0) & ~(np.abs(x / y) < 2.0 ** (52 - fmt.precision))
-    result, flags = _rounded_once(fmt, ctx, quotient, [x, y])
+        quotient, wide = _floor_quotient(fmt, x, y, *_mod_parts(x, y))
+    return _floor_exact(fmt, ctx, _rounded_once(fmt, ctx, quotient, [x, y]), (x, y), wide)
+
+
+def _floor_quotient(fmt, x, y, mod, adjust):
+    """floor(x / y) as float64 (see :func:`_floor_divide`), and the lanes too wide for it."""
+    div = (x - mod) / y - adjust
+    floor = np.floor(div)
+    floor += (div - floor) > 0.5
+    quotient = np.where(div == 0, np.copysign(0.0, x / y), floor)
+    quotient = np.where(y == 0, x / y, quotient)
+    return quotient, np.isfinite(x) & np.isfinite(y) & (y != 0) & ~(np.abs(x / y) < 2.0 ** (52 - fmt.precision))
+
+
+def _floor_exact(fmt, ctx, rounded, operands, wide):
+    """The rounded quotient with its ``wide`` lanes computed exactly, and divideByZero."""
+    (result, flags), (x, y) = rounded, operands
     idx = np.flatnonzero(wide)
     if idx.size:
-        significands = _floor_significand(x.ravel()[idx], y.ravel()[idx])
-        result, flags = _patched(fmt, ctx, (result, flags), idx, significands)
+        result, flags = patched(fmt, ctx, (result, flags), idx, floor_significand(x.ravel()[idx], y.ravel()[idx]))
     if flags is None:
         return result, None
     return result, flags._replace(divide_by_zero=np.asarray(flags.divide_by_zero | ((y == 0) & np.isfinite(x) & (x != 0))))
 
 
-# ---- exact lanes as the rounding point takes them: (negative, sig, e_top), value =
-# (-1)**negative * sig * 2**(e_top - 61), sig a 62-bit significand whose last bit is
-# sticky (softfloat._exact.to_significand), computed with uint64/int64 arrays ----
-_TOP = np.uint64(1 << SIG_TOP)
-_STAND_IN = np.uint64((1 << SIG_TOP) | 1)  # softfloat._exact's stand-in beyond every format's range
-
-
-def _integer_significand(x):
-    """|x| = a * 2**(e - 53) for finite nonzero float64 ``x``: (a in [2**52, 2**53) as
-    uint64, e as int64) -- exact, subnormals included (frexp normalises them)."""
-    m, e = np.frexp(np.abs(x))
-    return np.ldexp(m, 53).astype(np.uint64), e.astype(np.int64)
-
-
-def _bit_length(n):
-    """The bit length of each uint64 ``n`` below 2**62 (0 for 0): from float64's exponent,
-    less one where the conversion rounded n up to the next power of two."""
-    e = np.frexp(n.astype(np.float64))[1].astype(np.int64)
-    below = (n >> np.maximum(e - 1, 0).astype(np.uint64)) == 0
-    return e - (below & (n != 0))
-
-
-def _floor_significand(x, y):
-    """floor(x / y) for finite nonzero float64 lanes as ``(negative, sig, e_top)``, the
-    triple softfloat._exact.to_significand gives the Python int math.floor(Fraction(x) /
-    Fraction(y)), stand-in included (so the rounding point rounds it bit for bit as
-    ``codec.encode`` of that int).
-
-    Proof.  With |x| = a 2**(ea-53), |y| = b 2**(eb-53) (a, b in [2**52, 2**53)), t = 61
-    if a >= b else 62, long division in 10-bit steps (each partial remainder r < b <
-    2**53, so r << 10 fits in uint64) gives k = floor(a 2**t / b) in [2**61, 2**62) and
-    r = a 2**t - k b in [0, b); so |x / y| = (k + f) 2**E, E = ea - eb - t, f = r / b in
-    [0, 1).  floor(x / y) is floor(|x / y|) = N for a positive quotient and -ceil(|x / y|)
-    for a negative one.
-
-    * E < 0, j = -E: floor((k + f) / 2**j) = k >> j (k + f < ((k >> j) + 1) 2**j), and
-      ceil((k + f) / 2**j) = (k >> j) + 1 exactly where k mod 2**j or f is nonzero.  Both
-      are exact integers below 2**62 (0 for j >= 63), normalised to 62 bits.
-    * E >= 0: floor(|x / y|) = k 2**E + floor(f 2**E) with 0 <= floor(f 2**E) < 2**E, so
-      its leading 62 bits are k and its sticky bit is floor(f 2**E) != 0, i.e. f 2**E >= 1,
-      i.e. r >= c = ceil(b / 2**E) (integers); c = 1 for E >= 53 (b < 2**53).  Likewise
-      ceil(|x / y|) = k 2**E + u, u = ceil(f 2**E) in [0, 2**E]: u = 2**E (a carry into
-      k, renormalised where k + 1 = 2**62) exactly where r > 0 and (b - r) 2**E < b, i.e.
-      b - r < c; the sticky bit is 0 < u < 2**E.
-    * e_top = bit length - 1 (61 + E for E >= 0); at or beyond 2**(FAR_ABOVE + 1) the
-      int's triple is softfloat._exact's stand-in (every format overflows there alike).
-    """
-    negative = np.signbit(x) != np.signbit(y)
-    a, ea = _integer_significand(x)
-    b, eb = _integer_significand(y)
-    k, r = np.divmod(a, b)
-    t = np.where(a >= b, 61, 62)
-    for step in [np.uint64(10)] * 6 + [(t - 60).astype(np.uint64)]:
-        r <<= step
-        q, r = np.divmod(r, b)
-        k = (k << step) | q
-    e = ea - eb - t
-    more = r > 0
-    # E < 0: the exact integer, normalised
-    j = np.minimum(np.maximum(-e, 0), 63).astype(np.uint64)
-    n = k >> j
-    n += negative & (((k & ((np.uint64(1) << j) - np.uint64(1))) != 0) | more)
-    bl = _bit_length(n)
-    small_sig = np.where(n != 0, n << (62 - bl).clip(0, 62).astype(np.uint64), np.uint64(0))
-    # E >= 0: k, a carry and a sticky bit
-    shift = np.minimum(np.maximum(e, 0), 60).astype(np.uint64)
-    c = (b + (np.uint64(1) << shift) - np.uint64(1)) >> shift
-    carry = negative & more & ((b - r) < c)
-    sticky = np.where(negative, more & ~carry, r >= c)
-    big = k + carry
-    wrapped = big == (_TOP << np.uint64(1))
-    big = np.where(wrapped, _TOP, big) | sticky
-    large = e >= 0
-    sig = np.where(large, big, small_sig)
-    e_top = np.where(large, 61 + e + wrapped, np.maximum(bl - 1, 0))
-    beyond = e_top >= FAR_ABOVE + 1
-    sig[beyond], e_top[beyond] = _STAND_IN, FAR_ABOVE
-    return negative & (sig != 0), sig, e_top
-
-
-def _ldexp_significand(v, k):
-    """v * 2**k for finite nonzero float64 ``v`` as ``(negative, sig, e_top)``, the triple
-    softfloat._exact gives Fraction(v) * 2**k: exact (v's 53-bit significand moved to
-    62 bits), or its stand-in at or beyond 2**(FAR_ABOVE + 1) and below 2**(FAR_BELOW - 1)."""
-    a, e = _integer_significand(v)
-    e_top = e - 1 + k.astype(np.int64)
-    sig = a << np.uint64(SIG_TOP - 52)
-    above, below = e_top >= FAR_ABOVE + 1, e_top <= FAR_BELOW - 1
-    sig[above | below] = _STAND_IN
-    e_top = np.where(above, FAR_ABOVE, np.where(below, FAR_BELOW - 1, e_top))
-    return np.signbit(v), sig, e_top
-
-
-def _patched(fmt, ctx, rounded, idx, significands):
-    """The lanes ``idx`` (flat indices) of ``rounded`` replaced by ``significands`` rounded
-    once, as ``codec.encode`` rounds an exact Python int or Fraction: the same triple
-    through the same rounding point, flags overflow, underflow and inexact (invalid and
-    divide_by_zero clear), and under stochastic rounding one key drawn from the
-    context's generator per lane, in lane order, taking element 0's bits under it (as
-    one ``encode`` call per lane did)."""
-    result, flags = rounded
-    attrs, rng = resolve_attributes(ctx.attributes, rng=ctx.rng)
-    rand = None
-    if rng is not None:
-        rand = mix(rng.bit_generator.random_raw(idx.size).astype(np.uint64) + GOLDEN)
-    negative, sig, e_top = significands
-    bits = np.empty(idx.size, dtype=fmt.storage_dtype)
-    part = encode_significands((negative.astype(np.uint64), sig, np.clip(e_top, -4000, 4000)), fmt, attrs, rand,
-                               flags is not None, bits)
-    result = np.array(result, dtype=fmt.storage_dtype)
-    result.flat[idx] = bits
-    if flags is None:
-        return result, None
-    part = part.to_flags((idx.size,))
-    masks = {n: np.array(m, dtype=bool) for n, m in flags}
-    for n, m in part:
-        masks[n].flat[idx] = m
-    return result, flags._replace(**masks)
-
-
 def _divmod(fmt, ctx, a, b):
-    """(floor_divide, remainder), each as defined above."""
-    q, fq = _floor_divide(fmt, ctx, a, b)
-    r, fr = _remainder(fmt, ctx, a, b)
+    """(floor_divide, remainder), each as defined above, from one fmod and one rounding of
+    both (stochastic rounding: the two calls, whose draws each numbers by lane)."""
+    if ctx.rounding is Rounding.STOCHASTIC:
+        q, fq = _floor_divide(fmt, ctx, a, b)
+        r, fr = _remainder(fmt, ctx, a, b)
+        return (q, r), None if fq is None else fq | fr
+    x, y = _values(fmt, a, b)
+    with np.errstate(all="ignore"):
+        mod, adjust = _mod_parts(x, y)
+        quotient, wide = _floor_quotient(fmt, x, y, mod, adjust)
+        values, slow = _remainder_values(ctx, y, mod, adjust)
+    both, flags = _rounded_once(fmt, ctx, np.stack([quotient, values]), [x, y])
+    q, fq = _floor_exact(fmt, ctx, (both[0], None if flags is None else Flags(*(m[0] for _, m in flags))),
+                         (x, y), wide)
+    r, fr = _added(fmt, ctx, (both[1], None if flags is None else Flags(*(m[1] for _, m in flags))), (mod, b), slow)
     return (q, r), None if fq is None else fq | fr
 
 
@@ -463,7 +404,7 @@ def _ldexp(A, x, n):
     idx = np.flatnonzero(wide)
     result, flags = rounded
     if idx.size:
-        result, flags = _patched(fmt, ctx, rounded, idx, _ldexp_significand(v.ravel()[idx], k.ravel()[idx]))
+        result, flags = patched(fmt, ctx, rounded, idx, ldexp_significand(v.ravel()[idx], k.ravel()[idx]))
     ctx.record("ldexp", flags)
     return A.wrap(result, fmt)
 

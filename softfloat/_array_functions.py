@@ -164,6 +164,9 @@ def _vector_norm(A, x, ord, axis):
     if ord == 0:
         count = np.count_nonzero(x, axis=axis)
         return A.wrap(A.bits_in(np.asarray(count, dtype=np.float64), x.format, "norm"), x.format)
+    if isinstance(ord, (str, bytes)) or not np.isscalar(ord):
+        raise ValueError(f"numpy.linalg.norm: invalid norm order {ord!r} for vectors; use None, a number, "
+                         f"np.inf or -np.inf")
     raise unsupported("linalg.norm", f"ord={ord!r} takes powers |x|**p through libm; write "
                       "np.sum(np.abs(x) ** p) ** (1 / p), each step rounded, or use ord 0, 1, 2 or +-inf")
 

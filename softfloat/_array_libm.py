@@ -266,6 +266,9 @@ def rounded_once(fmt, ctx, values, operands, inexact=False, ufunc=None):
     are not NaNs is invalid and the platform's default NaN, as is every NaN on platforms
     that always return the default one; an infinity from finite operands of the libm
     ``ufunc`` overflows (inexact), or divides by zero at a pole (:func:`_pole`)."""
+    done = _short_float16(fmt, ctx, values, inexact)
+    if done is not None:
+        return done
     result, flags = ctx.split(codec.encode(values, fmt, return_flags=ctx.track_flags, **ctx.options()))
     nan = np.isnan(values)
     invalid = nan.copy()
@@ -284,3 +287,30 @@ def rounded_once(fmt, ctx, values, operands, inexact=False, ufunc=None):
     return result, flags._replace(overflow=np.asarray(flags.overflow | overflow),
                                   divide_by_zero=np.asarray(flags.divide_by_zero | pole),
                                   inexact=np.asarray(flags.inexact | overflow))
+
+
+def _short_float16(fmt, ctx, values, inexact):
+    """:func:`rounded_once` of at most ``_SHORT_FLOAT16`` finite float64 values into fp16 in
+    round to nearest even, gradual underflow, no saturation: the codec's own rounding of
+    the block (``softfloat._fastpaths.encode_block``, as ``codec.encode`` reaches it for
+    such a block) without the codec's layers.  With every value finite no NaN is made (no
+    invalid, no default NaN) and no infinity comes from finite operands by a libm pole
+    (an overflow is the cast's): the flags are the cast's overflow, underflow and inexact
+    (OR ``inexact``).  None (the general route) where the shortcuts are off, an attribute
+    differs, the values are too many or 0-d, or one is infinite or a NaN."""
+    attrs = ctx.attributes
+    if (not _fastpaths.ENABLED or fmt is not fp16 or attrs.rounding is not Rounding.NEAREST_EVEN
+            or not attrs.subnormals or attrs.saturate or values.ndim == 0 or not 0 < values.size <= _SHORT_FLOAT16):
+        return None
+    out = np.empty(values.size, dtype=np.uint16)
+    found = _fastpaths.encode_block(np.ascontiguousarray(values, dtype=np.float64).reshape(-1), fp16, attrs,
+                                    ctx.track_flags, out, Workspace(values.size), encode_general)
+    if found is None or found[1] is not None:  # declined, or infinite / NaN lanes left
+        return None
+    shape, masks = values.shape, found[0]
+    result = out.reshape(shape)
+    if masks is None:
+        return result, None
+    clear = np.zeros(shape, dtype=bool)
+    return result, Flags(clear, clear.copy(), masks.overflow.reshape(shape), masks.underflow.reshape(shape),
+                         masks.inexact.reshape(shape) | inexact)

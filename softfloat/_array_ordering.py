@@ -30,7 +30,7 @@ import numpy as np
 
 from . import codec
 from ._array_registry import implements
-from ._array_structural import truthy
+from ._array_structural import check_kth, truthy
 from .ops.compare import total_order_keys
 
 __all__ = ["numpy_key"]
@@ -56,12 +56,21 @@ def _key_of(A, fmt, x, operation):
 def argsort(A, a, axis=-1, kind=None, order=None, *, stable=None):
     """Indices that sort ``a`` in numpy's order, stably (-0 and +0, and NaNs, keep their
     order): numpy's ``kind="stable"`` indices."""
+    _check_sort_keywords(kind, order, stable)
     return np.argsort(numpy_key(a.bits, a.format), axis=axis, kind="stable")
+
+
+def _check_sort_keywords(kind, order, stable):
+    """numpy's own checks of ``kind``, ``order`` and ``stable`` (every sort here is the
+    stable one, so a misspelt kind, or order= on an array without fields, was taken)."""
+    if kind is not None or order is not None or stable is not None:
+        np.sort(np.empty(0), kind=kind, order=order, stable=stable)
 
 
 @implements(np.sort)
 def sort(A, a, axis=-1, kind=None, order=None, *, stable=None):
     """``a`` sorted in numpy's order, stably: the bit patterns move."""
+    _check_sort_keywords(kind, order, stable)
     if axis is None:
         return sort(A, A.wrap(a.bits.reshape(-1), a.format))
     index = argsort(A, a, axis=axis)
@@ -71,6 +80,7 @@ def sort(A, a, axis=-1, kind=None, order=None, *, stable=None):
 @implements(np.argpartition)
 def argpartition(A, a, kth, axis=-1, kind="introselect", order=None):
     """argsort's indices (a full stable sort is a valid partition; deterministic)."""
+    check_kth(a, kth, axis, "argpartition")
     return argsort(A, a, axis=axis)
 
 

@@ -32,7 +32,7 @@ from . import codec
 from ._array_keywords import axes_of, format_or_dtype
 from ._array_registry import FUNCTIONS, deliver, implements, unsupported
 
-__all__ = ["truthy"]
+__all__ = ["check_kth", "truthy"]
 
 
 def truthy(A, x):
@@ -117,7 +117,22 @@ for _func in (np.may_share_memory, np.shares_memory):
 @implements(np.partition)
 def partition(A, a, kth, axis=-1, kind="introselect", order=None):
     """A full sort by the ordering module's key (a valid partition: exact, deterministic)."""
+    check_kth(a, kth, axis, "partition")
     return np.sort(a, axis=axis)
+
+
+def check_kth(a, kth, axis, name: str) -> None:
+    """numpy's checks of partition's ``kth`` (integers within the axis, from its end where
+    negative), which a full sort would otherwise skip."""
+    k = np.asarray(kth)
+    if k.dtype.kind not in "iub":
+        raise TypeError(f"numpy.{name}: kth must be an integer or a sequence of integers; got {kth!r}")
+    if axis is not None and not -a.ndim <= axis < a.ndim:
+        return  # (the sort raises numpy's AxisError)
+    n = a.size if axis is None else a.shape[axis]
+    if k.size and (k.min() < -n or k.max() >= n):
+        bad = k[(k < -n) | (k >= n)].flat[0]
+        raise ValueError(f"numpy.{name}: kth(={bad}) out of bounds ({n})")
 
 
 def _joining(func):
@@ -196,11 +211,17 @@ def insert(A, arr, obj, values, axis=None):
     return A.wrap(np.insert(x, obj, v, axis=axis), fmt)
 
 
+#: an argument not given (None is a value where takes: an operand it refuses by name)
+_UNSET = object()
+
+
 @implements(np.where)
-def where(A, condition, x=None, y=None):
+def where(A, condition, x=_UNSET, y=_UNSET):
     """Three arguments: the chosen bits in the common format; one: nonzero's indices."""
-    if x is None and y is None:
+    if x is _UNSET and y is _UNSET:
         return np.nonzero(truthy(A, condition))
+    if x is _UNSET or y is _UNSET:
+        raise ValueError("numpy.where: either both or neither of x and y should be given")
     fmt, (bx, by) = A.common(x, y)
     return A.wrap(np.where(truthy(A, condition), bx, by), fmt)
 
@@ -224,6 +245,9 @@ def piecewise(A, x, condlist, funclist, *args, **kw):
     """Evaluated piece by piece on the Array (each function's own roundings), joined by
     bits: x's pieces where a condition holds, +0 elsewhere (numpy's zeros)."""
     conds = [truthy(A, c) for c in ([condlist] if np.ndim(condlist[0]) == 0 and x.ndim else condlist)]
+    if len(funclist) not in (len(conds), len(conds) + 1):
+        raise ValueError(f"numpy.piecewise: with {len(conds)} condition(s), either {len(conds)} or "
+                         f"{len(conds) + 1} functions are expected; got {len(funclist)}")
     if len(funclist) == len(conds) + 1:
         conds.append(~np.any(conds, axis=0))
     out = np.zeros(x.shape, dtype=x.format.storage_dtype)

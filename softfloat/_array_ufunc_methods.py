@@ -13,7 +13,7 @@
 * ``ufunc.reduceat(x, indices, axis)`` is ``ufunc.reduce`` of each segment
   ``x[indices[i]:indices[i + 1]]`` (to the end for the last), or ``x[indices[i]]`` where
   the next index is not larger (numpy's rule); segments of one length are reduced in
-  one call.
+  one call (for the two-operand ufuncs below too: each segment their chain).
 * ``ufunc.at(a, indices[, b])`` is numpy's unbuffered in-place operation: for every
   index in order, ``a[i] = ufunc(a[i], b)``, an index that repeats seeing the result of
   its earlier occurrences (the embedding gradient's ``np.add.at(dW, ids, dy)``).  It
@@ -26,7 +26,7 @@
   call one rounding (logaddexp.reduce is a log-sum-exp step by step); several axes only
   for a ufunc with an identity (numpy's rule), in C order.
 
-Anything else (reduceat of those, the comparisons' reductions) raises a TypeError naming it.
+Anything else (the comparisons' reductions, ...) raises a TypeError naming it.
 """
 
 from __future__ import annotations
@@ -197,8 +197,8 @@ def accumulate(A, ufunc, x, kwargs):
 
 def reduceat(A, ufunc, x, indices, axis=0, dtype=None):
     """``ufunc.reduceat(x, indices, axis, dtype)`` without ``out`` (see the module)."""
-    if ufunc is not np.add and ufunc is not np.multiply and ufunc not in PICKS:
-        raise not_defined(ufunc, "reduceat", "only add, multiply, maximum, minimum, fmax and fmin reduceat")
+    if ufunc is not np.add and ufunc is not np.multiply and not _chains(ufunc):
+        raise not_defined(ufunc, "reduceat", _ONLY.replace("reduce", "reduceat"))
     if dtype is not None:
         if ufunc in PICKS:
             raise not_defined(ufunc, "reduceat", "dtype= (each result is one of the elements, in their format)")

@@ -167,7 +167,7 @@ def _dispatch(A, ufunc, method, inputs, kwargs):
     if method == "__call__" and all(set(t) <= set("O->") for t in ufunc.types):
         return _object_call(A, ufunc, inputs, kwargs, out)
     where = kwargs.pop("where", True)
-    if method == "__call__" and ufunc in _EQUALITY and any(a is None or isinstance(a, _NO_NUMBERS) for a in inputs):
+    if method == "__call__" and ufunc in _EQUALITY and any(_no_number(A, a) for a in inputs):
         _check_keywords(ufunc, kwargs)
         return _store(A, ufunc, _equal_as_objects(A, ufunc, inputs), (out, where))
     if method != "__call__" or not all(A.is_array(a) or isinstance(a, _OPERANDS) for a in inputs):
@@ -206,6 +206,19 @@ def _dispatch(A, ufunc, method, inputs, kwargs):
 #: the comparisons numpy defines for None, a str or bytes (Python's == and !=, element by element)
 _EQUALITY = (np.equal, np.not_equal)
 _NO_NUMBERS = (str, bytes)
+
+
+def _no_number(A, a) -> bool:
+    """An operand numpy compares as a Python object (``x == None``, ``x == "auto"``,
+    ``x == object()``, a Fraction): not an Array, not a numeric operand, and neither an
+    array-like (``__array__``, ``__array_interface__``) nor a type of its own protocol
+    (``__array_ufunc__``: numpy asks it in turn)."""
+    if a is None or isinstance(a, _NO_NUMBERS):
+        return True
+    if A.is_array(a) or isinstance(a, _OPERANDS + (complex,)):
+        return False
+    return not any(hasattr(a, n) for n in ("__array_ufunc__", "__array__", "__array_interface__",
+                                           "__array_struct__"))
 
 
 def _equal_as_objects(A, ufunc, inputs):

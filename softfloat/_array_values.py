@@ -60,10 +60,18 @@ def _values(A, x):
     return x.to_numpy() if A.is_array(x) else x
 
 
+def _range(A, bounds):
+    """``range=`` with its bounds' exact values: ``(x.min(), x.max())`` holds 0-d Arrays (one
+    pair, or one per dimension for histogram2d/dd)."""
+    if isinstance(bounds, (tuple, list)):
+        return type(bounds)(_range(A, b) for b in bounds)
+    return _values(A, bounds)
+
+
 @implements(np.histogram)
 def histogram(A, a, bins=10, range=None, density=None, weights=None):
     """numpy's histogram of ``a``'s exact values (see the module)."""
-    values = _values(A, a)
+    values, range = _values(A, a), _range(A, range)
     if not A.is_array(weights):
         return np.histogram(values, bins=_values(A, bins), range=range, density=density, weights=weights)
     if density:
@@ -83,14 +91,15 @@ def histogram(A, a, bins=10, range=None, density=None, weights=None):
 
 @implements(np.histogram_bin_edges)
 def histogram_bin_edges(A, a, bins=10, range=None, weights=None):
-    return np.histogram_bin_edges(_values(A, a), bins=_values(A, bins), range=range, weights=_values(A, weights))
+    return np.histogram_bin_edges(_values(A, a), bins=_values(A, bins), range=_range(A, range),
+                                  weights=_values(A, weights))
 
 
 @implements(np.histogram2d)
 def histogram2d(A, x, y, bins=10, range=None, density=None, weights=None):
     if A.is_array(weights):
         raise unsupported("histogram2d", "Array weights: np.histogram takes them (summed in their format)")
-    return np.histogram2d(_values(A, x), _values(A, y), bins=_values(A, bins), range=range, density=density,
+    return np.histogram2d(_values(A, x), _values(A, y), bins=_values(A, bins), range=_range(A, range), density=density,
                           weights=weights)
 
 
@@ -99,7 +108,7 @@ def histogramdd(A, sample, bins=10, range=None, density=None, weights=None):
     if A.is_array(weights):
         raise unsupported("histogramdd", "Array weights: np.histogram takes them (summed in their format)")
     sample = [_values(A, s) for s in sample] if isinstance(sample, (list, tuple)) else _values(A, sample)
-    return np.histogramdd(sample, bins=_values(A, bins), range=range, density=density, weights=weights)
+    return np.histogramdd(sample, bins=_values(A, bins), range=_range(A, range), density=density, weights=weights)
 
 
 @implements(np.array2string)

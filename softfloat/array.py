@@ -209,6 +209,7 @@ class Array(ArrayMethods, np.lib.mixins.NDArrayOperatorsMixin):
         return self._bits.__dlpack_device__()
 
     def __float__(self) -> float:
+        _one_element(self, "float")
         return self.item()
 
     def __hash__(self) -> int:
@@ -221,6 +222,7 @@ class Array(ArrayMethods, np.lib.mixins.NDArrayOperatorsMixin):
         return hash(self.item())
 
     def __int__(self) -> int:
+        _one_element(self, "int")
         return int(self.item())
 
     def __bool__(self) -> bool:
@@ -278,7 +280,12 @@ class Array(ArrayMethods, np.lib.mixins.NDArrayOperatorsMixin):
         return np.asarray(values)
 
     def copy(self, order="C") -> "Array":
-        return _wrap(self._bits.copy(), self._format)
+        return _wrap(self._bits.copy(order=order), self._format)
+
+    def __copy__(self) -> "Array":
+        """``copy.copy(arr)`` copies the elements, as for an ndarray (the default shallow copy
+        shared the bits: writing one changed the other)."""
+        return self.copy()
 
     def reshape(self, *shape, order="C", copy=None) -> "Array":
         return _wrap(self._bits.reshape(*shape, order=order, copy=copy), self._format)
@@ -352,6 +359,13 @@ class Array(ArrayMethods, np.lib.mixins.NDArrayOperatorsMixin):
         if result is NotImplemented:
             raise not_defined(func, kwargs)
         return result
+
+
+def _one_element(arr, name: str) -> None:
+    """float(x) and int(x) of more than one element: numpy's TypeError (item()'s is a ValueError)."""
+    if arr.size != 1:
+        raise TypeError(f"{name}() of an Array of shape {arr.shape}: only an Array of one element converts "
+                        f"to a Python scalar; take an element (x[i]) or x.tolist()")
 
 
 def _index(index):

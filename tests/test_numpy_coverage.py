@@ -218,9 +218,9 @@ def render(rows) -> str:
              "* **plain ndarray**: takes no Array operand, so numpy never hands the call over.", "",
              "Reductions take numpy's `dtype=` (convert first), `where=` and `initial=`",
              "(`softfloat._array_keywords`); the ufunc methods `reduce`, `accumulate`, `reduceat` and `at`",
-             "are defined for add, multiply, maximum, minimum, fmax and fmin, `reduce` and `accumulate`",
-             "also for the other two-operand ufuncs of Array results (subtract, divide, logaddexp, ...:",
-             "numpy's loop, one rounding per call) (`softfloat._array_ufunc_methods`).", "",
+             "are defined for add, multiply, maximum, minimum, fmax and fmin, `reduce`, `accumulate` and",
+             "`reduceat` also for the other two-operand ufuncs of Array results (subtract, divide,",
+             "logaddexp, ...: numpy's loop, one rounding per call) (`softfloat._array_ufunc_methods`).", "",
              f"numpy {np.__version__}: {len(groups['exact'])} exact, {len(groups['rounded'])} rounded, "
              f"{len(groups['refused'])} refused, {len(groups['plain'])} plain, "
              f"{len(groups['missing']) + len(groups['wrong'])} not yet mapped.", ""]
