@@ -352,6 +352,13 @@ def test_memory_stays_bounded_by_pieces(capsys, tmp_path, monkeypatch):
     n = 1 << 20  # 4 MiB of float32
     src = tmp_path / "big.safetensors"
     safetensors_numpy.save_file({"w": np.ones(n, np.float32)}, str(src))
+    # the format's lookup tables are built once per process (a transient ~4 MiB whatever the
+    # tensor's size): build them on a small tensor first, as any earlier test in the worker
+    # would have, so that the bound below measures the pieces alone
+    small = tmp_path / "small.safetensors"
+    safetensors_numpy.save_file({"w": np.ones(1 << 16, np.float32)}, str(small))
+    assert run(capsys, "quantize", small, tmp_path / "s.safetensors", "-f", "fp8_e4m3",
+               "--scaling", "tensor")[0] == 0
     tracemalloc.start()
     try:
         code, _, _ = run(capsys, "quantize", src, tmp_path / "o.safetensors", "-f", "fp8_e4m3",
