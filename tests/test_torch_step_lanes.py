@@ -102,3 +102,25 @@ def test_an_autocast_recipes_account_follows_calls_the_lane_has_seen():
     for a, b in zip(first, second):
         assert torch.equal(a.half().float(), a)  # rounded into fp16
         assert torch.equal(a, b)
+
+
+def test_each_tensor_of_a_linear_step_is_checked_once(monkeypatch):
+    """The operands softfloat.torch._ops checked (input, weight, bias) are not checked
+    again where their views reach the product (``gemm(checked=True)``), nor the saved
+    operands in the backward: one check_device per tensor, the gradient's included."""
+    from softfloat.torch import _ops, _tensors
+    seen = []
+    real = _tensors.check_device
+
+    def spy(name, t):
+        seen.append(name)
+        real(name, t)
+    monkeypatch.setattr(_tensors, "check_device", spy)
+    monkeypatch.setattr(_ops, "check_device", spy)
+    lin = torch.nn.Linear(8, 4)
+    x = torch.randn(3, 8, requires_grad=True)
+    with sft.emulate("bf16"):
+        lin(x).sum().backward()
+    assert sorted(seen) == ["bias of linear", "grad_output", "input of linear", "weight of linear"]
+    with pytest.raises(ValueError, match="holds no values"), sft.emulate("bf16"):
+        torch.nn.functional.linear(torch.ones(3, 8, device="meta"), torch.ones(4, 8, device="meta"))
