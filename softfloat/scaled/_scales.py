@@ -48,6 +48,8 @@ def fp32_scales(amax, fmt, *, margin=0, amax_epsilon=0.0, power_of_two=False, pr
     return np.asarray(scale, dtype=np.float32)
 
 
+#: below this magnitude (fp32's max plus half an ulp) a value rounds to a finite fp32 value
+_NO_OVERFLOW = 2.0**128 * (1 - 2.0**-25)
 #: the scalar types whose one scale :func:`_one_scale` computes
 _SCALARS = frozenset({float, np.float64, np.float32})
 
@@ -60,6 +62,8 @@ def _one_scale(amax: float, fmt, margin, amax_epsilon, power_of_two: bool, previ
     is only ever the amax's, and an unusable amax gives ``previous``), ``np.where`` an
     ``if``, ``np.maximum`` one that keeps a NaN."""
     def fp32(v: float) -> float:
+        if -_NO_OVERFLOW < v < _NO_OVERFLOW:  # (no overflow: no error state to set)
+            return float(np.float32(v))
         with np.errstate(over="ignore", invalid="ignore"):  # overflow to infinity: the IEEE result
             return float(np.float32(v))
     amax32 = fp32(amax)
