@@ -461,8 +461,10 @@ def _normal_products(X, Y) -> bool:
     them fail: the caller's general check decides.)  Four reductions over the operands,
     instead of every product formed in float64 and compared with its float32 cast."""
     ax, ay = np.abs(X), np.abs(Y)
-    lo = float(np.min(ax, where=ax != 0, initial=np.inf)) * float(np.min(ay, where=ay != 0, initial=np.inf))
-    hi = float(np.max(ax)) * float(np.max(ay))
+    least, most = np.minimum.reduce, np.maximum.reduce  # (np.min and np.max without their Python wrapper)
+    lo = float(least(ax, axis=None, where=ax != 0, initial=np.inf)) * float(
+        least(ay, axis=None, where=ay != 0, initial=np.inf))
+    hi = float(most(ax, axis=None)) * float(most(ay, axis=None))
     return lo >= 2.0**-126 and hi <= _FP32_MAX
 
 
