@@ -149,10 +149,13 @@ def _first_order(backward):
     @functools.wraps(backward)
     def wrapper(ctx, *grads):
         saved = ctx.saved_tensors  # once: a non-reentrant checkpoint unpacks each tensor once
-        tracked = [t for t in (*grads, *saved) if isinstance(t, torch.Tensor) and t.requires_grad]
-        tracked = tracked if torch.is_grad_enabled() else []
-        with torch.no_grad():
-            outputs = backward(ctx, saved, *grads)
+        # (its recompute under the mode); then attribute reads and the gradient's crossing to
+        # numpy, none of the mode's cases, without a detour through it each
+        with torch._C.DisableTorchFunction():
+            tracked = [t for t in (*grads, *saved) if isinstance(t, torch.Tensor) and t.requires_grad]
+            tracked = tracked if torch.is_grad_enabled() else []
+            with torch.no_grad():
+                outputs = backward(ctx, saved, *grads)
         if not tracked:
             return outputs
         return tuple(_NoSecond.apply(o, *tracked) if isinstance(o, torch.Tensor) else o for o in outputs)
