@@ -406,3 +406,17 @@ def test_rounded_fp32_products_and_starts_take_the_short_path(monkeypatch):
     found.clear()
     sf.matmul(a, b, "fp32", product="fp32", return_flags=True)
     assert found == [None]
+
+
+@pytest.mark.parametrize("scale", [1.0, 2.0**-70, 1e19])  # normal, products below fp32's normals, overflows
+@pytest.mark.parametrize("flags", [False, "swamped"])
+def test_rounded_fp32_dot_products_into_one_output_equal_the_general_path(monkeypatch, scale, flags):
+    found = _spy(monkeypatch, "one_output")
+    for seed in range(12):
+        rng = np.random.default_rng(zlib.crc32(f"{scale}{seed}".encode()))
+        K = int(rng.integers(1, 40))
+        a, b = (np.asarray(sf.encode(rng.standard_normal(K) * scale, "fp32")) for _ in range(2))
+        for call in (lambda: sf.vecdot(a, b, "fp32", product="fp32", return_flags=flags),
+                     lambda: sf.matmul(a[None], b[:, None], "fp32", product="fp32", return_flags=flags)):
+            assert_same(call(), general(call))
+    assert any(f is not None for f in found)

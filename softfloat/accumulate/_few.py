@@ -77,9 +77,9 @@ TERMS = 1 << 16
 def one_output(spec, x, y=None):
     """The sum (``y`` None) or dot product of the 1-D pattern arrays ``x``
     (and ``y``) of ``spec.fmt`` (a softfloat.accumulate._spec.ReductionSpec) into one
-    output, for the sequential and reverse orders without ``c``, ``block`` or
-    ``product``; or None (the general path).  The result and flags as the general path
-    gives them for a 0-d result."""
+    output, for the sequential and reverse orders without ``c`` or ``block`` (``product``
+    only as :func:`_plan` takes it: fp32 products into fp32); or None (the general path).
+    The result and flags as the general path gives them for a 0-d result."""
     found = _plan(spec, y is None)
     operands = (x,) if y is None else (x, y)
     if found is None or not all(_operand(spec.fmt, p) and p.ndim == 1 and p.size <= TERMS for p in operands):
