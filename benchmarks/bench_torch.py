@@ -7,9 +7,11 @@
    vocabulary of its corpus (46 characters);
 
 3. a small model's training step (``--part mlp``): a 2-layer MLP 32 -> 64 -> 10, batch 16,
-   cross-entropy and an SGD step, where the per-product overhead is the cost;
+   cross-entropy and an SGD step, where the per-product overhead is the cost (under the
+   recipes fp32, fp16, bf16, fp8, fp8-current and fp8 on "h100", each with its own
+   accumulator; 20 steps in one emulation, the least of ``--repeat``);
 
-each under
+1. and 2. under
 
     plain torch float32                                  (the reference)
     emulate("bf16", accumulator="fp32")                  (bf16 operands and outputs)
@@ -34,7 +36,7 @@ import torch
 import torch.nn.functional as F
 
 import softfloat.torch as sft
-from timing import timeit
+from timing import best_of, timeit
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from tests.torch_models import CHARS, GPT, batch  # noqa: E402
@@ -43,16 +45,18 @@ from tests.torch_models import CHARS, GPT, batch  # noqa: E402
 RUNS = (("bf16", "fp32"), ("fp8", "fp32"), ("fp8", "h100"))
 
 
-def _table(title, step, make, repeat):
-    """Time ``step`` in plain torch and under each of RUNS (``make(recipe, acc, telemetry)``
-    gives the timed callable); print ms and the ratio to torch."""
+def _table(title, step, make, repeat, runs=RUNS, per=1, clock=timeit):
+    """Time ``step`` in plain torch and under each of ``runs`` (``make(recipe, acc,
+    telemetry)`` gives the timed callable; ``per`` steps a call); print ms a step and the
+    ratio to torch."""
     print(title)
-    base = timeit(step, repeat)
+    base = clock(step, repeat) / per
     print(f"{'torch float32':52s} {base * 1e3:10.2f} ms   1.0x")
-    for recipe, acc in RUNS:
+    for recipe, acc in runs:
         for telemetry in (False, True):
-            t = timeit(make(recipe, acc, telemetry), repeat)
-            label = f'emulate("{recipe}", accumulator="{acc}")' + (" +telemetry" if telemetry else "")
+            t = clock(make(recipe, acc, telemetry), repeat) / per
+            label = f'emulate("{recipe}"' + ("" if acc is None else f', accumulator="{acc}"') + ")" + (
+                " +telemetry" if telemetry else "")
             print(f"{label:52s} {t * 1e3:10.2f} ms {t / base:7.1f}x")
     print()
 
@@ -102,30 +106,41 @@ def bench_gpt(args) -> None:
            f"{products} emulated products a step (threads: {torch.get_num_threads()})", step, emulated, args.repeat)
 
 
+#: the recipes of the small model's table (each with its own accumulator)
+MLP_RUNS = (("fp32", None), ("fp16", None), ("bf16", None), ("fp8", None), ("fp8-current", None), ("fp8", "h100"))
+#: training steps a timed call of the small model runs (in one emulation, as a training loop does)
+MLP_STEPS = 20
+
+
 def bench_mlp(args) -> None:
     """A small model, where the per-product overhead is the cost: a 2-layer MLP 32 -> 64
-    -> 10, batch 16, cross-entropy, one SGD step (5 emulated products a step)."""
+    -> 10, batch 16, cross-entropy, one SGD step (5 emulated products a step); MLP_STEPS
+    steps a call inside one emulation, the least time of ``repeat`` calls (a shared
+    machine preempts some)."""
     torch.manual_seed(0)
     model = torch.nn.Sequential(torch.nn.Linear(32, 64), torch.nn.ReLU(), torch.nn.Linear(64, 10))
     opt = torch.optim.SGD(model.parameters(), lr=0.01)
     gen = torch.Generator().manual_seed(0)
     x, y = torch.randn(16, 32, generator=gen), torch.randint(0, 10, (16,), generator=gen)
 
-    def step():
-        opt.zero_grad()
-        F.cross_entropy(model(x), y).backward()
-        opt.step()
+    def steps():
+        for _ in range(MLP_STEPS):
+            opt.zero_grad()
+            F.cross_entropy(model(x), y).backward()
+            opt.step()
 
     def emulated(recipe, accumulator, telemetry):
         em = sft.emulate(recipe, accumulator=accumulator, telemetry=telemetry, model=model)
 
         def run():
             with em:
-                step()
+                steps()
+            em.telemetry.clear()  # (one record a product: kept across calls it would grow)
         return run
 
-    _table(f"MLP 32 -> 64 -> 10 training step, batch 16, SGD (threads: {torch.get_num_threads()})", step,
-           emulated, args.repeat)
+    _table(f"MLP 32 -> 64 -> 10 training step, batch 16, SGD (threads: {torch.get_num_threads()}; "
+           f"ms a step, least of {args.repeat} x {MLP_STEPS} steps)", steps, emulated, args.repeat, MLP_RUNS,
+           MLP_STEPS, best_of)
 
 
 def _products(model, x, y) -> int:

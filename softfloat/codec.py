@@ -15,6 +15,7 @@ import numpy as np
 
 from . import _dask, _exact, _fastpaths, _validate, interop
 from ._blocks import resolve_workers, stream_blocks
+from ._codec_blocks import one_block as _one_block, run_block
 from ._decode import decode_block, decode_small, decompose, signaling_bit_clear
 from ._encode import encode_block, encode_exact, encode_general, encode_scalar, one_float
 from ._flagmasks import FlagMasks, flags_of_code
@@ -180,16 +181,6 @@ def _small(x, rng, workers) -> bool:
     as much as the rounding."""
     return rng is None and workers is None and type(x) is np.ndarray and 0 < x.size <= _BLOCK \
         and x.dtype.char in "fd" and x.dtype.isnative
-
-
-def _one_block(x, fmt, attrs, dtype, want):
-    """encode (``dtype``: bits) or quantize (values) of a :func:`_small` array: _stream's one
-    block in this thread's small-array scratch (flag masks copied out): the same bits and flags."""
-    out, flags = np.empty(x.shape, dtype=dtype), FlagMasks.zeros(x.size) if want else None
-    arr = x if x.flags.c_contiguous else np.ascontiguousarray(x)  # (a transposed weight: not read by .flat)
-    _stream(arr, fmt, attrs, None, out, flags, _fastpaths.SCRATCH)  # workers: one thread, in the scratch
-    result = out[()] if out.ndim == 0 else out
-    return (result, flags.to_flags(x.shape).squeezed()) if want else result
 
 
 def _scalar(value, fmt, attrs, workers):
@@ -581,16 +572,8 @@ def _stream(arr, fmt, attrs, key, out, flags, workers=1, positions=None):
 
     def block(start, stop, rand, ws):
         blk = flat_in[start:stop] if direct else np.asarray(arr.flat[start:stop]).astype(native, copy=False)
-        if flat_bits is None and rand is None:  # quantize: encoding and decoding in one lookup?
-            fast = _fastpaths.quantize_block(blk, fmt, attrs, flags is not None, flat_vals[start:stop], ws,
-                                             encode_general, decode_block)
-            if fast is not None:
-                return fast[0]
-        bits = ws.get("bits", fmt.storage_dtype, stop - start) if flat_bits is None else flat_bits[start:stop]
-        fl = encode_block(blk, fmt, attrs, rand, flags is not None, bits, ws)
-        if flat_vals is not None:
-            decode_block(bits, fmt, flat_vals[start:stop], ws)
-        return fl
+        return run_block(blk, fmt, attrs, flags is not None, None if flat_bits is None else flat_bits[start:stop],
+                         None if flat_vals is None else flat_vals[start:stop], ws, rand)
 
     factor = _fastpaths.block_factor(fmt, native, attrs, flags is not None)
     stream_blocks(arr.size, _BLOCK * factor, key, flags, block, workers=workers, positions=positions,

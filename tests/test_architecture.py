@@ -24,7 +24,7 @@ RANK = {
     "_flagmasks": 1.5,
     "_round": 2, "_context": 2, "interop": 2, "_dask": 2, "_fastpaths": 2,
     "_encode": 3, "_options": 3,
-    "_decode": 4, "_blocks": 4, "npy": 4,
+    "_decode": 4, "_blocks": 4, "npy": 4, "_codec_blocks": 4.5,
     "codec": 5,
     "testing": 6, "ops": 6, "report": 6,
     "explain": 7, "strategies": 7, "accumulate": 7, "scaled": 7, "_checkpoint": 7.5,

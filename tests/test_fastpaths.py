@@ -240,6 +240,35 @@ def test_e8_kernel_does_not_modify_input():
     assert np.array_equal(x.view(np.uint32), before.view(np.uint32))
 
 
+def fp32_inputs():
+    """float32 patterns of every class, both signs: zeros, the smallest and largest
+    subnormals, the smallest normal, one, the largest finite value, infinities, quiet
+    and signaling NaNs with payloads, and a random sample of all 2**32 patterns."""
+    edges = np.array([0, 1, 2, 0x007FFFFF, 0x00800000, 0x3F800000, 0x7F7FFFFF, 0x7F800000, 0x7FC00000,
+                      0x7FC00123, 0x7F800001, 0x7FA00000, 0x7FBFFFFF], dtype=np.uint32)
+    sample = np.random.default_rng(32).integers(0, 1 << 32, 20000, dtype=np.uint64).astype(np.uint32)
+    return np.concatenate([edges, edges | np.uint32(0x80000000), sample]).view(np.float32)
+
+
+@pytest.mark.parametrize("options", OPTIONS, ids=lambda o: ",".join(f"{k}={v}" for k, v in o.items()) or "default")
+@pytest.mark.parametrize("mode", MODES)
+def test_fp32_as_is_matches_general_path_and_the_input_bits(mode, options, monkeypatch):
+    """float32 -> fp32 by the patterns as they are (_truncate.as_is): the general path's
+    bits and flags in every mode and option (signaling NaNs quieted with invalid and,
+    without subnormals, tiny lanes flushed -- both left to it), and outside NaNs and
+    flushed lanes the input's own bits (float32 is fp32's encoding)."""
+    x = fp32_inputs()
+    spy = Spy(monkeypatch)
+    assert_same(x, sf.fp32, mode, **options)
+    assert spy.taken > 0
+    keep = ~np.isnan(x)
+    if options.get("subnormals") is False:
+        keep &= (x == 0) | (np.abs(x) >= np.float32(2.0**-126))
+    assert np.array_equal(sf.encode(x, sf.fp32, mode, **options)[keep], x.view(np.uint32)[keep])
+    small = x[13:13 + 40]  # the codec's one-block lane, in one call
+    assert_same(small, sf.fp32, mode, **options)
+
+
 # =====================================================================================
 # float32 / float64 -> fp16 (and other narrow formats), nearest_even
 # =====================================================================================

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 import softfloat as sf
 from softfloat.accumulate import _few
 
-from tests.accumulate_checks import check, random_patterns
+from tests.accumulate_checks import REFS, check, random_patterns
 from tests.fastpath_checks import answers_of, assert_same, general
 
 FORMATS = ["fp16", "bf16", "tf32", "fp8_e4m3", "fp8_e5m2", "fp4_e2m1", "fp32"]
@@ -343,3 +343,80 @@ def test_rounded_products_with_tiny_sums_raise_underflow_as_the_reference(monkey
     assert found[-1] is not None
     underflow = sf.matmul(a, b, "fp16", accumulator="fp16", tininess=tininess, return_flags=True)[1].underflow
     assert underflow.any() and not underflow.all()
+
+
+# ---- products rounded into fp32 (product="fp32", the "fp32" recipe) and a start c ---------
+@st.composite
+def rounded_products_and_starts(draw):
+    """fp32 (or a narrow format held by float32) operands with product="fp32" or exact
+    products, an fp32 accumulator, and c of a shape that broadcasts (or none)."""
+    fmt = draw(st.sampled_from(["fp32", "fp32", "bf16", "fp16"]))
+    M, K, N = (draw(st.integers(1, 9)) for _ in range(3))
+    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
+    scale = draw(st.sampled_from([2.0**-75, 1e-30, 1.0, 1e3, 1e19, 1e30]))  # products below fp32's normals, overflows
+    values = [rng.standard_normal(shape) * scale for shape in ((M, K), (K, N))]
+    if draw(st.booleans()):  # small integers: exact steps, swamping, cancellation, zeros
+        values = [np.round(v / scale * 4) * draw(st.sampled_from([1.0, 2.0**-70])) for v in values]
+    if draw(st.integers(0, 4)) == 0:  # an infinity or NaN (declined: the general path's rules)
+        values[0].flat[rng.integers(0, M * K)] = draw(st.sampled_from(SPECIALS))
+    if draw(st.booleans()):  # zero products of both signs: the sign of a zero sum
+        values[1][:, 0] = draw(st.sampled_from([0.0, -0.0]))
+    a, b = (np.asarray(sf.encode(v, fmt)) for v in values)
+    kw = dict(accumulator="fp32", product=draw(st.sampled_from(["fp32", "fp32", None])),
+              order=draw(st.sampled_from(["sequential", "reverse"])),
+              return_flags=draw(st.sampled_from([False, True, "swamped"])))
+    shape = draw(st.sampled_from([None, (M, N), (N,), (1, N), (M, 1), ()]))
+    if shape is not None:
+        c = rng.standard_normal(shape) * draw(st.sampled_from([1e-40, 1.0, 1e30]))
+        if draw(st.integers(0, 5)) == 0:
+            c = np.full(shape, draw(st.sampled_from([0.0, -0.0, np.inf, np.nan])))
+        kw["c"] = np.asarray(sf.encode(c, "fp32"))
+    if draw(st.integers(0, 3)) == 0:
+        kw["out_format"] = "bf16" if "c" not in kw else "fp32"
+    return a, b, fmt, kw
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(rounded_products_and_starts())
+def test_rounded_fp32_products_and_starts_equal_the_general_path_and_the_reference(case):
+    """The short path's products rounded into fp32 by numpy's float32 multiply (IEEE) and
+    its start c (the first row of the running sums): the general path's bits, flags and
+    swamped counts, and the bits of tests/accumulate_oracle.py's exact reference."""
+    a, b, fmt, kw = case
+    call = (lambda: sf.matmul(a, b, fmt, **kw))
+    got = call()
+    assert_same(got, general(call))
+    want, _ = REFS["matmul"](a, b, fmt, **{k: v for k, v in kw.items() if k != "return_flags"})
+    bits = got[0] if isinstance(got, tuple) else got
+    assert np.array_equal(np.asarray(bits), want)
+
+
+def test_rounded_fp32_products_and_starts_take_the_short_path(monkeypatch):
+    """product="fp32" without flags or with the swamped counts alone, and c given, take
+    the short path; with every flag (the products' own inexact and underflow) they do not."""
+    found = _spy(monkeypatch, "matrix_product")
+    rng = np.random.default_rng(9)
+    a, b = (np.asarray(sf.encode(rng.standard_normal(s), "fp32")) for s in ((5, 7), (7, 3)))
+    c = np.asarray(sf.encode(rng.standard_normal(3), "fp32"))
+    for flags in (False, "swamped"):
+        sf.matmul(a, b, "fp32", product="fp32", return_flags=flags)
+        sf.matmul(a, b, "fp32", product="fp32", c=c, return_flags=flags)
+        sf.matmul(a >> 16 << 16, b >> 16 << 16, "fp32", c=c, return_flags=flags)  # bf16 values: exact products
+    assert len(found) == 6 and all(f is not None for f in found)
+    found.clear()
+    sf.matmul(a, b, "fp32", product="fp32", return_flags=True)
+    assert found == [None]
+
+
+@pytest.mark.parametrize("scale", [1.0, 2.0**-70, 1e19])  # normal, products below fp32's normals, overflows
+@pytest.mark.parametrize("flags", [False, "swamped"])
+def test_rounded_fp32_dot_products_into_one_output_equal_the_general_path(monkeypatch, scale, flags):
+    found = _spy(monkeypatch, "one_output")
+    for seed in range(12):
+        rng = np.random.default_rng(zlib.crc32(f"{scale}{seed}".encode()))
+        K = int(rng.integers(1, 40))
+        a, b = (np.asarray(sf.encode(rng.standard_normal(K) * scale, "fp32")) for _ in range(2))
+        for call in (lambda: sf.vecdot(a, b, "fp32", product="fp32", return_flags=flags),
+                     lambda: sf.matmul(a[None], b[:, None], "fp32", product="fp32", return_flags=flags)):
+            assert_same(call(), general(call))
+    assert any(f is not None for f in found)

@@ -1,10 +1,11 @@
 """A small MLP's training steps under softfloat.torch.emulate with the per-step shortcuts
 (the mode's pass-through lane for torch functions it does not change, the codec's
-one-block lane, lookup tables filled across calls) against the same steps without them
+one-block lane, lookup tables filled across calls, float32 -> fp32 by its patterns, the
+short matrix products with fp32's rounded products) against the same steps without them
 (the mode deciding every call, every shortcut off): the same parameters bit for bit, the
-same telemetry rows, the same warnings -- for the unscaled, delayed and current FP8
-recipes, with and without elementwise rounding, on data with edge values (zeros of both
-signs, subnormals and overflows of the FP8 formats)."""
+same telemetry rows, the same warnings -- for the unscaled (fp32 among them), delayed and
+current FP8 recipes, with and without elementwise rounding and telemetry, on data with
+edge values (zeros of both signs, subnormals and overflows of the FP8 formats)."""
 
 from __future__ import annotations
 
@@ -22,7 +23,7 @@ from softfloat import _fastpaths  # noqa: E402
 from softfloat.torch import _emulate  # noqa: E402
 
 
-def _train(recipe, elementwise, steps=3):
+def _train(recipe, elementwise, steps=3, telemetry=True):
     torch.manual_seed(11)
     m = torch.nn.Sequential(torch.nn.Linear(32, 64), torch.nn.ReLU(), torch.nn.Linear(64, 10))
     opt = torch.optim.SGD(m.parameters(), lr=0.5)
@@ -31,7 +32,7 @@ def _train(recipe, elementwise, steps=3):
     y = torch.randint(0, 10, (16,))
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        with sft.emulate(recipe, elementwise=elementwise) as em:
+        with sft.emulate(recipe, elementwise=elementwise, telemetry=telemetry) as em:
             for _ in range(steps):
                 opt.zero_grad()
                 torch.nn.functional.cross_entropy(m(x), y).backward()
@@ -49,15 +50,18 @@ def _same_rows(a, b):
             assert same, (k, r[k], s[k])
 
 
-@pytest.mark.parametrize("recipe", ["bf16", "fp16", "fp8", "fp8-current"])
+@pytest.mark.parametrize("recipe", ["fp32", "bf16", "fp16", "fp8", "fp8-current"])
 @pytest.mark.parametrize("elementwise", [False, True])
-def test_steps_equal_the_steps_without_shortcuts(recipe, elementwise, monkeypatch):
-    fast = _train(recipe, elementwise)
+@pytest.mark.parametrize("telemetry", [True, False])
+def test_steps_equal_the_steps_without_shortcuts(recipe, elementwise, telemetry, monkeypatch):
+    """(telemetry=False: the products without flags, fp32's rounded products by the short
+    matrix products; telemetry=True: with swamped counts and the operands' flags)"""
+    fast = _train(recipe, elementwise, telemetry=telemetry)
     with monkeypatch.context() as m:
         m.setattr(_emulate, "_PLAIN", set())
         m.setattr(_emulate, "_PLAIN_MAX", 0)
         m.setattr(_fastpaths, "ENABLED", False)
-        slow = _train(recipe, elementwise)
+        slow = _train(recipe, elementwise, telemetry=telemetry)
     for p, q in zip(fast[0], slow[0]):
         assert np.array_equal(p.view(np.uint32), q.view(np.uint32))
     _same_rows(fast[1], slow[1])
@@ -102,3 +106,25 @@ def test_an_autocast_recipes_account_follows_calls_the_lane_has_seen():
     for a, b in zip(first, second):
         assert torch.equal(a.half().float(), a)  # rounded into fp16
         assert torch.equal(a, b)
+
+
+def test_each_tensor_of_a_linear_step_is_checked_once(monkeypatch):
+    """The operands softfloat.torch._ops checked (input, weight, bias) are not checked
+    again where their views reach the product (``gemm(checked=True)``), nor the saved
+    operands in the backward: one check_device per tensor, the gradient's included."""
+    from softfloat.torch import _ops, _tensors
+    seen = []
+    real = _tensors.check_device
+
+    def spy(name, t):
+        seen.append(name)
+        real(name, t)
+    monkeypatch.setattr(_tensors, "check_device", spy)
+    monkeypatch.setattr(_ops, "check_device", spy)
+    lin = torch.nn.Linear(8, 4)
+    x = torch.randn(3, 8, requires_grad=True)
+    with sft.emulate("bf16"):
+        lin(x).sum().backward()
+    assert sorted(seen) == ["bias of linear", "grad_output", "input of linear", "weight of linear"]
+    with pytest.raises(ValueError, match="holds no values"), sft.emulate("bf16"):
+        torch.nn.functional.linear(torch.ones(3, 8, device="meta"), torch.ones(4, 8, device="meta"))

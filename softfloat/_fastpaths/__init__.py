@@ -9,6 +9,8 @@ condition it is exact under (``applies``, checked once per plan):
 * :mod:`._truncate` -- float32 -> a format with float32's 8-bit exponent (bf16, tf32,
   e8mN with IEEE specials), every deterministic mode: the target pattern is the top
   1 + 8 + m bits of the float32 pattern, so rounding is an integer add and a shift;
+  float32 -> fp32 itself: the patterns as they are (:func:`._truncate.as_is`, NaNs and
+  flushed lanes left to the general path);
 * :mod:`._rebias` -- float32 / float64 -> any narrower format, every deterministic mode,
   for lanes inside the target's normal range and zeros (both signs, in the same passes):
   a re-bias, an add and a shift; without flags, overflowing lanes are clamped to IEEE's

@@ -39,6 +39,8 @@ def plan(fmt: Format, dtype_char: str, attrs):
     if attrs.rounding is Rounding.STOCHASTIC or dtype_char not in "fd":
         return None
     src = fp32 if dtype_char == "f" else fp64
+    if _truncate.applies_as_is(fmt, src):
+        return _truncate.AsIsPlan(attrs)
     if _truncate.applies(fmt, src):
         return Plan(_truncate.truncating, fmt, attrs, src.mantissa_bits, 0, src.storage_dtype.type)
     fallback = None  # the kernel of blocks too small to fill a table

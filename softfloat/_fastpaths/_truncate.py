@@ -1,5 +1,6 @@
 """float32 -> e8mN (bf16, tf32, e8mN with IEEE specials), every deterministic mode: the
-target's pattern is the top of float32's, so rounding is an integer add and a shift."""
+target's pattern is the top of float32's, so rounding is an integer add and a shift; and
+float32 -> fp32 itself (nothing cut: the patterns as they are, :func:`as_is`)."""
 
 from __future__ import annotations
 
@@ -10,13 +11,55 @@ from ..formats import Format, fp32
 from ..rounding import Rounding
 from ._words import MAX_REST_SHARE, is_top_of_fp32, nearest_even_sum, odd_sticky, shift_into, spread_sign
 
-__all__ = ["applies", "truncating"]
+__all__ = ["AsIsPlan", "applies", "applies_as_is", "as_is", "truncating"]
 
 
 def applies(fmt: Format, src: Format) -> bool:
     """The condition of :func:`truncating` (checked once per plan): float32 input and a
     target whose pattern is the top of float32's (:func:`._words.is_top_of_fp32`)."""
     return src == fp32 and is_top_of_fp32(fmt)
+
+
+def applies_as_is(fmt: Format, src: Format) -> bool:
+    """The condition of :func:`as_is`: float32 input and fp32 (the same format) out."""
+    return src == fp32 and fmt == fp32
+
+
+class AsIsPlan:
+    """The plan of :func:`as_is`: no constants but the attributes."""
+
+    __slots__ = ("kernel", "attrs")
+
+    def __init__(self, attrs):
+        self.kernel, self.attrs = as_is, attrs
+
+
+def as_is(p, blk, want: bool, out, ws):
+    """float32 patterns -> fp32 patterns, every deterministic mode: the same patterns.
+
+    Condition (:func:`applies_as_is`): every float32 value is an fp32 value, so no mode
+    changes it and no flag is raised (an infinity stays infinite, with ``saturate`` too:
+    it is no overflow; a subnormal is exact, so it is no underflow).  Left to the general
+    path: NaN lanes (a signaling NaN is quieted with invalid) and, without
+    ``subnormals``, the nonzero lanes below 2**-126 (flushed to zero with underflow and
+    inexact):
+
+        | s | e e e e e e e e | f22 ... f0 |   ->   the same 32 bits
+    """
+    u = blk.view(np.uint32)
+    np.copyto(out, u)
+    rest = None
+    top = blk.max()  # max propagates NaN: one pass finds whether any lane is NaN
+    if top != top:
+        rest = np.isnan(blk)
+    if not p.attrs.subnormals:
+        mag = np.bitwise_and(u, np.uint32(0x7FFFFFFF), out=ws.get("fast_mag", np.uint32, u.size))
+        mag -= np.uint32(1)  # 0 < |x| < 2**-126: mag - 1 wraps for zero, so one compare finds them
+        tiny = mag < np.uint32(fp32.mantissa_mask)
+        rest = tiny if rest is None else rest | tiny
+    if rest is not None and not rest.any():
+        rest = None
+    return (FlagMasks() if want else None), rest
 
 
 def truncating(p, blk, want: bool, out, ws):

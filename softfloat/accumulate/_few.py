@@ -33,6 +33,14 @@ and swamped counts are the general path's:
   into an fp16 accumulator, bf16 below fp32's range), every step rounds: the float64
   products run through softfloat.accumulate._odd (its proof and flags there), for two
   outputs or more (one output: :func:`short_chain`, or the general path);
+* products rounded into an fp32 accumulator (``product="fp32"``, operands of formats
+  float32 holds): numpy's float32 multiply is that one IEEE rounding (nearest even,
+  subnormals kept), so the terms are the rounded products, values of the dtype, as the
+  general path's steps take them (its swamped test reads the rounded product too);
+  with every flag asked for (the products' own inexact and underflow) the general path
+  runs;
+* ``c`` (:func:`matrix_product`): the first row of the terms, a value of the dtype,
+  added first as the general path adds it (c, then the products in the spec's order);
 * a narrower out_format (the general path's :meth:`Native.finish` and its store): each
   last running sum, a finite value, rounded once to nearest even into it with that
   rounding's flags -- for a matrix by the same encode_block call as the general path's,
@@ -69,9 +77,9 @@ TERMS = 1 << 16
 def one_output(spec, x, y=None):
     """The sum (``y`` None) or dot product of the 1-D pattern arrays ``x``
     (and ``y``) of ``spec.fmt`` (a softfloat.accumulate._spec.ReductionSpec) into one
-    output, for the sequential and reverse orders without ``c``, ``block`` or
-    ``product``; or None (the general path).  The result and flags as the general path
-    gives them for a 0-d result."""
+    output, for the sequential and reverse orders without ``c`` or ``block`` (``product``
+    only as :func:`_plan` takes it: fp32 products into fp32); or None (the general path).
+    The result and flags as the general path gives them for a 0-d result."""
     found = _plan(spec, y is None)
     operands = (x,) if y is None else (x, y)
     if found is None or not all(_operand(spec.fmt, p) and p.ndim == 1 and p.size <= TERMS for p in operands):
@@ -179,22 +187,53 @@ def _scalar_flags(code: int, inexact: bool, swamped) -> AccumulationFlags:
                              np.bool_(inexact or code & _fastpaths.SCALAR_INEXACT), swamped=np.int64(swamped))
 
 
-def matrix_product(spec, a, b):
+def matrix_product(spec, a, b, c=None):
     """numpy's ``matmul`` of the pattern arrays ``a`` (M, K) or (K,) and ``b`` (K, N) or
     (K,) of ``spec.fmt`` with at most :data:`TERMS` multiply-adds, under
     :func:`one_output`'s conditions; or None (the general path).  The result and flags
-    of shape a.shape[:-1] + b.shape[1:], as the general path gives them."""
+    of shape a.shape[:-1] + b.shape[1:], as the general path gives them.
+
+    ``c``: patterns of ``spec.out_format`` broadcast to that shape, the sums' start (the
+    general path's order: c, then the products in the spec's order): the first row of
+    the terms, a value of the accumulator's dtype (the plan's out_format is held by the
+    accumulator), so c + t_1 is the first step as there; None (the general path) where
+    the products are not all values of the dtype."""
     found = _plan(spec, False)
     if (found is None or type(a) is not np.ndarray or type(b) is not np.ndarray or a.ndim not in (1, 2)
             or b.ndim not in (1, 2) or a.shape[-1] != b.shape[0]):
         return None
     shape = a.shape[:-1] + b.shape[1:]
     K, n = b.shape[0], math.prod(shape)
-    if not 0 < K * n <= TERMS or not (_operand(spec.fmt, a) and _operand(spec.b_format, b)):
+    if not 0 < (K + (c is not None)) * n <= TERMS or not (_operand(spec.fmt, a) and _operand(spec.b_format, b)):
+        return None
+    start = None if c is None else _start(spec, found, c, shape)
+    if c is not None and start is None:
         return None
     with np.errstate(all="ignore"):  # NaNs cast (declined in _columns)
         t, rounded = _terms(spec, found, a.reshape(-1, K).T, b.reshape(K, -1), outer=True)  # (K, M, N)
-    return _columns(spec, found, t.reshape(K, n), rounded, shape)
+    if start is None:
+        return _columns(spec, found, t.reshape(K, n), rounded, shape)
+    if rounded:
+        return None
+    t = t.reshape(K, n)
+    return _columns(spec, found, np.concatenate((start, t[::-1] if spec.order == "reverse" else t)), False,
+                    shape, ordered=True)
+
+
+def _start(spec, found: _Plan, c, shape):
+    """``c`` (out_format patterns) broadcast to ``shape`` as one row (1, n) of the
+    accumulator's dtype (exact: it holds out_format); None where the general path
+    should look at it (another type, a stray high bit, a shape that does not broadcast)."""
+    out = spec.out_format
+    if type(c) is not np.ndarray or not _operand(out, c) or c.ndim > len(shape):
+        return None
+    try:
+        if np.broadcast_shapes(c.shape, shape) != shape:
+            return None
+    except ValueError:
+        return None
+    values = _values(c, out, found.dtype)
+    return np.broadcast_to(values, shape).reshape(1, -1)
 
 
 def paired_product(spec, a, b, axis):
@@ -243,16 +282,17 @@ def axis_sum(spec, x, axes: tuple, keepdims: bool):
     return _columns(spec, found, t.copy() if found.raw else t, False, shape)  # (raw: a view of x)
 
 
-def _columns(spec, found: _Plan, t, rounded: bool, shape):
+def _columns(spec, found: _Plan, t, rounded: bool, shape, ordered: bool = False):
     """The reduction of the (K, n) terms ``t`` (made here: they may be overwritten) down
     each column into the n outputs, shaped ``shape``: exact values of the accumulator's
     dtype, or (``rounded``) float64 products that are not all such values; None where an
-    output is not finite (or softfloat.accumulate._odd declines)."""
+    output is not finite (or softfloat.accumulate._odd declines).  ``ordered``: the
+    rows are in the order they are added already (the reverse order's reversal done)."""
     K, n = t.shape
     if rounded and n == 1:  # (a dozen numpy calls a step: one output steps faster on Python
         return None  # floats, the general path's, about 3 us a step; two outputs, slower)
     with np.errstate(all="ignore"):  # NaNs and overflowing sums (declined)
-        if spec.order == "reverse":
+        if spec.order == "reverse" and not ordered:
             t = np.ascontiguousarray(t[::-1])
         s = inexact = underflow = swamped = None
         if rounded:
@@ -338,17 +378,25 @@ def _plan(spec, is_sum: bool):
     """The :class:`_Plan` for the spec's options and formats, or None; worked out once per
     formats (comparing Formats costs microseconds)."""
     attrs = spec.attributes
-    if (not _fastpaths.ENABLED or spec.key is not None or spec.block is not None or spec.product is not None
+    product = spec.product
+    if (not _fastpaths.ENABLED or spec.key is not None or spec.block is not None
             or spec.order == "pairwise" or attrs.rounding is not Rounding.NEAREST_EVEN or not attrs.subnormals
-            or attrs.saturate or spec.hardware):
-        return None
+            or attrs.saturate or spec.hardware or (product is not None and (spec.want and not spec.swamped_only))):
+        return None  # (rounded products' own flags: the general path's)
     fmt, acc, out, fb = spec.fmt, spec.ieee_accumulator, spec.out_format, spec.b_format
-    key = (id(fmt), id(acc), id(out), is_sum, id(fb))
+    key = (id(fmt), id(acc), id(out), is_sum, id(fb), id(product))
     found = _PLANS.get(key)
-    if found is not None and found[1] == (fmt, acc, out, fb):  # the formats kept: the ids stay theirs
+    if found is not None and found[1] == (fmt, acc, out, fb, product):  # the formats kept: the ids stay theirs
         return found[0]
     plan = None
-    if acc.native_dtype is not None and (out == acc or acc.holds(out)):
+    if product is not None:
+        # products rounded into the accumulator, float32 (fp32 x fp32 into fp32, no FMA):
+        # numpy's float32 multiply of float32 values is that rounding (IEEE, nearest even,
+        # subnormals kept), so the terms are the rounded products, exact values of the dtype
+        if (not is_sum and product == acc and acc.native_dtype == np.float32 and _FP32.holds(fmt)
+                and _FP32.holds(fb) and (out == acc or acc.holds(out))):
+            plan = _Plan(acc.native_dtype, False, False, out != acc, False)
+    elif acc.native_dtype is not None and (out == acc or acc.holds(out)):
         if spec.mixed:  # two formats (FP8 e4m3 x e5m2): where every product fits by the formats
             by_format, by_data = not is_sum and products_fit_by_format(fmt, acc, fb), False
         else:
@@ -361,7 +409,7 @@ def _plan(spec, is_sum: bool):
                          sums_are_exact(acc) and acc.native_dtype != np.float64)
     if len(_PLANS) > 64:
         _PLANS.clear()
-    _PLANS[key] = (plan, (fmt, acc, out, fb))
+    _PLANS[key] = (plan, (fmt, acc, out, fb, product))
     return plan
 
 
@@ -413,8 +461,10 @@ def _normal_products(X, Y) -> bool:
     them fail: the caller's general check decides.)  Four reductions over the operands,
     instead of every product formed in float64 and compared with its float32 cast."""
     ax, ay = np.abs(X), np.abs(Y)
-    lo = float(np.min(ax, where=ax != 0, initial=np.inf)) * float(np.min(ay, where=ay != 0, initial=np.inf))
-    hi = float(np.max(ax)) * float(np.max(ay))
+    least, most = np.minimum.reduce, np.maximum.reduce  # (np.min and np.max without their Python wrapper)
+    lo = float(least(ax, axis=None, where=ax != 0, initial=np.inf)) * float(
+        least(ay, axis=None, where=ay != 0, initial=np.inf))
+    hi = float(most(ax, axis=None)) * float(most(ay, axis=None))
     return lo >= 2.0**-126 and hi <= _FP32_MAX
 
 

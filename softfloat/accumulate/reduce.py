@@ -272,8 +272,8 @@ def matmul(a, b, fmt, *, b_format=None, accumulator=None, out_format=None, c=Non
         if small is not None:
             shape = a.shape[:-1] + b.shape[1:]  # (K)@(K): (); (1, K)@(K, 1): (1, 1); ...
             return reshaped(small, shape) if shape else small
-    if c is None and _ONE_OUTPUT_TERMS:  # (two formats too, where their products fit)
-        small = _few.matrix_product(spec, a, b)  # a few multiply-adds, without the tiles
+    if _ONE_OUTPUT_TERMS:  # (two formats too, where their products fit; c as the sums' start)
+        small = _few.matrix_product(spec, a, b, c)  # a few multiply-adds, without the tiles
         if small is not None:
             return small
     vectors = matmul_as_paired(a, b) if _fastpaths.ENABLED else None  # (a shortcut: a tile per batch element

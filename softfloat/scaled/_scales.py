@@ -3,8 +3,12 @@ of two, and the factors each gives for quantising and dequantising."""
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
+from .. import _fastpaths
+from .._fpenv import flushes_subnormals
 from ..formats import as_format
 from ._fp32 import _FP32_MAX, _MIN_SCALE, _round_fp32
 
@@ -24,6 +28,9 @@ def fp32_scales(amax, fmt, *, margin=0, amax_epsilon=0.0, power_of_two=False, pr
     [224.0, 1.0, 149.3333282470703]
     """
     fmt = as_format(fmt)
+    if (type(amax) in _SCALARS or (type(amax) is np.ndarray and amax.ndim == 0)) and type(previous) in _SCALARS \
+            and _fastpaths.ENABLED and not flushes_subnormals():
+        return _one_scale(float(amax), fmt, margin, amax_epsilon, power_of_two, float(previous))
     amax32 = _round_fp32(np.asarray(amax, dtype=np.float64))
     with np.errstate(all="ignore"):
         scaled_max = _round_fp32(np.float64(fmt.max_finite) * 2.0**-margin)
@@ -38,6 +45,39 @@ def fp32_scales(amax, fmt, *, margin=0, amax_epsilon=0.0, power_of_two=False, pr
             _, e = np.frexp(scale)
             scale = np.ldexp(0.5, e)  # frexp's mantissa lies in [0.5, 1): 2**floor(log2 s)
         scale = np.maximum(scale, _MIN_SCALE)
+    return np.asarray(scale, dtype=np.float32)
+
+
+#: below this magnitude (fp32's max plus half an ulp) a value rounds to a finite fp32 value
+_NO_OVERFLOW = 2.0**128 * (1 - 2.0**-25)
+#: the scalar types whose one scale :func:`_one_scale` computes
+_SCALARS = frozenset({float, np.float64, np.float32})
+
+
+def _one_scale(amax: float, fmt, margin, amax_epsilon, power_of_two: bool, previous: float):
+    """:func:`fp32_scales` of one amax (a delayed scale's update: a step's cost) on Python
+    floats, step for step the array path's: each ``_round_fp32`` is numpy's float64 ->
+    float32 cast (the caller checked that this thread keeps subnormals, the condition
+    _round_fp32 takes it under; a NaN, whose payload only the codec's rounding keeps,
+    is only ever the amax's, and an unusable amax gives ``previous``), ``np.where`` an
+    ``if``, ``np.maximum`` one that keeps a NaN."""
+    def fp32(v: float) -> float:
+        if -_NO_OVERFLOW < v < _NO_OVERFLOW:  # (no overflow: no error state to set)
+            return float(np.float32(v))
+        with np.errstate(over="ignore", invalid="ignore"):  # overflow to infinity: the IEEE result
+            return float(np.float32(v))
+    amax32 = fp32(amax)
+    scaled_max = fp32(float(fmt.max_finite) * 2.0**-margin)
+    a = fp32(float(amax_epsilon)) if amax32 < amax_epsilon else amax32  # NaN stays NaN
+    usable = math.isfinite(a) and a > 0
+    scale = fp32(scaled_max / a) if usable else previous
+    if math.isinf(scale):
+        scale = _FP32_MAX
+    if power_of_two:
+        _, e = math.frexp(scale)
+        scale = math.ldexp(0.5, e)  # frexp's mantissa lies in [0.5, 1): 2**floor(log2 s)
+    if not scale >= _MIN_SCALE and scale == scale:
+        scale = _MIN_SCALE
     return np.asarray(scale, dtype=np.float32)
 
 

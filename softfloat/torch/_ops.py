@@ -136,8 +136,9 @@ def _finish(result, bound: dict):
 def _linear(run, b):
     x, w, bias = b["input"], b["weight"], b.get("bias")
     if w.dim() == 1:  # torch's x @ w: one output per row (a bias only for a 1-d x: _SHAPES)
-        return gemm(run, rows(x), w[:, None], None if bias is None else bias.reshape(1)).reshape(x.shape[:-1])
-    y = gemm(run, rows(x), w.t(), bias)
+        return gemm(run, rows(x), w[:, None], None if bias is None else bias.reshape(1),
+                    checked=True).reshape(x.shape[:-1])
+    y = gemm(run, rows(x), w.t(), bias, checked=True)  # (views of the operands _operands checked)
     return y.reshape(*x.shape[:-1], w.shape[0])
 
 
@@ -149,7 +150,7 @@ def _matmul(run, a, b):
     if b.dim() == 1:
         return _matmul(run, a, b[:, None]).squeeze(-1)
     if b.dim() == 2:
-        return gemm(run, rows(a), b).reshape(*a.shape[:-1], b.shape[-1])
+        return gemm(run, rows(a), b, checked=True).reshape(*a.shape[:-1], b.shape[-1])
     return batched(run, a, b, None)
 
 
@@ -158,7 +159,7 @@ HANDLERS = {
     "linear": lambda run, b, r: _linear(run, b),
     "matmul": lambda run, b, r: _matmul(run, b["input"], b["other"]),
     "rmatmul": lambda run, b, r: _matmul(run, b["other"], b["input"]),
-    "mm": lambda run, b, r: gemm(run, b["input"], b["mat2"]),
+    "mm": lambda run, b, r: gemm(run, b["input"], b["mat2"], checked=True),
     "bmm": lambda run, b, r: batched(run, b["input"], b["mat2"], None),
     "addmm": lambda run, b, r: scaled(run, b, "mat1", "mat2", r),
     "baddbmm": lambda run, b, r: scaled(run, b, "batch1", "batch2", r),

@@ -45,7 +45,7 @@ from ._tensors import device_values, host_values, to_tensor
 __all__ = ["batched", "gemm", "rows"]
 
 
-def gemm(run, a, b, bias=None, *, rounded=True):
+def gemm(run, a, b, bias=None, *, rounded=True, checked=False):
     """``a @ b (+ bias)`` of 2-d tensors (or of stacks of as many: 3-d tensors, one
     call's products), emulated forward and backward.
 
@@ -55,10 +55,13 @@ def gemm(run, a, b, bias=None, *, rounded=True):
     of the same kind.  ``rounded=False`` leaves the forward result in the accumulator's
     fp32 (a float32 tensor, float64 for float64 operands) for the caller to finish, as
     ATen's addbmm loop does; the backward products are rounded as always.
+    ``checked``: the caller checked the tensors that ``a``, ``b`` and ``bias`` are views
+    of (softfloat.torch._ops, its operands): they are not checked again.  The backward
+    never checks its saved operands again (the forward did), only the gradient.
     """
     if bias is None:
-        return _Gemm.apply(a, b, run, rounded)
-    return _GemmBias.apply(a, b, bias, run, rounded)
+        return _Gemm.apply(a, b, run, (rounded, checked))
+    return _GemmBias.apply(a, b, bias, run, (rounded, checked))
 
 
 def batched(run, a, b, c=None):
@@ -84,22 +87,23 @@ def rows(t, trailing: int = 1):
     return t.reshape(math.prod(lead), *t.shape[t.dim() - trailing:])
 
 
-def _values(t, name: str):
+def _values(t, name: str, checked: bool = False):
     """``t`` as the engine reads it: the tensor on its device where that device takes
     the torch path (:func:`~softfloat.torch._tensors.device_values`), else a numpy view
-    (:func:`~softfloat.torch._tensors.host_values`)."""
+    (:func:`~softfloat.torch._tensors.host_values`); ``checked``: checked already."""
     if _accumulate.torch_path(t.device):
-        return device_values(t, name)
-    return host_values(t, name)
+        return device_values(t, name, checked)
+    return host_values(t, name, checked)
 
 
-def _forward(ctx, a, b, bias, run, rounded):
+def _forward(ctx, a, b, bias, run, how):
+    rounded, checked = how
     ctx.run = run
     ctx.save_for_backward(a, b)
     # the quantised operands the backward products take again (none without a gradient)
     ctx.operands = {} if ctx.needs_input_grad[0] or ctx.needs_input_grad[1] else None
-    values = run(_values(a, "input"), _values(b, "other"), "fprop",
-                 bias=None if bias is None else _values(bias, "bias"), rounded=rounded, operands=ctx.operands)
+    values = run(_values(a, "input", checked), _values(b, "other", checked), "fprop",
+                 bias=None if bias is None else _values(bias, "bias", checked), rounded=rounded, operands=ctx.operands)
     if ctx.operands is not None:
         if not ctx.needs_input_grad[1]:  # no wgrad: the input is not multiplied again
             ctx.operands.pop("input", None)
@@ -118,10 +122,10 @@ def _backward(ctx, saved, grad):
         operands.pop("grad", None)  # each backward pass its own gradient (retain_graph=True: several)
     with torch._C.DisableTorchFunction():  # backward() may run inside an active emulation
         if ctx.needs_input_grad[0]:
-            grad_a = to_tensor(ctx.run(g, _values(b, "other").swapaxes(-1, -2), "dgrad", operands=operands),
+            grad_a = to_tensor(ctx.run(g, _values(b, "other", True).swapaxes(-1, -2), "dgrad", operands=operands),
                                a.dtype, a.device)
         if ctx.needs_input_grad[1]:
-            grad_b = to_tensor(ctx.run(_values(a, "input").swapaxes(-1, -2), g, "wgrad", operands=operands),
+            grad_b = to_tensor(ctx.run(_values(a, "input", True).swapaxes(-1, -2), g, "wgrad", operands=operands),
                                b.dtype, b.device)
     return grad_a, grad_b
 
@@ -145,10 +149,13 @@ def _first_order(backward):
     @functools.wraps(backward)
     def wrapper(ctx, *grads):
         saved = ctx.saved_tensors  # once: a non-reentrant checkpoint unpacks each tensor once
-        tracked = [t for t in (*grads, *saved) if isinstance(t, torch.Tensor) and t.requires_grad]
-        tracked = tracked if torch.is_grad_enabled() else []
-        with torch.no_grad():
-            outputs = backward(ctx, saved, *grads)
+        # (its recompute under the mode); then attribute reads and the gradient's crossing to
+        # numpy, none of the mode's cases, without a detour through it each
+        with torch._C.DisableTorchFunction():
+            tracked = [t for t in (*grads, *saved) if isinstance(t, torch.Tensor) and t.requires_grad]
+            tracked = tracked if torch.is_grad_enabled() else []
+            with torch.no_grad():
+                outputs = backward(ctx, saved, *grads)
         if not tracked:
             return outputs
         return tuple(_NoSecond.apply(o, *tracked) if isinstance(o, torch.Tensor) else o for o in outputs)
@@ -170,8 +177,8 @@ class _NoSecond(torch.autograd.Function):
 
 class _Gemm(torch.autograd.Function):
     @staticmethod
-    def forward(ctx, a, b, run, rounded):  # noqa: D102 - torch's protocol
-        return _forward(ctx, a, b, None, run, rounded)
+    def forward(ctx, a, b, run, how):  # noqa: D102 - torch's protocol
+        return _forward(ctx, a, b, None, run, how)
 
     @staticmethod
     @_first_order
@@ -181,9 +188,9 @@ class _Gemm(torch.autograd.Function):
 
 class _GemmBias(torch.autograd.Function):
     @staticmethod
-    def forward(ctx, a, b, bias, run, rounded):  # noqa: D102
+    def forward(ctx, a, b, bias, run, how):  # noqa: D102
         ctx.bias_shape, ctx.bias_dtype = bias.shape, bias.dtype
-        return _forward(ctx, a, b, bias, run, rounded)
+        return _forward(ctx, a, b, bias, run, how)
 
     @staticmethod
     @_first_order

@@ -85,16 +85,17 @@ def _has_storage(t) -> bool:
     return True
 
 
-def host_values(t, name: str) -> np.ndarray:
+def host_values(t, name: str, checked: bool = False) -> np.ndarray:
     """``t``'s values as a float32 or float64 ndarray: a view of a float32/float64 CPU
-    tensor (strides kept, nothing copied), else a converted host copy."""
-    t = device_values(t, name)  # checked, detached, widened
+    tensor (strides kept, nothing copied), else a converted host copy.  ``checked``: the
+    caller has checked ``t`` (or the tensor it is a view of) already."""
+    t = device_values(t, name, checked)  # checked, detached, widened
     if t.device.type != "cpu":
         t = t.cpu()
     return t.numpy()
 
 
-def device_values(t, name: str) -> torch.Tensor:
+def device_values(t, name: str, checked: bool = False) -> torch.Tensor:
     """``t``'s values as a float32 or float64 tensor on its own device (detached; float16,
     bfloat16 and FP8 widened to float32, exact; float32/float64 tensors as they are):
     what :func:`host_values` copies to the host, where kernels compute on the device.
@@ -103,8 +104,9 @@ def device_values(t, name: str) -> torch.Tensor:
     >>> device_values(torch.tensor([1.5], dtype=torch.bfloat16), "x").dtype
     torch.float32
     """
-    check_float(name, t)
-    check_device(name, t)
+    if not checked:  # (a view of a tensor checked already is no other kind of tensor)
+        check_float(name, t)
+        check_device(name, t)
     t = t.detach()
     if t.dtype not in (torch.float32, torch.float64):
         t = t.to(torch.float32)  # float16, bfloat16, FP8: exact in float32
