@@ -22,6 +22,12 @@ same flags and the same stochastic draws as the vectorised step
   normal and finite in the accumulator is taken on float64 alone (:class:`_Float64Step`:
   the sum rounded to odd, then its pattern rounded at the accumulator's last bit -- two
   to three times faster than the ratio of integers); the others go the exact way above;
+* in round to nearest even into fp32 or fp16 (gradual underflow, no saturation), long
+  stretches of steps are taken as one run (:class:`_CastRun`: per step one float64
+  addition and C's cast into the accumulator by struct's packing, about five times
+  faster than the float64 step; the steps it cannot prove -- a float64 sum on a
+  midpoint, tiny, not finite, an overflow -- found afterwards by numpy on the whole run
+  and left to the steps above);
 * every step the scalar rounding declines -- an infinite or NaN operand, an overflow,
   flush-to-zero of a tiny value, a stochastic rounding of a sum that float64 does not
   hold (where the vectorised step sees a truncated significand with a sticky bit) --
@@ -142,7 +148,18 @@ def sums(s, terms, rands, acc, attrs, values, trace=None):
     code = swamped = 0
     rand = pattern = None
     fast = _Float64Step.of(acc, attrs)
-    for i, t in enumerate(terms):
+    run = _CastRun.of(acc, attrs) if fast is not None and len(terms) >= _CastRun.LEAST else None
+    i, n, again = 0, len(terms), 0
+    while i < n:
+        if run is not None and s is not None and i >= again and n - i >= _CastRun.LEAST:
+            s, run_code, run_swamped, done = run.steps(s, terms, i, trace)
+            if done > i:
+                code, swamped, pattern = code | run_code, swamped + run_swamped, _LATER
+            again = done + _CastRun.LEAST if done - i < _CastRun.LEAST else done  # (few taken: back off)
+            i = done
+            if i == n:
+                break
+        t = terms[i]
         found = None
         if fast is not None and s is not None and t - t == 0.0 and s - s == 0.0:
             found = fast.step(s, t)  # (None: the exact step below, which knows every case)
@@ -182,9 +199,10 @@ def sums(s, terms, rands, acc, attrs, values, trace=None):
         code |= step_code
         if trace is not None:
             trace.append((value, step_code))
+        i += 1
     if pattern is _LATER:  # the last step was a float64 one: its pattern from its value (exact)
         pattern = fast.pattern(s)
-    return s, code, swamped, len(terms), pattern
+    return s, code, swamped, n, pattern
 
 
 _LATER = object()  # a step's pattern, worked out only if it is the last step's
@@ -275,3 +293,85 @@ class _Float64Step:
 
 
 _FLOAT, _BITS = struct.Struct("<d"), struct.Struct("<Q")
+
+
+class _CastRun:
+    """Many steps s + t rounded to nearest even into fp32 or fp16 (gradual underflow, no
+    saturation), each as one float64 addition r = s + t and C's cast of r into the
+    accumulator (struct's "f" and "e" packing: one rounding to nearest even, an
+    OverflowError where the result is not finite), the checks afterwards on the whole
+    run at once in numpy.  The cast of r is the single rounding of the exact sum unless r
+    is a midpoint of the accumulator's grid and not the exact sum (softfloat.accumulate.
+    _odd's argument: rounding to nearest is constant between consecutive midpoints, all
+    float64 numbers).  A run is cut at its first step whose r is such a midpoint (its
+    float64 bits below the accumulator's last place read 100...0 and r - s != t or
+    r - t != s), is at most the smallest normal in magnitude (as :class:`_Float64Step`:
+    then no step taken is tiny by either rule) or not finite, or whose cast overflowed;
+    that step is the caller's.  Flags of the steps taken: inexact where the cast moved r
+    or r is not the exact sum; swamped where a non-zero term left s unchanged; no
+    underflow, overflow or invalid.  Chains of fewer than :data:`LEAST` steps do not pay
+    for the numpy checks."""
+
+    __slots__ = ("pack", "unpack", "mask", "half", "smallest")
+    _CODES = {np.dtype(np.float32): "<f", np.dtype(np.float16): "<e"}
+    #: steps below which a run is not tried (its checks cost about 20 plain steps)
+    LEAST = 32
+
+    def __init__(self, code: str, acc):
+        packing = struct.Struct(code)
+        self.pack, self.unpack = packing.pack, packing.unpack
+        below = 53 - acc.precision  # float64's bits below the accumulator's last place
+        self.mask, self.half = (1 << below) - 1, 1 << (below - 1)
+        self.smallest = float(acc.min_normal)
+
+    @classmethod
+    def of(cls, acc, attrs):
+        """The run for ``acc`` under ``attrs``, or None (another format or mode; the caller
+        checks softfloat._fastpaths.ENABLED)."""
+        native = acc.native_dtype
+        code = cls._CODES.get(native) if native is not None else None
+        if (code is None or attrs.rounding is not Rounding.NEAREST_EVEN or not attrs.subnormals
+                or attrs.saturate):
+            return None
+        found = _RUNS.get(code)
+        if found is None:
+            found = _RUNS[code] = cls(code, acc)
+        return found
+
+    def steps(self, s: float, terms, i: int, trace):
+        """``(s, flag code, swamped, done)`` after the steps from ``terms[i]`` on that the
+        run takes (``done`` - ``i`` of them, perhaps none); each step's (value, code)
+        appended to ``trace`` (if not None)."""
+        pack, unpack = self.pack, self.unpack
+        sums = [s]
+        append = sums.append
+        try:
+            for t in terms[i:]:
+                s = unpack(pack(s + t))[0]
+                append(s)
+        except OverflowError:
+            pass  # (that step is the caller's)
+        taken = len(sums) - 1
+        if not taken:
+            return s, 0, 0, i
+        S = np.array(sums)
+        prev, S, T = S[:-1], S[1:], np.array(terms[i:i + taken])
+        with np.errstate(invalid="ignore", over="ignore"):
+            R = prev + T
+            exact = (R - prev == T) & (R - T == prev)
+            bits = R.view(np.uint64)
+            cut = ~(np.abs(R) > self.smallest) | ~np.isfinite(R) | (((bits & self.mask) == self.half) & ~exact)
+        first = int(cut.argmax()) if cut.any() else taken
+        if first < taken:
+            S, prev, T, R, exact = S[:first], prev[:first], T[:first], R[:first], exact[:first]
+            taken = first
+            if not taken:
+                return sums[0], 0, 0, i
+        inexact = (S != R) | ~exact
+        swamped = int(np.count_nonzero((S == prev) & (T != 0.0)))
+        if trace is not None:
+            trace.extend(zip(S.tolist(), np.where(inexact, _scalar.INEXACT, 0).tolist()))
+        return sums[taken], _scalar.INEXACT if inexact.any() else 0, swamped, i + taken
+
+
+_RUNS: dict = {}

@@ -121,6 +121,8 @@ def short_chain(spec, x, y, limit: int):
     if terms is None:
         return None
     terms = terms[0] if y is None else [u * v for u, v in zip(*terms)]  # exact: is_narrow(fmt)
+    if not math.isfinite(sum(terms)):
+        return None  # an infinity or NaN term (or sums past float64's range): the general path's rules
     if spec.order == "reverse":
         terms = terms[::-1]
     rands = final = None
