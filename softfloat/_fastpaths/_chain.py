@@ -64,6 +64,7 @@ from __future__ import annotations
 
 import math
 import struct
+from array import array
 
 import numpy as np
 
@@ -298,28 +299,27 @@ _FLOAT, _BITS = struct.Struct("<d"), struct.Struct("<Q")
 class _CastRun:
     """Many steps s + t rounded to nearest even into fp32 or fp16 (gradual underflow, no
     saturation), each as one float64 addition r = s + t and C's cast of r into the
-    accumulator (struct's "f" and "e" packing: one rounding to nearest even, an
-    OverflowError where the result is not finite), the checks afterwards on the whole
-    run at once in numpy.  The cast of r is the single rounding of the exact sum unless r
-    is a midpoint of the accumulator's grid and not the exact sum (softfloat.accumulate.
-    _odd's argument: rounding to nearest is constant between consecutive midpoints, all
-    float64 numbers).  A run is cut at its first step whose r is such a midpoint (its
-    float64 bits below the accumulator's last place read 100...0 and r - s != t or
-    r - t != s), is at most the smallest normal in magnitude (as :class:`_Float64Step`:
-    then no step taken is tiny by either rule) or not finite, or whose cast overflowed;
-    that step is the caller's.  Flags of the steps taken: inexact where the cast moved r
-    or r is not the exact sum; swamped where a non-zero term left s unchanged; no
-    underflow, overflow or invalid.  Chains of fewer than :data:`LEAST` steps do not pay
-    for the numpy checks."""
+    accumulator (fp32: storing r in an ``array("f")``; fp16: struct's "e" packing, whose
+    OverflowError is taken as an infinity: both one rounding to nearest even, with an
+    unbounded exponent but for the overflow to infinity), the checks afterwards on the
+    whole run at once in numpy.  The cast of r is the single rounding of the exact sum
+    unless r is a midpoint of the accumulator's grid and not the exact sum
+    (softfloat.accumulate._odd's argument: rounding to nearest is constant between
+    consecutive midpoints, all float64 numbers).  A run is cut at its first step whose r
+    is such a midpoint (its float64 bits below the accumulator's last place read 100...0
+    and r - s != t or r - t != s), is at most the smallest normal in magnitude (as
+    :class:`_Float64Step`: then no step taken is tiny by either rule), or whose r or
+    rounded value is not finite (a special term, an overflow); that step is the caller's.
+    Flags of the steps taken: inexact where the cast moved r or r is not the exact sum;
+    swamped where a non-zero term left s unchanged; no underflow, overflow or invalid.
+    Chains of fewer than :data:`LEAST` steps do not pay for the numpy checks."""
 
-    __slots__ = ("pack", "unpack", "mask", "half", "smallest")
-    _CODES = {np.dtype(np.float32): "<f", np.dtype(np.float16): "<e"}
+    __slots__ = ("sums", "mask", "half", "smallest")
     #: steps below which a run is not tried (its checks cost about 20 plain steps)
     LEAST = 32
 
-    def __init__(self, code: str, acc):
-        packing = struct.Struct(code)
-        self.pack, self.unpack = packing.pack, packing.unpack
+    def __init__(self, sums, acc):
+        self.sums = sums
         below = 53 - acc.precision  # float64's bits below the accumulator's last place
         self.mask, self.half = (1 << below) - 1, 1 << (below - 1)
         self.smallest = float(acc.min_normal)
@@ -329,49 +329,66 @@ class _CastRun:
         """The run for ``acc`` under ``attrs``, or None (another format or mode; the caller
         checks softfloat._fastpaths.ENABLED)."""
         native = acc.native_dtype
-        code = cls._CODES.get(native) if native is not None else None
-        if (code is None or attrs.rounding is not Rounding.NEAREST_EVEN or not attrs.subnormals
-                or attrs.saturate):
+        sums = _CAST_SUMS.get(native) if native is not None else None
+        if sums is None or attrs.rounding is not Rounding.NEAREST_EVEN or not attrs.subnormals or attrs.saturate:
             return None
-        found = _RUNS.get(code)
+        found = _RUNS.get(native)
         if found is None:
-            found = _RUNS[code] = cls(code, acc)
+            found = _RUNS[native] = cls(sums, acc)
         return found
 
     def steps(self, s: float, terms, i: int, trace):
         """``(s, flag code, swamped, done)`` after the steps from ``terms[i]`` on that the
         run takes (``done`` - ``i`` of them, perhaps none); each step's (value, code)
         appended to ``trace`` (if not None)."""
-        pack, unpack = self.pack, self.unpack
-        sums = [s]
-        append = sums.append
-        try:
-            for t in terms[i:]:
-                s = unpack(pack(s + t))[0]
-                append(s)
-        except OverflowError:
-            pass  # (that step is the caller's)
-        taken = len(sums) - 1
-        if not taken:
-            return s, 0, 0, i
-        S = np.array(sums)
+        S = self.sums(s, terms[i:])  # s and the rounded sums, as float64
+        taken = S.size - 1
         prev, S, T = S[:-1], S[1:], np.array(terms[i:i + taken])
         with np.errstate(invalid="ignore", over="ignore"):
             R = prev + T
             exact = (R - prev == T) & (R - T == prev)
             bits = R.view(np.uint64)
-            cut = ~(np.abs(R) > self.smallest) | ~np.isfinite(R) | (((bits & self.mask) == self.half) & ~exact)
-        first = int(cut.argmax()) if cut.any() else taken
-        if first < taken:
-            S, prev, T, R, exact = S[:first], prev[:first], T[:first], R[:first], exact[:first]
-            taken = first
+            cut = (~(np.abs(R) > self.smallest) | ~np.isfinite(R) | ~np.isfinite(S)
+                   | (((bits & self.mask) == self.half) & ~exact))
+        if cut.any():
+            taken = int(cut.argmax())
             if not taken:
-                return sums[0], 0, 0, i
+                return s, 0, 0, i
+            S, prev, T, R, exact = S[:taken], prev[:taken], T[:taken], R[:taken], exact[:taken]
         inexact = (S != R) | ~exact
         swamped = int(np.count_nonzero((S == prev) & (T != 0.0)))
         if trace is not None:
             trace.extend(zip(S.tolist(), np.where(inexact, _scalar.INEXACT, 0).tolist()))
-        return sums[taken], _scalar.INEXACT if inexact.any() else 0, swamped, i + taken
+        return float(S[-1]), _scalar.INEXACT if inexact.any() else 0, swamped, i + taken
 
 
+def _float32_sums(s: float, terms):
+    """``s`` and the running sums rounded to float32 by C's cast (an ``array("f")``'s
+    store; an overflow gives an infinity), as a float64 array."""
+    sums = array("f", (s,))
+    append = sums.append
+    for t in terms:
+        append(sums[-1] + t)
+    return np.frombuffer(sums, dtype=np.float32).astype(np.float64)
+
+
+_HALF = struct.Struct("<e")
+
+
+def _float16_sums(s: float, terms):
+    """:func:`_float32_sums` into float16, by struct's "e" packing (its rounding to
+    nearest even); the sums stop at the first overflow, an infinity."""
+    pack, unpack = _HALF.pack, _HALF.unpack
+    sums = [s]
+    append = sums.append
+    try:
+        for t in terms:
+            s = unpack(pack(s + t))[0]
+            append(s)
+    except OverflowError:
+        append(math.inf)  # (that step is cut)
+    return np.array(sums)
+
+
+_CAST_SUMS = {np.dtype(np.float32): _float32_sums, np.dtype(np.float16): _float16_sums}
 _RUNS: dict = {}

@@ -120,7 +120,15 @@ def short_chain(spec, x, y, limit: int):
     terms = _chain_terms(fmt, (x,) if y is None else (x, y))
     if terms is None:
         return None
-    terms = terms[0] if y is None else [u * v for u, v in zip(*terms)]  # exact: is_narrow(fmt)
+    if y is None:
+        terms = terms[0]
+    elif type(terms[0]) is np.ndarray:  # the exact products (is_narrow(fmt)), in numpy
+        with np.errstate(invalid="ignore"):  # (inf * 0: declined below)
+            terms = terms[0] * terms[1]
+    else:
+        terms = [u * v for u, v in zip(*terms)]
+    if type(terms) is np.ndarray:
+        terms = terms.tolist()
     if not math.isfinite(sum(terms)):
         return None  # an infinity or NaN term (or sums past float64's range): the general path's rules
     if spec.order == "reverse":
@@ -151,13 +159,13 @@ def _chain_terms(fmt: Format, operands):
     out of range: the general path says what is wrong).  A format of at most 16 bits by
     its table of every value; fp32 (wider formats with a numpy dtype of their own) by
     numpy's widening of its patterns' own dtype into float64 -- exact, NaNs and
-    infinities included, which the chain declines."""
+    infinities included, which the chain declines -- as float64 arrays, not lists."""
     native = fmt.native_dtype
     if fmt.bits > 16 and native is not None and _fastpaths.ENABLED:
         if not all(type(p) is np.ndarray and p.dtype == fmt.storage_dtype for p in operands):
             return None
         with np.errstate(invalid="ignore"):  # (a signalling NaN's widening)
-            return [p.reshape(-1).view(native).astype(np.float64).tolist() for p in operands]
+            return [p.reshape(-1).view(native).astype(np.float64) for p in operands]
     table = _fastpaths.scalar_values(fmt, lambda p: decode_block(p, fmt, np.empty(p.size)))
     if table is None:
         return None
