@@ -155,3 +155,31 @@ def test_array_dot_products_and_sums_count_as_the_general_path():
                 slow = general(fn)
             assert np.array_equal(fast.bits, slow.bits)
             assert flag_counts(fast_ctx) == flag_counts(slow_ctx)
+
+
+@pytest.mark.parametrize("tininess", ["after", "before"])
+@pytest.mark.parametrize("fmt, acc", [("fp32", "fp32"), ("fp16", "fp16")])
+def test_few_long_outputs_run_column_by_column_as_the_general_path_and_mpfr(monkeypatch, fmt, acc, tininess):
+    """A @ v and A @ B with 2-3 outputs of 200-700 rounded steps each (every product no
+    value of the accumulator): each column's chain (softfloat.accumulate._few.
+    _column_chains) against the general path and the exact reference, tiny and
+    overflowing sums, ties, swamping and specials included (a declined step sends the
+    whole product to the general path)."""
+    from softfloat.accumulate import _few
+    taken = answers_of(monkeypatch, _few, "_column_chains")
+    f = sf.as_format(fmt)
+    for seed in range(10):
+        K = (200, 700)[seed % 2]
+        rng = np.random.default_rng(zlib.crc32(f"columns{fmt}{acc}{tininess}{seed}".encode()))
+        center = {0: -70 if f is FP32 else -9, 4: 62 if f is FP32 else 7}.get(seed % 5, 0)
+        specials = 0.002 if seed % 7 == 6 else 0.0
+        a = random_patterns(rng, f, (2, K), center=center, specials=specials)
+        b = random_patterns(rng, f, (K, 3), center=center, specials=specials)
+        opts = {"accumulator": acc, "tininess": tininess}
+        for call in (lambda: sf.matmul(a, b[:, 0], fmt, return_flags=True, **opts),
+                     lambda: sf.matmul(a, b, fmt, return_flags=True, **opts),
+                     lambda: sf.matmul(a, b, fmt, order="reverse", return_flags="swamped", **opts)):
+            assert_same(call(), general(call))
+        if not specials:
+            check("matmul", a, b, fmt, **opts)
+    assert any(found is not None for found in taken) and any(found is None for found in taken)

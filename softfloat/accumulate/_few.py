@@ -266,8 +266,11 @@ def _columns(spec, found: _Plan, t, rounded: bool, shape):
             t = np.ascontiguousarray(t[::-1])
         s = inexact = underflow = swamped = None
         if rounded:
-            found_ = _odd.running_sums(t, _odd.Grid(spec.ieee_accumulator), spec.want,
-                                       _odd.tiny_below(spec.ieee_accumulator, spec.attributes.tininess))
+            if n * CHAIN_COLUMNS <= K:  # few long chains: each output's on Python floats
+                found_ = _column_chains(spec, t)
+            else:
+                found_ = _odd.running_sums(t, _odd.Grid(spec.ieee_accumulator), spec.want,
+                                           _odd.tiny_below(spec.ieee_accumulator, spec.attributes.tininess))
             if found_ is None:
                 return None
             last, inexact, underflow, swamped = found_
@@ -300,6 +303,37 @@ def _columns(spec, found: _Plan, t, rounded: bool, shape):
         masks = FlagMasks.zeros(n)
     masks.or_(FlagMasks(inexact=inexact, underflow=underflow))
     return result, masks.to_flags(shape, swamped=swamped).squeezed()
+
+
+#: terms per output from which rounded running sums of few outputs run column by column on
+#: Python floats (softfloat.accumulate._scalar_chain, about 0.2 us a step in fp32 or fp16:
+#: softfloat._fastpaths._chain's cast runs) instead of softfloat.accumulate._odd's rows
+#: (a dozen numpy calls a step, about 3 us however few the columns)
+CHAIN_COLUMNS = 64
+
+
+def _column_chains(spec, t):
+    """softfloat.accumulate._odd.running_sums' answer -- (last running sums as the
+    accumulator's dtype, inexact, underflow, swamped per output) -- for the rounded (K, n)
+    terms ``t``, each column one chain into the accumulator by softfloat.accumulate.
+    _scalar_chain (its proof in softfloat._fastpaths._chain: the same steps, the first
+    term rounded alone); None where a chain declines a step (the general path)."""
+    acc = spec.ieee_accumulator
+    values = _fastpaths.scalar_values(acc, lambda p: decode_block(p, acc, np.empty(p.size)), finite=True)
+    if values is None:
+        return None
+    n = t.shape[1]
+    last, codes, swamped = [], [], np.zeros(n, dtype=np.int64)
+    for j, column in enumerate(t.T.tolist()):
+        found = _scalar_chain.one_output(column, None, None, acc, acc, spec.attributes, lambda f: values)
+        if found is None:
+            return None
+        last.append(values[found[0]])
+        codes.append(found[1])
+        swamped[j] = found[2]
+    codes = np.array(codes)
+    return (np.array(last, dtype=acc.native_dtype), (codes & _fastpaths.SCALAR_INEXACT) != 0,
+            (codes & _fastpaths.SCALAR_UNDERFLOW) != 0, swamped)
 
 
 def _steps(s, t, widen: bool, inexact: bool):
