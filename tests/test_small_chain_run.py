@@ -183,3 +183,26 @@ def test_few_long_outputs_run_column_by_column_as_the_general_path_and_mpfr(monk
         if not specials:
             check("matmul", a, b, fmt, **opts)
     assert any(found is not None for found in taken) and any(found is None for found in taken)
+
+
+def test_a_chain_of_tiny_sums_tries_runs_rarely(monkeypatch):
+    """4,000 fp32 terms into an fp16 accumulator whose sums all stay below fp16's smallest
+    normal: every run is cut at once, so the tries back off (later each time) and cast at
+    most SPAN terms each -- fewer casts in all than two per term (trying every LEAST steps,
+    or casting the whole rest each try, casts many times more); bits and flags as the
+    general path's."""
+    rng = np.random.default_rng(zlib.crc32(b"tiny chain"))
+    values = rng.choice([1.0, -1.0], 4000) * 2.0**-20 * (1 + rng.integers(0, 8, 4000) / 8)
+    values[1::2] = -values[0::2] * (1 + 2.0**-18)  # (pairs nearly cancel: the sums stay tiny)
+    bits = sf.encode(values, "fp32")
+    casts = []
+    real = _chain._CAST_SUMS[np.dtype(np.float16)]
+    monkeypatch.setitem(_chain._CAST_SUMS, np.dtype(np.float16),
+                        lambda s, terms: casts.append(len(terms)) or real(s, terms))
+    _chain._RUNS.clear()
+    call = (lambda: sf.sum(bits, "fp32", accumulator="fp16", return_flags=True))
+    fast = call()
+    _chain._RUNS.clear()
+    assert casts and sum(casts) < 2 * values.size
+    monkeypatch.undo()
+    assert_same(fast, general(call))

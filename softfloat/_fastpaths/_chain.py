@@ -150,13 +150,18 @@ def sums(s, terms, rands, acc, attrs, values, trace=None):
     rand = pattern = None
     fast = _Float64Step.of(acc, attrs)
     run = _CastRun.of(acc, attrs) if fast is not None and len(terms) >= _CastRun.LEAST else None
-    i, n, again = 0, len(terms), 0
+    i, n, again, span, wait = 0, len(terms), 0, _CastRun.SPAN, _CastRun.LEAST
     while i < n:
         if run is not None and s is not None and i >= again and n - i >= _CastRun.LEAST:
-            s, run_code, run_swamped, done = run.steps(s, terms, i, trace)
+            stop = min(n, i + span)
+            s, run_code, run_swamped, done = run.steps(s, terms, i, stop, trace)
             if done > i:
                 code, swamped, pattern = code | run_code, swamped + run_swamped, _LATER
-            again = done + _CastRun.LEAST if done - i < _CastRun.LEAST else done  # (few taken: back off)
+            if done - i < _CastRun.LEAST:  # few taken: the next try after the exact steps,
+                again, wait = done + wait, 2 * wait  # later each time (a chain of tiny sums)
+            else:
+                wait = _CastRun.LEAST
+            span = 2 * span if done == stop else _CastRun.SPAN  # (a cut run: a short one next)
             i = done
             if i == n:
                 break
@@ -317,6 +322,9 @@ class _CastRun:
     __slots__ = ("sums", "mask", "half", "smallest")
     #: steps below which a run is not tried (its checks cost about 20 plain steps)
     LEAST = 32
+    #: steps of a first run (each run after a whole one twice as many): a run cut at once
+    #: has cost at most this many casts
+    SPAN = 1024
 
     def __init__(self, sums, acc):
         self.sums = sums
@@ -337,11 +345,11 @@ class _CastRun:
             found = _RUNS[native] = cls(sums, acc)
         return found
 
-    def steps(self, s: float, terms, i: int, trace):
-        """``(s, flag code, swamped, done)`` after the steps from ``terms[i]`` on that the
+    def steps(self, s: float, terms, i: int, stop: int, trace):
+        """``(s, flag code, swamped, done)`` after the steps ``terms[i:stop]`` that the
         run takes (``done`` - ``i`` of them, perhaps none); each step's (value, code)
         appended to ``trace`` (if not None)."""
-        S = self.sums(s, terms[i:])  # s and the rounded sums, as float64
+        S = self.sums(s, terms[i:stop])  # s and the rounded sums, as float64
         taken = S.size - 1
         prev, S, T = S[:-1], S[1:], np.array(terms[i:i + taken])
         with np.errstate(invalid="ignore", over="ignore"):
