@@ -24,10 +24,10 @@ same flags and the same stochastic draws as the vectorised step
   to three times faster than the ratio of integers); the others go the exact way above;
 * in round to nearest even into fp32 or fp16 (gradual underflow, no saturation), long
   stretches of steps are taken as one run (:class:`_CastRun`: per step one float64
-  addition and C's cast into the accumulator by struct's packing, about five times
-  faster than the float64 step; the steps it cannot prove -- a float64 sum on a
-  midpoint, tiny, not finite, an overflow -- found afterwards by numpy on the whole run
-  and left to the steps above);
+  addition and C's cast into the accumulator -- an ``array("f")``'s store, struct's "e"
+  packing -- five to ten times faster than the float64 step; the steps it cannot prove
+  -- a float64 sum on a midpoint, tiny, not finite, an overflow -- found afterwards by
+  numpy on the whole run and left to the steps above);
 * every step the scalar rounding declines -- an infinite or NaN operand, an overflow,
   flush-to-zero of a tiny value, a stochastic rounding of a sum that float64 does not
   hold (where the vectorised step sees a truncated significand with a sticky bit) --
