@@ -3,7 +3,8 @@
 The calls users' numpy programs make in loops, on fp16, bf16, fp32 and fp8_e4m3 Arrays:
 ``x + y``, ``x.sum()``, ``x.mean()`` (8 elements), ``A @ A`` (8x8), and on 1,000
 elements ``z.sum()``, ``z @ w`` (a dot product into one output: in fp32 every step
-rounds) and ``np.cumsum(z)``.  Each round runs one child process per tree
+rounds), ``np.cumsum(z)``, ``A2 @ w`` (two outputs), and the bit-level ``sf.vecdot``
+rounding upward and ``sf.sum`` toward zero.  Each round runs one child process per tree
 (``PYTHONPATH=<tree>``), the trees in turn, so a busy spell of the machine hits both;
 every cell is the least microseconds per call over the rounds (each child: the least
 over ``--repeat`` batches of about 20 ms).  To compare a branch with the commit it
@@ -23,7 +24,8 @@ import sys
 import time
 
 FORMATS = ("fp16", "bf16", "fp32", "fp8_e4m3")
-CASES = ("x + y", "x.sum()", "x.mean()", "A @ A", "z.sum()", "z @ w", "np.cumsum(z)")
+CASES = ("x + y", "x.sum()", "x.mean()", "A @ A", "z.sum()", "z @ w", "np.cumsum(z)", "A2 @ w",
+         "sf.vecdot(z.bits, w.bits, f, rounding='upward')", "sf.sum(z.bits, f, rounding='toward_zero')")
 
 
 def _child(repeat: int) -> dict:
@@ -39,6 +41,7 @@ def _child(repeat: int) -> dict:
                 "A": sf.asarray(rng.standard_normal((8, 8)), fmt),
                 "z": sf.asarray(rng.standard_normal(1000), fmt), "w": sf.asarray(rng.standard_normal(1000), fmt)}
         data["y"] = sf.asarray(np.linspace(-2, 6, 8), fmt)
+        data.update(f=fmt, sf=sf, A2=sf.asarray(rng.standard_normal((2, 1000)), fmt))
         for case in CASES:
             code = compile(case, case, "eval")
             for _ in range(20):  # (warm: caches, and lookup tables that fill once calls pay for them)

@@ -294,6 +294,10 @@ def matmul(a, b, fmt, *, b_format=None, accumulator=None, out_format=None, c=Non
 #: 0 holds off every shortcut past the tiles (this one and softfloat.accumulate._few's:
 #: the tests of the tiles)
 _ONE_OUTPUT_TERMS = 1 << 14
+#: the same bound in stochastic rounding, whose longer chains the general path runs as
+#: vectorised float64 sums (softfloat.accumulate._odd_stochastic), faster than steps on
+#: Python floats
+_STOCHASTIC_ONE_OUTPUT_TERMS = 64
 
 
 def _one_output(spec: ReductionSpec, x, y):
@@ -309,7 +313,7 @@ def _one_output(spec: ReductionSpec, x, y):
         small = _few.one_output(spec, x, y)
         if small is not None:
             return small
-    return _few.short_chain(spec, x, y, _ONE_OUTPUT_TERMS)
+    return _few.short_chain(spec, x, y, _ONE_OUTPUT_TERMS if spec.key is None else _STOCHASTIC_ONE_OUTPUT_TERMS)
 
 
 #: outputs times terms from which a reduction's tiles run on the streaming threads
