@@ -32,7 +32,8 @@ and swamped counts are the general path's:
   of the accumulator's dtype.  Where some product is not (fp32 x fp32 into fp32, fp16
   into an fp16 accumulator, bf16 below fp32's range), every step rounds: the float64
   products run through softfloat.accumulate._odd (its proof and flags there), for two
-  outputs or more (one output: :func:`short_chain`, or the general path);
+  outputs or more (few outputs of long chains: each column's chain on Python floats,
+  :func:`_column_chains`; one output: :func:`short_chain`, or the general path);
 * a narrower out_format (the general path's :meth:`Native.finish` and its store): each
   last running sum, a finite value, rounded once to nearest even into it with that
   rounding's flags -- for a matrix by the same encode_block call as the general path's,
