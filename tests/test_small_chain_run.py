@@ -178,7 +178,8 @@ def test_few_long_outputs_run_column_by_column_as_the_general_path_and_mpfr(monk
         opts = {"accumulator": acc, "tininess": tininess}
         for call in (lambda: sf.matmul(a, b[:, 0], fmt, return_flags=True, **opts),
                      lambda: sf.matmul(a, b, fmt, return_flags=True, **opts),
-                     lambda: sf.matmul(a, b, fmt, order="reverse", return_flags="swamped", **opts)):
+                     lambda: sf.matmul(a, b, fmt, order="reverse", return_flags="swamped", **opts),
+                     lambda: sf.vecdot(a, b.T[:2], fmt, return_flags=True, **opts)):  # (paired)
             assert_same(call(), general(call))
         if not specials:
             check("matmul", a, b, fmt, **opts)
