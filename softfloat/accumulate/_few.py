@@ -32,7 +32,8 @@ and swamped counts are the general path's:
   of the accumulator's dtype.  Where some product is not (fp32 x fp32 into fp32, fp16
   into an fp16 accumulator, bf16 below fp32's range), every step rounds: the float64
   products run through softfloat.accumulate._odd (its proof and flags there), for two
-  outputs or more (one output: :func:`short_chain`, or the general path);
+  outputs or more (few outputs of long chains: each column's chain on Python floats,
+  :func:`_column_chains`; one output: :func:`short_chain`, or the general path);
 * products rounded into an fp32 accumulator (``product="fp32"``, operands of formats
   float32 holds): numpy's float32 multiply is that one IEEE rounding (nearest even,
   subnormals kept), so the terms are the rounded products, values of the dtype, as the
@@ -128,7 +129,17 @@ def short_chain(spec, x, y, limit: int):
     terms = _chain_terms(fmt, (x,) if y is None else (x, y))
     if terms is None:
         return None
-    terms = terms[0] if y is None else [u * v for u, v in zip(*terms)]  # exact: is_narrow(fmt)
+    if y is None:
+        terms = terms[0]
+    elif type(terms[0]) is np.ndarray:  # the exact products (is_narrow(fmt)), in numpy
+        with np.errstate(invalid="ignore"):  # (inf * 0: declined below)
+            terms = terms[0] * terms[1]
+    else:
+        terms = [u * v for u, v in zip(*terms)]
+    if type(terms) is np.ndarray:
+        terms = terms.tolist()
+    if not math.isfinite(sum(terms)):
+        return None  # an infinity or NaN term (or sums past float64's range): the general path's rules
     if spec.order == "reverse":
         terms = terms[::-1]
     rands = final = None
@@ -157,13 +168,13 @@ def _chain_terms(fmt: Format, operands):
     out of range: the general path says what is wrong).  A format of at most 16 bits by
     its table of every value; fp32 (wider formats with a numpy dtype of their own) by
     numpy's widening of its patterns' own dtype into float64 -- exact, NaNs and
-    infinities included, which the chain declines."""
+    infinities included, which the chain declines -- as float64 arrays, not lists."""
     native = fmt.native_dtype
     if fmt.bits > 16 and native is not None and _fastpaths.ENABLED:
         if not all(type(p) is np.ndarray and p.dtype == fmt.storage_dtype for p in operands):
             return None
         with np.errstate(invalid="ignore"):  # (a signalling NaN's widening)
-            return [p.reshape(-1).view(native).astype(np.float64).tolist() for p in operands]
+            return [p.reshape(-1).view(native).astype(np.float64) for p in operands]
     table = _fastpaths.scalar_values(fmt, lambda p: decode_block(p, fmt, np.empty(p.size)))
     if table is None:
         return None
@@ -296,8 +307,11 @@ def _columns(spec, found: _Plan, t, rounded: bool, shape, ordered: bool = False)
             t = np.ascontiguousarray(t[::-1])
         s = inexact = underflow = swamped = None
         if rounded:
-            found_ = _odd.running_sums(t, _odd.Grid(spec.ieee_accumulator), spec.want,
-                                       _odd.tiny_below(spec.ieee_accumulator, spec.attributes.tininess))
+            if n * CHAIN_COLUMNS <= K:  # few long chains: each output's on Python floats
+                found_ = _column_chains(spec, t)
+            else:
+                found_ = _odd.running_sums(t, _odd.Grid(spec.ieee_accumulator), spec.want,
+                                           _odd.tiny_below(spec.ieee_accumulator, spec.attributes.tininess))
             if found_ is None:
                 return None
             last, inexact, underflow, swamped = found_
@@ -330,6 +344,37 @@ def _columns(spec, found: _Plan, t, rounded: bool, shape, ordered: bool = False)
         masks = FlagMasks.zeros(n)
     masks.or_(FlagMasks(inexact=inexact, underflow=underflow))
     return result, masks.to_flags(shape, swamped=swamped).squeezed()
+
+
+#: terms per output from which rounded running sums of few outputs run column by column on
+#: Python floats (softfloat.accumulate._scalar_chain, about 0.2 us a step in fp32 or fp16:
+#: softfloat._fastpaths._chain's cast runs) instead of softfloat.accumulate._odd's rows
+#: (a dozen numpy calls a step, about 3 us however few the columns)
+CHAIN_COLUMNS = 64
+
+
+def _column_chains(spec, t):
+    """softfloat.accumulate._odd.running_sums' answer -- (last running sums as the
+    accumulator's dtype, inexact, underflow, swamped per output) -- for the rounded (K, n)
+    terms ``t``, each column one chain into the accumulator by softfloat.accumulate.
+    _scalar_chain (its proof in softfloat._fastpaths._chain: the same steps, the first
+    term rounded alone); None where a chain declines a step (the general path)."""
+    acc = spec.ieee_accumulator
+    values = _fastpaths.scalar_values(acc, lambda p: decode_block(p, acc, np.empty(p.size)), finite=True)
+    if values is None:
+        return None
+    n = t.shape[1]
+    last, codes, swamped = [], [], np.zeros(n, dtype=np.int64)
+    for j, column in enumerate(t.T.tolist()):
+        found = _scalar_chain.one_output(column, None, None, acc, acc, spec.attributes, lambda f: values)
+        if found is None:
+            return None
+        last.append(values[found[0]])
+        codes.append(found[1])
+        swamped[j] = found[2]
+    codes = np.array(codes)
+    return (np.array(last, dtype=acc.native_dtype), (codes & _fastpaths.SCALAR_INEXACT) != 0,
+            (codes & _fastpaths.SCALAR_UNDERFLOW) != 0, swamped)
 
 
 def _steps(s, t, widen: bool, inexact: bool):

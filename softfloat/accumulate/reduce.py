@@ -284,12 +284,20 @@ def matmul(a, b, fmt, *, b_format=None, accumulator=None, out_format=None, c=Non
 
 
 #: terms up to which a reduction into one output runs step by step on Python floats
-#: (about 2 us a step, against 100-200 us of set-up on the general path).  Longer ones
-#: take the general path, whose native plans (an fp16 or fp32 accumulator in nearest
-#: even) run at numpy's speed, and whose other chains into one output step on Python
-#: floats too (softfloat.accumulate._ieee.Arithmetic.chain).  0 holds off every shortcut
-#: past the tiles (this one and softfloat.accumulate._few's: the tests of the tiles)
-_ONE_OUTPUT_TERMS = 64
+#: (softfloat.accumulate._few.short_chain: about 1-2 us a step, 0.2 us in fp32 or fp16
+#: to nearest even -- softfloat._fastpaths._chain's cast runs -- against the general
+#: path's 100-200 us of set-up and then the same steps: its chains into one output step
+#: on Python floats too, softfloat.accumulate._ieee.Arithmetic.chain).  A declined step
+#: (an overflow, a tiny sum flushed to zero) sends the whole reduction to the general
+#: path, so the bound keeps that waste small.  Longer ones take the general path, whose
+#: native plans (an fp16 or fp32 accumulator in nearest even) run at numpy's speed.
+#: 0 holds off every shortcut past the tiles (this one and softfloat.accumulate._few's:
+#: the tests of the tiles)
+_ONE_OUTPUT_TERMS = 1 << 14
+#: the same bound in stochastic rounding, whose longer chains the general path runs as
+#: vectorised float64 sums (softfloat.accumulate._odd_stochastic), faster than steps on
+#: Python floats
+_STOCHASTIC_ONE_OUTPUT_TERMS = 64
 
 
 def _one_output(spec: ReductionSpec, x, y):
@@ -305,7 +313,7 @@ def _one_output(spec: ReductionSpec, x, y):
         small = _few.one_output(spec, x, y)
         if small is not None:
             return small
-    return _few.short_chain(spec, x, y, _ONE_OUTPUT_TERMS)
+    return _few.short_chain(spec, x, y, _ONE_OUTPUT_TERMS if spec.key is None else _STOCHASTIC_ONE_OUTPUT_TERMS)
 
 
 #: outputs times terms from which a reduction's tiles run on the streaming threads

@@ -124,7 +124,7 @@ def convert(bits, src_fmt, dst_fmt, rounding=None, *, saturate=None, subnormals=
     return_flags = _validate.boolean("return_flags", return_flags)
     x = _patterns(bits, src)
     if not denormals_are_zero and rng is None:
-        widened = _widening(x, src, dst, return_flags)
+        widened = _widening(x, src, dst, return_flags, attrs)
         if widened is not None:
             return widened
     nan_to_default = nan_propagation(dst, attrs, unit=src) is NanPropagation.DEFAULT_NAN
@@ -435,21 +435,27 @@ def _patterns(bits, fmt):
     return _validate.bit_patterns("bits", bits, fmt.bits).astype(fmt.storage_dtype, copy=False)
 
 
-def _widening(x, src, dst, want: bool):
+def _widening(x, src, dst, want: bool, attrs):
     """convert() of the patterns ``x`` (one block at most) between numpy's own float
-    types (fp16 -> fp32 / fp64, fp32 -> fp64) where no element is a NaN, by numpy's cast,
-    or None (the general path).
+    types (fp16 -> fp32 / fp64, fp32 -> fp64, and a type into itself) where no element is
+    a NaN, by numpy's cast, or None (the general path).
 
     Why it is the general path's result: ``dst`` holds every value of ``src``, infinities
     included, and its smallest normal lies below src's smallest subnormal, so every value
     converts exactly, in every rounding mode, with flush-to-zero too (no result is
-    subnormal), and raises nothing; numpy's widening cast is exact.  NaNs (the quieting, a
-    signaling NaN's invalid, the platform's default NaN) are the general path's.  Off
-    with softfloat._fastpaths.ENABLED."""
+    subnormal), and raises nothing; numpy's widening cast is exact.  Into the same type
+    (one IEEE layout: the same values) every value converts exactly too, but a subnormal
+    one is flushed to zero without gradual underflow: taken with gradual underflow only
+    (``attrs.subnormals``).  NaNs (the quieting, a signaling NaN's invalid, the platform's
+    default NaN) are the general path's.  Off with softfloat._fastpaths.ENABLED."""
     wide, narrow = dst.native_dtype, src.native_dtype
     if (wide is None or narrow is None or type(x) is not np.ndarray or x.size > BLOCK_SIZE
-            or wide.itemsize <= narrow.itemsize or not _fastpaths.ENABLED
-            or src.emin - src.mantissa_bits < dst.emin):
+            or not _fastpaths.ENABLED):
+        return None
+    if wide == narrow:
+        if not attrs.subnormals:
+            return None
+    elif wide.itemsize < narrow.itemsize or src.emin - src.mantissa_bits < dst.emin:
         return None
     values = x.view(narrow)
     if np.isnan(values).any():
