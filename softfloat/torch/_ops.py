@@ -37,7 +37,7 @@ expands and stacks, whose gradients torch's autograd takes care of:
   convolution of the zero-stuffed input); ``torch.convolution`` (and ``_convolution``)
   is either, by its ``transposed`` flag;
 - ``scaled_dot_product_attention``: :func:`softfloat.torch._attention.attention`;
-- ``outer`` (``ger``), ``addr`` (``addr_``), ``kron``: products of one term
+- ``outer`` (``ger``, its call sites ``ger#N``), ``addr`` (``addr_``), ``kron``: products of one term
   (:mod:`softfloat.torch._outer`, with addmm's epilogue for addr).
 
 Integer operands are passed to torch unchanged (integer products are exact; nothing to
@@ -81,7 +81,7 @@ _SIGNATURES = {
     "vdot": ("input", "other"), "addmv": ("input", "mat", "vec"), "addbmm": ("input", "batch1", "batch2"),
     "addmv_": ("input", "mat", "vec"), "addbmm_": ("input", "batch1", "batch2"),
     "tensordot": ("a", "b", "dims"),
-    "outer": ("input", "vec2"), "kron": ("input", "other"),
+    "outer": ("input", "vec2"), "ger": ("input", "vec2"), "kron": ("input", "other"),
     "addr": ("input", "vec1", "vec2"), "addr_": ("input", "vec1", "vec2"),
     "multi_dot": ("tensors",), "chain_matmul": ("tensors",), "matrix_power": ("input", "n"), "cdist": ("x1", "x2", "p", "compute_mode"),
     "vecdot": ("x", "y"),
@@ -190,6 +190,7 @@ HANDLERS = {
     "conv_transpose2d": lambda run, b, r: transposed(run, b, 2),
     # products of one term (softfloat.torch._outer)
     "outer": lambda run, b, r: outer(run, b["input"], b["vec2"]),
+    "ger": lambda run, b, r: outer(run, b["input"], b["vec2"]),  # outer's alias, its sites named "ger#N"
     "kron": lambda run, b, r: kron(run, b["input"], b["other"]),
     "addr": lambda run, b, r: addr(run, b, r),
     "addr_": lambda run, b, r: in_place(b, addr(run, b, r)),
@@ -217,7 +218,8 @@ _SHAPES = {
     # one matrix: torch's copy (no product); other dimensions: torch's error
     "chain_matmul": lambda b: len(b["tensors"]) > 1 and all(t.dim() == 2 for t in b["tensors"]),
     "convolution": lambda b: _general(b), "_convolution": lambda b: _general(b),
-    "outer": lambda b: all(isinstance(b.get(k), torch.Tensor) and b[k].dim() == 1 for k in ("input", "vec2")),
+    **{name: lambda b: all(isinstance(b.get(k), torch.Tensor) and b[k].dim() == 1 for k in ("input", "vec2"))
+       for name in ("outer", "ger")},
     "kron": lambda b: all(isinstance(b.get(k), torch.Tensor) for k in ("input", "other")),
     "addr": lambda b: addr_shapes(b), "addr_": lambda b: addr_shapes(b, exact=True),
 }
@@ -475,7 +477,7 @@ FUNCTIONS = {
     torch.linalg.multi_dot: "multi_dot", torch.chain_matmul: "chain_matmul", torch.linalg.matrix_power: "matrix_power",
     torch.matrix_power: "matrix_power", torch.Tensor.matrix_power: "matrix_power",
     torch.cdist: "cdist", torch.linalg.vecdot: "vecdot",
-    torch.outer: "outer", torch.Tensor.outer: "outer", torch.ger: "outer", torch.Tensor.ger: "outer",
+    torch.outer: "outer", torch.Tensor.outer: "outer", torch.ger: "ger", torch.Tensor.ger: "ger",
     torch.kron: "kron", torch.Tensor.kron: "kron",
     torch.addr: "addr", torch.Tensor.addr: "addr", torch.Tensor.addr_: "addr_",
 }
