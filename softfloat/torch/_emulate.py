@@ -12,7 +12,7 @@ import torch
 from torch.overrides import TorchFunctionMode
 
 from ..recipes import GemmEngine, as_recipe
-from . import _ops, _recurrent
+from . import _amp, _ops, _recurrent
 from ._amp import Widths
 from ._elementwise import ELEMENTWISE, Steps, in_place
 from ._engine_kernels import TORCH_KERNELS
@@ -159,7 +159,8 @@ def emulate(recipe, *, accumulator=None, elementwise=False, model=None, telemetr
         results are float32 there and stay unrounded, so a residual stream from a
         float32 embedding stays float32 and ``torch.amp.GradScaler.scale``'s ``loss *
         scale`` is float32's product; the reductions AMP returns in float16 (``mean``,
-        ``var``, ``std``, ``nansum`` of activations) are rounded; ``.float()`` gives float32,
+        ``var``, ``std``, ``nansum``, ``var_mean``, ``std_mean`` of activations) are
+        rounded, ``nanmean`` as ATen composes it; ``.float()`` gives float32,
         ``.type_as(activation)`` rounds.  The lists: ``softfloat.torch._elementwise``,
         ``softfloat.torch._amp``.
     model : torch.nn.Module, optional
@@ -383,7 +384,8 @@ _PLAIN_MAX = 4096
 def _plain(func) -> bool:
     """Whether ``func`` is none of the mode's cases, whatever its arguments."""
     return (func not in _COMPOSITES and func not in _BACKWARDS and func not in _recurrent.KINDS
-            and func not in _recurrent.CELLS and func not in ELEMENTWISE and _ops.passes_through(func))
+            and func not in _recurrent.CELLS and func not in ELEMENTWISE and func not in _amp.NANMEAN
+            and _ops.passes_through(func))
 
 
 class _Mode(TorchFunctionMode):
@@ -440,6 +442,10 @@ class _Mode(TorchFunctionMode):
                 args = _narrow_states(args, em, 1)
             with self:
                 return _recurrent.cell(func, args, kwargs)
+        elif func in _amp.NANMEAN and em._widths is not None and not em._steps.active and args \
+                and em._widths.is_narrow(args[0]) and kwargs.get("dtype") is None and kwargs.get("out") is None:
+            with self:  # an activation's: ATen's composite, each step through the account
+                return _amp.nanmean(*args, **kwargs)
         opaque = _ops.out_of_reach(func, args, kwargs) if func not in self.warned else None
         if opaque is not None:
             self.warned.add(func)
@@ -457,12 +463,19 @@ class _Mode(TorchFunctionMode):
             result, verdict = em._widths.follow(func, args, kwargs, result, written)
             rounds = verdict == "cast" or (rounds and verdict == "narrow")
             written = written and result is ran  # (not where a cast gave an alias)
-        if rounds and isinstance(result, torch.Tensor) and result.dtype.is_floating_point \
-                and result.device.type != "meta":
+        if rounds and isinstance(result, tuple):  # var_mean, std_mean: each rounded
+            result = type(result)(_rounded(t, em, False) if _roundable(t) else t for t in result)
+            if em._widths is not None:
+                em._widths.mark(result)
+        elif rounds and _roundable(result):
             result = _rounded(result, em, written)
             if em._widths is not None:
                 em._widths.mark(result)
         return result
+
+
+def _roundable(t) -> bool:
+    return isinstance(t, torch.Tensor) and t.dtype.is_floating_point and t.device.type != "meta"
 
 
 # The emulation's own work runs eagerly: inside a torch.compile'd model, dynamo breaks the
