@@ -7,6 +7,8 @@ integers (exact) rounded once."""
 
 from __future__ import annotations
 
+import warnings
+
 import pytest
 
 from tests.conftest import import_torch
@@ -80,3 +82,64 @@ def test_nanmean_of_float32_tensors_and_in_float32_stays_torchs():
         h = activation()
         got = torch.nanmean(h, 1)
     assert _same(got, torch.nanmean(h, 1))
+
+
+def _warned(run) -> list[str]:
+    """The UserWarnings ``run`` raised, their messages."""
+    with warnings.catch_warnings(record=True) as got:
+        warnings.simplefilter("always")
+        run()
+    return [str(w.message) for w in got]
+
+
+def test_linalg_factorizations_and_solvers_say_they_are_out_of_reach():
+    """torch.linalg.solve, inv, cholesky, det, ... (and torch.inverse, Tensor.det, ...)
+    compute their inner products inside LAPACK's kernels: they ran silently in float32
+    under any recipe.  Each now warns once per block, and still gives torch's own bits."""
+    g = torch.Generator().manual_seed(7)
+    a = torch.randn(4, 4, generator=g) + 4 * torch.eye(4)
+    b, spd = torch.randn(4, 2, generator=g), a.T.mm(a)
+    calls = {"torch.linalg.solve": lambda: torch.linalg.solve(a, b), "torch.linalg.inv": lambda: torch.linalg.inv(a),
+             "torch.linalg.cholesky": lambda: torch.linalg.cholesky(spd), "torch.inverse": lambda: torch.inverse(a),
+             "Tensor.det": lambda: a.det(), "torch.linalg.svdvals": lambda: torch.linalg.svdvals(a),
+             "torch.linalg.solve_triangular": lambda: torch.linalg.solve_triangular(a.triu(), b, upper=True)}
+    for name, call in calls.items():
+        with sft.emulate("bf16") as em:
+            messages = _warned(lambda: [call(), call()])
+            got = call()
+        assert [m.split(" (")[0] for m in messages] == [name]  # once per block
+        assert "not emulated" in messages[0]
+        assert torch.equal(got, call())
+    assert [r.site for r in em.telemetry] == []
+
+
+def test_a_matrix_2_norm_warns_and_the_frobenius_norm_does_not():
+    """Singular values (a matrix's 2-norm, -2, nuclear norm) are LAPACK's; the Frobenius
+    and vector norms are sums of squares in torch (no product): those pass, and a
+    spectral call after them still warns (the mode's pass-through lane keeps none of
+    these functions)."""
+    a = torch.arange(12.0).reshape(3, 4)
+    with sft.emulate("bf16"):
+        quiet = _warned(lambda: [torch.linalg.norm(a), torch.linalg.norm(a[0], 2), torch.norm(a, 2),
+                                 torch.linalg.matrix_norm(a), a.norm(dim=1), torch.linalg.vector_norm(a, 2)] * 2)
+        loud = _warned(lambda: [torch.linalg.norm(a, 2), torch.linalg.matrix_norm(a, -2), torch.norm(a, "nuc"),
+                                a.norm(2, dim=(0, 1))])
+    assert quiet == []
+    assert [m.split(" runs")[0] for m in loud] == [
+        "torch.linalg.norm of order 2 of a matrix", "torch.linalg.matrix_norm of order -2 of a matrix",
+        "torch.norm of order 'nuc'", "Tensor.norm of order 2 of a matrix"]
+
+
+def test_a_multivariate_normal_log_prob_names_its_factorization():
+    """A policy head's MultivariateNormal: its mean's product is emulated, its Cholesky
+    factor and triangular solve are not and say so (they were silent)."""
+    torch.manual_seed(2)
+    head = torch.nn.Linear(4, 3)
+    with sft.emulate("bf16") as em:
+        messages = _warned(lambda: torch.distributions.MultivariateNormal(
+            head(torch.randn(2, 4)), covariance_matrix=torch.eye(3) * 2 + 0.5).log_prob(torch.zeros(2, 3)).sum()
+            .backward())
+    named = {m.split(" (")[0] for m in messages}
+    assert "torch.linalg.solve_triangular" in named and named <= {
+        "torch.linalg.cholesky", "torch.linalg.cholesky_ex", "torch.linalg.solve_triangular"}
+    assert head.weight.grad is not None and [r.kind for r in em.telemetry] == ["fprop", "wgrad"]

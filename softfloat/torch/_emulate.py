@@ -84,7 +84,8 @@ def emulate(recipe, *, accumulator=None, elementwise=False, model=None, telemetr
       order of operations).  Products computed inside one torch kernel
       (``nn.Bilinear``, negative matrix powers, ``matrix_exp``, ``cov``/``corrcoef``,
       ``householder_product``, ``conv_tbc``, ``F.scaled_mm``/``grouped_mm``, ``nn.EmbeddingBag``'s weighted sums with
-      ``per_sample_weights``: ``softfloat.torch._ops.out_of_reach``) are out
+      ``per_sample_weights``, ``torch.linalg``'s factorizations and solvers and the norms
+      taken from singular values: ``softfloat.torch._opaque.out_of_reach``) are out
       of reach: they run as torch runs them,
       with a UserWarning once per block and function; so do TorchScript modules
       (``torch.jit.script``/``trace``), whose operations never reach Python.  Tracing a model

@@ -58,11 +58,12 @@ from ._attention import attention
 from ._autocast import lowered
 from ._conv import convolution, transposed
 from ._einsum import pairwise, plan, simplified
+from ._opaque import OPAQUE, may_reach_out, out_of_reach
 from ._outer import addr, addr_shapes, in_place, kron, outer, scaled
 from ._products import batched, gemm, rows
 from ._tensors import check_dense, check_device
 
-__all__ = ["FUNCTIONS", "OPAQUE", "dispatch", "out_of_reach"]
+__all__ = ["FUNCTIONS", "OPAQUE", "dispatch", "may_reach_out", "out_of_reach"]
 
 _CONVOLUTION = ("input", "weight", "bias", "stride", "padding", "dilation", "groups")
 _TRANSPOSED = ("input", "weight", "bias", "stride", "padding", "output_padding", "groups", "dilation")
@@ -482,66 +483,10 @@ FUNCTIONS = {
     torch.addr: "addr", torch.Tensor.addr: "addr", torch.Tensor.addr_: "addr_",
 }
 
-def _attribute(root, dotted: str):
-    """``root.a.b`` for "a.b", or None where torch has no such function."""
-    for part in dotted.split("."):
-        root = getattr(root, part, None)
-    return root
-
-
-#: torch functions whose products run inside one kernel, out of the emulation's reach
-#: (their names for the warning that says so)
-OPAQUE = {torch.lstm: "torch.lstm called with keyword arguments (nn.LSTM's calls are written out)",
-          torch.gru: "torch.gru called with keyword arguments (nn.GRU's calls are written out)",
-          torch.rnn_tanh: "torch.rnn_tanh called with keyword arguments (nn.RNN's calls are written out)",
-          torch.rnn_relu: "torch.rnn_relu called with keyword arguments (nn.RNN's calls are written out)",
-          torch.bilinear: "torch.bilinear (nn.Bilinear)",
-          torch.linalg.matrix_power: "torch.linalg.matrix_power of a negative power (an inverse)",
-          torch.matrix_power: "torch.matrix_power of a negative power (an inverse)",
-          torch.Tensor.matrix_power: "Tensor.matrix_power of a negative power (an inverse)",
-          torch.matrix_exp: "torch.matrix_exp", torch.linalg.matrix_exp: "torch.linalg.matrix_exp",
-          torch.Tensor.matrix_exp: "Tensor.matrix_exp",
-          torch.cov: "torch.cov", torch.Tensor.cov: "Tensor.cov",  # ATen's mm of the centred rows
-          torch.corrcoef: "torch.corrcoef", torch.Tensor.corrcoef: "Tensor.corrcoef",
-          torch.linalg.householder_product: "torch.linalg.householder_product (orthogonal parametrization)",
-          torch.orgqr: "torch.orgqr", torch.Tensor.orgqr: "Tensor.orgqr",
-          torch.conv_tbc: "torch.conv_tbc", torch._addmm_activation: "torch._addmm_activation",
-          F.affine_grid: "F.affine_grid (ATen's bmm of the base grid by theta)",
-          **{f: f"torch.{n} (a scaled or grouped GEMM kernel)" for n in (
-              "nn.functional.scaled_mm", "nn.functional.grouped_mm", "nn.functional.scaled_grouped_mm",
-              "_scaled_mm", "_grouped_mm") if (f := _attribute(torch, n)) is not None},
-          **{f: f"torch.{n} (a sparse product)" for n in ("sparse.mm", "sparse.addmm", "sparse.sampled_addmm",
-                                                             "hspmm", "smm", "sspaddmm")
-             if (f := _attribute(torch, n)) is not None},
-          **{f: f"Tensor.{n} (a sparse product)" for n in ("hspmm", "smm", "sspaddmm")
-             if (f := getattr(torch.Tensor, n, None)) is not None}}
-
-
-#: torch functions whose products run inside one kernel where one argument is given:
-#: function -> (the argument's name, its position, the name for the warning)
-_OPAQUE_WITH = {
-    F.embedding_bag: ("per_sample_weights", 8, "F.embedding_bag with per_sample_weights (nn.EmbeddingBag)"),
-    torch.embedding_bag: ("per_sample_weights", 6, "torch.embedding_bag with per_sample_weights"),
-}
-
-
 def passes_through(func) -> bool:
     """Whether ``func`` is no product of :data:`FUNCTIONS` and never out of reach
     (:func:`out_of_reach` says None for every call of it)."""
-    return func not in FUNCTIONS and func not in OPAQUE and func not in _OPAQUE_WITH
-
-
-def out_of_reach(func, args, kwargs):
-    """The name the warning gives ``func(*args, **kwargs)`` where its products are out of
-    reach (:data:`OPAQUE`; an embedding bag's weighted sums of rows), else None."""
-    if func in OPAQUE:
-        return OPAQUE[func]
-    found = _OPAQUE_WITH.get(func)
-    if found is None:
-        return None
-    name, position, text = found
-    given = kwargs[name] if name in kwargs else args[position] if len(args) > position else None
-    return None if given is None else text
+    return func not in FUNCTIONS and not may_reach_out(func)
 
 
 def dispatch(name: str, args, kwargs, run_for, round_again):
