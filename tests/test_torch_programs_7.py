@@ -143,3 +143,35 @@ def test_a_multivariate_normal_log_prob_names_its_factorization():
     assert "torch.linalg.solve_triangular" in named and named <= {
         "torch.linalg.cholesky", "torch.linalg.cholesky_ex", "torch.linalg.solve_triangular"}
     assert head.weight.grad is not None and [r.kind for r in em.telemetry] == ["fprop", "wgrad"]
+
+
+def _rotary(x, freqs):
+    """LLaMA's apply_rotary_emb: pairs of features as complex numbers, times the
+    rotations, in complex64 (``x.float()``), then back into ``x``'s dtype."""
+    pairs = torch.view_as_complex(x.float().reshape(*x.shape[:-1], -1, 2))
+    return torch.view_as_real(pairs * freqs).flatten(-2).type_as(x)
+
+
+def test_a_rotary_embeddings_complex_product_is_rounded_as_the_bf16_model_casts_it():
+    """elementwise=True left complex results unrounded (only real float ones were): a
+    pure-bf16 model's rotary embedding -- complex64 arithmetic cast back to bfloat16 --
+    kept float32 values.  Now each part is rounded once, giving the bfloat16 model's
+    bits (torch's own bfloat16 CPU program as the oracle), and the gradient passes."""
+    g = torch.Generator().manual_seed(5)
+    x = torch.randn(2, 5, 8, generator=g).bfloat16()
+    freqs = torch.polar(torch.ones(5, 4), torch.outer(torch.arange(5.0), torch.rand(4, generator=g)))
+    want = _rotary(x, freqs)
+    leaf = x.float().requires_grad_()
+    with sft.emulate("bf16-pure", elementwise=True):
+        got = _rotary(leaf, freqs)
+        inplace = torch.view_as_complex(leaf.detach().reshape(2, 5, 4, 2).clone()).mul_(freqs)
+    assert want.dtype == torch.bfloat16 and torch.equal(got, want.float())
+    assert torch.equal(torch.view_as_real(inplace).flatten(-2), want.float())
+    got.sum().backward()
+    assert torch.equal(leaf.grad, _rotary_gradient(x.float(), freqs))
+
+
+def _rotary_gradient(x, freqs):
+    x = x.clone().requires_grad_()
+    _rotary(x, freqs).sum().backward()
+    return x.grad

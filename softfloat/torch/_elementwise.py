@@ -12,7 +12,8 @@ y``) forms, ``out=`` -- and ``pow`` (``**``), ``sqrt``, ``rsqrt``, ``exp``, ``lo
 ``softmax``, ``log_softmax``, ``layer_norm``, ``rms_norm``, ``group_norm``,
 ``batch_norm``, ``instance_norm`` and ``dropout`` as ``torch.X``, ``Tensor.X``,
 ``torch.nn.functional.X`` and ``torch.special.X`` spell them (in place too), and so the
-modules that call them (nn.LayerNorm, nn.BatchNorm*, nn.GELU, nn.Softmax, ...).  Other
+modules that call them (nn.LayerNorm, nn.BatchNorm*, nn.GELU, nn.Softmax, ...); a
+complex result (``z * w``: a rotary embedding's) has each part rounded.  Other
 operations (reductions such as ``sum``/``mean``, ``neg``/``abs`` and data movement, which
 are exact, the rest of torch's functions) are not rounded.  Under an autocast recipe only
 those results AMP holds in float16/bfloat16 are rounded, and so are the reductions AMP

@@ -146,7 +146,7 @@ def emulate(recipe, *, accumulator=None, elementwise=False, model=None, telemetr
         ``softplus``, ``mish``, ``elu``, ``leaky_relu``, ``hardswish``, ``hardsigmoid``,
         ``softmax``, ``log_softmax``, ``layer_norm``, ``rms_norm``, ``group_norm``,
         ``batch_norm``, ``instance_norm``, ``dropout`` (each computed by torch in the
-        tensors' dtype, then rounded once), and so the modules calling them; not
+        tensors' dtype, then rounded once; a complex result part by part), and so the modules calling them; not
         reductions (``sum``, ``mean``) or other functions.  Nothing is rounded inside an
         optimizer's ``step()`` (its updates are not activations) but the closure it
         calls (LBFGS's: the model's forward and backward).  That is all for a pure
@@ -309,9 +309,13 @@ class Emulation:
     def _round(self, t):
         """``t`` rounded into the activations format, straight-through (elementwise), in
         ``t``'s dtype (as a product's result: a float16 model's activations stay float16,
-        where quantize gives float32 for a format float16 does not hold, as bf16)."""
+        where quantize gives float32 for a format float16 does not hold, as bf16); a
+        complex ``t`` (torch's complex arithmetic, a rotary embedding's) has its real and
+        imaginary parts rounded, as a cast of their float32 values into the format does."""
         from ._quantize import _StraightThrough
         check_device("an elementwise result", t)
+        if t.dtype.is_complex:
+            return torch.view_as_complex(self._round(torch.view_as_real(t)))
         rounded = _StraightThrough.apply(t, self.recipe.activations, {})
         return rounded if rounded.dtype == t.dtype else rounded.to(t.dtype)
 
@@ -476,7 +480,8 @@ class _Mode(TorchFunctionMode):
 
 
 def _roundable(t) -> bool:
-    return isinstance(t, torch.Tensor) and t.dtype.is_floating_point and t.device.type != "meta"
+    return isinstance(t, torch.Tensor) and (t.dtype.is_floating_point or t.dtype.is_complex) \
+        and t.device.type != "meta"
 
 
 # The emulation's own work runs eagerly: inside a torch.compile'd model, dynamo breaks the
