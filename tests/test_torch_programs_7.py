@@ -175,3 +175,32 @@ def _rotary_gradient(x, freqs):
     x = x.clone().requires_grad_()
     _rotary(x, freqs).sum().backward()
     return x.grad
+
+
+DROPOUTS = {"F.dropout1d": lambda x: F.dropout1d(x.view(4, 4, 4), 0.3),
+            "nn.Dropout2d": lambda x: torch.nn.Dropout2d(0.3)(x.view(2, 2, 4, 4)),
+            "F.dropout3d": lambda x: F.dropout3d(x.view(1, 4, 2, 2, 4), 0.3),
+            "nn.AlphaDropout": lambda x: torch.nn.AlphaDropout(0.3)(x.view(8, 8)),
+            "nn.FeatureAlphaDropout": lambda x: torch.nn.FeatureAlphaDropout(0.3)(x.view(2, 8, 4)),
+            "torch.feature_dropout": lambda x: torch.feature_dropout(x.view(4, 4, 4), 0.3, True)}
+
+
+@pytest.mark.parametrize("name", list(DROPOUTS))
+def test_every_dropout_is_rounded_as_dropout_is(name):
+    """F.dropout's result (x / 0.7, inexact) is rounded under elementwise=True; the
+    channel-wise and alpha dropouts (a CNN's nn.Dropout2d, a SELU net's AlphaDropout)
+    were not.  Oracle: torch's float32 result on the same draws, rounded once into bf16
+    (the definition the elementwise operations share), as activations under the
+    autocast recipe too (AMP keeps a dropout in its input's float16)."""
+    g = torch.Generator().manual_seed(9)
+    x = torch.randn(64, generator=g).bfloat16().float()
+    torch.manual_seed(1)
+    exact = DROPOUTS[name](x)
+    want = exact.bfloat16().float()
+    assert not torch.equal(want, exact)  # (inexact: the rounding shows)
+    for recipe in ("bf16-pure", "bf16"):
+        torch.manual_seed(1)
+        with sft.emulate(recipe, elementwise=True):
+            h = F.linear(x[None], torch.eye(64))[0]  # an activation, x's values (autocast's account)
+            got = DROPOUTS[name](h)
+        assert torch.equal(got, want), recipe

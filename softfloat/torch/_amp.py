@@ -55,7 +55,7 @@ FLOAT32_NAMES = (
 #: the operations whose result has their input's dtype whatever their (float32) weights:
 #: the normalisations autocast leaves alone, dropout
 AS_INPUT_NAMES = ("batch_norm", "instance_norm", "rms_norm", "dropout", "alpha_dropout", "feature_alpha_dropout",
-                  "dropout1d", "dropout2d", "dropout3d")
+                  "dropout1d", "dropout2d", "dropout3d", "feature_dropout")
 
 
 def _spellings(names) -> frozenset:

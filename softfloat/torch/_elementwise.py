@@ -10,7 +10,8 @@ y``) forms, ``out=`` -- and ``pow`` (``**``), ``sqrt``, ``rsqrt``, ``exp``, ``lo
 ``sigmoid`` (``torch.special.expit``), ``tanh``, ``relu``, ``gelu``, ``silu``,
 ``softplus``, ``mish``, ``elu``, ``leaky_relu``, ``hardswish``, ``hardsigmoid``,
 ``softmax``, ``log_softmax``, ``layer_norm``, ``rms_norm``, ``group_norm``,
-``batch_norm``, ``instance_norm`` and ``dropout`` as ``torch.X``, ``Tensor.X``,
+``batch_norm``, ``instance_norm`` and ``dropout`` (``dropout1d``/``2d``/``3d``,
+``alpha_dropout``, ``feature_alpha_dropout`` too) as ``torch.X``, ``Tensor.X``,
 ``torch.nn.functional.X`` and ``torch.special.X`` spell them (in place too), and so the
 modules that call them (nn.LayerNorm, nn.BatchNorm*, nn.GELU, nn.Softmax, ...); a
 complex result (``z * w``: a rotary embedding's) has each part rounded.  Other
@@ -42,7 +43,8 @@ __all__ = ["ELEMENTWISE", "NAMES", "Steps", "in_place"]
 NAMES = ("add", "sub", "subtract", "rsub", "mul", "multiply", "div", "divide", "true_divide", "pow", "sqrt",
          "rsqrt", "exp", "log", "sigmoid", "expit", "tanh", "relu", "gelu", "silu", "softplus", "mish", "elu",
          "leaky_relu", "hardswish", "hardsigmoid", "softmax", "log_softmax", "layer_norm", "rms_norm",
-         "group_norm", "batch_norm", "instance_norm", "dropout")
+         "group_norm", "batch_norm", "instance_norm", "dropout", "dropout1d", "dropout2d", "dropout3d",
+         "feature_dropout", "alpha_dropout", "feature_alpha_dropout")
 #: Python's operators: x + y, y + x, x += y for each
 _OPERATORS = ("add", "sub", "mul", "truediv", "div", "pow")
 

@@ -145,7 +145,8 @@ def emulate(recipe, *, accumulator=None, elementwise=False, model=None, telemetr
         ``rsqrt``, ``exp``, ``log``, ``sigmoid``, ``tanh``, ``relu``, ``gelu``, ``silu``,
         ``softplus``, ``mish``, ``elu``, ``leaky_relu``, ``hardswish``, ``hardsigmoid``,
         ``softmax``, ``log_softmax``, ``layer_norm``, ``rms_norm``, ``group_norm``,
-        ``batch_norm``, ``instance_norm``, ``dropout`` (each computed by torch in the
+        ``batch_norm``, ``instance_norm``, ``dropout`` (and its ``1d``/``2d``/``3d``,
+        ``alpha`` and ``feature_alpha`` forms; each computed by torch in the
         tensors' dtype, then rounded once; a complex result part by part), and so the modules calling them; not
         reductions (``sum``, ``mean``) or other functions.  Nothing is rounded inside an
         optimizer's ``step()`` (its updates are not activations) but the closure it
