@@ -204,3 +204,17 @@ def test_every_dropout_is_rounded_as_dropout_is(name):
             h = F.linear(x[None], torch.eye(64))[0]  # an activation, x's values (autocast's account)
             got = DROPOUTS[name](h)
         assert torch.equal(got, want), recipe
+
+
+@pytest.mark.filterwarnings("ignore::UserWarning")  # torch's note on global hooks and torch.compile(module)
+@pytest.mark.parametrize("what", ["module", "function"])
+def test_a_fullgraph_compile_inside_the_block_says_why_it_cannot(what):
+    """torch.compile(..., fullgraph=True) forbids the graph breaks the emulation runs in:
+    dynamo's error named a function "wrapped with torch.compiler.disable (reason: None)";
+    it now says what to do."""
+    torch._dynamo.reset()
+    model = torch.nn.Linear(4, 2)
+    fn = model if what == "module" else (lambda x: x @ model.weight.T)
+    compiled = torch.compile(fn, fullgraph=True, backend="eager")
+    with sft.emulate("bf16"), pytest.raises(Exception, match="compile without fullgraph=True"):
+        compiled(torch.randn(3, 4))

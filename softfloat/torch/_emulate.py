@@ -16,7 +16,7 @@ from . import _amp, _ops, _recurrent
 from ._amp import Widths
 from ._elementwise import ELEMENTWISE, Steps, in_place
 from ._engine_kernels import TORCH_KERNELS
-from ._sites import Sites
+from ._sites import Sites, eager
 from ._tensors import check_device
 from .telemetry import GemmTelemetry, Telemetry
 
@@ -488,7 +488,7 @@ def _roundable(t) -> bool:
 # The emulation's own work runs eagerly: inside a torch.compile'd model, dynamo breaks the
 # graph around it rather than trace softfloat's numpy kernels (which it would rewrite into
 # torch operations that do not exist for unsigned integers).
-@torch.compiler.disable
+@eager
 def _emulated(name, args, kwargs, em):
     with torch._C.DisableTorchFunction():
         return _ops.dispatch(name, args, kwargs, em._runner, em._round)
@@ -511,7 +511,7 @@ def _narrow_states(args, em, at: int):
     return (*args[:at], state, *args[at + 1:])
 
 
-@torch.compiler.disable
+@eager
 def _rounded(result, em, written: bool):
     """``result`` rounded (straight-through); a tensor an in-place call wrote into is
     overwritten with its rounding (autograd records the copy)."""
