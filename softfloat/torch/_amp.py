@@ -17,9 +17,10 @@ promotes from narrow operands alone (or, for a normalisation or dropout, of
 factories' results, the listed operations' results, ``.float()`` -- is float32, and an
 elementwise operation on it is not rounded.  A reduction of :data:`REDUCED_NAMES`
 (``mean``, ``var``, ``std``, ``nansum``, ``var_mean``, ``std_mean``) of narrow operands
-is float16 in AMP: its float32 result is rounded too (``nanmean``: ATen's nansum, count
-and quotient, each rounded) (a pure recipe rounds no reduction: the README's rule).  ``.type_as(h)``/``.to(h)`` of a float32
-tensor into a narrow one's type rounds it (the cast to float16).
+is float16 in AMP: its float32 result is rounded too, and ``nanmean`` is ATen's nansum,
+count and quotient, each rounded (a pure recipe rounds no reduction: the README's rule).
+``.type_as(h)``/``.to(h)`` of a float32 tensor into a narrow one's type rounds it (the
+cast to float16).
 
 The list is the one torch documents for CUDA (docs/source/amp.rst, "CUDA Ops that can
 autocast to float32", and ATen's ``AT_FORALL_FP32`` and ``AT_FORALL_FP32_SET_OPT_DTYPE``
@@ -88,8 +89,8 @@ def nanmean(input, dim=None, keepdim=False):
     inexact from 2049 on; bfloat16: 257) and the quotient rounded: three roundings, as
     real CPU autocast gives bit for bit (tests/test_torch_programs_7.py); CPU takes
     a whole-tensor nanmean's zero-dimensional count as an unrounded float32 scalar, which
-    differs from 2049 (257) on -- the emulation rounds every count, as above.  Not for a call
-    with ``dtype`` or ``out`` (torch's own: float32 in AMP too)."""
+    differs from 2049 (257) on -- the emulation rounds every count, as above.  A call
+    with ``dtype`` or ``out`` is torch's own (the mode does not come here)."""
     total = torch.nansum(input, dim, keepdim=keepdim)
     count = torch.logical_not(torch.isnan(input)).sum(dim, keepdim=keepdim)
     return total / count.type_as(total)
