@@ -218,3 +218,35 @@ def test_a_fullgraph_compile_inside_the_block_says_why_it_cannot(what):
     compiled = torch.compile(fn, fullgraph=True, backend="eager")
     with sft.emulate("bf16"), pytest.raises(Exception, match="compile without fullgraph=True"):
         compiled(torch.randn(3, 4))
+
+
+def test_an_optimizers_own_products_are_its_arithmetic():
+    """LBFGS's dot products and Muon's Newton-Schulz products ran through the recipe (an
+    FP8 recipe quantised them into FP8) though the optimizer's updates are its own
+    arithmetic: they now run as torch runs them.  Oracle: the same step outside the
+    block on the same gradients (Muon), and the telemetry (LBFGS: its closure's products
+    only)."""
+    torch.manual_seed(0)
+    model, twin = torch.nn.Linear(8, 8), torch.nn.Linear(8, 8)
+    twin.load_state_dict(model.state_dict())
+    x = torch.randn(4, 8)
+    muon = torch.optim.Muon([model.weight], lr=0.02)
+    with sft.emulate("fp8", elementwise=True, model=model) as em:
+        model(x).square().sum().backward()
+        muon.step()
+    assert {r.site for r in em.telemetry} == {"Linear"}  # the model's products only
+    twin.weight.grad = model.weight.grad.clone()
+    torch.optim.Muon([twin.weight], lr=0.02).step()  # outside: torch's own
+    assert torch.equal(model.weight, twin.weight)
+
+    t = torch.randn(4, 8)
+    lbfgs = torch.optim.LBFGS(model.parameters(), lr=0.5, max_iter=3)
+
+    def closure():
+        lbfgs.zero_grad()
+        loss = F.mse_loss(model(x), t)
+        loss.backward()
+        return loss
+    with sft.emulate("bf16", elementwise=True, model=model) as em:
+        lbfgs.step(closure)
+    assert {r.site for r in em.telemetry} == {"Linear"} and len(em.telemetry) == 3 * 2  # fprop, wgrad per closure

@@ -107,6 +107,9 @@ def emulate(recipe, *, accumulator=None, elementwise=False, model=None, telemetr
       kernels (softfloat.torch._engine_kernels); the telemetry's counts are summed
       there too, and only they, the amaxes and the scales come to the host.  On the CPU the
       engine runs softfloat's numpy kernels on views of the tensors (faster there).
+    - An optimizer's ``step()`` keeps its own arithmetic: its products (LBFGS's dot
+      products, Muon's Newton-Schulz iteration) run as torch runs them, in their
+      tensors' dtype, as its updates do; the closure it calls (the model) is emulated.
     - Backward products of tensors made inside the block are emulated even when
       ``backward()`` runs after it (each product keeps the engine), and the telemetry
       stays readable after it.
@@ -407,8 +410,10 @@ class _Mode(TorchFunctionMode):
             # calls of a step: attribute reads, ...); an autocast recipe's account follows every call
             return func(*args, **kwargs) if kwargs else func(*args)
         kwargs = kwargs or {}
-        name = _ops.FUNCTIONS.get(func)
         em = self.emulation
+        # an optimizer's own products (LBFGS's dots, Muon's Newton-Schulz products) are its
+        # arithmetic in its tensors' dtype, as its updates are: torch's, not the recipe's
+        name = _ops.FUNCTIONS.get(func) if not em._steps.active else None
         if name is not None:
             try:
                 result = _emulated(name, args, kwargs, em)
