@@ -149,11 +149,12 @@ def emulate(recipe, *, accumulator=None, elementwise=False, model=None, telemetr
         ``softplus``, ``mish``, ``elu``, ``leaky_relu``, ``hardswish``, ``hardsigmoid``,
         ``softmax``, ``log_softmax``, ``layer_norm``, ``rms_norm``, ``group_norm``,
         ``batch_norm``, ``instance_norm``, ``dropout`` (and its ``1d``/``2d``/``3d``,
-        ``alpha`` and ``feature_alpha`` forms; each computed by torch in the
-        tensors' dtype, then rounded once; a complex result part by part), and so the modules calling them; not
-        reductions (``sum``, ``mean``) or other functions.  Nothing is rounded inside an
-        optimizer's ``step()`` (its updates are not activations) but the closure it
-        calls (LBFGS's: the model's forward and backward).  That is all for a pure
+        ``alpha`` and ``feature_alpha`` forms; each computed by torch in the tensors'
+        dtype, then rounded once; a complex result part by part), and so the modules
+        calling them; not reductions (``sum``, ``mean``) or other functions.  Nothing
+        is rounded inside an optimizer's ``step()`` (its updates are not activations)
+        but the closure it calls (LBFGS's: the model's forward and backward).  That is
+        all for a pure
         recipe ("O3", "bf16-pure", "fp32": the loss in the activations format).  Under
         an autocast recipe (a wider loss format: "fp16", "bf16", "O1", "O2", the FP8
         ones) only what AMP holds in float16/bfloat16 is rounded: results whose tensor
@@ -486,6 +487,7 @@ class _Mode(TorchFunctionMode):
 
 
 def _roundable(t) -> bool:
+    """Whether ``t`` is a tensor with values to round: real float or complex."""
     return isinstance(t, torch.Tensor) and (t.dtype.is_floating_point or t.dtype.is_complex) \
         and t.device.type != "meta"
 
