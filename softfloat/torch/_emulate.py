@@ -154,8 +154,8 @@ def emulate(recipe, *, accumulator=None, elementwise=False, model=None, telemetr
         calling them; not reductions (``sum``, ``mean``) or other functions.  Nothing
         is rounded inside an optimizer's ``step()`` (its updates are not activations)
         but the closure it calls (LBFGS's: the model's forward and backward).  That is
-        all for a pure
-        recipe ("O3", "bf16-pure", "fp32": the loss in the activations format).  Under
+        all for a pure recipe ("O3", "bf16-pure", "fp32": the loss in the activations
+        format).  Under
         an autocast recipe (a wider loss format: "fp16", "bf16", "O1", "O2", the FP8
         ones) only what AMP holds in float16/bfloat16 is rounded: results whose tensor
         operands promote (torch's type promotion) from activations -- products'
