@@ -250,3 +250,26 @@ def test_an_optimizers_own_products_are_its_arithmetic():
     with sft.emulate("bf16", elementwise=True, model=model) as em:
         lbfgs.step(closure)
     assert {r.site for r in em.telemetry} == {"Linear"} and len(em.telemetry) == 3 * 2  # fprop, wgrad per closure
+
+
+class _Failing(torch.optim.SGD):
+    """An optimizer whose step raises (after torch's pre-hooks ran: no post-hooks)."""
+
+    def step(self, closure=None):
+        raise FloatingPointError("a non-finite update")
+
+
+def test_a_step_that_raised_does_not_leave_the_step_open():
+    """torch runs an optimizer's post-hooks only after a step that returned: one that
+    raised (caught, training going on) left the emulation inside a step for the rest of
+    the block, its products and roundings torch's.  The step's frame is gone: it is no
+    longer counted."""
+    model = torch.nn.Linear(4, 4)
+    failing = _Failing(model.parameters(), lr=0.1)
+    x = torch.full((2, 4), 1 + 2.0**-12)
+    with sft.emulate("bf16-pure", elementwise=True, model=model) as em:
+        with pytest.raises(FloatingPointError):
+            failing.step()
+        model(x)
+        z = x * 1.0
+    assert [r.kind for r in em.telemetry] == ["fprop"] and torch.equal(z, torch.ones(2, 4))

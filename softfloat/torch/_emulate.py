@@ -414,7 +414,9 @@ class _Mode(TorchFunctionMode):
         em = self.emulation
         # an optimizer's own products (LBFGS's dots, Muon's Newton-Schulz products) are its
         # arithmetic in its tensors' dtype, as its updates are: torch's, not the recipe's
-        name = _ops.FUNCTIONS.get(func) if not em._steps.active else None
+        name = _ops.FUNCTIONS.get(func)
+        if name is not None and em._steps.active:
+            name = None
         if name is not None:
             try:
                 result = _emulated(name, args, kwargs, em)
