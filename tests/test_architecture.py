@@ -139,7 +139,7 @@ RECIPES_RANK = {"_recipe": 0, "_record": 0, "kernels": 0.5, "_gemm": 1, "__init_
 #: inside softfloat/torch/: tensors, call sites and telemetry, the kernels' random bits;
 #: their rounding point; the kernels; quantize and the products; the intercepted torch
 #: functions; emulate; the package
-TORCH_RANK = {"_tensors": 0, "_sites": 0, "_elementwise": 0, "_amp": 0, "_autocast": 0, "telemetry": 0, "_einsum": 0, "_kernels_random": 0,
+TORCH_RANK = {"_tensors": 0, "_sites": 0, "_elementwise": 0, "_amp": 0, "_autocast": 0, "telemetry": 0, "_einsum": 0, "_kernels_random": 0, "_opaque": 0,
               "_scaled_units": 0.1, "_scaled_flags": 0.85, "_scaled": 0.95, "_accumulate_tables": 0.3, "_compiled": 0.05, "_accumulate_compiled": 0.35, "_accumulate_ieee": 0.4, "_accumulate_fused": 0.5, "_accumulate_narrow": 0.82, "_accumulate_pairwise": 0.83, "_accumulate": 0.84,
               "_engine_kernels": 0.97,
               "_kernels_round": 0.5, "_kernels": 0.8, "_kernels_compiled": 0.9, "_quantize": 1, "_products": 1, "_outer": 1.5,

@@ -16,9 +16,11 @@ promotes from narrow operands alone (or, for a normalisation or dropout, of
 :data:`AS_INPUT_NAMES`, a narrow input whatever its float32 weights); everything else -- inputs, parameters, gradients,
 factories' results, the listed operations' results, ``.float()`` -- is float32, and an
 elementwise operation on it is not rounded.  A reduction of :data:`REDUCED_NAMES`
-(``mean``, ``var``, ``std``, ``nansum``) of narrow operands is float16 in AMP: its float32
-result is rounded too (a pure recipe rounds no reduction: the README's rule).  ``.type_as(h)``/``.to(h)`` of a float32
-tensor into a narrow one's type rounds it (the cast to float16).
+(``mean``, ``var``, ``std``, ``nansum``, ``var_mean``, ``std_mean``) of narrow operands
+is float16 in AMP: its float32 result is rounded too, and ``nanmean`` is ATen's nansum,
+count and quotient, each rounded (a pure recipe rounds no reduction: the README's rule).
+``.type_as(h)``/``.to(h)`` of a float32 tensor into a narrow one's type rounds it (the
+cast to float16).
 
 The list is the one torch documents for CUDA (docs/source/amp.rst, "CUDA Ops that can
 autocast to float32", and ATen's ``AT_FORALL_FP32`` and ``AT_FORALL_FP32_SET_OPT_DTYPE``
@@ -35,7 +37,8 @@ import torch
 import torch.nn.functional as F
 from torch.utils.weak import WeakIdKeyDictionary
 
-__all__ = ["AS_INPUT", "AS_INPUT_NAMES", "FLOAT32", "FLOAT32_NAMES", "REDUCED", "REDUCED_NAMES", "Widths"]
+__all__ = ["AS_INPUT", "AS_INPUT_NAMES", "FLOAT32", "FLOAT32_NAMES", "NANMEAN", "REDUCED", "REDUCED_NAMES", "Widths",
+           "nanmean"]
 
 #: the operations CUDA autocast runs in float32 (see the module docstring), by name
 FLOAT32_NAMES = (
@@ -53,7 +56,7 @@ FLOAT32_NAMES = (
 #: the operations whose result has their input's dtype whatever their (float32) weights:
 #: the normalisations autocast leaves alone, dropout
 AS_INPUT_NAMES = ("batch_norm", "instance_norm", "rms_norm", "dropout", "alpha_dropout", "feature_alpha_dropout",
-                  "dropout1d", "dropout2d", "dropout3d")
+                  "dropout1d", "dropout2d", "dropout3d", "feature_dropout")
 
 
 def _spellings(names) -> frozenset:
@@ -69,11 +72,28 @@ def _spellings(names) -> frozenset:
 #: the reductions AMP returns in float16/bfloat16 for a float16/bfloat16 input (they are
 #: on neither float32 list): ATen's CUDA kernels reduce in float32 and round the result
 #: once, so a narrow operand's float32 result (torch's, its sum in torch's order, as the
-#: elementwise operations' results are torch's) is rounded once.  Not listed: sum, cumsum,
-#: prod, logsumexp and the norms (float32, above); amax, median and the like (they select:
-#: exact); nanmean (ATen's nansum rounded, then divided and rounded again) and
-#: var_mean/std_mean (pairs): those three stay unrounded.
-REDUCED_NAMES = ("mean", "var", "std", "nansum")
+#: elementwise operations' results are torch's) is rounded once -- each of var_mean's and
+#: std_mean's pair.  Not listed: sum, cumsum, prod, logsumexp and the norms (float32,
+#: above); amax, median and the like (they select: exact); nanmean, ATen's composite of
+#: these (:func:`nanmean`).
+REDUCED_NAMES = ("mean", "var", "std", "nansum", "var_mean", "std_mean")
+
+#: torch.nanmean and Tensor.nanmean: run as ATen composes them (:func:`nanmean`)
+NANMEAN = frozenset({torch.nanmean, torch.Tensor.nanmean})
+
+
+def nanmean(input, dim=None, keepdim=False):
+    """torch.nanmean as ATen writes it -- ``nansum(x) / count`` with the count (an
+    integer) taken into the sum's dtype -- for the mode to run call by call (on its stack),
+    so that under AMP the float16 nansum is rounded, the count rounded into float16 (it is
+    inexact from 2049 on; bfloat16: 257) and the quotient rounded: three roundings, as
+    real CPU autocast gives bit for bit (tests/test_torch_programs_7.py); CPU takes
+    a whole-tensor nanmean's zero-dimensional count as an unrounded float32 scalar, which
+    differs from 2049 (257) on -- the emulation rounds every count, as above.  A call
+    with ``dtype`` or ``out`` is torch's own (the mode does not come here)."""
+    total = torch.nansum(input, dim, keepdim=keepdim)
+    count = torch.logical_not(torch.isnan(input)).sum(dim, keepdim=keepdim)
+    return total / count.type_as(total)
 
 
 #: every spelling (torch.X, Tensor.X, F.X, torch.special.X) of :data:`FLOAT32_NAMES`; not

@@ -10,9 +10,11 @@ y``) forms, ``out=`` -- and ``pow`` (``**``), ``sqrt``, ``rsqrt``, ``exp``, ``lo
 ``sigmoid`` (``torch.special.expit``), ``tanh``, ``relu``, ``gelu``, ``silu``,
 ``softplus``, ``mish``, ``elu``, ``leaky_relu``, ``hardswish``, ``hardsigmoid``,
 ``softmax``, ``log_softmax``, ``layer_norm``, ``rms_norm``, ``group_norm``,
-``batch_norm``, ``instance_norm`` and ``dropout`` as ``torch.X``, ``Tensor.X``,
+``batch_norm``, ``instance_norm`` and ``dropout`` (``dropout1d``/``2d``/``3d``,
+``alpha_dropout``, ``feature_alpha_dropout`` too) as ``torch.X``, ``Tensor.X``,
 ``torch.nn.functional.X`` and ``torch.special.X`` spell them (in place too), and so the
-modules that call them (nn.LayerNorm, nn.BatchNorm*, nn.GELU, nn.Softmax, ...).  Other
+modules that call them (nn.LayerNorm, nn.BatchNorm*, nn.GELU, nn.Softmax, ...); a
+complex result (``z * w``: a rotary embedding's) has each part rounded.  Other
 operations (reductions such as ``sum``/``mean``, ``neg``/``abs`` and data movement, which
 are exact, the rest of torch's functions) are not rounded.  Under an autocast recipe only
 those results AMP holds in float16/bfloat16 are rounded, and so are the reductions AMP
@@ -29,6 +31,7 @@ model's forward and backward) runs as outside the step, rounded.
 from __future__ import annotations
 
 import functools
+import sys
 import threading
 
 import torch
@@ -41,7 +44,8 @@ __all__ = ["ELEMENTWISE", "NAMES", "Steps", "in_place"]
 NAMES = ("add", "sub", "subtract", "rsub", "mul", "multiply", "div", "divide", "true_divide", "pow", "sqrt",
          "rsqrt", "exp", "log", "sigmoid", "expit", "tanh", "relu", "gelu", "silu", "softplus", "mish", "elu",
          "leaky_relu", "hardswish", "hardsigmoid", "softmax", "log_softmax", "layer_norm", "rms_norm",
-         "group_norm", "batch_norm", "instance_norm", "dropout")
+         "group_norm", "batch_norm", "instance_norm", "dropout", "dropout1d", "dropout2d", "dropout3d",
+         "feature_dropout", "alpha_dropout", "feature_alpha_dropout")
 #: Python's operators: x + y, y + x, x += y for each
 _OPERATORS = ("add", "sub", "mul", "truediv", "div", "pow")
 
@@ -73,31 +77,47 @@ def in_place(args, kwargs, result) -> bool:
 
 class Steps:
     """Whether an optimizer's ``step()`` is running on one thread: global step pre- and
-    post-hooks, installed while an emulation is active."""
+    post-hooks, installed while an emulation is active, and the step's frame (torch runs
+    no post-hook after a step that raised: the step ends where its frame is gone)."""
 
     def __init__(self):
         self.thread = threading.get_ident()
         self.depth = 0
+        self.frames = []  # the running steps' frames (torch's wrapper that calls the hooks)
         self.handles = []
 
     @property
     def active(self) -> bool:
+        return self.depth > 0 and self._running()
+
+    def _running(self) -> bool:
+        """Whether the innermost step recorded still runs: a step that raised never ran
+        its post-hook, and its frame (with any inside it) is dropped here."""
+        while self.frames:
+            frame, step = sys._getframe(2), self.frames[-1]
+            while frame is not None and frame is not step:  # (a few frames up, inside a step)
+                frame = frame.f_back
+            if frame is not None:
+                return True
+            self.frames.pop()
+            self.depth -= 1
         return self.depth > 0
 
     def install(self) -> None:
-        self.thread, self.depth = threading.get_ident(), 0
+        self.thread, self.depth, self.frames = threading.get_ident(), 0, []
         self.handles = [_optimizer.register_optimizer_step_pre_hook(self._begin),
                         _optimizer.register_optimizer_step_post_hook(self._end)]
 
     def remove(self) -> None:
         for handle in self.handles:
             handle.remove()
-        self.handles, self.depth = [], 0
+        self.handles, self.depth, self.frames = [], 0, []
 
     def _begin(self, optimizer, args, kwargs):
         if threading.get_ident() != self.thread:
             return None
         self.depth += 1
+        self.frames.append(sys._getframe(1))
         # the closure (step's first argument after the optimizer, which torch's hooks
         # receive in args) recomputes the model: outside the step
         if len(args) > 1 and callable(args[1]):
@@ -120,3 +140,4 @@ class Steps:
     def _end(self, optimizer, args, kwargs):
         if threading.get_ident() == self.thread and self.depth:
             self.depth -= 1
+            self.frames.pop()

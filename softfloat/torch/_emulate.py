@@ -12,11 +12,11 @@ import torch
 from torch.overrides import TorchFunctionMode
 
 from ..recipes import GemmEngine, as_recipe
-from . import _ops, _recurrent
+from . import _amp, _ops, _recurrent
 from ._amp import Widths
 from ._elementwise import ELEMENTWISE, Steps, in_place
 from ._engine_kernels import TORCH_KERNELS
-from ._sites import Sites
+from ._sites import Sites, eager
 from ._tensors import check_device
 from .telemetry import GemmTelemetry, Telemetry
 
@@ -84,7 +84,8 @@ def emulate(recipe, *, accumulator=None, elementwise=False, model=None, telemetr
       order of operations).  Products computed inside one torch kernel
       (``nn.Bilinear``, negative matrix powers, ``matrix_exp``, ``cov``/``corrcoef``,
       ``householder_product``, ``conv_tbc``, ``F.scaled_mm``/``grouped_mm``, ``nn.EmbeddingBag``'s weighted sums with
-      ``per_sample_weights``: ``softfloat.torch._ops.out_of_reach``) are out
+      ``per_sample_weights``, ``torch.linalg``'s factorizations and solvers and the norms
+      taken from singular values: ``softfloat.torch._opaque.out_of_reach``) are out
       of reach: they run as torch runs them,
       with a UserWarning once per block and function; so do TorchScript modules
       (``torch.jit.script``/``trace``), whose operations never reach Python.  Tracing a model
@@ -106,6 +107,9 @@ def emulate(recipe, *, accumulator=None, elementwise=False, model=None, telemetr
       kernels (softfloat.torch._engine_kernels); the telemetry's counts are summed
       there too, and only they, the amaxes and the scales come to the host.  On the CPU the
       engine runs softfloat's numpy kernels on views of the tensors (faster there).
+    - An optimizer's ``step()`` keeps its own arithmetic: its products (LBFGS's dot
+      products, Muon's Newton-Schulz iteration) run as torch runs them, in their
+      tensors' dtype, as its updates do; the closure it calls (the model) is emulated.
     - Backward products of tensors made inside the block are emulated even when
       ``backward()`` runs after it (each product keeps the engine), and the telemetry
       stays readable after it.
@@ -144,12 +148,14 @@ def emulate(recipe, *, accumulator=None, elementwise=False, model=None, telemetr
         ``rsqrt``, ``exp``, ``log``, ``sigmoid``, ``tanh``, ``relu``, ``gelu``, ``silu``,
         ``softplus``, ``mish``, ``elu``, ``leaky_relu``, ``hardswish``, ``hardsigmoid``,
         ``softmax``, ``log_softmax``, ``layer_norm``, ``rms_norm``, ``group_norm``,
-        ``batch_norm``, ``instance_norm``, ``dropout`` (each computed by torch in the
-        tensors' dtype, then rounded once), and so the modules calling them; not
-        reductions (``sum``, ``mean``) or other functions.  Nothing is rounded inside an
-        optimizer's ``step()`` (its updates are not activations) but the closure it
-        calls (LBFGS's: the model's forward and backward).  That is all for a pure
-        recipe ("O3", "bf16-pure", "fp32": the loss in the activations format).  Under
+        ``batch_norm``, ``instance_norm``, ``dropout`` (and its ``1d``/``2d``/``3d``,
+        ``alpha`` and ``feature_alpha`` forms; each computed by torch in the tensors'
+        dtype, then rounded once; a complex result part by part), and so the modules
+        calling them; not reductions (``sum``, ``mean``) or other functions.  Nothing
+        is rounded inside an optimizer's ``step()`` (its updates are not activations)
+        but the closure it calls (LBFGS's: the model's forward and backward).  That is
+        all for a pure recipe ("O3", "bf16-pure", "fp32": the loss in the activations
+        format).  Under
         an autocast recipe (a wider loss format: "fp16", "bf16", "O1", "O2", the FP8
         ones) only what AMP holds in float16/bfloat16 is rounded: results whose tensor
         operands promote (torch's type promotion) from activations -- products'
@@ -159,7 +165,8 @@ def emulate(recipe, *, accumulator=None, elementwise=False, model=None, telemetr
         results are float32 there and stay unrounded, so a residual stream from a
         float32 embedding stays float32 and ``torch.amp.GradScaler.scale``'s ``loss *
         scale`` is float32's product; the reductions AMP returns in float16 (``mean``,
-        ``var``, ``std``, ``nansum`` of activations) are rounded; ``.float()`` gives float32,
+        ``var``, ``std``, ``nansum``, ``var_mean``, ``std_mean`` of activations) are
+        rounded, ``nanmean`` as ATen composes it; ``.float()`` gives float32,
         ``.type_as(activation)`` rounds.  The lists: ``softfloat.torch._elementwise``,
         ``softfloat.torch._amp``.
     model : torch.nn.Module, optional
@@ -307,9 +314,13 @@ class Emulation:
     def _round(self, t):
         """``t`` rounded into the activations format, straight-through (elementwise), in
         ``t``'s dtype (as a product's result: a float16 model's activations stay float16,
-        where quantize gives float32 for a format float16 does not hold, as bf16)."""
+        where quantize gives float32 for a format float16 does not hold, as bf16); a
+        complex ``t`` (torch's complex arithmetic, a rotary embedding's) has its real and
+        imaginary parts rounded, as a cast of their float32 values into the format does."""
         from ._quantize import _StraightThrough
         check_device("an elementwise result", t)
+        if t.dtype.is_complex:
+            return torch.view_as_complex(self._round(torch.view_as_real(t)))
         rounded = _StraightThrough.apply(t, self.recipe.activations, {})
         return rounded if rounded.dtype == t.dtype else rounded.to(t.dtype)
 
@@ -383,7 +394,8 @@ _PLAIN_MAX = 4096
 def _plain(func) -> bool:
     """Whether ``func`` is none of the mode's cases, whatever its arguments."""
     return (func not in _COMPOSITES and func not in _BACKWARDS and func not in _recurrent.KINDS
-            and func not in _recurrent.CELLS and func not in ELEMENTWISE and _ops.passes_through(func))
+            and func not in _recurrent.CELLS and func not in ELEMENTWISE and func not in _amp.NANMEAN
+            and _ops.passes_through(func))
 
 
 class _Mode(TorchFunctionMode):
@@ -399,8 +411,12 @@ class _Mode(TorchFunctionMode):
             # calls of a step: attribute reads, ...); an autocast recipe's account follows every call
             return func(*args, **kwargs) if kwargs else func(*args)
         kwargs = kwargs or {}
-        name = _ops.FUNCTIONS.get(func)
         em = self.emulation
+        # an optimizer's own products (LBFGS's dots, Muon's Newton-Schulz products) are its
+        # arithmetic in its tensors' dtype, as its updates are: torch's, not the recipe's
+        name = _ops.FUNCTIONS.get(func)
+        if name is not None and em._steps.active:
+            name = None
         if name is not None:
             try:
                 result = _emulated(name, args, kwargs, em)
@@ -440,6 +456,10 @@ class _Mode(TorchFunctionMode):
                 args = _narrow_states(args, em, 1)
             with self:
                 return _recurrent.cell(func, args, kwargs)
+        elif func in _amp.NANMEAN and em._widths is not None and not em._steps.active and args \
+                and em._widths.is_narrow(args[0]) and kwargs.get("dtype") is None and kwargs.get("out") is None:
+            with self:  # an activation's: ATen's composite, each step through the account
+                return _amp.nanmean(*args, **kwargs)
         opaque = _ops.out_of_reach(func, args, kwargs) if func not in self.warned else None
         if opaque is not None:
             self.warned.add(func)
@@ -457,18 +477,27 @@ class _Mode(TorchFunctionMode):
             result, verdict = em._widths.follow(func, args, kwargs, result, written)
             rounds = verdict == "cast" or (rounds and verdict == "narrow")
             written = written and result is ran  # (not where a cast gave an alias)
-        if rounds and isinstance(result, torch.Tensor) and result.dtype.is_floating_point \
-                and result.device.type != "meta":
+        if rounds and isinstance(result, tuple):  # var_mean, std_mean: each rounded
+            result = type(result)(_rounded(t, em, False) if _roundable(t) else t for t in result)
+            if em._widths is not None:
+                em._widths.mark(result)
+        elif rounds and _roundable(result):
             result = _rounded(result, em, written)
             if em._widths is not None:
                 em._widths.mark(result)
         return result
 
 
+def _roundable(t) -> bool:
+    """Whether ``t`` is a tensor with values to round: real float or complex."""
+    return isinstance(t, torch.Tensor) and (t.dtype.is_floating_point or t.dtype.is_complex) \
+        and t.device.type != "meta"
+
+
 # The emulation's own work runs eagerly: inside a torch.compile'd model, dynamo breaks the
 # graph around it rather than trace softfloat's numpy kernels (which it would rewrite into
 # torch operations that do not exist for unsigned integers).
-@torch.compiler.disable
+@eager
 def _emulated(name, args, kwargs, em):
     with torch._C.DisableTorchFunction():
         return _ops.dispatch(name, args, kwargs, em._runner, em._round)
@@ -491,7 +520,7 @@ def _narrow_states(args, em, at: int):
     return (*args[:at], state, *args[at + 1:])
 
 
-@torch.compiler.disable
+@eager
 def _rounded(result, em, written: bool):
     """``result`` rounded (straight-through); a tensor an in-place call wrote into is
     overwritten with its rounding (autograd records the copy)."""

@@ -37,7 +37,7 @@ expands and stacks, whose gradients torch's autograd takes care of:
   convolution of the zero-stuffed input); ``torch.convolution`` (and ``_convolution``)
   is either, by its ``transposed`` flag;
 - ``scaled_dot_product_attention``: :func:`softfloat.torch._attention.attention`;
-- ``outer`` (``ger``), ``addr`` (``addr_``), ``kron``: products of one term
+- ``outer`` (``ger``, its call sites ``ger#N``), ``addr`` (``addr_``), ``kron``: products of one term
   (:mod:`softfloat.torch._outer`, with addmm's epilogue for addr).
 
 Integer operands are passed to torch unchanged (integer products are exact; nothing to
@@ -58,11 +58,12 @@ from ._attention import attention
 from ._autocast import lowered
 from ._conv import convolution, transposed
 from ._einsum import pairwise, plan, simplified
+from ._opaque import OPAQUE, may_reach_out, out_of_reach
 from ._outer import addr, addr_shapes, in_place, kron, outer, scaled
 from ._products import batched, gemm, rows
 from ._tensors import check_dense, check_device
 
-__all__ = ["FUNCTIONS", "OPAQUE", "dispatch", "out_of_reach"]
+__all__ = ["FUNCTIONS", "OPAQUE", "dispatch", "may_reach_out", "out_of_reach"]
 
 _CONVOLUTION = ("input", "weight", "bias", "stride", "padding", "dilation", "groups")
 _TRANSPOSED = ("input", "weight", "bias", "stride", "padding", "output_padding", "groups", "dilation")
@@ -81,7 +82,7 @@ _SIGNATURES = {
     "vdot": ("input", "other"), "addmv": ("input", "mat", "vec"), "addbmm": ("input", "batch1", "batch2"),
     "addmv_": ("input", "mat", "vec"), "addbmm_": ("input", "batch1", "batch2"),
     "tensordot": ("a", "b", "dims"),
-    "outer": ("input", "vec2"), "kron": ("input", "other"),
+    "outer": ("input", "vec2"), "ger": ("input", "vec2"), "kron": ("input", "other"),
     "addr": ("input", "vec1", "vec2"), "addr_": ("input", "vec1", "vec2"),
     "multi_dot": ("tensors",), "chain_matmul": ("tensors",), "matrix_power": ("input", "n"), "cdist": ("x1", "x2", "p", "compute_mode"),
     "vecdot": ("x", "y"),
@@ -191,6 +192,7 @@ HANDLERS = {
     "conv_transpose2d": lambda run, b, r: transposed(run, b, 2),
     # products of one term (softfloat.torch._outer)
     "outer": lambda run, b, r: outer(run, b["input"], b["vec2"]),
+    "ger": lambda run, b, r: outer(run, b["input"], b["vec2"]),  # outer's alias, its sites named "ger#N"
     "kron": lambda run, b, r: kron(run, b["input"], b["other"]),
     "addr": lambda run, b, r: addr(run, b, r),
     "addr_": lambda run, b, r: in_place(b, addr(run, b, r)),
@@ -218,7 +220,8 @@ _SHAPES = {
     # one matrix: torch's copy (no product); other dimensions: torch's error
     "chain_matmul": lambda b: len(b["tensors"]) > 1 and all(t.dim() == 2 for t in b["tensors"]),
     "convolution": lambda b: _general(b), "_convolution": lambda b: _general(b),
-    "outer": lambda b: all(isinstance(b.get(k), torch.Tensor) and b[k].dim() == 1 for k in ("input", "vec2")),
+    **{name: lambda b: all(isinstance(b.get(k), torch.Tensor) and b[k].dim() == 1 for k in ("input", "vec2"))
+       for name in ("outer", "ger")},
     "kron": lambda b: all(isinstance(b.get(k), torch.Tensor) for k in ("input", "other")),
     "addr": lambda b: addr_shapes(b), "addr_": lambda b: addr_shapes(b, exact=True),
 }
@@ -476,71 +479,15 @@ FUNCTIONS = {
     torch.linalg.multi_dot: "multi_dot", torch.chain_matmul: "chain_matmul", torch.linalg.matrix_power: "matrix_power",
     torch.matrix_power: "matrix_power", torch.Tensor.matrix_power: "matrix_power",
     torch.cdist: "cdist", torch.linalg.vecdot: "vecdot",
-    torch.outer: "outer", torch.Tensor.outer: "outer", torch.ger: "outer", torch.Tensor.ger: "outer",
+    torch.outer: "outer", torch.Tensor.outer: "outer", torch.ger: "ger", torch.Tensor.ger: "ger",
     torch.kron: "kron", torch.Tensor.kron: "kron",
     torch.addr: "addr", torch.Tensor.addr: "addr", torch.Tensor.addr_: "addr_",
 }
 
-def _attribute(root, dotted: str):
-    """``root.a.b`` for "a.b", or None where torch has no such function."""
-    for part in dotted.split("."):
-        root = getattr(root, part, None)
-    return root
-
-
-#: torch functions whose products run inside one kernel, out of the emulation's reach
-#: (their names for the warning that says so)
-OPAQUE = {torch.lstm: "torch.lstm called with keyword arguments (nn.LSTM's calls are written out)",
-          torch.gru: "torch.gru called with keyword arguments (nn.GRU's calls are written out)",
-          torch.rnn_tanh: "torch.rnn_tanh called with keyword arguments (nn.RNN's calls are written out)",
-          torch.rnn_relu: "torch.rnn_relu called with keyword arguments (nn.RNN's calls are written out)",
-          torch.bilinear: "torch.bilinear (nn.Bilinear)",
-          torch.linalg.matrix_power: "torch.linalg.matrix_power of a negative power (an inverse)",
-          torch.matrix_power: "torch.matrix_power of a negative power (an inverse)",
-          torch.Tensor.matrix_power: "Tensor.matrix_power of a negative power (an inverse)",
-          torch.matrix_exp: "torch.matrix_exp", torch.linalg.matrix_exp: "torch.linalg.matrix_exp",
-          torch.Tensor.matrix_exp: "Tensor.matrix_exp",
-          torch.cov: "torch.cov", torch.Tensor.cov: "Tensor.cov",  # ATen's mm of the centred rows
-          torch.corrcoef: "torch.corrcoef", torch.Tensor.corrcoef: "Tensor.corrcoef",
-          torch.linalg.householder_product: "torch.linalg.householder_product (orthogonal parametrization)",
-          torch.orgqr: "torch.orgqr", torch.Tensor.orgqr: "Tensor.orgqr",
-          torch.conv_tbc: "torch.conv_tbc", torch._addmm_activation: "torch._addmm_activation",
-          F.affine_grid: "F.affine_grid (ATen's bmm of the base grid by theta)",
-          **{f: f"torch.{n} (a scaled or grouped GEMM kernel)" for n in (
-              "nn.functional.scaled_mm", "nn.functional.grouped_mm", "nn.functional.scaled_grouped_mm",
-              "_scaled_mm", "_grouped_mm") if (f := _attribute(torch, n)) is not None},
-          **{f: f"torch.{n} (a sparse product)" for n in ("sparse.mm", "sparse.addmm", "sparse.sampled_addmm",
-                                                             "hspmm", "smm", "sspaddmm")
-             if (f := _attribute(torch, n)) is not None},
-          **{f: f"Tensor.{n} (a sparse product)" for n in ("hspmm", "smm", "sspaddmm")
-             if (f := getattr(torch.Tensor, n, None)) is not None}}
-
-
-#: torch functions whose products run inside one kernel where one argument is given:
-#: function -> (the argument's name, its position, the name for the warning)
-_OPAQUE_WITH = {
-    F.embedding_bag: ("per_sample_weights", 8, "F.embedding_bag with per_sample_weights (nn.EmbeddingBag)"),
-    torch.embedding_bag: ("per_sample_weights", 6, "torch.embedding_bag with per_sample_weights"),
-}
-
-
 def passes_through(func) -> bool:
     """Whether ``func`` is no product of :data:`FUNCTIONS` and never out of reach
     (:func:`out_of_reach` says None for every call of it)."""
-    return func not in FUNCTIONS and func not in OPAQUE and func not in _OPAQUE_WITH
-
-
-def out_of_reach(func, args, kwargs):
-    """The name the warning gives ``func(*args, **kwargs)`` where its products are out of
-    reach (:data:`OPAQUE`; an embedding bag's weighted sums of rows), else None."""
-    if func in OPAQUE:
-        return OPAQUE[func]
-    found = _OPAQUE_WITH.get(func)
-    if found is None:
-        return None
-    name, position, text = found
-    given = kwargs[name] if name in kwargs else args[position] if len(args) > position else None
-    return None if given is None else text
+    return func not in FUNCTIONS and not may_reach_out(func)
 
 
 def dispatch(name: str, args, kwargs, run_for, round_again):

@@ -29,7 +29,20 @@ from torch.nn.modules import module as _module
 
 from .._frames import outside
 
-__all__ = ["Sites"]
+__all__ = ["Sites", "eager"]
+
+#: what dynamo's error says where a model compiled with fullgraph=True meets the emulation
+_EAGER = ("softfloat.torch.emulate runs its call-site hooks and products eagerly, between compiled graphs "
+          "(graph breaks): inside the block, compile without fullgraph=True")
+
+
+def eager(fn):
+    """``fn`` run eagerly by dynamo (a graph break where a compiled model calls it),
+    with the reason its error names where ``fullgraph=True`` forbids the break."""
+    try:
+        return torch.compiler.disable(fn, reason=_EAGER)
+    except TypeError:  # an older torch takes no reason
+        return torch.compiler.disable(fn)
 
 #: frames in these folders are torch's and softfloat's, not the caller's
 _SKIP = tuple(str(Path(m.__file__).resolve().parent) + os.sep for m in (torch,)) + (
@@ -57,9 +70,9 @@ class Sites:
         self.warned_script = False
         # dynamo, tracing a compiled model, runs the stack's hooks eagerly (a graph break:
         # thread identities are not traceable) rather than warn that it cannot trace them
-        self.handles = [_module.register_module_forward_pre_hook(torch.compiler.disable(self._enter)),
+        self.handles = [_module.register_module_forward_pre_hook(eager(self._enter)),
                         _module.register_module_forward_pre_hook(self._script),
-                        _module.register_module_forward_hook(torch.compiler.disable(self._leave), always_call=True)]
+                        _module.register_module_forward_hook(eager(self._leave), always_call=True)]
 
     def remove(self) -> None:
         for handle in self.handles:
