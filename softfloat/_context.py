@@ -383,9 +383,7 @@ def _checked(base: Context, **changes) -> Context:
     if "track_flags" in changes:
         kw["track_flags"] = _validate.boolean("track_flags", changes["track_flags"])
     if "order" in changes:
-        if changes["order"] not in _ORDERS:
-            raise ValueError(f"order must be one of {', '.join(map(repr, _ORDERS))}; got {changes['order']!r}")
-        kw["order"] = changes["order"]
+        kw["order"] = _validate.one_of("order", changes["order"], _ORDERS)
     if "accumulator" in changes:
         acc = changes["accumulator"]
         kw["accumulator"] = acc if acc is None else ACCUMULATOR_CHECK(acc, "accumulator")

@@ -1,7 +1,7 @@
 """The argument checks and message texts that the public boundary shares.
 
 Checks that raise (:func:`instance`, :func:`count`, :func:`int_in_range`, :func:`choice`,
-:func:`boolean`, :func:`file_path`, :func:`bit_patterns`, :func:`numeric_array`, ...),
+:func:`one_of`, :func:`boolean`, :func:`file_path`, :func:`bit_patterns`, :func:`numeric_array`, ...),
 texts for callers that raise themselves (:func:`unknown_format`,
 :func:`missing_dependency`, :func:`install_hint`, ...), and the pieces every message is
 made of (:func:`describe`, :func:`short_repr`, :func:`counted`).  Checks specific to one
@@ -66,17 +66,53 @@ def counted(n: int, noun: str = "value") -> str:
     return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
 
 
+def _squeezed(name: str) -> str:
+    return "".join(c for c in name.lower() if c not in "-_ .")
+
+
+def did_you_mean(value: object, names) -> str:
+    """For a name that names nothing, the names it most likely misspells, as
+    " (did you mean 'x'?)" -- or "" when none is close.  Close means: the same name but for
+    case, '-', '_', ' ' and '.' ('bf-16', 'fp8e4m3'); or the start of names ('fp8' ->
+    fp8_e4m3, fp8_e5m2, ...; 'up' -> 'upward'); or one or two letters off ('towards_zero').
+
+    >>> did_you_mean("BF-16", ["fp16", "bf16"]), did_you_mean("fp12", ["fp16", "bf16"])
+    (" (did you mean 'bf16'?)", '')
+    >>> did_you_mean("fp8", ["fp16", "fp8_e4m3", "fp8_e5m2"])
+    " (did you mean 'fp8_e4m3' or 'fp8_e5m2'?)"
+    """
+    import difflib
+
+    if not isinstance(value, str) or not _squeezed(value):
+        return ""
+    names = list(dict.fromkeys(str(n) for n in names))
+    key = _squeezed(value)
+    near = [n for n in names if _squeezed(n) == key]
+    if not near and len(key) >= 2:
+        near = [n for n in names if _squeezed(n).startswith(key)]
+    if not near:
+        squeezed = {_squeezed(n): n for n in names}
+        near = [squeezed[m] for m in difflib.get_close_matches(key, list(squeezed), n=2, cutoff=0.8)]
+    if not near:
+        return ""
+    shown = [repr(n) for n in near[:4]] + (["..."] if len(near) > 4 else [])
+    listed = shown[0] if len(shown) == 1 else f"{', '.join(shown[:-1])} or {shown[-1]}"
+    return f" (did you mean {listed}?)"
+
+
 def unknown_format(argname: str, value: str, names: list[str], aliases: list[str]) -> str:
-    """The message for a format name that names nothing: the names, then how to spell a
-    custom format -- on the command line (``argname`` an option such as '--format') as
-    that option, in Python also as a Format."""
+    """The message for a format name that names nothing: the nearest names when some are
+    close, the names, then how to spell a custom format -- on the command line
+    (``argname`` an option such as '--format') as that option, in Python also as a
+    Format."""
     listed = f"choose one of {', '.join(names)} (aliases: {', '.join(aliases)})"
+    guess = did_you_mean(value, names + aliases)
     if argname.startswith("-"):
-        return (f"{argname} {value} is not a known format; {listed}; or give a custom format "
+        return (f"{argname} {value} is not a known format{guess}; {listed}; or give a custom format "
                 f"by its layout, {argname} eEmM with E exponent and M mantissa bits, e.g. "
                 f"{argname} e6m9 (append fn, fnuz or finite for those special-value policies: "
                 f"{argname} e5m4fn)")
-    return (f"{argname}={value!r} is not a known format; {listed}; or name a custom format by "
+    return (f"{argname}={value!r} is not a known format{guess}; {listed}; or name a custom format by "
             "its layout 'eEmM' with E exponent and M mantissa bits, such as 'e6m9' (append fn, "
             "fnuz or finite for those special-value policies: 'e5m4fn'), or build one with "
             "softfloat.Format(exponent_bits=6, mantissa_bits=9)")
@@ -184,8 +220,20 @@ def choice(name: str, value: object, enum_cls: type[E]) -> E:
         for member in enum_cls:
             if member.value == key:
                 return member
-        raise ValueError(f"{name}={value!r} is not valid; choose one of {valid}")
+        guess = did_you_mean(value, [m.value for m in enum_cls])
+        raise ValueError(f"{name}={value!r} is not valid{guess}; choose one of {valid}")
     raise TypeError(f"{name} must be one of {valid} (or a {enum_cls.__name__}); got {describe(value)}")
+
+
+def one_of(name: str, value: object, choices) -> str:
+    """A string option: ``value`` if it is one of ``choices``; a ValueError that lists them
+    (and the likely misspelling) for another string, a TypeError for anything else."""
+    if isinstance(value, str) and value in choices:
+        return value
+    listed = ", ".join(repr(c) for c in choices)
+    if isinstance(value, str):
+        raise ValueError(f"{name}={value!r} is not valid{did_you_mean(value, choices)}; choose one of {listed}")
+    raise TypeError(f"{name} must be one of {listed}; got {describe(value)}")
 
 
 def rng_argument(rng: object) -> None:
