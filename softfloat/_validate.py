@@ -166,6 +166,16 @@ def same_shape(name: str, shape: tuple, other: str, other_shape: tuple, fix: str
                          f"{tuple(other_shape)}; {fix}")
 
 
+def broadcast_shape(named: list) -> tuple:
+    """The shape ``(name, array)`` operands broadcast to; a ValueError naming each one's
+    shape where they do not (numpy's own error numbers them instead of naming them)."""
+    try:
+        return np.broadcast_shapes(*(np.shape(a) for _, a in named))
+    except ValueError:
+        shapes = ", ".join(f"{name}{np.shape(a)}" for name, a in named)
+        raise ValueError(f"operands could not be broadcast together: {shapes}") from None
+
+
 def count(name: str, value: object) -> int:
     """A count: an int >= 0 (numpy integers too)."""
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral) or value < 0:

@@ -417,6 +417,7 @@ def compose(sign, exponent, significand, fmt):
     e = _validate.bit_patterns("exponent", exponent, fmt.exponent_bits)
     f = _validate.bit_patterns("significand", significand, fmt.mantissa_bits)
     dt = fmt.storage_dtype
+    _validate.broadcast_shape([("sign", s), ("exponent", e), ("significand", f)])
     s, e, f = np.broadcast_arrays(s.astype(dt), e.astype(dt), f.astype(dt))
     out = (s << dt.type(fmt.bits - 1)) | (e << dt.type(fmt.mantissa_bits)) | f
     return out[()] if out.ndim == 0 else out

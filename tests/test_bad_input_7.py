@@ -68,3 +68,54 @@ def test_order_of_another_type_is_a_type_error_naming_it(order, where):
         else:
             with sf.context(order=order):
                 pass
+
+
+# ---------------------------------------------------------------------------------------
+# operands: what does not fit is named, not computed
+# ---------------------------------------------------------------------------------------
+def test_vecdot_without_b_is_refused_not_summed():
+    # vecdot(a, None) returned the sums of a's rows: the layout read a missing b as a sum
+    with pytest.raises(TypeError, match=r"^b must be integer bit patterns .*got None \(NoneType\)"):
+        sf.vecdot(A, None, "bf16")
+
+
+@pytest.mark.parametrize("axis", [True, False, np.True_, (0, True)])
+@pytest.mark.parametrize("kind", ["sum", "vecdot"])
+def test_a_bool_axis_is_refused(kind, axis):
+    # numpy refuses axis=True; softfloat took it as axis 1 (vecdot: any bool as 0 or 1)
+    if kind == "vecdot" and isinstance(axis, tuple):
+        pytest.skip("vecdot takes one axis")
+    with pytest.raises(TypeError, match=r"^axis must be "):
+        if kind == "sum":
+            sf.sum(A, "bf16", axis=axis)
+        else:
+            sf.vecdot(A, A, "bf16", axis=axis)
+
+
+@pytest.mark.parametrize("fields, named", [
+    ((np.zeros((2, 3), int), [1, 2], 0), "sign(2, 3), exponent(2,), significand()"),
+    ((0, np.arange(6)[::-2], [1, 2]), "sign(), exponent(3,), significand(2,)"),
+])
+def test_compose_names_the_fields_that_do_not_broadcast(fields, named):
+    # was numpy's "shape mismatch: objects cannot be broadcast ... arg 0 with shape (2, 3)"
+    with pytest.raises(ValueError, match=r"^operands could not be broadcast together: ") as info:
+        sf.compose(*fields, "bf16")
+    assert named in str(info.value)
+
+
+@pytest.mark.parametrize("fmt", ["fp8_e4m3", "fp8_e5m2", "fp4_e2m1", "fp6_e3m2"])
+def test_ulp_of_a_scalar_raises_no_warning_and_matches_the_array(fmt):
+    # a 0-d ulp of a value in the lowest binades wrapped E - m below zero on the side
+    # np.where discards, and numpy warned "overflow encountered in scalar subtract"
+    f = sf.as_format(fmt)
+    every = np.arange(1 << f.bits, dtype=f.storage_dtype)
+    whole = sf.ulp(every, f)
+    for v in every:  # warnings are errors in this suite
+        assert sf.ulp(int(v), f) == whole[v]
+        assert sf.ulp(v, f) == whole[v]
+
+
+def test_ulp_of_fp16_scalars_near_zero_is_numpy_spacing():
+    for v in [0x0000, 0x0001, 0x0002, 0x03FF, 0x0400, 0x0401, 0x0800, 0x1000, 0x3C00]:
+        want = np.spacing(np.array(v, np.uint16).view(np.float16)).view(np.uint16)
+        assert sf.ulp(v, "fp16") == want

@@ -373,6 +373,8 @@ def _axes(axis, ndim):
     out = []
     for a in items:
         try:
+            if isinstance(a, (bool, np.bool_)):
+                raise TypeError  # numpy refuses axis=True, and so does softfloat: not axis 1
             a = operator.index(a)
         except TypeError:
             raise TypeError(f"axis must be None, an int or a tuple of ints; got {_validate.describe(axis)}") from None
@@ -410,6 +412,8 @@ def paired_layout(fmt: Format, x, y=None, *, axis, keepdims=False, names=("x", "
             raise ValueError(f"vecdot needs arrays of at least one dimension; got {names[0]} of shape "
                              f"{x.shape} and {names[1]} of shape {y.shape}")
         try:
+            if isinstance(axis, (bool, np.bool_)):
+                raise TypeError  # as for a sum: True is not axis 1
             ax = operator.index(axis)
         except TypeError:
             raise TypeError(f"axis must be an int; got {_validate.describe(axis)}") from None

@@ -192,6 +192,8 @@ def vecdot(a, b, fmt, *, b_format=None, axis=-1, accumulator=None, out_format=No
                                     saturate=saturate, rng=rng)
     spec = spec_for("vecdot", fmt, rng, b_format=b_format, accumulator=accumulator, out_format=out_format,
                     product=product, order=order, block=block, attributes=attrs, want=return_flags)
+    if b is None:  # the layout below reads a missing b as a sum of a: refuse it here
+        _validate.bit_patterns("b", b, spec.b_format.bits)
     if _dask.any_dask(a, b, c):
         return _lazy_vecdot(a, b, spec, axis, c)
     return _paired(spec, a, b, axis, c)
