@@ -383,25 +383,30 @@ def bit_patterns(name: str, bits: object, width: int) -> np.ndarray:
     return arr
 
 
-def numeric_array(name: str, x: object) -> np.ndarray:
+def numeric_array(name: str, x: object, exact_scalars: bool = False) -> np.ndarray:
     """Check a numeric array input (float16/32/64 or integer; lists, tuples and Python
     or numpy numbers are converted); return it as an ndarray, no copy when it is one.
 
-    Lists that mix numbers with strings are a TypeError that says so.
+    Lists that mix numbers with strings are a TypeError that says so.  ``exact_scalars``:
+    the caller also reads Fractions, Decimals and numeric strings (before this check), so
+    the message lists them.
     """
     x = host_array(name, x)
     arr = x if isinstance(x, np.ndarray) else None
+    if isinstance(x, int) and not isinstance(x, bool) and not -(1 << 63) <= x < (1 << 64):
+        raise TypeError(f"{name}={short_repr(x)} is an int beyond int64 and uint64, which this "
+                        f"function reads as an array; pass float({name}) (rounded to float64) or "
+                        "encode it exactly with softfloat.encode")
     if arr is None:
-        if isinstance(x, (np.generic, float, list, tuple)):
+        if isinstance(x, (np.generic, float, list, tuple)) or (isinstance(x, int) and not isinstance(x, bool)):
             try:
                 arr = np.asarray(x)
             except (ValueError, OverflowError, TypeError) as exc:
                 raise TypeError(f"{name} could not be read as a numeric array: {exc}") from None
         else:
-            raise TypeError(
-                f"{name} must be a float or integer array, a Python number, a Fraction, a "
-                f"Decimal or a numeric string; got {describe(x)}"
-            )
+            what = (", a Python number, a Fraction, a Decimal or a numeric string" if exact_scalars
+                    else ", an int or a float")
+            raise TypeError(f"{name} must be a float or integer array{what}; got {describe(x)}")
     kind = arr.dtype.kind
     if kind == "f" and arr.dtype.newbyteorder("=") in _FLOATS:
         return arr

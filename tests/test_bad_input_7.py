@@ -119,3 +119,122 @@ def test_ulp_of_fp16_scalars_near_zero_is_numpy_spacing():
     for v in [0x0000, 0x0001, 0x0002, 0x03FF, 0x0400, 0x0401, 0x0800, 0x1000, 0x3C00]:
         want = np.spacing(np.array(v, np.uint16).view(np.float16)).view(np.uint16)
         assert sf.ulp(v, "fp16") == want
+
+
+# ---------------------------------------------------------------------------------------
+# values: a Python int is a number wherever numbers are read
+# ---------------------------------------------------------------------------------------
+@pytest.mark.parametrize("x", [2, -3, 2**63 + 2**40, -(2**63)])
+def test_a_python_int_is_read_as_its_float_array(x):
+    # "x must be ... a Python number ...; got 2 (int)" refused the number it listed
+    st = sf.scaled_encode(x, "e4m3")
+    want = sf.scaled_encode(np.asarray(x), "e4m3")
+    assert st.bits == want.bits and st.scales == want.scales
+    bits = sf.encode(x, "bf16")
+    assert sf.error_stats(x, bits, "bf16") == sf.error_stats(np.asarray(x), bits, "bf16")
+
+
+def test_an_int_beyond_64_bits_says_how_to_pass_it():
+    with pytest.raises(TypeError, match=r"^x=1000000000000000000000000000000 is an int beyond int64 and "
+                                        r"uint64.*pass float\(x\)"):
+        sf.scaled_encode(10**30, "e4m3")
+
+
+@pytest.mark.parametrize("x", [__import__("fractions").Fraction(1, 3), "1.5", None])
+def test_scaled_encode_does_not_promise_exact_scalars(x):
+    # the message listed "a Fraction, a Decimal or a numeric string", which scaled_encode refuses
+    with pytest.raises(TypeError, match=r"^x must be a float or integer array, an int or a float; got ") as info:
+        sf.scaled_encode(x, "e4m3")
+    assert "Fraction" not in str(info.value).split("; got")[0]
+
+
+# ---------------------------------------------------------------------------------------
+# the remaining public functions: each argument named
+# ---------------------------------------------------------------------------------------
+def _npy(tmp_path):
+    path = tmp_path / "f.npy"
+    np.save(path, np.zeros(3))
+    return str(path)
+
+
+accumulate = importlib.import_module("softfloat.accumulate")
+explain_ = importlib.import_module("softfloat.explain")
+scaled = importlib.import_module("softfloat.scaled")
+testing = importlib.import_module("softfloat.testing")
+training = importlib.import_module("softfloat.training")
+
+#: (call, exception, the start of its message); before: what came instead
+NAMED = {
+    # KeyError: 'bogus'
+    "hardware_model name": (lambda p: accumulate.hardware_model("bogus", sf.bf16), ValueError,
+                            "name='bogus' is not a hardware preset; choose one of v100"),
+    "hardware_model misspelt": (lambda p: accumulate.hardware_model("H-100", sf.bf16), ValueError,
+                                "name='H-100' is not a hardware preset (did you mean 'h100'?)"),
+    # AttributeError: 'int' object has no attribute 'strip'
+    "hardware_model int": (lambda p: accumulate.hardware_model(3, sf.bf16), TypeError, "name must be"),
+    # re's "expected string or bytes-like object, got 'NoneType'"
+    "parse_operation None": (lambda p: explain_.parse_operation(None), TypeError, "x must be a str"),
+    "parse_operation array": (lambda p: explain_.parse_operation(np.zeros(2)), TypeError, "x must be a str"),
+    # numpy's "expected non-negative integer" from the bit generator
+    "Trainer seed": (lambda p: training.Trainer(seed=-1), ValueError, "seed must be an int >= 0"),
+    # Python's "Value after * must be an iterable, not float"
+    "Trainer hidden": (lambda p: training.Trainer(hidden=1.5), TypeError, "hidden must be an int or a tuple"),
+    # AssertionError (ulp_distance is a function, not an assertion)
+    "ulp_distance shapes": (lambda p: testing.ulp_distance(A, A[0, :2], "bf16"), ValueError,
+                            "operands could not be broadcast together: a(2, 3), b(2,)"),
+    # "could not convert string to float: 'x'"
+    "fp32_scales amax str": (lambda p: scaled.fp32_scales("x", "e4m3"), TypeError, "amax must be a number"),
+    # None was read as NaN and gave the scale 1 without a word
+    "fp32_scales amax None": (lambda p: scaled.fp32_scales(None, "e4m3"), TypeError, "amax must be a number"),
+    # an imaginary part dropped with a ComplexWarning
+    "fp32_scales amax complex": (lambda p: scaled.fp32_scales(np.array([1 + 1j]), "e4m3"), TypeError,
+                                 "amax must be a number"),
+    "fp32_scales previous": (lambda p: scaled.fp32_scales([1.0], "e4m3", previous="x"), TypeError,
+                             "previous must be a number"),
+    "fp32_scales margin": (lambda p: scaled.fp32_scales([1.0], "e4m3", margin=1.5), TypeError,
+                           "margin must be an int from 0 to 64"),
+}
+
+
+@pytest.mark.parametrize("case", list(NAMED))
+def test_the_error_names_the_argument(case, tmp_path):
+    call, exc, start = NAMED[case]
+    with pytest.raises(exc) as info:
+        call(tmp_path)
+    assert str(info.value).startswith(start), str(info.value)
+
+
+def test_from_npy_names_a_bad_chunks(tmp_path):
+    pytest.importorskip("dask.array")
+    # was dask's "Could not interpret 'x' as a byte unit", raised from dask/utils.py
+    with pytest.raises(ValueError, match=r"^chunks='x' is no chunking of the file's shape \(3,\) for dask"):
+        sf.from_npy(_npy(tmp_path), chunks="x")
+
+
+@pytest.mark.parametrize("fmt, b_format, out_format", [("bf16", None, None), ("e4m3", "e5m2", None),
+                                                      ("e4m3", None, "fp16"), ("tf32", None, "fp32")])
+def test_hardware_model_reads_format_names(fmt, b_format, out_format):
+    # hardware_model("h100", "bf16") said "has no model for bf16 inputs; it supports ... bf16"
+    kw = {} if b_format is None else {"b_format": b_format}
+    by_name = accumulate.hardware_model("h100", fmt, out_format, **kw)
+    as_fmt = {k: sf.as_format(v) for k, v in kw.items()}
+    assert by_name == accumulate.hardware_model(
+        "h100", sf.as_format(fmt), None if out_format is None else sf.as_format(out_format), **as_fmt)
+
+
+# ---------------------------------------------------------------------------------------
+# the command line: one line and exit 2
+# ---------------------------------------------------------------------------------------
+@pytest.mark.parametrize("argv, words", [
+    (["train", "--compare", ""], "--compare needs policy names separated by commas"),   # ran O2 alone
+    (["train", "--compare", " , "], "--compare needs policy names"),
+    (["train", "--lr", "nan", "--epochs", "1"], "--lr must be a finite number >= 0; got nan"),  # said "lr"
+    (["train", "--lr", "-1", "--epochs", "1"], "--lr must be a finite number >= 0; got -1.0"),
+])
+def test_cli_bad_train_arguments_exit_2_with_one_line(capsys, argv, words):
+    from softfloat.cli import main
+
+    code = main(argv)
+    out, err = capsys.readouterr()
+    assert code == 2 and out == ""
+    assert err.splitlines() == [err.strip()] and err.startswith("softfloat: error: ") and words in err, err

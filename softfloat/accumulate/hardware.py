@@ -198,10 +198,18 @@ def hardware_model(name: str, fmt: Format, out_format: Format | None = None, *,
     >>> hardware_model("h100", sf.fp8_e4m3, b_format=sf.fp8_e5m2) == hardware_model("h100", sf.fp8_e4m3)
     True
     """
+    if not isinstance(name, str):
+        raise TypeError(f"name must be a hardware preset's name such as 'h100'; got {_validate.describe(name)}")
     key = name.strip().lower()
     chip = _ALIASES.get(key, key)
+    if chip not in PRESETS:
+        named = [*PRESETS, *_ALIASES]
+        raise ValueError(f"name={name!r} is not a hardware preset{_validate.did_you_mean(name, named)}; choose "
+                         f"one of {', '.join(PRESETS)} (aliases: {', '.join(f'{a} = {c}' for a, c in _ALIASES.items())})")
     table = PRESETS[chip]
-    b_format = fmt if b_format is None else b_format
+    fmt = as_format(fmt)  # a name too: _FAMILY is keyed by Format ('bf16' read as no family)
+    b_format = fmt if b_format is None else as_format(b_format, "b_format")
+    out_format = None if out_format is None else as_format(out_format, "out_format")
     family = _FAMILY.get(fmt)
     if family not in table or _FAMILY.get(b_format) != family:
         supported = ", ".join(f for f in ("fp16", "bf16", "tf32") if f in table)
