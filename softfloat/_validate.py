@@ -252,6 +252,8 @@ def rng_argument(rng: object) -> None:
         return
     if isinstance(rng, bool) or not isinstance(rng, numbers.Integral):
         raise TypeError(f"rng must be a numpy.random.Generator, an int seed or None; got {describe(rng)}")
+    if rng < 0:  # numpy's own refusal says only "expected non-negative integer"
+        raise ValueError(f"rng must be a numpy.random.Generator, an int seed >= 0 or None; got {rng}")
 
 
 def boolean(name: str, value: object) -> bool:

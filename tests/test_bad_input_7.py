@@ -238,3 +238,23 @@ def test_cli_bad_train_arguments_exit_2_with_one_line(capsys, argv, words):
     out, err = capsys.readouterr()
     assert code == 2 and out == ""
     assert err.splitlines() == [err.strip()] and err.startswith("softfloat: error: ") and words in err, err
+
+
+@pytest.mark.parametrize("call", [
+    lambda: sf.encode([1.0, 0.3], "bf16", "stochastic", rng=-1),
+    lambda: sf.add(0x3F80, 0x3E99, "bf16", "stochastic", rng=-1),
+    lambda: sf.sum(A, "bf16", rounding="stochastic", rng=-1),
+    lambda: sf.context(rng=-1).__enter__(),
+])
+def test_a_negative_seed_is_named(call):
+    # numpy's "expected non-negative integer", from inside its bit generator
+    with pytest.raises(ValueError, match=r"^rng must be a numpy.random.Generator, an int seed >= 0 or None; got -1$"):
+        call()
+
+
+@pytest.mark.parametrize("bits", [np.array([5]), [5, 6], np.zeros((1, 1), np.uint16)])
+def test_bit_string_of_an_array_says_it_writes_one_pattern(bits):
+    # numpy's "only 0-dimensional arrays can be converted to Python scalars"
+    with pytest.raises(TypeError, match=r"^bits must be one bit pattern \(an int\); got an array"):
+        sf.bit_string(bits, "bf16")
+    assert sf.bit_string(np.array(5), "bf16") == sf.bit_string(5, "bf16") == "0 00000000 0000101"
