@@ -24,6 +24,7 @@ import math
 
 import numpy as np
 
+from . import _validate
 from .formats import Format, as_format, fp64
 
 __all__ = ["IDENTITY", "axes_of", "check_dtype", "collapse", "converted", "expand", "format_or_dtype",
@@ -80,7 +81,7 @@ def axes_of(ndim: int, axis) -> tuple:
     end) as a tuple of axes of an ``ndim``-d array."""
     if axis is None:
         return tuple(range(ndim))
-    axes = tuple(int(a) for a in (axis if isinstance(axis, (tuple, list)) else (axis,)))
+    axes = tuple(_validate.axis_number(axis, a) for a in (axis if isinstance(axis, (tuple, list)) else (axis,)))
     for a in axes:
         if not -max(ndim, 1) <= a < max(ndim, 1):  # (numpy's reductions take 0 and -1 on a 0-d array)
             raise _AxisError(a, ndim)

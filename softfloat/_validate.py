@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import enum
 import numbers
+import operator
 import os
 import sys
 from fractions import Fraction
@@ -174,6 +175,18 @@ def broadcast_shape(named: list) -> tuple:
     except ValueError:
         shapes = ", ".join(f"{name}{np.shape(a)}" for name, a in named)
         raise ValueError(f"operands could not be broadcast together: {shapes}") from None
+
+
+def axis_number(axis: object, item: object, what: str = "None, an int or a tuple of ints") -> int:
+    """One axis of ``axis`` (``item``: ``axis`` itself or one of its tuple) as an int; a
+    TypeError saying ``axis`` must be ``what`` for a bool or a float, which numpy refuses
+    too (int() would take True as axis 1 and 1.5 as axis 1)."""
+    if not isinstance(item, (bool, np.bool_)):
+        try:
+            return operator.index(item)
+        except TypeError:
+            pass
+    raise TypeError(f"axis must be {what}; got {describe(axis)}")
 
 
 def count(name: str, value: object) -> int:

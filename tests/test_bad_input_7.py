@@ -258,3 +258,12 @@ def test_bit_string_of_an_array_says_it_writes_one_pattern(bits):
     with pytest.raises(TypeError, match=r"^bits must be one bit pattern \(an int\); got an array"):
         sf.bit_string(bits, "bf16")
     assert sf.bit_string(np.array(5), "bf16") == sf.bit_string(5, "bf16") == "0 00000000 0000101"
+
+
+@pytest.mark.parametrize("axis", [0.0, 1.5, True, np.float64(1), (0, True)])
+@pytest.mark.parametrize("reduce", [np.sum, np.mean, np.max, np.prod])
+def test_array_reductions_refuse_a_float_or_bool_axis(reduce, axis):
+    # int(axis) took 0.0 as axis 0, 1.5 and True as axis 1; numpy refuses all three
+    x = sf.asarray(np.arange(6.0).reshape(2, 3), "bf16")
+    with pytest.raises(TypeError, match=r"^axis must be None, an int or a tuple of ints; got "):
+        reduce(x, axis=axis)
