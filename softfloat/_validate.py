@@ -96,8 +96,9 @@ def did_you_mean(value: object, names) -> str:
         near = [squeezed[m] for m in difflib.get_close_matches(key, list(squeezed), n=2, cutoff=0.8)]
     if not near:
         return ""
-    shown = [repr(n) for n in near[:4]] + (["..."] if len(near) > 4 else [])
-    listed = shown[0] if len(shown) == 1 else f"{', '.join(shown[:-1])} or {shown[-1]}"
+    shown = [repr(n) for n in near[:4]]
+    listed = (shown[0] if len(shown) == 1 else f"{', '.join(shown[:-1])} or {shown[-1]}" if len(near) <= 4
+              else f"{', '.join(shown)}, ...")
     return f" (did you mean {listed}?)"
 
 

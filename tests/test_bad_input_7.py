@@ -267,3 +267,28 @@ def test_array_reductions_refuse_a_float_or_bool_axis(reduce, axis):
     x = sf.asarray(np.arange(6.0).reshape(2, 3), "bf16")
     with pytest.raises(TypeError, match=r"^axis must be None, an int or a tuple of ints; got "):
         reduce(x, axis=axis)
+
+
+# ---------------------------------------------------------------------------------------
+# hypothesis strategies: checked when made, not when hypothesis first draws
+# ---------------------------------------------------------------------------------------
+@pytest.mark.parametrize("kwargs, exc, start", [
+    # hypothesis raised at the first draw: "negative dimensions are not allowed",
+    # "'float' object is not iterable", InvalidArgument for fill; unique="yes" was taken as True
+    (dict(shape=-1), TypeError, "shape must be a count, a tuple of counts"),
+    (dict(shape=2.5), TypeError, "shape must be a count, a tuple of counts"),
+    (dict(shape=(2, True)), TypeError, "shape must be a count, a tuple of counts"),
+    (dict(shape=3, unique="yes"), TypeError, "unique must be True or False"),
+    (dict(shape=3, fill="x"), TypeError, "fill must be a hypothesis strategy or None"),
+])
+def test_arrays_strategy_checks_its_arguments_when_made(kwargs, exc, start):
+    strategies = pytest.importorskip("softfloat.strategies")
+    with pytest.raises(exc) as info:
+        strategies.arrays("bf16", **kwargs)
+    assert str(info.value).startswith(start), str(info.value)
+
+
+def test_bits_strategy_names_the_class_meant():
+    strategies = pytest.importorskip("softfloat.strategies")
+    with pytest.raises(ValueError, match=r"which is not an IEEE class name \(did you mean 'positiveNormal'\?\)"):
+        strategies.bits("bf16", classes=["positive_normal"])
