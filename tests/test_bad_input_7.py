@@ -292,3 +292,33 @@ def test_bits_strategy_names_the_class_meant():
     strategies = pytest.importorskip("softfloat.strategies")
     with pytest.raises(ValueError, match=r"which is not an IEEE class name \(did you mean 'positiveNormal'\?\)"):
         strategies.bits("bf16", classes=["positive_normal"])
+
+
+# ---------------------------------------------------------------------------------------
+# the stateful pieces: scaling history, loss scaler, the recipes' engine
+# ---------------------------------------------------------------------------------------
+@pytest.mark.parametrize("amax", [None, np.array([1.0], dtype=object)])
+def test_delayed_scaling_refuses_an_amax_that_is_no_number(amax):
+    # None was read as NaN: update(None) kept the scale and returned 1.0 without a word
+    with pytest.raises(TypeError, match=r"^amax must be a number or an array of numbers; got "):
+        sf.DelayedScaling("e4m3").update(amax)
+
+
+@pytest.mark.parametrize("state, exc, start", [
+    ({"x": 1}, ValueError, "state lacks 'scale', 'growth_factor'"),   # KeyError: 'scale'
+    ("x", TypeError, "state must be the dict state_dict() returns"),  # "string indices must be integers"
+])
+def test_loss_scaler_load_state_dict_names_what_is_missing(state, exc, start):
+    with pytest.raises(exc) as info:
+        training.LossScaler().load_state_dict(state)
+    assert str(info.value).startswith(start), str(info.value)
+
+
+@pytest.mark.parametrize("recipe", ["O2", "fp8", "mxfp8"])
+@pytest.mark.parametrize("bias", [np.ones(5), np.ones((3, 2, 2))])
+def test_gemm_names_a_bias_that_does_not_fit(recipe, bias):
+    # the unscaled recipes said "c of shape (5,) does not broadcast" (c is the engine's
+    # own name for it), the scaled ones raised numpy's broadcast error from the epilogue
+    engine = recipes.GemmEngine(recipe)
+    with pytest.raises(ValueError, match=r"^bias of shape \(.*\) does not broadcast to the result shape \(2, 32\)$"):
+        engine.gemm(np.ones((2, 32)), np.ones((32, 32)), "fprop", "layer", bias=bias)

@@ -263,6 +263,10 @@ class GemmEngine:
         recompute = kind == "recompute"
         kind = "fprop" if recompute else kind
         a, b, out, formats = self._arguments(k, (a, b), kind, out, formats, record)
+        if bias is not None:  # named here: the product below calls it c, or adds it last
+            result = tuple(a.shape[:-1]) + (b.shape[-1],)
+            if not _broadcasts_to(np.shape(bias), result):
+                raise ValueError(f"bias of shape {tuple(np.shape(bias))} does not broadcast to the result shape {result}")
         ops = {"record": record, "ops": [], "additions": 0, "swamped": 0, "kernels": k, "kind": kind,
                "cache": operands if formats == (None, None) else None}
         scaling, bias_epilogue = self.recipe.fp8, self.bias_epilogue
@@ -481,6 +485,13 @@ def _reused(ops, role: str, x, fmt: Format, scale):
     if ops["record"]:
         ops["ops"].append(record)
     return bits, extra
+
+
+def _broadcasts_to(shape, target: tuple) -> bool:
+    try:
+        return np.broadcast_shapes(tuple(shape), target) == target
+    except ValueError:
+        return False
 
 
 def _bias_as_c(k, bias, fmt: Format):

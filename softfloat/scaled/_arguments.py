@@ -87,7 +87,7 @@ def _amax_argument(amax, shape):
         a = np.asarray(amax, dtype=np.float64)
     except (TypeError, ValueError):
         raise TypeError(f"amax must be a number or an array of numbers; got {_validate.describe(amax)}") from None
-    if a.dtype.kind not in "fiu" or np.asarray(amax).dtype.kind == "b":
+    if np.asarray(amax).dtype.kind not in "fiu":  # (None would read as NaN, a bool as 0 or 1)
         raise TypeError(f"amax must be a number or an array of numbers; got {_validate.describe(amax)}")
     if np.any(a < 0):
         raise ValueError(f"amax holds a negative value ({float(a[a < 0].flat[0])}); an amax is a magnitude")
