@@ -322,3 +322,27 @@ def test_gemm_names_a_bias_that_does_not_fit(recipe, bias):
     engine = recipes.GemmEngine(recipe)
     with pytest.raises(ValueError, match=r"^bias of shape \(.*\) does not broadcast to the result shape \(2, 32\)$"):
         engine.gemm(np.ones((2, 32)), np.ones((32, 32)), "fprop", "layer", bias=bias)
+
+
+# ---------------------------------------------------------------------------------------
+# checkpoints: the paths and the scaling by their names
+# ---------------------------------------------------------------------------------------
+@pytest.mark.parametrize("call, exc, start", [
+    # os.fspath's "expected str, bytes or os.PathLike object, not NoneType"
+    (lambda d: sf.quantize_checkpoint(None, d / "x.npz", "bf16"), TypeError, "src must be a str or os.PathLike"),
+    (lambda d: sf.quantize_checkpoint(d / "c.npz", 3, "bf16"), TypeError, "dst must be a str or os.PathLike"),
+    (lambda d: sf.load_checkpoint(None), TypeError, "path must be a str or os.PathLike"),
+    # AttributeError: 'bytes' object has no attribute 'seek'
+    (lambda d: sf.load_checkpoint(str(d / "c.npz").encode()), TypeError, "path must be a str or os.PathLike"),
+    # numpy's "truth value of an array ... is ambiguous"
+    (lambda d: sf.quantize_checkpoint(d / "c.npz", d / "x.npz", "e4m3", scaling=np.array(["a", "b"])), TypeError,
+     "scaling must be one of 'none', 'tensor'; got an array"),
+    (lambda d: sf.quantize_checkpoint(d / "c.npz", d / "x.npz", "e4m3", scaling="Tensor"), ValueError,
+     "scaling='Tensor' is not valid (did you mean 'tensor'?)"),
+])
+def test_checkpoint_arguments_are_named(tmp_path, call, exc, start):
+    np.savez(tmp_path / "c.npz", w=np.ones(3, np.float32))
+    with pytest.raises(exc) as info:
+        call(tmp_path)
+    assert str(info.value).startswith(start), str(info.value)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["c.npz"]  # nothing written
