@@ -346,3 +346,18 @@ def test_checkpoint_arguments_are_named(tmp_path, call, exc, start):
         call(tmp_path)
     assert str(info.value).startswith(start), str(info.value)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["c.npz"]  # nothing written
+
+
+@pytest.mark.parametrize("call, exc, start", [
+    (lambda: training.Trainer(optimizer="Adam"), ValueError, "optimizer='Adam' is not valid (did you mean 'adam'?)"),
+    # numpy's "truth value of an array ... is ambiguous" (sgd/adam were compared with ==)
+    (lambda: training.Trainer(optimizer=np.array(["sgd", "adam"])), TypeError, "optimizer must be one of 'sgd', 'adam'"),
+    (lambda: training.Trainer(activation="Relu"), ValueError, "activation='Relu' is not valid (did you mean 'relu'?)"),
+    (lambda: training.memory_footprint(10, optimizer=np.array(["sgd"])), TypeError, "optimizer must be one of"),
+    (lambda: recipes.GemmEngine("O2", history="sites"), ValueError, "history='sites' is not valid (did you mean 'site'?)"),
+    (lambda: sf.FusedAccumulator(4, 10, fp8=np.array(["native", "x"])), TypeError, "fp8 must be one of 'native', 'via_fp16'"),
+])
+def test_string_options_of_the_lab_share_one_check(call, exc, start):
+    with pytest.raises(exc) as info:
+        call()
+    assert str(info.value).startswith(start), str(info.value)

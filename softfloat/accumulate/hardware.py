@@ -112,8 +112,7 @@ class FusedAccumulator:
             object.__setattr__(self, "output_mantissa_bits", output.mantissa_bits)
         object.__setattr__(self, "output_mantissa_bits", _validate.int_in_range(
             "output_mantissa_bits", self.output_mantissa_bits, 1, output.mantissa_bits))
-        if self.fp8 not in _FP8_MODES:
-            raise ValueError(f"fp8 must be one of {', '.join(map(repr, _FP8_MODES))}; got {self.fp8!r}")
+        _validate.one_of("fp8", self.fp8, _FP8_MODES)
         # a block sum has at most F + 2 bits per term plus the carries of N + 1 terms, and
         # is computed exactly in float64
         if self.fraction_bits + 2 + (self.terms + 1).bit_length() > 53:

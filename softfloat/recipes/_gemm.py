@@ -147,9 +147,7 @@ class GemmEngine:
                  matmul=None, kernels=None):
         self.recipe = as_recipe(recipe)
         self.accumulator = self.recipe.accumulator if accumulator is None else check_accumulator(accumulator)
-        if history not in ("step", "site"):
-            raise ValueError(f"history must be 'step' or 'site'; got {history!r}")
-        self.history = history
+        self.history = _validate.one_of("history", history, ("step", "site"))
         if not isinstance(bias_epilogue, (bool, np.bool_)):
             raise TypeError(f"bias_epilogue must be True or False; got {_validate.describe(bias_epilogue)}")
         self.bias_epilogue = bool(bias_epilogue)
