@@ -110,6 +110,7 @@ def unknown_format(argname: str, value: str, names: list[str], aliases: list[str
     listed = f"choose one of {', '.join(names)} (aliases: {', '.join(aliases)})"
     guess = did_you_mean(value, names + aliases)
     if argname.startswith("-"):
+        value = value if value and value.strip() == value else repr(value)  # '' or ' ' seen as such
         return (f"{argname} {value} is not a known format{guess}; {listed}; or give a custom format "
                 f"by its layout, {argname} eEmM with E exponent and M mantissa bits, e.g. "
                 f"{argname} e6m9 (append fn, fnuz or finite for those special-value policies: "

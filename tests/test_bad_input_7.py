@@ -230,6 +230,12 @@ def test_hardware_model_reads_format_names(fmt, b_format, out_format):
     (["train", "--compare", " , "], "--compare needs policy names"),
     (["train", "--lr", "nan", "--epochs", "1"], "--lr must be a finite number >= 0; got nan"),  # said "lr"
     (["train", "--lr", "-1", "--epochs", "1"], "--lr must be a finite number >= 0; got -1.0"),
+    # named 'optimizer=' and 'rounding=', the library's names, not the options'
+    (["train", "--optimizer", "Adam", "--epochs", "1"], "--optimizer='Adam' is not valid (did you mean 'adam'?)"),
+    (["train", "--update-rounding", "bogus", "--epochs", "1"], "--update-rounding='bogus' is not valid"),
+    # "--format  is not a known format": an empty value vanished from the message
+    (["explain", "1", "--format", ""], "--format '' is not a known format"),
+    (["explain", "1", "--format", "bf-16"], "--format bf-16 is not a known format (did you mean 'bf16'?)"),
 ])
 def test_cli_bad_train_arguments_exit_2_with_one_line(capsys, argv, words):
     from softfloat.cli import main
