@@ -367,3 +367,18 @@ def test_string_options_of_the_lab_share_one_check(call, exc, start):
     with pytest.raises(exc) as info:
         call()
     assert str(info.value).startswith(start), str(info.value)
+
+
+@pytest.mark.parametrize("traps, exc, start", [
+    (3, TypeError, "traps must be a set of IEEE flag names such as {'overflow'}; got 3 (int)"),  # "not iterable"
+    (np.array(["overflow", "inexact"]), TypeError, "traps must be a set of IEEE flag names"),  # ambiguous truth value
+    (["overflw"], ValueError, "traps must name IEEE flags"),
+    ([sf.Overflow, "x"], ValueError, "traps must name IEEE flags"),  # sorted() of a class and a str: TypeError
+])
+def test_context_traps_are_checked_by_name(traps, exc, start):
+    with pytest.raises(exc) as info:
+        with sf.context(traps=traps):
+            pass
+    assert str(info.value).startswith(start), str(info.value)
+    if isinstance(traps, list) and traps == ["overflw"]:
+        assert str(info.value).endswith("(did you mean 'overflow'?)")
