@@ -382,3 +382,12 @@ def test_context_traps_are_checked_by_name(traps, exc, start):
     assert str(info.value).startswith(start), str(info.value)
     if isinstance(traps, list) and traps == ["overflw"]:
         assert str(info.value).endswith("(did you mean 'overflow'?)")
+
+
+@pytest.mark.parametrize("x", [1j, object()])
+def test_explain_does_not_offer_arrays_it_refuses(x):
+    # "x must be a number, a numeric string or an array" -- explain refuses arrays
+    with pytest.raises(TypeError, match=r"^x must be a number \(an int, float, Fraction or Decimal\) or a numeric "
+                                        r"string; got ") as info:
+        sf.explain(x, "bf16")
+    assert "array" not in str(info.value)
