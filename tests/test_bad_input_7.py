@@ -79,12 +79,10 @@ def test_vecdot_without_b_is_refused_not_summed():
         sf.vecdot(A, None, "bf16")
 
 
-@pytest.mark.parametrize("axis", [True, False, np.True_, (0, True)])
-@pytest.mark.parametrize("kind", ["sum", "vecdot"])
+@pytest.mark.parametrize("kind, axis", [("sum", True), ("sum", False), ("sum", np.True_), ("sum", (0, True)),
+                                        ("vecdot", True), ("vecdot", False), ("vecdot", np.True_)])
 def test_a_bool_axis_is_refused(kind, axis):
     # numpy refuses axis=True; softfloat took it as axis 1 (vecdot: any bool as 0 or 1)
-    if kind == "vecdot" and isinstance(axis, tuple):
-        pytest.skip("vecdot takes one axis")
     with pytest.raises(TypeError, match=r"^axis must be "):
         if kind == "sum":
             sf.sum(A, "bf16", axis=axis)
