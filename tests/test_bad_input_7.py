@@ -389,3 +389,13 @@ def test_explain_does_not_offer_arrays_it_refuses(x):
                                         r"string; got ") as info:
         sf.explain(x, "bf16")
     assert "array" not in str(info.value)
+
+
+@pytest.mark.parametrize("decimals, exc", [(1.5, TypeError), (True, TypeError), ("x", TypeError), (400, ValueError)])
+def test_array_round_takes_int_decimals(decimals, exc):
+    # np.round(x, 1.5) scaled by 10**1.5 and returned [1.2649..., 2.4981...] for [1.26, 2.5];
+    # True was read as 1, 'x' failed in abs(), 400 overflowed float64 (OverflowError)
+    x = sf.asarray([1.26, 2.5], "fp32")
+    with pytest.raises(exc, match=r"^decimals must be "):
+        np.round(x, decimals)
+    assert np.round(x, np.int64(1)).to_numpy().tolist() == np.round(x, 1).to_numpy().tolist()
