@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import codec
+from . import _validate, codec
 from ._array_keywords import axes_of, format_or_dtype
 from ._array_registry import FUNCTIONS, deliver, implements, unsupported
 
@@ -117,6 +117,7 @@ for _func in (np.may_share_memory, np.shares_memory):
 @implements(np.partition)
 def partition(A, a, kth, axis=-1, kind="introselect", order=None):
     """A full sort by the ordering module's key (a valid partition: exact, deterministic)."""
+    _validate.partition_index(kth, a.shape, axis)  # checked as numpy checks it, though a sort needs none
     return np.sort(a, axis=axis)
 
 

@@ -191,6 +191,30 @@ def axis_number(axis: object, item: object, what: str = "None, an int or a tuple
     raise TypeError(f"axis must be {what}; got {describe(axis)}")
 
 
+def partition_index(kth: object, shape: tuple, axis: object) -> None:
+    """``kth`` of a partition along ``axis`` of an array of ``shape``: an int or a sequence
+    of ints inside the axis, as numpy requires (a full sort, softfloat's partition, would
+    take any)."""
+    items = kth if isinstance(kth, (list, tuple, np.ndarray)) else [kth]
+    length = shape[axis_number(axis, axis, "an int or None")] if axis is not None else int(np.prod(shape))
+    for k in np.asarray(items, dtype=object).ravel():
+        if isinstance(k, (bool, np.bool_)) or not isinstance(k, numbers.Integral):
+            raise TypeError(f"kth must be an int or a sequence of ints; got {describe(kth)}")
+        if not -length <= k < length:
+            raise ValueError(f"kth={int(k)} is out of bounds for an axis of length {length}")
+
+
+def whole_number(name: str, value: object) -> int:
+    """An int, or a float of integral value (numpy's ddof=1.0); a TypeError for a bool or
+    a non-number, a ValueError for a fraction that would be rounded away."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{name} must be an int; got {describe(value)}")
+    if value != value or value in (float("inf"), float("-inf")) or int(value) != value:
+        raise ValueError(f"{name} must be a whole number (softfloat divides by the integer count n - "
+                         f"{name}); got {value}")
+    return int(value)
+
+
 def count(name: str, value: object) -> int:
     """A count: an int >= 0 (numpy integers too)."""
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral) or value < 0:

@@ -399,3 +399,28 @@ def test_array_round_takes_int_decimals(decimals, exc):
     with pytest.raises(exc, match=r"^decimals must be "):
         np.round(x, decimals)
     assert np.round(x, np.int64(1)).to_numpy().tolist() == np.round(x, 1).to_numpy().tolist()
+
+
+@pytest.mark.parametrize("call, exc, start", [
+    # accepted silently (a full sort is a valid partition), where numpy refuses
+    (lambda a: np.partition(a, 1.5), TypeError, "kth must be an int or a sequence of ints; got 1.5 (float)"),
+    (lambda a: np.partition(a, 9), ValueError, "kth=9 is out of bounds for an axis of length 6"),
+    (lambda a: np.argpartition(a, [0, -7]), ValueError, "kth=-7 is out of bounds"),
+    (lambda a: a.copy().partition(True), TypeError, "kth must be an int"),
+    # ddof=1.5 divided by n - 2 (numpy divides by n - 1.5): a silent wrong answer
+    (lambda a: np.std(a, ddof=1.5), ValueError, "ddof must be a whole number"),
+    (lambda a: np.var(a, ddof="x"), TypeError, "ddof must be an int; got 'x' (str)"),  # int - str
+    (lambda a: np.cov(a, ddof=1.5), ValueError, "ddof must be a whole number"),  # numpy: "ddof must be integer"
+])
+def test_array_statistics_and_partition_check_their_integers(call, exc, start):
+    a = sf.asarray(np.linspace(0.1, 2, 6), "fp32")
+    with pytest.raises(exc) as info:
+        call(a)
+    assert str(info.value).startswith(start), str(info.value)
+
+
+def test_an_integral_ddof_still_gives_numpy_s_count():
+    x = np.linspace(0.1, 2, 6)
+    a = sf.asarray(x, "fp64")   # fp64: numpy's own arithmetic is the oracle
+    assert np.std(a, ddof=1.0).to_numpy() == np.std(a, ddof=1).to_numpy()
+    assert np.partition(a, [0, -1]).to_numpy().tolist() == np.sort(x).tolist()
