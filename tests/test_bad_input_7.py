@@ -424,3 +424,19 @@ def test_an_integral_ddof_still_gives_numpy_s_count():
     a = sf.asarray(x, "fp64")   # fp64: numpy's own arithmetic is the oracle
     assert np.std(a, ddof=1.0).to_numpy() == np.std(a, ddof=1).to_numpy()
     assert np.partition(a, [0, -1]).to_numpy().tolist() == np.sort(x).tolist()
+
+
+@pytest.mark.parametrize("axis", [0.0, False, -1.0])
+@pytest.mark.parametrize("call", [
+    lambda v, axis: sf.sum(v, "bf16", axis=axis),
+    lambda v, axis: sf.vecdot(v, v, "bf16", axis=axis),
+    lambda v, axis: np.sum(sf.Array(v, "bf16"), axis=axis),
+    lambda v, axis: np.nansum(sf.Array(v, "bf16"), axis=axis),
+    lambda v, axis: np.sum(sf.Array(v[:1], "bf16"), axis=axis),
+])
+def test_one_dimensional_fast_paths_refuse_a_float_or_bool_axis(call, axis):
+    # `axis in (0, -1)` is True for 0.0 and False: the one-dimensional shortcuts summed
+    # without ever reaching the axis check
+    v = sf.encode(np.arange(3.0), "bf16")
+    with pytest.raises(TypeError, match=r"^axis must be "):
+        call(v, axis)
