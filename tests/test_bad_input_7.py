@@ -440,3 +440,15 @@ def test_one_dimensional_fast_paths_refuse_a_float_or_bool_axis(call, axis):
     v = sf.encode(np.arange(3.0), "bf16")
     with pytest.raises(TypeError, match=r"^axis must be "):
         call(v, axis)
+
+
+@pytest.mark.parametrize("where", [np.ones(6), [1, 0, 1, 0, 1, 0], 1])
+@pytest.mark.parametrize("reduce", [np.sum, np.mean, np.var, np.max])
+def test_array_reductions_take_a_boolean_where(reduce, where):
+    # a float or int mask was cast to bool (every non-zero element selected); numpy refuses it
+    a = sf.asarray(np.linspace(0.1, 2, 6), "fp64")
+    with pytest.raises(TypeError, match=r"^where must be True, False or an array of booleans; got "):
+        reduce(a, where=where, **({"initial": -1.0} if reduce is np.max else {}))
+    mask = np.array([True, False] * 3)
+    assert reduce(a, where=mask, **({"initial": -1.0} if reduce is np.max else {})).to_numpy() == \
+        reduce(np.linspace(0.1, 2, 6), where=mask, **({"initial": -1.0} if reduce is np.max else {}))
