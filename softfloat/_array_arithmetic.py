@@ -46,7 +46,7 @@ import operator
 
 import numpy as np
 
-from . import _fastpaths
+from . import _fastpaths, _validate
 from ._array_keywords import axes_of, converted
 from ._array_chains import running_products
 from ._array_registry import deliver, implements, unsupported
@@ -187,11 +187,8 @@ if hasattr(np, "cumulative_sum"):  # numpy >= 2.1
 @implements(np.round, np.around)
 def round_(A, a, decimals=0, out=None):
     """rint at a decimal scale (see the module docstring)."""
-    try:
-        decimals = operator.index(decimals)
-    except TypeError:
-        raise TypeError(f"numpy.round: decimals must be an integer; got {decimals!r} "
-                        f"({type(decimals).__name__})") from None
+    # an int, as numpy takes it (1.5 scaled by 10**1.5; beyond 10**308 float64 overflows)
+    decimals = _validate.int_in_range("decimals", decimals, -308, 308)
     if decimals == 0:
         result = np.rint(a)
     else:

@@ -24,6 +24,7 @@ import math
 
 import numpy as np
 
+from . import _validate
 from .formats import Format, as_format, fp64
 
 __all__ = ["IDENTITY", "axes_of", "check_dtype", "collapse", "converted", "expand", "format_or_dtype",
@@ -80,7 +81,7 @@ def axes_of(ndim: int, axis) -> tuple:
     end) as a tuple of axes of an ``ndim``-d array."""
     if axis is None:
         return tuple(range(ndim))
-    axes = tuple(int(a) for a in (axis if isinstance(axis, (tuple, list)) else (axis,)))
+    axes = tuple(_validate.axis_number(axis, a) for a in (axis if isinstance(axis, (tuple, list)) else (axis,)))
     for a in axes:
         if not -max(ndim, 1) <= a < max(ndim, 1):  # (numpy's reductions take 0 and -1 on a 0-d array)
             raise _AxisError(a, ndim)
@@ -118,7 +119,7 @@ def reduction_operand(A, a, name: str, axis, *, dtype=None, where=True, initial=
         if fill is None:
             raise ValueError(f"reduction operation '{name}' on a softfloat.Array has no identity, so to use "
                              f"a where mask one has to specify 'initial'")
-        keep = np.broadcast_to(np.asarray(where, dtype=bool), a.shape)
+        keep = np.broadcast_to(where_mask(where), a.shape)
         a = A.wrap(np.where(keep, a.bits, A.bits_in(fill, a.format, name)), a.format)
     if not has_initial:
         return a, axis
@@ -139,5 +140,14 @@ def reduce_with(A, reduce, a, name: str, axis, keepdims: bool, **keywords):
 
 def selected_count(a, axis, where, keepdims: bool):
     """How many elements each slice of ``a`` along ``axis`` selects (``where``)."""
-    keep = np.broadcast_to(np.asarray(where, dtype=bool), a.shape)
+    keep = np.broadcast_to(where_mask(where), a.shape)
     return np.sum(keep, axis=axis, keepdims=keepdims)
+
+
+def where_mask(where) -> np.ndarray:
+    """``where=`` as booleans; other dtypes are refused, as numpy refuses them (a float
+    mask would select every non-zero element)."""
+    mask = np.asarray(where)
+    if mask.dtype != bool:
+        raise TypeError(f"where must be True, False or an array of booleans; got {_validate.describe(where)}")
+    return mask

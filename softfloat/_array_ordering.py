@@ -28,9 +28,9 @@ import math
 
 import numpy as np
 
-from . import codec
+from . import _validate, codec
 from ._array_registry import implements
-from ._array_structural import check_kth, truthy
+from ._array_structural import truthy
 from .ops.compare import total_order_keys
 
 __all__ = ["numpy_key"]
@@ -80,7 +80,7 @@ def sort(A, a, axis=-1, kind=None, order=None, *, stable=None):
 @implements(np.argpartition)
 def argpartition(A, a, kth, axis=-1, kind="introselect", order=None):
     """argsort's indices (a full stable sort is a valid partition; deterministic)."""
-    check_kth(a, kth, axis, "argpartition")
+    _validate.partition_index(kth, a.shape, axis)
     return argsort(A, a, axis=axis)
 
 

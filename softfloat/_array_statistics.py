@@ -49,7 +49,7 @@ import warnings
 
 import numpy as np
 
-from . import _fastpaths, codec
+from . import _fastpaths, _validate, codec
 from ._array_ordering import numpy_key
 from ._array_keywords import axes_of, converted, reduce_with, selected_count
 from ._array_registry import deliver, implements, plain, unsupported
@@ -275,7 +275,7 @@ def var(A, a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=
     then one division by n - ddof: each step rounded once into the format.  ``mean=``
     (numpy's precomputed mean, keepdims-shaped) replaces the first step."""
     a = converted(a, "var", dtype)
-    ddof = correction if correction not in (None, np._NoValue) else ddof
+    ddof = _validate.whole_number("ddof", correction if correction not in (None, np._NoValue) else ddof)
     count = _count(a, axis, keepdims, where)
     _slice_warning(np.less_equal(count - ddof, 0), "Degrees of freedom <= 0 for slice")
     m = _mean(A, a, axis, True, where, _count(a, axis, True, where)) if mean is np._NoValue or mean is None \
@@ -543,7 +543,7 @@ def cov(A, m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweight
         if not rowvar and y.shape[0] != 1:
             y = y.T
         x = np.concatenate([x, y], axis=0)
-    ddof = (0 if bias else 1) if ddof is None else ddof
+    ddof = (0 if bias else 1) if ddof is None else _validate.whole_number("ddof", ddof)
     w = _cov_weights(A, x.shape[1], fweights, aweights)
     if w is not None:
         return _weighted_cov(x, w, aweights, ddof)

@@ -28,11 +28,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import codec
+from . import _validate, codec
 from ._array_keywords import axes_of, format_or_dtype
 from ._array_registry import FUNCTIONS, deliver, implements, unsupported
 
-__all__ = ["check_kth", "truthy"]
+__all__ = ["truthy"]
 
 
 def truthy(A, x):
@@ -117,22 +117,8 @@ for _func in (np.may_share_memory, np.shares_memory):
 @implements(np.partition)
 def partition(A, a, kth, axis=-1, kind="introselect", order=None):
     """A full sort by the ordering module's key (a valid partition: exact, deterministic)."""
-    check_kth(a, kth, axis, "partition")
+    _validate.partition_index(kth, a.shape, axis)  # checked as numpy checks it, though a sort needs none
     return np.sort(a, axis=axis)
-
-
-def check_kth(a, kth, axis, name: str) -> None:
-    """numpy's checks of partition's ``kth`` (integers within the axis, from its end where
-    negative), which a full sort would otherwise skip."""
-    k = np.asarray(kth)
-    if k.dtype.kind not in "iub":
-        raise TypeError(f"numpy.{name}: kth must be an integer or a sequence of integers; got {kth!r}")
-    if axis is not None and not -a.ndim <= axis < a.ndim:
-        return  # (the sort raises numpy's AxisError)
-    n = a.size if axis is None else a.shape[axis]
-    if k.size and (k.min() < -n or k.max() >= n):
-        bad = k[(k < -n) | (k >= n)].flat[0]
-        raise ValueError(f"numpy.{name}: kth(={bad}) out of bounds ({n})")
 
 
 def _joining(func):

@@ -413,7 +413,7 @@ def sum_of(A, x, axis=None, keepdims=False, out_format=None):
     ctx = get_context()
     acc = accumulator_of(ctx, x.format)
     out = x.format if out_format is None else out_format
-    if out is x.format and x.size == 1 and not keepdims and (axis is None or (axis in (0, -1) and x.ndim == 1)):
+    if out is x.format and x.size == 1 and not keepdims and (axis is None or (type(axis) is int and axis in (0, -1) and x.ndim == 1)):
         one = _one_term(A, ctx, acc, x)
         if one is not None:
             return one

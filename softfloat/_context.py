@@ -383,9 +383,7 @@ def _checked(base: Context, **changes) -> Context:
     if "track_flags" in changes:
         kw["track_flags"] = _validate.boolean("track_flags", changes["track_flags"])
     if "order" in changes:
-        if changes["order"] not in _ORDERS:
-            raise ValueError(f"order must be one of {', '.join(map(repr, _ORDERS))}; got {changes['order']!r}")
-        kw["order"] = changes["order"]
+        kw["order"] = _validate.one_of("order", changes["order"], _ORDERS)
     if "accumulator" in changes:
         acc = changes["accumulator"]
         kw["accumulator"] = acc if acc is None else ACCUMULATOR_CHECK(acc, "accumulator")
@@ -394,11 +392,15 @@ def _checked(base: Context, **changes) -> Context:
         _validate.rng_argument(rng)
         kw["rng"] = rng if rng is None or isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
     if "traps" in changes:
-        traps = changes["traps"] or ()
+        traps = () if changes["traps"] is None else changes["traps"]
+        if not isinstance(traps, (str, set, frozenset, list, tuple, dict)):  # (an int: "not iterable")
+            raise TypeError(f"traps must be a set of IEEE flag names such as {{'overflow'}}; got {_validate.describe(traps)}")
         traps = {traps} if isinstance(traps, str) else set(traps)
         unknown = traps - set(FLAG_NAMES)
         if unknown:
-            raise ValueError(f"traps must name IEEE flags ({', '.join(FLAG_NAMES)}); got {sorted(unknown)}")
+            first = min(unknown, key=str)
+            raise ValueError(f"traps must name IEEE flags ({', '.join(FLAG_NAMES)}); got {sorted(unknown, key=str)}"
+                             f"{_validate.did_you_mean(first, FLAG_NAMES)}")
         kw["traps"] = frozenset(traps)
     ctx = replace(base, **kw, flags=StickyFlags())
     if ctx.traps and not ctx.track_flags:

@@ -39,7 +39,7 @@ import unicodedata
 from dataclasses import dataclass, field
 from fractions import Fraction
 
-from ._validate import short_repr
+from ._validate import describe, short_repr
 
 __all__ = ["ExactValue", "parse_exact", "to_significand", "SIG_TOP", "FAR_ABOVE", "FAR_BELOW",
            "MAX_DIGITS", "format_fraction", "is_exact_scalar", "scientific", "scientific_text",
@@ -221,9 +221,9 @@ def parse_exact(x: object, argname: str = "x") -> ExactValue:
         return _parse_string(str(x), argname)  # '-1.5E+1000000000': linear, any exponent
     if isinstance(x, str):
         return _parse_string(x, argname)
-    raise TypeError(
-        f"{argname} must be a number, a numeric string or an array; got {type(x).__name__} {x!r:.60}"
-    )
+    raise TypeError(  # (arrays never come here: each caller reads them first, or refuses them)
+        f"{argname} must be a number (an int, float, Fraction or Decimal) or a numeric string; got "
+        f"{describe(x)}")
 
 
 def _parse_string(text: str, argname: str) -> ExactValue:

@@ -1,7 +1,7 @@
 """The argument checks and message texts that the public boundary shares.
 
 Checks that raise (:func:`instance`, :func:`count`, :func:`int_in_range`, :func:`choice`,
-:func:`boolean`, :func:`file_path`, :func:`bit_patterns`, :func:`numeric_array`, ...),
+:func:`one_of`, :func:`boolean`, :func:`file_path`, :func:`bit_patterns`, :func:`numeric_array`, ...),
 texts for callers that raise themselves (:func:`unknown_format`,
 :func:`missing_dependency`, :func:`install_hint`, ...), and the pieces every message is
 made of (:func:`describe`, :func:`short_repr`, :func:`counted`).  Checks specific to one
@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import enum
 import numbers
+import operator
 import os
 import sys
 from fractions import Fraction
@@ -66,17 +67,55 @@ def counted(n: int, noun: str = "value") -> str:
     return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
 
 
+def _squeezed(name: str) -> str:
+    return "".join(c for c in name.lower() if c not in "-_ .")
+
+
+def did_you_mean(value: object, names) -> str:
+    """For a name that names nothing, the names it most likely misspells, as
+    " (did you mean 'x'?)" -- or "" when none is close.  Close means: the same name but for
+    case, '-', '_', ' ' and '.' ('bf-16', 'fp8e4m3'); or the start of names ('fp8' ->
+    fp8_e4m3, fp8_e5m2, ...; 'up' -> 'upward'); or one or two letters off ('towards_zero').
+
+    >>> did_you_mean("BF-16", ["fp16", "bf16"]), did_you_mean("fp12", ["fp16", "bf16"])
+    (" (did you mean 'bf16'?)", '')
+    >>> did_you_mean("fp8", ["fp16", "fp8_e4m3", "fp8_e5m2"])
+    " (did you mean 'fp8_e4m3' or 'fp8_e5m2'?)"
+    """
+    import difflib
+
+    if not isinstance(value, str) or not _squeezed(value):
+        return ""
+    names = list(dict.fromkeys(str(n) for n in names))
+    key = _squeezed(value)
+    near = [n for n in names if _squeezed(n) == key]
+    if not near and len(key) >= 2:
+        near = [n for n in names if _squeezed(n).startswith(key)]
+    if not near:
+        squeezed = {_squeezed(n): n for n in names}
+        near = [squeezed[m] for m in difflib.get_close_matches(key, list(squeezed), n=2, cutoff=0.8)]
+    if not near:
+        return ""
+    shown = [repr(n) for n in near[:4]]
+    listed = (shown[0] if len(shown) == 1 else f"{', '.join(shown[:-1])} or {shown[-1]}" if len(near) <= 4
+              else f"{', '.join(shown)}, ...")
+    return f" (did you mean {listed}?)"
+
+
 def unknown_format(argname: str, value: str, names: list[str], aliases: list[str]) -> str:
-    """The message for a format name that names nothing: the names, then how to spell a
-    custom format -- on the command line (``argname`` an option such as '--format') as
-    that option, in Python also as a Format."""
+    """The message for a format name that names nothing: the nearest names when some are
+    close, the names, then how to spell a custom format -- on the command line
+    (``argname`` an option such as '--format') as that option, in Python also as a
+    Format."""
     listed = f"choose one of {', '.join(names)} (aliases: {', '.join(aliases)})"
+    guess = did_you_mean(value, names + aliases)
     if argname.startswith("-"):
-        return (f"{argname} {value} is not a known format; {listed}; or give a custom format "
+        value = value if value and value.strip() == value else repr(value)  # '' or ' ' seen as such
+        return (f"{argname} {value} is not a known format{guess}; {listed}; or give a custom format "
                 f"by its layout, {argname} eEmM with E exponent and M mantissa bits, e.g. "
                 f"{argname} e6m9 (append fn, fnuz or finite for those special-value policies: "
                 f"{argname} e5m4fn)")
-    return (f"{argname}={value!r} is not a known format; {listed}; or name a custom format by "
+    return (f"{argname}={value!r} is not a known format{guess}; {listed}; or name a custom format by "
             "its layout 'eEmM' with E exponent and M mantissa bits, such as 'e6m9' (append fn, "
             "fnuz or finite for those special-value policies: 'e5m4fn'), or build one with "
             "softfloat.Format(exponent_bits=6, mantissa_bits=9)")
@@ -128,6 +167,52 @@ def same_shape(name: str, shape: tuple, other: str, other_shape: tuple, fix: str
     if tuple(shape) != tuple(other_shape):
         raise ValueError(f"{name} has shape {tuple(shape)} but {other} has shape "
                          f"{tuple(other_shape)}; {fix}")
+
+
+def broadcast_shape(named: list) -> tuple:
+    """The shape ``(name, array)`` operands broadcast to; a ValueError naming each one's
+    shape where they do not (numpy's own error numbers them instead of naming them)."""
+    try:
+        return np.broadcast_shapes(*(np.shape(a) for _, a in named))
+    except ValueError:
+        shapes = ", ".join(f"{name}{np.shape(a)}" for name, a in named)
+        raise ValueError(f"operands could not be broadcast together: {shapes}") from None
+
+
+def axis_number(axis: object, item: object, what: str = "None, an int or a tuple of ints") -> int:
+    """One axis of ``axis`` (``item``: ``axis`` itself or one of its tuple) as an int; a
+    TypeError saying ``axis`` must be ``what`` for a bool or a float, which numpy refuses
+    too (int() would take True as axis 1 and 1.5 as axis 1)."""
+    if not isinstance(item, (bool, np.bool_)):
+        try:
+            return operator.index(item)
+        except TypeError:
+            pass
+    raise TypeError(f"axis must be {what}; got {describe(axis)}")
+
+
+def partition_index(kth: object, shape: tuple, axis: object) -> None:
+    """``kth`` of a partition along ``axis`` of an array of ``shape``: an int or a sequence
+    of ints inside the axis, as numpy requires (a full sort, softfloat's partition, would
+    take any)."""
+    items = kth if isinstance(kth, (list, tuple, np.ndarray)) else [kth]
+    length = shape[axis_number(axis, axis, "an int or None")] if axis is not None else int(np.prod(shape))
+    for k in np.asarray(items, dtype=object).ravel():
+        if isinstance(k, (bool, np.bool_)) or not isinstance(k, numbers.Integral):
+            raise TypeError(f"kth must be an int or a sequence of ints; got {describe(kth)}")
+        if not -length <= k < length:
+            raise ValueError(f"kth={int(k)} is out of bounds for an axis of length {length}")
+
+
+def whole_number(name: str, value: object) -> int:
+    """An int, or a float of integral value (numpy's ddof=1.0); a TypeError for a bool or
+    a non-number, a ValueError for a fraction that would be rounded away."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{name} must be an int; got {describe(value)}")
+    if value != value or value in (float("inf"), float("-inf")) or int(value) != value:
+        raise ValueError(f"{name} must be a whole number (softfloat divides by the integer count n - "
+                         f"{name}); got {value}")
+    return int(value)
 
 
 def count(name: str, value: object) -> int:
@@ -184,8 +269,20 @@ def choice(name: str, value: object, enum_cls: type[E]) -> E:
         for member in enum_cls:
             if member.value == key:
                 return member
-        raise ValueError(f"{name}={value!r} is not valid; choose one of {valid}")
+        guess = did_you_mean(value, [m.value for m in enum_cls])
+        raise ValueError(f"{name}={value!r} is not valid{guess}; choose one of {valid}")
     raise TypeError(f"{name} must be one of {valid} (or a {enum_cls.__name__}); got {describe(value)}")
+
+
+def one_of(name: str, value: object, choices) -> str:
+    """A string option: ``value`` if it is one of ``choices``; a ValueError that lists them
+    (and the likely misspelling) for another string, a TypeError for anything else."""
+    if isinstance(value, str) and value in choices:
+        return value
+    listed = ", ".join(repr(c) for c in choices)
+    if isinstance(value, str):
+        raise ValueError(f"{name}={value!r} is not valid{did_you_mean(value, choices)}; choose one of {listed}")
+    raise TypeError(f"{name} must be one of {listed}; got {describe(value)}")
 
 
 def rng_argument(rng: object) -> None:
@@ -194,6 +291,8 @@ def rng_argument(rng: object) -> None:
         return
     if isinstance(rng, bool) or not isinstance(rng, numbers.Integral):
         raise TypeError(f"rng must be a numpy.random.Generator, an int seed or None; got {describe(rng)}")
+    if rng < 0:  # numpy's own refusal says only "expected non-negative integer"
+        raise ValueError(f"rng must be a numpy.random.Generator, an int seed >= 0 or None; got {rng}")
 
 
 def boolean(name: str, value: object) -> bool:
@@ -325,25 +424,30 @@ def bit_patterns(name: str, bits: object, width: int) -> np.ndarray:
     return arr
 
 
-def numeric_array(name: str, x: object) -> np.ndarray:
+def numeric_array(name: str, x: object, exact_scalars: bool = False) -> np.ndarray:
     """Check a numeric array input (float16/32/64 or integer; lists, tuples and Python
     or numpy numbers are converted); return it as an ndarray, no copy when it is one.
 
-    Lists that mix numbers with strings are a TypeError that says so.
+    Lists that mix numbers with strings are a TypeError that says so.  ``exact_scalars``:
+    the caller also reads Fractions, Decimals and numeric strings (before this check), so
+    the message lists them.
     """
     x = host_array(name, x)
     arr = x if isinstance(x, np.ndarray) else None
+    if isinstance(x, int) and not isinstance(x, bool) and not -(1 << 63) <= x < (1 << 64):
+        raise TypeError(f"{name}={short_repr(x)} is an int beyond int64 and uint64, which this "
+                        f"function reads as an array; pass float({name}) (rounded to float64) or "
+                        "encode it exactly with softfloat.encode")
     if arr is None:
-        if isinstance(x, (np.generic, float, list, tuple)):
+        if isinstance(x, (np.generic, float, list, tuple)) or (isinstance(x, int) and not isinstance(x, bool)):
             try:
                 arr = np.asarray(x)
             except (ValueError, OverflowError, TypeError) as exc:
                 raise TypeError(f"{name} could not be read as a numeric array: {exc}") from None
         else:
-            raise TypeError(
-                f"{name} must be a float or integer array, a Python number, a Fraction, a "
-                f"Decimal or a numeric string; got {describe(x)}"
-            )
+            what = (", a Python number, a Fraction, a Decimal or a numeric string" if exact_scalars
+                    else ", an int or a float")
+            raise TypeError(f"{name} must be a float or integer array{what}; got {describe(x)}")
     kind = arr.dtype.kind
     if kind == "f" and arr.dtype.newbyteorder("=") in _FLOATS:
         return arr

@@ -109,8 +109,9 @@ def quantize_checkpoint(src, dst, fmt, *, rounding=None, saturate=None, subnorma
         raise ValueError(f"rng must be a seed >= 0 (or a numpy.random.Generator); got {rng}")
     attrs, _ = resolve_attributes(attributes, rounding=rounding, tininess=tininess, subnormals=subnormals,
                                   saturate=saturate, rng=rng)
-    if scaling not in ("none", "tensor"):
-        raise ValueError(f"scaling must be 'none' or 'tensor'; got {_validate.short_repr(scaling)}")
+    scaling = _validate.one_of("scaling", scaling, ("none", "tensor"))
+    src = _validate.file_path("src", src, "the checkpoint to read")
+    dst = _validate.file_path("dst", dst, "the file to write")
     bits = _validate.boolean("bits", bits)
     if progress is not None and not callable(progress):
         raise TypeError(f"progress must be a callable or None; got {_validate.describe(progress)}")
@@ -156,7 +157,7 @@ def load_checkpoint(path) -> dict[str, np.ndarray]:
     >>> w.dtype, w.tolist()
     (dtype('float32'), [0.25, -1.75, 7.5])
     """
-    path = os.fspath(path)
+    path = _validate.file_path("path", path, "the checkpoint to load")
     if os.path.splitext(path)[1].lower() in (".pt", ".pth"):
         return _load_pt(path)
     kind = file_kind(path)

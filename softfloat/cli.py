@@ -133,12 +133,8 @@ def _fail(message: str) -> int:
 # the parser
 # =====================================================================================
 def _build_parser() -> _Parser:
-    parser = _Parser(
-        prog="softfloat",
-        description="Bit-exact emulation of IEEE 754 and ML float formats.",
-        epilog=_EPILOG,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
+    parser = _Parser(prog="softfloat", description="Bit-exact emulation of IEEE 754 and ML float formats.",
+                     epilog=_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--version", action="version", version=f"softfloat {__version__}")
     commands = parser.add_subparsers(title="commands", metavar="COMMAND", required=True)
 
@@ -307,12 +303,8 @@ def _attributes(args) -> RoundingAttributes:
     _check_seed(args.seed)
     if args.seed is not None and rounding is not Rounding.STOCHASTIC:
         raise ValueError(_validate.seed_without_stochastic("--seed", "--rounding", rounding.value))
-    return RoundingAttributes(
-        rounding=rounding,
-        tininess=None if args.tininess is None else as_tininess(args.tininess, "--tininess"),
-        subnormals=not args.flush_subnormals,
-        saturate=args.saturate,
-    )
+    tininess = None if args.tininess is None else as_tininess(args.tininess, "--tininess")
+    return RoundingAttributes(rounding, tininess, subnormals=not args.flush_subnormals, saturate=args.saturate)
 
 
 def _check_seed(seed) -> None:
@@ -503,11 +495,16 @@ def _run_train(args) -> int:
     if args.epochs < 0:
         raise ValueError(f"--epochs must be >= 0; got {args.epochs}")
     _check_seed(args.seed)
-    names = [n.strip() for n in args.compare.split(",") if n.strip()] if args.compare else [args.policy]
-    overrides = {} if args.update_rounding is None else {"update_rounding": args.update_rounding}
+    if args.lr is not None and not (math.isfinite(args.lr) and args.lr >= 0):  # named as the option
+        raise ValueError(f"--lr must be a finite number >= 0; got {args.lr}")
+    names = [n.strip() for n in args.compare.split(",") if n.strip()] if args.compare is not None else [args.policy]
+    if not names:  # --compare "" ran --policy alone
+        raise ValueError(f"--compare needs policy names separated by commas, such as fp32,O2; got {args.compare!r}")
+    rounding = None if args.update_rounding is None else as_rounding(args.update_rounding, "--update-rounding")
+    overrides = {} if rounding is None else {"update_rounding": rounding}
     policies = [training.as_policy(n, **overrides) for n in names]  # bad names fail before any work
-    options = dict(epochs=args.epochs, seed=args.seed, optimizer=args.optimizer, lr=args.lr,
-                   loss_scale=args.loss_scale)
+    optimizer = _validate.one_of("--optimizer", args.optimizer, ("sgd", "adam"))  # named as the option
+    options = dict(epochs=args.epochs, seed=args.seed, optimizer=optimizer, lr=args.lr, loss_scale=args.loss_scale)
     if args.loss_scale is not None:
         training.as_policy(names[0], loss_scale=args.loss_scale)  # a bad value fails before any work
     if args.plot:

@@ -407,8 +407,8 @@ def compose(sign, exponent, significand, fmt):
     s = _validate.bit_patterns("sign", sign, 1)
     e = _validate.bit_patterns("exponent", exponent, fmt.exponent_bits)
     f = _validate.bit_patterns("significand", significand, fmt.mantissa_bits)
-    dt = fmt.storage_dtype
-    s, e, f = np.broadcast_arrays(s.astype(dt), e.astype(dt), f.astype(dt))
+    dt, shape = fmt.storage_dtype, _validate.broadcast_shape([("sign", s), ("exponent", e), ("significand", f)])
+    s, e, f = (np.broadcast_to(a.astype(dt), shape) for a in (s, e, f))
     out = (s << dt.type(fmt.bits - 1)) | (e << dt.type(fmt.mantissa_bits)) | f
     return out[()] if out.ndim == 0 else out
 
@@ -505,7 +505,7 @@ def _input_array(x, argname):
     """
     arr, fmt = interop.numeric_input(x, argname)
     if fmt is None:
-        return _validate.numeric_array(argname, arr)
+        return _validate.numeric_array(argname, arr, exact_scalars=True)
     wide = fmt.value_dtype()
     return np.asarray(decode(arr, fmt, wide))
 

@@ -220,7 +220,11 @@ def from_npy(path, chunks="auto"):
     dtype, shape, fortran, offset, st = _read_header(path)
     from dask.base import tokenize
 
-    chunks = da.core.normalize_chunks(chunks, shape, dtype=dtype)
+    try:
+        chunks = da.core.normalize_chunks(chunks, shape, dtype=dtype)
+    except (TypeError, ValueError) as exc:  # dask's own text names no argument
+        raise ValueError(f"chunks={_validate.short_repr(chunks)} is no chunking of the file's shape "
+                         f"{shape} for dask: {exc}") from None
     identity = _identity(st)
     # everything that decides what a chunk holds: two readings differ in their names
     # unless they are the same file, layout and chunks

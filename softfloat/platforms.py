@@ -178,5 +178,6 @@ def as_platform(value, argname: str = "platform") -> Platform:
     if isinstance(value, str) and value in PLATFORMS:
         return PLATFORMS[value]
     if isinstance(value, str):
-        raise ValueError(f"{argname} must be a Platform or one of {', '.join(map(repr, PLATFORMS))}; got {value!r}")
+        raise ValueError(f"{argname} must be a Platform or one of {', '.join(map(repr, PLATFORMS))}; got "
+                         f"{value!r}{_validate.did_you_mean(value, PLATFORMS)}")
     raise TypeError(f"{argname} must be a Platform or a preset name; got {_validate.describe(value)}")

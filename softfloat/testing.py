@@ -153,7 +153,10 @@ def ulp_distance(a, b, fmt):
     [1, 0]
     """
     fmt = as_format(fmt)
-    pa, pb = _pair(a, b, fmt, names=("a", "b"))
+    pa = _validate.bit_patterns("a", a, fmt.bits).astype(np.uint64)
+    pb = _validate.bit_patterns("b", b, fmt.bits).astype(np.uint64)
+    _validate.broadcast_shape([("a", pa), ("b", pb)])  # a ValueError here: this is no assertion
+    pa, pb = np.broadcast_arrays(pa, pb)
     for name, p in (("a", pa), ("b", pb)):
         nan = _nan_mask(p, fmt)
         if nan.any():

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import dataclasses
 import math
-import operator
 from dataclasses import dataclass
 
 import numpy as np
@@ -372,10 +371,7 @@ def _axes(axis, ndim):
     items = axis if isinstance(axis, tuple) else (axis,)
     out = []
     for a in items:
-        try:
-            a = operator.index(a)
-        except TypeError:
-            raise TypeError(f"axis must be None, an int or a tuple of ints; got {_validate.describe(axis)}") from None
+        a = _validate.axis_number(axis, a)  # numpy refuses axis=True, and so does softfloat: not axis 1
         if not -ndim <= a < ndim:
             raise ValueError(f"axis {a} is out of bounds for an array of {_validate.counted(ndim, 'dimension')}")
         out.append(a % ndim)
@@ -409,10 +405,7 @@ def paired_layout(fmt: Format, x, y=None, *, axis, keepdims=False, names=("x", "
         if x.ndim == 0 or y.ndim == 0:
             raise ValueError(f"vecdot needs arrays of at least one dimension; got {names[0]} of shape "
                              f"{x.shape} and {names[1]} of shape {y.shape}")
-        try:
-            ax = operator.index(axis)
-        except TypeError:
-            raise TypeError(f"axis must be an int; got {_validate.describe(axis)}") from None
+        ax = _validate.axis_number(axis, axis, "an int")
         for name, arr in ((names[0], x), (names[1], y)):
             if not -arr.ndim <= ax < arr.ndim:
                 raise ValueError(f"axis {ax} is out of bounds for {name} of shape {arr.shape}")

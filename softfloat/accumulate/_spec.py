@@ -122,8 +122,7 @@ class ReductionSpec:
                 raise ValueError(f"product={self.product!r} cannot be used with the hardware accumulator "
                                  f"{acc!r}: its products are exact by construction")
             set_(self, "product", as_format(self.product, "product"))
-        if self.order not in ORDERS:
-            raise ValueError(f"order must be one of {', '.join(map(repr, ORDERS))}; got {self.order!r}")
+        _validate.one_of("order", self.order, ORDERS)
         if hardware and self.order != "sequential":
             raise ValueError(f"order={self.order!r} is not available with a hardware accumulator: its fused "
                              "adder works through the terms in k order (order='sequential')")

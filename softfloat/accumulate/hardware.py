@@ -112,8 +112,7 @@ class FusedAccumulator:
             object.__setattr__(self, "output_mantissa_bits", output.mantissa_bits)
         object.__setattr__(self, "output_mantissa_bits", _validate.int_in_range(
             "output_mantissa_bits", self.output_mantissa_bits, 1, output.mantissa_bits))
-        if self.fp8 not in _FP8_MODES:
-            raise ValueError(f"fp8 must be one of {', '.join(map(repr, _FP8_MODES))}; got {self.fp8!r}")
+        _validate.one_of("fp8", self.fp8, _FP8_MODES)
         # a block sum has at most F + 2 bits per term plus the carries of N + 1 terms, and
         # is computed exactly in float64
         if self.fraction_bits + 2 + (self.terms + 1).bit_length() > 53:
@@ -198,10 +197,18 @@ def hardware_model(name: str, fmt: Format, out_format: Format | None = None, *,
     >>> hardware_model("h100", sf.fp8_e4m3, b_format=sf.fp8_e5m2) == hardware_model("h100", sf.fp8_e4m3)
     True
     """
+    if not isinstance(name, str):
+        raise TypeError(f"name must be a hardware preset's name such as 'h100'; got {_validate.describe(name)}")
     key = name.strip().lower()
     chip = _ALIASES.get(key, key)
+    if chip not in PRESETS:
+        named = [*PRESETS, *_ALIASES]
+        raise ValueError(f"name={name!r} is not a hardware preset{_validate.did_you_mean(name, named)}; choose "
+                         f"one of {', '.join(PRESETS)} (aliases: {', '.join(f'{a} = {c}' for a, c in _ALIASES.items())})")
     table = PRESETS[chip]
-    b_format = fmt if b_format is None else b_format
+    fmt = as_format(fmt)  # a name too: _FAMILY is keyed by Format ('bf16' read as no family)
+    b_format = fmt if b_format is None else as_format(b_format, "b_format")
+    out_format = None if out_format is None else as_format(out_format, "out_format")
     family = _FAMILY.get(fmt)
     if family not in table or _FAMILY.get(b_format) != family:
         supported = ", ".join(f for f in ("fp16", "bf16", "tf32") if f in table)

@@ -119,7 +119,8 @@ def sum(x, fmt, *, axis=None, keepdims=False, accumulator=None, out_format=None,
                     order=order, block=block, attributes=attrs, want=return_flags)
     if _dask.any_dask(x, c):
         return _lazy_sum(x, spec, axis, keepdims, c)
-    one_d = type(x) is np.ndarray and x.ndim == 1 and axis in (0, -1)
+    # (type(axis) is int: axis=0.0 and axis=False equal 0 and must reach _axes' refusal)
+    one_d = type(x) is np.ndarray and x.ndim == 1 and type(axis) is int and axis in (0, -1)
     if c is None and (axis is None or one_d) and (not keepdims or type(x) is np.ndarray):
         kept = (1,) * x.ndim if keepdims else None
         terms = x
@@ -192,6 +193,8 @@ def vecdot(a, b, fmt, *, b_format=None, axis=-1, accumulator=None, out_format=No
                                     saturate=saturate, rng=rng)
     spec = spec_for("vecdot", fmt, rng, b_format=b_format, accumulator=accumulator, out_format=out_format,
                     product=product, order=order, block=block, attributes=attrs, want=return_flags)
+    if b is None:  # the layout below reads a missing b as a sum of a: refuse it here
+        _validate.bit_patterns("b", b, spec.b_format.bits)
     if _dask.any_dask(a, b, c):
         return _lazy_vecdot(a, b, spec, axis, c)
     return _paired(spec, a, b, axis, c)
@@ -199,7 +202,8 @@ def vecdot(a, b, fmt, *, b_format=None, axis=-1, accumulator=None, out_format=No
 
 def _paired(spec: ReductionSpec, a, b, axis, c):
     """vecdot in memory (and a batched matmul of vectors, as matmul_as_paired lays it out)."""
-    if c is None and not spec.mixed and axis in (0, -1) and type(a) is np.ndarray and type(b) is np.ndarray \
+    if c is None and not spec.mixed and type(axis) is int and axis in (0, -1) and type(a) is np.ndarray \
+            and type(b) is np.ndarray \
             and a.ndim == b.ndim == 1 and a.shape == b.shape:
         small = _one_output(spec, a, b)
         if small is not None:

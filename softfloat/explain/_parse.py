@@ -30,6 +30,9 @@ def parse_operation(text: str, argname: str = "x") -> tuple[str, tuple[str, ...]
     >>> parse_operation("fma(1.5, 2, -3)"), parse_operation("six") is None
     (('fma', ('1.5', '2', '-3')), True)
     """
+    if not isinstance(text, str):
+        raise TypeError(f"{argname} must be a str: an operation such as '2048 + 1' or a number; "
+                        f"got {_validate.describe(text)}")
     if _reads_as_number(text):
         return None
     call = _CALL.match(text)

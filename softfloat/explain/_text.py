@@ -19,7 +19,11 @@ def bit_string(bits: int, fmt: Format | str) -> str:
     '0 01111 0000000001'
     """
     fmt = as_format(fmt)
-    bits = int(_validate.bit_patterns("bits", bits, fmt.bits))
+    arr = _validate.bit_patterns("bits", bits, fmt.bits)
+    if arr.ndim:
+        raise TypeError(f"bits must be one bit pattern (an int); got {_validate.describe(arr)}: bit_string "
+                        "writes one pattern, so write an array's one at a time")
+    bits = int(arr)
     m, e = fmt.mantissa_bits, fmt.exponent_bits
     return " ".join((str(bits >> (fmt.bits - 1)), field_text(bits >> m, e), field_text(bits, m)))
 

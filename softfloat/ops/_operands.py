@@ -17,11 +17,7 @@ def operand_patterns(fmt: Format, operands):
     and return them with their broadcast shape."""
     arrays = [_validate.bit_patterns(name, value, fmt.bits).astype(fmt.storage_dtype, copy=False)
               for name, value in operands]
-    try:
-        shape = np.broadcast_shapes(*(a.shape for a in arrays))
-    except ValueError:
-        shapes = ", ".join(f"{name}{a.shape}" for (name, _), a in zip(operands, arrays))
-        raise ValueError(f"operands could not be broadcast together: {shapes}") from None
+    shape = _validate.broadcast_shape([(name, a) for (name, _), a in zip(operands, arrays)])
     return arrays, shape
 
 

@@ -439,7 +439,9 @@ def ulp(a, fmt, *, return_flags=False):
     # bit max(E, 1) - 1) while that stays below the implicit bit, else the normal
     # (E - m).000..0; both give 1 << m at E = m + 1
     e = np.maximum(biased, np.uint64(1))
-    result = np.where(e <= m + np.uint64(1), np.uint64(1) << (e - np.uint64(1)), (e - m) << m)
+    # np.where computes both sides: the normal side's E - m is taken from max(E, m) so that
+    # it never wraps below zero (which numpy reports as an overflow on 0-d operands)
+    result = np.where(e <= m + np.uint64(1), np.uint64(1) << (e - np.uint64(1)), (np.maximum(e, m) - m) << m)
     nan = nan_mask(x, fmt)
     if fmt.has_infinity:
         result = np.where(_magnitude(x, fmt) == fmt.infinity_bits, np.uint64(fmt.infinity_bits), result)

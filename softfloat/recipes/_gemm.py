@@ -147,9 +147,7 @@ class GemmEngine:
                  matmul=None, kernels=None):
         self.recipe = as_recipe(recipe)
         self.accumulator = self.recipe.accumulator if accumulator is None else check_accumulator(accumulator)
-        if history not in ("step", "site"):
-            raise ValueError(f"history must be 'step' or 'site'; got {history!r}")
-        self.history = history
+        self.history = _validate.one_of("history", history, ("step", "site"))
         if not isinstance(bias_epilogue, (bool, np.bool_)):
             raise TypeError(f"bias_epilogue must be True or False; got {_validate.describe(bias_epilogue)}")
         self.bias_epilogue = bool(bias_epilogue)
@@ -263,6 +261,10 @@ class GemmEngine:
         recompute = kind == "recompute"
         kind = "fprop" if recompute else kind
         a, b, out, formats = self._arguments(k, (a, b), kind, out, formats, record)
+        if bias is not None:  # named here: the product below calls it c, or adds it last
+            result = tuple(a.shape[:-1]) + (b.shape[-1],)
+            if not _broadcasts_to(np.shape(bias), result):
+                raise ValueError(f"bias of shape {tuple(np.shape(bias))} does not broadcast to the result shape {result}")
         ops = {"record": record, "ops": [], "additions": 0, "swamped": 0, "kernels": k, "kind": kind,
                "cache": operands if formats == (None, None) else None}
         scaling, bias_epilogue = self.recipe.fp8, self.bias_epilogue
@@ -481,6 +483,13 @@ def _reused(ops, role: str, x, fmt: Format, scale):
     if ops["record"]:
         ops["ops"].append(record)
     return bits, extra
+
+
+def _broadcasts_to(shape, target: tuple) -> bool:
+    try:
+        return np.broadcast_shapes(tuple(shape), target) == target
+    except ValueError:
+        return False
 
 
 def _bias_as_c(k, bias, fmt: Format):

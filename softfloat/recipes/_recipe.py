@@ -284,7 +284,8 @@ def as_recipe(recipe, **overrides) -> Recipe:
     elif isinstance(recipe, str):
         key = {p.lower(): p for p in RECIPES}.get(recipe.strip().lower())
         if key is None:
-            raise ValueError(f"recipe {recipe!r} is not a preset; choose one of {', '.join(RECIPES)} "
+            raise ValueError(f"recipe {recipe!r} is not a preset{_validate.did_you_mean(recipe, RECIPES)}; "
+                             f"choose one of {', '.join(RECIPES)} "
                              "or pass a softfloat.recipes.Recipe (softfloat.training.Policy)")
         base = RECIPES[key]
     else:

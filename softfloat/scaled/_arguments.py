@@ -20,15 +20,6 @@ _AMAX_ALGOS = ("max", "most_recent")
 _MX_BLOCK = 32
 
 
-def _one_of(name, value, choices):
-    if isinstance(value, str) and value in choices:
-        return value
-    listed = ", ".join(repr(c) for c in choices)
-    if isinstance(value, str):
-        raise ValueError(f"{name}={value!r} is not valid; choose one of {listed}")
-    raise TypeError(f"{name} must be one of {listed}; got {_validate.describe(value)}")
-
-
 def _element_format(fmt):
     fmt = as_format(fmt)
     if fmt in _HELD:  # (checked before: a training step's casts ask again and again)
@@ -96,7 +87,7 @@ def _amax_argument(amax, shape):
         a = np.asarray(amax, dtype=np.float64)
     except (TypeError, ValueError):
         raise TypeError(f"amax must be a number or an array of numbers; got {_validate.describe(amax)}") from None
-    if a.dtype.kind not in "fiu" or np.asarray(amax).dtype.kind == "b":
+    if np.asarray(amax).dtype.kind not in "fiu":  # (None would read as NaN, a bool as 0 or 1)
         raise TypeError(f"amax must be a number or an array of numbers; got {_validate.describe(amax)}")
     if np.any(a < 0):
         raise ValueError(f"amax holds a negative value ({float(a[a < 0].flat[0])}); an amax is a magnitude")
@@ -151,11 +142,11 @@ def scaling_arguments(fmt, scaling, block=None, *, scale=None, amax=None, margin
     ('blocks', (1, 128))
     """
     fmt = _element_format(fmt)
-    scaling = _one_of("scaling", scaling, SCALINGS)
+    scaling = _validate.one_of("scaling", scaling, SCALINGS)
     margin = _validate.int_in_range("margin", margin, 0, 64)
     epsilon = _epsilon(amax_epsilon)
     if scale_rounding is not None:
-        scale_rounding = _one_of("scale_rounding", scale_rounding, _SCALE_ROUNDING)
+        scale_rounding = _validate.one_of("scale_rounding", scale_rounding, _SCALE_ROUNDING)
     block = _block(scaling, block)
     _check_recipe_options(scaling, amax, scale, margin, epsilon, scale_rounding)
     return fmt, scaling, block, margin, epsilon, scale_rounding

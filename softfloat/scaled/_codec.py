@@ -10,7 +10,7 @@ from .. import _validate
 from .._options import resolve_attributes
 from ..attributes import DEFAULT_ATTRIBUTES
 from ..codec import decode, encode
-from ._arguments import _MULTIPLY, _amax_argument, _fp32_scale_values, _one_of, _scale_argument, scaling_arguments
+from ._arguments import _MULTIPLY, _amax_argument, _fp32_scale_values, _scale_argument, scaling_arguments
 from ._layout import _Layout
 from ._products import _already_fp32, _source_values, exact_products, fp32_products
 from ._scales import _dequant_factors, _mx_scales, _quant_factors, fp32_scales
@@ -153,7 +153,7 @@ def scaled_encode(x, fmt, rounding=None, *, scaling="tensor", block=None, amax=N
     fmt, scaling, block, margin, epsilon, scale_rounding = scaling_arguments(
         fmt, scaling, block, scale=scale, amax=amax, margin=margin, amax_epsilon=amax_epsilon,
         scale_rounding=scale_rounding)
-    multiply = _one_of("multiply", multiply, _MULTIPLY)
+    multiply = _validate.one_of("multiply", multiply, _MULTIPLY)
     if saturate is None and attributes is None:
         saturate = True  # satfinite, as the FP8 recipes cast
     attrs, _ = resolve_attributes(attributes, rounding=rounding, tininess=tininess, subnormals=subnormals,

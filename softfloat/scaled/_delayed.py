@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import _validate
-from ._arguments import _AMAX_ALGOS, _amax_argument, _element_format, _one_of
+from ._arguments import _AMAX_ALGOS, _amax_argument, _element_format
 from ._fp32 import _round_fp32
 from ._scales import fp32_scales
 
@@ -49,7 +49,7 @@ class DelayedScaling:
     def __init__(self, fmt="e4m3", *, amax_history_len=1024, amax_compute_algo="max", margin=0):
         self.format = _element_format(fmt)
         self.amax_history_len = _validate.int_in_range("amax_history_len", amax_history_len, 1, 1 << 30)
-        self.amax_compute_algo = _one_of("amax_compute_algo", amax_compute_algo, _AMAX_ALGOS)
+        self.amax_compute_algo = _validate.one_of("amax_compute_algo", amax_compute_algo, _AMAX_ALGOS)
         self.margin = _validate.int_in_range("margin", margin, 0, 64)
         self._ring = np.zeros(self.amax_history_len)  # the recorded amaxes, a ring buffer
         self._count = 0

@@ -7,7 +7,7 @@ import math
 
 import numpy as np
 
-from .. import _fastpaths
+from .. import _fastpaths, _validate
 from .._fpenv import flushes_subnormals
 from ..formats import as_format
 from ._fp32 import _FP32_MAX, _MIN_SCALE, _round_fp32
@@ -28,10 +28,12 @@ def fp32_scales(amax, fmt, *, margin=0, amax_epsilon=0.0, power_of_two=False, pr
     [224.0, 1.0, 149.3333282470703]
     """
     fmt = as_format(fmt)
+    margin = _validate.int_in_range("margin", margin, 0, 64)
     if (type(amax) in _SCALARS or (type(amax) is np.ndarray and amax.ndim == 0)) and type(previous) in _SCALARS \
             and _fastpaths.ENABLED and not flushes_subnormals():
         return _one_scale(float(amax), fmt, margin, amax_epsilon, power_of_two, float(previous))
-    amax32 = _round_fp32(np.asarray(amax, dtype=np.float64))
+    amax32 = _round_fp32(_real_numbers("amax", amax))
+    previous = _real_numbers("previous", previous)
     with np.errstate(all="ignore"):
         scaled_max = _round_fp32(np.float64(fmt.max_finite) * 2.0**-margin)
         a = np.where(amax32 < amax_epsilon, _round_fp32(amax_epsilon), amax32)  # NaN stays NaN
@@ -79,6 +81,19 @@ def _one_scale(amax: float, fmt, margin, amax_epsilon, power_of_two: bool, previ
     if not scale >= _MIN_SCALE and scale == scale:
         scale = _MIN_SCALE
     return np.asarray(scale, dtype=np.float32)
+
+
+def _real_numbers(name, value):
+    """``value`` as float64 when it is real numbers (an int or float, or an array of them);
+    a TypeError naming ``name`` otherwise (numpy would read None as NaN and drop an
+    imaginary part with only a warning)."""
+    try:
+        arr = np.asarray(value)
+        if arr.dtype.kind in "fiu":
+            return arr.astype(np.float64, copy=False)
+    except (TypeError, ValueError):
+        pass
+    raise TypeError(f"{name} must be a number or an array of real numbers; got {_validate.describe(value)}")
 
 
 def _mx_scales(amax, special, fmt, rounding):

@@ -61,5 +61,12 @@ def arrays(fmt, shape, *, elements=None, as_bits=False, fill=None, unique=False)
             "elements must be a hypothesis strategy or a mapping of values() keywords such as "
             f"{{'min_value': 0.0}}; got {_describe(elements)}"
         )
+    if not isinstance(shape, st.SearchStrategy):  # hypothesis would check it only when drawing
+        dims = shape if isinstance(shape, tuple) else (shape,)
+        if not all(isinstance(d, (int, np.integer)) and not isinstance(d, bool) and d >= 0 for d in dims):
+            raise TypeError(f"shape must be a count, a tuple of counts (ints >= 0) or a strategy for "
+                            f"them; got {_describe(shape)}")
+    if fill is not None and not isinstance(fill, st.SearchStrategy):
+        raise TypeError(f"fill must be a hypothesis strategy or None; got {_describe(fill)}")
     dtype = fmt.storage_dtype if as_bits else np.dtype(np.float64)
-    return hnp.arrays(dtype, shape, elements=strategy, fill=fill, unique=unique)
+    return hnp.arrays(dtype, shape, elements=strategy, fill=fill, unique=_boolean("unique", unique))

@@ -5,6 +5,7 @@ from __future__ import annotations
 from hypothesis import strategies as st
 
 from .._validate import describe as _describe
+from .._validate import did_you_mean as _did_you_mean
 from ..codec import FLOAT_CLASSES
 from ..formats import Format, Specials
 from ._magnitudes import _draw_magnitude, _draw_nan
@@ -44,7 +45,8 @@ def _check_classes(fmt: Format, classes) -> frozenset:
         raise ValueError(f"classes is empty; pass at least one of {', '.join(available)} (or None for all)")
     for name in classes:
         if name not in FLOAT_CLASSES:
-            raise ValueError(f"classes holds {name!r}, which is not an IEEE class name; choose from "
+            raise ValueError(f"classes holds {name!r}, which is not an IEEE class name"
+                             f"{_did_you_mean(name, FLOAT_CLASSES)}; choose from "
                              f"{', '.join(FLOAT_CLASSES)}")
         if name not in available:
             raise ValueError(f"classes holds {name!r}, but {fmt.name} has no such patterns; "

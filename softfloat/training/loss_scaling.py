@@ -17,6 +17,7 @@ GradScaler has none (``max_scale=None``, the default here).
 from __future__ import annotations
 
 import numbers
+from collections.abc import Mapping
 
 import numpy as np
 
@@ -144,6 +145,12 @@ class LossScaler:
         >>> s = LossScaler(); s.load_state_dict({**s.state_dict(), "scale": 8.0}); s.scale
         8.0
         """
+        if not isinstance(state, Mapping):
+            raise TypeError(f"state must be the dict state_dict() returns; got {_validate.describe(state)}")
+        missing = [k for k in ("scale", "growth_factor", "backoff_factor", "growth_interval", "growth_tracker")
+                   if k not in state]
+        if missing:  # (a KeyError naming one key before)
+            raise ValueError(f"state lacks {', '.join(map(repr, missing))}; pass the dict state_dict() returns")
         self._scale = np.float32(_positive("scale", state["scale"]))
         self.growth_factor = float(state["growth_factor"])
         self.backoff_factor = float(state["backoff_factor"])

@@ -64,8 +64,7 @@ def memory_footprint(n_params, policy="O2", optimizer="adam", activations=0) -> 
     """
     n = _validate.count("n_params", n_params)
     b = _validate.count("activations", activations)
-    if optimizer not in OPTIMIZER_STATES:
-        raise ValueError(f"optimizer must be one of {', '.join(map(repr, OPTIMIZER_STATES))}; got {optimizer!r}")
+    _validate.one_of("optimizer", optimizer, tuple(OPTIMIZER_STATES))
     p = as_policy(policy)
     items = {"weights": _bytes(n, p.params), "master_weights": _bytes(n, p.master),
              "gradients": _bytes(n, p.params),

@@ -58,8 +58,7 @@ class MLP:
         sizes = tuple(sizes)
         if len(sizes) < 2 or not all(isinstance(s, (int, np.integer)) and s > 0 for s in sizes):
             raise ValueError(f"sizes must be two or more positive ints (inputs, hidden..., classes); got {sizes!r}")
-        if activation not in _ACTIVATIONS:
-            raise ValueError(f"activation must be one of {', '.join(map(repr, _ACTIVATIONS))}; got {activation!r}")
+        _validate.one_of("activation", activation, _ACTIVATIONS)
         self.sizes, self.engine, self.activation = sizes, engine, activation
         p = engine.policy
         self.params = []

@@ -147,8 +147,6 @@ def make_optimizer(name: str, policy: Policy, *, rng: np.random.Generator, lr=No
     >>> type(make_optimizer("adam", as_policy("O2"), rng=np.random.default_rng(0))).__name__
     'Adam'
     """
-    if name == "sgd":
+    if _validate.one_of("optimizer", name, ("sgd", "adam")) == "sgd":
         return SGD(policy, lr=0.1 if lr is None else lr, momentum=0.9, rng=rng)
-    if name == "adam":
-        return Adam(policy, lr=1e-3 if lr is None else lr, rng=rng)
-    raise ValueError(f"optimizer must be 'sgd' or 'adam'; got {name!r}")
+    return Adam(policy, lr=1e-3 if lr is None else lr, rng=rng)

@@ -162,12 +162,17 @@ class Trainer:
             self.policy = as_policy(self.policy, loss_scale=loss_scale) if not isinstance(loss_scale, LossScaler) \
                 else self.policy
         if isinstance(seed, bool) or not isinstance(seed, numbers.Integral):
-            raise TypeError(f"seed must be an int; got {_validate.describe(seed)}")
+            raise TypeError(f"seed must be an int >= 0; got {_validate.describe(seed)}")
+        if seed < 0:  # numpy's SeedSequence says only "expected non-negative integer"
+            raise ValueError(f"seed must be an int >= 0 (a numpy seed); got {seed}")
         self.batch_size = _validate.count("batch_size", batch_size)
         if self.batch_size < 1:
             raise ValueError("batch_size must be >= 1; got 0")
         if isinstance(hidden, numbers.Integral):
             hidden = (hidden,)
+        if isinstance(hidden, (str, bytes)) or not hasattr(hidden, "__iter__"):
+            raise TypeError(f"hidden must be an int or a tuple of ints (the hidden layers' widths); "
+                            f"got {_validate.describe(hidden)}")
         self.data = load() if data is None else data
         streams = np.random.SeedSequence(int(seed)).spawn(3)
         self.init_rng, self.batch_rng, self.round_rng = (np.random.default_rng(s) for s in streams)
