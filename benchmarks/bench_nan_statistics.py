@@ -13,26 +13,11 @@ and keep each cell's minimum.
 from __future__ import annotations
 
 import argparse
-import time
 
 import numpy as np
 
 import softfloat as sf
-
-
-def per_call(fn, repeat: int, budget: float = 0.02) -> float:
-    """Minimum over ``repeat`` batches of about ``budget`` seconds of the us per call."""
-    fn()
-    t0 = time.perf_counter()
-    fn()
-    batch = max(1, int(budget / max(time.perf_counter() - t0, 1e-7)))
-    best = float("inf")
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        for _ in range(batch):
-            fn()
-        best = min(best, (time.perf_counter() - t0) / batch)
-    return best * 1e6
+from timing import us_per_call as per_call
 
 
 def main() -> None:
