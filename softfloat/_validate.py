@@ -169,6 +169,15 @@ def same_shape(name: str, shape: tuple, other: str, other_shape: tuple, fix: str
                          f"{tuple(other_shape)}; {fix}")
 
 
+def broadcast_to(name: str, value: np.ndarray, shape: tuple, expected: str) -> np.ndarray:
+    """``value`` broadcast to ``shape`` (a read-only view); a ValueError naming ``name``,
+    what was ``expected`` and the shape that came where it does not broadcast."""
+    try:
+        return np.broadcast_to(value, shape)
+    except ValueError:
+        raise ValueError(f"{name} must be {expected}; got shape {np.shape(value)}") from None
+
+
 def broadcast_shape(named: list) -> tuple:
     """The shape ``(name, array)`` operands broadcast to; a ValueError naming each one's
     shape where they do not (numpy's own error numbers them instead of naming them)."""
