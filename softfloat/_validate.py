@@ -121,6 +121,22 @@ def unknown_format(argname: str, value: str, names: list[str], aliases: list[str
             "softfloat.Format(exponent_bits=6, mantissa_bits=9)")
 
 
+def unknown_torch_float(argname: str, value: str, names) -> str:
+    """The message for a "torch.X" format name where X is none of torch's float ``names``."""
+    return (f"{argname}={value!r} is not a torch float dtype softfloat emulates; it knows "
+            f"{', '.join('torch.' + n for n in names)}")
+
+
+def name_of_another_format(name: str, named: str, layout: str, default: str | None) -> str:
+    """The message for a Format given a ``name`` that softfloat reads as another format
+    (``named``), which would print as that one yet not equal it nor look up as it;
+    ``default`` is the name to offer instead (None where that one is taken too)."""
+    fix = f"leave name out (it is then {default!r}) or choose" if default else "choose"
+    return (f"name={name!r} names another format: as_format({name!r}) is {named}; this format is "
+            f"{layout}, which would print as {name!r} yet not equal it; {fix} a name that softfloat "
+            "does not read as a format")
+
+
 def unknown_accumulator(value: str, presets: list[str], aliases: dict[str, str], as_format: str) -> str:
     """The message for an accumulator name that is neither a hardware preset nor a format:
     the presets (and their aliases, and the nearest name when one is close), then what
