@@ -91,3 +91,64 @@ def test_names_softfloat_does_not_read_stay_free():
     # the IEEE e4m3 layout's default name is "e4m3", which as_format reads as OCP's fn
     # format (as before: the default names are left as they were); given, it is kept too
     assert sf.Format(4, 3, name="e4m3").name == sf.Format(4, 3).name == "e4m3"
+
+
+# ---------------------------------------------------------------------------------------
+# the Python checkpoint API names its own parameters (src, dst, scaling, path), not the
+# command line's IN, OUT and --scaling (which tests/test_cli_checkpoints.py pins)
+# ---------------------------------------------------------------------------------------
+CLI_WORDS = re.compile(r"\bIN\b|\bOUT\b|IN\.npy|--scaling")
+
+
+@pytest.fixture
+def files(tmp_path):
+    np.save(tmp_path / "w.npy", np.float32([1.0, 2.5]))
+    np.savez(tmp_path / "w.npz", w=np.float32([1.0, 2.5]))
+    np.savez(tmp_path / "w_scale.npz", w=np.float32([1.0]), w_scale=np.float32([2.0]))
+    np.savez(tmp_path / "meta.npz", __softfloat__=np.float32([1.0]))
+    np.save(tmp_path / "v1.npy", np.zeros(2, np.dtype("V1")))
+    return tmp_path
+
+
+PYTHON_API_REFUSALS = [
+    (lambda d: sf.quantize_checkpoint(d / "w.npz", d / "w.npz", "bf16"), ValueError, "dst {d}/w.npz is src itself"),
+    (lambda d: sf.quantize_checkpoint(d / "w.npy", d / "o.npz", "bf16"), ValueError,
+     "but src {d}/w.npy is a .npy file of one array: dst must end in .npy"),
+    (lambda d: sf.quantize_checkpoint(d / "w.npz", d / "o.npy", "bf16"), ValueError,
+     "dst {d}/o.npy must end in .npz or .safetensors (or .pt/.pth for a torch file): src is"),
+    (lambda d: sf.quantize_checkpoint(d / "w.npy", d / "o.npy", "e4m3", scaling="tensor"), ValueError,
+     "scaling='tensor' needs room for the scale beside the array"),
+    (lambda d: sf.quantize_checkpoint(d / "w.npz", d / "o.npz", "bf16", scaling="tensor"), ValueError,
+     "(Transformer Engine scales only FP8): drop scaling='tensor'"),
+    (lambda d: sf.quantize_checkpoint(d / "w_scale.npz", d / "o.npz", "e4m3", scaling="tensor"), ValueError,
+     "which the input already holds; rename it or drop scaling='tensor'"),
+    (lambda d: sf.quantize_checkpoint(d / "meta.npz", d / "o.npz", "bf16", bits=True), ValueError,
+     "tensor '__softfloat__' of src would be written as '__softfloat__'"),
+    (lambda d: sf.quantize_checkpoint(d / "missing.npz", d / "o.npz", "bf16"), OSError,
+     "cannot read src {d}/missing.npz"),
+    (lambda d: sf.quantize_checkpoint(d / "w.npz", d / "no" / "o.npz", "bf16"), OSError,
+     "cannot write dst {d}/no/o.npz: {d}/no is no directory"),
+    (lambda d: sf.quantize_checkpoint(d / "v1.npy", d / "o.npy", "bf16"), ValueError, "src {d}/v1.npy holds"),
+    (lambda d: sf.load_checkpoint(d / "missing.npz"), OSError, "cannot read path {d}/missing.npz"),
+]
+
+
+@pytest.mark.parametrize("call, exc, words", PYTHON_API_REFUSALS)
+def test_the_python_checkpoint_api_names_its_parameters(files, call, exc, words):
+    with pytest.raises(exc) as err:
+        call(files)
+    message = str(err.value).replace(repr(str(files)).strip("'"), str(files)).replace("'", "")
+    assert words.format(d=files).replace("'", "") in message
+    assert not CLI_WORDS.search(str(err.value)), str(err.value)
+
+
+def test_a_failed_write_names_dst(files, monkeypatch):
+    writes = importlib.import_module("softfloat._checkpoint_write")
+
+    def full(*args, **kwargs):
+        raise OSError(28, "No space left on device")
+    monkeypatch.setattr(writes, "create_beside", full)
+    with pytest.raises(OSError, match=r"cannot write dst '.*o\.npz': No space left on device"):
+        sf.quantize_checkpoint(files / "w.npz", files / "o.npz", "bf16")
+    with pytest.raises(OSError, match=r"cannot write dst '.*o\.npy': No space left on device"):
+        sf.quantize_checkpoint(files / "w.npy", files / "o.npy", "bf16")
