@@ -152,3 +152,35 @@ def test_a_failed_write_names_dst(files, monkeypatch):
         sf.quantize_checkpoint(files / "w.npz", files / "o.npz", "bf16")
     with pytest.raises(OSError, match=r"cannot write dst '.*o\.npy': No space left on device"):
         sf.quantize_checkpoint(files / "w.npy", files / "o.npy", "bf16")
+
+
+# ---------------------------------------------------------------------------------------
+# sort and partition keywords: numpy's own errors (sort already gave them; partition took
+# any kind and order, its sort standing in for the selection)
+# ---------------------------------------------------------------------------------------
+SORTS = [
+    lambda x: np.sort(x, kind="bogus"), lambda x: np.argsort(x, kind="bogus"), lambda x: np.sort(x, kind=3),
+    lambda x: x.copy().sort(kind="bogus"), lambda x: x.argsort(kind="bogus"), lambda x: np.sort(x, order="f"),
+    lambda x: np.partition(x, 1, kind="bogus"), lambda x: np.argpartition(x, 1, kind="bogus"),
+    lambda x: np.partition(x, 1, kind=None), lambda x: np.partition(x, 1, order="f"),
+    lambda x: np.argpartition(x, 1, order="f"), lambda x: x.copy().partition(1, kind="bogus"),
+    lambda x: x.argpartition(1, kind="bogus"), lambda x: x.copy().partition(1, order="f"),
+]
+
+
+@pytest.mark.parametrize("call", SORTS)
+def test_sort_and_partition_keywords_raise_as_numpy_does(call):
+    values = np.array([3.0, 1.0, 2.0])
+    x = sf.asarray(values, "bf16")
+    with pytest.raises(Exception) as numpy_err:
+        call(values)
+    with pytest.raises(type(numpy_err.value)) as err:
+        call(x)
+    assert str(err.value) == str(numpy_err.value)
+    assert x.tolist() == [3.0, 1.0, 2.0]  # untouched
+
+
+def test_partition_with_numpys_default_kind_still_partitions():
+    x = sf.asarray([3.0, 1.0, 2.0], "bf16")
+    assert np.partition(x, 1, kind="introselect").tolist() == [1.0, 2.0, 3.0]
+    assert np.argpartition(x, 1, kind="introselect").tolist() == [1, 2, 0]
