@@ -191,7 +191,13 @@ def broadcast_to(name: str, value: np.ndarray, shape: tuple, expected: str) -> n
     try:
         return np.broadcast_to(value, shape)
     except ValueError:
-        raise ValueError(f"{name} must be {expected}; got shape {np.shape(value)}") from None
+        raise ValueError(wrong_shape(name, expected, np.shape(value))) from None
+
+
+def wrong_shape(name: str, expected: str, shape: tuple) -> str:
+    """The message for an argument of a shape that does not fit (:func:`broadcast_to`'s,
+    also for tensors, which torch broadcasts)."""
+    return f"{name} must be {expected}; got shape {tuple(shape)}"
 
 
 def broadcast_shape(named: list) -> tuple:
