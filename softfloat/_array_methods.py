@@ -135,11 +135,11 @@ class ArrayMethods:
 
     def partition(self, kth, axis=-1, kind="introselect", order=None):
         """Partition in place, as ``ndarray.partition`` (``np.partition``'s result: exact)."""
-        self.bits[...] = np.partition(self, kth, axis=axis).bits
+        self.bits[...] = np.partition(self, kth, axis=axis, kind=kind, order=order).bits
 
     def argpartition(self, kth, axis=-1, kind="introselect", order=None):
         """``np.argpartition(self, ...)``: a plain integer ndarray."""
-        return np.argpartition(self, kth, axis=axis)
+        return np.argpartition(self, kth, axis=axis, kind=kind, order=order)
 
     def __round__(self, ndigits=None):
         """``round(x, n)``: ``np.round(x, n)`` (as for an ndarray), an Array of the format;

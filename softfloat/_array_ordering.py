@@ -30,7 +30,7 @@ import numpy as np
 
 from . import _validate, codec
 from ._array_registry import implements
-from ._array_structural import truthy
+from ._array_structural import check_partition_keywords, truthy
 from .ops.compare import total_order_keys
 
 __all__ = ["numpy_key"]
@@ -81,6 +81,7 @@ def sort(A, a, axis=-1, kind=None, order=None, *, stable=None):
 def argpartition(A, a, kth, axis=-1, kind="introselect", order=None):
     """argsort's indices (a full stable sort is a valid partition; deterministic)."""
     _validate.partition_index(kth, a.shape, axis)
+    check_partition_keywords(kind, order)
     return argsort(A, a, axis=axis)
 
 

@@ -32,7 +32,7 @@ from . import _validate, codec
 from ._array_keywords import axes_of, format_or_dtype
 from ._array_registry import FUNCTIONS, deliver, implements, unsupported
 
-__all__ = ["truthy"]
+__all__ = ["truthy", "check_partition_keywords"]
 
 
 def truthy(A, x):
@@ -118,7 +118,15 @@ for _func in (np.may_share_memory, np.shares_memory):
 def partition(A, a, kth, axis=-1, kind="introselect", order=None):
     """A full sort by the ordering module's key (a valid partition: exact, deterministic)."""
     _validate.partition_index(kth, a.shape, axis)  # checked as numpy checks it, though a sort needs none
+    check_partition_keywords(kind, order)
     return np.sort(a, axis=axis)
+
+
+def check_partition_keywords(kind, order) -> None:
+    """numpy's own checks of ``kind`` and ``order`` (a sort stands in for the selection, so
+    a misspelt kind, or order= on an array without fields, was taken): numpy's errors."""
+    if kind != "introselect" or order is not None:
+        np.partition(np.empty(1), 0, kind=kind, order=order)
 
 
 def _joining(func):

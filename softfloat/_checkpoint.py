@@ -33,7 +33,7 @@ from .report import ErrorAccumulator, error_stats, outcomes
 from .rounding import Rounding
 from .scaled import exact_products, fp32_scales
 
-__all__ = ["PIECE", "OUT_KINDS", "METADATA_ENTRY", "QuantizeSpec", "same_file", "check_directory", "check_paths",
+__all__ = ["PIECE", "OUT_KINDS", "METADATA_ENTRY", "Words", "PYTHON_WORDS", "QuantizeSpec", "same_file", "check_directory", "check_paths",
            "quantize_file", "quantize_npy", "quantize_tensors"]
 
 #: elements per piece: a multiple of the codec's block, so per-piece error sums add up
@@ -53,6 +53,21 @@ _UINT_CODE = {1: "U8", 2: "U16", 4: "U32", 8: "U64"}
 #: torch has no uint16/32/64 tensors every operation takes: bit patterns of 2, 4 and 8
 #: bytes travel as the signed type of that width (the same bits)
 _TORCH_INT = {1: np.uint8, 2: np.int16, 4: np.int32, 8: np.int64}
+
+
+@dataclass(frozen=True)
+class Words:
+    """What error messages call the input, the output, a .npy input and the per-tensor
+    scaling: the command line's IN, OUT and option (the default), or, from
+    :func:`softfloat.quantize_checkpoint`, its parameters (:data:`PYTHON_WORDS`)."""
+
+    src: str = "IN"
+    dst: str = "OUT"
+    npy: str = "IN.npy"
+    scaling: str = "--scaling tensor"
+
+
+PYTHON_WORDS = Words(src="src", dst="dst", npy="src", scaling="scaling='tensor'")
 
 
 # =====================================================================================
@@ -77,42 +92,43 @@ def check_directory(path, label: str) -> None:
                       f"({why})")
 
 
-def check_paths(src, dst, *, scaling: str = "none", fmt: Format | None = None) -> tuple[str, str]:
+def check_paths(src, dst, *, scaling: str = "none", fmt: Format | None = None,
+                words: Words = Words()) -> tuple[str, str]:
     """(IN's kind, OUT's kind), or a ValueError saying why this pair cannot be written:
     OUT is IN (the same file by identity), OUT's extension names no kind, or the kinds do
     not fit (one array in, a checkpoint out, or the reverse).  IN's kind comes from its
     first bytes, OUT's from its extension (an OUT without one is a .npy for a .npy IN)."""
     src, dst = os.fspath(src), os.fspath(dst)
     if same_file(src, dst):
-        raise ValueError(f"OUT {dst!r} is IN itself ({src!r}: the same file, by name or "
+        raise ValueError(f"{words.dst} {dst!r} is {words.src} itself ({src!r}: the same file, by name or "
                          "through a link): the input would be overwritten while it is read; "
                          "write to another file")
-    check_directory(dst, "OUT")
-    in_kind = file_kind(src)
+    check_directory(dst, words.dst)
+    in_kind = file_kind(src, words.src)
     ext = os.path.splitext(dst)[1].lower()
     if in_kind == "npy":
         if ext not in ("", ".npy"):
             what = ("a checkpoint of several arrays" if ext in OUT_KINDS
                     else f"an unknown kind ({ext!r})")
-            raise ValueError(f"OUT {dst!r} names {what}, but IN {src!r} is a .npy file of one "
-                             "array: OUT must end in .npy (to make a checkpoint, save the array "
-                             "in an .npz with numpy.savez and quantize that)")
+            raise ValueError(f"{words.dst} {dst!r} names {what}, but {words.src} {src!r} is a .npy file of "
+                             f"one array: {words.dst} must end in .npy (to make a checkpoint, save the "
+                             "array in an .npz with numpy.savez and quantize that)")
         out_kind = "npy"
     else:
         out_kind = OUT_KINDS.get(ext)
         if out_kind in (None, "npy"):
             what = {"npz": "an .npz archive", "safetensors": "a .safetensors file"}.get(in_kind, f"a .{in_kind} file")
-            raise ValueError(f"OUT {dst!r} must end in .npz or .safetensors (or .pt/.pth for a "
-                             f"torch file): IN is {what} of several arrays")
+            raise ValueError(f"{words.dst} {dst!r} must end in .npz or .safetensors (or .pt/.pth for "
+                             f"a torch file): {words.src} is {what} of several arrays")
     if scaling == "tensor" and out_kind == "npy":
-        raise ValueError("--scaling tensor (scaling='tensor') needs room for the scale beside the array; a .npy "
+        raise ValueError(f"{words.scaling} needs room for the scale beside the array; a .npy "
                          "file holds one array: save it in an .npz or .safetensors file")
     if scaling == "tensor" and fmt is not None and fmt.bits > 8:
-        raise ValueError(f"--scaling tensor (scaling='tensor') is for formats of 8 bits or fewer (FP8, FP6, FP4), "
+        raise ValueError(f"{words.scaling} is for formats of 8 bits or fewer (FP8, FP6, FP4), "
                          f"whose range is too narrow for raw weights; {fmt.name} has "
                          f"{fmt.bits} bits and the range of its {fmt.exponent_bits}-bit "
                          "exponent, and its casts take no scale (Transformer Engine scales only "
-                         "FP8): drop --scaling tensor")
+                         f"FP8): drop {words.scaling}")
     return in_kind, out_kind
 
 
@@ -148,27 +164,28 @@ def spec_metadata(spec: QuantizeSpec) -> dict:
     return meta
 
 
-def quantize_file(src, dst, spec: QuantizeSpec, *, progress=None):
+def quantize_file(src, dst, spec: QuantizeSpec, *, progress=None, words: Words = Words()):
     """Quantise the file ``src`` into ``dst`` as ``spec`` says: (rows, detail), detail for
     a .npy IN the (flags, outcomes, error stats, result dtype) the command line prints,
     else None.
 
     Every check (see :func:`check_paths`) comes before anything is read; the output is
-    written atomically (:func:`softfloat._checkpoint_write.atomic_output`).
+    written atomically (:func:`softfloat._checkpoint_write.atomic_output`).  Messages call
+    the files and the scaling as ``words`` says (the command line's, by default).
     """
     src, dst = os.fspath(src), os.fspath(dst)
-    in_kind, out_kind = check_paths(src, dst, scaling=spec.scaling, fmt=spec.fmt)
+    in_kind, out_kind = check_paths(src, dst, scaling=spec.scaling, fmt=spec.fmt, words=words)
     if in_kind == "npy":
-        row, detail = quantize_npy(src, dst, spec)
+        row, detail = quantize_npy(src, dst, spec, words)
         if progress is not None:
             progress(row["name"], os.path.getsize(src), os.path.getsize(src))
         return [row], detail
     if out_kind == "pt":
         _require_torch()
-    checkpoint = open_tensors(src)
+    checkpoint = open_tensors(src, words.src)
     try:
         rows = quantize_tensors(checkpoint, dst, out_kind, spec, metadata=spec_metadata(spec),
-                                progress=progress)
+                                progress=progress, words=words)
     finally:
         checkpoint.close()
     return rows, None
@@ -182,10 +199,10 @@ def _require_torch():
                           f"{_validate.install_hint('torch')}") from None
 
 
-def quantize_npy(src: str, dst: str, spec: QuantizeSpec):
+def quantize_npy(src: str, dst: str, spec: QuantizeSpec, words: Words = Words()):
     """One .npy array rounded whole (it is read whole), saved atomically: (row, detail)
     (``spec.scaling`` must be "none": check_paths refuses a scale for a .npy)."""
-    x = load_npy(src)
+    x = load_npy(src, words.npy)
     fmt = spec.fmt
     if spec.bits:
         result, flags = encode(x, fmt, attributes=spec.attrs, rng=spec.rng, return_flags=True)
@@ -194,7 +211,7 @@ def quantize_npy(src: str, dst: str, spec: QuantizeSpec):
         result, flags = quantize(x, fmt, attributes=spec.attrs, rng=spec.rng, return_flags=True)
         patterns = encode(result, fmt)  # the values are in fmt: their bits, exactly
     result = np.asarray(result)
-    save_npy(dst, result)
+    save_npy(dst, result, words.dst)
     found = outcomes(patterns, fmt, flags)
     stats = error_stats(x, patterns, fmt)
     n = int(np.size(x))
@@ -212,7 +229,7 @@ def quantize_npy(src: str, dst: str, spec: QuantizeSpec):
 # quantising a checkpoint
 # =====================================================================================
 def quantize_tensors(checkpoint: Checkpoint, out_path: str, out_kind: str, spec: QuantizeSpec, *,
-                     metadata: dict | None = None, progress=None) -> list[dict]:
+                     metadata: dict | None = None, progress=None, words: Words = Words()) -> list[dict]:
     """Round every float tensor of ``checkpoint`` into ``spec.fmt`` and write ``out_path``
     (``out_kind`` 'npz', 'safetensors' or 'pt'); return one report row per tensor.
 
@@ -244,9 +261,9 @@ def quantize_tensors(checkpoint: Checkpoint, out_path: str, out_kind: str, spec:
             continue
         if scaling == "tensor" and t.name + "_scale" in names:
             raise ValueError(f"tensor {t.name!r} would get its scale as {t.name + '_scale'!r}, "
-                             "which the input already holds; rename it or drop --scaling")
+                             f"which the input already holds; rename it or drop {words.scaling}")
         plan.append((t, _output_dtype(t, fmt, out_kind, spec.bits)))
-    _check_names(plan, out_kind, scaling)
+    _check_names(plan, out_kind, scaling, words.src)
     # one stream for the whole file, a key per tensor (None for the deterministic modes)
     rng = np.random.default_rng(spec.rng) if spec.attrs.rounding is Rounding.STOCHASTIC else None
     bit_pattern_names = [t.name for t, out in plan if out is not None and out[1] == "bits"]
@@ -261,7 +278,7 @@ def quantize_tensors(checkpoint: Checkpoint, out_path: str, out_kind: str, spec:
             _kept_dtype(t, out_kind)  # a kept tensor the output cannot hold: refused before writing
     total = sum(t.nbytes for t in checkpoint.tensors)
     rows = []
-    with atomic_output(out_path, "OUT") as fh:
+    with atomic_output(out_path, words.dst) as fh:
         writer = _open_writer(fh, out_kind, plan, scaling, meta, fmt, bit_pattern_names, bool(carried))
         try:
             for t, out in plan:
@@ -281,7 +298,7 @@ def quantize_tensors(checkpoint: Checkpoint, out_path: str, out_kind: str, spec:
     return rows
 
 
-def _check_names(plan, out_kind: str, scaling: str) -> None:
+def _check_names(plan, out_kind: str, scaling: str, src_word: str) -> None:
     """Refuse an output name the file kind reserves, before anything is written."""
     reserved = _RESERVED.get(out_kind)
     for t, out in plan:
@@ -290,7 +307,7 @@ def _check_names(plan, out_kind: str, scaling: str) -> None:
             what = {"safetensors": "a .safetensors header keeps its metadata under that key",
                     "pt": "softfloat keeps the format of a .pt output's bit patterns under that key",
                     "npz": "softfloat keeps the format of an .npz output's bit patterns under that name"}
-            raise ValueError(f"tensor {t.name!r} of IN would be written as {reserved!r}, which "
+            raise ValueError(f"tensor {t.name!r} of {src_word} would be written as {reserved!r}, which "
                              f"{what[out_kind]}; rename the tensor or write another kind of file")
 
 

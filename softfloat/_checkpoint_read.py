@@ -28,15 +28,16 @@ __all__ = ["SAFETENSORS_FLOATS", "SAFETENSORS_BITS", "TensorSource", "Checkpoint
 _TORCH_LEGACY_MAGIC = b"\x80\x02\x8a\x0a" + (0x1950A86A20F9469CFC6C).to_bytes(10, "little")
 
 
-def file_kind(path: str) -> str:
+def file_kind(path: str, label: str = "IN") -> str:
     """'npy', 'npz', 'safetensors' or 'pt' (a ``torch.save`` checkpoint), from the file's
     first bytes (and, for a zip, whether it holds torch's ``data.pkl`` record); a
-    ValueError naming them otherwise."""
+    ValueError naming them otherwise, an OSError naming ``label`` (the command line's IN,
+    a Python parameter's name) where the file cannot be read."""
     try:
         with open(path, "rb") as fh:
             head = fh.read(len(_TORCH_LEGACY_MAGIC))
     except OSError as exc:
-        raise OSError(f"cannot read IN {path!r}: {exc.strerror or exc}") from None
+        raise OSError(f"cannot read {label} {path!r}: {exc.strerror or exc}") from None
     if head[:6] == b"\x93NUMPY":
         return "npy"
     if head[:2] == b"PK":
@@ -58,7 +59,7 @@ def _is_torch_zip(path: str) -> bool:
         return False  # the .npz reader says what is wrong with it
 
 
-def open_tensors(path: str) -> Checkpoint:
+def open_tensors(path: str, label: str = "IN") -> Checkpoint:
     """The tensors of an .npz, .safetensors or torch .pt file, read lazily one by one.
 
     Everything the file's headers claim is checked against the file before any tensor is
@@ -78,7 +79,7 @@ def open_tensors(path: str) -> Checkpoint:
     [1.5, -2.0]
     >>> ckpt.close(); os.remove(path); os.rmdir(os.path.dirname(path))
     """
-    kind = file_kind(path)
+    kind = file_kind(path, label)
     if kind == "npz":
         return open_npz(path)
     if kind == "safetensors":

@@ -218,10 +218,10 @@ class PtWriter:
         self.out.clear()
 
 
-def save_npy(path, array: np.ndarray) -> None:
+def save_npy(path, array: np.ndarray, label: str = "OUT") -> None:
     """Write one array to exactly ``path`` (``np.save`` of a str path would append .npy),
     atomically: a failure leaves no partial file and an existing ``path`` untouched."""
-    with atomic_output(path, "OUT") as fh:
+    with atomic_output(path, label) as fh:
         np.save(_PythonWrites(fh), array)
 
 

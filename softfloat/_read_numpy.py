@@ -220,8 +220,9 @@ def _inflated_member(zf: zipfile.ZipFile, info: zipfile.ZipInfo, header_len: int
     return flat
 
 
-def load_npy(path: str) -> np.ndarray:
-    """Read one numeric array from a .npy file; a clear OSError/ValueError otherwise.
+def load_npy(path: str, label: str = "IN.npy") -> np.ndarray:
+    """Read one numeric array from a .npy file; a clear OSError/ValueError otherwise,
+    naming the file as ``label`` (the command line's IN.npy, a Python parameter's name).
 
     The header's claim (shape times item size) is checked against the bytes the file
     holds before anything is allocated.  Two ml_dtypes types numpy cannot read back are
@@ -236,13 +237,13 @@ def load_npy(path: str) -> np.ndarray:
         with open(path, "rb") as fh:
             magic = fh.read(6)
     except OSError as exc:
-        raise OSError(f"cannot read IN.npy {path!r}: {exc.strerror or exc}") from None
+        raise OSError(f"cannot read {label} {path!r}: {exc.strerror or exc}") from None
     if magic[:2] == b"PK":
         raise ValueError(f"{path!r} is an .npz archive; quantize takes one array saved "
                          "with numpy.save (.npy)")
     if magic != b"\x93NUMPY":
         raise ValueError(f"{path!r} is not a .npy file (it lacks the header numpy.save writes)")
-    size = file_size(path, "IN.npy")
+    size = file_size(path, label)
     with open(path, "rb") as fh:
         try:
             shape, fortran, dtype, start, e5m2 = npy_header(fh)
@@ -257,11 +258,11 @@ def load_npy(path: str) -> np.ndarray:
         raise ValueError(f"{path!r} is truncated: header says {need} bytes of data ({dtype.str} "
                          f"of shape {tuple(shape)}), the file holds {size - start}")
     if _is_plain_void(dtype, 1):
-        raise ValueError(f"IN.npy {path!r} holds {_V1_NOTE.split(';')[0]}; save it as float32 "
+        raise ValueError(f"{label} {path!r} holds {_V1_NOTE.split(';')[0]}; save it as float32 "
                          "(array.astype(numpy.float32)) to quantise it")
     problem = None if e5m2 or _is_plain_void(dtype, 2) else _validate.npy_dtype_problem(dtype)
     if problem:
-        raise ValueError(f"IN.npy {path!r} holds {problem}")
+        raise ValueError(f"{label} {path!r} holds {problem}")
     array = np.fromfile(path, dtype, math.prod(shape), offset=start).reshape(
         shape, order="F" if fortran else "C")
     if e5m2:

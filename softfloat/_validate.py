@@ -121,6 +121,22 @@ def unknown_format(argname: str, value: str, names: list[str], aliases: list[str
             "softfloat.Format(exponent_bits=6, mantissa_bits=9)")
 
 
+def unknown_torch_float(argname: str, value: str, names) -> str:
+    """The message for a "torch.X" format name where X is none of torch's float ``names``."""
+    return (f"{argname}={value!r} is not a torch float dtype softfloat emulates; it knows "
+            f"{', '.join('torch.' + n for n in names)}")
+
+
+def name_of_another_format(name: str, named: str, layout: str, default: str | None) -> str:
+    """The message for a Format given a ``name`` that softfloat reads as another format
+    (``named``), which would print as that one yet not equal it nor look up as it;
+    ``default`` is the name to offer instead (None where that one is taken too)."""
+    fix = f"leave name out (it is then {default!r}) or choose" if default else "choose"
+    return (f"name={name!r} names another format: as_format({name!r}) is {named}; this format is "
+            f"{layout}, which would print as {name!r} yet not equal it; {fix} a name that softfloat "
+            "does not read as a format")
+
+
 def unknown_accumulator(value: str, presets: list[str], aliases: dict[str, str], as_format: str) -> str:
     """The message for an accumulator name that is neither a hardware preset nor a format:
     the presets (and their aliases, and the nearest name when one is close), then what
@@ -167,6 +183,21 @@ def same_shape(name: str, shape: tuple, other: str, other_shape: tuple, fix: str
     if tuple(shape) != tuple(other_shape):
         raise ValueError(f"{name} has shape {tuple(shape)} but {other} has shape "
                          f"{tuple(other_shape)}; {fix}")
+
+
+def broadcast_to(name: str, value: np.ndarray, shape: tuple, expected: str) -> np.ndarray:
+    """``value`` broadcast to ``shape`` (a read-only view); a ValueError naming ``name``,
+    what was ``expected`` and the shape that came where it does not broadcast."""
+    try:
+        return np.broadcast_to(value, shape)
+    except ValueError:
+        raise ValueError(wrong_shape(name, expected, np.shape(value))) from None
+
+
+def wrong_shape(name: str, expected: str, shape: tuple) -> str:
+    """The message for an argument of a shape that does not fit (:func:`broadcast_to`'s,
+    also for tensors, which torch broadcasts)."""
+    return f"{name} must be {expected}; got shape {tuple(shape)}"
 
 
 def broadcast_shape(named: list) -> tuple:

@@ -51,8 +51,8 @@ def quantize_checkpoint(src, dst, fmt, *, rounding=None, saturate=None, subnorma
     Parameters
     ----------
     src, dst : str or os.PathLike
-        The input file and the output file.  Error messages call them IN and OUT, as
-        the command line does, and name their paths.
+        The input file and the output file.  Error messages call them src and dst (the
+        command line's IN and OUT) and name their paths.
     fmt : Format or str
         The target format, e.g. "bf16", "e4m3", "e6m9".
     rounding, saturate, subnormals, tininess, attributes, rng
@@ -116,7 +116,7 @@ def quantize_checkpoint(src, dst, fmt, *, rounding=None, saturate=None, subnorma
     if progress is not None and not callable(progress):
         raise TypeError(f"progress must be a callable or None; got {_validate.describe(progress)}")
     spec = _checkpoint.QuantizeSpec(fmt, attrs, rng, scaling, bits)
-    rows, _ = _checkpoint.quantize_file(src, dst, spec, progress=progress)
+    rows, _ = _checkpoint.quantize_file(src, dst, spec, progress=progress, words=_checkpoint.PYTHON_WORDS)
     return rows
 
 
@@ -160,7 +160,7 @@ def load_checkpoint(path) -> dict[str, np.ndarray]:
     path = _validate.file_path("path", path, "the checkpoint to load")
     if os.path.splitext(path)[1].lower() in (".pt", ".pth"):
         return _load_pt(path)
-    kind = file_kind(path)
+    kind = file_kind(path, "path")
     if kind == "npy":
         return {os.path.splitext(os.path.basename(path))[0]: np.load(path, allow_pickle=False)}
     if kind == "npz":

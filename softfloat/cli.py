@@ -19,7 +19,6 @@ from . import _checkpoint, _checkpoint_read, _exact, _validate
 from ._checkpoint_write import atomic_output
 from ._version import __version__
 from .attributes import RoundingAttributes
-from .checkpoint import quantize_checkpoint
 from .explain import explain, parse_operation
 from .formats import aliases, as_format, catalogue
 from .rounding import Rounding, Tininess, as_rounding, as_tininess
@@ -401,8 +400,9 @@ def _run_quantize_checkpoint(args, fmt, attrs: RoundingAttributes) -> int:
         def tick(name, nbytes, total):
             bar.update(nbytes, total=total, item=name)
 
-        rows = quantize_checkpoint(args.input, args.output, fmt, attributes=attrs, rng=args.seed,
-                                   scaling=args.scaling, bits=args.bits, progress=tick if bar.on else None)
+        # quantize_checkpoint's own path, its messages in the command line's words (IN, OUT)
+        spec = _checkpoint.QuantizeSpec(fmt, attrs, args.seed, args.scaling, args.bits)
+        rows, _ = _checkpoint.quantize_file(args.input, args.output, spec, progress=tick if bar.on else None)
     done = sum(r["action"] == "quantized" for r in rows)
     scaling = ", scaling=tensor" if args.scaling == "tensor" else ""
     print(f"{_validate.counted(len(rows), 'tensor')} of {args.input} -> {fmt.name} "

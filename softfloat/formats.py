@@ -11,12 +11,11 @@ from __future__ import annotations
 
 import enum
 import functools
-import re
 from dataclasses import dataclass, field
 
 import numpy as np
 
-from . import _validate
+from . import _format_names, _validate
 
 __all__ = [
     "Format",
@@ -89,6 +88,8 @@ class Format:
     name : str, optional
         Display name; derived as ``e{E}m{M}`` (plus the policy suffix) when omitted.
         Two formats with the same layout and policy compare equal whatever their names.
+        A name :func:`as_format` reads (a catalogue name, an alias, a layout such as
+        "e6m9") must name this layout and policy: ``name="bf16"`` is for e8m7 alone.
 
     Every value of a format must be exactly representable in float64, so the exponent
     range may not exceed float64's (this rules out 11-bit exponents for the non-IEEE
@@ -117,7 +118,9 @@ class Format:
         if not isinstance(self.name, str):
             raise TypeError(f"name must be a str; got {self.name!r} ({type(self.name).__name__})")
         if not self.name:
-            object.__setattr__(self, "name", _default_name(self.exponent_bits, self.mantissa_bits, self.specials))
+            object.__setattr__(self, "name", _default_name(self))
+        elif self.name != _default_name(self):
+            _check_name(self)
         if self.emax > 1023 or self.emin < -1022:
             raise ValueError(
                 f"format {self.name} has exponent range [{self.emin}, {self.emax}], wider than "
@@ -380,7 +383,7 @@ class Format:
         args = f"exponent_bits={self.exponent_bits}, mantissa_bits={self.mantissa_bits}"
         if self.specials is not Specials.IEEE:
             args += f", specials={self.specials.value!r}"
-        if self.name != _default_name(self.exponent_bits, self.mantissa_bits, self.specials):
+        if self.name != _default_name(self):
             args += f", name={self.name!r}"
         return f"Format({args})"
 
@@ -388,12 +391,34 @@ class Format:
         return self.name
 
 
-def _default_name(e: int, m: int, specials: Specials) -> str:
-    return f"e{e}m{m}" + ("" if specials is Specials.IEEE else specials.value)
-
-
 def _fmt(e: int, m: int, specials: str, name: str) -> Format:
-    return Format(exponent_bits=e, mantissa_bits=m, specials=Specials(specials), name=name)
+    """A format named here, in this module (before the names it is checked against exist)."""
+    fmt = Format(exponent_bits=e, mantissa_bits=m, specials=Specials(specials))
+    object.__setattr__(fmt, "name", name)
+    return fmt
+
+
+def _default_name(fmt: Format) -> str:
+    return _format_names.default_name(fmt.exponent_bits, fmt.mantissa_bits, fmt.specials.value)
+
+
+def _check_name(fmt: Format) -> None:
+    """A ValueError where ``fmt``'s given name is one :func:`as_format` reads as another
+    format: ``Format(5, 2, name="bf16")`` would print as bf16, yet not equal ``"bf16"``."""
+    try:
+        named = _from_name(fmt.name, "name")
+    except ValueError:  # (a name softfloat reads as no format: the user's to choose)
+        return
+    if named != fmt:
+        default = _default_name(fmt)
+        free = default not in _BY_NAME or _BY_NAME[default] == fmt
+        raise ValueError(_validate.name_of_another_format(
+            fmt.name, _layout(named) + (f", {named!r}" if named.name in _CATALOGUE_NAMES else ""),
+            _layout(fmt), default if free else None))
+
+
+def _layout(fmt: Format) -> str:
+    return f"e{fmt.exponent_bits}m{fmt.mantissa_bits} ({fmt.specials.value})"
 
 
 fp64 = _fmt(11, 52, "ieee", "fp64")
@@ -414,19 +439,7 @@ _CATALOGUE = (fp64, fp32, tf32, fp16, bf16, fp8_e4m3, fp8_e5m2, fp8_e4m3fnuz, fp
 _CATALOGUE_NAMES = frozenset(f.name for f in _CATALOGUE)
 
 _BY_NAME: dict[str, Format] = {f.name: f for f in _CATALOGUE}
-_BY_NAME.update({
-    "float64": fp64, "double": fp64, "binary64": fp64,
-    "float32": fp32, "single": fp32, "binary32": fp32,
-    "float16": fp16, "half": fp16, "binary16": fp16,
-    "bfloat16": bf16, "tensorfloat32": tf32,
-    "e4m3": fp8_e4m3, "e4m3fn": fp8_e4m3, "float8_e4m3fn": fp8_e4m3, "fp8_e4m3fn": fp8_e4m3,
-    "e5m2": fp8_e5m2, "float8_e5m2": fp8_e5m2,
-    "e4m3fnuz": fp8_e4m3fnuz, "float8_e4m3fnuz": fp8_e4m3fnuz,
-    "e5m2fnuz": fp8_e5m2fnuz, "float8_e5m2fnuz": fp8_e5m2fnuz,
-    "e3m2": fp6_e3m2, "e3m2fn": fp6_e3m2, "float6_e3m2fn": fp6_e3m2, "fp6_e3m2fn": fp6_e3m2,
-    "e2m3": fp6_e2m3, "e2m3fn": fp6_e2m3, "float6_e2m3fn": fp6_e2m3, "fp6_e2m3fn": fp6_e2m3,
-    "e2m1": fp4_e2m1, "e2m1fn": fp4_e2m1, "float4_e2m1fn": fp4_e2m1, "fp4_e2m1fn": fp4_e2m1,
-})
+_BY_NAME.update({alias: _BY_NAME[name] for alias, name in _format_names.ALIASES.items()})
 
 
 def catalogue() -> tuple[Format, ...]:
@@ -450,25 +463,14 @@ def aliases() -> dict[str, Format]:
 #: ml_dtypes' IEEE-style FP8 types (with infinities), outside the catalogue: "e4m3" alone
 #: names the OCP fn format, as in most ML code, so these keep ml_dtypes' names
 _ML_DTYPES_IEEE = {
-    "float8_e4m3": Format(exponent_bits=4, mantissa_bits=3, name="float8_e4m3"),
-    "float8_e3m4": Format(exponent_bits=3, mantissa_bits=4, name="float8_e3m4"),
+    "float8_e4m3": _fmt(4, 3, "ieee", "float8_e4m3"),
+    "float8_e3m4": _fmt(3, 4, "ieee", "float8_e3m4"),
 }
 
-#: ml_dtypes' float types that are softfloat formats (numpy's float16/32/64 aside), by
-#: dtype name; each name is also one as_format reads (softfloat.interop maps both ways)
-ML_DTYPES_FLOATS = ("bfloat16", "float8_e4m3fn", "float8_e5m2", "float8_e4m3fnuz",
-                    "float8_e5m2fnuz", "float8_e4m3", "float8_e3m4", "float6_e3m2fn",
-                    "float6_e2m3fn", "float4_e2m1fn")
+ML_DTYPES_FLOATS = _format_names.ML_DTYPES_FLOATS
 
 #: torch's floating dtypes, by the name after "torch."
-TORCH_FLOATS = {
-    "float64": fp64, "double": fp64, "float32": fp32, "float": fp32, "float16": fp16,
-    "half": fp16, "bfloat16": bf16, "float8_e4m3fn": fp8_e4m3, "float8_e5m2": fp8_e5m2,
-    "float8_e4m3fnuz": fp8_e4m3fnuz, "float8_e5m2fnuz": fp8_e5m2fnuz,
-}
-
-#: a custom format by its layout: e<exponent bits>m<mantissa bits>[policy]
-_LAYOUT = re.compile(r"^e([0-9]+)m([0-9]+)(fn|fnuz|finite)?$")
+TORCH_FLOATS = {torch: _BY_NAME[name] for torch, name in _format_names.TORCH_FLOATS.items()}
 
 
 def as_format(fmt, argname: str = "fmt") -> Format:
@@ -521,7 +523,7 @@ def as_format(fmt, argname: str = "fmt") -> Format:
 
 
 def _from_name(text: str, argname: str) -> Format:
-    key = text.strip().lower().replace("-", "_")
+    key = _format_names.key(text)
     if key in _BY_NAME:
         return _BY_NAME[key]
     if key in _ML_DTYPES_IEEE:
@@ -530,13 +532,10 @@ def _from_name(text: str, argname: str) -> Format:
         name = key[len("torch."):]
         if name in TORCH_FLOATS:
             return TORCH_FLOATS[name]
-        raise ValueError(
-            f"{argname}={text!r} is not a torch float dtype softfloat emulates; it knows "
-            f"{', '.join('torch.' + n for n in TORCH_FLOATS)}"
-        )
-    layout = _LAYOUT.match(key)
+        raise ValueError(_validate.unknown_torch_float(argname, text, TORCH_FLOATS))
+    layout = _format_names.layout(key)
     if layout:
-        e, m, policy = int(layout[1]), int(layout[2]), layout[3] or "ieee"
+        e, m, policy = layout
         try:
             fmt = Format(exponent_bits=e, mantissa_bits=m, specials=policy)
         except (TypeError, ValueError) as exc:

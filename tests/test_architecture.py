@@ -18,7 +18,7 @@ PACKAGE = Path(__file__).resolve().parent.parent / "softfloat"
 
 #: a module may import only modules of a lower rank
 RANK = {
-    "_validate": 0, "_version": 0, "_frames": 0, "_fpenv": 0, "_random": 0, "_scratch": 0, "_workspace": 0.5,
+    "_validate": 0, "_format_names": 0, "_version": 0, "_frames": 0, "_fpenv": 0, "_random": 0, "_scratch": 0, "_workspace": 0.5,
     "formats": 1, "rounding": 1, "flags": 1, "_exact": 1,
     "platforms": 1.2, "attributes": 1.4,
     "_flagmasks": 1.5,

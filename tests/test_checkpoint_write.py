@@ -381,8 +381,8 @@ def test_overflow_is_not_shown_beside_a_clean_error(capsys, tmp_path):
 def test_a_reader_note_is_shown_for_kept_tensors(capsys, files, monkeypatch):
     real = _checkpoint.open_tensors
 
-    def with_note(path):
-        checkpoint = real(path)
+    def with_note(path, label="IN"):
+        checkpoint = real(path, label)
         for t in checkpoint.tensors:
             if t.fmt is None:
                 t.note = "int64 step counter"

@@ -292,7 +292,7 @@ def test_without_flags_the_same_tensor():
     (dict(scaling="mx", amax_epsilon=1e-12), ValueError, "amax_epsilon apply to fp32 scales"),
     (dict(scale=0.0), ValueError, "scale must lie in"),
     (dict(scale=torch.tensor([1.0, -1.0])), ValueError, "scale must lie in"),
-    (dict(scale=np.ones(3)), ValueError, "scale has shape"),
+    (dict(scale=np.ones(3)), ValueError, "scale must be one number or one scale per unit"),
     (dict(scaling="rows", block=4), ValueError, "block applies to"),
     (dict(scaling="blocks", block=(0, 1)), ValueError, "block for scaling='blocks'"),
     (dict(scale_rounding="ceil"), ValueError, "MX's variant"),

@@ -82,7 +82,9 @@ def _check_recipe_options(scaling, amax, scale, margin, epsilon, scale_rounding)
         raise ValueError("scale_rounding applies to scales computed from amax; pass scale already rounded")
 
 
-def _amax_argument(amax, shape):
+def _amax_argument(amax, shape, expected=None):
+    """``amax`` as float64 magnitudes broadcast to the scales' ``shape``; ``expected``
+    says in words what shape the caller wants (default: one number or one per scale)."""
     try:
         a = np.asarray(amax, dtype=np.float64)
     except (TypeError, ValueError):
@@ -91,11 +93,9 @@ def _amax_argument(amax, shape):
         raise TypeError(f"amax must be a number or an array of numbers; got {_validate.describe(amax)}")
     if np.any(a < 0):
         raise ValueError(f"amax holds a negative value ({float(a[a < 0].flat[0])}); an amax is a magnitude")
-    try:
-        return np.broadcast_to(a, shape)
-    except ValueError:
-        raise ValueError(f"amax has shape {a.shape} but the scales have shape {tuple(shape)}; give one "
-                         "number or one amax per scale") from None
+    if expected is None:
+        expected = f"one number or one amax per scale (the scales have shape {tuple(shape)})"
+    return _validate.broadcast_to("amax", a, shape, expected)
 
 
 def _fp32_scale_values(name, scales):
@@ -116,11 +116,8 @@ def _scale_argument(scale, shape):
     if type(scale) is float and shape == () and _MIN_SCALE <= scale <= _FP32_MAX:  # a DelayedScaling's scale
         return np.array(_fp32_float(scale))
     s = _fp32_scale_values("scale", scale)
-    try:
-        return np.array(np.broadcast_to(s, shape))
-    except ValueError:
-        raise ValueError(f"scale has shape {s.shape} but the scales have shape {tuple(shape)}; give one "
-                         "number or one scale per unit") from None
+    return np.array(_validate.broadcast_to(
+        "scale", s, shape, f"one number or one scale per unit (the scales have shape {tuple(shape)})"))
 
 
 @functools.lru_cache(maxsize=64)

@@ -74,7 +74,7 @@ class DelayedScaling:
 
     def update(self, amax) -> float:
         """Record this step's amax (a number, rounded to fp32) and return the new scale."""
-        a = float(_round_fp32(_amax_argument(amax, ())))
+        a = float(_round_fp32(_amax_argument(amax, (), "one number, this step's amax (shape ())")))
         self._ring[self._count % self.amax_history_len] = a
         self._count += 1
         if self.amax_compute_algo == "max":  # fmaxf: NaNs ignored, as TE's reduction does

@@ -290,8 +290,8 @@ def _scale_argument(scale, shape, device):
     try:
         return torch.broadcast_to(s, tuple(shape)).contiguous()
     except RuntimeError:
-        raise ValueError(f"scale has shape {tuple(s.shape)} but the scales have shape {tuple(shape)}; give one "
-                         "number or one scale per unit") from None
+        raise ValueError(_validate.wrong_shape(
+            "scale", f"one number or one scale per unit (the scales have shape {tuple(shape)})", s.shape)) from None
 
 
 _INTEGERS = (torch.uint8, torch.int8, torch.int16, torch.int32, torch.int64)
