@@ -420,3 +420,45 @@ def test_rounded_fp32_dot_products_into_one_output_equal_the_general_path(monkey
                      lambda: sf.matmul(a[None], b[:, None], "fp32", product="fp32", return_flags=flags)):
             assert_same(call(), general(call))
     assert any(f is not None for f in found)
+
+
+EMPTY_OPTIONS = [{}, {"rounding": "downward"}, {"rounding": "upward"}, {"rounding": "toward_zero"},
+                 {"rounding": "nearest_away"}, {"rounding": "odd"}, {"rounding": "stochastic", "rng": 5},
+                 {"tininess": "before"}, {"saturate": True}, {"subnormals": False}, {"order": "reverse"},
+                 {"order": "pairwise"}, {"block": 4}, {"accumulator": "fp64"}, {"accumulator": "fp16"},
+                 {"accumulator": "h100"}, {"out_format": "fp8_e4m3fnuz"}, {"out_format": "bf16"}]
+
+
+def _empty_calls(fmt, kw):
+    """Every one-output reduction of no terms: sums, dot products and matrix products."""
+    e = np.zeros(0, dtype=sf.as_format(fmt).storage_dtype)
+    return [lambda: sf.sum(e, fmt, **kw), lambda: sf.sum(e.reshape(0, 3), fmt, **kw),
+            lambda: sf.sum(e, fmt, axis=0, keepdims=True, **kw), lambda: sf.vecdot(e, e, fmt, **kw),
+            lambda: sf.matmul(e, e, fmt, **kw), lambda: sf.matmul(e.reshape(1, 0), e.reshape(0, 1), fmt, **kw)]
+
+
+@pytest.mark.parametrize("fmt", [f.name for f in sf.formats.catalogue()])
+@pytest.mark.parametrize("kw", EMPTY_OPTIONS)
+@pytest.mark.parametrize("flags", [False, True, "swamped"])
+def test_reductions_of_no_terms_equal_the_general_path(monkeypatch, fmt, kw, flags):
+    """+0 (not -0, in every mode), no flag, nothing swamped; the short answer ran (catalogue
+    formats, every mode and option: the whole space of an empty reduction)."""
+    found = _spy(monkeypatch, "empty")
+    kw = dict(kw, return_flags=flags)
+    if (kw.get("accumulator") == "h100" and fmt not in ("fp16", "bf16", "tf32", "fp8_e4m3", "fp8_e5m2")) \
+            or (kw.get("accumulator") == "fp16" and fmt in ("fp32", "fp64", "tf32")):
+        kw["accumulator"] = "fp64"  # (no model for these inputs)
+    for call in _empty_calls(fmt, kw):
+        assert_same(call(), general(call))
+    assert [f is not None for f in found] == [True, False] * 6  # (the switch turns it off)
+
+
+@pytest.mark.parametrize("fmt", ["fp16", "bf16", "fp32"])
+@pytest.mark.parametrize("rounding", ["nearest_even", "downward", "stochastic"])
+def test_empty_array_reductions_count_as_the_general_path(fmt, rounding):
+    """Gauss-Seidel's empty slices on the Array: bits, flag counts and the generator's draws."""
+    from tests.fastpath_checks import assert_call_like_general
+    v = sf.asarray(np.arange(1.0, 6.0), fmt)
+    for call in (lambda: v[:0] @ v[:0], lambda: v[:0].sum(), lambda: np.vecdot(v[:0], v[:0]),
+                 lambda: (v[:0] @ v[:0], v[:2] @ v[:2])[1]):  # (the draws after: the generator advanced alike)
+        assert_call_like_general(call, rounding=rounding, rng=7)

@@ -68,7 +68,7 @@ from . import _draws, _odd, _scalar_chain
 from ._fast import products_fit_by_format, rounded_products_dtype, running_sums, sum_rows
 from ._operands import _decode, inexact_any
 
-__all__ = ["TERMS", "axis_sum", "matrix_product", "one_output", "paired_product", "short_chain"]
+__all__ = ["TERMS", "axis_sum", "empty", "matrix_product", "one_output", "paired_product", "short_chain"]
 
 #: terms (steps times outputs) up to which these take a reduction (their arrays are of the
 #: terms' size; longer ones take the tiles of the general path, within their memory bound)
@@ -114,6 +114,28 @@ def one_output(spec, x, y=None):
         if spec.swamped_only:
             return bits, swamped
     return bits, _scalar_flags(code, inexact, swamped)
+
+
+def empty(spec, x, y=None):
+    """The sum (``y`` None) or dot product of no terms: ``x`` (and ``y``) empty arrays of
+    ``spec.fmt``'s storage dtype (a softfloat.accumulate._spec.ReductionSpec, without
+    ``c``); or None (switched off, another operand: the general path says what is wrong).
+
+    The general path starts each output at +0 (no ``c``) and stores it: pattern 0 of
+    out_format, in every rounding mode, accumulator, order and block (+0, not -0, under
+    ``downward`` too), no flag raised and nothing swamped --
+    what tests/test_few_outputs.py compares across the catalogue.  The stochastic key is
+    drawn before (spec_for), so the context's generator advances as there."""
+    operands = (x,) if y is None else (x, y)
+    if not _fastpaths.ENABLED or not all(type(p) is np.ndarray and p.dtype == spec.fmt.storage_dtype
+                                         and not p.size for p in operands):
+        return None
+    bits = spec.out_format.storage_dtype.type(0)
+    if not spec.want:
+        return bits
+    if spec.swamped_only:
+        return bits, np.int64(0)
+    return bits, _scalar_flags(0, False, 0)
 
 
 def short_chain(spec, x, y, limit: int):
