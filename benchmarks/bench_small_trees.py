@@ -4,7 +4,9 @@ The calls users' numpy programs make in loops, on fp16, bf16, fp32 and fp8_e4m3 
 ``x + y``, ``x.sum()``, ``x.mean()`` (8 elements), ``A @ A`` (8x8), and on 1,000
 elements ``z.sum()``, ``z @ w`` (a dot product into one output: in fp32 every step
 rounds), ``np.cumsum(z)``, ``A2 @ w`` (two outputs), and the bit-level ``sf.vecdot``
-rounding upward and ``sf.sum`` toward zero.  Each round runs one child process per tree
+rounding upward and ``sf.sum`` toward zero; ``M2 @ v2`` and ``M4 @ v4`` (2x2 and 4x4
+matrix-vector products, an RK4 step of a small system) and ``e @ e``, ``e.sum()`` (empty
+slices, as Gauss-Seidel loops make them).  Each round runs one child process per tree
 (``PYTHONPATH=<tree>``), the trees in turn, so a busy spell of the machine hits both;
 every cell is the least microseconds per call over the rounds (each child: the least
 over ``--repeat`` batches of about 20 ms).  To compare a branch with the commit it
@@ -25,7 +27,8 @@ import time
 
 FORMATS = ("fp16", "bf16", "fp32", "fp8_e4m3")
 CASES = ("x + y", "x.sum()", "x.mean()", "A @ A", "z.sum()", "z @ w", "np.cumsum(z)", "A2 @ w",
-         "sf.vecdot(z.bits, w.bits, f, rounding='upward')", "sf.sum(z.bits, f, rounding='toward_zero')")
+         "sf.vecdot(z.bits, w.bits, f, rounding='upward')", "sf.sum(z.bits, f, rounding='toward_zero')",
+         "M2 @ v2", "M4 @ v4", "e @ e", "e.sum()")
 
 
 def _child(repeat: int) -> dict:
@@ -41,7 +44,9 @@ def _child(repeat: int) -> dict:
                 "A": sf.asarray(rng.standard_normal((8, 8)), fmt),
                 "z": sf.asarray(rng.standard_normal(1000), fmt), "w": sf.asarray(rng.standard_normal(1000), fmt)}
         data["y"] = sf.asarray(np.linspace(-2, 6, 8), fmt)
-        data.update(f=fmt, sf=sf, A2=sf.asarray(rng.standard_normal((2, 1000)), fmt))
+        data.update(f=fmt, sf=sf, A2=sf.asarray(rng.standard_normal((2, 1000)), fmt), e=data["x"][:0])
+        data.update({f"{n}{k}": sf.asarray(rng.standard_normal(shape), fmt)
+                     for k in (2, 4) for n, shape in (("M", (k, k)), ("v", (k,)))})
         for case in CASES:
             code = compile(case, case, "eval")
             for _ in range(20):  # (warm: caches, and lookup tables that fill once calls pay for them)

@@ -280,7 +280,9 @@ def test_dot_products_along_an_axis_take_the_short_path(monkeypatch):
 
 # ---- products that round (softfloat.accumulate._odd): the exact reference too -------------
 def _spy_odd(monkeypatch):
+    """(few terms run as chains on Python floats: held off, so these reach _odd's rows)"""
     from softfloat.accumulate import _odd
+    monkeypatch.setattr(_few, "CHAIN_TERMS", 0)
     return answers_of(monkeypatch, _odd, "running_sums")
 
 
@@ -420,3 +422,98 @@ def test_rounded_fp32_dot_products_into_one_output_equal_the_general_path(monkey
                      lambda: sf.matmul(a[None], b[:, None], "fp32", product="fp32", return_flags=flags)):
             assert_same(call(), general(call))
     assert any(f is not None for f in found)
+
+
+EMPTY_OPTIONS = [{}, {"rounding": "downward"}, {"rounding": "upward"}, {"rounding": "toward_zero"},
+                 {"rounding": "nearest_away"}, {"rounding": "odd"}, {"rounding": "stochastic", "rng": 5},
+                 {"tininess": "before"}, {"saturate": True}, {"subnormals": False}, {"order": "reverse"},
+                 {"order": "pairwise"}, {"block": 4}, {"accumulator": "fp64"}, {"accumulator": "fp16"},
+                 {"accumulator": "h100"}, {"out_format": "fp8_e4m3fnuz"}, {"out_format": "bf16"}]
+
+
+def _empty_calls(fmt, kw):
+    """Every one-output reduction of no terms: sums, dot products and matrix products."""
+    e = np.zeros(0, dtype=sf.as_format(fmt).storage_dtype)
+    return [lambda: sf.sum(e, fmt, **kw), lambda: sf.sum(e.reshape(0, 3), fmt, **kw),
+            lambda: sf.sum(e, fmt, axis=0, keepdims=True, **kw), lambda: sf.vecdot(e, e, fmt, **kw),
+            lambda: sf.matmul(e, e, fmt, **kw), lambda: sf.matmul(e.reshape(1, 0), e.reshape(0, 1), fmt, **kw)]
+
+
+@pytest.mark.parametrize("fmt", [f.name for f in sf.formats.catalogue()])
+@pytest.mark.parametrize("kw", EMPTY_OPTIONS)
+@pytest.mark.parametrize("flags", [False, True, "swamped"])
+def test_reductions_of_no_terms_equal_the_general_path(monkeypatch, fmt, kw, flags):
+    """+0 (not -0, in every mode), no flag, nothing swamped; the short answer ran (catalogue
+    formats, every mode and option: the whole space of an empty reduction)."""
+    found = _spy(monkeypatch, "empty")
+    kw = dict(kw, return_flags=flags)
+    if (kw.get("accumulator") == "h100" and fmt not in ("fp16", "bf16", "tf32", "fp8_e4m3", "fp8_e5m2")) \
+            or (kw.get("accumulator") == "fp16" and fmt in ("fp32", "fp64", "tf32")):
+        kw["accumulator"] = "fp64"  # (no model for these inputs)
+    for call in _empty_calls(fmt, kw):
+        assert_same(call(), general(call))
+    assert [f is not None for f in found] == [True, False] * 6  # (the switch turns it off)
+
+
+@pytest.mark.parametrize("fmt", ["fp16", "bf16", "fp32"])
+@pytest.mark.parametrize("rounding", ["nearest_even", "downward", "stochastic"])
+def test_empty_array_reductions_count_as_the_general_path(fmt, rounding):
+    """Gauss-Seidel's empty slices on the Array: bits, flag counts and the generator's draws."""
+    from tests.fastpath_checks import assert_call_like_general
+    v = sf.asarray(np.arange(1.0, 6.0), fmt)
+    for call in (lambda: v[:0] @ v[:0], lambda: v[:0].sum(), lambda: np.vecdot(v[:0], v[:0]),
+                 lambda: (v[:0] @ v[:0], v[:2] @ v[:2])[1]):  # (the draws after: the generator advanced alike)
+        assert_call_like_general(call, rounding=rounding, rng=7)
+
+
+@pytest.mark.parametrize("tininess", ["after", "before"])
+@pytest.mark.parametrize("rounding", ["nearest_even", "toward_zero", "upward", "downward"])
+def test_few_rounded_terms_run_as_chains_as_the_reference(monkeypatch, tininess, rounding):
+    """At most _few.CHAIN_TERMS rounded terms (a 2x2 fp32 matrix-vector product) run as
+    column chains on Python floats, not _odd's rows: the tie float64 makes, sums tiny by
+    one rule or both, 1 + 2**-135, cancellation to zeros, overflow, checked against MPFR
+    (tests/accumulate_oracle.py) and the general path, flags and swamped counts included."""
+    chains = answers_of(monkeypatch, _few, "_column_chains")
+    m, big = 2.0**-126, 3e38
+    x = np.array([[1 + 2.0**-23, 1 + 2.0**-18], [1.0, 2.0**-75], [big, big], [0.5, -0.5]], dtype=np.float32)
+    y = np.array([[1.0, m, -1.0], [-(2.0**-24) * (1 - 2.0**-18), -1.5 * 2.0**-74, 1.0]], dtype=np.float32)
+    for a in x[:, None]:  # (1, 2) @ (2, 3): six terms
+        for b in (y, y[:, :2], y[:, 1:]):
+            a_bits, b_bits = a.view(np.uint32), np.ascontiguousarray(b).view(np.uint32)
+            kw = dict(tininess=tininess, rounding=rounding)
+            call = (lambda: sf.matmul(a_bits, b_bits, "fp32", return_flags=True, **kw))
+            assert_same(call(), general(call))
+            check("matmul", a_bits, b_bits, "fp32", **kw)
+    if rounding == "nearest_even":  # (the directed modes: the general path, whose chains these are too)
+        assert sum(c is not None for c in chains) >= 8  # (exact or overflowing rows: not chains)
+    got = sf.matmul(x[:1].view(np.uint32), y.view(np.uint32), "fp32")
+    assert sf.decode(got, "fp32")[0, 0] == np.float32(1 + 2.0**-23)  # not the twice-rounded 1
+
+
+@pytest.mark.parametrize("fmt, out", [("fp16", "fp16"), ("bf16", "bf16"), ("fp16", "fp8_e4m3"), ("bf16", "fp8_e5m2")])
+@pytest.mark.parametrize("tininess", ["after", "before"])
+def test_few_outputs_round_into_a_narrower_format_one_by_one(monkeypatch, fmt, out, tininess):
+    """2x2 and 4x4 matrix-vector products with an fp32 accumulator rounded into a narrower
+    out_format by the scalar rounding (_few._narrowed, up to _few.FEW_ROUNDINGS outputs):
+    ties, subnormal results (underflow by each rule), zeros of both signs from
+    cancellation, an overflow (encode_block then), NaN and inf (the general path), the
+    same bits and flags as the general path, and MPFR (tests/accumulate_oracle.py)."""
+    narrowed = answers_of(monkeypatch, _few, "_narrowed")
+    o = sf.as_format(out)
+    tiny, top = o.min_subnormal, o.max_finite
+    rng = np.random.default_rng(zlib.crc32(f"{fmt} {out}".encode()))
+    rows = [[1.0, tiny * 0.75], [tiny * 1.5, -tiny], [-1.0, 1.0], [top, top], [np.inf, 1.0], [np.nan, 0.0],
+            [1.0, 2.0**-9], [-0.0, 0.0], [1.0, 2.0**-12 * 3]]
+    for k in (2, 4):
+        for _ in range(6):
+            A = rng.standard_normal((k, k)) * rng.choice([1.0, 2.0**-14, tiny * 4])
+            for i in range(2):  # two rows from the edge cases, the rest zeros
+                A[i] = rows[rng.integers(len(rows))] + [0.0] * (k - 2)
+            v = rng.choice([1.0, -1.0, 0.5, 2.0**-3], size=k)
+            a, b = (np.asarray(sf.encode(w, fmt)) for w in (A, v))
+            for flags in (False, True):
+                kw = dict(accumulator="fp32", out_format=out, tininess=tininess, return_flags=flags)
+                call = (lambda: sf.matmul(a, b, fmt, **kw))
+                assert_same(call(), general(call))
+            check("matmul", a, b, fmt, accumulator="fp32", out_format=out, tininess=tininess)
+    assert any(r is not None for r in narrowed)

@@ -68,7 +68,7 @@ from . import _draws, _odd, _scalar_chain
 from ._fast import products_fit_by_format, rounded_products_dtype, running_sums, sum_rows
 from ._operands import _decode, inexact_any
 
-__all__ = ["TERMS", "axis_sum", "matrix_product", "one_output", "paired_product", "short_chain"]
+__all__ = ["TERMS", "axis_sum", "empty", "matrix_product", "one_output", "paired_product", "short_chain"]
 
 #: terms (steps times outputs) up to which these take a reduction (their arrays are of the
 #: terms' size; longer ones take the tiles of the general path, within their memory bound)
@@ -96,15 +96,10 @@ def one_output(spec, x, y=None):
         code = 0
         out = spec.out_format
         if found.narrow:  # the one rounding into out_format (a finite value)
-            value = float(last)
-            if value == 0.0:
-                negative = math.copysign(1.0, value) < 0 and out.has_negative_zero
-                bits = out.storage_dtype.type((1 << (out.bits - 1)) if negative else 0)
-            else:
-                scalar = _fastpaths.scalar_float(value, out, spec.attributes)
-                if scalar is None:
-                    return None  # overflow: the general path
-                bits, code = out.storage_dtype.type(scalar[0]), scalar[1]
+            scalar = _narrowed(float(last), out, spec.attributes)
+            if scalar is None:
+                return None  # overflow: the general path
+            bits, code = out.storage_dtype.type(scalar[0]), scalar[1]
         else:
             bits = s[-1:].view(out.storage_dtype)[0]
         if not spec.want:
@@ -114,6 +109,39 @@ def one_output(spec, x, y=None):
         if spec.swamped_only:
             return bits, swamped
     return bits, _scalar_flags(code, inexact, swamped)
+
+
+def empty(spec, x, y=None):
+    """The sum (``y`` None) or dot product of no terms: ``x`` (and ``y``) empty arrays of
+    ``spec.fmt``'s storage dtype (a softfloat.accumulate._spec.ReductionSpec, without
+    ``c``); or None (switched off, another operand: the general path says what is wrong).
+
+    The general path starts each output at +0 (no ``c``) and stores it: pattern 0 of
+    out_format, in every rounding mode, accumulator, order and block (+0, not -0, under
+    ``downward`` too), no flag raised and nothing swamped --
+    what tests/test_few_outputs.py compares across the catalogue.  The stochastic key is
+    drawn before (spec_for), so the context's generator advances as there."""
+    operands = (x,) if y is None else (x, y)
+    if not _fastpaths.ENABLED or not all(type(p) is np.ndarray and p.dtype == spec.fmt.storage_dtype
+                                         and not p.size for p in operands):
+        return None
+    bits = spec.out_format.storage_dtype.type(0)
+    if not spec.want:
+        return bits
+    if spec.swamped_only:
+        return bits, np.int64(0)
+    return bits, _scalar_flags(0, False, 0)
+
+
+def _narrowed(value: float, out: Format, attrs):
+    """A plan's one rounding (``narrow``) of a finite Python float into out_format by
+    softfloat._fastpaths' scalar rounding (its proof there): ``(pattern, flag code)``, a
+    zero keeping its sign (+0 in a format without -0, as encode_block gives it); None for
+    an overflow, which it declines."""
+    if value == 0.0:
+        negative = math.copysign(1.0, value) < 0 and out.has_negative_zero
+        return (1 << (out.bits - 1)) if negative else 0, 0
+    return _fastpaths.scalar_float(value, out, attrs)
 
 
 def short_chain(spec, x, y, limit: int):
@@ -307,7 +335,8 @@ def _columns(spec, found: _Plan, t, rounded: bool, shape, ordered: bool = False)
             t = np.ascontiguousarray(t[::-1])
         s = inexact = underflow = swamped = None
         if rounded:
-            if n * CHAIN_COLUMNS <= K:  # few long chains: each output's on Python floats
+            if n * CHAIN_COLUMNS <= K or n * K <= CHAIN_TERMS:  # few long chains, or few terms: each
+                # output's on Python floats
                 found_ = _column_chains(spec, t)
             else:
                 found_ = _odd.running_sums(t, _odd.Grid(spec.ieee_accumulator), spec.want,
@@ -325,11 +354,16 @@ def _columns(spec, found: _Plan, t, rounded: bool, shape, ordered: bool = False)
             return None
         out = spec.out_format
         bits = np.empty(n, dtype=out.storage_dtype)
-        masks = None
-        if found.narrow:  # each output rounded once into out_format, as the general path's store
+        masks = codes = None
+        if found.narrow and n <= FEW_ROUNDINGS:  # each output rounded once as one_output's
+            scalars = [_narrowed(v, out, spec.attributes) for v in last.tolist()]
+            if None not in scalars:  # (an overflow: encode_block's rules, below)
+                bits[:] = [pattern for pattern, _ in scalars]
+                codes = np.array([code for _, code in scalars])
+        if found.narrow and codes is None:  # each output rounded once, as the general path's store
             masks = encode_block(np.ascontiguousarray(last), out, spec.attributes, None, spec.want, bits,
                                  Workspace(n))
-        else:
+        elif not found.narrow:
             np.copyto(bits, last.view(out.storage_dtype))
         bits = bits.reshape(shape)
         result = bits[()] if bits.ndim == 0 else bits
@@ -340,17 +374,29 @@ def _columns(spec, found: _Plan, t, rounded: bool, shape, ordered: bool = False)
     swamped = swamped.reshape(shape)
     if spec.swamped_only:
         return result, swamped[()] if swamped.ndim == 0 else swamped
-    if masks is None:
-        masks = FlagMasks.zeros(n)
-    masks.or_(FlagMasks(inexact=inexact, underflow=underflow))
+    if codes is not None:  # (the scalar roundings' flags, ORed into the steps')
+        inexact = inexact | ((codes & _fastpaths.SCALAR_INEXACT) != 0)
+        underflow = ((codes & _fastpaths.SCALAR_UNDERFLOW) != 0) | (False if underflow is None else underflow)
+    if masks is None:  # (new arrays, not scratch buffers: to_flags hands them out, the others clear)
+        masks = FlagMasks(inexact=inexact, underflow=underflow)
+    else:
+        masks.or_(FlagMasks(inexact=inexact, underflow=underflow))
     return result, masks.to_flags(shape, swamped=swamped).squeezed()
 
+
+#: outputs up to which a narrower out_format's roundings run one by one on Python floats
+#: (softfloat._fastpaths' scalar rounding, about 2 us each) instead of encode_block's
+#: vector rounding (about 14 us at any small size): a 2x2 or 4x4 matrix-vector product
+FEW_ROUNDINGS = 8
 
 #: terms per output from which rounded running sums of few outputs run column by column on
 #: Python floats (softfloat.accumulate._scalar_chain, about 0.2 us a step in fp32 or fp16:
 #: softfloat._fastpaths._chain's cast runs) instead of softfloat.accumulate._odd's rows
 #: (a dozen numpy calls a step, about 3 us however few the columns)
 CHAIN_COLUMNS = 64
+#: terms up to which rounded running sums run as those chains whatever the shape (a 2x2
+#: matrix-vector product in fp32: about 20 us against _odd's 42; break-even near 16)
+CHAIN_TERMS = 8
 
 
 def _column_chains(spec, t):

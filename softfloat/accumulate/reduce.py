@@ -317,6 +317,8 @@ def _one_output(spec: ReductionSpec, x, y):
         small = _few.one_output(spec, x, y)
         if small is not None:
             return small
+    elif type(x) is np.ndarray:  # no terms: +0, no flags (Gauss-Seidel's empty slices)
+        return _few.empty(spec, x, y)
     return _few.short_chain(spec, x, y, _ONE_OUTPUT_TERMS if spec.key is None else _STOCHASTIC_ONE_OUTPUT_TERMS)
 
 
