@@ -109,11 +109,8 @@ def stream_blocks(n, block_size, key, flags, block, *, workers=1, positions=None
     ``thread_block_size`` (default ``block_size``): the block size when the blocks run
     on several threads.  Every numpy call hands the GIL over; a kernel that makes many
     calls per block needs larger blocks on threads than alone (see MIN_BLOCKS_PER_WORKER).
-    ``workers`` may also be a workspace (an object with Workspace's ``get``, such as
-    softfloat._fastpaths.SCRATCH for one small block): the calling thread alone, in it.
     """
     positions = _random.Positions() if positions is None else positions
-    workspace, workers = (None, workers) if isinstance(workers, numbers.Integral) else (workers, 1)
     threaded = thread_block_size or block_size
     threads = max(1, min(workers, -(-n // threaded) // MIN_BLOCKS_PER_WORKER))
     if threads > 1:
@@ -130,7 +127,7 @@ def stream_blocks(n, block_size, key, flags, block, *, workers=1, positions=None
             flags.set_at(slice(start, stop), fl, n, fresh=True)
 
     if threads == 1:
-        ws = workspace or Workspace(min(n, block_size))
+        ws = Workspace(min(n, block_size))
         with np.errstate(all="ignore"):
             for start in range(0, n, block_size):
                 run(start, ws)

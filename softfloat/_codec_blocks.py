@@ -12,7 +12,6 @@ import numpy as np
 from . import _fastpaths
 from ._decode import decode_block
 from ._encode import encode_block, encode_general
-from ._flagmasks import FlagMasks
 
 __all__ = ["one_block", "run_block"]
 
@@ -44,5 +43,4 @@ def one_block(x, fmt, attrs, dtype, want):
     result = out[()] if out.ndim == 0 else out
     if not want:  # (the masks copied out of the scratch, as stream_blocks' set_at copies them)
         return result
-    flags = FlagMasks(*(np.zeros(x.size, dtype=bool) if m is None else np.array(m) for _, m in fl))
-    return result, flags.to_flags(x.shape).squeezed()
+    return result, fl.map(np.array).to_flags(x.shape).squeezed()
