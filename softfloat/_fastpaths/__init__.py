@@ -61,8 +61,8 @@ condition it is exact under (``applies``, checked once per plan):
 :mod:`._plan` picks the kernel for (format, input type, attrs) once; :mod:`._words`
 holds the word-level passes the kernels share.  :func:`quantize_small` runs the same
 kernels on one small array for callers that round many (the training lab), and takes
-numpy's float64 -> float32 cast for fp32 in round to nearest even
-(:func:`_float64_to_float32`, with its condition).
+numpy's float64 -> float32 cast for fp32 in round to nearest even, and float32 as it is
+(:func:`_to_float32_by_cast`, with its conditions).
 
 An encoding kernel may leave some lanes to the general path (NaNs, lanes outside the
 range its proof covers, rare options): it returns them as a mask and the caller
@@ -175,7 +175,7 @@ def quantize_small(x, fmt: Format, attrs, decode, general):
     its tables are filled, else its fallback kernel), then the decoding by
     :func:`decode_by_shift` or :func:`decode_table`, so the values are the codec's
     exactly; float64 -> fp32 in round to nearest even is numpy's cast
-    (:func:`_float64_to_float32`), float32 -> fp32 a copy (:func:`_float32_as_is`).
+    and float32 -> fp32 a copy (both :func:`_to_float32_by_cast`).
 
     * ``decode(bits, fmt, out)``: a general decoder, the decoding table's source;
     * ``general(xs)``: the values :func:`softfloat.quantize` gives for the lanes a kernel
@@ -186,12 +186,9 @@ def quantize_small(x, fmt: Format, attrs, decode, general):
     """
     if not ENABLED or not 0 < x.size <= BLOCK_SIZE or x.dtype.char not in "fd" or not x.dtype.isnative:
         return None
-    if fmt == fp32 and x.dtype == np.float64 and attrs.rounding is Rounding.NEAREST_EVEN and attrs.subnormals \
-            and not attrs.saturate:
-        return _float64_to_float32(x, general)
-    if fmt == fp32 and x.dtype == np.float32 and attrs.rounding is not Rounding.STOCHASTIC and attrs.subnormals \
-            and not attrs.saturate:
-        return _float32_as_is(x, general)
+    if fmt == fp32 and attrs.subnormals and not attrs.saturate and (
+            attrs.rounding is Rounding.NEAREST_EVEN if x.dtype == np.float64 else attrs.rounding is not Rounding.STOCHASTIC):
+        return _to_float32_by_cast(x, general)
     plan = _plan.lookup(fmt, x.dtype.char, attrs)
     tables = None
     if plan is not None and plan.kernel is _table.by_table:
@@ -220,30 +217,21 @@ def quantize_small(x, fmt: Format, attrs, decode, general):
     return values.reshape(x.shape)
 
 
-def _float64_to_float32(x, general):
-    """float64 -> fp32, round to nearest even, subnormals kept, by numpy's cast.
+def _to_float32_by_cast(x, general):
+    """float64 -> fp32 in round to nearest even, or float32 -> fp32 in a deterministic
+    mode, subnormals kept, by numpy's cast (C order, as the general path returns).
 
-    Condition (checked by the caller): numpy's float64 -> float32 cast is IEEE 754's
+    Conditions (checked by the caller): numpy's float64 -> float32 cast is IEEE 754's
     convertFormat in round to nearest even -- the machine's conversion in its default
-    mode, numpy setting no flush-to-zero: subnormal results kept, overflow to infinity.
-    NaN lanes (the quieting and the payload kept are the codec's choice) go to
-    ``general``; the max propagates NaN, so one reduction finds whether there are any.
+    mode, numpy setting no flush-to-zero: subnormal results kept, overflow to infinity;
+    every float32 value is an fp32 value, so each deterministic mode gives it unchanged
+    (nothing to round, nothing to flush).  NaN lanes (the quieting and the payload kept
+    are the codec's choice) go to ``general``; the max propagates NaN, so one reduction
+    finds whether there are any.
     """
     with np.errstate(over="ignore"):  # overflow to infinity is the IEEE result
-        values = x.astype(np.float32)
-    top = x.max()
-    if top != top:
-        nan = np.isnan(x)
-        values[nan] = general(np.ascontiguousarray(x[nan]))
-    return values
-
-
-def _float32_as_is(x, general):
-    """float32 -> fp32 in a deterministic mode, subnormals kept: every float32 value is an
-    fp32 value, so each mode gives it unchanged (nothing to round, nothing to flush);
-    NaN lanes (the quieting and payload are the codec's) go to ``general``."""
-    values = np.array(x, dtype=np.float32, order="C")
-    top = values.max()  # (max propagates a NaN: one reduction finds whether there is one)
+        values = x.astype(np.float32, order="C")
+    top = values.max()
     if top != top:
         nan = np.isnan(values)
         values[nan] = general(np.ascontiguousarray(x[nan]))
