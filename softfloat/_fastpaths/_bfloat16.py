@@ -59,6 +59,7 @@ from ..rounding import Rounding
 __all__ = ["all_finite", "applies", "exact_values", "float64_result", "nearest_even", "sum_inexact",
            "sum_of_squares", "sum_to_odd"]
 
+#: the shift between a bf16 pattern and the float32 pattern whose top half it is
 _FLOAT32_TOP = np.uint32(16)
 
 
@@ -143,7 +144,7 @@ def _values():
     exact widening: a bf16 pattern is the top half of a float32's, every float32 a float64."""
     if not _VALUES:
         with np.errstate(invalid="ignore"):  # the NaN patterns
-            table = (np.arange(1 << 16, dtype=np.uint32) << _FLOAT32_TOP).view(np.float32).astype(np.float64)
+            table = _values32().astype(np.float64)
         table.flags.writeable = False
         _VALUES.append(table)
     return _VALUES[0]
@@ -180,7 +181,6 @@ _MAGNITUDE = np.uint32(0x7FFFFFFF)
 _LOWEST, _SPAN = np.uint32(0x00800000), np.uint32(0x7F7F8000 - 0x00800000)
 _HALF_LESS_ONE = np.uint32(0x7FFF)
 _ONE = np.uint32(1)
-_BF16_TOP = np.uint32(16)
 
 
 def nearest_even(ufunc, patterns, want: bool):
@@ -230,11 +230,11 @@ def nearest_even(ufunc, patterns, want: bool):
         if (ufunc is np.multiply and nonzero != np.count_nonzero(np.logical_and(x, y))) or \
                 (ufunc is np.divide and nonzero != np.count_nonzero(x)):
             return None  # a product or quotient below float32's range
-        rounded = u >> _BF16_TOP
+        rounded = u >> _FLOAT32_TOP
         rounded &= _ONE
         rounded += _HALF_LESS_ONE
         rounded += u
-        rounded >>= _BF16_TOP
+        rounded >>= _FLOAT32_TOP
         bits = rounded.astype(np.uint16)
         if not want:
             return bits, None
