@@ -121,8 +121,7 @@ def _chain_reduce(A, ufunc, x, axis, keepdims, *, where=True, initial=np._NoValu
     if start is None:
         if terms.shape[0] == 0:
             raise ValueError(f"zero-size array to reduction operation {ufunc.__name__} which has no identity")
-        first, terms = terms[0], terms[1:]
-        where = where if where is True else where[1:]
+        first, terms = terms[0], terms[1:]  # (where is True: a mask needs a start, checked above)
     else:
         first = A.wrap(np.broadcast_to(A.bits_in(start, x.format, f"{ufunc.__name__}.reduce"), terms.shape[1:]),
                        x.format)
@@ -197,7 +196,7 @@ def accumulate(A, ufunc, x, kwargs):
 
 def reduceat(A, ufunc, x, indices, axis=0, dtype=None):
     """``ufunc.reduceat(x, indices, axis, dtype)`` without ``out`` (see the module)."""
-    if ufunc is not np.add and ufunc is not np.multiply and not _chains(ufunc):
+    if not _chains(ufunc):  # (add and multiply among them)
         raise not_defined(ufunc, "reduceat", _ONLY.replace("reduce", "reduceat"))
     if dtype is not None:
         if ufunc in PICKS:
