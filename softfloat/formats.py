@@ -359,11 +359,8 @@ class Format:
             return self is other or (self.exponent_bits == other.exponent_bits
                                      and self.mantissa_bits == other.mantissa_bits
                                      and self.specials is other.specials)
-        if isinstance(other, str):  # softfloat's names ("bf16", "e4m3"), else numpy's dtype strings ("f2")
-            try:
-                return as_format(other) == self
-            except ValueError:
-                pass
+        if isinstance(other, str) and (named := _from_name(other, None)) is not None:  # softfloat's names
+            return named == self  # ("bf16", "e4m3"; else numpy's dtype strings, "f2")
         if isinstance(other, (np.dtype, str)) or (isinstance(other, type)  # (numpy's spellings of a dtype)
                                                   and issubclass(other, (np.generic, float, int, complex))):
             try:
@@ -405,11 +402,8 @@ def _default_name(fmt: Format) -> str:
 def _check_name(fmt: Format) -> None:
     """A ValueError where ``fmt``'s given name is one :func:`as_format` reads as another
     format: ``Format(5, 2, name="bf16")`` would print as bf16, yet not equal ``"bf16"``."""
-    try:
-        named = _from_name(fmt.name, "name")
-    except ValueError:  # (a name softfloat reads as no format: the user's to choose)
-        return
-    if named != fmt:
+    named = _from_name(fmt.name, None)  # (None: a name softfloat reads as no format, the user's)
+    if named is not None and named != fmt:
         default = _default_name(fmt)
         free = default not in _BY_NAME or _BY_NAME[default] == fmt
         raise ValueError(_validate.name_of_another_format(
@@ -522,16 +516,15 @@ def as_format(fmt, argname: str = "fmt") -> Format:
     )
 
 
-def _from_name(text: str, argname: str) -> Format:
+def _from_name(text: str, argname: str | None) -> Format | None:
+    """The format ``text`` names, else a ValueError naming ``argname`` -- or, with ``argname``
+    None (a lookup: ``==`` and a given name's check), None and no message made."""
     key = _format_names.key(text)
-    if key in _BY_NAME:
-        return _BY_NAME[key]
-    if key in _ML_DTYPES_IEEE:
-        return _ML_DTYPES_IEEE[key]
+    if key in _BY_NAME or key in _ML_DTYPES_IEEE:
+        return _BY_NAME[key] if key in _BY_NAME else _ML_DTYPES_IEEE[key]
     if key.startswith("torch."):
-        name = key[len("torch."):]
-        if name in TORCH_FLOATS:
-            return TORCH_FLOATS[name]
+        if key[len("torch."):] in TORCH_FLOATS or argname is None:
+            return TORCH_FLOATS.get(key[len("torch."):])
         raise ValueError(_validate.unknown_torch_float(argname, text, TORCH_FLOATS))
     layout = _format_names.layout(key)
     if layout:
@@ -539,10 +532,13 @@ def _from_name(text: str, argname: str) -> Format:
         try:
             fmt = Format(exponent_bits=e, mantissa_bits=m, specials=policy)
         except (TypeError, ValueError) as exc:
+            if argname is None:
+                return None
             raise ValueError(f"{argname}={text!r} names no format softfloat can emulate: {exc}") from None
         return next((f for f in _CATALOGUE if f == fmt), fmt)
-    raise ValueError(_validate.unknown_format(
-        argname, text, [f.name for f in _CATALOGUE], sorted(set(_BY_NAME) - _CATALOGUE_NAMES)))
+    if argname is not None:
+        raise ValueError(_validate.unknown_format(
+            argname, text, [f.name for f in _CATALOGUE], sorted(set(_BY_NAME) - _CATALOGUE_NAMES)))
 
 
 def _as_dtype(obj) -> np.dtype | None:
