@@ -39,11 +39,11 @@ from __future__ import annotations
 
 import argparse
 import statistics
-import time
 
 import numpy as np
 
 import softfloat as sf
+from timing import us_per_call
 
 
 #: how the samples of a figure are summarised (``--stat``)
@@ -54,18 +54,7 @@ _summary = statistics.median
 def per_call(fn, repeat: int, budget: float = 0.02) -> float:
     """Median (or, with ``--stat min``, minimum) microseconds per call: ``repeat`` samples,
     each a batch of calls of about ``budget`` seconds (at least one call)."""
-    fn()
-    t0 = time.perf_counter()
-    fn()
-    once = max(time.perf_counter() - t0, 1e-7)
-    batch = max(1, int(budget / once))
-    samples = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        for _ in range(batch):
-            fn()
-        samples.append((time.perf_counter() - t0) / batch)
-    return _summary(samples) * 1e6
+    return us_per_call(fn, repeat, budget, summary=_summary)
 
 
 def _inputs(n, seed, dtype=np.float16):

@@ -31,21 +31,21 @@ def best_of(fn, repeat: int) -> float:
     return best
 
 
-def us_per_call(fn, repeat: int, budget: float = 0.02) -> float:
-    """Least microseconds per call over ``repeat`` batches of about ``budget`` seconds
-    each (the batch sized by one timed call after a warm-up): for calls of a few us,
-    where one call is below the clock's resolution."""
+def us_per_call(fn, repeat: int, budget: float = 0.02, summary=min) -> float:
+    """Microseconds per call, ``summary`` (least by default) of ``repeat`` samples, each a
+    batch of calls of about ``budget`` seconds (the batch sized by one timed call after a
+    warm-up): for calls of a few us, where one call is below the clock's resolution."""
     fn()
     t0 = time.perf_counter()
     fn()
     batch = max(1, int(budget / max(time.perf_counter() - t0, 1e-7)))
-    best = float("inf")
+    samples = []
     for _ in range(repeat):
         t0 = time.perf_counter()
         for _ in range(batch):
             fn()
-        best = min(best, (time.perf_counter() - t0) / batch)
-    return best * 1e6
+        samples.append((time.perf_counter() - t0) / batch)
+    return summary(samples) * 1e6
 
 
 def log_uniform(lo: float, hi: float, n: int, seed: int) -> np.ndarray:
