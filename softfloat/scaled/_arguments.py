@@ -3,7 +3,6 @@ the fix."""
 
 from __future__ import annotations
 
-import functools
 import numbers
 
 import numpy as np
@@ -114,17 +113,10 @@ def _fp32_scale_values(name, scales):
 
 def _scale_argument(scale, shape):
     if type(scale) is float and shape == () and _MIN_SCALE <= scale <= _FP32_MAX:  # a DelayedScaling's scale
-        return np.array(_fp32_float(scale))
+        return np.array(np.float32(scale))  # (a normal fp32 range: numpy's cast is the rounding)
     s = _fp32_scale_values("scale", scale)
     return np.array(_validate.broadcast_to(
         "scale", s, shape, f"one number or one scale per unit (the scales have shape {tuple(shape)})"))
-
-
-@functools.lru_cache(maxsize=64)
-def _fp32_float(scale: float) -> np.float32:
-    """A float scale in [2**-126, fp32 max] rounded to fp32 as :func:`_fp32_scale_values`
-    rounds it; kept per value (a delayed scale changes once a step, if at all)."""
-    return _round_fp32(np.float64(scale)).astype(np.float32)[()]
 
 
 def scaling_arguments(fmt, scaling, block=None, *, scale=None, amax=None, margin=0, amax_epsilon=0.0,
