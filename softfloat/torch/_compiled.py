@@ -7,10 +7,19 @@ softfloat.torch._accumulate_compiled's accumulation tiles) owns its mode, its co
 call and its names; what happens around a compiled call -- the cache, the failures, the
 warning -- is written here once.  A compiled kernel computes the same bits as the eager
 one it stands for, so falling back changes speed only.
+
+A compiled call runs with no torch function mode on the stack and with its Python float
+constants specialised (:func:`_plain_call`): the kernels are arithmetic on plain tensors,
+so a mode (``emulate``'s, in a forward pass but not in a backward one) only made dynamo
+guard on it and compile each kernel twice, and a float constant left symbolic made torch
+2.11's inductor fail on the recompiled graph ("prims::convert_element_type ...
+MetaProxy"): seen on torch 2.11, where the ``emulate`` cases of tools/gpu_device_check.py
+fell back to the eager kernels.
 """
 
 from __future__ import annotations
 
+import contextlib
 import types
 import warnings
 
@@ -77,7 +86,8 @@ def run(name, describe, build, *args):
         fn = _CACHE.get(name)
         if fn is None:
             fn = _CACHE[name] = build()
-        return fn(*args)
+        with _plain_call():
+            return fn(*args)
     except Exception as exc:  # noqa: BLE001 - any compiler or runtime failure: eager, same bits
         label = describe()
         _CACHE.pop(name, None)
@@ -89,3 +99,18 @@ def run(name, describe, build, *args):
                           "Further failures are not reported; see "
                           "softfloat.torch._kernels_compiled.compile_failures()", RuntimeWarning, stacklevel=4)
         return None
+
+
+@contextlib.contextmanager
+def _plain_call():
+    """The torch function modes off the stack (restored after) and dynamo's float
+    specialisation on, around one compiled call (see the module's docstring)."""
+    modes = []
+    while torch._C._len_torch_function_stack():
+        modes.append(torch.overrides._pop_mode())
+    try:
+        with torch._dynamo.config.patch(specialize_float=True):
+            yield
+    finally:
+        for mode in reversed(modes):
+            torch.overrides._push_mode(mode)
