@@ -182,9 +182,10 @@ def test_products_not_exact_stay_eager(traced):
     assert traced == []
 
 
-def test_modes_never_compile_nothing(monkeypatch, fresh_route):
-    """By default (until a GPU run shows the kernels equal there) the eager code answers."""
-    assert tiles.MODE == "never" and tiles.FUSED_MODE == "never"
+def test_default_modes_compile_nothing_for_cpu_tensors(monkeypatch, fresh_route):
+    """By default ("auto": CUDA tensors with Triton, since the H200 run showed the kernels
+    equal there) the eager code answers CPU tensors; "always" compiles the same calls."""
+    assert tiles.MODE == "auto" and tiles.FUSED_MODE == "auto"
     monkeypatch.setattr(_accumulate, "_reference", _refuse)
     made = []
     monkeypatch.setattr(tiles, "_compile", lambda fn: made.append(fn) or fn)
@@ -193,6 +194,11 @@ def test_modes_never_compile_nothing(monkeypatch, fresh_route):
     _check(a, b, "bf16")
     _check(a, b, "bf16", accumulator="h100")
     assert made == []
+    monkeypatch.setattr(tiles, "MODE", "always")
+    monkeypatch.setattr(tiles, "FUSED_MODE", "always")
+    _check(a, b, "bf16")
+    _check(a, b, "bf16", accumulator="h100")
+    assert len(made) == 4  # tiles and steps, each with and without the swamped count
 
 
 def test_failing_compiler_falls_back_with_one_warning(monkeypatch, fresh_route):

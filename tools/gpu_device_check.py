@@ -21,8 +21,8 @@ unused goes to the later ones; a case that does not fit is recorded as skipped):
    ``fell_back`` counts the calls the torch path passed to the reference: a failure
    (every case here has a torch path).
    ``accumulate_compiled``  The accumulation's compiled kernels
-   (softfloat.torch._accumulate_compiled, off by default until this check passes on a
-   GPU), forced on: the fp32 accumulator by compiled tiles (``MODE``; fp16, bf16 -- with
+   (softfloat.torch._accumulate_compiled, on by default for CUDA tensors since this
+   check passed on an H200; ``--kernels`` picks tiles or fused steps), forced on: the fp32 accumulator by compiled tiles (``MODE``; fp16, bf16 -- with
    subnormal fp32 products -- and e4m3 x e5m2, ``block`` None and 128, every input kind,
    bf16 256 x 1024 x 1024 whole) and "h100"/"h100-mma" by compiled fused steps
    (``FUSED_MODE``; fp16, bf16 and e4m3 x e5m2, every kind without promotion, random and
