@@ -275,3 +275,38 @@ def test_inductor_tiles_equal_reference(monkeypatch, fresh_route):
     e4m3, e5m2 = _patterns(rng, "fp8_e4m3", (8, 40), specials=0.02), _patterns(rng, "fp8_e5m2", (40, 6), specials=0.02)
     _check(e4m3, e5m2, "fp8_e4m3", b_format="fp8_e5m2", accumulator="h100", block=36)
     assert {kind for kind, _, _ in calls} == {"accumulate", "fused"} and shared.failures() == {}
+
+
+def test_compiled_kernels_compile_once_inside_and_outside_emulate(monkeypatch, fresh_route):
+    """A compiled call runs with no torch function mode on the stack and its float
+    constants specialised (softfloat.torch._compiled): emulate's forward products (its
+    mode on the stack) and backward ones (none) share one artifact per kernel -- with
+    the mode left on, dynamo guarded on the stack and compiled each kernel again, and on
+    torch 2.11 that recompile failed (found on an H200).  The bits stay the reference's."""
+    from torch._dynamo.testing import CompileCounter
+
+    import softfloat.torch as sft
+    from softfloat.torch import _quantize
+
+    counter = CompileCounter()
+    _route(monkeypatch, lambda fn: torch.compile(fn, fullgraph=True, dynamic=True, backend=counter), 64)
+    monkeypatch.setattr(_accumulate, "_reference", _refuse)
+    gen = torch.Generator().manual_seed(3)
+    x, w = torch.randn(8, 40, generator=gen), torch.randn(24, 40, generator=gen)
+    g = torch.randn(8, 24, generator=gen)
+
+    def step():
+        xs, ws = x.clone().requires_grad_(), w.clone().requires_grad_()
+        with sft.emulate("fp8", accumulator="h100"):
+            y = torch.nn.functional.linear(xs, ws)
+            y.backward(g)
+        return [t.detach().view(torch.int32) for t in (y, xs.grad, ws.grad)]
+
+    want = step()  # CPU tensors: the numpy engine
+    monkeypatch.setattr(_accumulate, "torch_path", lambda device: True)
+    monkeypatch.setattr(_quantize, "_CPU_ROUTE", "torch")
+    got = step()
+    assert all(torch.equal(a, b) for a, b in zip(got, want))
+    names = [n for n in shared._CACHE if n[0] == "fused"]
+    assert names and not shared.failures()
+    assert counter.frame_count == len(names)
