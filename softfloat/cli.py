@@ -503,7 +503,7 @@ def _run_train(args) -> int:
     rounding = None if args.update_rounding is None else as_rounding(args.update_rounding, "--update-rounding")
     overrides = {} if rounding is None else {"update_rounding": rounding}
     policies = [training.as_policy(n, **overrides) for n in names]  # bad names fail before any work
-    optimizer = _validate.one_of("--optimizer", args.optimizer, ("sgd", "adam"))  # named as the option
+    optimizer = _validate.one_of("--optimizer", args.optimizer, training.OPTIMIZERS)  # named as the option
     options = dict(epochs=args.epochs, seed=args.seed, optimizer=optimizer, lr=args.lr, loss_scale=args.loss_scale)
     if args.loss_scale is not None:
         training.as_policy(names[0], loss_scale=args.loss_scale)  # a bad value fails before any work

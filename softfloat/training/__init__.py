@@ -33,10 +33,10 @@ from . import data, plot
 from .loss_scaling import LossScaler
 from .memory import memory_footprint
 from .model import MLP
-from .optim import SGD, Adam
+from .optim import OPTIMIZERS, SGD, Adam
 from .policy import PRESETS, Policy, as_policy
 from .run import Report, Table, Trainer, compare, run
 from .telemetry import ExponentHistogram, Records
 
-__all__ = ["Adam", "ExponentHistogram", "LossScaler", "MLP", "PRESETS", "Policy", "Records", "Report", "SGD",
+__all__ = ["OPTIMIZERS", "Adam", "ExponentHistogram", "LossScaler", "MLP", "PRESETS", "Policy", "Records", "Report", "SGD",
            "Table", "Trainer", "as_policy", "compare", "data", "memory_footprint", "run"]

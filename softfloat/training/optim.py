@@ -24,7 +24,10 @@ from .. import _validate
 from ._numerics import Arith, Counts, round_to
 from .policy import Policy
 
-__all__ = ["Adam", "SGD", "make_optimizer"]
+__all__ = ["OPTIMIZERS", "Adam", "SGD", "make_optimizer"]
+
+#: the names :func:`make_optimizer` (and ``softfloat train --optimizer``) takes
+OPTIMIZERS = ("sgd", "adam")
 
 
 def _rate(name, value) -> float:
@@ -147,6 +150,6 @@ def make_optimizer(name: str, policy: Policy, *, rng: np.random.Generator, lr=No
     >>> type(make_optimizer("adam", as_policy("O2"), rng=np.random.default_rng(0))).__name__
     'Adam'
     """
-    if _validate.one_of("optimizer", name, ("sgd", "adam")) == "sgd":
+    if _validate.one_of("optimizer", name, OPTIMIZERS) == "sgd":
         return SGD(policy, lr=0.1 if lr is None else lr, momentum=0.9, rng=rng)
     return Adam(policy, lr=1e-3 if lr is None else lr, rng=rng)
