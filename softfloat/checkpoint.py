@@ -11,7 +11,6 @@ tensors those are and in which format, so :func:`load_checkpoint` can decode the
 from __future__ import annotations
 
 import json
-import numbers
 import os
 
 import numpy as np
@@ -105,8 +104,7 @@ def quantize_checkpoint(src, dst, fmt, *, rounding=None, saturate=None, subnorma
     [0.1015625, 448.0, -3.25]
     """
     fmt = as_format(fmt, "fmt")
-    if isinstance(rng, numbers.Integral) and not isinstance(rng, bool) and rng < 0:
-        raise ValueError(f"rng must be a seed >= 0 (or a numpy.random.Generator); got {rng}")
+    _validate.rng_argument(rng)
     attrs, _ = resolve_attributes(attributes, rounding=rounding, tininess=tininess, subnormals=subnormals,
                                   saturate=saturate, rng=rng)
     scaling = _validate.one_of("scaling", scaling, ("none", "tensor"))
