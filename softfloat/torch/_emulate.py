@@ -479,12 +479,12 @@ class _Mode(TorchFunctionMode):
             written = written and result is ran  # (not where a cast gave an alias)
         if rounds and isinstance(result, tuple):  # var_mean, std_mean: each rounded
             result = type(result)(_rounded(t, em, False) if _roundable(t) else t for t in result)
-            if em._widths is not None:
-                em._widths.mark(result)
         elif rounds and _roundable(result):
             result = _rounded(result, em, written)
-            if em._widths is not None:
-                em._widths.mark(result)
+        else:
+            return result
+        if em._widths is not None:
+            em._widths.mark(result)
         return result
 
 
