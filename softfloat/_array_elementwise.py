@@ -16,7 +16,7 @@ import numpy as np
 from . import _fastpaths, codec, ops
 from ._array_libm import libm, rounded_once as _rounded_once
 from ._context import get_context
-from ._array_exact_lanes import floor_significand, ldexp_significand, patched
+from ._array_exact_lanes import floor_significand, ldexp_significand, merged, patched
 from ._flagmasks import flags_of_code
 from .formats import bf16, fp16
 from .flags import Flags
@@ -293,18 +293,14 @@ def _added(fmt, ctx, rounded, operands, slow):
     if not stochastic and not slow.any():
         return rounded
     (result, flags), (mod, b) = rounded, operands
-    result = np.array(result, dtype=fmt.storage_dtype)
     lanes = np.arange(slow.size) if stochastic else np.flatnonzero(slow)
-    base = result.reshape(-1) if stochastic else codec.encode(mod.reshape(-1)[lanes], fmt, **ctx.options())
+    base = np.array(result, dtype=fmt.storage_dtype).reshape(-1) if stochastic else \
+        codec.encode(mod.reshape(-1)[lanes], fmt, **ctx.options())
     summed, sum_flags = _rounded(ops.add)(fmt, ctx, base, np.broadcast_to(b, slow.shape).reshape(-1)[lanes])
     chosen = slow.reshape(-1)[lanes]  # (all True but under stochastic rounding)
-    result.flat[lanes[chosen]] = np.asarray(summed)[chosen]
-    if flags is None:
-        return result, None
-    masks = {n: np.array(np.broadcast_to(m, slow.shape), dtype=bool) for n, m in flags}
-    for n, m in sum_flags:
-        masks[n].flat[lanes[chosen]] = np.broadcast_to(m, lanes.shape)[chosen]
-    return result, flags._replace(**masks)
+    part = None if flags is None else sum_flags._replace(
+        **{n: np.broadcast_to(m, lanes.shape)[chosen] for n, m in sum_flags})
+    return merged(rounded, lanes[chosen], np.asarray(summed, dtype=fmt.storage_dtype)[chosen], part)
 
 
 def _floor_divide(fmt, ctx, a, b):

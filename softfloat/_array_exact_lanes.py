@@ -125,12 +125,19 @@ def patched(fmt, ctx, rounded, idx, significands):
     bits = np.empty(idx.size, dtype=fmt.storage_dtype)
     part = encode_significands((negative.astype(np.uint64), sig, np.clip(e_top, -4000, 4000)), fmt, attrs, rand,
                                flags is not None, bits)
-    result = np.array(result, dtype=fmt.storage_dtype)
+    return merged(rounded, idx, bits, None if flags is None else part.to_flags((idx.size,)))
+
+
+def merged(rounded, idx, bits, part):
+    """``rounded`` (bits, Flags of masks or None) with the flat lanes ``idx`` replaced by
+    ``bits`` and, where flags are kept, their masks by ``part``'s (Flags over ``idx``):
+    copies, the inputs untouched."""
+    result, flags = rounded
+    result = np.array(result, dtype=bits.dtype)
     result.flat[idx] = bits
     if flags is None:
         return result, None
-    part = part.to_flags((idx.size,))
-    masks = {n: np.array(m, dtype=bool) for n, m in flags}
+    masks = {n: np.array(np.broadcast_to(m, result.shape), dtype=bool) for n, m in flags}
     for n, m in part:
-        masks[n].flat[idx] = m
+        masks[n].flat[idx] = np.broadcast_to(m, idx.shape)
     return result, flags._replace(**masks)
