@@ -107,10 +107,7 @@ class _Step:
             kept = torch.trunc(P * scale)
             S = S + kept.sum(dim=0)
             if count:  # non-zero products truncated to nothing
-                dropped = (kept == 0).logical_and_(P != 0)
-                # Eager sums the mask's bytes (count_down); compiled code sums the bools, as
-                # torch 2.11's inductor cannot lower a bool tensor's view as uint8.
-                dropped = count_down(dropped) if eager else dropped.sum(dim=0, dtype=torch.int16)
+                dropped = count_down((kept == 0).logical_and_(P != 0))
         exact = S * unscale
         zero = S == 0
         if not eager or bool(zero.any()):

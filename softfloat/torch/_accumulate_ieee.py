@@ -111,7 +111,11 @@ def canonical_nan(x):
 
 def count_down(mask):
     """Per element of mask[0], how many of the fewer than 2**15 rows of the boolean
-    ``mask`` are True (int16; byte lanes summed, several times a bool sum's speed)."""
+    ``mask`` are True (int16; byte lanes summed, several times a bool sum's speed --
+    eagerly: inside a compiled kernel the bools, whose sum the compiler fuses, as torch
+    2.11's inductor cannot lower a bool tensor's view as uint8)."""
+    if torch.compiler.is_compiling():
+        return mask.sum(dim=0, dtype=torch.int16)
     return mask.view(torch.uint8).sum(dim=0, dtype=torch.int16)
 
 
