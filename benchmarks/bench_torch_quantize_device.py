@@ -18,26 +18,18 @@ calls); the smallest size's bits are checked against softfloat.quantize on the h
 from __future__ import annotations
 
 import argparse
-import statistics
-import time
 
 import numpy as np
 import torch
 
 import softfloat as sf
 import softfloat.torch as sft
+from timing import timeit
 
 
 def _median_seconds(fn, repeat: int, sync) -> float:
-    fn()
-    sync()
-    times = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        sync()
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times)
+    """timing.timeit of ``fn`` with the device synchronised after each call."""
+    return timeit(lambda: (fn(), sync()), repeat)
 
 
 def main() -> None:
