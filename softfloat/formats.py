@@ -520,8 +520,9 @@ def _from_name(text: str, argname: str | None) -> Format | None:
     """The format ``text`` names, else a ValueError naming ``argname`` -- or, with ``argname``
     None (a lookup: ``==`` and a given name's check), None and no message made."""
     key = _format_names.key(text)
-    if key in _BY_NAME or key in _ML_DTYPES_IEEE:
-        return _BY_NAME[key] if key in _BY_NAME else _ML_DTYPES_IEEE[key]
+    found = _BY_NAME.get(key, _ML_DTYPES_IEEE.get(key))
+    if found is not None:
+        return found
     if key.startswith("torch."):
         if key[len("torch."):] in TORCH_FLOATS or argname is None:
             return TORCH_FLOATS.get(key[len("torch."):])
